@@ -1,0 +1,1 @@
+"""Persistence: the DurableStore protocol, its SQLite implementation and the reader."""

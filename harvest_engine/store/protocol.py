@@ -1,0 +1,335 @@
+"""DurableStore: the persistence boundary, in engine terms (DESIGN, spec/durable-store.txt).
+
+The runtime never writes SQL. It opens a write transaction with
+`store.write()` and calls the `WriteTxn` methods inside it, so one decision is
+one transaction. Reads that need no transaction are methods on the store.
+A second store (Postgres, for many workers) implements the same protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from harvest_engine.events import HistoryEvent
+from harvest_engine.store.records import (
+    ActivityAttempt,
+    ExecutionDetail,
+    ExecutionPage,
+    LedgerRow,
+    LogLine,
+    MutexRow,
+    PendingTask,
+    StagedSignal,
+    TimerRow,
+)
+
+
+@dataclass(frozen=True)
+class ExecutionRecord:
+    """The execution row as the runtime needs it (payloads still as JSON text)."""
+
+    exec_id: str
+    workflow_name: str
+    workflow_id: str
+    state: str
+    attempt: int
+    input: str | None
+    output: str | None
+    error: str | None
+    parent_exec_id: str | None
+    parent_close_policy: str | None
+    predecessor: str | None
+    successor: str | None
+    started_at: datetime | None
+    closed_at: datetime | None
+    deadline: datetime | None
+    retry_policy: str | None
+    cancel_reason: str | None
+    cancel_seq: int | None
+    not_before: datetime | None
+    next_seq: int
+    history_bytes: int
+    panic_count: int
+    memo: str | None
+    search_attributes: str | None
+
+
+@dataclass(frozen=True)
+class NewExecution:
+    """What a start inserts."""
+
+    exec_id: str
+    workflow_name: str
+    workflow_id: str
+    input: str
+    attempt: int = 1
+    parent_exec_id: str | None = None
+    parent_close_policy: str | None = None
+    predecessor: str | None = None
+    deadline: datetime | None = None
+    retry_policy: str | None = None
+    memo: str | None = None
+    search_attributes: str | None = None
+    not_before: datetime | None = None
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """An activity task row."""
+
+    id: int
+    exec_id: str
+    activity_id: int
+    activity_name: str
+    input: str
+    queue: str
+    status: str
+    attempt: int
+    max_attempts: int
+    ready_at: datetime
+    scheduled_at: datetime
+    heartbeat: str | None
+    last_error: str | None
+    retry_policy: str | None
+    start_to_close: float | None
+    schedule_to_close_at: datetime | None
+    idempotency_key: str
+    local: bool
+
+
+@dataclass(frozen=True)
+class NewTask:
+    """What scheduling an activity inserts."""
+
+    exec_id: str
+    activity_id: int
+    activity_name: str
+    input: str
+    queue: str
+    max_attempts: int
+    ready_at: datetime
+    retry_policy: str | None
+    start_to_close: float | None
+    schedule_to_close_at: datetime | None
+    idempotency_key: str
+    local: bool = False
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One finished activity attempt, for `activity_attempts`."""
+
+    exec_id: str
+    activity_id: int
+    activity_name: str
+    attempt: int
+    started_at: datetime
+    ended_at: datetime
+    outcome: str
+    error: str | None
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One LLM call to write with an activity's completion."""
+
+    exec_id: str
+    activity: str
+    attempt: int
+    model: str
+    input_tokens: int
+    output_tokens: int
+    latency: float | None
+    recorded_at: datetime
+
+
+class WriteTxn(Protocol):
+    """The operations available inside one write transaction."""
+
+    def execution(self, exec_id: str) -> ExecutionRecord | None:
+        """The run's row, or None."""
+        ...
+
+    def runs_of_key(self, workflow_name: str, workflow_id: str) -> list[ExecutionRecord]:
+        """Every run of a (workflow_name, workflow_id) key, newest first."""
+        ...
+
+    def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
+        """Insert a run and its WorkflowStarted event."""
+        ...
+
+    def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        """The run's events with seq > after_seq, in order."""
+        ...
+
+    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
+        """Append events (their seqs must continue the history)."""
+        ...
+
+    def staged_signals(self, exec_id: str, limit: int) -> list[StagedSignal]:
+        """Undelivered signals in arrival order."""
+        ...
+
+    def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
+        """Drop delivered unkeyed signals; keep keyed ones (their key still dedupes)."""
+        ...
+
+    def stage_signal(
+        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
+    ) -> bool:
+        """Stage a signal; False when the run already holds `key`."""
+        ...
+
+    def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
+        """The first of `exec_ids` holding `key`, or None."""
+        ...
+
+    def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
+        """Unfired timers whose time has come, by fire time."""
+        ...
+
+    def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
+        """Arm a durable timer."""
+        ...
+
+    def delete_timers(self, exec_id: str, timer_ids: Sequence[str]) -> None:
+        """Remove fired or cancelled timers."""
+        ...
+
+    def add_task(self, task: NewTask) -> int:
+        """Insert an activity task; returns its id."""
+        ...
+
+    def task(self, task_id: int) -> TaskRecord | None:
+        """A task row by id."""
+        ...
+
+    def delete_task(self, task_id: int) -> None:
+        """Remove a finished task."""
+        ...
+
+    def reschedule_task(
+        self, task_id: int, attempt: int, ready_at: datetime, last_error: str
+    ) -> None:
+        """Put a failed task back as PENDING for its next attempt."""
+        ...
+
+    def record_attempt(self, attempt: AttemptRecord) -> None:
+        """Store one finished attempt."""
+        ...
+
+    def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
+        """Store LLM calls (only in a completion's transaction)."""
+        ...
+
+    def update_execution(self, exec_id: str, **fields: Any) -> None:
+        """Set columns of the run's row (state, output, error, flags, ...)."""
+        ...
+
+    def seal(
+        self,
+        exec_id: str,
+        state: str,
+        *,
+        closed_at: datetime,
+        output: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        """End a run: set its state and close time, drop its open rows.
+
+        Pending tasks, unfired timers, mutex places and unkeyed staged
+        signals go; keyed signals stay so their keys still dedupe.
+        """
+        ...
+
+    def pending_task_count(self, exec_id: str) -> int:
+        """How many activity tasks the run still has."""
+        ...
+
+    def append_log_lines(self, exec_id: str, lines: Sequence[tuple[datetime, str]], max_lines: int | None) -> None:
+        """Store workflow log lines (best effort, inside a savepoint)."""
+        ...
+
+
+class DurableStore(Protocol):
+    """The store the runtime drives; `SqliteStore` is today's implementation."""
+
+    def close(self) -> None:
+        """Release the connection and the writer lock."""
+        ...
+
+    def write(self) -> AbstractContextManager[WriteTxn]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error)."""
+        ...
+
+    def execution(self, exec_id: str) -> ExecutionRecord | None:
+        """A run's row, outside any transaction."""
+        ...
+
+    def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        """A run's events after `after_seq`."""
+        ...
+
+    def runs_needing_decision(self, now: datetime) -> list[str]:
+        """RUNNING runs with new input (flagged, or a timer due), oldest first."""
+        ...
+
+    def ready_tasks(self, exec_id: str | None, now: datetime) -> list[TaskRecord]:
+        """PENDING tasks whose ready time has come (of one run, or of all)."""
+        ...
+
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        """Flip a PENDING task to RUNNING in its own transaction; None if gone."""
+        ...
+
+    def save_heartbeat(self, task_id: int, details: str) -> None:
+        """Store an activity's latest heartbeat payload."""
+        ...
+
+    def next_wakeup(self, exec_id: str) -> datetime | None:
+        """The earliest timer or task ready time of a run."""
+        ...
+
+    def activity_attempts(self, exec_id: str, name: str | None) -> list[ActivityAttempt]:
+        """Finished attempts of a run's activities (of one name, or all)."""
+        ...
+
+    def describe(self, exec_id: str) -> ExecutionDetail | None:
+        """One run with payloads, as Stored values."""
+        ...
+
+    def list_executions(self, filter_: Any) -> ExecutionPage:
+        """One page of runs, newest first."""
+        ...
+
+    def visit_executions(self, filter_: Any) -> Iterator[ExecutionDetail]:
+        """Runs with payloads under one read snapshot."""
+        ...
+
+    def pending_tasks(self, exec_id: str) -> list[PendingTask]:
+        """A run's unfinished tasks."""
+        ...
+
+    def timers(self, exec_id: str) -> list[TimerRow]:
+        """A run's unfired timers."""
+        ...
+
+    def staged_signals(self, exec_id: str) -> list[StagedSignal]:
+        """A run's undelivered signals."""
+        ...
+
+    def mutexes(self, exec_id: str) -> list[MutexRow]:
+        """Mutex places a run holds or waits for."""
+        ...
+
+    def llm_ledger(self, exec_id: str) -> list[LedgerRow]:
+        """A run's LLM ledger rows."""
+        ...
+
+    def workflow_logs(self, exec_id: str) -> list[LogLine]:
+        """A run's workflow log lines."""
+        ...

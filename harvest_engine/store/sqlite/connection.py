@@ -1,0 +1,35 @@
+"""connect(): the one place that opens SQLite connections and sets every pragma."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def connect(path: str | Path, *, read_only: bool = False, uri: bool = False) -> sqlite3.Connection:
+    """Open a connection with harvest's pragmas.
+
+    Args:
+        path: a file path, or a URI when `uri` is true (in-memory databases).
+        read_only: open with ``mode=ro`` (the reader); no pragma that writes.
+        uri: `path` is already a ``file:`` URI.
+    """
+    if read_only:
+        target = f"file:{Path(path).resolve()}?mode=ro"
+        conn = sqlite3.connect(target, uri=True, isolation_level=None, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(
+            str(path), uri=uri, isolation_level=None, check_same_thread=False
+        )
+    # A monitoring reader and the writer coexist: wait for the other side's
+    # short transactions instead of failing with SQLITE_BUSY (guide §11).
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not read_only:
+        # WAL lets readers run beside the writer; FULL fsyncs every commit,
+        # which the crash tests depend on (guide §11).
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn

@@ -1,0 +1,57 @@
+"""The single-writer lock: an exclusive flock on `<database>.lock` (guide §11)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+from harvest_engine.errors import DatabaseLocked
+
+LOCK_RETRY_SECONDS = 0.1
+
+
+class WriterLock:
+    """Holds the flock for as long as the runtime is open.
+
+    The lock path comes from the canonical database path, so a symlink or a
+    relative path maps to the same lock. The kernel frees the lock when the
+    holder's process dies, so a restart never meets a stale lock.
+    """
+
+    def __init__(self, db_path: str | Path) -> None:
+        """Take the lock now, retrying for about 100 ms; raise DatabaseLocked."""
+        canonical = Path(os.path.realpath(db_path))
+        self.db_path = canonical
+        self.lock_path = canonical.with_name(canonical.name + ".lock")
+        self._fd = _open_lock_file(self.lock_path, canonical)
+        deadline = time.monotonic() + LOCK_RETRY_SECONDS
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(self._fd)
+                    raise DatabaseLocked(
+                        path=str(canonical), lock_path=str(self.lock_path)
+                    ) from None
+                time.sleep(0.01)
+
+    def release(self) -> None:
+        """Free the lock (the file stays on disk, by design)."""
+        if self._fd >= 0:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _open_lock_file(lock_path: Path, db_path: Path) -> int:
+    # The lock file takes the database's read/write bits, so only the users
+    # who reach the data can hold it (guide §11).
+    mode = 0o644
+    if db_path.exists():
+        mode = db_path.stat().st_mode & 0o666
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
+    return fd

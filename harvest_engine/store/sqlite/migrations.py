@@ -1,0 +1,92 @@
+"""Forward schema migrations keyed by PRAGMA user_version; newer files are refused."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from harvest_engine.errors import NotAHarvestDatabase, SchemaTooNew
+from harvest_engine.store.sqlite.schema import (
+    APPEND_ONLY_TRIGGERS,
+    APPLICATION_MARK,
+    SCHEMA_VERSION,
+    V1,
+)
+
+Step = Callable[[sqlite3.Connection], None]
+
+
+def _to_v1(conn: sqlite3.Connection) -> None:
+    for statement in _split(V1):
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO harvest_meta (key, value) VALUES ('application', ?)", (APPLICATION_MARK,)
+    )
+
+
+# STEPS[i] moves a file from version i to version i + 1.
+STEPS: list[Step] = [_to_v1]
+assert len(STEPS) == SCHEMA_VERSION
+
+
+def read_version(conn: sqlite3.Connection, path: str) -> int:
+    """The file's schema version; raise NotAHarvestDatabase for foreign files."""
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = {
+            row[0]
+            for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    except sqlite3.DatabaseError as exc:
+        raise NotAHarvestDatabase(path=path, reason=f"not a readable SQLite file ({exc})") from exc
+    if version == 0 and tables:
+        raise NotAHarvestDatabase(
+            path=path, reason="it holds tables but no harvest schema version"
+        )
+    if version > 0 and "harvest_meta" not in tables:
+        raise NotAHarvestDatabase(path=path, reason="it has no harvest_meta table")
+    return version
+
+
+def check_supported(version: int, path: str) -> None:
+    """Refuse a file newer than this code understands, before touching it."""
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(path=path, found=version, supported=SCHEMA_VERSION)
+
+
+def migrate(conn: sqlite3.Connection, path: str) -> int:
+    """Bring the file to SCHEMA_VERSION; each step commits with its version bump.
+
+    Returns the version found before migrating.
+    """
+    found = read_version(conn, path)
+    check_supported(found, path)
+    for version in range(found, SCHEMA_VERSION):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            STEPS[version](conn)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    install_guard(conn)
+    return found
+
+
+def install_guard(conn: sqlite3.Connection) -> None:
+    """Create the append-only triggers (idempotent; an older file gains them)."""
+    for statement in _split(APPEND_ONLY_TRIGGERS):
+        conn.execute(statement)
+
+
+def _split(script: str) -> list[str]:
+    statements: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    return statements

@@ -1,0 +1,327 @@
+"""Read SQL shared by the store and the reader, with row-to-record conversion.
+
+Readers tolerate damaged rows: payload columns become `Stored` values, and a
+column an older schema lacks reads as Null (the reader passes `columns`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from harvest_engine import payloads
+from harvest_engine.events import HistoryEvent
+from harvest_engine.states import ErrorInfo, ExecutionId
+from harvest_engine.store.protocol import ExecutionRecord, TaskRecord
+from harvest_engine.store.records import (
+    ActivityAttempt,
+    ExecutionDetail,
+    LedgerRow,
+    LogLine,
+    MutexRow,
+    PendingTask,
+    StagedSignal,
+    Stored,
+    TimerRow,
+)
+from harvest_engine.timestamps import from_micros
+
+EXECUTION_COLUMNS = (
+    "id, exec_id, workflow_name, workflow_id, state, attempt, input, output, error, "
+    "parent_exec_id, parent_close_policy, predecessor, successor, started_at, closed_at, "
+    "deadline, retry_policy, cancel_reason, cancel_seq, not_before, next_seq, "
+    "history_bytes, panic_count, memo, search_attributes"
+)
+
+TASK_COLUMNS = (
+    "id, exec_id, activity_id, activity_name, input, queue, status, attempt, max_attempts, "
+    "ready_at, scheduled_at, heartbeat, last_error, retry_policy, start_to_close, "
+    "schedule_to_close_at, idempotency_key, local"
+)
+
+
+def opt_time(value: Any) -> Any:
+    """An optional stored time column as an aware datetime."""
+    return None if value is None else from_micros(int(value))
+
+
+def stored_json(value: Any) -> Stored:
+    """A JSON text column as a Stored value; never raises."""
+    if value is None:
+        return Stored.Null()
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            return Stored.Unreadable("text is not UTF-8")
+    if not isinstance(value, str):
+        return Stored.Unreadable(f"stored as {type(value).__name__}, expected JSON text")
+    try:
+        return Stored.Value(payloads.loads(value))
+    except ValueError as exc:
+        return Stored.Unreadable(f"not JSON: {exc}")
+
+
+def stored_object(value: Any) -> Stored:
+    """Like `stored_json`, but the value must be a JSON object (search attributes)."""
+    result = stored_json(value)
+    if isinstance(result, Stored.Value) and not isinstance(result.value, dict):
+        return Stored.Unreadable("expected a JSON object")
+    return result
+
+
+def execution_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ExecutionRecord:
+    """Build an ExecutionRecord from a row selected with EXECUTION_COLUMNS."""
+    return ExecutionRecord(
+        exec_id=row[1],
+        workflow_name=row[2],
+        workflow_id=row[3],
+        state=row[4],
+        attempt=row[5],
+        input=row[6],
+        output=row[7],
+        error=row[8],
+        parent_exec_id=row[9],
+        parent_close_policy=row[10],
+        predecessor=row[11],
+        successor=row[12],
+        started_at=opt_time(row[13]),
+        closed_at=opt_time(row[14]),
+        deadline=opt_time(row[15]),
+        retry_policy=row[16],
+        cancel_reason=row[17],
+        cancel_seq=row[18],
+        not_before=opt_time(row[19]),
+        next_seq=row[20],
+        history_bytes=row[21],
+        panic_count=row[22],
+        memo=row[23],
+        search_attributes=row[24],
+    )
+
+
+def task_from_row(row: tuple[Any, ...]) -> TaskRecord:
+    """Build a TaskRecord from a row selected with TASK_COLUMNS."""
+    return TaskRecord(
+        id=row[0],
+        exec_id=row[1],
+        activity_id=row[2],
+        activity_name=row[3],
+        input=row[4],
+        queue=row[5],
+        status=row[6],
+        attempt=row[7],
+        max_attempts=row[8],
+        ready_at=from_micros(row[9]),
+        scheduled_at=from_micros(row[10]),
+        heartbeat=row[11],
+        last_error=row[12],
+        retry_policy=row[13],
+        start_to_close=row[14],
+        schedule_to_close_at=opt_time(row[15]),
+        idempotency_key=row[16],
+        local=bool(row[17]),
+    )
+
+
+def execution(conn: sqlite3.Connection, exec_id: str) -> ExecutionRecord | None:
+    """One run's row."""
+    row = conn.execute(
+        f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?", (exec_id,)
+    ).fetchone()
+    return None if row is None else execution_from_row(row)
+
+
+def exists(conn: sqlite3.Connection, exec_id: str) -> bool:
+    """Whether a run with this id exists."""
+    return (
+        conn.execute("SELECT 1 FROM harvest_executions WHERE exec_id = ?", (exec_id,)).fetchone()
+        is not None
+    )
+
+
+def load_events(conn: sqlite3.Connection, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+    """A run's events after `after_seq`, in order."""
+    rows = conn.execute(
+        "SELECT seq, type, at, attrs FROM harvest_events WHERE exec_id = ? AND seq > ? "
+        "ORDER BY seq",
+        (exec_id, after_seq),
+    ).fetchall()
+    return [
+        HistoryEvent(seq=seq, type=type_, at=from_micros(at), attrs=payloads.loads(attrs))
+        for seq, type_, at, attrs in rows
+    ]
+
+
+def _error(text: Any) -> ErrorInfo | None:
+    if text is None:
+        return None
+    try:
+        return ErrorInfo.from_json(payloads.loads(text))
+    except (ValueError, TypeError):
+        return ErrorInfo(type="Unreadable", message=str(text))
+
+
+def activity_attempts(
+    conn: sqlite3.Connection, exec_id: str, name: str | None
+) -> list[ActivityAttempt]:
+    """Finished attempts of a run (one activity name, or all), in order."""
+    sql = (
+        "SELECT activity_id, activity_name, attempt, started_at, ended_at, outcome, error "
+        "FROM harvest_activity_attempts WHERE exec_id = ?"
+    )
+    args: tuple[Any, ...] = (exec_id,)
+    if name is not None:
+        sql += " AND activity_name = ?"
+        args += (name,)
+    rows = conn.execute(sql + " ORDER BY id", args).fetchall()
+    return [
+        ActivityAttempt(
+            activity_id=r[0],
+            name=r[1],
+            attempt=r[2],
+            started_at=from_micros(r[3]),
+            ended_at=opt_time(r[4]),
+            outcome=r[5],
+            error=_error(r[6]),
+        )
+        for r in rows
+    ]
+
+
+def pending_tasks(conn: sqlite3.Connection, exec_id: str) -> list[PendingTask]:
+    """A run's unfinished activity tasks."""
+    rows = conn.execute(
+        f"SELECT {TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id", (exec_id,)
+    ).fetchall()
+    result = []
+    for row in rows:
+        task = task_from_row(row)
+        result.append(
+            PendingTask(
+                task_id=task.id,
+                activity_id=task.activity_id,
+                name=task.activity_name,
+                status=task.status,
+                attempt=task.attempt,
+                max_attempts=task.max_attempts,
+                ready_at=task.ready_at,
+                scheduled_at=task.scheduled_at,
+                last_error=_error(task.last_error),
+                input=stored_json(task.input),
+            )
+        )
+    return result
+
+
+def timers(conn: sqlite3.Connection, exec_id: str) -> list[TimerRow]:
+    """A run's unfired timers, soonest first."""
+    rows = conn.execute(
+        "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = ? ORDER BY fire_at, timer_id",
+        (exec_id,),
+    ).fetchall()
+    return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+
+
+def staged_signals(conn: sqlite3.Connection, exec_id: str, limit: int = -1) -> list[StagedSignal]:
+    """A run's undelivered signals in arrival order."""
+    rows = conn.execute(
+        "SELECT id, name, payload, idempotency_key, received_at FROM harvest_signals "
+        "WHERE exec_id = ? AND delivered = 0 ORDER BY received_at, id LIMIT ?",
+        (exec_id, limit),
+    ).fetchall()
+    return [
+        StagedSignal(
+            signal_id=r[0],
+            name=r[1],
+            payload=stored_json(r[2]),
+            idempotency_key=r[3],
+            received_at=from_micros(r[4]),
+        )
+        for r in rows
+    ]
+
+
+def mutexes(conn: sqlite3.Connection, exec_id: str) -> list[MutexRow]:
+    """Mutex places a run holds or waits for."""
+    rows = conn.execute(
+        "SELECT key, exec_id, granted, lock_seq, queued_at FROM harvest_mutexes "
+        "WHERE exec_id = ? ORDER BY key",
+        (exec_id,),
+    ).fetchall()
+    return [
+        MutexRow(
+            key=r[0],
+            exec_id=ExecutionId(r[1]),
+            granted=bool(r[2]),
+            lock_seq=r[3],
+            queued_at=from_micros(r[4]),
+        )
+        for r in rows
+    ]
+
+
+def llm_ledger(conn: sqlite3.Connection, exec_id: str) -> list[LedgerRow]:
+    """A run's LLM calls in recording order."""
+    rows = conn.execute(
+        "SELECT activity, attempt, model, input_tokens, output_tokens, latency, recorded_at "
+        "FROM harvest_llm_ledger WHERE exec_id = ? ORDER BY id",
+        (exec_id,),
+    ).fetchall()
+    return [
+        LedgerRow(
+            activity=r[0],
+            attempt=r[1],
+            model=r[2],
+            input_tokens=r[3],
+            output_tokens=r[4],
+            latency=r[5],
+            recorded_at=from_micros(r[6]),
+        )
+        for r in rows
+    ]
+
+
+def workflow_logs(conn: sqlite3.Connection, exec_id: str) -> list[LogLine]:
+    """A run's workflow log lines, marker included."""
+    rows = conn.execute(
+        "SELECT seq, at, message, marker FROM harvest_workflow_logs WHERE exec_id = ? ORDER BY seq",
+        (exec_id,),
+    ).fetchall()
+    return [LogLine(seq=r[0], at=from_micros(r[1]), message=r[2], marker=bool(r[3])) for r in rows]
+
+
+def describe(conn: sqlite3.Connection, exec_id: str) -> ExecutionDetail | None:
+    """One run with payloads as Stored values."""
+    row = conn.execute(
+        f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?", (exec_id,)
+    ).fetchone()
+    return None if row is None else detail_from_row(row)
+
+
+def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
+    """An ExecutionDetail from a row selected with EXECUTION_COLUMNS."""
+    return ExecutionDetail(
+        exec_id=ExecutionId(row[1]),
+        workflow_name=row[2],
+        workflow_id=row[3],
+        state=row[4],
+        started_at=_safe_time(row[13]),
+        closed_at=_safe_time(row[14]),
+        attempt=row[5] if isinstance(row[5], int) else 1,
+        memo=stored_json(row[23]),
+        search_attributes=stored_object(row[24]),
+        cursor=row[0],
+        input=stored_json(row[6]),
+        output=stored_json(row[7]),
+        error=stored_json(row[8]),
+        parent_exec_id=ExecutionId(row[9]) if row[9] else None,
+        successor=ExecutionId(row[12]) if row[12] else None,
+        predecessor=ExecutionId(row[11]) if row[11] else None,
+        cancel_requested=row[17],
+        deadline=_safe_time(row[15]),
+    )
+
+
+def _safe_time(value: Any) -> Any:
+    return from_micros(value) if isinstance(value, int) else None

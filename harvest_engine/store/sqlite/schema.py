@@ -1,0 +1,191 @@
+"""The schema: tables, indexes and the append-only triggers of harvest_events.
+
+Times are integer microseconds since the Unix epoch (UTC); payloads are JSON
+text. `harvest_executions.id` (the rowid) is the list cursor. Every
+projection table is written in the same transaction as the events it derives
+from (DESIGN "The event log is the truth").
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+APPLICATION_MARK = "harvest"
+
+# Version 1: the whole engine. Later versions append steps in migrations.py.
+V1 = """
+CREATE TABLE harvest_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE harvest_executions (
+    id                  INTEGER PRIMARY KEY,
+    exec_id             TEXT NOT NULL UNIQUE,
+    workflow_name       TEXT NOT NULL,
+    workflow_id         TEXT NOT NULL,
+    state               TEXT NOT NULL,
+    attempt             INTEGER NOT NULL DEFAULT 1,
+    input               TEXT,
+    output              TEXT,
+    error               TEXT,
+    memo                TEXT,
+    search_attributes   TEXT,
+    parent_exec_id      TEXT,
+    parent_close_policy TEXT,
+    predecessor         TEXT,
+    successor           TEXT,
+    started_at          INTEGER,
+    closed_at           INTEGER,
+    deadline            INTEGER,
+    retry_policy        TEXT,
+    cancel_reason       TEXT,
+    cancel_seq          INTEGER,
+    not_before          INTEGER,
+    next_seq            INTEGER NOT NULL DEFAULT 1,
+    history_bytes       INTEGER NOT NULL DEFAULT 0,
+    needs_decision      INTEGER NOT NULL DEFAULT 1,
+    panic_count         INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX harvest_executions_state ON harvest_executions (state, id);
+CREATE INDEX harvest_executions_key ON harvest_executions (workflow_name, workflow_id, id);
+CREATE INDEX harvest_executions_closed ON harvest_executions (closed_at)
+    WHERE closed_at IS NOT NULL;
+CREATE INDEX harvest_executions_parent ON harvest_executions (parent_exec_id)
+    WHERE parent_exec_id IS NOT NULL;
+CREATE INDEX harvest_executions_decide ON harvest_executions (needs_decision)
+    WHERE needs_decision = 1;
+
+CREATE TABLE harvest_events (
+    exec_id TEXT NOT NULL,
+    seq     INTEGER NOT NULL,
+    type    TEXT NOT NULL,
+    at      INTEGER NOT NULL,
+    attrs   TEXT NOT NULL,
+    PRIMARY KEY (exec_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE harvest_tasks (
+    id                   INTEGER PRIMARY KEY,
+    exec_id              TEXT NOT NULL,
+    activity_id          INTEGER NOT NULL,
+    activity_name        TEXT NOT NULL,
+    input                TEXT NOT NULL,
+    queue                TEXT NOT NULL DEFAULT 'default',
+    status               TEXT NOT NULL DEFAULT 'PENDING',
+    attempt              INTEGER NOT NULL DEFAULT 1,
+    max_attempts         INTEGER NOT NULL DEFAULT 1,
+    ready_at             INTEGER NOT NULL,
+    scheduled_at         INTEGER NOT NULL,
+    claimed_at           INTEGER,
+    heartbeat            TEXT,
+    last_error           TEXT,
+    retry_policy         TEXT,
+    start_to_close       REAL,
+    schedule_to_close_at INTEGER,
+    idempotency_key      TEXT NOT NULL,
+    local                INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX harvest_tasks_ready ON harvest_tasks (status, ready_at);
+CREATE INDEX harvest_tasks_exec ON harvest_tasks (exec_id);
+
+CREATE TABLE harvest_timers (
+    exec_id  TEXT NOT NULL,
+    timer_id TEXT NOT NULL,
+    fire_at  INTEGER NOT NULL,
+    PRIMARY KEY (exec_id, timer_id)
+) WITHOUT ROWID;
+CREATE INDEX harvest_timers_due ON harvest_timers (fire_at);
+
+CREATE TABLE harvest_signals (
+    id              INTEGER PRIMARY KEY,
+    exec_id         TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    payload         TEXT NOT NULL,
+    idempotency_key TEXT,
+    received_at     INTEGER NOT NULL,
+    delivered       INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX harvest_signals_key ON harvest_signals (exec_id, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+CREATE INDEX harvest_signals_staged ON harvest_signals (exec_id, delivered, id);
+
+CREATE TABLE harvest_activity_attempts (
+    id            INTEGER PRIMARY KEY,
+    exec_id       TEXT NOT NULL,
+    activity_id   INTEGER NOT NULL,
+    activity_name TEXT NOT NULL,
+    attempt       INTEGER NOT NULL,
+    started_at    INTEGER NOT NULL,
+    ended_at      INTEGER,
+    outcome       TEXT NOT NULL,
+    error         TEXT
+);
+CREATE INDEX harvest_activity_attempts_exec ON harvest_activity_attempts (exec_id, activity_name);
+
+CREATE TABLE harvest_schedules (
+    workflow_name   TEXT PRIMARY KEY,
+    spec            TEXT NOT NULL,
+    input           TEXT NOT NULL DEFAULT 'null',
+    overlap         TEXT NOT NULL DEFAULT 'skip',
+    max_active_runs INTEGER NOT NULL DEFAULT 1,
+    next_fire_at    INTEGER,
+    paused          INTEGER NOT NULL DEFAULT 0,
+    last_fired_at   INTEGER,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+);
+
+CREATE TABLE harvest_workflow_logs (
+    exec_id TEXT NOT NULL,
+    seq     INTEGER NOT NULL,
+    at      INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    marker  INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (exec_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE harvest_llm_ledger (
+    id            INTEGER PRIMARY KEY,
+    exec_id       TEXT NOT NULL,
+    activity      TEXT NOT NULL,
+    attempt       INTEGER NOT NULL,
+    model         TEXT NOT NULL,
+    input_tokens  INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    latency       REAL,
+    recorded_at   INTEGER NOT NULL
+);
+CREATE INDEX harvest_llm_ledger_exec ON harvest_llm_ledger (exec_id);
+
+CREATE TABLE harvest_mutexes (
+    key       TEXT NOT NULL,
+    exec_id   TEXT NOT NULL,
+    queued_at INTEGER NOT NULL,
+    granted   INTEGER NOT NULL DEFAULT 0,
+    lock_seq  INTEGER,
+    PRIMARY KEY (key, exec_id)
+) WITHOUT ROWID;
+CREATE INDEX harvest_mutexes_exec ON harvest_mutexes (exec_id);
+
+CREATE TABLE harvest_memory_writer_lock (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    owner TEXT NOT NULL
+);
+"""
+
+# Created on every open, so a file from before the guard gains it (guide §7).
+APPEND_ONLY_TRIGGERS = """
+CREATE TRIGGER IF NOT EXISTS harvest_events_no_update
+BEFORE UPDATE ON harvest_events
+BEGIN
+    SELECT RAISE(ABORT, 'harvest_events is append-only: UPDATE refused');
+END;
+CREATE TRIGGER IF NOT EXISTS harvest_events_no_overwrite
+BEFORE INSERT ON harvest_events
+WHEN EXISTS (SELECT 1 FROM harvest_events WHERE exec_id = NEW.exec_id AND seq = NEW.seq)
+BEGIN
+    SELECT RAISE(ABORT, 'harvest_events is append-only: overwrite refused');
+END;
+"""
+
+TRIGGER_NAMES = ("harvest_events_no_update", "harvest_events_no_overwrite")

@@ -1,0 +1,33 @@
+"""Aware datetimes to and from the integer microseconds and text stored in the file."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def micros(when: datetime) -> int:
+    """An aware datetime as integer microseconds since the Unix epoch."""
+    if when.tzinfo is None:
+        raise ValueError(f"expected an aware datetime, got {when!r}")
+    delta = when - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_micros(value: int) -> datetime:
+    """Integer microseconds since the epoch as an aware UTC datetime."""
+    return _EPOCH + timedelta(microseconds=value)
+
+
+def to_text(when: datetime) -> str:
+    """A stable ISO-8601 UTC rendering with microseconds (``...T12:00:00.000000Z``)."""
+    return from_micros(micros(when)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def from_text(text: str) -> datetime:
+    """Parse what `to_text` writes (or any ISO-8601 text with an offset)."""
+    when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when
