@@ -26,10 +26,15 @@ def connect(path: str | Path, *, read_only: bool = False, uri: bool = False) -> 
     # A monitoring reader and the writer coexist: wait for the other side's
     # short transactions instead of failing with SQLITE_BUSY (guide §11).
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    if not read_only:
-        # WAL lets readers run beside the writer; FULL fsyncs every commit,
-        # which the crash tests depend on (guide §11).
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")
-    conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+def apply_writer_pragmas(conn: sqlite3.Connection) -> None:
+    """WAL and FULL sync for the writer, set only once the file is known to be ours.
+
+    WAL lets readers run beside the writer; FULL fsyncs every commit, which
+    the crash tests depend on (guide §11). Switching to WAL rewrites the file
+    header, so a foreign or newer file must be refused before this runs.
+    """
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")

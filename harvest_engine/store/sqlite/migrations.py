@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from harvest_engine.errors import NotAHarvestDatabase, SchemaTooNew
+from harvest_engine.errors import HarvestInternalError, NotAHarvestDatabase, SchemaTooNew
 from harvest_engine.store.sqlite.schema import (
     APPEND_ONLY_TRIGGERS,
     APPLICATION_MARK,
@@ -26,7 +26,6 @@ def _to_v1(conn: sqlite3.Connection) -> None:
 
 # STEPS[i] moves a file from version i to version i + 1.
 STEPS: list[Step] = [_to_v1]
-assert len(STEPS) == SCHEMA_VERSION
 
 
 def read_version(conn: sqlite3.Connection, path: str) -> int:
@@ -59,6 +58,8 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
 
     Returns the version found before migrating.
     """
+    if len(STEPS) != SCHEMA_VERSION:
+        raise HarvestInternalError(f"{len(STEPS)} migration steps for schema {SCHEMA_VERSION}")
     found = read_version(conn, path)
     check_supported(found, path)
     for version in range(found, SCHEMA_VERSION):

@@ -1,0 +1,548 @@
+"""SqliteStore: the DurableStore on one SQLite file (lock, schema, one transaction per decision)."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from harvest_engine import payloads
+from harvest_engine.errors import DatabaseLocked, HarvestInternalError
+from harvest_engine.events import HistoryEvent
+from harvest_engine.store.protocol import (
+    AttemptRecord,
+    ExecutionRecord,
+    LedgerEntry,
+    NewExecution,
+    NewTask,
+    TaskRecord,
+)
+from harvest_engine.store.records import (
+    ActivityAttempt,
+    ExecutionDetail,
+    LedgerRow,
+    LogLine,
+    MutexRow,
+    PendingTask,
+    StagedSignal,
+    TimerRow,
+)
+from harvest_engine.store.sqlite import queries
+from harvest_engine.store.sqlite.connection import apply_writer_pragmas, connect
+from harvest_engine.store.sqlite.lock import WriterLock
+from harvest_engine.store.sqlite.migrations import check_supported, migrate, read_version
+from harvest_engine.timestamps import micros
+
+_TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
+_EXECUTION_FIELDS = frozenset(
+    {
+        "state", "attempt", "output", "error", "memo", "search_attributes", "successor",
+        "closed_at", "deadline", "cancel_reason", "cancel_seq", "not_before",
+        "needs_decision", "panic_count", "workflow_id",
+    }
+)
+
+
+def _opt_micros(value: datetime | None) -> int | None:
+    return None if value is None else micros(value)
+
+
+class SqliteWriteTxn:
+    """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    # -- runs ---------------------------------------------------------------
+
+    def execution(self, exec_id: str) -> ExecutionRecord | None:
+        return queries.execution(self._conn, exec_id)
+
+    def runs_of_key(self, workflow_name: str, workflow_id: str) -> list[ExecutionRecord]:
+        rows = self._conn.execute(
+            f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE workflow_name = ? AND workflow_id = ? ORDER BY id DESC",
+            (workflow_name, workflow_id),
+        ).fetchall()
+        return [queries.execution_from_row(row) for row in rows]
+
+    def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
+        self._conn.execute(
+            "INSERT INTO harvest_executions (exec_id, workflow_name, workflow_id, state, attempt, "
+            "input, memo, search_attributes, parent_exec_id, parent_close_policy, predecessor, "
+            "started_at, deadline, retry_policy, not_before, next_seq, needs_decision) "
+            "VALUES (?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1)",
+            (
+                new.exec_id, new.workflow_name, new.workflow_id, new.attempt, new.input,
+                new.memo, new.search_attributes, new.parent_exec_id, new.parent_close_policy,
+                new.predecessor, micros(started.at), _opt_micros(new.deadline),
+                new.retry_policy, _opt_micros(new.not_before),
+            ),
+        )
+        self.append_events(new.exec_id, [started])
+
+    def update_execution(self, exec_id: str, **fields: Any) -> None:
+        unknown = set(fields) - _EXECUTION_FIELDS
+        if unknown:
+            raise HarvestInternalError(f"update_execution got unknown columns {sorted(unknown)}")
+        if not fields:
+            return
+        values = [
+            _opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()
+        ]
+        assignments = ", ".join(f"{k} = ?" for k in fields)
+        self._conn.execute(
+            f"UPDATE harvest_executions SET {assignments} WHERE exec_id = ?",
+            (*values, exec_id),
+        )
+
+    def seal(
+        self,
+        exec_id: str,
+        state: str,
+        *,
+        closed_at: datetime,
+        output: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        conn = self._conn
+        conn.execute(
+            "UPDATE harvest_executions SET state = ?, closed_at = ?, output = ?, error = ?, "
+            "needs_decision = 0 WHERE exec_id = ?",
+            (state, micros(closed_at), output, error, exec_id),
+        )
+        conn.execute("DELETE FROM harvest_tasks WHERE exec_id = ?", (exec_id,))
+        conn.execute("DELETE FROM harvest_timers WHERE exec_id = ?", (exec_id,))
+        conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = ?", (exec_id,))
+        conn.execute(
+            "DELETE FROM harvest_signals WHERE exec_id = ? AND idempotency_key IS NULL",
+            (exec_id,),
+        )
+        conn.execute(
+            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND delivered = 0",
+            (exec_id,),
+        )
+
+    # -- events -------------------------------------------------------------
+
+    def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        return queries.load_events(self._conn, exec_id, after_seq)
+
+    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
+        if not events:
+            return
+        row = self._conn.execute(
+            "SELECT next_seq FROM harvest_executions WHERE exec_id = ?", (exec_id,)
+        ).fetchone()
+        if row is None:
+            raise HarvestInternalError(f"append_events to unknown run {exec_id}")
+        expected = row[0]
+        encoded = []
+        size = 0
+        for event in events:
+            if event.seq != expected:
+                raise HarvestInternalError(
+                    f"event seq {event.seq} does not continue run {exec_id} (next is {expected})"
+                )
+            attrs = payloads.dumps(event.attrs)
+            size += len(attrs)
+            encoded.append((exec_id, event.seq, event.type, micros(event.at), attrs))
+            expected += 1
+        self._conn.executemany(
+            "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) VALUES (?, ?, ?, ?, ?)",
+            encoded,
+        )
+        self._conn.execute(
+            "UPDATE harvest_executions SET next_seq = ?, history_bytes = history_bytes + ? "
+            "WHERE exec_id = ?",
+            (expected, size, exec_id),
+        )
+
+    # -- signals ------------------------------------------------------------
+
+    def staged_signals(self, exec_id: str, limit: int) -> list[StagedSignal]:
+        return queries.staged_signals(self._conn, exec_id, limit)
+
+    def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
+        ids = [(exec_id, i) for i in signal_ids]
+        self._conn.executemany(
+            "DELETE FROM harvest_signals WHERE exec_id = ? AND id = ? "
+            "AND idempotency_key IS NULL",
+            ids,
+        )
+        self._conn.executemany(
+            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND id = ?", ids
+        )
+
+    def stage_signal(
+        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
+    ) -> bool:
+        try:
+            self._conn.execute(
+                "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
+                "received_at) VALUES (?, ?, ?, ?, ?)",
+                (exec_id, name, payload, key, micros(at)),
+            )
+        except sqlite3.IntegrityError:
+            return False
+        self._conn.execute(
+            "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = ?", (exec_id,)
+        )
+        return True
+
+    def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
+        """Hand undelivered signals to a successor run (continue-as-new)."""
+        self._conn.execute(
+            "UPDATE harvest_signals SET exec_id = ? WHERE exec_id = ? AND delivered = 0",
+            (to_exec, from_exec),
+        )
+
+    def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
+        for exec_id in exec_ids:
+            hit = self._conn.execute(
+                "SELECT 1 FROM harvest_signals WHERE exec_id = ? AND idempotency_key = ?",
+                (exec_id, key),
+            ).fetchone()
+            if hit is not None:
+                return exec_id
+        return None
+
+    # -- timers -------------------------------------------------------------
+
+    def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
+        rows = self._conn.execute(
+            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = ? AND fire_at <= ? "
+            "ORDER BY fire_at, timer_id",
+            (exec_id, micros(now)),
+        ).fetchall()
+        return [TimerRow(timer_id=r[0], fire_at=queries.opt_time(r[1])) for r in rows]
+
+    def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (?, ?, ?)",
+            (exec_id, timer_id, micros(fire_at)),
+        )
+
+    def delete_timers(self, exec_id: str, timer_ids: Sequence[str]) -> None:
+        self._conn.executemany(
+            "DELETE FROM harvest_timers WHERE exec_id = ? AND timer_id = ?",
+            [(exec_id, t) for t in timer_ids],
+        )
+
+    # -- tasks --------------------------------------------------------------
+
+    def add_task(self, task: NewTask) -> int:
+        cursor = self._conn.execute(
+            "INSERT INTO harvest_tasks (exec_id, activity_id, activity_name, input, queue, "
+            "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
+            "schedule_to_close_at, idempotency_key, local) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                task.exec_id, task.activity_id, task.activity_name, task.input, task.queue,
+                task.max_attempts, micros(task.ready_at), micros(task.ready_at),
+                task.retry_policy, task.start_to_close,
+                _opt_micros(task.schedule_to_close_at), task.idempotency_key, int(task.local),
+            ),
+        )
+        if cursor.lastrowid is None:
+            raise HarvestInternalError("task insert returned no row id")
+        return cursor.lastrowid
+
+    def task(self, task_id: int) -> TaskRecord | None:
+        row = self._conn.execute(
+            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE id = ?", (task_id,)
+        ).fetchone()
+        return None if row is None else queries.task_from_row(row)
+
+    def delete_task(self, task_id: int) -> None:
+        self._conn.execute("DELETE FROM harvest_tasks WHERE id = ?", (task_id,))
+
+    def reschedule_task(
+        self, task_id: int, attempt: int, ready_at: datetime, last_error: str
+    ) -> None:
+        self._conn.execute(
+            "UPDATE harvest_tasks SET status = 'PENDING', attempt = ?, ready_at = ?, "
+            "last_error = ?, claimed_at = NULL WHERE id = ?",
+            (attempt, micros(ready_at), last_error, task_id),
+        )
+
+    def record_attempt(self, attempt: AttemptRecord) -> None:
+        self._conn.execute(
+            "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
+            "attempt, started_at, ended_at, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                attempt.exec_id, attempt.activity_id, attempt.activity_name, attempt.attempt,
+                micros(attempt.started_at), micros(attempt.ended_at), attempt.outcome,
+                attempt.error,
+            ),
+        )
+
+    def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
+        self._conn.executemany(
+            "INSERT INTO harvest_llm_ledger (exec_id, activity, attempt, model, input_tokens, "
+            "output_tokens, latency, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    e.exec_id, e.activity, e.attempt, e.model, e.input_tokens,
+                    e.output_tokens, e.latency, micros(e.recorded_at),
+                )
+                for e in entries
+            ],
+        )
+
+    def pending_task_count(self, exec_id: str) -> int:
+        row = self._conn.execute(
+            "SELECT COUNT(*) FROM harvest_tasks WHERE exec_id = ?", (exec_id,)
+        ).fetchone()
+        return int(row[0])
+
+    def tasks_of(self, exec_id: str) -> list[TaskRecord]:
+        """Every task row of a run, oldest first."""
+        rows = self._conn.execute(
+            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id",
+            (exec_id,),
+        ).fetchall()
+        return [queries.task_from_row(row) for row in rows]
+
+    # -- logs ---------------------------------------------------------------
+
+    def append_log_lines(
+        self, exec_id: str, lines: Sequence[tuple[datetime, str]], max_lines: int | None
+    ) -> None:
+        if not lines:
+            return
+        conn = self._conn
+        conn.execute("SAVEPOINT harvest_logs")
+        try:
+            row = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0), COALESCE(SUM(marker), 0), COUNT(*) "
+                "FROM harvest_workflow_logs WHERE exec_id = ?",
+                (exec_id,),
+            ).fetchone()
+            seq, markers, count = int(row[0]), int(row[1]), int(row[2])
+            kept = count - markers
+            for at, message in lines:
+                if max_lines is not None and kept >= max_lines:
+                    if not markers:
+                        seq += 1
+                        conn.execute(
+                            "INSERT INTO harvest_workflow_logs (exec_id, seq, at, message, "
+                            "marker) VALUES (?, ?, ?, ?, 1)",
+                            (exec_id, seq, micros(at), f"log truncated at {max_lines} lines"),
+                        )
+                        markers = 1
+                    continue
+                seq += 1
+                kept += 1
+                conn.execute(
+                    "INSERT INTO harvest_workflow_logs (exec_id, seq, at, message) "
+                    "VALUES (?, ?, ?, ?)",
+                    (exec_id, seq, micros(at), message),
+                )
+        except sqlite3.Error:
+            conn.execute("ROLLBACK TO harvest_logs")
+        conn.execute("RELEASE harvest_logs")
+
+
+class SqliteStore:
+    """The one DurableStore implementation today: a WAL SQLite file behind a flock.
+
+    Open order is the contract of guide §11: take the lock first, so a second
+    writer fails before it runs any pragma, schema step or orphan reclaim.
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: str,
+        lock: WriterLock | None,
+        owner: str | None,
+    ) -> None:
+        self._conn = conn
+        self.path = path
+        self._lock = lock
+        self._owner = owner
+        self._in_txn = False
+        self.closed = False
+
+    @classmethod
+    def open(cls, path: str | Path) -> SqliteStore:
+        """Lock, connect, migrate and reclaim orphaned tasks; raise DatabaseLocked if held."""
+        lock = WriterLock(path)
+        try:
+            conn = connect(lock.db_path)
+            try:
+                check_supported(read_version(conn, str(lock.db_path)), str(lock.db_path))
+                apply_writer_pragmas(conn)
+                migrate(conn, str(lock.db_path))
+                store = cls(conn, str(lock.db_path), lock, None)
+                store._reclaim_orphans()
+            except BaseException:
+                conn.close()
+                raise
+        except BaseException:
+            lock.release()
+            raise
+        return store
+
+    @classmethod
+    def open_memory(cls, uri: str | None = None) -> SqliteStore:
+        """A private in-memory database, or a shared one named by a ``file:`` URI.
+
+        The lock of an in-memory database is an owner row inside it, so two
+        runtimes on one shared in-memory database conflict like two on a file.
+        """
+        conn = connect(uri or ":memory:", uri=uri is not None)
+        migrate(conn, uri or ":memory:")
+        owner = uuid.uuid4().hex
+        conn.execute("BEGIN IMMEDIATE")
+        held = conn.execute("SELECT owner FROM harvest_memory_writer_lock WHERE id = 1").fetchone()
+        if held is not None:
+            conn.execute("ROLLBACK")
+            conn.close()
+            raise DatabaseLocked(path=uri or ":memory:", lock_path="harvest_memory_writer_lock")
+        conn.execute("INSERT INTO harvest_memory_writer_lock (id, owner) VALUES (1, ?)", (owner,))
+        conn.execute("COMMIT")
+        return cls(conn, uri or ":memory:", None, owner)
+
+    def _reclaim_orphans(self) -> None:
+        # Under the single-writer contract a RUNNING task at open was claimed
+        # by a process that died mid-body: run it again (at-least-once, §10).
+        with self.write() as txn:
+            del txn
+            self._conn.execute(
+                "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL "
+                "WHERE status = 'RUNNING'"
+            )
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The raw connection (store-internal modules and test fixtures only)."""
+        return self._conn
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self._owner is not None:
+                self._conn.execute(
+                    "DELETE FROM harvest_memory_writer_lock WHERE owner = ?", (self._owner,)
+                )
+            self._conn.close()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+
+    @contextmanager
+    def write(self) -> Iterator[SqliteWriteTxn]:
+        if self._in_txn:
+            raise HarvestInternalError("nested write transaction")
+        self._conn.execute("BEGIN IMMEDIATE")
+        self._in_txn = True
+        try:
+            yield SqliteWriteTxn(self._conn)
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        else:
+            self._conn.execute("COMMIT")
+        finally:
+            self._in_txn = False
+
+    # -- reads outside a transaction ----------------------------------------
+
+    def execution(self, exec_id: str) -> ExecutionRecord | None:
+        return queries.execution(self._conn, exec_id)
+
+    def exists(self, exec_id: str) -> bool:
+        """Whether a run has this id."""
+        return queries.exists(self._conn, exec_id)
+
+    def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        return queries.load_events(self._conn, exec_id, after_seq)
+
+    def runs_needing_decision(self, now: datetime) -> list[str]:
+        at = micros(now)
+        rows = self._conn.execute(
+            "SELECT exec_id FROM harvest_executions e WHERE state = 'RUNNING' AND ("
+            " needs_decision = 1"
+            " OR (deadline IS NOT NULL AND deadline <= ?)"
+            " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
+            "            AND t.fire_at <= ?)"
+            ") ORDER BY id",
+            (at, at),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def running_exec_ids(self) -> list[str]:
+        """Every RUNNING run, oldest first."""
+        rows = self._conn.execute(
+            "SELECT exec_id FROM harvest_executions WHERE state = 'RUNNING' ORDER BY id"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def ready_tasks(self, exec_id: str | None, now: datetime) -> list[TaskRecord]:
+        sql = f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'PENDING' " \
+            "AND ready_at <= ?"
+        args: tuple[Any, ...] = (micros(now),)
+        if exec_id is not None:
+            sql += " AND exec_id = ?"
+            args += (exec_id,)
+        rows = self._conn.execute(sql + " ORDER BY ready_at, id", args).fetchall()
+        return [queries.task_from_row(row) for row in rows]
+
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        with self.write() as txn:
+            task = txn.task(task_id)
+            if task is None or task.status != "PENDING":
+                return None
+            self._conn.execute(
+                "UPDATE harvest_tasks SET status = 'RUNNING', claimed_at = ? WHERE id = ?",
+                (micros(now), task_id),
+            )
+            return txn.task(task_id)
+
+    def save_heartbeat(self, task_id: int, details: str) -> None:
+        with self.write():
+            self._conn.execute(
+                "UPDATE harvest_tasks SET heartbeat = ? WHERE id = ?", (details, task_id)
+            )
+
+    def next_wakeup(self, exec_id: str) -> datetime | None:
+        row = self._conn.execute(
+            "SELECT MIN(t) FROM ("
+            " SELECT MIN(fire_at) AS t FROM harvest_timers WHERE exec_id = ?"
+            " UNION ALL SELECT MIN(ready_at) FROM harvest_tasks WHERE exec_id = ?"
+            "  AND status = 'PENDING')",
+            (exec_id, exec_id),
+        ).fetchone()
+        return queries.opt_time(row[0])
+
+    def activity_attempts(self, exec_id: str, name: str | None) -> list[ActivityAttempt]:
+        return queries.activity_attempts(self._conn, exec_id, name)
+
+    def describe(self, exec_id: str) -> ExecutionDetail | None:
+        return queries.describe(self._conn, exec_id)
+
+    def pending_tasks(self, exec_id: str) -> list[PendingTask]:
+        return queries.pending_tasks(self._conn, exec_id)
+
+    def timers(self, exec_id: str) -> list[TimerRow]:
+        return queries.timers(self._conn, exec_id)
+
+    def staged_signals(self, exec_id: str) -> list[StagedSignal]:
+        return queries.staged_signals(self._conn, exec_id)
+
+    def mutexes(self, exec_id: str) -> list[MutexRow]:
+        return queries.mutexes(self._conn, exec_id)
+
+    def llm_ledger(self, exec_id: str) -> list[LedgerRow]:
+        return queries.llm_ledger(self._conn, exec_id)
+
+    def workflow_logs(self, exec_id: str) -> list[LogLine]:
+        return queries.workflow_logs(self._conn, exec_id)
