@@ -30,9 +30,6 @@ COMMAND_EVENTS = frozenset(
         "MutexRequested",
         "MutexReleased",
         "SearchAttributesUpserted",
-        "WorkflowCompleted",
-        "WorkflowFailed",
-        "WorkflowContinuedAsNew",
     }
 )
 

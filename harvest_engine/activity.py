@@ -1,0 +1,160 @@
+"""ActivityContext and running one activity attempt (async on the loop, sync off it, with a budget)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harvest_engine import payloads
+from harvest_engine.errors import ApplicationError, PayloadTooDeep, PayloadTooLarge
+from harvest_engine.ledger import LlmCall
+from harvest_engine.states import ErrorInfo
+
+
+@dataclass(frozen=True)
+class ActivityRunInfo:
+    """What `ActivityContext.info()` reports."""
+
+    exec_id: str
+    activity_name: str
+    attempt: int
+    max_attempts: int
+    queue: str
+    task_id: int
+    activity_id: int
+    workflow_name: str = ""
+
+
+class ActivityContext:
+    """Passed to an activity body: its identity, heartbeats, the previous failure, the ledger."""
+
+    def __init__(
+        self,
+        info: ActivityRunInfo,
+        *,
+        idempotency_key: str,
+        heartbeat_details: Any = None,
+        previous_failure: ErrorInfo | None = None,
+        save_heartbeat: Callable[[str], None] | None = None,
+    ) -> None:
+        self._info = info
+        self._key = idempotency_key
+        self._heartbeat = heartbeat_details
+        self._previous = previous_failure
+        self._save = save_heartbeat
+        self.llm_calls: list[LlmCall] = []
+
+    def info(self) -> ActivityRunInfo:
+        """The run, the activity, the 1-based attempt, max_attempts, queue and task id."""
+        return self._info
+
+    def idempotency_key(self) -> str:
+        """Stable across this call's attempts and re-runs; differs per call and per run."""
+        return self._key
+
+    def heartbeat(self, details: Any = None) -> None:
+        """Checkpoint progress; a retry or a reopen resumes from `heartbeat_details()`."""
+        value = payloads.to_json(details)
+        try:
+            text = payloads.check(value, "heartbeat")
+        except (PayloadTooDeep, PayloadTooLarge):
+            # A heartbeat over the caps is dropped; the last good one stays (guide §6).
+            return
+        self._heartbeat = value
+        if self._save is not None:
+            self._save(text)
+
+    def heartbeat_details(self) -> Any:
+        """The latest stored heartbeat payload, or None."""
+        return self._heartbeat
+
+    def previous_failure(self) -> ErrorInfo | None:
+        """The error of the previous attempt, or None on the first."""
+        return self._previous
+
+    def record_llm_call(self, call: LlmCall) -> None:
+        """Report a model call; written to the cost ledger when this attempt completes."""
+        if not isinstance(call, LlmCall):
+            raise TypeError(f"record_llm_call needs an LlmCall, got {call!r}")
+        self.llm_calls.append(call)
+
+    def is_cancelled(self) -> bool:
+        """Always False: this backend never cancels a running attempt (guide §3)."""
+        return False
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """How one attempt ended: `output` when ok, else `error` (and whether it timed out)."""
+
+    ok: bool
+    output: Any = None
+    error: ErrorInfo | None = None
+    timed_out: bool = False
+    llm_calls: list[LlmCall] = field(default_factory=list)
+
+
+def error_info(exc: BaseException) -> ErrorInfo:
+    """A body's exception as a stored failure."""
+    if isinstance(exc, ApplicationError):
+        return ErrorInfo(
+            type=str(exc.type), message=exc.message, non_retryable=bool(exc.non_retryable),
+            details=payloads.to_json(exc.details),
+        )
+    if isinstance(exc, (PayloadTooDeep, PayloadTooLarge)):
+        return ErrorInfo(type=type(exc).__name__, message=str(exc), non_retryable=True)
+    return ErrorInfo(type=type(exc).__name__, message=str(exc) or type(exc).__name__)
+
+
+def checked_output(value: Any) -> AttemptResult:
+    """Apply the payload caps to a result: over them is a non-retryable failure (guide §6)."""
+    value = payloads.to_json(value)
+    try:
+        payloads.check(value, "activity result")
+    except (PayloadTooDeep, PayloadTooLarge) as exc:
+        return AttemptResult(ok=False, error=error_info(exc))
+    return AttemptResult(ok=True, output=value)
+
+
+async def run_attempt(
+    body: Callable[..., Any],
+    args: tuple[Any, ...],
+    *,
+    budget: float | None,
+) -> AttemptResult:
+    """Run one attempt: a coroutine body on this loop, a plain one in a worker thread.
+
+    A coroutine past its budget is cancelled. A thread cannot be stopped, so
+    a sync body's budget is checked when it returns (guide §7).
+    """
+    started = time.monotonic()
+    try:
+        if inspect.iscoroutinefunction(body):
+            coro = body(*args)
+            value = await (coro if budget is None else asyncio.wait_for(coro, budget))
+        else:
+            loop = asyncio.get_running_loop()
+            value = await loop.run_in_executor(None, functools.partial(body, *args))
+            if budget is not None and time.monotonic() - started > budget:
+                return _timed_out(budget)
+    except TimeoutError:
+        return _timed_out(budget or 0.0)
+    except Exception as exc:  # noqa: BLE001 - every body failure becomes a recorded error
+        return AttemptResult(ok=False, error=error_info(exc))
+    return checked_output(value)
+
+
+def _timed_out(budget: float) -> AttemptResult:
+    return AttemptResult(
+        ok=False,
+        timed_out=True,
+        error=ErrorInfo(
+            type="StartToCloseTimeout",
+            message=f"activity attempt ran past its start_to_close of {budget:g}s",
+        ),
+    )

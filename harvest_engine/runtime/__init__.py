@@ -1,0 +1,1 @@
+"""The runtime: SqliteRuntime and its drive, start, signal and task concerns."""

@@ -1,0 +1,165 @@
+"""Registry: the workflows, activities and handlers of this process, with the §5 audit.
+
+Registrations live in memory, not in the file, so every runtime (also a
+reopened one) registers again. A declared option this backend cannot honour
+is refused here, by name, never dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from harvest_engine.authoring import ActivityInfo, HandlerInfo, RetryPolicy, WorkflowInfo, info_of
+from harvest_engine.errors import UnknownActivity, UnknownWorkflow, UnsupportedFeature
+
+_WORKFLOW_REFUSED = {
+    "concurrency": "one writer runs every run; there is no concurrency limiter",
+    "debounce": "starts are not debounced by this backend",
+    "batch": "batched starts need the Postgres worker",
+    "throttle": "starts are not throttled by this backend",
+    "quota": "quotas need the Postgres worker",
+    "max_input_bytes": "the start input cap is fixed at 2 MiB here",
+}
+_ACTIVITY_REFUSED = {
+    "heartbeat_timeout": "no scanner times out a silent attempt in a single process",
+    "schedule_to_start": "tasks start as soon as a drive runs them",
+    "circuit_breaker": "no circuit breaker in this backend",
+    "rate_limit_per_second": "no rate limiter in this backend",
+    "rate_limit": "no rate limiter in this backend",
+    "max_concurrent": "a drive runs one attempt at a time",
+}
+
+
+@dataclass(frozen=True)
+class ActivitySpec:
+    """A hand-made activity for `register_activity_raw`: attempts and a sync JSON body."""
+
+    max_attempts: int
+    body: Callable[[Any], Any]
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 0:
+            raise ValueError("ActivitySpec.max_attempts must be >= 0 (0 = unlimited)")
+        if not callable(self.body):
+            raise TypeError("ActivitySpec.body must be callable")
+
+
+@dataclass(frozen=True)
+class RegisteredActivity:
+    """An activity as the task runner needs it.
+
+    `mode` says how the body is called: "context" ``fn(ctx, input)``,
+    "body" ``fn(input)``, "ledger" ``fn(input) -> (output, calls)``.
+    """
+
+    name: str
+    body: Callable[..., Any]
+    mode: str
+    retry: RetryPolicy | None
+    max_attempts: int
+    start_to_close: float | None
+    schedule_to_close: float | None
+    queue: str
+    local: bool
+    input_type: Any = None
+
+
+class Registry:
+    """What this process can run."""
+
+    def __init__(self) -> None:
+        self.workflows: dict[str, WorkflowInfo] = {}
+        self.activities: dict[str, RegisteredActivity] = {}
+        self.queries: dict[tuple[str, str], HandlerInfo] = {}
+        self.updates: dict[tuple[str, str], HandlerInfo] = {}
+
+    # -- workflows -------------------------------------------------------------
+
+    def add_workflow(self, fn: Any) -> WorkflowInfo:
+        info: WorkflowInfo = info_of(fn, WorkflowInfo)
+        for option in info.options:
+            raise UnsupportedFeature(
+                owner=f"workflow {info.name!r}",
+                feature=option,
+                why=_WORKFLOW_REFUSED.get(option, "this backend does not know the option"),
+            )
+        self.workflows[info.name] = info
+        return info
+
+    def workflow(self, name: str) -> WorkflowInfo:
+        info = self.workflows.get(name)
+        if info is None:
+            raise UnknownWorkflow(name=name)
+        return info
+
+    # -- activities ------------------------------------------------------------
+
+    def add_activity(self, fn: Any, body: Callable[..., Any] | None = None, mode: str = "context") -> None:
+        info: ActivityInfo = info_of(fn, ActivityInfo)
+        _audit_activity(info)
+        target = body if body is not None else info.fn
+        if target is None or not callable(target):
+            raise TypeError(f"activity {info.name!r} has no body to run")
+        self.activities[info.name] = RegisteredActivity(
+            name=info.name,
+            body=target,
+            mode=mode,
+            retry=info.retry,
+            max_attempts=info.max_attempts,
+            start_to_close=None if info.start_to_close is None else info.start_to_close.total_seconds(),
+            schedule_to_close=None
+            if info.schedule_to_close is None
+            else info.schedule_to_close.total_seconds(),
+            queue=info.queue,
+            local=info.local,
+            input_type=info.input_type if mode == "context" else None,
+        )
+
+    def add_raw_activity(self, name: str, spec: ActivitySpec) -> None:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError("an activity name is non-empty text")
+        if not isinstance(spec, ActivitySpec):
+            raise TypeError(f"register_activity_raw needs an ActivitySpec, got {spec!r}")
+        retry = RetryPolicy(max_attempts=spec.max_attempts) if spec.max_attempts != 1 else None
+        self.activities[name] = RegisteredActivity(
+            name=name, body=spec.body, mode="body", retry=retry,
+            max_attempts=spec.max_attempts, start_to_close=None, schedule_to_close=None,
+            queue="default", local=False,
+        )
+
+    def activity(self, name: str) -> RegisteredActivity:
+        found = self.activities.get(name)
+        if found is None:
+            raise UnknownActivity(name=name)
+        return found
+
+    # -- declarative handlers ----------------------------------------------------
+
+    def add_handler(self, fn: Any, kind: str) -> HandlerInfo:
+        info: HandlerInfo = info_of(fn, HandlerInfo)
+        if info.kind != kind:
+            raise TypeError(f"{fn!r} is an @{info.kind} handler, not an @{kind}")
+        table = self.queries if kind == "query" else self.updates
+        table[(info.workflow, info.name)] = info
+        return info
+
+
+def _audit_activity(info: ActivityInfo) -> None:
+    owner = f"activity {info.name!r}"
+    if info.heartbeat_timeout is not None:
+        raise UnsupportedFeature(
+            owner=owner, feature="heartbeat_timeout", why=_ACTIVITY_REFUSED["heartbeat_timeout"]
+        )
+    for option in info.options:
+        raise UnsupportedFeature(
+            owner=owner,
+            feature=option,
+            why=_ACTIVITY_REFUSED.get(option, "this backend does not know the option"),
+        )
+    if info.local and info.schedule_to_close is not None:
+        raise UnsupportedFeature(
+            owner=owner, feature="schedule_to_close",
+            why="a local activity cannot declare schedule_to_close (as on Postgres)",
+        )

@@ -1,0 +1,302 @@
+"""SqliteRuntime: the facade users open, register on, start, drive and read through."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from harvest_engine import payloads
+from harvest_engine.authoring import ActivityInfo, WorkflowInfo
+from harvest_engine.clock import Clock, SystemClock
+from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
+from harvest_engine.events import HistoryEvent
+from harvest_engine.runtime import starts
+from harvest_engine.runtime.cache import InstanceCache
+from harvest_engine.runtime.decide import Decider, Decision
+from harvest_engine.runtime.registry import ActivitySpec, Registry
+from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
+from harvest_engine.runtime.signals import send_signal
+from harvest_engine.runtime.tasks import TaskRunner
+from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
+from harvest_engine.store.protocol import DurableStore
+from harvest_engine.store.records import ActivityAttempt, ExecutionDetail, LedgerRow
+from harvest_engine.store.sqlite.store import SqliteStore
+
+log = logging.getLogger("harvest.runtime")
+
+# One drive call gives each run at most this many cycles, so a body that
+# loops over activities forever cannot hold the caller for ever.
+CYCLE_BUDGET = 100_000
+
+Now = Callable[[], datetime]
+
+
+class SqliteRuntime:
+    """An embedded workflow runtime on one SQLite file (or a private in-memory database).
+
+    Open it, register the workflow and activity functions, start runs, and
+    drive them with the async drivers. Registrations live in memory: a
+    reopened runtime registers again and resumes every run by replay.
+    """
+
+    def __init__(self, store: DurableStore, *, clock: Clock | None = None) -> None:
+        self._store = store
+        self.clock: Clock = clock or SystemClock()
+        self.registry = Registry()
+        self.settings = Settings()
+        self.cache = InstanceCache()
+        self._decider = Decider(store, self.registry, self.cache, self.settings)
+        self._tasks = TaskRunner(store, self.registry)
+        self._closed = False
+
+    # -- opening ------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteRuntime:
+        """Open (or create) a database file; raise DatabaseLocked if another runtime holds it."""
+        return cls(SqliteStore.open(path), clock=clock)
+
+    @classmethod
+    def open_in_memory(cls, *, clock: Clock | None = None) -> SqliteRuntime:
+        """A fresh, private, empty database that lives as long as the runtime."""
+        return cls(SqliteStore.open_memory(), clock=clock)
+
+    def close(self) -> None:
+        """Release the file and its writer lock (safe to call twice)."""
+        if not self._closed:
+            self._closed = True
+            self.cache.clear()
+            self._store.close()
+
+    def __enter__(self) -> SqliteRuntime:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def store(self) -> DurableStore:
+        """The durable store (the runtime's concern modules take it)."""
+        return self._store
+
+    # -- registering --------------------------------------------------------------
+
+    def register_workflow(self, fn: Callable[..., Any] | WorkflowInfo) -> None:
+        """Register an @workflow function; refuses options this backend cannot honour."""
+        self.registry.add_workflow(fn)
+
+    def register_activity(self, fn: Callable[..., Any] | ActivityInfo) -> None:
+        """Register an @activity function to run its own body with an ActivityContext."""
+        self.registry.add_activity(fn)
+
+    def register_activity_with_body(
+        self, fn: Callable[..., Any] | ActivityInfo, body: Callable[[Any], Any]
+    ) -> None:
+        """Register an activity's options with a sync ``body(input) -> output`` instead."""
+        self.registry.add_activity(fn, body, mode="body")
+
+    def register_activity_with_ledger(
+        self, fn: Callable[..., Any] | ActivityInfo, body: Callable[[Any], Any]
+    ) -> None:
+        """Like `register_activity_with_body`; the body returns ``(output, [LlmCall])``."""
+        self.registry.add_activity(fn, body, mode="ledger")
+
+    def register_activity_raw(self, name: str, spec: ActivitySpec) -> None:
+        """Register a hand-made body by name, without an ActivityInfo and without the audit."""
+        self.registry.add_raw_activity(name, spec)
+
+    def register_query(self, fn: Callable[..., Any]) -> None:
+        """Register an @query(workflow=...) handler."""
+        self.registry.add_handler(fn, "query")
+
+    def register_update(self, fn: Callable[..., Any]) -> None:
+        """Register an @update(workflow=...) handler."""
+        self.registry.add_handler(fn, "update")
+
+    # -- starting -----------------------------------------------------------------
+
+    def start_workflow(self, name: str, input: Any = None) -> ExecutionId:  # noqa: A002
+        """Start a fresh run; nothing executes until a drive."""
+        return starts.start_fresh(self, name, None, input)
+
+    def start_workflow_with_id(
+        self, name: str, workflow_id: str, input: Any = None  # noqa: A002
+    ) -> ExecutionId:
+        """Start with a business id, attaching to a RUNNING run of the same name and id."""
+        return starts.start_with_id(self, name, workflow_id, input)
+
+    # -- driving ------------------------------------------------------------------
+
+    async def run_until_blocked(self, exec_id: str | ExecutionId) -> RunState:
+        """Drive one run until it ends or waits on outside input; its RunState."""
+        return await self._run_until_blocked(self._require(exec_id), self.clock.now)
+
+    async def run_until_blocked_as_of(
+        self, exec_id: str | ExecutionId, when: datetime
+    ) -> RunState:
+        """`run_until_blocked` with every clock read at `when` (an aware datetime)."""
+        fixed = _fixed(when)
+        return await self._run_until_blocked(self._require(exec_id), fixed)
+
+    async def run_until_idle(self) -> None:
+        """Drive every run until no pass makes progress; then raise the first run's error."""
+        first_error: HarvestError | None = None
+        for _ in range(CYCLE_BUDGET):
+            progressed, error = await self._pass(self.clock.now)
+            first_error = first_error or error
+            if not progressed:
+                break
+        if first_error is not None:
+            raise first_error
+
+    async def poll_once(self) -> bool:
+        """One pass over every run needing a decision and every ready task; True if progress."""
+        return await self._poll(self.clock.now)
+
+    async def poll_once_as_of(self, when: datetime) -> bool:
+        """`poll_once` with every clock read at `when`."""
+        return await self._poll(_fixed(when))
+
+    async def _poll(self, now: Now) -> bool:
+        progressed, error = await self._pass(now)
+        if error is not None:
+            raise error
+        return progressed
+
+    async def _pass(self, now: Now) -> tuple[bool, HarvestError | None]:
+        """Drive the fleet once; one failing run never blocks the others."""
+        progressed = False
+        first_error: HarvestError | None = None
+        for exec_id in self._store.runs_needing_decision(now()):
+            try:
+                decision = self._decider.decide(exec_id, now())
+                progressed = progressed or decision.progressed
+                if decision.stuck:
+                    raise Stuck(exec_id=exec_id)
+            except HarvestError as exc:
+                first_error = first_error or exc
+        for task in self._store.ready_tasks(None, now()):
+            try:
+                progressed = await self._tasks.run(task, now) or progressed
+            except HarvestError as exc:
+                first_error = first_error or exc
+        return progressed, first_error
+
+    async def _run_until_blocked(self, exec_id: str, now: Now) -> RunState:
+        for _ in range(CYCLE_BUDGET):
+            at = now()
+            decision = self._decider.decide(exec_id, at)
+            if decision.state is not None:
+                return decision.state
+            tasks = self._store.ready_tasks(exec_id, at)
+            if tasks:
+                for task in tasks:
+                    await self._tasks.run(task, now)
+                continue
+            blocked = self._blocked(exec_id, decision, at)
+            if blocked is not None:
+                return blocked
+        return RunState.InProgress()
+
+    def _blocked(self, exec_id: str, decision: Decision, at: datetime) -> RunState | None:
+        """Where a parked run waits; None when it can go on at once."""
+        wake = self._store.next_wakeup(exec_id)
+        if wake is not None and wake <= at:
+            return None
+        if decision.waiting_signal is not None:
+            return RunState.WaitingSignal(name=decision.waiting_signal)
+        if wake is not None or decision.waiting_timer:
+            return RunState.WaitingTimer()
+        if decision.stuck:
+            raise Stuck(exec_id=exec_id)
+        return RunState.WaitingTimer()
+
+    # -- talking to runs ----------------------------------------------------------
+
+    def send_signal(self, exec_id: str | ExecutionId, name: str, payload: Any = None) -> None:
+        """Stage a signal for a RUNNING run; the next drive appends it to history."""
+        send_signal(self._store, self._require(exec_id), name, payload, None, self.clock.now())
+
+    # -- reading ------------------------------------------------------------------
+
+    def outcome(self, exec_id: str | ExecutionId) -> ExecutionOutcome:
+        """The stored outcome, without driving."""
+        row = self._store.execution(self._require(exec_id))
+        if row is None:
+            raise ExecutionNotFound(exec_id=str(exec_id))
+        if row.state == "RUNNING":
+            return ExecutionOutcome.Running()
+        if row.state == "COMPLETED":
+            return ExecutionOutcome.Completed(
+                output=payloads.loads(row.output) if row.output else None
+            )
+        if row.state == "FAILED":
+            return ExecutionOutcome.Failed(
+                error=ErrorInfo.from_json(payloads.loads(row.error) if row.error else None)
+            )
+        return ExecutionOutcome.Terminated(state=row.state)
+
+    def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
+        """Every recorded event of the run, in order."""
+        return self._store.load_events(self._require(exec_id))
+
+    def activity_attempts(
+        self, exec_id: str | ExecutionId, name: str | None = None
+    ) -> list[ActivityAttempt]:
+        """Finished attempts of the run's activities (of one name, or all)."""
+        return self._store.activity_attempts(self._require(exec_id), name)
+
+    def successor(self, exec_id: str | ExecutionId) -> ExecutionId | None:
+        """The run that continued this one (continue-as-new or retry), if any."""
+        row = self._store.execution(self._require(exec_id))
+        return ExecutionId(row.successor) if row and row.successor else None
+
+    def parent_execution(self, exec_id: str | ExecutionId) -> ExecutionId | None:
+        """The parent of a child run, if any."""
+        row = self._store.execution(self._require(exec_id))
+        return ExecutionId(row.parent_exec_id) if row and row.parent_exec_id else None
+
+    def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
+        """One run with its payloads as Stored values."""
+        detail = self._store.describe(self._require(exec_id))
+        if detail is None:
+            raise ExecutionNotFound(exec_id=str(exec_id))
+        return detail
+
+    def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
+        """The run's LLM calls, in recording order."""
+        return self._store.llm_ledger(self._require(exec_id))
+
+    # -- settings -----------------------------------------------------------------
+
+    def set_history_caps(self, caps: HistoryCaps) -> None:
+        """Set the hard caps on every run's history."""
+        self.settings.set_caps(caps)
+
+    def set_workflow_log_policy(self, policy: WorkflowLogPolicy | None) -> None:
+        """Store `ctx.log` lines under `policy`; None stops storing them."""
+        self.settings.log_policy = policy
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _require(self, exec_id: str | ExecutionId) -> str:
+        """The id as text; ExecutionNotFound when no run has it."""
+        text = str(exec_id).strip() if exec_id is not None else ""
+        if not text or self._store.execution(text) is None:
+            raise ExecutionNotFound(exec_id=str(exec_id))
+        return text
+
+
+def _fixed(when: datetime) -> Now:
+    if not isinstance(when, datetime) or when.tzinfo is None:
+        raise ValueError(f"the *_as_of drivers take an aware datetime, got {when!r}")
+    return lambda: when

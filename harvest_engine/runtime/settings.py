@@ -1,0 +1,107 @@
+"""Runtime settings a decision consults: history caps, the workflow log policy, query timeout."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harvest_engine.events import HistoryEvent
+from harvest_engine.store.protocol import ExecutionRecord
+from harvest_engine.workflow.context import CONTINUE_AS_NEW_ADVICE_EVENTS
+
+log = logging.getLogger("harvest.runtime")
+
+
+@dataclass(frozen=True)
+class HistoryCaps:
+    """Hard caps on one run's history; `None` removes a cap."""
+
+    max_events: int | None = 50_000
+    max_bytes: int | None = 50 * 2**20
+
+    def __post_init__(self) -> None:
+        for name in ("max_events", "max_bytes"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"HistoryCaps.{name} must be a positive int or None")
+
+
+@dataclass(frozen=True)
+class WorkflowLogPolicy:
+    """Store `ctx.log` lines; at most `max_lines` per run (None: no limit), then one marker."""
+
+    max_lines: int | None = 1000
+
+    def __post_init__(self) -> None:
+        if self.max_lines is not None and (not isinstance(self.max_lines, int) or self.max_lines < 1):
+            raise ValueError("WorkflowLogPolicy.max_lines must be a positive int or None")
+
+
+class HistoryCapReached(Exception):  # noqa: N818 - internal control flow of a decision
+    """A decision would reach a history cap: it rolls back and the run fails."""
+
+    def __init__(self, reason: dict[str, Any]) -> None:
+        super().__init__(reason["message"])
+        self.reason = reason
+
+
+class Settings:
+    """Mutable runtime-wide settings."""
+
+    def __init__(self) -> None:
+        self.caps = HistoryCaps()
+        self.log_policy: WorkflowLogPolicy | None = None
+        self.query_timeout = 5.0
+
+    def set_caps(self, caps: HistoryCaps) -> None:
+        if caps.max_events is not None and caps.max_events <= CONTINUE_AS_NEW_ADVICE_EVENTS:
+            log.warning(
+                "history event cap %d is at or below the continue-as-new advice (%d events): "
+                "runs fail at the cap before should_continue_as_new() turns true",
+                caps.max_events,
+                CONTINUE_AS_NEW_ADVICE_EVENTS,
+            )
+        self.caps = caps
+
+    def signal_room(self, next_seq: int) -> int:
+        """How many staged signals a decision may load (-1 for no limit)."""
+        if self.caps.max_events is None:
+            return -1
+        return max(0, self.caps.max_events - (next_seq - 1))
+
+    def check_caps(
+        self,
+        row: ExecutionRecord,
+        events: Sequence[HistoryEvent],
+        seal: tuple[str, dict[str, Any]] | None,
+    ) -> None:
+        """Raise HistoryCapReached when the decision's appends reach a cap.
+
+        A continuing run is exempt: its successor starts a new history.
+        """
+        if seal is not None and seal[0] == "CONTINUED_AS_NEW":
+            return
+        total = row.next_seq - 1 + len(events)
+        caps = self.caps
+        if caps.max_events is not None and total >= caps.max_events and events:
+            raise HistoryCapReached(
+                {
+                    "type": "HistoryCapReached",
+                    "cap": "max_events",
+                    "limit": caps.max_events,
+                    "value": total,
+                    "message": f"history reached its cap of {caps.max_events} events",
+                }
+            )
+        if caps.max_bytes is not None and row.history_bytes >= caps.max_bytes and events:
+            raise HistoryCapReached(
+                {
+                    "type": "HistoryCapReached",
+                    "cap": "max_bytes",
+                    "limit": caps.max_bytes,
+                    "value": row.history_bytes,
+                    "message": f"history reached its cap of {caps.max_bytes} bytes",
+                }
+            )

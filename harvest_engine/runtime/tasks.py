@@ -1,0 +1,196 @@
+"""Running activity tasks: claim (commit), run the body outside any transaction, record the result.
+
+A crash between the claim and the record leaves the task RUNNING; the next
+open puts it back to PENDING and the body runs again with the same
+idempotency key (at-least-once, guide §10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from harvest_engine import payloads
+from harvest_engine.activity import ActivityContext, ActivityRunInfo, AttemptResult, run_attempt
+from harvest_engine.authoring import RetryPolicy
+from harvest_engine.errors import UnknownActivity
+from harvest_engine.events import HistoryEvent
+from harvest_engine.ledger import LlmCall
+from harvest_engine.runtime.registry import RegisteredActivity, Registry
+from harvest_engine.states import ErrorInfo
+from harvest_engine.store.protocol import AttemptRecord, DurableStore, LedgerEntry, TaskRecord
+
+Clock = Callable[[], datetime]
+
+
+class TaskRunner:
+    """Runs one claimed task attempt and writes its outcome in one transaction."""
+
+    def __init__(self, store: DurableStore, registry: Registry) -> None:
+        self.store = store
+        self.registry = registry
+
+    async def run(self, task: TaskRecord, clock: Clock) -> bool:
+        """Run one attempt of `task`; False when it was gone or not ready."""
+        activity = self.registry.activities.get(task.activity_name)
+        if activity is None:
+            raise UnknownActivity(name=task.activity_name)
+        started = clock()
+        claimed = self.store.claim_task(task.id, started)
+        if claimed is None:
+            return False
+        budget = _budget(claimed, activity, started)
+        if budget is not None and budget <= 0:
+            result = AttemptResult(
+                ok=False,
+                error=ErrorInfo(
+                    type="ScheduleToCloseTimeout",
+                    message=f"activity {claimed.activity_name} ran past its schedule_to_close",
+                    non_retryable=True,
+                ),
+            )
+            self._record(claimed, activity, result, started, clock())
+            return True
+        ctx = self._context(claimed)
+        result = await run_attempt(activity.body, self._args(activity, claimed, ctx), budget=budget)
+        if result.ok and activity.mode == "ledger":
+            result = _split_ledger(result)
+        elif result.ok and activity.mode == "context":
+            result = AttemptResult(ok=True, output=result.output, llm_calls=list(ctx.llm_calls))
+        self._record(claimed, activity, result, started, clock())
+        return True
+
+    def _context(self, task: TaskRecord) -> ActivityContext:
+        heartbeat = payloads.loads(task.heartbeat) if task.heartbeat else None
+        previous = (
+            ErrorInfo.from_json(payloads.loads(task.last_error)) if task.last_error else None
+        )
+        row = self.store.execution(task.exec_id)
+        return ActivityContext(
+            ActivityRunInfo(
+                exec_id=task.exec_id,
+                activity_name=task.activity_name,
+                attempt=task.attempt,
+                max_attempts=task.max_attempts,
+                queue=task.queue,
+                task_id=task.id,
+                activity_id=task.activity_id,
+                workflow_name=row.workflow_name if row else "",
+            ),
+            idempotency_key=task.idempotency_key,
+            heartbeat_details=heartbeat,
+            previous_failure=previous,
+            save_heartbeat=lambda text: self.store.save_heartbeat(task.id, text),
+        )
+
+    @staticmethod
+    def _args(activity: RegisteredActivity, task: TaskRecord, ctx: ActivityContext) -> tuple[Any, ...]:
+        value = payloads.loads(task.input)
+        if activity.mode == "context":
+            return (ctx, payloads.from_json(value, activity.input_type))
+        return (value,)
+
+    def _record(
+        self,
+        task: TaskRecord,
+        activity: RegisteredActivity,
+        result: AttemptResult,
+        started: datetime,
+        ended: datetime,
+    ) -> None:
+        with self.store.write() as txn:
+            current = txn.task(task.id)
+            if current is None:
+                return  # the run was sealed while the body ran
+            row = txn.execution(task.exec_id)
+            if row is None or row.state != "RUNNING":
+                txn.delete_task(task.id)
+                return
+            error_text = None if result.error is None else payloads.dumps(result.error.to_json())
+            outcome = "completed" if result.ok else ("timed_out" if result.timed_out else "failed")
+            txn.record_attempt(
+                AttemptRecord(
+                    exec_id=task.exec_id, activity_id=task.activity_id,
+                    activity_name=task.activity_name, attempt=task.attempt,
+                    started_at=started, ended_at=ended, outcome=outcome, error=error_text,
+                )
+            )
+            if result.ok:
+                txn.add_ledger([_ledger(task, call, ended) for call in result.llm_calls])
+                event = HistoryEvent(
+                    seq=row.next_seq, type="ActivityCompleted", at=ended,
+                    attrs={
+                        "activity_id": task.activity_id, "name": task.activity_name,
+                        "result": result.output, "attempt": task.attempt,
+                    },
+                )
+            else:
+                assert_error = result.error or ErrorInfo(type="Error", message="failed")
+                ready_at = _retry_at(task, assert_error, ended)
+                if ready_at is not None:
+                    txn.reschedule_task(task.id, task.attempt + 1, ready_at, error_text or "")
+                    return
+                event = HistoryEvent(
+                    seq=row.next_seq, type="ActivityFailed", at=ended,
+                    attrs={
+                        "activity_id": task.activity_id, "name": task.activity_name,
+                        "error": assert_error.to_json(), "attempt": task.attempt,
+                    },
+                )
+            txn.append_events(task.exec_id, [event])
+            txn.delete_task(task.id)
+            txn.update_execution(task.exec_id, needs_decision=1)
+
+
+def _budget(task: TaskRecord, activity: RegisteredActivity, now: datetime) -> float | None:
+    """Seconds this attempt may run: start_to_close, bounded by schedule_to_close."""
+    budget = task.start_to_close
+    if task.schedule_to_close_at is not None:
+        left = (task.schedule_to_close_at - now).total_seconds()
+        budget = left if budget is None else min(budget, left)
+    del activity
+    return budget
+
+
+def _retry_at(task: TaskRecord, error: ErrorInfo, ended: datetime) -> datetime | None:
+    """When the next attempt runs, or None when this failure is final."""
+    if task.retry_policy is None:
+        return None
+    policy = RetryPolicy.from_json(payloads.loads(task.retry_policy))
+    if not policy.retries(task.attempt, error.type, error.non_retryable):
+        return None
+    ready_at = ended + policy.backoff(task.attempt)
+    if task.schedule_to_close_at is not None and ready_at >= task.schedule_to_close_at:
+        return None
+    return ready_at
+
+
+def _split_ledger(result: AttemptResult) -> AttemptResult:
+    value = result.output
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not isinstance(value[1], (list, tuple))
+    ):
+        return AttemptResult(
+            ok=False,
+            error=ErrorInfo(
+                type="TypeError",
+                message="a ledger body returns (output, [LlmCall, ...])",
+                non_retryable=True,
+            ),
+        )
+    calls = [c if isinstance(c, LlmCall) else LlmCall(**c) for c in value[1]]
+    return AttemptResult(ok=True, output=value[0], llm_calls=calls)
+
+
+def _ledger(task: TaskRecord, call: LlmCall, at: datetime) -> LedgerEntry:
+    return LedgerEntry(
+        exec_id=task.exec_id, activity=task.activity_name, attempt=task.attempt,
+        model=call.model, input_tokens=call.input_tokens, output_tokens=call.output_tokens,
+        latency=call.latency, recorded_at=at,
+    )
+
+
+__all__ = ["TaskRunner", "timedelta"]

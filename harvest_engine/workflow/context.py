@@ -1,0 +1,389 @@
+"""WorkflowContext: the deterministic API workflow code calls (activities, timers, signals, ...)."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import hashlib
+import inspect
+import logging
+import random as _random
+import typing
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine import payloads
+from harvest_engine.authoring import ActivityInfo, RetryPolicy
+from harvest_engine.durations import Duration, to_timedelta
+from harvest_engine.errors import ApplicationError, ContinueAsNew, InvalidSearchAttribute
+from harvest_engine.timestamps import to_text
+from harvest_engine.workflow.commands import Command
+
+if TYPE_CHECKING:
+    from harvest_engine.workflow.instance import WorkflowInstance
+
+log = logging.getLogger("harvest.workflow")
+
+# `should_continue_as_new()` turns true at this many events (API.md defaults).
+CONTINUE_AS_NEW_ADVICE_EVENTS = 10_000
+
+_TIMED_OUT = object()
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What `ctx.info()` reports about the run."""
+
+    workflow_name: str
+    workflow_id: str
+    exec_id: str
+    attempt: int
+    parent_execution_id: str | None = None
+    started_at: datetime | None = None
+    deadline: datetime | None = None
+    predecessor: str | None = None
+
+
+class TimerOutcome(enum.Enum):
+    """How a cancellable timer ended."""
+
+    FIRED = "fired"
+    CANCELLED = "cancelled"
+
+
+class TimerHandle:
+    """A cancellable durable timer from `ctx.start_timer`."""
+
+    def __init__(self, ctx: WorkflowContext, timer_id: str, duration: timedelta) -> None:
+        self._ctx = ctx
+        self.timer_id = timer_id
+        self._future = ctx._arm_timer(timer_id, duration)
+
+    async def await_fire(self) -> TimerOutcome:
+        """Wait until the timer fires or is cancelled."""
+        result: TimerOutcome = await self._future
+        return result
+
+    def cancel(self) -> None:
+        """Cancel the timer if it has not fired (records TimerCancelled)."""
+        if self._future.done():
+            return
+        self._ctx._machine.emit(Command("TimerCancelled", {"timer_id": self.timer_id}))
+        self._ctx._machine.forget_timer(self.timer_id)
+        self._future.set_result(TimerOutcome.CANCELLED)
+
+    def reset(self, duration: Duration) -> None:
+        """Cancel and arm again with a new duration, counted from now."""
+        self.cancel()
+        self._future = self._ctx._arm_timer(
+            self.timer_id, to_timedelta(duration, what="TimerHandle.reset duration")
+        )
+
+    @property
+    def fired(self) -> bool:
+        """Whether the timer has fired."""
+        return self._future.done() and self._future.result() is TimerOutcome.FIRED
+
+
+class WorkflowContext:
+    """Passed to every workflow body; every durable call is awaitable and deterministic."""
+
+    def __init__(self, machine: WorkflowInstance) -> None:
+        self._machine = machine
+        seed = int.from_bytes(hashlib.sha256(machine.run.exec_id.encode()).digest()[:8], "big")
+        self._rng = _random.Random(seed)
+
+    # -- facts about the run -------------------------------------------------
+
+    def info(self) -> RunInfo:
+        """The run's names, ids and attempt."""
+        return self._machine.run
+
+    def now(self) -> datetime:
+        """The time of the event being applied: identical on every replay."""
+        return self._machine.now
+
+    def system_now(self) -> datetime:
+        """The decision cycle's clock (the same value `now()` gives on replay)."""
+        return self._machine.now
+
+    def random(self) -> float:
+        """A float in [0, 1) from a generator seeded by the run id."""
+        return self._rng.random()
+
+    def uuid4(self) -> uuid.UUID:
+        """A version-4 UUID from the run's seeded generator."""
+        return uuid.UUID(int=self._rng.getrandbits(128), version=4)
+
+    def cancellation_reason(self) -> str | None:
+        """The reason of a pending cancel request, or None."""
+        return self._machine.cancel_reason
+
+    def is_cancelled(self) -> bool:
+        """Whether a cancel has been requested."""
+        return self._machine.cancel_reason is not None
+
+    def deadline(self) -> datetime | None:
+        """The run's execution deadline, if it has one."""
+        return self._machine.run.deadline
+
+    def should_continue_as_new(self) -> bool:
+        """True once the history is long enough that a loop should continue as new."""
+        return self._machine.history_length >= CONTINUE_AS_NEW_ADVICE_EVENTS
+
+    def continue_as_new(self, input: Any = None) -> typing.NoReturn:  # noqa: A002
+        """End this run and start its successor with `input` (never returns)."""
+        value = payloads.to_json(input)
+        payloads.check(value, "continue_as_new input")
+        raise ContinueAsNew(value)
+
+    def log(self, message: str) -> None:
+        """A workflow log line, stored once per run when a log policy is set."""
+        self._machine.log_line(str(message))
+
+    def set_current_details(self, text: str) -> None:
+        """Describe what the run is doing now (kept in memory, not in history)."""
+        self._machine.current_details = str(text)
+
+    # -- activities ----------------------------------------------------------
+
+    async def execute_activity(
+        self,
+        activity: Callable[..., Any] | ActivityInfo | str,
+        input: Any = None,  # noqa: A002
+        *,
+        queue: str | None = None,
+        retry: RetryPolicy | None = None,
+        start_to_close: Duration | None = None,
+        schedule_to_close: Duration | None = None,
+    ) -> Any:
+        """Schedule an activity and wait for its result (ActivityError when it fails for good)."""
+        name, result_type = _activity_target(activity)
+        attrs: dict[str, Any] = {"name": name, "input": _checked(input, "activity input")}
+        if queue is not None:
+            attrs["queue"] = queue
+        if retry is not None:
+            attrs["retry"] = retry.to_json()
+        if start_to_close is not None:
+            attrs["start_to_close"] = to_timedelta(start_to_close).total_seconds()
+        if schedule_to_close is not None:
+            attrs["schedule_to_close"] = to_timedelta(schedule_to_close).total_seconds()
+        result = await self._machine.schedule_activity(attrs)
+        return payloads.from_json(result, result_type)
+
+    async def execute_activity_raw(self, name: str, input: Any, queue: str = "default") -> Any:  # noqa: A002
+        """Schedule an activity by name on a queue; the JSON result, untyped."""
+        return await self.execute_activity(name, input, queue=queue)
+
+    # -- timers --------------------------------------------------------------
+
+    async def timer(self, seconds: Duration) -> None:
+        """Wait durably for a while (survives restarts)."""
+        duration = to_timedelta(seconds, what="timer duration")
+        timer_id = self._machine.next_timer_id()
+        await self._arm_timer(timer_id, duration)
+
+    async def sleep(self, duration: Duration) -> None:
+        """The same as `timer`."""
+        await self.timer(duration)
+
+    def start_timer(self, timer_id: str, duration: Duration) -> TimerHandle:
+        """A cancellable durable timer named `timer_id`."""
+        if not isinstance(timer_id, str) or not timer_id.strip():
+            raise ValueError("start_timer needs a non-empty timer id")
+        if timer_id.startswith("harvest."):
+            raise ValueError("timer ids starting with 'harvest.' are reserved")
+        return TimerHandle(self, timer_id, to_timedelta(duration, what="start_timer duration"))
+
+    def _arm_timer(self, timer_id: str, duration: timedelta) -> asyncio.Future[Any]:
+        fire_at = self._machine.now + duration
+        return self._machine.start_timer(
+            {
+                "timer_id": timer_id,
+                "fire_at": to_text(fire_at),
+                "duration": duration.total_seconds(),
+            }
+        )
+
+    # -- signals -------------------------------------------------------------
+
+    async def wait_for_signal(self, name: str) -> Any:
+        """Wait for the next signal `name`; its JSON payload."""
+        return await self._machine.signals.next(name)
+
+    async def receive_signal(self, name: str, type: Any = None) -> Any:  # noqa: A002
+        """Like `wait_for_signal`, converting the payload to `type` (e.g. a dataclass)."""
+        return payloads.from_json(await self.wait_for_signal(name), type)
+
+    def drain_signals(self, name: str) -> list[Any]:
+        """Every buffered payload of `name`, in arrival order (empty when none)."""
+        return self._machine.signals.drain(name)
+
+    def try_receive_signal(self, name: str) -> Any:
+        """The oldest buffered payload of `name`, or None without waiting."""
+        return self._machine.signals.pop(name)
+
+    async def wait_for_signal_timeout(self, name: str, duration: Duration) -> Any:
+        """Wait for signal `name` or a durable deadline; None when the deadline wins."""
+        signals = self._machine.signals
+        if signals.has(name):
+            return signals.pop(name)
+        waiter = signals.waiter(name)
+        handle = TimerHandle(
+            self, self._machine.next_timer_id(), to_timedelta(duration, what="signal timeout")
+        )
+
+        def deadline_won(_: asyncio.Future[Any]) -> None:
+            if not waiter.done():
+                signals.discard(name, waiter)
+                waiter.set_result(_TIMED_OUT)
+
+        handle._future.add_done_callback(deadline_won)
+        result = await waiter
+        if result is _TIMED_OUT:
+            return None
+        handle.cancel()
+        return result
+
+    async def receive_signal_timeout(
+        self, name: str, duration: Duration, type: Any = None  # noqa: A002
+    ) -> Any:
+        """Like `wait_for_signal_timeout`, converting the payload to `type`."""
+        value = await self.wait_for_signal_timeout(name, duration)
+        return None if value is None else payloads.from_json(value, type)
+
+    def register_signal_handler(self, name: str, fn: Callable[[Any], Any]) -> None:
+        """Call `fn(payload)` for every signal `name` (buffered ones first, in order)."""
+        self._machine.signals.set_handler(name, fn)
+
+    async def await_condition(self, predicate: Callable[[], bool]) -> None:
+        """Wait until `predicate()` is true (checked whenever the workflow is idle)."""
+        if predicate():
+            return
+        await self._machine.condition(predicate)
+
+    # -- handlers for queries and updates ------------------------------------
+
+    def register_query(self, name: str, fn: Callable[..., Any]) -> None:
+        """Serve `rt.query(exec_id, name, arg)` with `fn()` or `fn(arg)`; must not mutate."""
+        self._machine.queries[name] = fn
+
+    def register_update_handler(
+        self,
+        name: str,
+        validator: Callable[[Any], Any] | None,
+        handler: Callable[[Any], Awaitable[Any]],
+    ) -> None:
+        """Serve `rt.update(exec_id, name, arg)`: `validator(arg)` raises to reject."""
+        self._machine.updates[name] = (validator, handler)
+
+    # -- side effects and search attributes ----------------------------------
+
+    async def side_effect(self, fn: Callable[[], Any]) -> Any:
+        """Run `fn` once, live, and record its JSON result; replay returns the recorded value."""
+
+        def compute() -> dict[str, Any]:
+            try:
+                value = fn()
+                if inspect.isawaitable(value):
+                    raise TypeError("side_effect needs a plain function, not a coroutine")
+                value = payloads.to_json(value)
+                payloads.check(value, "side effect value")
+            except Exception as exc:
+                return {"error": _error_json(exc)}
+            return {"value": value}
+
+        recorded = await self._machine.side_effect(compute)
+        if "error" in recorded:
+            err = recorded["error"]
+            raise ApplicationError(
+                err.get("message", ""), type=err.get("type"), details=err.get("details")
+            )
+        return recorded.get("value")
+
+    def upsert_search_attrs(self, attributes: Mapping[str, Any]) -> None:
+        """Merge search attributes into the run's row (recorded as SearchAttributesUpserted)."""
+        checked: dict[str, Any] = {}
+        for key, value in attributes.items():
+            if not isinstance(key, str) or not key.strip():
+                raise InvalidSearchAttribute(key=str(key), reason="keys are non-empty text")
+            if isinstance(value, (dict, list)) or (
+                isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
+            ):
+                raise InvalidSearchAttribute(
+                    key=key, reason="values are text, numbers below 2^63, booleans or null"
+                )
+            checked[key] = value
+        self._machine.emit(Command("SearchAttributesUpserted", {"attributes": checked}))
+
+    # -- deterministic combinators -------------------------------------------
+
+    async def wait(
+        self,
+        aws: Iterable[Awaitable[Any]],
+        *,
+        return_when: str = asyncio.ALL_COMPLETED,
+    ) -> tuple[list[asyncio.Future[Any]], list[asyncio.Future[Any]]]:
+        """Like `asyncio.wait`, but `(done, pending)` are lists in input order."""
+        futures = [asyncio.ensure_future(aw) for aw in aws]
+        if not futures:
+            return [], []
+        await asyncio.wait(futures, return_when=return_when)
+        done = [f for f in futures if f.done()]
+        pending = [f for f in futures if not f.done()]
+        return done, pending
+
+    def as_completed(self, aws: Iterable[Awaitable[Any]]) -> Iterator[Awaitable[Any]]:
+        """Like `asyncio.as_completed`, in completion order (ties in input order)."""
+        futures = [asyncio.ensure_future(aw) for aw in aws]
+        finished: list[asyncio.Future[Any]] = []
+        waiters: list[asyncio.Future[Any]] = []
+
+        def on_done(fut: asyncio.Future[Any]) -> None:
+            finished.append(fut)
+            if waiters:
+                waiter = waiters.pop(0)
+                if not waiter.done():
+                    waiter.set_result(None)
+
+        for fut in futures:
+            fut.add_done_callback(on_done)
+
+        async def next_result() -> Any:
+            if not finished:
+                waiter = asyncio.get_running_loop().create_future()
+                waiters.append(waiter)
+                await waiter
+            return await finished.pop(0)
+
+        return iter([next_result() for _ in futures])
+
+
+def _checked(value: Any, what: str) -> Any:
+    value = payloads.to_json(value)
+    payloads.check(value, what)
+    return value
+
+
+def _activity_target(activity: Any) -> tuple[str, Any]:
+    if isinstance(activity, str):
+        return activity, None
+    info = activity if isinstance(activity, ActivityInfo) else getattr(activity, "info", None)
+    if not isinstance(info, ActivityInfo):
+        raise TypeError(f"execute_activity needs an @activity function or a name, got {activity!r}")
+    result_type = None
+    if info.fn is not None:
+        try:
+            result_type = typing.get_type_hints(info.fn).get("return")
+        except (NameError, TypeError):
+            result_type = None
+    return info.name, result_type
+
+
+def _error_json(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, ApplicationError):
+        return {"type": exc.type, "message": exc.message, "details": exc.details}
+    return {"type": type(exc).__name__, "message": str(exc), "details": None}

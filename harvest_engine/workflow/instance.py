@@ -1,0 +1,321 @@
+"""WorkflowInstance: one run's workflow code, advanced event by event from its history.
+
+The same path serves replay and live execution. `feed(event)` applies one
+recorded event: a command event is matched against the next command the code
+emitted (a mismatch is `NonDeterminismDetected`); any other event resolves
+what it answers, then the code runs until it parks again. Live, the runtime
+calls `flush()` to turn newly emitted commands into events, in the order
+replay will meet them, and `deliver()` for new input (signals, fired timers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from harvest_engine import payloads
+from harvest_engine.errors import (
+    ActivityError,
+    HarvestInternalError,
+    NonDeterminismDetected,
+    NonDeterministicCall,
+)
+from harvest_engine.events import HistoryEvent
+from harvest_engine.states import ErrorInfo
+from harvest_engine.timestamps import from_text
+from harvest_engine.workflow.commands import Command, describe_event
+from harvest_engine.workflow.context import RunInfo, TimerOutcome, WorkflowContext
+from harvest_engine.workflow.loop import DeterministicLoop
+from harvest_engine.workflow.signals import SignalInbox
+
+log = logging.getLogger("harvest.workflow")
+
+# Events the engine records that answer no command and need no action here.
+_PASSIVE_EVENTS = frozenset({"WorkflowRetryScheduled", "UpdateAdmitted"})
+
+
+class WorkflowInstance:
+    """A suspended workflow run plus the bookkeeping that replays it."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        run: RunInfo,
+        *,
+        input_type: Any = None,
+        cancel_reason: str | None = None,
+    ) -> None:
+        self.fn = fn
+        self.run = run
+        self.input_type = input_type
+        self.cancel_reason = cancel_reason
+        self.loop = DeterministicLoop()
+        self.ctx = WorkflowContext(self)
+        self.signals = SignalInbox(self)
+        self.queries: dict[str, Callable[..., Any]] = {}
+        self.updates: dict[str, tuple[Callable[[Any], Any] | None, Callable[[Any], Any]]] = {}
+        self.current_details: str | None = None
+        self.now: datetime = run.started_at or datetime.now().astimezone()
+        self.applied_seq = 0
+        self.history_length = 0
+        self.main: asyncio.Task[Any] | None = None
+        self._emitted: collections.deque[Command] = collections.deque()
+        self._command_ids = 0
+        self._activities: dict[int, asyncio.Future[Any]] = {}
+        self._timers: dict[str, asyncio.Future[Any]] = {}
+        self._conditions: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
+        self._log_lines: list[tuple[int, datetime, str]] = []
+        self._log_count = 0
+        self._live = False
+        self.violation: NonDeterministicCall | None = None
+
+    # -- what workflow code calls (through WorkflowContext) -------------------
+
+    def next_command_id(self) -> int:
+        """Commands are numbered in emission order, which replay reproduces."""
+        self._command_ids += 1
+        return self._command_ids
+
+    def next_timer_id(self) -> str:
+        """A timer id for an anonymous timer."""
+        return f"harvest.t{self.next_command_id()}"
+
+    def emit(self, command: Command) -> None:
+        """Queue a command to be recorded (live) or matched (replay)."""
+        self._emitted.append(command)
+
+    def schedule_activity(self, attrs: dict[str, Any]) -> asyncio.Future[Any]:
+        """Emit ActivityScheduled; the future resolves with its completion."""
+        activity_id = self.next_command_id()
+        future = self.loop.create_future()
+        self._activities[activity_id] = future
+        self.emit(Command("ActivityScheduled", {"activity_id": activity_id, **attrs}, future))
+        return future
+
+    def start_timer(self, attrs: dict[str, Any]) -> asyncio.Future[Any]:
+        """Emit TimerStarted; the future resolves with TimerOutcome.FIRED."""
+        future = self.loop.create_future()
+        self._timers[attrs["timer_id"]] = future
+        self.emit(Command("TimerStarted", attrs, future))
+        return future
+
+    def forget_timer(self, timer_id: str) -> None:
+        """A cancelled timer no longer waits for its TimerFired."""
+        self._timers.pop(timer_id, None)
+
+    def side_effect(self, compute: Callable[[], dict[str, Any]]) -> asyncio.Future[Any]:
+        """Emit SideEffectRecorded; live it is computed once, on replay read back."""
+        future = self.loop.create_future()
+        effect_id = self.next_command_id()
+        self.emit(Command("SideEffectRecorded", {"id": effect_id}, future, immediate=compute))
+        return future
+
+    def condition(self, predicate: Callable[[], bool]) -> asyncio.Future[None]:
+        """A future resolved once `predicate()` holds at an idle point."""
+        future: asyncio.Future[None] = self.loop.create_future()
+        self._conditions.append((predicate, future))
+        return future
+
+    def log_line(self, message: str) -> None:
+        """Keep a log line for the runtime; lines of replayed history are not new."""
+        self._log_count += 1
+        if self._live:
+            self._log_lines.append((self._log_count, self.now, message))
+            log.info("[%s] %s", self.run.exec_id, message)
+
+    # -- replay ----------------------------------------------------------------
+
+    def feed(self, event: HistoryEvent) -> None:
+        """Apply one recorded event (replay)."""
+        self._apply(event, live=False)
+
+    def _apply(self, event: HistoryEvent, *, live: bool) -> None:
+        if event.seq != self.applied_seq + 1:
+            raise HarvestInternalError(
+                f"run {self.run.exec_id}: event {event.seq} applied after {self.applied_seq}"
+            )
+        self.applied_seq = event.seq
+        self.history_length = event.seq
+        self.now = event.at
+        self._live = live
+        if event.type == "WorkflowStarted":
+            self._start(event)
+        elif event.is_command:
+            self._match(event)
+        else:
+            # Commands still queued here are matched by later command events:
+            # completions appended between decisions come before them.
+            self._resolve(event)
+        self._quiesce()
+
+    def _match(self, event: HistoryEvent) -> None:
+        if not self._emitted:
+            raise self._divergence(event, "no command (the code emitted nothing here)")
+        command = self._emitted.popleft()
+        if not command.matches(event):
+            raise self._divergence(event, command.describe())
+        if command.immediate is not None and command.future is not None:
+            command.future.set_result(dict(event.attrs))
+
+    def _divergence(self, event: HistoryEvent, expected: str) -> NonDeterminismDetected:
+        return NonDeterminismDetected(
+            exec_id=self.run.exec_id,
+            seq=event.seq,
+            recorded=describe_event(event),
+            expected=expected,
+        )
+
+    def _start(self, event: HistoryEvent) -> None:
+        if self.main is not None:
+            raise HarvestInternalError("WorkflowStarted applied twice")
+        raw = event.attrs.get("input")
+        params = list(inspect.signature(self.fn).parameters)
+        if len(params) >= 2:
+            coro = self.fn(self.ctx, payloads.from_json(raw, self.input_type))
+        else:
+            coro = self.fn(self.ctx)
+        self.main = self.loop.create_task(coro, name=f"workflow {self.run.workflow_name}")
+
+    def _resolve(self, event: HistoryEvent) -> None:
+        attrs = event.attrs
+        kind = event.type
+        if kind == "ActivityCompleted":
+            self._settle(self._activities.pop(attrs.get("activity_id"), None), attrs.get("result"))
+        elif kind == "ActivityFailed":
+            future = self._activities.pop(attrs.get("activity_id"), None)
+            if future is not None and not future.done():
+                future.set_exception(activity_error(attrs))
+        elif kind == "TimerFired":
+            self._settle(self._timers.pop(attrs.get("timer_id"), None), TimerOutcome.FIRED)
+        elif kind == "SignalReceived":
+            self.signals.arrive(attrs.get("name", ""), attrs.get("payload"))
+        elif kind in _PASSIVE_EVENTS:
+            return
+        # Other engine events (cancel seals, terminal events) need no action.
+
+    @staticmethod
+    def _settle(future: asyncio.Future[Any] | None, value: Any) -> None:
+        if future is not None and not future.done():
+            future.set_result(value)
+
+    def _quiesce(self) -> None:
+        """Run the code until it parks: ready callbacks first, then satisfied conditions."""
+        while True:
+            try:
+                self.loop.run_until_quiescent()
+            finally:
+                if self.loop.violation is not None and self.violation is None:
+                    self.violation = self.loop.violation
+            if not self._fire_condition():
+                return
+
+    def _fire_condition(self) -> bool:
+        for index, (predicate, future) in enumerate(self._conditions):
+            if future.done():
+                del self._conditions[index]
+                return True
+            if predicate():
+                del self._conditions[index]
+                future.set_result(None)
+                return True
+        return False
+
+    # -- live ------------------------------------------------------------------
+
+    def flush(self, next_seq: int, at: datetime) -> list[HistoryEvent]:
+        """Turn emitted commands into events (seq from `next_seq`), running immediate ones.
+
+        Side effects resolve here and the code runs on, so what they lead to is
+        recorded right after them, exactly where replay will meet it.
+        """
+        events: list[HistoryEvent] = []
+        self._live = True
+        while self._emitted:
+            command = self._emitted.popleft()
+            attrs = dict(command.attrs)
+            if command.immediate is not None:
+                attrs.update(command.immediate())
+            event = HistoryEvent(seq=next_seq, type=command.type, at=at, attrs=attrs)
+            next_seq += 1
+            self.applied_seq = event.seq
+            self.history_length = event.seq
+            events.append(event)
+            if command.immediate is not None and command.future is not None:
+                command.future.set_result(attrs)
+                self._quiesce()
+        return events
+
+    def deliver(self, event: HistoryEvent) -> None:
+        """Apply a new input event (a signal or a fired timer) live."""
+        self._apply(event, live=True)
+
+    def take_log_lines(self) -> list[tuple[int, datetime, str]]:
+        """Log lines emitted live since the last call, numbered per run."""
+        lines, self._log_lines = self._log_lines, []
+        return lines
+
+    # -- what the runtime asks ---------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        """Whether the workflow body has returned or raised."""
+        return self.main is not None and self.main.done()
+
+    def outcome(self) -> tuple[str, Any]:
+        """("completed", output) or ("raised", exception) once `done`."""
+        if self.main is None or not self.main.done():
+            raise HarvestInternalError("outcome() of a run that is not done")
+        if self.main.cancelled():
+            return "raised", asyncio.CancelledError()
+        error = self.main.exception()
+        if error is not None:
+            return "raised", error
+        return "completed", payloads.to_json(self.main.result())
+
+    @property
+    def pending_commands(self) -> list[Command]:
+        """Commands emitted but not yet recorded or matched."""
+        return list(self._emitted)
+
+    def waiting_timer_ids(self) -> list[str]:
+        """Timers the code still waits on."""
+        return [tid for tid, fut in self._timers.items() if not fut.done()]
+
+    def waiting_activity_ids(self) -> list[int]:
+        """Activities the code still waits on."""
+        return [aid for aid, fut in self._activities.items() if not fut.done()]
+
+    def waiting_conditions(self) -> int:
+        """How many `await_condition` waits are parked."""
+        return sum(1 for _, fut in self._conditions if not fut.done())
+
+    def close(self) -> None:
+        """Tear the instance down (eviction); its coroutines never resume."""
+        if self.main is not None and not self.main.done():
+            self.main.cancel()
+            try:
+                self.loop.run_until_quiescent()
+            except BaseException:  # noqa: BLE001 - a torn-down instance may raise anything
+                log.debug("closing instance of %s raised", self.run.exec_id, exc_info=True)
+        self.loop.close()
+
+
+def activity_error(attrs: dict[str, Any]) -> ActivityError:
+    """The ActivityError workflow code sees for a recorded ActivityFailed."""
+    info = ErrorInfo.from_json(attrs.get("error"))
+    return ActivityError(
+        info.message,
+        type=info.type,
+        non_retryable=info.non_retryable,
+        details=info.details,
+    )
+
+
+def timer_fire_at(attrs: dict[str, Any]) -> datetime:
+    """The fire time recorded in a TimerStarted event."""
+    return from_text(str(attrs["fire_at"]))

@@ -1,0 +1,106 @@
+"""WorkflowReplayer: replay a stored history against today's code, raising on the first divergence."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harvest_engine import payloads
+from harvest_engine.authoring import WorkflowInfo, info_of
+from harvest_engine.errors import ContinueAsNew, NonDeterminismDetected, UnknownWorkflow
+from harvest_engine.events import TERMINAL_EVENTS, HistoryEvent, history_from_json
+from harvest_engine.workflow.commands import describe_event
+from harvest_engine.workflow.context import RunInfo
+from harvest_engine.workflow.instance import WorkflowInstance
+
+# Failures the engine imposes on a run whatever its code did.
+_IMPOSED_FAILURES = frozenset({"Panic", "HistoryCapReached", "Unsupported"})
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """A clean replay: which workflow, how many events, and whether the history was closed."""
+
+    workflow_name: str
+    events: int
+    closed: bool
+
+
+class WorkflowReplayer:
+    """Replays histories of the given workflows; synchronous and storage-free."""
+
+    def __init__(self, workflows: Iterable[Callable[..., Any] | WorkflowInfo]) -> None:
+        self._workflows: dict[str, WorkflowInfo] = {}
+        for fn in workflows:
+            info: WorkflowInfo = info_of(fn, WorkflowInfo)
+            self._workflows[info.name] = info
+
+    def replay(self, history: Sequence[HistoryEvent] | str | bytes) -> ReplayResult:
+        """Replay `history` (events or their JSON); NonDeterminismDetected on divergence."""
+        events = history_from_json(history) if isinstance(history, (str, bytes)) else list(history)
+        if not events or events[0].type != "WorkflowStarted":
+            raise ValueError("a history starts with a WorkflowStarted event")
+        started = events[0]
+        name = str(started.attrs.get("workflow_name", ""))
+        info = self._workflows.get(name)
+        if info is None:
+            raise UnknownWorkflow(name=name)
+        instance = WorkflowInstance(
+            info.fn,
+            RunInfo(
+                workflow_name=name,
+                workflow_id=str(started.attrs.get("workflow_id", "")),
+                exec_id=str(started.attrs.get("exec_id", "")),
+                attempt=int(started.attrs.get("attempt", 1)),
+                parent_execution_id=started.attrs.get("parent_exec_id"),
+                started_at=started.at,
+                predecessor=started.attrs.get("predecessor"),
+            ),
+            input_type=info.input_type,
+        )
+        try:
+            closed = False
+            for event in events:
+                if event.type in TERMINAL_EVENTS:
+                    _check_ending(instance, event)
+                    closed = True
+                    break
+                instance.feed(event)
+            return ReplayResult(workflow_name=name, events=len(events), closed=closed)
+        finally:
+            instance.close()
+
+
+def _check_ending(instance: WorkflowInstance, event: HistoryEvent) -> None:
+    """The recorded ending must be what the code does now (engine-imposed endings excepted)."""
+    if event.type == "WorkflowCompleted":
+        expected = "WorkflowCompleted"
+        if instance.done:
+            kind, value = instance.outcome()
+            if kind == "completed":
+                if payloads.dumps(value) == payloads.dumps(event.attrs.get("output")):
+                    return
+                expected = f"WorkflowCompleted(output={payloads.dumps(value)})"
+            else:
+                expected = f"the body raising {type(value).__name__}"
+        else:
+            expected = "the body still running"
+        raise _diverged(instance, event, expected)
+    if event.type == "WorkflowFailed":
+        error = event.attrs.get("error") or {}
+        if error.get("type") in _IMPOSED_FAILURES:
+            return
+        if instance.done and instance.outcome()[0] == "raised":
+            return
+        raise _diverged(instance, event, "the body not failing")
+    if event.type == "WorkflowContinuedAsNew":
+        if instance.done and isinstance(instance.outcome()[1], ContinueAsNew):
+            return
+        raise _diverged(instance, event, "no continue_as_new")
+
+
+def _diverged(instance: WorkflowInstance, event: HistoryEvent, expected: str) -> NonDeterminismDetected:
+    return NonDeterminismDetected(
+        exec_id=instance.run.exec_id, seq=event.seq, recorded=describe_event(event), expected=expected
+    )

@@ -1,0 +1,95 @@
+"""SignalInbox: buffered signals, parked waiters and push handlers of one run, in arrival order."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harvest_engine.workflow.instance import WorkflowInstance
+
+
+class SignalInbox:
+    """Delivers each SignalReceived exactly once: to a handler, a waiter, or the buffer."""
+
+    def __init__(self, machine: WorkflowInstance) -> None:
+        self._machine = machine
+        self._buffers: dict[str, collections.deque[Any]] = collections.defaultdict(
+            collections.deque
+        )
+        self._waiters: dict[str, collections.deque[asyncio.Future[Any]]] = (
+            collections.defaultdict(collections.deque)
+        )
+        self._handlers: dict[str, Callable[[Any], Any]] = {}
+
+    def arrive(self, name: str, payload: Any) -> None:
+        """A signal reached the run (applied from its SignalReceived event)."""
+        handler = self._handlers.get(name)
+        if handler is not None:
+            self._call(handler, payload)
+            return
+        waiters = self._waiters.get(name)
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(payload)
+                return
+        self._buffers[name].append(payload)
+
+    def _call(self, handler: Callable[[Any], Any], payload: Any) -> None:
+        result = handler(payload)
+        if inspect.isawaitable(result):
+            self._machine.loop.create_task(_await(result))
+
+    def has(self, name: str) -> bool:
+        """Whether a payload of `name` is buffered."""
+        return bool(self._buffers.get(name))
+
+    def pop(self, name: str) -> Any:
+        """The oldest buffered payload, or None."""
+        buffer = self._buffers.get(name)
+        return buffer.popleft() if buffer else None
+
+    def drain(self, name: str) -> list[Any]:
+        """Every buffered payload of `name`, oldest first."""
+        buffer = self._buffers.pop(name, None)
+        return list(buffer) if buffer else []
+
+    def waiter(self, name: str) -> asyncio.Future[Any]:
+        """Park a waiter for the next signal `name`."""
+        future: asyncio.Future[Any] = self._machine.loop.create_future()
+        self._waiters[name].append(future)
+        return future
+
+    def discard(self, name: str, waiter: asyncio.Future[Any]) -> None:
+        """Drop a waiter whose deadline won."""
+        waiters = self._waiters.get(name)
+        if waiters and waiter in waiters:
+            waiters.remove(waiter)
+
+    async def next(self, name: str) -> Any:
+        """The next payload of `name`: buffered at once, else when it arrives."""
+        if self.has(name):
+            return self.pop(name)
+        return await self.waiter(name)
+
+    def set_handler(self, name: str, fn: Callable[[Any], Any]) -> None:
+        """Push signals of `name` to `fn`, buffered ones first."""
+        self._handlers[name] = fn
+        for payload in self.drain(name):
+            self._call(fn, payload)
+
+    def waiting_names(self) -> list[str]:
+        """Signal names with a parked waiter, in the order they were parked."""
+        return [name for name, ws in self._waiters.items() if any(not w.done() for w in ws)]
+
+    def buffered(self) -> dict[str, int]:
+        """How many payloads of each name are buffered (for queries and the GUI)."""
+        return {name: len(b) for name, b in self._buffers.items() if b}
+
+
+async def _await(awaitable: Any) -> None:
+    await awaitable
