@@ -3,12 +3,56 @@
 Everything public is re-exported here (see API.md); import from this package.
 """
 
+from harvest_engine import authoring as _authoring
 from harvest_engine import errors
 from harvest_engine.activity import ActivityContext, ActivityRunInfo
-from harvest_engine.authoring import ActivityInfo, HandlerInfo, RetryPolicy, WorkflowInfo
+from harvest_engine.authoring import (
+    ActivityInfo,
+    HandlerInfo,
+    RetryPolicy,
+    WorkflowInfo,
+    query,
+    update,
+)
 from harvest_engine.clock import Clock, ManualClock, SystemClock
-from harvest_engine.errors import *  # noqa: F403 - every error is public at the top level
-from harvest_engine.errors import __all__ as _error_names
+from harvest_engine.errors import (
+    ActivityError,
+    ApplicationError,
+    BlankWorkflowId,
+    ChildWorkflowError,
+    ContinueAsNew,
+    DatabaseLocked,
+    ExecutionNotFound,
+    ExternalWorkflowError,
+    HarvestError,
+    HarvestInternalError,
+    InvalidFilter,
+    InvalidSearchAttribute,
+    InvalidSignal,
+    NonDeterminismDetected,
+    NonDeterministicCall,
+    NotAHarvestDatabase,
+    PayloadTooDeep,
+    PayloadTooLarge,
+    QueryFailed,
+    QueryNotFound,
+    QueryTimedOut,
+    SchemaTooNew,
+    SqliteError,
+    Stuck,
+    UnknownWorkflow,
+    Unsupported,
+    UnsupportedFeature,
+    UpdateFailed,
+    UpdateHistoryCapReached,
+    UpdateInputInvalid,
+    UpdateRejected,
+    UpdateTimedOut,
+    WorkflowAlreadyStarted,
+    WorkflowIdNotFound,
+    WorkflowNotRunning,
+    WorkflowPanicked,
+)
 from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.registry import ActivitySpec
@@ -27,49 +71,91 @@ from harvest_engine.store.records import (
     Stored,
     TimerRow,
 )
-from harvest_engine.workflow.context import RunInfo, TimerHandle, TimerOutcome, WorkflowContext
+from harvest_engine.workflow.context import (
+    RunInfo,
+    TimerHandle,
+    TimerOutcome,
+    WorkflowContext,
+)
 from harvest_engine.workflow.replay import WorkflowReplayer
 
-# Last, because importing the `activity` module and the `workflow` package
-# binds those names on this package: the decorators must win.
-from harvest_engine.authoring import activity, query, update, workflow  # noqa: E402
+# Importing the `activity` module and the `workflow` package binds those
+# names on this package after the imports above: the decorators must win.
+activity = _authoring.activity
+workflow = _authoring.workflow
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ActivityAttempt",
     "ActivityContext",
+    "ActivityError",
     "ActivityInfo",
     "ActivityRunInfo",
     "ActivitySpec",
+    "ApplicationError",
+    "BlankWorkflowId",
+    "ChildWorkflowError",
     "Clock",
+    "ContinueAsNew",
+    "DatabaseLocked",
     "ErrorInfo",
     "ExecutionDetail",
     "ExecutionId",
+    "ExecutionNotFound",
     "ExecutionOutcome",
     "ExecutionPage",
     "ExecutionSummary",
+    "ExternalWorkflowError",
     "HandlerInfo",
+    "HarvestError",
+    "HarvestInternalError",
     "HistoryCaps",
     "HistoryEvent",
+    "InvalidFilter",
+    "InvalidSearchAttribute",
+    "InvalidSignal",
     "LedgerRow",
     "LlmCall",
     "LogLine",
     "ManualClock",
+    "NonDeterminismDetected",
+    "NonDeterministicCall",
+    "NotAHarvestDatabase",
+    "PayloadTooDeep",
+    "PayloadTooLarge",
     "PendingTask",
+    "QueryFailed",
+    "QueryNotFound",
+    "QueryTimedOut",
     "RetryPolicy",
     "RunInfo",
     "RunState",
+    "SchemaTooNew",
+    "SqliteError",
     "SqliteRuntime",
     "StagedSignal",
     "Stored",
+    "Stuck",
     "SystemClock",
     "TimerHandle",
     "TimerOutcome",
     "TimerRow",
+    "UnknownWorkflow",
+    "Unsupported",
+    "UnsupportedFeature",
+    "UpdateFailed",
+    "UpdateHistoryCapReached",
+    "UpdateInputInvalid",
+    "UpdateRejected",
+    "UpdateTimedOut",
+    "WorkflowAlreadyStarted",
     "WorkflowContext",
+    "WorkflowIdNotFound",
     "WorkflowInfo",
     "WorkflowLogPolicy",
+    "WorkflowNotRunning",
+    "WorkflowPanicked",
     "WorkflowReplayer",
     "__version__",
     "activity",
@@ -77,5 +163,4 @@ __all__ = [
     "query",
     "update",
     "workflow",
-    *_error_names,
 ]

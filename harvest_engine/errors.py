@@ -131,11 +131,15 @@ class ApplicationError(HarvestError):
         details: any JSON value to carry along.
     """
 
+    type: str
+    non_retryable: bool
+    details: Any
+
     def __init__(
         self,
         message: str = "",
         *,
-        type: str | None = None,  # noqa: A002 - the documented name
+        type: str | None = None,
         non_retryable: bool = False,
         details: Any = None,
     ) -> None:
@@ -439,12 +443,12 @@ class UpdateHistoryCapReached(SqliteError):
         super().__init__(name=name, exec_id=str(exec_id))
 
 
-class ContinueAsNew(BaseException):  # noqa: N818 - the documented name
+class ContinueAsNew(BaseException):
     """Raised by `ctx.continue_as_new(input)`; ends the run and starts its successor.
 
     A `BaseException`, so a workflow's ``except Exception:`` cannot swallow it.
     """
 
-    def __init__(self, input: Any) -> None:  # noqa: A002 - the documented name
+    def __init__(self, input: Any) -> None:
         super().__init__("continue as new")
         self.input = input

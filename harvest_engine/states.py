@@ -198,8 +198,8 @@ ExecutionOutcome.Completed = _OutcomeCompleted
 ExecutionOutcome.Failed = _OutcomeFailed
 ExecutionOutcome.Running = _OutcomeRunning
 ExecutionOutcome.Terminated = _OutcomeTerminated
-for _variant in (_OutcomeCompleted, _OutcomeFailed, _OutcomeRunning, _OutcomeTerminated):
-    _variant.__name__ = _variant.__qualname__ = "ExecutionOutcome." + _variant.__name__.removeprefix(
+for _outcome in (_OutcomeCompleted, _OutcomeFailed, _OutcomeRunning, _OutcomeTerminated):
+    _outcome.__name__ = _outcome.__qualname__ = "ExecutionOutcome." + _outcome.__name__.removeprefix(
         "_Outcome"
     )
 

@@ -25,6 +25,9 @@ from harvest_engine.errors import (
     WorkflowPanicked,
 )
 from harvest_engine.events import HistoryEvent
+from harvest_engine.runtime.cache import InstanceCache
+from harvest_engine.runtime.registry import Registry
+from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
 from harvest_engine.store.protocol import (
     DurableStore,
@@ -33,9 +36,6 @@ from harvest_engine.store.protocol import (
     NewTask,
     WriteTxn,
 )
-from harvest_engine.runtime.cache import InstanceCache
-from harvest_engine.runtime.registry import Registry
-from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.workflow.context import RunInfo
 from harvest_engine.workflow.instance import WorkflowInstance, timer_fire_at
 
@@ -391,7 +391,7 @@ class Decider:
         ) from error
 
 
-class _Panic(Exception):  # noqa: N818 - internal control flow, never escapes decide()
+class _Panic(Exception):
     def __init__(self, error: BaseException) -> None:
         super().__init__(str(error))
         self.error = error

@@ -11,7 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harvest_engine.authoring import ActivityInfo, HandlerInfo, RetryPolicy, WorkflowInfo, info_of
+from harvest_engine.authoring import (
+    ActivityInfo,
+    HandlerInfo,
+    RetryPolicy,
+    WorkflowInfo,
+    info_of,
+)
 from harvest_engine.errors import UnknownActivity, UnknownWorkflow, UnsupportedFeature
 
 _WORKFLOW_REFUSED = {

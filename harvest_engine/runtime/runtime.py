@@ -124,12 +124,12 @@ class SqliteRuntime:
 
     # -- starting -----------------------------------------------------------------
 
-    def start_workflow(self, name: str, input: Any = None) -> ExecutionId:  # noqa: A002
+    def start_workflow(self, name: str, input: Any = None) -> ExecutionId:
         """Start a fresh run; nothing executes until a drive."""
         return starts.start_fresh(self, name, None, input)
 
     def start_workflow_with_id(
-        self, name: str, workflow_id: str, input: Any = None  # noqa: A002
+        self, name: str, workflow_id: str, input: Any = None
     ) -> ExecutionId:
         """Start with a business id, attaching to a RUNNING run of the same name and id."""
         return starts.start_with_id(self, name, workflow_id, input)

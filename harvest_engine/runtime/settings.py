@@ -39,7 +39,7 @@ class WorkflowLogPolicy:
             raise ValueError("WorkflowLogPolicy.max_lines must be a positive int or None")
 
 
-class HistoryCapReached(Exception):  # noqa: N818 - internal control flow of a decision
+class HistoryCapReached(Exception):
     """A decision would reach a history cap: it rolls back and the run fails."""
 
     def __init__(self, reason: dict[str, Any]) -> None:

@@ -48,7 +48,7 @@ def insert(rt: SqliteRuntime, txn: WriteTxn, new: NewExecution) -> ExecutionId:
 
 
 def start_fresh(
-    rt: SqliteRuntime, name: str, workflow_id: str | None, input: Any  # noqa: A002
+    rt: SqliteRuntime, name: str, workflow_id: str | None, input: Any
 ) -> ExecutionId:
     """A new run, whatever runs exist."""
     encoded = checked_input(input)
@@ -58,7 +58,7 @@ def start_fresh(
 
 
 def start_with_id(
-    rt: SqliteRuntime, name: str, workflow_id: str, input: Any  # noqa: A002
+    rt: SqliteRuntime, name: str, workflow_id: str, input: Any
 ) -> ExecutionId:
     """AllowDuplicate: attach to the RUNNING run of (name, id), else start a fresh one.
 

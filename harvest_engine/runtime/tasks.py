@@ -12,14 +12,24 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from harvest_engine import payloads
-from harvest_engine.activity import ActivityContext, ActivityRunInfo, AttemptResult, run_attempt
+from harvest_engine.activity import (
+    ActivityContext,
+    ActivityRunInfo,
+    AttemptResult,
+    run_attempt,
+)
 from harvest_engine.authoring import RetryPolicy
 from harvest_engine.errors import UnknownActivity
 from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.registry import RegisteredActivity, Registry
 from harvest_engine.states import ErrorInfo
-from harvest_engine.store.protocol import AttemptRecord, DurableStore, LedgerEntry, TaskRecord
+from harvest_engine.store.protocol import (
+    AttemptRecord,
+    DurableStore,
+    LedgerEntry,
+    TaskRecord,
+)
 
 Clock = Callable[[], datetime]
 

@@ -250,8 +250,14 @@ class WriteTxn(Protocol):
         """How many activity tasks the run still has."""
         ...
 
-    def append_log_lines(self, exec_id: str, lines: Sequence[tuple[datetime, str]], max_lines: int | None) -> None:
-        """Store workflow log lines (best effort, inside a savepoint)."""
+    def append_log_lines(
+        self, exec_id: str, lines: Sequence[tuple[int, datetime, str]], max_lines: int | None
+    ) -> None:
+        """Store workflow log lines `(line_no, at, message)` (best effort, in a savepoint).
+
+        `line_no` numbers a run's lines deterministically, so a line a re-run
+        cycle emits again is skipped; past `max_lines` one marker row is kept.
+        """
         ...
 
 

@@ -18,7 +18,11 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.authoring import ActivityInfo, RetryPolicy
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.errors import ApplicationError, ContinueAsNew, InvalidSearchAttribute
+from harvest_engine.errors import (
+    ApplicationError,
+    ContinueAsNew,
+    InvalidSearchAttribute,
+)
 from harvest_engine.timestamps import to_text
 from harvest_engine.workflow.commands import Command
 
@@ -134,7 +138,7 @@ class WorkflowContext:
         """True once the history is long enough that a loop should continue as new."""
         return self._machine.history_length >= CONTINUE_AS_NEW_ADVICE_EVENTS
 
-    def continue_as_new(self, input: Any = None) -> typing.NoReturn:  # noqa: A002
+    def continue_as_new(self, input: Any = None) -> typing.NoReturn:
         """End this run and start its successor with `input` (never returns)."""
         value = payloads.to_json(input)
         payloads.check(value, "continue_as_new input")
@@ -153,7 +157,7 @@ class WorkflowContext:
     async def execute_activity(
         self,
         activity: Callable[..., Any] | ActivityInfo | str,
-        input: Any = None,  # noqa: A002
+        input: Any = None,
         *,
         queue: str | None = None,
         retry: RetryPolicy | None = None,
@@ -174,7 +178,7 @@ class WorkflowContext:
         result = await self._machine.schedule_activity(attrs)
         return payloads.from_json(result, result_type)
 
-    async def execute_activity_raw(self, name: str, input: Any, queue: str = "default") -> Any:  # noqa: A002
+    async def execute_activity_raw(self, name: str, input: Any, queue: str = "default") -> Any:
         """Schedule an activity by name on a queue; the JSON result, untyped."""
         return await self.execute_activity(name, input, queue=queue)
 
@@ -214,7 +218,7 @@ class WorkflowContext:
         """Wait for the next signal `name`; its JSON payload."""
         return await self._machine.signals.next(name)
 
-    async def receive_signal(self, name: str, type: Any = None) -> Any:  # noqa: A002
+    async def receive_signal(self, name: str, type: Any = None) -> Any:
         """Like `wait_for_signal`, converting the payload to `type` (e.g. a dataclass)."""
         return payloads.from_json(await self.wait_for_signal(name), type)
 
@@ -249,7 +253,7 @@ class WorkflowContext:
         return result
 
     async def receive_signal_timeout(
-        self, name: str, duration: Duration, type: Any = None  # noqa: A002
+        self, name: str, duration: Duration, type: Any = None
     ) -> Any:
         """Like `wait_for_signal_timeout`, converting the payload to `type`."""
         value = await self.wait_for_signal_timeout(name, duration)
@@ -326,9 +330,9 @@ class WorkflowContext:
         aws: Iterable[Awaitable[Any]],
         *,
         return_when: str = asyncio.ALL_COMPLETED,
-    ) -> tuple[list[asyncio.Future[Any]], list[asyncio.Future[Any]]]:
+    ) -> tuple[list[asyncio.Future[Any]], list[asyncio.Future[Any]]]:  # fmt: skip
         """Like `asyncio.wait`, but `(done, pending)` are lists in input order."""
-        futures = [asyncio.ensure_future(aw) for aw in aws]
+        futures: list[asyncio.Future[Any]] = [asyncio.ensure_future(aw) for aw in aws]
         if not futures:
             return [], []
         await asyncio.wait(futures, return_when=return_when)

@@ -61,7 +61,7 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
 
     # -- the part workflows use ---------------------------------------------
 
-    def call_soon(
+    def call_soon(  # type: ignore[override]
         self,
         callback: Callable[..., Any],
         *args: Any,
@@ -151,18 +151,18 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
     def time(self) -> float:
         raise _violation("asyncio.timeout / asyncio.wait_for / loop.time()", _TIMEOUT_INSTEAD)
 
-    def call_later(self, delay: float, callback: Any, *args: Any, context: Any = None) -> Any:
+    def call_later(self, delay: float, callback: Any, *args: Any, context: Any = None) -> Any:  # type: ignore[override]
         raise _violation("asyncio.sleep(d > 0) / asyncio.wait_for / loop.call_later", _SLEEP_INSTEAD)
 
-    def call_at(self, when: float, callback: Any, *args: Any, context: Any = None) -> Any:
+    def call_at(self, when: float, callback: Any, *args: Any, context: Any = None) -> Any:  # type: ignore[override]
         raise _violation("asyncio.timeout / asyncio.wait_for / loop.call_at", _TIMEOUT_INSTEAD)
 
     # -- refused: threads and I/O -------------------------------------------
 
-    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> Any:
+    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> Any:  # type: ignore[override]
         raise _violation("loop.run_in_executor / asyncio.to_thread", _IO_INSTEAD)
 
-    def call_soon_threadsafe(self, callback: Any, *args: Any, context: Any = None) -> Any:
+    def call_soon_threadsafe(self, callback: Any, *args: Any, context: Any = None) -> Any:  # type: ignore[override]
         raise _violation("loop.call_soon_threadsafe", _IO_INSTEAD)
 
     def run_forever(self) -> None:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from harvest_engine.errors import HarvestInternalError, NotAHarvestDatabase, SchemaTooNew
+from harvest_engine.errors import (
+    HarvestInternalError,
+    NotAHarvestDatabase,
+    SchemaTooNew,
+)
 from harvest_engine.store.sqlite.schema import (
     APPEND_ONLY_TRIGGERS,
     APPLICATION_MARK,

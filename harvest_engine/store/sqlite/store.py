@@ -34,7 +34,11 @@ from harvest_engine.store.records import (
 from harvest_engine.store.sqlite import queries
 from harvest_engine.store.sqlite.connection import apply_writer_pragmas, connect
 from harvest_engine.store.sqlite.lock import WriterLock
-from harvest_engine.store.sqlite.migrations import check_supported, migrate, read_version
+from harvest_engine.store.sqlite.migrations import (
+    check_supported,
+    migrate,
+    read_version,
+)
 from harvest_engine.timestamps import micros
 
 _TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
@@ -311,7 +315,7 @@ class SqliteWriteTxn:
     # -- logs ---------------------------------------------------------------
 
     def append_log_lines(
-        self, exec_id: str, lines: Sequence[tuple[datetime, str]], max_lines: int | None
+        self, exec_id: str, lines: Sequence[tuple[int, datetime, str]], max_lines: int | None
     ) -> None:
         if not lines:
             return
@@ -319,29 +323,25 @@ class SqliteWriteTxn:
         conn.execute("SAVEPOINT harvest_logs")
         try:
             row = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0), COALESCE(SUM(marker), 0), COUNT(*) "
-                "FROM harvest_workflow_logs WHERE exec_id = ?",
+                "SELECT COALESCE(MAX(seq), 0) FROM harvest_workflow_logs "
+                "WHERE exec_id = ? AND marker = 0",
                 (exec_id,),
             ).fetchone()
-            seq, markers, count = int(row[0]), int(row[1]), int(row[2])
-            kept = count - markers
-            for at, message in lines:
-                if max_lines is not None and kept >= max_lines:
-                    if not markers:
-                        seq += 1
-                        conn.execute(
-                            "INSERT INTO harvest_workflow_logs (exec_id, seq, at, message, "
-                            "marker) VALUES (?, ?, ?, ?, 1)",
-                            (exec_id, seq, micros(at), f"log truncated at {max_lines} lines"),
-                        )
-                        markers = 1
+            stored = int(row[0])
+            for line_no, at, message in lines:
+                if line_no <= stored:
+                    continue  # a re-run cycle emitted it again
+                if max_lines is not None and line_no > max_lines:
+                    conn.execute(
+                        "INSERT OR IGNORE INTO harvest_workflow_logs (exec_id, seq, at, message, "
+                        "marker) VALUES (?, ?, ?, ?, 1)",
+                        (exec_id, max_lines + 1, micros(at), f"log truncated at {max_lines} lines"),
+                    )
                     continue
-                seq += 1
-                kept += 1
                 conn.execute(
                     "INSERT INTO harvest_workflow_logs (exec_id, seq, at, message) "
                     "VALUES (?, ?, ?, ?)",
-                    (exec_id, seq, micros(at), message),
+                    (exec_id, line_no, micros(at), message),
                 )
         except sqlite3.Error:
             conn.execute("ROLLBACK TO harvest_logs")
