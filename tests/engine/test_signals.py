@@ -1,0 +1,184 @@
+"""Every signal API inside a workflow, fed by send_signal from outside."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from harvest_engine import (
+    InvalidSignal,
+    ManualClock,
+    PayloadTooDeep,
+    PayloadTooLarge,
+    RunState,
+    SqliteRuntime,
+    Stuck,
+    WorkflowContext,
+    workflow,
+)
+from harvest_engine.payloads import MAX_PAYLOAD_BYTES
+
+Open = Callable[..., SqliteRuntime]
+
+
+@dataclass
+class Approval:
+    by: str
+    ok: bool
+
+
+@workflow
+async def blocking_waits(ctx: WorkflowContext, _: Any) -> list[Any]:
+    first = await ctx.wait_for_signal("step")
+    typed = await ctx.receive_signal("approval", Approval)
+    assert isinstance(typed, Approval)
+    return [first, typed.by, typed.ok]
+
+
+@workflow
+async def non_blocking(ctx: WorkflowContext, _: Any) -> dict[str, Any]:
+    await ctx.wait_for_signal("go")
+    return {"drained": ctx.drain_signals("item"), "one": ctx.try_receive_signal("other"),
+            "none": ctx.try_receive_signal("missing")}
+
+
+@workflow
+async def with_deadline(ctx: WorkflowContext, _: Any) -> Any:
+    return await ctx.wait_for_signal_timeout("answer", "1m")
+
+
+@workflow
+async def typed_deadline(ctx: WorkflowContext, _: Any) -> Any:
+    value = await ctx.receive_signal_timeout("approval", 60, Approval)
+    return None if value is None else value.by
+
+
+@workflow
+async def handler_counts(ctx: WorkflowContext, _: Any) -> int:
+    total = {"n": 0}
+    ctx.register_signal_handler("add", lambda payload: total.__setitem__("n", total["n"] + payload))
+    await ctx.await_condition(lambda: total["n"] >= 10)
+    return total["n"]
+
+
+@workflow
+async def parks_on_condition(ctx: WorkflowContext, _: Any) -> str:
+    await ctx.await_condition(lambda: False)
+    return "never"
+
+
+@pytest.fixture
+def rt(open_rt: Open) -> SqliteRuntime:
+    runtime = open_rt()
+    for wf in (blocking_waits, non_blocking, with_deadline, typed_deadline, handler_counts,
+               parks_on_condition):
+        runtime.register_workflow(wf)
+    return runtime
+
+
+async def test_signal_sent_before_wait_is_delivered_once(rt: SqliteRuntime) -> None:
+    exec_id = rt.start_workflow("blocking_waits")
+    rt.send_signal(exec_id, "step", 1)
+    rt.send_signal(exec_id, "approval", {"by": "kim", "ok": True})
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=[1, "kim", True])
+    received = [e for e in rt.load_history(exec_id) if e.type == "SignalReceived"]
+    assert [e.attrs["name"] for e in received] == ["step", "approval"]
+    assert rt.store.staged_signals(str(exec_id)) == []
+
+
+async def test_blocking_wait_reports_the_awaited_name(rt: SqliteRuntime) -> None:
+    exec_id = rt.start_workflow("blocking_waits")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="step")
+    rt.send_signal(exec_id, "step", "a")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="approval")
+
+
+async def test_drain_and_try_receive_read_buffered_signals_in_arrival_order(
+    rt: SqliteRuntime,
+) -> None:
+    exec_id = rt.start_workflow("non_blocking")
+    for i in range(3):
+        rt.send_signal(exec_id, "item", i)
+    rt.send_signal(exec_id, "other", "x")
+    rt.send_signal(exec_id, "go", None)
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output={"drained": [0, 1, 2], "one": "x", "none": None}
+    )
+
+
+async def test_signal_before_the_deadline_wins_the_race(rt: SqliteRuntime, clock: ManualClock) -> None:
+    exec_id = rt.start_workflow("with_deadline")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="answer")
+    clock.advance(30)
+    rt.send_signal(exec_id, "answer", 42)
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=42)
+    assert rt.store.timers(str(exec_id)) == []
+
+
+async def test_deadline_before_the_signal_returns_none(rt: SqliteRuntime, clock: ManualClock) -> None:
+    exec_id = rt.start_workflow("typed_deadline")
+    await rt.run_until_blocked(exec_id)
+    clock.advance(61)
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=None)
+
+
+async def test_arrival_time_decides_a_race_seen_in_one_drive(
+    rt: SqliteRuntime, clock: ManualClock
+) -> None:
+    exec_id = rt.start_workflow("typed_deadline")
+    await rt.run_until_blocked(exec_id)
+    clock.advance(10)
+    rt.send_signal(exec_id, "approval", {"by": "early", "ok": True})
+    clock.advance(100)  # both the signal and the deadline are due in the next drive
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="early")
+
+
+async def test_push_handler_with_await_condition(rt: SqliteRuntime) -> None:
+    exec_id = rt.start_workflow("handler_counts")
+    rt.send_signal(exec_id, "add", 4)
+    with pytest.raises(Stuck):
+        await rt.run_until_blocked(exec_id)
+    rt.send_signal(exec_id, "add", 6)
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=10)
+
+
+async def test_a_run_parked_on_a_condition_is_stuck_but_stays_running(rt: SqliteRuntime) -> None:
+    exec_id = rt.start_workflow("parks_on_condition")
+    with pytest.raises(Stuck):
+        await rt.run_until_blocked(exec_id)
+    assert rt.describe(exec_id).state == "RUNNING"
+
+
+async def test_poll_once_reports_a_stuck_run_and_still_drives_the_others(
+    rt: SqliteRuntime,
+) -> None:
+    stuck = rt.start_workflow("parks_on_condition")
+    other = rt.start_workflow("non_blocking")
+    rt.send_signal(other, "go", 1)
+    with pytest.raises(Stuck) as caught:
+        await rt.poll_once()
+    assert caught.value.exec_id == str(stuck)  # type: ignore[attr-defined]
+    assert rt.describe(other).state == "COMPLETED"
+
+
+@pytest.mark.parametrize("name", ["", "   ", None, 5])
+def test_a_blank_signal_name_is_invalid_and_stages_nothing(rt: SqliteRuntime, name: Any) -> None:
+    exec_id = rt.start_workflow("blocking_waits")
+    with pytest.raises(InvalidSignal):
+        rt.send_signal(exec_id, name, 1)
+    assert rt.store.staged_signals(str(exec_id)) == []
+
+
+def test_signal_payloads_over_the_caps_are_refused_and_stage_nothing(rt: SqliteRuntime) -> None:
+    exec_id = rt.start_workflow("blocking_waits")
+    with pytest.raises(PayloadTooLarge):
+        rt.send_signal(exec_id, "step", "x" * (MAX_PAYLOAD_BYTES + 1))
+    deep: Any = 1
+    for _ in range(150):
+        deep = {"d": deep}
+    with pytest.raises(PayloadTooDeep):
+        rt.send_signal(exec_id, "step", deep)
+    assert rt.store.staged_signals(str(exec_id)) == []
