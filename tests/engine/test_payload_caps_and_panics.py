@@ -1,0 +1,147 @@
+"""Payload caps at every ingress and from workflow code; bugs in workflow code and the panic budget."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harvest_engine import (
+    ActivityContext,
+    PayloadTooDeep,
+    PayloadTooLarge,
+    RunState,
+    SqliteRuntime,
+    WorkflowContext,
+    WorkflowPanicked,
+    activity,
+    workflow,
+)
+from harvest_engine.payloads import MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH
+
+Open = Callable[..., SqliteRuntime]
+
+
+def deep(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = {"next": value}
+    return value
+
+
+@activity
+async def noop(ctx: ActivityContext, value: Any) -> str:
+    return "ok"
+
+
+@workflow
+async def sends_deep_input(ctx: WorkflowContext, _: Any) -> str:
+    try:
+        await ctx.execute_activity(noop, deep(MAX_PAYLOAD_DEPTH + 1))
+    except PayloadTooDeep as exc:
+        return f"caught {exc.what}"  # type: ignore[attr-defined]
+    return "not caught"
+
+
+@workflow
+async def returns_deep(ctx: WorkflowContext, _: Any) -> Any:
+    return deep(MAX_PAYLOAD_DEPTH + 1)
+
+
+@workflow
+async def buggy(ctx: WorkflowContext, _: Any) -> Any:
+    return {"a": 1}["missing"]
+
+
+def row_counts(path: Path) -> dict[str, int]:
+    conn = sqlite3.connect(path)
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    counts = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables}
+    conn.close()
+    return counts
+
+
+@pytest.fixture
+def rt(open_rt: Open) -> SqliteRuntime:
+    runtime = open_rt()
+    for wf in (sends_deep_input, returns_deep, buggy):
+        runtime.register_workflow(wf)
+    runtime.register_activity(noop)
+    return runtime
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [("x" * (MAX_PAYLOAD_BYTES + 1), PayloadTooLarge), (deep(MAX_PAYLOAD_DEPTH + 1), PayloadTooDeep)],
+)
+def test_an_oversized_start_input_is_refused_before_anything_persists(
+    rt: SqliteRuntime, db_path: Path, value: Any, error: type[Exception]
+) -> None:
+    before = row_counts(db_path)
+    with pytest.raises(error):
+        rt.start_workflow("buggy", value)
+    with pytest.raises(error):
+        rt.start_workflow_with_id("buggy", "key", value)
+    assert row_counts(db_path) == before
+
+
+def test_a_payload_at_the_depth_cap_is_accepted(rt: SqliteRuntime) -> None:
+    rt.start_workflow("buggy", deep(MAX_PAYLOAD_DEPTH - 1))
+
+
+async def test_workflow_code_gets_payload_too_deep_at_the_call_site(rt: SqliteRuntime) -> None:
+    exec_id = rt.start_workflow("sends_deep_input")
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output="caught activity input"
+    )
+
+
+async def test_a_too_deep_workflow_result_fails_the_run_non_retryably(rt: SqliteRuntime) -> None:
+    exec_id = rt.start_workflow("returns_deep")
+    state = await rt.run_until_blocked(exec_id)
+    assert isinstance(state, RunState.Failed)
+    assert state.error.type == "PayloadTooDeep"
+    assert state.error.non_retryable
+
+
+async def test_a_bug_leaves_the_run_running_then_the_third_cycle_fails_it_as_panic(
+    rt: SqliteRuntime,
+) -> None:
+    exec_id = rt.start_workflow("buggy")
+    for count in (1, 2):
+        with pytest.raises(WorkflowPanicked) as caught:
+            await rt.run_until_blocked(exec_id)
+        assert isinstance(caught.value.__cause__, KeyError)
+        assert caught.value.count == count  # type: ignore[attr-defined]
+        assert rt.describe(exec_id).state == "RUNNING"
+        assert [e.type for e in rt.load_history(exec_id)] == ["WorkflowStarted"]
+    state = await rt.run_until_blocked(exec_id)
+    assert isinstance(state, RunState.Failed)
+    assert state.error.type == "Panic"
+    assert "KeyError" in state.error.message
+
+
+async def test_a_fixed_bug_resumes_the_run_in_the_same_runtime(rt: SqliteRuntime) -> None:
+    exec_id = rt.start_workflow("buggy")
+    with pytest.raises(WorkflowPanicked):
+        await rt.run_until_blocked(exec_id)
+
+    @workflow(name="buggy")
+    async def fixed(ctx: WorkflowContext, _: Any) -> str:
+        return "fixed"
+
+    rt.register_workflow(fixed)
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="fixed")
+
+
+def test_workflow_panicked_pickles_with_its_fields() -> None:
+    import pickle
+
+    error = WorkflowPanicked(exec_id="e1", error="KeyError: 'x'", count=1, budget=3)
+    again = pickle.loads(pickle.dumps(error))
+    assert isinstance(again, WorkflowPanicked)
+    assert again.exec_id == "e1"  # type: ignore[attr-defined]
+    assert str(again) == str(error)
