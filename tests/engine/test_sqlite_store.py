@@ -1,0 +1,144 @@
+"""The SQLite store: schema versions, refusals that leave a file untouched, the append-only guard, orphans."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harvest_engine import (
+    ActivityContext,
+    NotAHarvestDatabase,
+    RunState,
+    SchemaTooNew,
+    SqliteRuntime,
+    WorkflowContext,
+    activity,
+    workflow,
+)
+from harvest_engine.store.sqlite.schema import SCHEMA_VERSION
+from harvest_engine.store.sqlite.store import SqliteStore
+
+Open = Callable[..., SqliteRuntime]
+
+
+def file_state(path: Path) -> tuple[bytes, list[str]]:
+    siblings = sorted(p.name for p in path.parent.iterdir() if p.name != path.name + ".lock")
+    return path.read_bytes(), siblings
+
+
+def test_a_file_from_a_newer_version_is_refused_and_left_untouched(db_path: Path) -> None:
+    SqliteRuntime.open(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    before = file_state(db_path)
+    with pytest.raises(SchemaTooNew) as caught:
+        SqliteRuntime.open(db_path)
+    assert caught.value.found == SCHEMA_VERSION + 1  # type: ignore[attr-defined]
+    assert str(SCHEMA_VERSION) in str(caught.value)
+    assert file_state(db_path) == before
+    SqliteRuntime.open(db_path.with_name("other.db")).close()  # the lock was released
+
+
+def test_a_foreign_sqlite_file_is_refused_and_left_untouched(db_path: Path) -> None:
+    conn = sqlite3.connect(db_path)
+    conn.execute("CREATE TABLE customers (id INTEGER)")
+    conn.commit()
+    conn.close()
+    before = file_state(db_path)
+    with pytest.raises(NotAHarvestDatabase):
+        SqliteRuntime.open(db_path)
+    assert file_state(db_path) == before
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(db_path: Path) -> None:
+    db_path.write_bytes(b"this is a text file, not a database" * 100)
+    before = file_state(db_path)
+    with pytest.raises(NotAHarvestDatabase):
+        SqliteRuntime.open(db_path)
+    assert file_state(db_path) == before
+
+
+def test_the_writer_uses_wal_full_sync_and_a_busy_timeout(db_path: Path) -> None:
+    store = SqliteStore.open(db_path)
+    conn = store.connection
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+    store.close()
+
+
+def test_reopening_applies_the_schema_idempotently(db_path: Path) -> None:
+    for _ in range(3):
+        SqliteRuntime.open(db_path).close()
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    conn.close()
+
+
+@workflow
+async def one_step(ctx: WorkflowContext, _: Any) -> Any:
+    return await ctx.execute_activity(count_runs, None)
+
+
+runs: list[int] = []
+
+
+@activity
+async def count_runs(ctx: ActivityContext, _: Any) -> int:
+    runs.append(ctx.info().attempt)
+    return len(runs)
+
+
+async def test_events_are_append_only_update_and_overwrite_are_refused(open_rt: Open) -> None:
+    rt = open_rt()
+    rt.register_workflow(one_step)
+    rt.register_activity(count_runs)
+    exec_id = rt.start_workflow("one_step")
+    await rt.run_until_blocked(exec_id)
+    conn = rt.store.connection  # type: ignore[attr-defined]
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("UPDATE harvest_events SET type = 'X' WHERE exec_id = ?", (str(exec_id),))
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute(
+            "INSERT OR REPLACE INTO harvest_events (exec_id, seq, type, at, attrs) "
+            "VALUES (?, 1, 'WorkflowStarted', 0, '{}')",
+            (str(exec_id),),
+        )
+    conn.execute("DELETE FROM harvest_events WHERE exec_id = 'nobody'")  # retention may delete
+
+
+def test_the_guard_triggers_are_recreated_on_open(db_path: Path) -> None:
+    SqliteRuntime.open(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("DROP TRIGGER harvest_events_no_update")
+    conn.commit()
+    conn.close()
+    SqliteRuntime.open(db_path).close()
+    conn = sqlite3.connect(db_path)
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    conn.close()
+    assert {"harvest_events_no_update", "harvest_events_no_overwrite"} <= names
+
+
+async def test_open_reclaims_a_task_stranded_running_and_runs_it_again(db_path: Path) -> None:
+    runs.clear()
+    with SqliteRuntime.open(db_path) as rt:
+        rt.register_workflow(one_step)
+        rt.register_activity(count_runs)
+        exec_id = rt.start_workflow("one_step")
+        rt._decider.decide(str(exec_id), rt.clock.now())  # schedules the task, runs nothing
+        task = rt.store.ready_tasks(str(exec_id), rt.clock.now())[0]
+        # What a crash mid-body leaves behind: the claim committed, no result.
+        assert rt.store.claim_task(task.id, rt.clock.now()) is not None
+    with SqliteRuntime.open(db_path) as rt:
+        assert [t.status for t in rt.store.pending_tasks(str(exec_id))] == ["PENDING"]
+        rt.register_workflow(one_step)
+        rt.register_activity(count_runs)
+        assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=1)
+        assert runs == [1]  # a re-run after a crash keeps its attempt number
