@@ -126,10 +126,17 @@ class Decider:
         info = self.registry.workflow(row.workflow_name)
         instance = self._instance(row, info)
         cycle = _Cycle(txn, row, now, row.next_seq)
-        for event in txn.load_events(exec_id, instance.applied_seq):
-            instance.feed(event)
-        cycle.take(instance.flush(cycle.next_seq, now))
-        self._deliver_inputs(cycle, instance)
+        try:
+            for event in txn.load_events(exec_id, instance.applied_seq):
+                instance.feed(event)
+            cycle.take(instance.flush(cycle.next_seq, now))
+            self._deliver_inputs(cycle, instance)
+        except (NonDeterminismDetected, HarvestInternalError):
+            raise
+        except Exception as exc:
+            # Workflow code raised outside the body's task: a signal handler,
+            # a condition predicate, an update validator. A bug, like a panic.
+            raise _Panic(exc) from exc
         self._check_violation(instance)
         if instance.done:
             decision = self._finish(cycle, instance)

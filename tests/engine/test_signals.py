@@ -182,3 +182,22 @@ def test_signal_payloads_over_the_caps_are_refused_and_stage_nothing(rt: SqliteR
     with pytest.raises(PayloadTooDeep):
         rt.send_signal(exec_id, "step", deep)
     assert rt.store.staged_signals(str(exec_id)) == []
+
+
+async def test_a_signal_handler_that_raises_is_a_panic_and_consumes_nothing(open_rt: Open) -> None:
+    from harvest_engine import WorkflowPanicked
+
+    @workflow
+    async def fragile(ctx: WorkflowContext, _: Any) -> None:
+        ctx.register_signal_handler("poke", lambda payload: 1 / payload)
+        await ctx.wait_for_signal("never")
+
+    rt = open_rt()
+    rt.register_workflow(fragile)
+    exec_id = rt.start_workflow("fragile")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="never")
+    rt.send_signal(exec_id, "poke", 0)
+    with pytest.raises(WorkflowPanicked) as caught:
+        await rt.run_until_blocked(exec_id)
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)
+    assert len(rt.store.staged_signals(str(exec_id))) == 1
