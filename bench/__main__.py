@@ -1,0 +1,38 @@
+"""Run every `bench/*_bench.py` (each has `run() -> [(name, result)]`) and write bench/RESULTS.md."""
+
+from __future__ import annotations
+
+import importlib
+import platform
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def main() -> None:
+    only = sys.argv[1:]
+    sections: list[str] = []
+    for path in sorted(HERE.glob("*_bench.py")):
+        if only and path.stem not in only:
+            continue
+        module = importlib.import_module(f"bench.{path.stem}")
+        rows = module.run()
+        lines = [f"## {path.stem}", "", "| benchmark | result |", "| --- | --- |"]
+        lines += [f"| {name} | {result} |" for name, result in rows]
+        sections.append("\n".join(lines))
+        print("\n".join(lines), flush=True)
+    header = [
+        "# Benchmark results",
+        "",
+        f"Produced by `make bench` (`.venv/bin/python -m bench`) on {datetime.now(UTC):%Y-%m-%d}, "
+        f"Python {platform.python_version()}, {platform.machine()}, {platform.system()}.",
+        "",
+    ]
+    if not only:
+        (HERE / "RESULTS.md").write_text("\n".join(header) + "\n\n".join(sections) + "\n")
+
+
+if __name__ == "__main__":
+    main()
