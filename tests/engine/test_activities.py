@@ -331,3 +331,21 @@ async def test_parallel_activities_each_record_one_completion(open_rt: Open, par
     )
     history = rt.load_history(exec_id)
     assert sum(e.type == "ActivityCompleted" for e in history) == parallel
+
+
+async def test_a_sync_body_can_heartbeat_from_its_worker_thread(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    @activity(retry=RetryPolicy(max_attempts=2, initial_interval="1s"))
+    def checkpointing(ctx: ActivityContext, _: Any) -> Any:
+        if ctx.info().attempt == 1:
+            for i in range(20):
+                ctx.heartbeat({"done": i})
+            raise RuntimeError("died at 19")
+        return ctx.heartbeat_details()
+
+    rt = runtime_with(open_rt, checkpointing)
+    exec_id = rt.start_workflow("call_one", {"name": "checkpointing"})
+    await rt.run_until_blocked(exec_id)
+    clock.advance(2)
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output={"ok": {"done": 19}})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -367,6 +368,8 @@ class SqliteStore:
         self._lock = lock
         self._owner = owner
         self._in_txn = False
+        self._txn_thread = 0
+        self._write_lock = threading.Lock()
         self.closed = False
 
     @classmethod
@@ -440,19 +443,25 @@ class SqliteStore:
 
     @contextmanager
     def write(self) -> Iterator[SqliteWriteTxn]:
-        if self._in_txn:
+        # Sync activity bodies heartbeat from worker threads on this same
+        # connection: the lock keeps their writes out of the loop thread's
+        # transaction. A nested write on one thread is a bug, not a wait.
+        if self._in_txn and self._txn_thread == threading.get_ident():
             raise HarvestInternalError("nested write transaction")
-        self._conn.execute("BEGIN IMMEDIATE")
-        self._in_txn = True
-        try:
-            yield SqliteWriteTxn(self._conn)
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        else:
-            self._conn.execute("COMMIT")
-        finally:
-            self._in_txn = False
+        with self._write_lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._in_txn = True
+            self._txn_thread = threading.get_ident()
+            try:
+                yield SqliteWriteTxn(self._conn)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._conn.execute("COMMIT")
+            finally:
+                self._in_txn = False
+                self._txn_thread = 0
 
     # -- reads outside a transaction ----------------------------------------
 
