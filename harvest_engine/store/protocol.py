@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from harvest_engine.events import HistoryEvent
+from harvest_engine.store.operations import LedgerTotals, ScheduleRow
 from harvest_engine.store.records import (
     ActivityAttempt,
     ExecutionDetail,
@@ -260,6 +261,43 @@ class WriteTxn(Protocol):
         """
         ...
 
+    # -- schedules and retention (issue 5) ------------------------------------
+
+    def schedule(self, workflow_name: str) -> ScheduleRow | None:
+        """The stored schedule of a workflow, or None."""
+        ...
+
+    def put_schedule(
+        self,
+        *,
+        workflow_name: str,
+        spec: str,
+        input: str,
+        overlap: str,
+        max_active_runs: int,
+        next_fire_at: datetime,
+        paused: bool,
+        now: datetime,
+    ) -> None:
+        """Insert or replace a schedule row (JSON `spec` and `input`)."""
+        ...
+
+    def update_schedule(self, workflow_name: str, now: datetime, **fields: Any) -> None:
+        """Set `next_fire_at`, `paused` and/or `last_fired_at` of a schedule."""
+        ...
+
+    def delete_schedule(self, workflow_name: str) -> bool:
+        """Remove a schedule; True if one was stored."""
+        ...
+
+    def active_schedule_runs(self, workflow_name: str, id_prefix: str, now: datetime) -> int:
+        """RUNNING runs of a schedule and their successors, not past deadline nor cancelled."""
+        ...
+
+    def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
+        """Delete up to `limit` terminal runs closed before `cutoff`, with all their rows."""
+        ...
+
 
 class DurableStore(Protocol):
     """The store the runtime drives; `SqliteStore` is today's implementation."""
@@ -338,4 +376,22 @@ class DurableStore(Protocol):
 
     def workflow_logs(self, exec_id: str) -> list[LogLine]:
         """A run's workflow log lines."""
+        ...
+
+    # -- operating (issue 5) ----------------------------------------------------
+
+    def counts_by_state(self) -> dict[str, int]:
+        """How many runs are in each state."""
+        ...
+
+    def list_schedules(self) -> list[ScheduleRow]:
+        """Every stored schedule."""
+        ...
+
+    def due_schedules(self, now: datetime) -> list[ScheduleRow]:
+        """Unpaused schedules whose slot has come (and damaged rows, which only warn)."""
+        ...
+
+    def llm_totals(self, exec_id: str) -> LedgerTotals:
+        """A run's ledger rows summed."""
         ...

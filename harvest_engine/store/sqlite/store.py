@@ -14,6 +14,8 @@ from typing import Any
 from harvest_engine import payloads
 from harvest_engine.errors import DatabaseLocked, HarvestInternalError
 from harvest_engine.events import HistoryEvent
+from harvest_engine.filters import ExecutionFilter
+from harvest_engine.store.operations import LedgerTotals, ScheduleRow
 from harvest_engine.store.protocol import (
     AttemptRecord,
     ExecutionRecord,
@@ -25,6 +27,7 @@ from harvest_engine.store.protocol import (
 from harvest_engine.store.records import (
     ActivityAttempt,
     ExecutionDetail,
+    ExecutionPage,
     LedgerRow,
     LogLine,
     MutexRow,
@@ -32,7 +35,9 @@ from harvest_engine.store.records import (
     StagedSignal,
     TimerRow,
 )
-from harvest_engine.store.sqlite import queries
+from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
+from harvest_engine.store.sqlite import retention as retention_sql
+from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import apply_writer_pragmas, connect
 from harvest_engine.store.sqlite.lock import WriterLock
 from harvest_engine.store.sqlite.migrations import (
@@ -348,6 +353,47 @@ class SqliteWriteTxn:
             conn.execute("ROLLBACK TO harvest_logs")
         conn.execute("RELEASE harvest_logs")
 
+    # -- schedules and retention (issue 5) ------------------------------------
+
+    def schedule(self, workflow_name: str) -> ScheduleRow | None:
+        return schedule_sql.get(self._conn, workflow_name)
+
+    def put_schedule(
+        self,
+        *,
+        workflow_name: str,
+        spec: str,
+        input: str,
+        overlap: str,
+        max_active_runs: int,
+        next_fire_at: datetime,
+        paused: bool,
+        now: datetime,
+    ) -> None:
+        schedule_sql.put(
+            self._conn,
+            workflow_name=workflow_name,
+            spec=spec,
+            input=input,
+            overlap=overlap,
+            max_active_runs=max_active_runs,
+            next_fire_at=next_fire_at,
+            paused=paused,
+            now=now,
+        )
+
+    def update_schedule(self, workflow_name: str, now: datetime, **fields: Any) -> None:
+        schedule_sql.update(self._conn, workflow_name, now, **fields)
+
+    def delete_schedule(self, workflow_name: str) -> bool:
+        return schedule_sql.delete(self._conn, workflow_name)
+
+    def active_schedule_runs(self, workflow_name: str, id_prefix: str, now: datetime) -> int:
+        return schedule_sql.active_runs(self._conn, workflow_name, id_prefix, now)
+
+    def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
+        return retention_sql.purge_batch(self._conn, cutoff, limit)
+
 
 class SqliteStore:
     """The one DurableStore implementation today: a WAL SQLite file behind a flock.
@@ -555,3 +601,26 @@ class SqliteStore:
 
     def workflow_logs(self, exec_id: str) -> list[LogLine]:
         return queries.workflow_logs(self._conn, exec_id)
+
+    # -- operating (issue 5) ----------------------------------------------------
+
+    def list_executions(self, filter_: ExecutionFilter) -> ExecutionPage:
+        return listing.list_executions(self._conn, filter_)
+
+    def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
+        # One read snapshot for the whole visit; the write lock keeps a worker
+        # thread's heartbeat transaction off the connection meanwhile.
+        with self._write_lock, readonly.snapshot(self._conn):
+            yield from listing.visit_executions(self._conn, filter_)
+
+    def counts_by_state(self) -> dict[str, int]:
+        return listing.counts_by_state(self._conn)
+
+    def list_schedules(self) -> list[ScheduleRow]:
+        return schedule_sql.list_all(self._conn)
+
+    def due_schedules(self, now: datetime) -> list[ScheduleRow]:
+        return schedule_sql.due(self._conn, now)
+
+    def llm_totals(self, exec_id: str) -> LedgerTotals:
+        return operator_reads.llm_totals(self._conn, exec_id)

@@ -1,0 +1,211 @@
+"""SqliteReader: read a harvest file beside its live writer, mode=ro and without the lock."""
+
+from __future__ import annotations
+
+from contextlib import closing
+from typing import TYPE_CHECKING
+
+from harvest_engine.errors import ExecutionNotFound, InvalidFilter
+from harvest_engine.filters import ExecutionFilter
+from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
+from harvest_engine.store.sqlite import schedules as schedule_sql
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from types import TracebackType
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.states import ExecutionId
+    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
+    from harvest_engine.store.records import (
+        ActivityAttempt,
+        ExecutionDetail,
+        ExecutionPage,
+        LedgerRow,
+        LogLine,
+        MutexRow,
+        PendingTask,
+        StagedSignal,
+        TimerRow,
+    )
+    from harvest_engine.store.sqlite.readonly import ReadConnection
+
+
+class SqliteReader:
+    """A read-only view of a harvest database file.
+
+    It opens the file ``mode=ro`` and takes no writer lock, so it works beside
+    a runtime in another process; it never changes the file. `list_executions`,
+    `visit_executions` and `describe` also read files of older schema
+    versions (a column the file lacks reads as Null); the other reads expect
+    the current schema (guide §8 "Operator reads").
+
+    Use it as a context manager, or call `close()`.
+    """
+
+    def __init__(self, path: str, conn: ReadConnection, version: int) -> None:
+        """Use `SqliteReader.open(path)`."""
+        self.path = path
+        self.schema_version = version
+        self._conn = conn
+        self._columns = readonly.table_columns(conn, "harvest_executions")
+        self.closed = False
+
+    @classmethod
+    def open(cls, path: str | Path) -> SqliteReader:
+        """Open a harvest file read-only.
+
+        Raises:
+            NotAHarvestDatabase: no such file, not SQLite, or not a harvest file.
+            SchemaTooNew: the file was written by a newer harvest.
+        """
+        conn, version = readonly.open_read_only(path)
+        return cls(str(path), conn, version)
+
+    def close(self) -> None:
+        """Close the connection (safe to call twice)."""
+        if not self.closed:
+            self.closed = True
+            self._conn.close()
+
+    def __enter__(self) -> SqliteReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- change detection ---------------------------------------------------
+
+    def data_version(self) -> int:
+        """A number that changes whenever another connection commits to the file."""
+        return readonly.data_version(self._conn)
+
+    # -- runs -----------------------------------------------------------------
+
+    def list_executions(self, flt: ExecutionFilter | None = None) -> ExecutionPage:
+        """One page of runs, newest first, without payloads.
+
+        Raises:
+            InvalidFilter: `flt` is not an ExecutionFilter.
+        """
+        return listing.list_executions(self._conn, _filter(flt), self._columns)
+
+    def visit_executions(
+        self, flt: ExecutionFilter | None, fn: Callable[[ExecutionDetail], object]
+    ) -> int | None:
+        """Call `fn` on each run `list_executions(flt)` would return, with its payloads.
+
+        Every row comes from one read snapshot held until the visit returns,
+        so keep `fn` short. `fn`'s return value is ignored.
+
+        Returns:
+            The cursor of the next page, or None at the end.
+        """
+        chosen = _filter(flt)
+        last: int | None = None
+        count = 0
+        with readonly.snapshot(self._conn):
+            with closing(
+                listing.visit_executions(self._conn, chosen, self._columns)
+            ) as rows:
+                for detail in rows:
+                    fn(detail)
+                    last = detail.cursor
+                    count += 1
+            more = (
+                count == chosen.page_size
+                and last is not None
+                and bool(
+                    listing.list_executions(
+                        self._conn, chosen.before(last).limit(1), self._columns
+                    ).executions
+                )
+            )
+        return last if more else None
+
+    def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
+        """One run with its payloads as Stored values."""
+        detail = listing.describe(self._conn, str(exec_id).strip(), self._columns)
+        if detail is None:
+            raise ExecutionNotFound(exec_id=str(exec_id))
+        return detail
+
+    def counts_by_state(self) -> dict[str, int]:
+        """How many runs are in each state (every state present, maybe 0)."""
+        return listing.counts_by_state(self._conn)
+
+    def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
+        """Every recorded event of the run, in order."""
+        return queries.load_events(self._conn, self._require(exec_id))
+
+    def activity_attempts(
+        self, exec_id: str | ExecutionId, name: str | None = None
+    ) -> list[ActivityAttempt]:
+        """Finished attempts of the run's activities (of one name, or all)."""
+        return queries.activity_attempts(self._conn, self._require(exec_id), name)
+
+    def pending_tasks(self, exec_id: str | ExecutionId) -> list[PendingTask]:
+        """The run's unfinished activity tasks."""
+        return queries.pending_tasks(self._conn, self._require(exec_id))
+
+    def timers(self, exec_id: str | ExecutionId) -> list[TimerRow]:
+        """The run's unfired timers, soonest first."""
+        return queries.timers(self._conn, self._require(exec_id))
+
+    def staged_signals(self, exec_id: str | ExecutionId) -> list[StagedSignal]:
+        """Signals delivered to the run that its history has not yet taken in."""
+        return queries.staged_signals(self._conn, self._require(exec_id))
+
+    def mutexes(self, exec_id: str | ExecutionId) -> list[MutexRow]:
+        """Mutex keys the run holds or waits for."""
+        return queries.mutexes(self._conn, self._require(exec_id))
+
+    # -- costs and logs ---------------------------------------------------------
+
+    def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
+        """The run's LLM calls, in recording order."""
+        return queries.llm_ledger(self._conn, self._require(exec_id))
+
+    def llm_totals(self, exec_id: str | ExecutionId) -> LedgerTotals:
+        """The run's LLM calls summed: calls, tokens in and out, latency."""
+        return operator_reads.llm_totals(self._conn, self._require(exec_id))
+
+    def workflow_logs(self, exec_id: str | ExecutionId) -> list[LogLine]:
+        """The run's `ctx.log` lines in order; a truncation marker comes last."""
+        return queries.workflow_logs(self._conn, self._require(exec_id))
+
+    def count_workflow_logs(self, exec_id: str | ExecutionId) -> int:
+        """How many log lines the run kept (the truncation marker not counted)."""
+        return operator_reads.count_workflow_logs(self._conn, self._require(exec_id))
+
+    def workflow_log_truncated(self, exec_id: str | ExecutionId) -> bool:
+        """Whether the run's log dropped lines past its `max_lines`."""
+        return operator_reads.workflow_log_truncated(self._conn, self._require(exec_id))
+
+    # -- schedules --------------------------------------------------------------
+
+    def list_schedules(self) -> list[ScheduleRow]:
+        """Every stored schedule, by workflow name (a damaged one has `problem` set)."""
+        return schedule_sql.list_all(self._conn)
+
+    def _require(self, exec_id: str | ExecutionId) -> str:
+        text = str(exec_id).strip() if exec_id is not None else ""
+        if not text or not queries.exists(self._conn, text):
+            raise ExecutionNotFound(exec_id=str(exec_id))
+        return text
+
+
+def _filter(flt: ExecutionFilter | None) -> ExecutionFilter:
+    if flt is None:
+        return ExecutionFilter()
+    if not isinstance(flt, ExecutionFilter):
+        raise InvalidFilter(
+            reason=f"expected an ExecutionFilter, got {type(flt).__name__}"
+        )
+    return flt

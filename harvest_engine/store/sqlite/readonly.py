@@ -1,0 +1,84 @@
+"""Read-only connections for SqliteReader: open mode=ro, refuse foreign or newer files, snapshots."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harvest_engine.errors import NotAHarvestDatabase
+from harvest_engine.store.sqlite.connection import connect
+from harvest_engine.store.sqlite.migrations import check_supported, read_version
+from harvest_engine.store.sqlite.schema import APPLICATION_MARK
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+# The tables whose columns the reader maps by name, so a file of an older
+# schema reads a missing column as NULL (guide §8).
+VERSIONED_TABLES = ("harvest_executions",)
+
+ReadConnection = sqlite3.Connection
+"""The connection type, named for modules that may not import sqlite3 (DESIGN)."""
+
+
+def open_read_only(path: str | Path) -> tuple[sqlite3.Connection, int]:
+    """Open a harvest file read-only without any lock; returns the connection and its version.
+
+    Nothing here writes: no pragma that changes the file, no schema step, no
+    lock file. The writer's WAL lets this connection read beside it.
+
+    Raises:
+        NotAHarvestDatabase: no such file, not SQLite, or not harvest's.
+        SchemaTooNew: written by a newer harvest.
+    """
+    target = Path(path)
+    if not target.is_file():
+        raise NotAHarvestDatabase(path=str(path), reason="no such file")
+    conn = connect(target, read_only=True)
+    try:
+        version = read_version(conn, str(path))
+        if version == 0:
+            raise NotAHarvestDatabase(path=str(path), reason="it has no harvest schema")
+        check_supported(version, str(path))
+        _check_mark(conn, str(path))
+    except BaseException:
+        conn.close()
+        raise
+    return conn, version
+
+
+def _check_mark(conn: sqlite3.Connection, path: str) -> None:
+    try:
+        row = conn.execute(
+            "SELECT value FROM harvest_meta WHERE key = 'application'"
+        ).fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise NotAHarvestDatabase(
+            path=path, reason=f"unreadable harvest_meta ({exc})"
+        ) from exc
+    if row is None or row[0] != APPLICATION_MARK:
+        raise NotAHarvestDatabase(
+            path=path, reason="harvest_meta does not name harvest"
+        )
+
+
+def table_columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
+    """The column names a table has in this file (empty if it has no such table)."""
+    return frozenset(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))
+
+
+def data_version(conn: sqlite3.Connection) -> int:
+    """SQLite's data_version: it changes when another connection commits."""
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """Hold one read transaction, so every read inside sees the same commit."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
