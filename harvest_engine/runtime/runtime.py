@@ -12,18 +12,27 @@ from typing import Any
 from harvest_engine import payloads
 from harvest_engine.authoring import ActivityInfo, WorkflowInfo
 from harvest_engine.clock import Clock, SystemClock
+from harvest_engine.durations import Duration
 from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
 from harvest_engine.events import HistoryEvent
-from harvest_engine.runtime import starts
+from harvest_engine.filters import ExecutionFilter
+from harvest_engine.runtime import listing, retention, schedules, starts
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.decide import Decider, Decision
 from harvest_engine.runtime.registry import ActivitySpec, Registry
 from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
 from harvest_engine.runtime.signals import send_signal
 from harvest_engine.runtime.tasks import TaskRunner
+from harvest_engine.schedules import WorkflowSchedule
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
+from harvest_engine.store.operations import LedgerTotals, ScheduleRow
 from harvest_engine.store.protocol import DurableStore
-from harvest_engine.store.records import ActivityAttempt, ExecutionDetail, LedgerRow
+from harvest_engine.store.records import (
+    ActivityAttempt,
+    ExecutionDetail,
+    ExecutionPage,
+    LedgerRow,
+)
 from harvest_engine.store.sqlite.store import SqliteStore
 
 log = logging.getLogger("harvest.runtime")
@@ -294,6 +303,57 @@ class SqliteRuntime:
         if not text or self._store.execution(text) is None:
             raise ExecutionNotFound(exec_id=str(exec_id))
         return text
+
+    # -- operating (issue 5) --------------------------------------------------------
+
+    def list_executions(self, flt: ExecutionFilter | None = None) -> ExecutionPage:
+        """One page of runs, newest first, without payloads (`page.next` pages on)."""
+        return listing.list_executions(self._store, flt)
+
+    def visit_executions(
+        self, flt: ExecutionFilter | None, fn: Callable[[ExecutionDetail], object]
+    ) -> int | None:
+        """Call `fn` on each run of the page, with payloads, under one read snapshot; next cursor."""
+        return listing.visit_executions(self._store, flt, fn)
+
+    def counts_by_state(self) -> dict[str, int]:
+        """How many runs are in each state."""
+        return self._store.counts_by_state()
+
+    def llm_totals(self, exec_id: str | ExecutionId) -> LedgerTotals:
+        """The run's LLM calls summed: calls, tokens in and out, latency."""
+        return self._store.llm_totals(self._require(exec_id))
+
+    def upsert_schedule(self, schedule: WorkflowSchedule) -> ScheduleRow:
+        """Store a schedule (keyed by workflow name); the same spec keeps its slot and pause."""
+        return schedules.upsert(self._store, schedule, self.clock.now())
+
+    def pause_schedule(self, workflow_name: str) -> bool:
+        """Stop a schedule's fires; False when there is no such schedule."""
+        return schedules.pause(self._store, workflow_name, self.clock.now())
+
+    def resume_schedule(self, workflow_name: str) -> bool:
+        """Fire again from the next slot after now; False when there is no such schedule."""
+        return schedules.resume(self._store, workflow_name, self.clock.now())
+
+    def delete_schedule(self, workflow_name: str) -> bool:
+        """Remove a schedule (its runs keep running); False when there was none."""
+        return schedules.delete(self._store, workflow_name)
+
+    def list_schedules(self) -> list[ScheduleRow]:
+        """Every stored schedule, by workflow name."""
+        return self._store.list_schedules()
+
+    def purge_terminal(self, older_than: Duration) -> int:
+        """Remove terminal runs closed more than `older_than` ago, 256 per transaction."""
+        return retention.purge_terminal(self._store, older_than, self.clock.now())
+
+    def _fire_schedules(self, at: datetime) -> tuple[bool, HarvestError | None]:
+        """Fire the due schedules at `at`; (whether a run started, the first error)."""
+        started, error = schedules.fire_due(
+            self._store, at, schedules.runtime_starter(self), schedules.is_registered(self)
+        )
+        return started > 0, error
 
 
 def _fixed(when: datetime) -> Now:

@@ -1,0 +1,187 @@
+"""Schedules on the runtime: upsert/pause/resume/delete, and firing due slots one transaction each."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from harvest_engine import payloads
+from harvest_engine.errors import HarvestError, HarvestInternalError, UnknownWorkflow
+from harvest_engine.runtime import starts
+from harvest_engine.runtime.decide import start_run
+from harvest_engine.schedules import (
+    Overlap,
+    WorkflowSchedule,
+    schedule_id_prefix,
+    schedule_workflow_id,
+)
+from harvest_engine.store.operations import ScheduleRow
+from harvest_engine.store.protocol import DurableStore, WriteTxn
+
+if TYPE_CHECKING:
+    from harvest_engine.runtime.runtime import SqliteRuntime
+
+log = logging.getLogger("harvest.schedules")
+
+StartRun = Callable[[WriteTxn, str, str, str, datetime], str]
+"""Start a run inside the fire's transaction: (txn, workflow, workflow_id, input JSON, now) -> exec id."""
+
+
+def upsert(store: DurableStore, schedule: WorkflowSchedule, now: datetime) -> ScheduleRow:
+    """Store a schedule; the same spec keeps its next slot, and the pause always stays.
+
+    A new schedule, or one whose spec changed, counts its first slot from now.
+    Safe to call on every open.
+    """
+    if not isinstance(schedule, WorkflowSchedule):
+        raise TypeError(f"upsert_schedule takes a WorkflowSchedule, got {schedule!r}")
+    name = schedule.workflow_name
+    spec = payloads.dumps(schedule.schedule.to_json())
+    with store.write() as txn:
+        old = txn.schedule(name)
+        same = old is not None and old.schedule == schedule.schedule and old.problem is None
+        next_at = (
+            old.next_fire_at
+            if same and old is not None and old.next_fire_at is not None
+            else schedule.schedule.next_after(now)
+        )
+        txn.put_schedule(
+            workflow_name=name,
+            spec=spec,
+            input=payloads.check(payloads.to_json(schedule.input), "schedule input"),
+            overlap=str(schedule.overlap),
+            max_active_runs=schedule.max_active_runs,
+            next_fire_at=next_at,
+            paused=bool(old.paused) if old is not None else False,
+            now=now,
+        )
+        row = txn.schedule(name)
+    if row is None:
+        raise HarvestInternalError(f"schedule {name!r} vanished inside its own transaction")
+    return row
+
+
+def pause(store: DurableStore, workflow_name: str, now: datetime) -> bool:
+    """Stop a schedule's fires; False when no schedule has this name."""
+    with store.write() as txn:
+        if txn.schedule(workflow_name) is None:
+            return False
+        txn.update_schedule(workflow_name, now, paused=True)
+        return True
+
+
+def resume(store: DurableStore, workflow_name: str, now: datetime) -> bool:
+    """Fire again from the next slot after now (missed slots do not fire); False if unknown."""
+    with store.write() as txn:
+        row = txn.schedule(workflow_name)
+        if row is None:
+            return False
+        if row.schedule is None:
+            txn.update_schedule(workflow_name, now, paused=False)
+        else:
+            txn.update_schedule(
+                workflow_name, now, paused=False, next_fire_at=row.schedule.next_after(now)
+            )
+        return True
+
+
+def delete(store: DurableStore, workflow_name: str) -> bool:
+    """Remove a schedule (its runs keep running); False when there was none."""
+    with store.write() as txn:
+        return txn.delete_schedule(workflow_name)
+
+
+def fire_due(
+    store: DurableStore,
+    now: datetime,
+    start: StartRun,
+    registered: Callable[[str], bool],
+) -> tuple[int, HarvestError | None]:
+    """Fire every due schedule once, each in its own transaction (guide §7).
+
+    No catch-up: after a gap one run fires and the next slot counts from now.
+    A ``skip`` schedule drops the slot while `max_active_runs` of its runs are
+    RUNNING. An unregistered workflow or a damaged row only warns and keeps
+    its slot due; any other error is returned after the pass.
+
+    Returns:
+        How many runs started, and the first error (or None).
+    """
+    started = 0
+    first_error: HarvestError | None = None
+    for row in store.due_schedules(now):
+        name = row.workflow_name
+        if row.problem is not None or row.schedule is None:
+            log.warning("schedule %r cannot fire: %s", name, row.problem)
+            continue
+        if row.input.is_unreadable:
+            log.warning("schedule %r cannot fire: its stored input is unreadable", name)
+            continue
+        if not registered(name):
+            log.warning(
+                "schedule %r is due but its workflow is not registered; it fires once it is",
+                name,
+            )
+            continue
+        try:
+            started += _fire_one(store, name, now, start)
+        except HarvestError as exc:
+            first_error = first_error or exc
+    return started, first_error
+
+
+def _fire_one(store: DurableStore, name: str, now: datetime, start: StartRun) -> int:
+    with store.write() as txn:
+        row = txn.schedule(name)
+        # Re-read inside the transaction: the row may have changed since the scan.
+        if (
+            row is None
+            or row.paused
+            or row.schedule is None
+            or row.next_fire_at is None
+            or row.next_fire_at > now
+        ):
+            return 0
+        slot = row.next_fire_at
+        following = row.schedule.next_after(now)
+        if row.overlap == Overlap.SKIP.value:
+            active = txn.active_schedule_runs(name, schedule_id_prefix(name), now)
+            if active >= row.max_active_runs:
+                log.info(
+                    "schedule %r skips slot %s: %d run(s) still RUNNING", name, slot, active
+                )
+                txn.update_schedule(name, now, next_fire_at=following)
+                return 0
+        start(txn, name, schedule_workflow_id(name, slot), payloads.dumps(row.input.value), now)
+        txn.update_schedule(name, now, next_fire_at=following, last_fired_at=slot)
+        return 1
+
+
+def runtime_starter(rt: SqliteRuntime) -> StartRun:
+    """The StartRun of a runtime: its registered workflow's deadline and retry, started at `now`."""
+
+    def start(txn: WriteTxn, name: str, workflow_id: str, input_json: str, now: datetime) -> str:
+        info = rt.registry.workflow(name)
+        new = starts.new_execution(rt, name, workflow_id, input_json)
+        if info.execution_timeout is not None:
+            new = replace(new, deadline=now + info.execution_timeout)
+        start_run(txn, new, now)
+        return new.exec_id
+
+    return start
+
+
+def is_registered(rt: SqliteRuntime) -> Callable[[str], bool]:
+    """Whether `rt` has a workflow of a name registered."""
+
+    def check(name: str) -> bool:
+        try:
+            rt.registry.workflow(name)
+        except UnknownWorkflow:
+            return False
+        return True
+
+    return check
