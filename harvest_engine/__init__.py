@@ -54,11 +54,15 @@ from harvest_engine.errors import (
     WorkflowPanicked,
 )
 from harvest_engine.events import HistoryEvent
+from harvest_engine.filters import ExecutionFilter
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.registry import ActivitySpec
 from harvest_engine.runtime.runtime import SqliteRuntime
 from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
+from harvest_engine.schedules import Overlap, Schedule, WorkflowSchedule, next_fire_times
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
+from harvest_engine.store.operations import LedgerTotals, ScheduleRow
+from harvest_engine.store.reader import SqliteReader
 from harvest_engine.store.records import (
     ActivityAttempt,
     ExecutionDetail,
@@ -101,6 +105,7 @@ __all__ = [
     "DatabaseLocked",
     "ErrorInfo",
     "ExecutionDetail",
+    "ExecutionFilter",
     "ExecutionId",
     "ExecutionNotFound",
     "ExecutionOutcome",
@@ -116,12 +121,14 @@ __all__ = [
     "InvalidSearchAttribute",
     "InvalidSignal",
     "LedgerRow",
+    "LedgerTotals",
     "LlmCall",
     "LogLine",
     "ManualClock",
     "NonDeterminismDetected",
     "NonDeterministicCall",
     "NotAHarvestDatabase",
+    "Overlap",
     "PayloadTooDeep",
     "PayloadTooLarge",
     "PendingTask",
@@ -131,8 +138,11 @@ __all__ = [
     "RetryPolicy",
     "RunInfo",
     "RunState",
+    "Schedule",
+    "ScheduleRow",
     "SchemaTooNew",
     "SqliteError",
+    "SqliteReader",
     "SqliteRuntime",
     "StagedSignal",
     "Stored",
@@ -157,9 +167,11 @@ __all__ = [
     "WorkflowNotRunning",
     "WorkflowPanicked",
     "WorkflowReplayer",
+    "WorkflowSchedule",
     "__version__",
     "activity",
     "errors",
+    "next_fire_times",
     "query",
     "update",
     "workflow",
