@@ -31,16 +31,12 @@ def check_search_value(key: str, value: object) -> SearchValue:
             magnitude 2^63 or more, or is not finite.
     """
     if not isinstance(key, str) or not key:
-        raise InvalidSearchAttribute(
-            key=str(key), reason="the key must be non-empty text"
-        )
+        raise InvalidSearchAttribute(key=str(key), reason="the key must be non-empty text")
     if value is None or isinstance(value, (str, bool)):
         return value
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
-            raise InvalidSearchAttribute(
-                key=key, reason=f"{value!r} is not a JSON number"
-            )
+            raise InvalidSearchAttribute(key=key, reason=f"{value!r} is not a JSON number")
         if abs(value) >= SEARCH_NUMBER_BOUND:
             raise InvalidSearchAttribute(
                 key=key,
@@ -85,16 +81,12 @@ class ExecutionFilter:
         """Only the run with this id."""
         text = str(exec_id).strip() if isinstance(exec_id, (str, ExecutionId)) else None
         if not text:
-            raise InvalidFilter(
-                reason=f"exec_id must be non-empty text, got {exec_id!r}"
-            )
+            raise InvalidFilter(reason=f"exec_id must be non-empty text, got {exec_id!r}")
         return replace(self, exec_ids=(text,))
 
     def workflow_id(self, workflow_id: str) -> ExecutionFilter:
         """Only runs with exactly this workflow id."""
-        return replace(
-            self, workflow_ids=(_text("workflow_id", workflow_id, blank=True),)
-        )
+        return replace(self, workflow_ids=(_text("workflow_id", workflow_id, blank=True),))
 
     def workflow_id_prefix(self, prefix: str) -> ExecutionFilter:
         """Only runs whose workflow id starts with `prefix`."""
@@ -153,12 +145,8 @@ class ExecutionFilter:
 
     def before(self, cursor: int | None) -> ExecutionFilter:
         """Start after this cursor (a page's `next`); None starts at the newest run."""
-        if cursor is not None and (
-            not isinstance(cursor, int) or isinstance(cursor, bool)
-        ):
-            raise InvalidFilter(
-                reason=f"a cursor is a page's `next` (an int), got {cursor!r}"
-            )
+        if cursor is not None and (not isinstance(cursor, int) or isinstance(cursor, bool)):
+            raise InvalidFilter(reason=f"a cursor is a page's `next` (an int), got {cursor!r}")
         return replace(self, cursor=cursor)
 
 

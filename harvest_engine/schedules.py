@@ -173,22 +173,17 @@ class WorkflowSchedule:
     queue_name: str | None = None
 
     def __post_init__(self) -> None:
+        """Check the fields; refuse every field this backend cannot honour."""
         if not isinstance(self.workflow_name, str) or not self.workflow_name.strip():
-            raise ValueError(
-                f"workflow_name must be non-empty text, got {self.workflow_name!r}"
-            )
+            raise ValueError(f"workflow_name must be non-empty text, got {self.workflow_name!r}")
         if not isinstance(self.schedule, Schedule):
-            raise ValueError(
-                "schedule must be Schedule.cron(...) or Schedule.every(...)"
-            )
+            raise ValueError("schedule must be Schedule.cron(...) or Schedule.every(...)")
         if (
             not isinstance(self.max_active_runs, int)
             or isinstance(self.max_active_runs, bool)
             or self.max_active_runs < 1
         ):
-            raise ValueError(
-                f"max_active_runs must be an int >= 1, got {self.max_active_runs!r}"
-            )
+            raise ValueError(f"max_active_runs must be an int >= 1, got {self.max_active_runs!r}")
         self._refuse_unsupported()
         object.__setattr__(self, "overlap", _overlap(self.overlap))
         payloads.check(payloads.to_json(self.input), "schedule input")
@@ -204,9 +199,7 @@ class WorkflowSchedule:
             refusals.append(("catchup_policy", "only SkipAll is supported"))
         overlap = str(self.overlap).lower()
         if overlap in _REFUSED_OVERLAP:
-            refusals.append(
-                ("overlap", f"{overlap} is not supported: {_REFUSED_OVERLAP[overlap]}")
-            )
+            refusals.append(("overlap", f"{overlap} is not supported: {_REFUSED_OVERLAP[overlap]}"))
         for name, why in (
             ("calendar", "calendar specs are not supported; use Schedule.cron"),
             ("end_at", "schedules have no end time on this backend"),

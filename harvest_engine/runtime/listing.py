@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from harvest_engine.errors import InvalidFilter
 from harvest_engine.filters import ExecutionFilter
-from harvest_engine.store.protocol import DurableStore
-from harvest_engine.store.records import ExecutionDetail, ExecutionPage
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.records import ExecutionDetail, ExecutionPage
 
 
 def checked_filter(flt: ExecutionFilter | None) -> ExecutionFilter:

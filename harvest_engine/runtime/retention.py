@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.store.protocol import DurableStore
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from harvest_engine.store.protocol import DurableStore
 
 PURGE_BATCH = 256
 """Runs removed per transaction, so the writer never holds the file for long (guide §7)."""

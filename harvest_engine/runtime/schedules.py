@@ -1,4 +1,4 @@
-"""Schedules on the runtime: upsert/pause/resume/delete, and firing due slots one transaction each."""
+"""Schedules on the runtime: upsert, pause, resume, delete, and firing due slots."""
 
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ from harvest_engine.schedules import (
     schedule_id_prefix,
     schedule_workflow_id,
 )
-from harvest_engine.store.operations import ScheduleRow
 from harvest_engine.store.protocol import DurableStore, WriteTxn
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.store.operations import ScheduleRow
 
 log = logging.getLogger("harvest.schedules")
 
 StartRun = Callable[[WriteTxn, str, str, str, datetime], str]
-"""Start a run inside the fire's transaction: (txn, workflow, workflow_id, input JSON, now) -> exec id."""
+"""Start a run in the fire's transaction: (txn, workflow, id, input JSON, now) -> exec id."""
 
 
 def upsert(store: DurableStore, schedule: WorkflowSchedule, now: datetime) -> ScheduleRow:
@@ -150,9 +150,7 @@ def _fire_one(store: DurableStore, name: str, now: datetime, start: StartRun) ->
         if row.overlap == Overlap.SKIP.value:
             active = txn.active_schedule_runs(name, schedule_id_prefix(name), now)
             if active >= row.max_active_runs:
-                log.info(
-                    "schedule %r skips slot %s: %d run(s) still RUNNING", name, slot, active
-                )
+                log.info("schedule %r skips slot %s: %d run(s) still RUNNING", name, slot, active)
                 txn.update_schedule(name, now, next_fire_at=following)
                 return 0
         start(txn, name, schedule_workflow_id(name, slot), payloads.dumps(row.input.value), now)

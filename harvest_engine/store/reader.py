@@ -70,6 +70,7 @@ class SqliteReader:
             self._conn.close()
 
     def __enter__(self) -> SqliteReader:
+        """Use the reader in a `with` block; it closes at the end."""
         return self
 
     def __exit__(
@@ -78,6 +79,7 @@ class SqliteReader:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Close the reader."""
         self.close()
 
     # -- change detection ---------------------------------------------------
@@ -111,9 +113,7 @@ class SqliteReader:
         last: int | None = None
         count = 0
         with readonly.snapshot(self._conn):
-            with closing(
-                listing.visit_executions(self._conn, chosen, self._columns)
-            ) as rows:
+            with closing(listing.visit_executions(self._conn, chosen, self._columns)) as rows:
                 for detail in rows:
                     fn(detail)
                     last = detail.cursor
@@ -205,7 +205,5 @@ def _filter(flt: ExecutionFilter | None) -> ExecutionFilter:
     if flt is None:
         return ExecutionFilter()
     if not isinstance(flt, ExecutionFilter):
-        raise InvalidFilter(
-            reason=f"expected an ExecutionFilter, got {type(flt).__name__}"
-        )
+        raise InvalidFilter(reason=f"expected an ExecutionFilter, got {type(flt).__name__}")
     return flt

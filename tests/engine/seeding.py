@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.protocol import NewExecution
-from harvest_engine.store.sqlite.store import SqliteStore
+
+if TYPE_CHECKING:
+    from harvest_engine.store.sqlite.store import SqliteStore
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 

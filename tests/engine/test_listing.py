@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from seeding import T0, seed_many, seed_run
 
 from harvest_engine import ExecutionFilter, InvalidFilter, Stored
-from harvest_engine.store.records import ExecutionDetail
 from harvest_engine.store.sqlite.store import SqliteStore
-from seeding import T0, seed_many, seed_run
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from harvest_engine.store.records import ExecutionDetail
 
 
 @pytest.fixture

@@ -7,20 +7,22 @@ becomes a `Stored.Unreadable` field, so one bad row never fails a page.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine import payloads
 from harvest_engine.states import ALL_STATES, ExecutionId
 from harvest_engine.store.records import (
     ExecutionDetail,
     ExecutionPage,
     ExecutionSummary,
+    Stored,
 )
-from harvest_engine.store.sqlite.queries import stored_json, stored_object
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Collection, Generator
+    from collections.abc import Collection, Generator, Iterator
     from datetime import datetime
 
     from harvest_engine.filters import ExecutionFilter, SearchValue
@@ -55,6 +57,52 @@ def select_list(names: tuple[str, ...], available: Collection[str] | None) -> st
     if available is None:
         return ", ".join(names)
     return ", ".join(n if n in available else f"NULL AS {n}" for n in names)
+
+
+class BadText(bytes):
+    """A TEXT value whose bytes are not UTF-8, kept as bytes instead of failing the fetch."""
+
+
+def decode_text(raw: bytes) -> str | BadText:
+    """A text_factory that never raises: invalid UTF-8 comes back as BadText."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return BadText(raw)
+
+
+@contextmanager
+def tolerant_text(conn: sqlite3.Connection) -> Iterator[None]:
+    """Read TEXT through `decode_text` inside the block (valid text reads as before)."""
+    previous = conn.text_factory
+    conn.text_factory = decode_text
+    try:
+        yield
+    finally:
+        conn.text_factory = previous
+
+
+def stored_json(value: Any) -> Stored:
+    """A JSON TEXT column as a Stored value: Null, Value, or Unreadable saying why."""
+    if value is None:
+        return Stored.Null()
+    if isinstance(value, BadText):
+        return Stored.Unreadable("text is not UTF-8")
+    if not isinstance(value, str):
+        kind = "BLOB" if isinstance(value, bytes) else type(value).__name__
+        return Stored.Unreadable(f"stored as {kind}, expected JSON text")
+    try:
+        return Stored.Value(payloads.loads(value))
+    except ValueError as exc:
+        return Stored.Unreadable(f"not JSON: {exc}")
+
+
+def stored_object(value: Any) -> Stored:
+    """Like `stored_json`, but only a JSON object is readable (search attributes)."""
+    result = stored_json(value)
+    if isinstance(result, Stored.Value) and not isinstance(result.value, dict):
+        return Stored.Unreadable("expected a JSON object")
+    return result
 
 
 def where_clause(
@@ -128,16 +176,15 @@ def list_executions(
 ) -> ExecutionPage:
     """One page of runs, newest first, without payloads."""
     where, args = where_clause(flt, available)
-    rows = conn.execute(
-        f"SELECT {select_list(SUMMARY_COLUMNS, available)} FROM harvest_executions{where} "
-        "ORDER BY id DESC LIMIT ?",
-        (*args, flt.page_size + 1),
-    ).fetchall()
+    with tolerant_text(conn):
+        rows = conn.execute(
+            f"SELECT {select_list(SUMMARY_COLUMNS, available)} FROM harvest_executions"
+            f"{where} ORDER BY id DESC LIMIT ?",
+            (*args, flt.page_size + 1),
+        ).fetchall()
     page = [summary_from_row(row) for row in rows[: flt.page_size]]
     more = len(rows) > flt.page_size
-    return ExecutionPage(
-        executions=page, next=page[-1].cursor if more and page else None
-    )
+    return ExecutionPage(executions=page, next=page[-1].cursor if more and page else None)
 
 
 def visit_executions(
@@ -151,33 +198,37 @@ def visit_executions(
     comes from one snapshot.
     """
     where, args = where_clause(flt, available)
-    cursor = conn.execute(
-        f"SELECT {select_list(DETAIL_COLUMNS, available)} FROM harvest_executions{where} "
-        "ORDER BY id DESC LIMIT ?",
-        (*args, flt.page_size),
-    )
-    for row in cursor:
-        yield detail_from_row(row)
+    with tolerant_text(conn):
+        cursor = conn.execute(
+            f"SELECT {select_list(DETAIL_COLUMNS, available)} FROM harvest_executions"
+            f"{where} ORDER BY id DESC LIMIT ?",
+            (*args, flt.page_size),
+        )
+        for row in cursor:
+            yield detail_from_row(row)
 
 
 def describe(
     conn: sqlite3.Connection, exec_id: str, available: Collection[str] | None = None
 ) -> ExecutionDetail | None:
     """One run with payloads, tolerant of damage and of older files."""
-    row = conn.execute(
-        f"SELECT {select_list(DETAIL_COLUMNS, available)} FROM harvest_executions "
-        "WHERE exec_id = ?",
-        (exec_id,),
-    ).fetchone()
+    with tolerant_text(conn):
+        row = conn.execute(
+            f"SELECT {select_list(DETAIL_COLUMNS, available)} FROM harvest_executions "
+            "WHERE exec_id = ?",
+            (exec_id,),
+        ).fetchone()
     return None if row is None else detail_from_row(row)
 
 
 def counts_by_state(conn: sqlite3.Connection) -> dict[str, int]:
     """How many runs are in each state; every known state is present, maybe with 0."""
     counts = dict.fromkeys(sorted(ALL_STATES), 0)
-    for state, count in conn.execute(
-        "SELECT state, COUNT(*) FROM harvest_executions GROUP BY state"
-    ):
+    with tolerant_text(conn):
+        rows = conn.execute(
+            "SELECT state, COUNT(*) FROM harvest_executions GROUP BY state"
+        ).fetchall()
+    for state, count in rows:
         counts[_text(state)] = int(count)
     return counts
 

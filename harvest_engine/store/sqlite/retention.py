@@ -1,4 +1,4 @@
-"""Retention SQL: one purge batch removes terminal runs closed before a cutoff, with all their rows."""
+"""Retention SQL: one purge batch of terminal runs closed before a cutoff, all their rows."""
 
 from __future__ import annotations
 
@@ -34,9 +34,7 @@ RUN_TABLES = (
 )
 
 
-def purge_batch(
-    conn: sqlite3.Connection, cutoff: datetime, limit: int = PURGE_BATCH
-) -> int:
+def purge_batch(conn: sqlite3.Connection, cutoff: datetime, limit: int = PURGE_BATCH) -> int:
     """Delete up to `limit` terminal runs closed before `cutoff`; the caller holds the transaction.
 
     Returns:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.schedules import Schedule
 from harvest_engine.store.operations import ScheduleRow
-from harvest_engine.store.sqlite.queries import stored_json
+from harvest_engine.store.sqlite.listing import stored_json, tolerant_text
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -79,19 +79,21 @@ def get(conn: sqlite3.Connection, workflow_name: str) -> ScheduleRow | None:
 
 def list_all(conn: sqlite3.Connection) -> list[ScheduleRow]:
     """Every stored schedule, by workflow name."""
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM harvest_schedules ORDER BY workflow_name"
-    ).fetchall()
+    with tolerant_text(conn):
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM harvest_schedules ORDER BY workflow_name"
+        ).fetchall()
     return [row_from(row) for row in rows]
 
 
 def due(conn: sqlite3.Connection, now: datetime) -> list[ScheduleRow]:
     """Unpaused schedules whose slot has come, plus damaged ones (they only warn)."""
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM harvest_schedules WHERE paused = 0 AND "
-        "(typeof(next_fire_at) != 'integer' OR next_fire_at <= ?) ORDER BY workflow_name",
-        (micros(now),),
-    ).fetchall()
+    with tolerant_text(conn):
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM harvest_schedules WHERE paused = 0 AND "
+            "(typeof(next_fire_at) != 'integer' OR next_fire_at <= ?) ORDER BY workflow_name",
+            (micros(now),),
+        ).fetchall()
     return [row_from(row) for row in rows]
 
 
@@ -129,16 +131,13 @@ def put(
     )
 
 
-def update(
-    conn: sqlite3.Connection, workflow_name: str, now: datetime, **fields: Any
-) -> None:
+def update(conn: sqlite3.Connection, workflow_name: str, now: datetime, **fields: Any) -> None:
     """Set `next_fire_at`, `paused` and/or `last_fired_at` of a schedule."""
     unknown = set(fields) - _SETTABLE
     if unknown:
         raise ValueError(f"schedule update got unknown columns {sorted(unknown)}")
     values = [
-        int(v) if k == "paused" else (None if v is None else micros(v))
-        for k, v in fields.items()
+        int(v) if k == "paused" else (None if v is None else micros(v)) for k, v in fields.items()
     ]
     sets = ", ".join(f"{k} = ?" for k in fields)
     conn.execute(
@@ -149,9 +148,7 @@ def update(
 
 def delete(conn: sqlite3.Connection, workflow_name: str) -> bool:
     """Remove a schedule; True if there was one. Its runs keep running."""
-    cursor = conn.execute(
-        "DELETE FROM harvest_schedules WHERE workflow_name = ?", (workflow_name,)
-    )
+    cursor = conn.execute("DELETE FROM harvest_schedules WHERE workflow_name = ?", (workflow_name,))
     return cursor.rowcount > 0
 
 
@@ -173,9 +170,7 @@ SELECT COUNT(DISTINCT start) FROM chain WHERE substr(workflow_id, 1, :plen) = :p
 """
 
 
-def active_runs(
-    conn: sqlite3.Connection, workflow_name: str, id_prefix: str, now: datetime
-) -> int:
+def active_runs(conn: sqlite3.Connection, workflow_name: str, id_prefix: str, now: datetime) -> int:
     """How many runs of a schedule count against its `max_active_runs`."""
     row = conn.execute(
         _ACTIVE_RUNS,
