@@ -363,7 +363,8 @@ class WorkflowContext:
                 await waiter
             return await finished.pop(0)
 
-        return iter([next_result() for _ in futures])
+        # Lazily, so an instance dropped mid-loop leaves no coroutine unawaited.
+        return (next_result() for _ in futures)
 
 
 def _checked(value: Any, what: str) -> Any:
