@@ -1,0 +1,1 @@
+"""Golden histories: recorded runs that today's code must keep replaying."""
