@@ -59,7 +59,22 @@ from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.registry import ActivitySpec
 from harvest_engine.runtime.runtime import SqliteRuntime
 from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
-from harvest_engine.schedules import Overlap, Schedule, WorkflowSchedule, next_fire_times
+from harvest_engine.runtime.signal_with_start import (
+    SignalWithStart,
+    SignalWithStartOutcome,
+)
+from harvest_engine.runtime.signals import SignalDelivery
+from harvest_engine.runtime.starts import (
+    StartOptions,
+    StartOutcome,
+    WorkflowIdReusePolicy,
+)
+from harvest_engine.schedules import (
+    Overlap,
+    Schedule,
+    WorkflowSchedule,
+    next_fire_times,
+)
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
 from harvest_engine.store.operations import LedgerTotals, ScheduleRow
 from harvest_engine.store.reader import SqliteReader
@@ -141,10 +156,15 @@ __all__ = [
     "Schedule",
     "ScheduleRow",
     "SchemaTooNew",
+    "SignalDelivery",
+    "SignalWithStart",
+    "SignalWithStartOutcome",
     "SqliteError",
     "SqliteReader",
     "SqliteRuntime",
     "StagedSignal",
+    "StartOptions",
+    "StartOutcome",
     "Stored",
     "Stuck",
     "SystemClock",
@@ -162,6 +182,7 @@ __all__ = [
     "WorkflowAlreadyStarted",
     "WorkflowContext",
     "WorkflowIdNotFound",
+    "WorkflowIdReusePolicy",
     "WorkflowInfo",
     "WorkflowLogPolicy",
     "WorkflowNotRunning",

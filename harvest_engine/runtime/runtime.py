@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -12,11 +12,20 @@ from typing import Any
 from harvest_engine import payloads
 from harvest_engine.authoring import ActivityInfo, WorkflowInfo
 from harvest_engine.clock import Clock, SystemClock
-from harvest_engine.durations import Duration
+from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
 from harvest_engine.events import HistoryEvent
 from harvest_engine.filters import ExecutionFilter
-from harvest_engine.runtime import listing, retention, schedules, starts
+from harvest_engine.runtime import (
+    listing,
+    queries,
+    retention,
+    schedules,
+    signal_with_start,
+    signals,
+    starts,
+    updates,
+)
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.decide import Decider, Decision
 from harvest_engine.runtime.registry import ActivitySpec, Registry
@@ -355,6 +364,136 @@ class SqliteRuntime:
         )
         return started > 0, error
 
+
+    # -- talking to runs (issue 4): start policies, keyed signals, queries, updates ----
+
+    def start_workflow_with_reuse_policy(
+        self,
+        name: str,
+        workflow_id: str,
+        input: Any,
+        policy: starts.WorkflowIdReusePolicy,
+    ) -> starts.StartOutcome:
+        """Start under a workflow-id reuse policy; whether it attached or started fresh.
+
+        The matrix (the prior is the newest run of the name and id; a RUNNING
+        one wins; a blank id always starts fresh):
+
+        | prior | ALLOW_DUPLICATE | ALLOW_DUPLICATE_FAILED_ONLY | REJECT_DUPLICATE | TERMINATE_IF_RUNNING |
+        | --- | --- | --- | --- | --- |
+        | none | fresh | fresh | fresh | fresh |
+        | RUNNING | attach | attach | refused | replace |
+        | COMPLETED | fresh | refused | refused | fresh |
+        | FAILED, TIMED_OUT, CANCELLED | fresh | fresh | refused | fresh |
+        | TERMINATED | fresh | fresh | fresh | fresh |
+
+        Args:
+            name: a registered workflow name.
+            workflow_id: the business id (the reuse key).
+            input: the start input (checked against the payload caps first).
+            policy: a `WorkflowIdReusePolicy` (or its name).
+
+        Returns:
+            `StartOutcome(exec_id, started_fresh)`. An attach discards the input.
+
+        Raises:
+            WorkflowAlreadyStarted: the policy refused; it names the prior run.
+            PayloadTooLarge, PayloadTooDeep: the input is over a cap (nothing persisted).
+            UnknownWorkflow: `name` is not registered.
+        """
+        return starts.start_with_policy(self, name, workflow_id, input, policy)
+
+    def start_workflow_with_options(
+        self, name: str, input: Any, options: starts.StartOptions
+    ) -> starts.StartOutcome:
+        """Start with `StartOptions(workflow_id=, memo=, search_attributes=, reuse_policy=)`.
+
+        The memo and the first search attributes are stored with a fresh run;
+        a start that returns an existing run leaves them as they are.
+        """
+        return starts.start_with_options(self, name, input, options)
+
+    def signal_with_start(
+        self, request: signal_with_start.SignalWithStart
+    ) -> signal_with_start.SignalWithStartOutcome:
+        """Signal the RUNNING run of the id, or start one and signal it, in one transaction.
+
+        A key held by any run of the id stages nothing and starts nothing
+        (`signal_delivered=False`). A RUNNING run with a pending cancel counts
+        as CANCELLED; a fresh start over a closed prior seals it
+        CONTINUED_AS_NEW. Blank id: BlankWorkflowId; a refused start:
+        WorkflowAlreadyStarted; the input cap applies only when a run starts.
+        """
+        return signal_with_start.signal_with_start(self, request)
+
+    def send_signal_idempotent(
+        self, exec_id: str | ExecutionId, name: str, payload: Any, key: str | None
+    ) -> bool:
+        """Stage a keyed signal; False when this run already holds `key` (also after it ended).
+
+        An empty or None key is no key. A key starting with ``harvest.promise:``
+        is InvalidSignal.
+        """
+        return signals.send_signal(
+            self._store, self._require(exec_id), name, payload, key, self.clock.now()
+        )
+
+    def send_signal_by_workflow_id(
+        self,
+        workflow_name: str,
+        workflow_id: str,
+        name: str,
+        payload: Any = None,
+        key: str | None = None,
+    ) -> signals.SignalDelivery:
+        """Signal the RUNNING run of (workflow_name, workflow_id); where it went.
+
+        Raises BlankWorkflowId, InvalidSignal, WorkflowIdNotFound (no run at
+        all) or WorkflowNotRunning (the newest run is closed), in that order
+        after the key probe: a key any run of the id holds returns
+        ``SignalDelivery(holder, delivered=False)``.
+        """
+        return signals.send_signal_by_workflow_id(
+            self._store, workflow_name, workflow_id, name, payload, key, self.clock.now()
+        )
+
+    def query(
+        self, exec_id: str | ExecutionId, name: str, arg: Any = None
+    ) -> Coroutine[Any, Any, Any]:
+        """Await the answer of query handler `name` at the run's frontier; writes nothing.
+
+        The run's rows are read when this is called; awaiting replays them.
+        A body handler (``ctx.register_query``) wins over an ``@query`` one.
+
+        Raises (when awaited):
+            ExecutionNotFound, QueryNotFound, QueryFailed, QueryTimedOut,
+            NonDeterminismDetected.
+        """
+        try:
+            text = self._require(exec_id)
+        except ExecutionNotFound as exc:
+            return queries.failing(exc)
+        return queries.query(self, text, name, arg)
+
+    async def update(self, exec_id: str | ExecutionId, name: str, arg: Any = None) -> Any:
+        """Run update `name(arg)`: validated, then recorded with its result in one transaction.
+
+        The update does not drive the run; drive it afterwards.
+
+        Raises:
+            ExecutionNotFound, WorkflowNotRunning, UpdateInputInvalid,
+            UpdateRejected (no event), UpdateFailed (an UpdateFailed event),
+            UpdateTimedOut (no event), UpdateHistoryCapReached (the run failed
+            at the cap), PayloadTooLarge / PayloadTooDeep for the input.
+        """
+        return await updates.update(self, self._require(exec_id), name, arg)
+
+    def set_query_timeout(self, timeout: Duration) -> None:
+        """How long a query may take from now on (default 5 s); a query already made keeps its own."""
+        seconds = to_timedelta(timeout, what="query timeout").total_seconds()
+        if seconds <= 0:
+            raise ValueError("the query timeout must be positive")
+        self.settings.query_timeout = seconds
 
 def _fixed(when: datetime) -> Now:
     if not isinstance(when, datetime) or when.tzinfo is None:

@@ -1,15 +1,46 @@
-"""Delivering signals from outside: validate at the boundary, stage for the next drive."""
+"""Delivering signals from outside: validate at the boundary, stage for the next drive.
+
+Keys (guide §8 "Keyed signals"): a partial unique index on
+(exec_id, idempotency_key) enforces them; the key probe runs before the state
+check, so a retry after the run ended returns False instead of an error; a
+seal keeps keyed rows, so their keys still dedupe. A key sent by exec id is
+scoped to the run that holds the row; a key sent by workflow id is probed
+across every run of the (workflow_name, workflow_id) key, in any state.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from harvest_engine import payloads
-from harvest_engine.errors import ExecutionNotFound, InvalidSignal, WorkflowNotRunning
-from harvest_engine.store.protocol import DurableStore
+from harvest_engine.errors import (
+    BlankWorkflowId,
+    ExecutionNotFound,
+    InvalidSignal,
+    WorkflowIdNotFound,
+    WorkflowNotRunning,
+)
+from harvest_engine.states import ExecutionId
+from harvest_engine.store.protocol import DurableStore, ExecutionRecord, WriteTxn
 
 RESERVED_KEY_PREFIX = "harvest.promise:"
+
+
+@dataclass(frozen=True)
+class SignalDelivery:
+    """Where `send_signal_by_workflow_id` put the signal.
+
+    Attributes:
+        exec_id: the run that holds the signal (or already held its key).
+        delivered: True when this call staged it; False when the key was
+            already held by a run of the workflow id.
+    """
+
+    exec_id: ExecutionId
+    delivered: bool
 
 
 def check_signal(name: Any, key: str | None) -> str | None:
@@ -25,6 +56,31 @@ def check_signal(name: Any, key: str | None) -> str | None:
     return key
 
 
+def check_workflow_id(workflow_id: Any) -> str:
+    """A workflow id that addresses runs: text that is not blank."""
+    if not isinstance(workflow_id, str) or not workflow_id.strip():
+        raise BlankWorkflowId(workflow_id=str(workflow_id))
+    return workflow_id
+
+
+def encoded_payload(payload: Any) -> str:
+    """The signal payload as stored JSON, under the payload caps."""
+    return payloads.check(payloads.to_json(payload), "signal payload")
+
+
+def require_running(row: ExecutionRecord, now: datetime) -> None:
+    """WorkflowNotRunning for a closed run, or one past its execution deadline."""
+    if row.state != "RUNNING":
+        raise WorkflowNotRunning(exec_id=row.exec_id, state=row.state)
+    if row.deadline is not None and now >= row.deadline:
+        raise WorkflowNotRunning(exec_id=row.exec_id, state="TIMED_OUT")
+
+
+def chain_key_holder(txn: WriteTxn, runs: Sequence[ExecutionRecord], key: str) -> str | None:
+    """The run of a workflow id's chain that already holds `key`, or None."""
+    return txn.signal_key_exists([run.exec_id for run in runs], key)
+
+
 def send_signal(
     store: DurableStore,
     exec_id: str,
@@ -37,18 +93,50 @@ def send_signal(
 
     An unknown run is ExecutionNotFound and a closed (or past-deadline) one is
     WorkflowNotRunning, so a wakeup no drive could consume is refused, not lost.
-    The key probe comes before the state check (guide §8).
+    The key probe comes before the state check (guide §8), and the payload
+    cap after it, so a duplicate delivery is answered without judging it.
     """
     key = check_signal(name, key)
-    encoded = payloads.check(payloads.to_json(payload), "signal payload")
     with store.write() as txn:
         row = txn.execution(exec_id)
         if row is None:
             raise ExecutionNotFound(exec_id=exec_id)
         if key is not None and txn.signal_key_exists([exec_id], key):
             return False
-        if row.state != "RUNNING":
-            raise WorkflowNotRunning(exec_id=exec_id, state=row.state)
-        if row.deadline is not None and now >= row.deadline:
-            raise WorkflowNotRunning(exec_id=exec_id, state="TIMED_OUT")
+        require_running(row, now)
+        encoded = encoded_payload(payload)
         return txn.stage_signal(exec_id, name, encoded, key, now)
+
+
+def send_signal_by_workflow_id(
+    store: DurableStore,
+    workflow_name: str,
+    workflow_id: str,
+    name: str,
+    payload: Any,
+    key: str | None,
+    now: datetime,
+) -> SignalDelivery:
+    """Stage a signal on the RUNNING run of (workflow_name, workflow_id).
+
+    The checks run in the guide's order: the blank id (BlankWorkflowId), the
+    key rules (InvalidSignal), the chain key probe (a key any run of the id
+    holds: ``delivered=False`` naming that run), the run lookup (no run at
+    all: WorkflowIdNotFound), then the run state (no RUNNING run:
+    WorkflowNotRunning naming the newest) and the payload cap.
+    """
+    workflow_id = check_workflow_id(workflow_id)
+    key = check_signal(name, key)
+    with store.write() as txn:
+        runs = txn.runs_of_key(workflow_name, workflow_id)
+        if key is not None:
+            holder = chain_key_holder(txn, runs, key)
+            if holder is not None:
+                return SignalDelivery(exec_id=ExecutionId(holder), delivered=False)
+        if not runs:
+            raise WorkflowIdNotFound(workflow_name=workflow_name, workflow_id=workflow_id)
+        target = next((run for run in runs if run.state == "RUNNING"), runs[0])
+        require_running(target, now)
+        encoded = encoded_payload(payload)
+        staged = txn.stage_signal(target.exec_id, name, encoded, key, now)
+        return SignalDelivery(exec_id=ExecutionId(target.exec_id), delivered=staged)

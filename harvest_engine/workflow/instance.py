@@ -304,6 +304,26 @@ class WorkflowInstance:
                 log.debug("closing instance of %s raised", self.run.exec_id, exc_info=True)
         self.loop.close()
 
+    # -- queries and updates (runtime/queries.py, runtime/updates.py) ----------
+
+    def run_handler(self, call: Callable[[], Any]) -> asyncio.Task[Any]:
+        """Run `call()` (sync, or returning an awaitable) on the run's loop until the code parks.
+
+        A query or update handler runs here, in a throwaway replay, so it sees
+        the run's futures and the determinism guards apply to it. The task
+        is not done when the handler awaits something no replay resolves.
+        """
+
+        async def invoke() -> Any:
+            result = call()
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+
+        task = self.loop.create_task(invoke(), name=f"handler of {self.run.exec_id}")
+        self._quiesce()
+        return task
+
 
 def activity_error(attrs: dict[str, Any]) -> ActivityError:
     """The ActivityError workflow code sees for a recorded ActivityFailed."""
