@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from seeding import seed_run
 
 from harvest_engine.append_only import with_guard_off
 from harvest_engine.store.sqlite.schema import TRIGGER_NAMES
 from harvest_engine.store.sqlite.store import SqliteStore
-from seeding import seed_run
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def triggers(conn: sqlite3.Connection) -> set[str]:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pytest
+from seeding import T0, seed_run
 
 from harvest_engine import ExecutionFilter, ManualClock, SqliteRuntime, WorkflowContext, workflow
 from harvest_engine.store.protocol import LedgerEntry
 from harvest_engine.store.sqlite.retention import RUN_TABLES, SELECT_BATCH
-from seeding import T0, seed_run
+
+if TYPE_CHECKING:
+    import pytest
 
 Open = Callable[..., SqliteRuntime]
 
@@ -25,8 +27,9 @@ async def quick(ctx: WorkflowContext, _: Any) -> str:
 def rows_of(rt: SqliteRuntime, exec_id: str) -> dict[str, int]:
     conn = rt.store.connection  # type: ignore[attr-defined]
     return {
-        table: conn.execute(f"SELECT COUNT(*) FROM {table} WHERE exec_id = ?", (exec_id,))
-        .fetchone()[0]
+        table: conn.execute(
+            f"SELECT COUNT(*) FROM {table} WHERE exec_id = ?", (exec_id,)
+        ).fetchone()[0]
         for table in RUN_TABLES
     }
 
