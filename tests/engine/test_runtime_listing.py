@@ -1,4 +1,4 @@
-"""Listing through SqliteRuntime: options set at start, upserts in the cycle, successors keep them."""
+"""Listing through SqliteRuntime: start options, per-cycle upserts, successors keep them."""
 
 from __future__ import annotations
 
