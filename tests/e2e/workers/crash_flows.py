@@ -55,11 +55,18 @@ def _enter(ctx: ActivityContext, payload: dict[str, Any]) -> tuple[Path, str]:
     return folder, step
 
 
+def announce(path: Path, text: str) -> None:
+    """Write a marker file the test polls for, all at once (written aside, then renamed)."""
+    aside = path.with_name(path.name + ".tmp")
+    aside.write_text(text)
+    aside.rename(path)
+
+
 def _blocked(folder: Path, step: str) -> bool:
     """Whether the test asked this step to block; announce it once when so."""
     if not (folder / f"block-{step}").exists():
         return False
-    (folder / f"running-{step}").write_text(str(os.getpid()))
+    announce(folder / f"running-{step}", str(os.getpid()))
     return True
 
 

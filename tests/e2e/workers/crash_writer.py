@@ -37,11 +37,11 @@ async def _start(db: Path, folder: Path, name: str, park: bool) -> None:
     with SqliteRuntime.open(db) as rt:
         crash_flows.register(rt)
         exec_id = rt.start_workflow(name, {"dir": str(folder)})
-        (folder / "exec_id").write_text(str(exec_id))
+        crash_flows.announce(folder / "exec_id", str(exec_id))
         state = await crash_flows.drive(rt, exec_id)
         print(_report(exec_id, state), flush=True)
         if park:
-            (folder / "parked").write_text("parked")
+            crash_flows.announce(folder / "parked", "parked")
             await asyncio.sleep(crash_flows.BLOCK_LIMIT_SECONDS)
 
 

@@ -21,7 +21,9 @@ def main() -> None:
     """Open, announce, wait."""
     db, marker = Path(sys.argv[1]), Path(sys.argv[2])
     rt = SqliteRuntime.open(db)
-    marker.write_text("held")
+    # Written under another name, then renamed: the test never sees it half-written.
+    marker.with_suffix(".tmp").write_text("held")
+    marker.with_suffix(".tmp").rename(marker)
     deadline = time.monotonic() + HOLD_LIMIT_SECONDS
     while time.monotonic() < deadline:
         time.sleep(0.05)
