@@ -104,6 +104,16 @@ def test_another_path_to_the_same_file_maps_to_the_same_lock(
         SqliteRuntime.open(db)
 
 
+def test_a_hard_link_is_a_second_path_with_its_own_lock_as_the_guide_warns(db: Path) -> None:
+    # Guide §11: "A hard link or a bind mount gives a second path, and so a
+    # second lock. Open the database through one path."
+    link = db.with_name("hard.db")
+    os.link(db, link)
+    with SqliteRuntime.open(db), SqliteRuntime.open(link):
+        assert lock_path(link).exists()
+        assert lock_path(link) != lock_path(db)
+
+
 def test_a_closed_runtime_frees_the_lock_at_once(db: Path) -> None:
     SqliteRuntime.open(db).close()
     with SqliteRuntime.open(db):
