@@ -94,3 +94,19 @@ async def test_visit_passes_payloads_and_returns_the_next_cursor(open_rt: Open) 
 def test_a_wrong_filter_is_invalid_filter(open_rt: Open) -> None:
     with pytest.raises(InvalidFilter):
         open_rt().list_executions("RUNNING")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("where", ["file", "memory"])
+async def test_a_visitor_may_write_through_the_runtime(open_rt: Open, where: str) -> None:
+    rt = open_rt() if where == "file" else SqliteRuntime.open_in_memory()
+    try:
+        rt.register_workflow(chain)
+        for n in range(2):
+            rt.start_workflow_with_options("chain", 0, StartOptions(workflow_id=f"v{n}"))
+        await rt.run_until_idle()
+        rt.visit_executions(None, lambda d: rt.send_signal(d.exec_id, "stop", 1))
+        await rt.run_until_idle()
+        assert rt.counts_by_state()["COMPLETED"] == 2
+    finally:
+        if where == "memory":
+            rt.close()

@@ -608,10 +608,22 @@ class SqliteStore:
         return listing.list_executions(self._conn, filter_)
 
     def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
-        # One read snapshot for the whole visit; the write lock keeps a worker
-        # thread's heartbeat transaction off the connection meanwhile.
+        # The visitor may write through the runtime, so no transaction or lock
+        # of the writer's connection stays open while it runs.
+        if self._lock is not None:
+            # A file: a read-only connection of its own holds the one snapshot.
+            conn, _ = readonly.open_read_only(self.path)
+            try:
+                with readonly.snapshot(conn):
+                    yield from listing.visit_executions(conn, filter_)
+            finally:
+                conn.close()
+            return
+        # In memory there is one connection: read the page (at most 1000 rows)
+        # in one snapshot, then hand the rows out.
         with self._write_lock, readonly.snapshot(self._conn):
-            yield from listing.visit_executions(self._conn, filter_)
+            rows = list(listing.visit_executions(self._conn, filter_))
+        yield from rows
 
     def counts_by_state(self) -> dict[str, int]:
         return listing.counts_by_state(self._conn)
