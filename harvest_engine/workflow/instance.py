@@ -320,7 +320,9 @@ class WorkflowInstance:
                 result = await result
             return result
 
-        task = self.loop.create_task(invoke(), name=f"handler of {self.run.exec_id}")
+        task: asyncio.Task[Any] = self.loop.create_task(
+            invoke(), name=f"handler of {self.run.exec_id}"
+        )
         self._quiesce()
         return task
 
