@@ -1,0 +1,106 @@
+"""Demo workflows: an order process with activities, a cooling-off timer and an approval signal."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from harvest_engine import (
+    ActivityContext,
+    ApplicationError,
+    LlmCall,
+    RetryPolicy,
+    WorkflowContext,
+    activity,
+    query,
+    workflow,
+)
+
+APPROVAL_LIMIT = 100.0
+"""Orders above this total wait for an "approve" signal."""
+
+
+@activity(retry=RetryPolicy(max_attempts=3, initial_interval="200ms"), start_to_close="10s")
+async def reserve_inventory(ctx: ActivityContext, order: dict[str, Any]) -> str:
+    """Reserve the goods (takes a moment, like a real warehouse call)."""
+    await asyncio.sleep(0.3)
+    return f"reserved {order['qty']}x {order['item']}"
+
+
+@activity(
+    retry=RetryPolicy(
+        max_attempts=4,
+        initial_interval="500ms",
+        backoff_coefficient=2.0,
+        non_retryable_error_types=["CardDeclined"],
+    ),
+    start_to_close="10s",
+)
+async def charge_card(ctx: ActivityContext, order: dict[str, Any]) -> str:
+    """Charge the customer; a "flaky" order fails its first attempt, a "declined" one for good."""
+    await asyncio.sleep(0.2)
+    if order.get("declined"):
+        raise ApplicationError("card declined by the bank", type="CardDeclined", non_retryable=True)
+    if order.get("flaky") and ctx.info().attempt == 1:
+        raise ApplicationError("payment gateway timed out", type="GatewayTimeout")
+    total = order["qty"] * order["unit_price"]
+    return f"charged {total:.2f} EUR"
+
+
+@activity(start_to_close="30s")
+async def write_confirmation(ctx: ActivityContext, order: dict[str, Any]) -> str:
+    """Draft the confirmation e-mail with a (pretend) language model; the call lands in Costs."""
+    await asyncio.sleep(0.2)
+    words = 40 + 5 * int(order["qty"])
+    ctx.record_llm_call(LlmCall("demo-writer-small", 180 + words, words).with_latency(0.2))
+    return f"Dear customer, your order {order['id']} is on its way."
+
+
+@activity(start_to_close="10s")
+async def ship_parcel(ctx: ActivityContext, order: dict[str, Any]) -> str:
+    """Hand the parcel to the carrier."""
+    await asyncio.sleep(0.25)
+    return f"parcel for {order['id']} handed to the carrier"
+
+
+@activity(start_to_close="10s")
+async def compile_report(ctx: ActivityContext, _: Any) -> str:
+    """Summarise the day (the scheduled demo run)."""
+    await asyncio.sleep(0.1)
+    return "report compiled"
+
+
+@workflow
+async def process_order(ctx: WorkflowContext, order: dict[str, Any]) -> str:
+    """Reserve, wait out the cooling-off period, get approval when large, charge, confirm, ship."""
+    total = float(order["qty"]) * float(order["unit_price"])
+    ctx.upsert_search_attrs({"customer": str(order.get("customer", "anon")), "total": total})
+    ctx.log(f"order {order['id']} received, total {total:.2f} EUR")
+    reservation = await ctx.execute_activity(reserve_inventory, order)
+    await ctx.sleep(order.get("cooling_off", "3s"))
+    if total > APPROVAL_LIMIT:
+        ctx.log("large order: waiting for the approve signal")
+        decision = await ctx.wait_for_signal("approve")
+        if decision not in (True, "yes", "approved"):
+            raise ApplicationError(f"order rejected: {decision!r}", type="Rejected")
+    payment = await ctx.execute_activity(charge_card, order)
+    letter = await ctx.execute_activity(write_confirmation, order)
+    shipping = await ctx.execute_activity(ship_parcel, order)
+    ctx.log("order done")
+    return f"{order['id']}: {reservation}; {payment}; {shipping}; {letter}"
+
+
+@query(workflow="process_order")
+def order_status(ctx: WorkflowContext, _: Any = None) -> str:
+    """A query handler the inspector can call (part 2 adds the query form)."""
+    return "running"
+
+
+@workflow
+async def nightly_report(ctx: WorkflowContext, _: Any) -> str:
+    """The scheduled demo workflow."""
+    return await ctx.execute_activity(compile_report, None)
+
+
+WORKFLOWS = [process_order, nightly_report]
+ACTIVITIES = [reserve_inventory, charge_card, write_confirmation, ship_parcel, compile_report]
