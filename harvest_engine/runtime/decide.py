@@ -230,6 +230,10 @@ class Decider:
         successor = str(ExecutionId.new())
         cycle.event("WorkflowContinuedAsNew", {"input": request.input, "successor": successor})
         self._seal(cycle, "CONTINUED_AS_NEW")
+        # The backlog this hand-off did not replay moves before the seal,
+        # which would drop (unkeyed) or retire (keyed) it: each signal
+        # arrives exactly once (guide §7).
+        cycle.txn.move_staged_signals(row.exec_id, successor)  # type: ignore[attr-defined]
         self._record(cycle, instance)
         cycle.txn.update_execution(row.exec_id, successor=successor)
         start_run(
@@ -246,7 +250,6 @@ class Decider:
             ),
             cycle.now,
         )
-        cycle.txn.move_staged_signals(row.exec_id, successor)  # type: ignore[attr-defined]
         return Decision(row.exec_id, state=RunState.ContinuedAsNew(next=ExecutionId(successor)))
 
     def _deadline(self, workflow_name: str, now: datetime) -> datetime | None:

@@ -244,3 +244,30 @@ async def test_a_signal_flood_fails_the_run_at_the_cap_without_loading_past_it(
     assert event_types(rt, exec_id) == ["WorkflowStarted", "WorkflowFailed"]
     # keyed rows outlive the seal, so a retried tick is still a duplicate
     assert rt.send_signal_idempotent(exec_id, "tick", 0, "t0") is False
+
+
+async def test_continue_as_new_moves_an_undelivered_keyed_row_to_the_successor(
+    rt: SqliteRuntime,
+) -> None:
+    first = rt.start_workflow_with_id("chain", "c-2", 0)
+    await rt.run_until_blocked(first)
+    # Room for three signals: the hand-off replays three, the fourth is backlog.
+    rt.set_history_caps(HistoryCaps(max_events=4, max_bytes=None))
+    for n, key in enumerate(["k0", None, "k2", "k3"]):
+        rt.send_signal_idempotent(first, "go", n, key)
+
+    state = await rt.run_until_blocked(first)
+
+    assert isinstance(state, RunState.ContinuedAsNew)
+    successor = state.next
+    assert received(rt, first) == [0, 1, 2]
+    assert [s.idempotency_key for s in rt.store.staged_signals(str(successor))] == ["k3"]
+    # The key moved with its row: the old run no longer holds it.
+    with pytest.raises(WorkflowNotRunning):
+        rt.send_signal_idempotent(first, "go", 3, "k3")
+    assert rt.send_signal_idempotent(successor, "go", 3, "k3") is False
+    assert rt.send_signal_by_workflow_id("chain", "c-2", "go", 3, "k3") == SignalDelivery(
+        exec_id=successor, delivered=False
+    )
+    rt.set_history_caps(HistoryCaps())
+    assert await rt.run_until_blocked(successor) == RunState.Completed(output=[1, 3])
