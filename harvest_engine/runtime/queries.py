@@ -52,9 +52,7 @@ class QuerySnapshot:
     read_at: datetime | None = None
 
 
-def query(
-    rt: SqliteRuntime, exec_id: str, name: str, arg: Any
-) -> Coroutine[Any, Any, Any]:
+def query(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Coroutine[Any, Any, Any]:
     """Read the run now; the returned coroutine answers `name(arg)` when awaited.
 
     A read error (ExecutionNotFound, UnknownWorkflow) is raised by the
@@ -116,9 +114,7 @@ def answer(snapshot: QuerySnapshot, clock: Clock, name: str, arg: Any) -> Any:
         except Exception as exc:
             # Raised on the loop outside the handler's task: a callback it
             # scheduled, or a signal handler it woke, failed.
-            raise QueryFailed(
-                exec_id=row.exec_id, name=name, error=describe_error(exc)
-            ) from exc
+            raise QueryFailed(exec_id=row.exec_id, name=name, error=describe_error(exc)) from exc
         if instance.violation is not None and instance.violation is not before:
             raise QueryFailed(
                 exec_id=row.exec_id, name=name, error=describe_error(instance.violation)
@@ -166,9 +162,7 @@ def _handler_call(
         value = _converted(snapshot, name, arg, declared.input_type)
         return lambda: declared.fn(ctx, value)
     known = sorted(set(body_handlers) | set(snapshot.declarative))
-    raise QueryNotFound(
-        exec_id=snapshot.row.exec_id, name=name, known=", ".join(known) or "none"
-    )
+    raise QueryNotFound(exec_id=snapshot.row.exec_id, name=name, known=", ".join(known) or "none")
 
 
 def _converted(snapshot: QuerySnapshot, name: str, arg: Any, hint: Any) -> Any:

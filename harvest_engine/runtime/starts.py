@@ -142,9 +142,7 @@ def plan_start(runs: Sequence[ExecutionRecord], policy: WorkflowIdReusePolicy) -
     return _closed_prior(prior, prior.state, policy)
 
 
-def _closed_prior(
-    prior: ExecutionRecord, state: str, policy: WorkflowIdReusePolicy
-) -> StartPlan:
+def _closed_prior(prior: ExecutionRecord, state: str, policy: WorkflowIdReusePolicy) -> StartPlan:
     """The matrix row of a closed prior that did not free its id."""
     if policy is WorkflowIdReusePolicy.REJECT_DUPLICATE:
         return StartPlan("refuse", prior=prior)
@@ -328,9 +326,7 @@ def refused(
 # -- the start calls -------------------------------------------------------------
 
 
-def start_fresh(
-    rt: SqliteRuntime, name: str, workflow_id: str | None, input: Any
-) -> ExecutionId:
+def start_fresh(rt: SqliteRuntime, name: str, workflow_id: str | None, input: Any) -> ExecutionId:
     """A new run, whatever runs exist."""
     encoded = checked_input(input)
     new = new_execution(rt, name, workflow_id, encoded)
@@ -376,9 +372,7 @@ def start_with_policy(
         return StartOutcome(exec_id, started_fresh=True)
 
 
-def start_with_id(
-    rt: SqliteRuntime, name: str, workflow_id: str, input: Any
-) -> ExecutionId:
+def start_with_id(rt: SqliteRuntime, name: str, workflow_id: str, input: Any) -> ExecutionId:
     """AllowDuplicate: attach to the RUNNING run of (name, id), else start a fresh one.
 
     The attached call's input is discarded, so a retried webhook does not
@@ -386,9 +380,7 @@ def start_with_id(
     """
     if not isinstance(workflow_id, str):
         raise TypeError(f"workflow_id must be text, got {workflow_id!r}")
-    outcome = start_with_policy(
-        rt, name, workflow_id, input, WorkflowIdReusePolicy.ALLOW_DUPLICATE
-    )
+    outcome = start_with_policy(rt, name, workflow_id, input, WorkflowIdReusePolicy.ALLOW_DUPLICATE)
     return outcome.exec_id
 
 

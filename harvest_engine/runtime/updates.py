@@ -193,7 +193,9 @@ def _admit(
     return _Result(result)
 
 
-def _find(rt: SqliteRuntime, instance: WorkflowInstance, row: ExecutionRecord, name: str) -> _Handler:
+def _find(
+    rt: SqliteRuntime, instance: WorkflowInstance, row: ExecutionRecord, name: str
+) -> _Handler:
     """The body's handler (it wins), else the declarative one; UpdateRejected when neither."""
     body = instance.updates.get(name)
     if body is not None:
@@ -208,8 +210,7 @@ def _find(rt: SqliteRuntime, instance: WorkflowInstance, row: ExecutionRecord, n
         fn = declared.fn
         return _Handler(validate=None, run=lambda arg: fn(ctx, arg), input_type=declared.input_type)
     known = sorted(
-        set(instance.updates)
-        | {n for (w, n) in rt.registry.updates if w == row.workflow_name}
+        set(instance.updates) | {n for (w, n) in rt.registry.updates if w == row.workflow_name}
     )
     raise UpdateRejected(
         name=name,
@@ -245,8 +246,7 @@ def _check_time(rt: SqliteRuntime, row: ExecutionRecord, name: str, started: dat
     if elapsed > UPDATE_TIME_LIMIT_SECONDS:
         raise UpdateTimedOut(
             name=name,
-            reason=f"the handler ran {elapsed:.3f}s, past the "
-            f"{UPDATE_TIME_LIMIT_SECONDS:g}s limit",
+            reason=f"the handler ran {elapsed:.3f}s, past the {UPDATE_TIME_LIMIT_SECONDS:g}s limit",
         )
     if row.deadline is not None and finished >= row.deadline:
         raise UpdateTimedOut(name=name, reason="the run's execution deadline passed")

@@ -44,8 +44,11 @@ def seal_as(rt: SqliteRuntime, exec_id: ExecutionId | str, state: str, reason: s
         now = rt.clock.now()
         txn.append_events(
             row.exec_id,
-            [HistoryEvent(seq=row.next_seq, type="WorkflowCancelled", at=now,
-                          attrs={"reason": reason})],
+            [
+                HistoryEvent(
+                    seq=row.next_seq, type="WorkflowCancelled", at=now, attrs={"reason": reason}
+                )
+            ],
         )
         txn.seal(row.exec_id, state, closed_at=now)
     rt.cache.evict(str(exec_id))

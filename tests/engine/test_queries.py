@@ -137,9 +137,7 @@ async def test_a_due_timer_does_not_fire_for_a_query(rt: SqliteRuntime, clock: M
 
     assert await rt.query(exec_id, "stage") == "sleeping"
     assert file_rows(rt) == before
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
-        output=["did reserve", "yes"]
-    )
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=["did reserve", "yes"])
 
 
 async def test_a_terminal_run_answers_with_the_state_at_its_end(

@@ -58,8 +58,11 @@ def rt(open_rt: Open) -> SqliteRuntime:
 
 def request(**overrides: Any) -> SignalWithStart:
     values: dict[str, Any] = {
-        "workflow_name": "order", "workflow_id": "order-7", "input": {"sku": "A1"},
-        "signal_name": "approve", "signal_payload": True,
+        "workflow_name": "order",
+        "workflow_id": "order-7",
+        "input": {"sku": "A1"},
+        "signal_name": "approve",
+        "signal_payload": True,
     }
     values.update(overrides)
     return SignalWithStart(**values)
@@ -79,8 +82,9 @@ async def test_with_no_run_it_starts_one_and_the_next_drive_delivers_the_signal(
 
 async def test_the_request_reads_in_the_guides_field_order(rt: SqliteRuntime) -> None:
     out = rt.signal_with_start(
-        SignalWithStart("order", "order-7", {"sku": "A1"}, P.ALLOW_DUPLICATE, "approve", True,
-                        "hook-42")
+        SignalWithStart(
+            "order", "order-7", {"sku": "A1"}, P.ALLOW_DUPLICATE, "approve", True, "hook-42"
+        )
     )
 
     assert out.started_fresh and out.signal_delivered
@@ -92,16 +96,18 @@ async def test_a_running_run_is_signalled_and_its_input_is_ignored(rt: SqliteRun
 
     second = rt.signal_with_start(request(input="x" * MAX_PAYLOAD_BYTES, signal_payload="ok"))
 
-    assert second == SignalWithStartOutcome(exec_id=first.exec_id, started_fresh=False,
-                                            signal_delivered=True)
+    assert second == SignalWithStartOutcome(
+        exec_id=first.exec_id, started_fresh=False, signal_delivered=True
+    )
     assert await rt.run_until_blocked(first.exec_id) == RunState.Completed(
         output=[{"sku": "A1"}, "ok"]
     )
     assert run_count(rt) == 1
 
 
-@pytest.mark.parametrize("policy", [P.ALLOW_DUPLICATE, P.ALLOW_DUPLICATE_FAILED_ONLY,
-                                    P.REJECT_DUPLICATE])
+@pytest.mark.parametrize(
+    "policy", [P.ALLOW_DUPLICATE, P.ALLOW_DUPLICATE_FAILED_ONLY, P.REJECT_DUPLICATE]
+)
 async def test_a_running_run_is_signalled_whatever_the_policy_but_terminate_if_running(
     rt: SqliteRuntime, policy: P
 ) -> None:
@@ -109,8 +115,9 @@ async def test_a_running_run_is_signalled_whatever_the_policy_but_terminate_if_r
 
     out = rt.signal_with_start(request(reuse_policy=policy, signal_payload="ok"))
 
-    assert out == SignalWithStartOutcome(exec_id=running.exec_id, started_fresh=False,
-                                         signal_delivered=True)
+    assert out == SignalWithStartOutcome(
+        exec_id=running.exec_id, started_fresh=False, signal_delivered=True
+    )
 
 
 async def test_terminate_if_running_replaces_the_running_run(rt: SqliteRuntime) -> None:
@@ -121,12 +128,12 @@ async def test_terminate_if_running_replaces_the_running_run(rt: SqliteRuntime) 
 
     assert out.started_fresh and out.signal_delivered
     last = rt.load_history(prior.exec_id)[-1]
-    assert (last.type, last.attrs["reason"]) == ("WorkflowCancelled",
-                                                 "terminated by signal-with-start")
-    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
-    assert await rt.run_until_blocked(out.exec_id) == RunState.Completed(
-        output=[{"sku": "A1"}, 2]
+    assert (last.type, last.attrs["reason"]) == (
+        "WorkflowCancelled",
+        "terminated by signal-with-start",
     )
+    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
+    assert await rt.run_until_blocked(out.exec_id) == RunState.Completed(output=[{"sku": "A1"}, 2])
 
 
 async def test_a_completed_prior_is_replaced_and_its_result_stays_in_its_history(
@@ -162,8 +169,10 @@ async def test_a_running_run_with_a_pending_cancel_counts_as_cancelled(
 
     assert out.started_fresh and out.exec_id != prior.exec_id
     last = rt.load_history(prior.exec_id)[-1]
-    assert (last.type, last.attrs["reason"]) == ("WorkflowCancelled",
-                                                 "terminated by signal-with-start")
+    assert (last.type, last.attrs["reason"]) == (
+        "WorkflowCancelled",
+        "terminated by signal-with-start",
+    )
     assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
 
 
@@ -181,10 +190,15 @@ async def test_a_pending_cancel_under_reject_duplicate_refuses_and_writes_nothin
     assert file_rows(rt) == before
 
 
-@pytest.mark.parametrize(("policy", "starts"), [
-    (P.ALLOW_DUPLICATE, True), (P.ALLOW_DUPLICATE_FAILED_ONLY, False),
-    (P.REJECT_DUPLICATE, False), (P.TERMINATE_IF_RUNNING, True),
-])
+@pytest.mark.parametrize(
+    ("policy", "starts"),
+    [
+        (P.ALLOW_DUPLICATE, True),
+        (P.ALLOW_DUPLICATE_FAILED_ONLY, False),
+        (P.REJECT_DUPLICATE, False),
+        (P.TERMINATE_IF_RUNNING, True),
+    ],
+)
 async def test_a_completed_prior_follows_the_start_matrix(
     rt: SqliteRuntime, policy: P, starts: bool
 ) -> None:
@@ -196,9 +210,7 @@ async def test_a_completed_prior_follows_the_start_matrix(
         with pytest.raises(WorkflowAlreadyStarted):
             rt.signal_with_start(request(reuse_policy=policy))
         assert file_rows(rt) == before  # no start, no stage, no reseal
-        assert rt.outcome(prior.exec_id) == ExecutionOutcome.Completed(
-            output=[{"sku": "A1"}, True]
-        )
+        assert rt.outcome(prior.exec_id) == ExecutionOutcome.Completed(output=[{"sku": "A1"}, True])
         return
     out = rt.signal_with_start(request(reuse_policy=policy))
     assert out.started_fresh and out.signal_delivered
@@ -216,30 +228,60 @@ async def test_a_terminated_prior_frees_the_id_and_stays_terminated(rt: SqliteRu
 
 
 async def test_a_key_is_deduped_across_every_run_of_the_id(rt: SqliteRuntime) -> None:
-    first = rt.signal_with_start(request(workflow_name="session", workflow_id="s-1", input=0,
-                                         signal_name="say", signal_payload="hi",
-                                         idempotency_key="m-1"))
+    first = rt.signal_with_start(
+        request(
+            workflow_name="session",
+            workflow_id="s-1",
+            input=0,
+            signal_name="say",
+            signal_payload="hi",
+            idempotency_key="m-1",
+        )
+    )
     state = await rt.run_until_blocked(first.exec_id)
     assert isinstance(state, RunState.ContinuedAsNew)
     before = file_rows(rt)
 
-    retry = rt.signal_with_start(request(workflow_name="session", workflow_id="s-1", input=0,
-                                         signal_name="say", signal_payload="hi",
-                                         idempotency_key="m-1"))
+    retry = rt.signal_with_start(
+        request(
+            workflow_name="session",
+            workflow_id="s-1",
+            input=0,
+            signal_name="say",
+            signal_payload="hi",
+            idempotency_key="m-1",
+        )
+    )
 
-    assert retry == SignalWithStartOutcome(exec_id=first.exec_id, started_fresh=False,
-                                           signal_delivered=False)
+    assert retry == SignalWithStartOutcome(
+        exec_id=first.exec_id, started_fresh=False, signal_delivered=False
+    )
     assert file_rows(rt) == before
-    nxt = rt.signal_with_start(request(workflow_name="session", workflow_id="s-1", input=0,
-                                       signal_name="say", signal_payload="bye",
-                                       idempotency_key="m-2"))
-    assert nxt == SignalWithStartOutcome(exec_id=state.next, started_fresh=False,
-                                         signal_delivered=True)
+    nxt = rt.signal_with_start(
+        request(
+            workflow_name="session",
+            workflow_id="s-1",
+            input=0,
+            signal_name="say",
+            signal_payload="bye",
+            idempotency_key="m-2",
+        )
+    )
+    assert nxt == SignalWithStartOutcome(
+        exec_id=state.next, started_fresh=False, signal_delivered=True
+    )
     assert await rt.run_until_blocked(state.next) == RunState.Completed(output=[1, "bye"])
     # After the chain ended, a retry still starts nothing.
-    again = rt.signal_with_start(request(workflow_name="session", workflow_id="s-1", input=0,
-                                         signal_name="say", signal_payload="bye",
-                                         idempotency_key="m-2"))
+    again = rt.signal_with_start(
+        request(
+            workflow_name="session",
+            workflow_id="s-1",
+            input=0,
+            signal_name="say",
+            signal_payload="bye",
+            idempotency_key="m-2",
+        )
+    )
     assert again.signal_delivered is False and again.started_fresh is False
     assert run_count(rt) == 2
 

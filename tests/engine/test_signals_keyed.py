@@ -132,8 +132,9 @@ async def test_a_promise_key_is_refused_and_nothing_is_staged(rt: SqliteRuntime)
     with pytest.raises(InvalidSignal, match="reserved"):
         rt.send_signal_idempotent(exec_id, "approve", True, "harvest.promise:7")
     with pytest.raises(InvalidSignal):
-        rt.send_signal_by_workflow_id("approvals", str(exec_id), "approve", True,
-                                      "harvest.promise:7")
+        rt.send_signal_by_workflow_id(
+            "approvals", str(exec_id), "approve", True, "harvest.promise:7"
+        )
     assert file_rows(rt) == before
 
 

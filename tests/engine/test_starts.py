@@ -79,24 +79,49 @@ async def make_prior(rt: SqliteRuntime, clock: ManualClock, state: str) -> str:
 
 # The matrix of the starts.py docstring and the README, row by row.
 MATRIX: dict[str, dict[P, str]] = {
-    "RUNNING": {P.ALLOW_DUPLICATE: "attach", P.ALLOW_DUPLICATE_FAILED_ONLY: "attach",
-                P.REJECT_DUPLICATE: "refused", P.TERMINATE_IF_RUNNING: "replace"},
-    "COMPLETED": {P.ALLOW_DUPLICATE: "fresh", P.ALLOW_DUPLICATE_FAILED_ONLY: "refused",
-                  P.REJECT_DUPLICATE: "refused", P.TERMINATE_IF_RUNNING: "fresh"},
-    "FAILED": {P.ALLOW_DUPLICATE: "fresh", P.ALLOW_DUPLICATE_FAILED_ONLY: "fresh",
-               P.REJECT_DUPLICATE: "refused", P.TERMINATE_IF_RUNNING: "fresh"},
-    "TIMED_OUT": {P.ALLOW_DUPLICATE: "fresh", P.ALLOW_DUPLICATE_FAILED_ONLY: "fresh",
-                  P.REJECT_DUPLICATE: "refused", P.TERMINATE_IF_RUNNING: "fresh"},
-    "CANCELLED": {P.ALLOW_DUPLICATE: "fresh", P.ALLOW_DUPLICATE_FAILED_ONLY: "fresh",
-                  P.REJECT_DUPLICATE: "refused", P.TERMINATE_IF_RUNNING: "fresh"},
-    "TERMINATED": {P.ALLOW_DUPLICATE: "fresh", P.ALLOW_DUPLICATE_FAILED_ONLY: "fresh",
-                   P.REJECT_DUPLICATE: "fresh", P.TERMINATE_IF_RUNNING: "fresh"},
+    "RUNNING": {
+        P.ALLOW_DUPLICATE: "attach",
+        P.ALLOW_DUPLICATE_FAILED_ONLY: "attach",
+        P.REJECT_DUPLICATE: "refused",
+        P.TERMINATE_IF_RUNNING: "replace",
+    },
+    "COMPLETED": {
+        P.ALLOW_DUPLICATE: "fresh",
+        P.ALLOW_DUPLICATE_FAILED_ONLY: "refused",
+        P.REJECT_DUPLICATE: "refused",
+        P.TERMINATE_IF_RUNNING: "fresh",
+    },
+    "FAILED": {
+        P.ALLOW_DUPLICATE: "fresh",
+        P.ALLOW_DUPLICATE_FAILED_ONLY: "fresh",
+        P.REJECT_DUPLICATE: "refused",
+        P.TERMINATE_IF_RUNNING: "fresh",
+    },
+    "TIMED_OUT": {
+        P.ALLOW_DUPLICATE: "fresh",
+        P.ALLOW_DUPLICATE_FAILED_ONLY: "fresh",
+        P.REJECT_DUPLICATE: "refused",
+        P.TERMINATE_IF_RUNNING: "fresh",
+    },
+    "CANCELLED": {
+        P.ALLOW_DUPLICATE: "fresh",
+        P.ALLOW_DUPLICATE_FAILED_ONLY: "fresh",
+        P.REJECT_DUPLICATE: "refused",
+        P.TERMINATE_IF_RUNNING: "fresh",
+    },
+    "TERMINATED": {
+        P.ALLOW_DUPLICATE: "fresh",
+        P.ALLOW_DUPLICATE_FAILED_ONLY: "fresh",
+        P.REJECT_DUPLICATE: "fresh",
+        P.TERMINATE_IF_RUNNING: "fresh",
+    },
 }
 CASES = [(prior, policy, want) for prior, row in MATRIX.items() for policy, want in row.items()]
 
 
-@pytest.mark.parametrize(("prior_state", "policy", "want"), CASES,
-                         ids=[f"{p}-{q.name}" for p, q, _ in CASES])
+@pytest.mark.parametrize(
+    ("prior_state", "policy", "want"), CASES, ids=[f"{p}-{q.name}" for p, q, _ in CASES]
+)
 async def test_the_reuse_policy_matrix(
     rt: SqliteRuntime, clock: ManualClock, prior_state: str, policy: P, want: str
 ) -> None:
@@ -165,9 +190,7 @@ async def test_terminate_if_running_replaces_the_run_in_one_transaction(
     assert history[-1].attrs["reason"] == "terminated by a TERMINATE_IF_RUNNING start"
     assert rt.store.timers(str(prior.exec_id)) == []  # the seal dropped its open rows
     assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
-    assert await rt.run_until_blocked(prior.exec_id) == RunState.ContinuedAsNew(
-        next=fresh.exec_id
-    )
+    assert await rt.run_until_blocked(prior.exec_id) == RunState.ContinuedAsNew(next=fresh.exec_id)
     clock.advance("2h")
     assert await rt.run_until_blocked(fresh.exec_id) == RunState.Completed(output="woke")
 
@@ -209,13 +232,20 @@ async def test_a_retried_webhook_does_not_repeat_side_effects(open_rt: Open) -> 
     # Delivered again after the run ended: signal-with-start probes the key
     # across every run of the id, so it starts nothing and stages nothing.
     again = rt.signal_with_start(
-        SignalWithStart("checkout", "cart-1", 500, signal_name="paid", signal_payload=True,
-                        idempotency_key="evt-1")
+        SignalWithStart(
+            "checkout",
+            "cart-1",
+            500,
+            signal_name="paid",
+            signal_payload=True,
+            idempotency_key="evt-1",
+        )
     )
     await rt.run_until_idle()
 
-    assert again == SignalWithStartOutcome(exec_id=exec_id, started_fresh=False,
-                                           signal_delivered=False)
+    assert again == SignalWithStartOutcome(
+        exec_id=exec_id, started_fresh=False, signal_delivered=False
+    )
     assert len(charged) == 1
     assert event_types(rt, exec_id).count("SignalReceived") == 1
     assert run_count(rt) == 1
@@ -266,8 +296,9 @@ async def test_options_store_the_memo_and_the_first_search_attributes(rt: Sqlite
     out = rt.start_workflow_with_options(
         "order",
         {"id": 7},
-        StartOptions(workflow_id=KEY, memo={"owner": "ops"},
-                     search_attributes={"tenant": "acme", "tier": 2}),
+        StartOptions(
+            workflow_id=KEY, memo={"owner": "ops"}, search_attributes={"tenant": "acme", "tier": 2}
+        ),
     )
 
     detail = rt.describe(out.exec_id)
@@ -326,6 +357,8 @@ async def test_a_bad_memo_or_attribute_set_persists_nothing(rt: SqliteRuntime) -
         )
     with pytest.raises(InvalidSearchAttribute):
         rt.start_workflow_with_options(
-            "order", 1, StartOptions(workflow_id=KEY, search_attributes=["not", "a", "map"]),  # type: ignore[arg-type]
+            "order",
+            1,
+            StartOptions(workflow_id=KEY, search_attributes=["not", "a", "map"]),  # type: ignore[arg-type]
         )
     assert file_rows(rt) == before

@@ -293,7 +293,9 @@ async def test_declarative_updates_work_and_the_body_handler_wins(rt: SqliteRunt
 
     assert await rt.update(exec_id, "discount", 10) == "order-7: 10% off"
     assert await rt.update(exec_id, "requote", {"price": 3}) == {
-        "old": 5, "new": 3, "currency": "EUR"
+        "old": 5,
+        "new": 3,
+        "currency": "EUR",
     }
 
 
