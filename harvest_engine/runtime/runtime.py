@@ -167,7 +167,9 @@ class SqliteRuntime:
 
     async def run_until_idle(self) -> None:
         """Drive every run until no pass makes progress; then raise the first run's error."""
-        first_error: HarvestError | None = None
+        # Schedules fire on the first pass only, so a slow pass cannot meet
+        # new slots without end; the next call fires them (guide §7).
+        _, first_error = self._fire_schedules(self.clock.now())
         for _ in range(CYCLE_BUDGET):
             progressed, error = await self._pass(self.clock.now)
             first_error = first_error or error
@@ -185,10 +187,12 @@ class SqliteRuntime:
         return await self._poll(_fixed(when))
 
     async def _poll(self, now: Now) -> bool:
+        fired, fire_error = self._fire_schedules(now())
         progressed, error = await self._pass(now)
+        error = fire_error or error
         if error is not None:
             raise error
-        return progressed
+        return progressed or fired
 
     async def _pass(self, now: Now) -> tuple[bool, HarvestError | None]:
         """Drive the fleet once; one failing run never blocks the others."""

@@ -360,3 +360,36 @@ def test_the_reader_lists_schedules(rt: SqliteRuntime, clock: ManualClock) -> No
     assert row.next_fire_at == datetime(2030, 1, 1, 3, 0, tzinfo=UTC)
     assert row.input.value == [1]
     assert row.overlap == "skip"
+
+
+async def test_poll_once_fires_due_schedules_and_drives_the_new_run_in_the_same_pass(
+    rt: SqliteRuntime, clock: ManualClock
+) -> None:
+    rt.upsert_schedule(WorkflowSchedule("tick", Schedule.every("1m"), input="hi"))
+    assert await rt.poll_once() is False
+    clock.advance("1m")
+    assert await rt.poll_once() is True
+    (run,) = runs_of(rt, "tick")
+    assert run.state == "COMPLETED"
+
+
+async def test_poll_once_as_of_fires_the_slots_due_at_that_time(
+    rt: SqliteRuntime, clock: ManualClock
+) -> None:
+    rt.upsert_schedule(WorkflowSchedule("tick", Schedule.every("1m"), input="hi"))
+    assert await rt.poll_once_as_of(clock.now() + timedelta(minutes=1)) is True
+    assert len(runs_of(rt, "tick")) == 1
+
+
+async def test_run_until_idle_fires_once_per_call(rt: SqliteRuntime, clock: ManualClock) -> None:
+    rt.upsert_schedule(
+        WorkflowSchedule("tick", Schedule.every("1m"), input="hi", overlap="allow_all")
+    )
+    clock.advance("1m")
+    await rt.run_until_idle()
+    assert len(runs_of(rt, "tick")) == 1
+    await rt.run_until_idle()
+    assert len(runs_of(rt, "tick")) == 1  # no new slot is due yet
+    clock.advance("1m")
+    await rt.run_until_idle()
+    assert len(runs_of(rt, "tick")) == 2

@@ -49,9 +49,15 @@ class WriterLock:
 
 def _open_lock_file(lock_path: Path, db_path: Path) -> int:
     # The lock file takes the database's read/write bits, so only the users
-    # who reach the data can hold it (guide §11).
+    # who reach the data can hold it (guide §11). `os.open` applies the
+    # umask, so the bits are set explicitly with fchmod on a file we own.
     mode = 0o644
     if db_path.exists():
         mode = db_path.stat().st_mode & 0o666
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    except FileExistsError:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC)
+    if os.fstat(fd).st_uid == os.geteuid() and os.fstat(fd).st_mode & 0o666 != mode:
+        os.fchmod(fd, mode)
     return fd
