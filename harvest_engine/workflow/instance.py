@@ -122,11 +122,13 @@ class WorkflowInstance:
         return future
 
     def log_line(self, message: str) -> None:
-        """Keep a log line for the runtime; lines of replayed history are not new."""
+        """Keep a numbered log line; the store skips numbers it already holds.
+
+        Lines are numbered in call order, which replay reproduces, so a line
+        a re-run cycle emits again is recognised and stored once.
+        """
         self._log_count += 1
-        if self._live:
-            self._log_lines.append((self._log_count, self.now, message))
-            log.info("[%s] %s", self.run.exec_id, message)
+        self._log_lines.append((self._log_count, self.now, message))
 
     # -- replay ----------------------------------------------------------------
 
