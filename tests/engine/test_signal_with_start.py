@@ -330,3 +330,52 @@ async def test_an_error_after_the_replace_rolls_back_the_replace_and_the_start(
     assert file_rows(rt) == before
     assert rt.outcome(prior.exec_id) == ExecutionOutcome.Running()
     assert run_count(rt) == 1
+
+
+@pytest.mark.parametrize(
+    ("policy", "starts"),
+    [
+        (P.ALLOW_DUPLICATE, True),
+        (P.ALLOW_DUPLICATE_FAILED_ONLY, True),
+        (P.REJECT_DUPLICATE, False),
+        (P.TERMINATE_IF_RUNNING, True),
+    ],
+)
+async def test_a_cancelled_prior_follows_the_start_matrix_and_is_resealed(
+    rt: SqliteRuntime, policy: P, starts: bool
+) -> None:
+    prior = rt.signal_with_start(request(signal_payload="wait-again"))
+    await rt.run_until_blocked(prior.exec_id)
+    seal_as(rt, prior.exec_id, "CANCELLED", "user gave up")
+
+    if not starts:
+        with pytest.raises(WorkflowAlreadyStarted):
+            rt.signal_with_start(request(reuse_policy=policy))
+        assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CANCELLED")
+        return
+    out = rt.signal_with_start(request(reuse_policy=policy))
+    assert out.started_fresh and out.signal_delivered
+    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
+    assert rt.successor(prior.exec_id) == out.exec_id
+
+
+async def test_a_running_run_past_its_deadline_counts_as_timed_out(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    @workflow(name="order", execution_timeout="1h")
+    async def timed_order(ctx: WorkflowContext, payload: Any) -> Any:
+        return [payload, await ctx.wait_for_signal("approve")]
+
+    rt = open_rt()
+    rt.register_workflow(timed_order)
+    prior = rt.signal_with_start(request(signal_name="other"))
+    await rt.run_until_blocked(prior.exec_id)
+    clock.advance("2h")  # its next drive would time it out
+
+    out = rt.signal_with_start(request())
+
+    assert out.started_fresh and out.exec_id != prior.exec_id
+    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
+    assert await rt.run_until_blocked(out.exec_id) == RunState.Completed(
+        output=[{"sku": "A1"}, True]
+    )
