@@ -79,9 +79,14 @@ class SqliteRuntime:
         return cls(SqliteStore.open(path), clock=clock)
 
     @classmethod
-    def open_in_memory(cls, *, clock: Clock | None = None) -> SqliteRuntime:
-        """A fresh, private, empty database that lives as long as the runtime."""
-        return cls(SqliteStore.open_memory(), clock=clock)
+    def open_in_memory(cls, *, clock: Clock | None = None, uri: str | None = None) -> SqliteRuntime:
+        """A fresh, private, empty database that lives as long as the runtime.
+
+        With `uri` (e.g. ``"file:demo?mode=memory&cache=shared"``) several
+        connections of this process share one in-memory database; its writer
+        lock is an owner row inside it, so a second runtime gets DatabaseLocked.
+        """
+        return cls(SqliteStore.open_memory(uri), clock=clock)
 
     def close(self) -> None:
         """Release the file and its writer lock (safe to call twice)."""

@@ -345,3 +345,14 @@ def test_open_in_memory_gives_a_fresh_private_database_each_time() -> None:
         exec_id = a.start_workflow("hello", "x")
         with pytest.raises(ExecutionNotFound):
             b.outcome(exec_id)
+
+
+def test_two_runtimes_on_one_shared_in_memory_database_conflict() -> None:
+    from harvest_engine import DatabaseLocked
+
+    uri = "file:shared-runtime-test?mode=memory&cache=shared"
+    with SqliteRuntime.open_in_memory(uri=uri):
+        with pytest.raises(DatabaseLocked):
+            SqliteRuntime.open_in_memory(uri=uri)
+    with SqliteRuntime.open_in_memory(uri=uri):
+        pass  # the owner row went with the first runtime

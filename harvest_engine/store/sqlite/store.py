@@ -446,6 +446,14 @@ class SqliteStore:
         runtimes on one shared in-memory database conflict like two on a file.
         """
         conn = connect(uri or ":memory:", uri=uri is not None)
+        try:
+            held = conn.execute("SELECT owner FROM harvest_memory_writer_lock").fetchone()
+        except sqlite3.OperationalError:
+            held = None  # a fresh database: nothing holds it yet
+        if held is not None:
+            # Refused before any schema step, like a held file (guide §11).
+            conn.close()
+            raise DatabaseLocked(path=uri or ":memory:", lock_path="harvest_memory_writer_lock")
         migrate(conn, uri or ":memory:")
         owner = uuid.uuid4().hex
         conn.execute("BEGIN IMMEDIATE")
