@@ -1,0 +1,89 @@
+# harvest: set up and check everything from a fresh Debian/Ubuntu machine.
+#   make run    system packages + .venv, then the desktop app
+#   make test   system packages + .venv, then lint, types, import contracts and the test suite
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-dev
+
+# Paths that exist so far: ruff refuses a path that is not there.
+LINT_PATHS := $(wildcard harvest_engine harvest_gui tests examples bench)
+
+# Debian packages Qt needs (shared/QT-NOTES.md §1).
+# (1) headless tests, QT_QPA_PLATFORM=offscreen: hard NEEDED libraries of Qt and its offscreen plugin.
+QT_APT_OFFSCREEN := libglib2.0-0 libegl1 libgl1 libx11-6 libxkbcommon0 libfontconfig1 \
+	libfreetype6 libdbus-1-3
+# (2) real windows: the xcb platform plugin's libraries and a virtual X server.
+QT_APT_XCB := libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-render-util0 \
+	libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 libxkbcommon-x11-0 libx11-xcb1 libxcb1 \
+	libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb-glx0 xvfb xauth
+APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB)
+
+.PHONY: venv system-deps lint types contracts test run screenshots bench clean distclean
+
+# --- environment --------------------------------------------------------------------------
+
+venv: $(STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Reinstalls only when pyproject.toml changes; delete the stamp to force it.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# Installs only the packages that are missing, so it is a fast no-op on a set-up machine.
+# Debian's own python3 also needs python3-venv for `python3 -m venv`.
+system-deps:
+	@command -v dpkg-query >/dev/null 2>&1 || { echo "system-deps: not a Debian/Ubuntu system; install Qt's libraries as shared/QT-NOTES.md lists"; exit 0; }; \
+	missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if ! $(PYTHON) -c 'import ensurepip' >/dev/null 2>&1; then missing="$$missing python3-venv"; fi; \
+	[ -z "$$missing" ] && exit 0; \
+	if [ "$$(id -u)" -eq 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; \
+	else echo "system-deps: need root or sudo to install:$$missing" >&2; exit 1; fi; \
+	echo "system-deps: installing$$missing"; \
+	$$sudo apt-get update -qq && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null
+
+# --- checks -------------------------------------------------------------------------------
+
+lint: venv
+	$(BIN)/ruff check $(LINT_PATHS)
+
+types: venv
+	$(BIN)/mypy
+
+contracts: venv
+	$(BIN)/lint-imports --no-cache
+
+# GUI tests run offscreen; pytest-xdist and pytest-qt work together (one QApplication per worker).
+test: system-deps venv lint types contracts
+	QT_QPA_PLATFORM=offscreen $(BIN)/pytest -n 2 -q
+
+# --- running ------------------------------------------------------------------------------
+
+run: system-deps venv
+	$(BIN)/harvest-gui
+
+screenshots: system-deps venv
+	xvfb-run -a -s "-screen 0 1280x800x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m harvest_gui.screenshots
+
+bench: venv
+	$(BIN)/python -m bench
+
+# --- cleaning -----------------------------------------------------------------------------
+
+# Build output and caches; `make distclean` also removes .venv.
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)
