@@ -351,8 +351,7 @@ def test_two_runtimes_on_one_shared_in_memory_database_conflict() -> None:
     from harvest_engine import DatabaseLocked
 
     uri = "file:shared-runtime-test?mode=memory&cache=shared"
-    with SqliteRuntime.open_in_memory(uri=uri):
-        with pytest.raises(DatabaseLocked):
-            SqliteRuntime.open_in_memory(uri=uri)
+    with SqliteRuntime.open_in_memory(uri=uri), pytest.raises(DatabaseLocked):
+        SqliteRuntime.open_in_memory(uri=uri)
     with SqliteRuntime.open_in_memory(uri=uri):
         pass  # the owner row went with the first runtime
