@@ -1,0 +1,88 @@
+"""Plain-text formatting of times, durations and stored JSON values for the views."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from harvest_engine import Stored
+
+TRUNCATE_AT = 64 * 1024
+"""Payload text longer than this is shown cut, with a "show all" button."""
+
+
+def when(at: datetime | None) -> str:
+    """A local, second-precision time, or an empty string."""
+    if at is None:
+        return ""
+    return at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def when_precise(at: datetime | None) -> str:
+    """A local time with milliseconds (history rows)."""
+    if at is None:
+        return ""
+    return at.astimezone().strftime("%H:%M:%S.%f")[:-3]
+
+
+def duration(seconds: float | None) -> str:
+    """``850 ms``, ``12.3 s``, ``4 m 05 s``, ``2 h 03 m`` or ``3 d 04 h``."""
+    if seconds is None:
+        return ""
+    s = max(0.0, seconds)
+    if s < 1:
+        return f"{s * 1000:.0f} ms"
+    if s < 60:
+        return f"{s:.1f} s"
+    m, sec = divmod(int(s), 60)
+    if m < 60:
+        return f"{m} m {sec:02d} s"
+    h, m = divmod(m, 60)
+    if h < 24:
+        return f"{h} h {m:02d} m"
+    d, h = divmod(h, 24)
+    return f"{d} d {h:02d} h"
+
+
+def json_text(value: Any, indent: int | None = 2) -> str:
+    """A JSON value as text (non-JSON values fall back to repr)."""
+    try:
+        return json.dumps(value, indent=indent, ensure_ascii=False, sort_keys=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def stored_text(stored: Stored, indent: int | None = 2) -> str:
+    """A stored field as text: its JSON, ``null``, or why it is unreadable."""
+    if stored.is_unreadable:
+        return f"(unreadable: {getattr(stored, 'reason', 'damaged value')})"
+    if stored.is_null:
+        return "null"
+    return json_text(stored.value, indent)
+
+
+def one_line(stored: Stored, limit: int = 120) -> str:
+    """A stored field on one line, cut at `limit` characters (table cells)."""
+    if stored.is_null:
+        return ""
+    text = stored_text(stored, indent=None)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def truncate(text: str, limit: int = TRUNCATE_AT) -> tuple[str, bool]:
+    """`text` cut to `limit` characters, and whether it was cut."""
+    if len(text) <= limit:
+        return text, False
+    return text[:limit], True
+
+
+def size_text(n: int) -> str:
+    """A character count as ``812 B``, ``14.2 KiB`` or ``3.1 MiB``."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / 1024 / 1024:.1f} MiB"

@@ -1,0 +1,1 @@
+"""Qt item models over session data (QtCore/QtGui only, no widgets)."""

@@ -1,0 +1,89 @@
+"""HistoryModel (a run's events) and HistoryFilter (by event type and by text)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel
+
+from harvest_gui import formatting
+from harvest_gui.models.records import RecordTableModel
+
+if TYPE_CHECKING:
+    from harvest_engine import HistoryEvent
+
+COL_TYPE = 2
+
+
+def _summary(event: HistoryEvent) -> str:
+    text = event.summary()
+    if not text:
+        bits = [f"{k}={formatting.json_text(v, None)}" for k, v in event.attrs.items()]
+        text = ", ".join(bits)
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+class HistoryModel(RecordTableModel["HistoryEvent"]):
+    """A run's events: seq, time, type, summary."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            [
+                ("Seq", lambda e: str(e.seq)),
+                ("Time", lambda e: formatting.when_precise(e.at)),
+                ("Type", lambda e: e.type),
+                ("Summary", _summary),
+            ]
+        )
+
+    def show(self, events: list[HistoryEvent]) -> None:
+        """Show `events`; when they extend what is shown, only the new ones are appended."""
+        shown = self.records
+        if shown and len(events) >= len(shown) and events[len(shown) - 1] == shown[-1]:
+            self.append_records(events[len(shown) :])
+        else:
+            self.set_records(events)
+
+    def row_of_seq(self, seq: int) -> int:
+        """The row of the event `seq`, or -1 (seqs are 1-based and contiguous)."""
+        i = seq - self.records[0].seq if self.records else -1
+        if 0 <= i < len(self.records) and self.records[i].seq == seq:
+            return i
+        for j, e in enumerate(self.records):
+            if e.seq == seq:
+                return j
+        return -1
+
+
+class HistoryFilter(QSortFilterProxyModel):
+    """Keeps events of one type (or all) whose type or summary contains a text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.event_type = ""
+        self.text = ""
+
+    def set_event_type(self, event_type: str) -> None:
+        """Only this type; an empty string keeps every type."""
+        self.event_type = event_type
+        self.invalidateRowsFilter()
+
+    def set_text(self, text: str) -> None:
+        """Only events whose type or summary contains `text` (case-insensitive)."""
+        self.text = text.strip().lower()
+        self.invalidateRowsFilter()
+
+    def filterAcceptsRow(
+        self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex
+    ) -> bool:
+        """Apply the type and text filters."""
+        model = self.sourceModel()
+        if not isinstance(model, HistoryModel) or source_row >= len(model.records):
+            return True
+        event = model.records[source_row]
+        if self.event_type and event.type != self.event_type:
+            return False
+        if self.text:
+            hay = f"{event.type} {model.data(model.index(source_row, 3))}".lower()
+            return self.text in hay
+        return True

@@ -1,0 +1,236 @@
+"""RunListModel: the run list, paged lazily over the engine's cursor pages, updated live."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+from harvest_engine import ExecutionFilter
+from harvest_gui import formatting
+from harvest_gui.theme import state_colour
+
+if TYPE_CHECKING:
+    from harvest_engine import ExecutionSummary
+    from harvest_gui.session import Session
+
+PAGE_SIZE = 200
+REFRESH_PAGE = 1000
+COLUMNS = (
+    "Workflow",
+    "Workflow ID",
+    "Exec ID",
+    "State",
+    "Started",
+    "Closed",
+    "Duration",
+    "Attempt",
+    "Search attributes",
+)
+COL_STATE = 3
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+"""Role giving a raw, comparable value per cell (for sorting)."""
+EXEC_ID_ROLE = Qt.ItemDataRole.UserRole + 2
+"""Role giving the row's exec id text."""
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+
+
+def _duration(row: ExecutionSummary) -> float | None:
+    if row.started_at is None or row.closed_at is None:
+        return None
+    return (row.closed_at - row.started_at).total_seconds()
+
+
+class RunListModel(QAbstractTableModel):
+    """Runs newest first; `fetchMore` loads the next cursor page.
+
+    Args:
+        session: where the rows come from.
+        page_size: rows per page.
+
+    """
+
+    def __init__(self, session: Session, page_size: int = PAGE_SIZE) -> None:
+        super().__init__()
+        self.session = session
+        self.page_size = page_size
+        self.rows: list[ExecutionSummary] = []
+        self._cells: list[tuple[str, ...]] = []
+        self._filter = ExecutionFilter()
+        self._next: int | None = None
+        self._fetching = False
+        self.reload()
+
+    # -- loading ------------------------------------------------------------------
+
+    @property
+    def filter(self) -> ExecutionFilter:
+        """The filter the rows match (without limit and cursor)."""
+        return self._filter
+
+    def set_filter(self, flt: ExecutionFilter) -> None:
+        """Show runs matching `flt`, starting again at the newest."""
+        self._filter = flt
+        self.reload()
+
+    def reload(self) -> None:
+        """Drop every row and load the first page."""
+        page = self.session.list_executions(self._filter.limit(self.page_size).before(None))
+        self.beginResetModel()
+        self.rows = list(page.executions)
+        self._cells = [self._format(r) for r in self.rows]
+        self._next = page.next
+        self.endResetModel()
+
+    def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
+        """Whether another page exists."""
+        return not parent.isValid() and self._next is not None
+
+    def fetchMore(self, parent: AnyIndex = QModelIndex()) -> None:  # noqa: B008
+        """Append the next page."""
+        if parent.isValid() or self._next is None or self._fetching:
+            return
+        self._fetching = True  # a view or tester may ask again while rows go in
+        try:
+            page = self.session.list_executions(
+                self._filter.limit(self.page_size).before(self._next)
+            )
+            self._next = page.next if page.executions else None
+            if page.executions:
+                first = len(self.rows)
+                self.beginInsertRows(QModelIndex(), first, first + len(page.executions) - 1)
+                self.rows.extend(page.executions)
+                self._cells.extend(self._format(r) for r in page.executions)
+                self.endInsertRows()
+        finally:
+            self._fetching = False
+
+    def refresh(self) -> None:
+        """Re-read the loaded range and apply the difference row by row.
+
+        New runs are inserted, runs that left the filter removed and changed
+        ones updated in place, so selection and scroll position survive.
+        """
+        bottom = self.rows[-1].cursor if self.rows else None
+        fresh: list[ExecutionSummary] = []
+        cursor: int | None = None
+        next_cursor: int | None = None
+        while True:
+            limit = REFRESH_PAGE if bottom is not None else self.page_size
+            page = self.session.list_executions(self._filter.limit(limit).before(cursor))
+            fresh.extend(page.executions)
+            next_cursor = page.next
+            if page.next is None or bottom is None or page.next <= bottom:
+                break
+            cursor = page.next
+        if bottom is not None:
+            fresh = [r for r in fresh if r.cursor >= bottom]
+            keep_next = self._next
+        else:
+            keep_next = next_cursor
+        self._merge(fresh)
+        self._next = keep_next if bottom is not None else next_cursor
+
+    def _merge(self, fresh: list[ExecutionSummary]) -> None:
+        rows, i, j = self.rows, 0, 0
+        while i < len(rows) or j < len(fresh):
+            if j < len(fresh) and (i >= len(rows) or fresh[j].cursor > rows[i].cursor):
+                k = j
+                while k < len(fresh) and (i >= len(rows) or fresh[k].cursor > rows[i].cursor):
+                    k += 1
+                self.beginInsertRows(QModelIndex(), i, i + k - j - 1)
+                rows[i:i] = fresh[j:k]
+                self._cells[i:i] = [self._format(r) for r in fresh[j:k]]
+                self.endInsertRows()
+                i += k - j
+                j = k
+            elif j >= len(fresh) or rows[i].cursor > fresh[j].cursor:
+                k = i
+                while k < len(rows) and (j >= len(fresh) or rows[k].cursor > fresh[j].cursor):
+                    k += 1
+                self.beginRemoveRows(QModelIndex(), i, k - 1)
+                del rows[i:k]
+                del self._cells[i:k]
+                self.endRemoveRows()
+            else:
+                if rows[i] != fresh[j]:
+                    rows[i] = fresh[j]
+                    self._cells[i] = self._format(fresh[j])
+                    self.dataChanged.emit(self.index(i, 0), self.index(i, len(COLUMNS) - 1))
+                i += 1
+                j += 1
+
+    # -- the Qt model ---------------------------------------------------------------
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        """Rows loaded so far."""
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        """The GUI.md columns."""
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self,
+        section: int,
+        orientation: Qt.Orientation,
+        role: int = Qt.ItemDataRole.DisplayRole,
+    ) -> Any:
+        """Column titles."""
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(COLUMNS)
+        ):
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Precomputed text, state colours, raw values for sorting."""
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        row, col = index.row(), index.column()
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return self._cells[row][col]
+        if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATE:
+            return state_colour(self.rows[row].state)
+        if role == SORT_ROLE:
+            return self._sort_value(row, col)
+        if role == EXEC_ID_ROLE:
+            return str(self.rows[row].exec_id)
+        return None
+
+    def row_of(self, exec_id: str) -> int:
+        """The row showing `exec_id`, or -1 if it is not loaded."""
+        for i, r in enumerate(self.rows):
+            if str(r.exec_id) == exec_id:
+                return i
+        return -1
+
+    @staticmethod
+    def _format(r: ExecutionSummary) -> tuple[str, ...]:
+        return (
+            r.workflow_name,
+            r.workflow_id,
+            str(r.exec_id),
+            r.state,
+            formatting.when(r.started_at),
+            formatting.when(r.closed_at),
+            formatting.duration(_duration(r)),
+            str(r.attempt),
+            formatting.one_line(r.search_attributes),
+        )
+
+    def _sort_value(self, row: int, col: int) -> Any:
+        r = self.rows[row]
+        if col == 4:
+            return r.started_at.timestamp() if r.started_at else 0.0
+        if col == 5:
+            return r.closed_at.timestamp() if r.closed_at else float("inf")
+        if col == 6:
+            d = _duration(r)
+            return d if d is not None else float("inf")
+        if col == 7:
+            return r.attempt
+        return self._cells[row][col]

@@ -1,0 +1,328 @@
+"""The one bridge to the engine: a writer (runtime + drive task) or a reader (change polling)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from harvest_engine import (
+    ExecutionFilter,
+    HarvestError,
+    SqliteReader,
+    SqliteRuntime,
+)
+from harvest_engine import (
+    __version__ as engine_version,
+)
+from harvest_gui.async_bridge import track
+
+if TYPE_CHECKING:
+    from harvest_engine import (
+        ActivityAttempt,
+        ExecutionDetail,
+        ExecutionId,
+        ExecutionPage,
+        HistoryEvent,
+        LedgerRow,
+        LedgerTotals,
+        LogLine,
+        PendingTask,
+        ScheduleRow,
+        StagedSignal,
+        TimerRow,
+    )
+
+WRITER = "writer"
+READ_ONLY = "read-only"
+POLL_MS = 200
+"""How often `data_version` is read; a file watcher misses WAL commits (QT-NOTES §2)."""
+DRIVE_IDLE_S = 0.1
+"""How long the drive task rests after a pass that made no progress."""
+
+
+def register_app(rt: SqliteRuntime, module_name: str) -> None:
+    """Register the workflows and activities an `--app` module exposes.
+
+    The module either has ``register(rt)``, or lists ``WORKFLOWS`` and
+    ``ACTIVITIES`` (and optionally ``QUERIES`` and ``UPDATES``).
+
+    Raises:
+        ImportError: the module cannot be imported.
+        ValueError: it exposes neither convention.
+
+    """
+    module = importlib.import_module(module_name)
+    register = getattr(module, "register", None)
+    if callable(register):
+        register(rt)
+        return
+    lists = ("WORKFLOWS", "ACTIVITIES", "QUERIES", "UPDATES")
+    if not any(hasattr(module, name) for name in lists):
+        raise ValueError(
+            f"{module_name} exposes neither register(rt) nor WORKFLOWS/ACTIVITIES lists"
+        )
+    for fn in getattr(module, "WORKFLOWS", []):
+        rt.register_workflow(fn)
+    for fn in getattr(module, "ACTIVITIES", []):
+        rt.register_activity(fn)
+    for fn in getattr(module, "QUERIES", []):
+        rt.register_query(fn)
+    for fn in getattr(module, "UPDATES", []):
+        rt.register_update(fn)
+
+
+class Session(QObject):
+    """An open database file, as the views see it.
+
+    Every read goes through a `SqliteReader` on the file, in both modes; its
+    `data_version` is polled on a QTimer, and `changed` fires when another
+    connection (the embedded writer or another process) has committed.
+
+    Signals:
+        changed: the file has new commits; views re-read what they show.
+        refreshed(datetime): views were told to refresh at this time.
+        drive_error(str): the writer's drive reported an error (plain text).
+    """
+
+    changed = Signal()
+    refreshed = Signal(object)
+    drive_error = Signal(str)
+
+    mode = READ_ONLY
+
+    def __init__(self, path: Path, reader: SqliteReader) -> None:
+        super().__init__()
+        self.path = path
+        self.reader = reader
+        self.last_refresh: datetime | None = None
+        self._version = reader.data_version()
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self.on_poll)
+        self._timer.start()
+        self.closed = False
+
+    # -- change detection --------------------------------------------------------
+
+    def on_poll(self) -> None:
+        """Read `data_version`; announce a change when it moved."""
+        if self.closed:
+            return
+        version = self.reader.data_version()
+        if version != self._version:
+            self._version = version
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Tell the views to re-read now."""
+        self.last_refresh = datetime.now(UTC)
+        self.changed.emit()
+        self.refreshed.emit(self.last_refresh)
+
+    # -- facts about the file --------------------------------------------------------
+
+    @property
+    def schema_version(self) -> int:
+        """The file's schema version."""
+        return int(self.reader.schema_version)
+
+    @property
+    def lock_text(self) -> str:
+        """Who holds the writer lock, as far as this window knows."""
+        return "lock: not taken (read-only; another process may write)"
+
+    @property
+    def can_write(self) -> bool:
+        """Whether actions that change the file are available."""
+        return False
+
+    @property
+    def engine_version(self) -> str:
+        """The harvest_engine version in use."""
+        return str(engine_version)
+
+    # -- reads -------------------------------------------------------------------------
+
+    def list_executions(self, flt: ExecutionFilter) -> ExecutionPage:
+        """One page of runs."""
+        return self.reader.list_executions(flt)
+
+    def counts_by_state(self) -> dict[str, int]:
+        """Runs per state."""
+        return self.reader.counts_by_state()
+
+    def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
+        """One run with its payloads."""
+        return self.reader.describe(exec_id)
+
+    def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
+        """A run's events."""
+        return self.reader.load_history(exec_id)
+
+    def activity_attempts(self, exec_id: str | ExecutionId) -> list[ActivityAttempt]:
+        """A run's activity attempts."""
+        return self.reader.activity_attempts(exec_id)
+
+    def pending_tasks(self, exec_id: str | ExecutionId) -> list[PendingTask]:
+        """A run's unfinished activity tasks."""
+        return self.reader.pending_tasks(exec_id)
+
+    def timers(self, exec_id: str | ExecutionId) -> list[TimerRow]:
+        """A run's unfired timers."""
+        return self.reader.timers(exec_id)
+
+    def staged_signals(self, exec_id: str | ExecutionId) -> list[StagedSignal]:
+        """Signals the run has not taken in yet."""
+        return self.reader.staged_signals(exec_id)
+
+    def mutexes(self, exec_id: str | ExecutionId) -> list[Any]:
+        """Mutex keys the run holds or waits for (rows with key, granted, queued_at)."""
+        return list(self.reader.mutexes(exec_id))
+
+    def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
+        """A run's LLM calls."""
+        return self.reader.llm_ledger(exec_id)
+
+    def llm_totals(self, exec_id: str | ExecutionId) -> LedgerTotals:
+        """A run's LLM calls summed."""
+        return self.reader.llm_totals(exec_id)
+
+    def workflow_logs(self, exec_id: str | ExecutionId) -> list[LogLine]:
+        """A run's log lines."""
+        return self.reader.workflow_logs(exec_id)
+
+    def list_schedules(self) -> list[ScheduleRow]:
+        """Every stored schedule."""
+        return self.reader.list_schedules()
+
+    # -- closing --------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close; the async form exists so both modes close the same way."""
+        self.close()
+
+    def close(self) -> None:
+        """Stop polling and close the file (safe to call twice)."""
+        if self.closed:
+            return
+        self.closed = True
+        self._timer.stop()
+        self.reader.close()
+
+
+class ReaderSession(Session):
+    """Inspector mode: `SqliteReader` only, no lock, nothing written."""
+
+    @classmethod
+    def open(cls, path: str | Path) -> ReaderSession:
+        """Open `path` read-only.
+
+        Raises:
+            NotAHarvestDatabase: missing, not SQLite, or not a harvest file.
+            SchemaTooNew: written by a newer harvest.
+
+        """
+        p = Path(path)
+        return cls(p, SqliteReader.open(p))
+
+
+class WriterSession(Session):
+    """Writer mode: an embedded `SqliteRuntime` driven on the qasync loop.
+
+    The drive task calls `poll_once` repeatedly; each call is one short
+    transaction per decision, and async activity bodies await on the same
+    loop, so the window keeps painting while runs progress.
+    """
+
+    mode = WRITER
+
+    def __init__(self, path: Path, runtime: SqliteRuntime, reader: SqliteReader) -> None:
+        super().__init__(path, reader)
+        self.runtime = runtime
+        self.driving = False
+        self.passes = 0
+        self.last_pass_seconds = 0.0
+        self._drive_task: asyncio.Task[None] | None = None
+
+    @classmethod
+    def open(cls, path: str | Path, app_module: str | None = None) -> WriterSession:
+        """Open `path` as its writer and register the app's workflows.
+
+        Raises:
+            DatabaseLocked: another writer holds the file.
+            NotAHarvestDatabase: not SQLite, or not a harvest file.
+            SchemaTooNew: written by a newer harvest.
+
+        """
+        p = Path(path)
+        runtime = SqliteRuntime.open(p)
+        try:
+            reader = SqliteReader.open(p)
+            if app_module:
+                register_app(runtime, app_module)
+        except BaseException:
+            runtime.close()
+            raise
+        return cls(p, runtime, reader)
+
+    @property
+    def lock_text(self) -> str:
+        """Who holds the writer lock: this window."""
+        return f"lock: held by this window ({self.path.name}.lock)"
+
+    @property
+    def can_write(self) -> bool:
+        """Writer sessions can act on runs."""
+        return True
+
+    def start_driving(self) -> None:
+        """Start the drive task on the running qasync loop (no-op if already driving)."""
+        if self._drive_task is None or self._drive_task.done():
+            self.driving = True
+            self._drive_task = track(asyncio.ensure_future(self._drive()))
+
+    def stop_driving(self) -> asyncio.Task[None] | None:
+        """Cancel the drive task; returns it so a caller can await its end."""
+        self.driving = False
+        task, self._drive_task = self._drive_task, None
+        if task is not None and not task.done():
+            task.cancel()
+        return task
+
+    async def _drive(self) -> None:
+        while self.driving and not self.closed:
+            started = time.perf_counter()
+            try:
+                progressed = await self.runtime.poll_once()
+            except HarvestError as exc:
+                # One failing run is reported and the others keep moving (guide §6).
+                self.drive_error.emit(str(exc))
+                progressed = False
+            self.passes += 1
+            self.last_pass_seconds = time.perf_counter() - started
+            await asyncio.sleep(0 if progressed else DRIVE_IDLE_S)
+
+    async def aclose(self) -> None:
+        """Stop the drive task, wait until it has unwound, then close."""
+        task = self.stop_driving()
+        if task is not None:
+            await asyncio.wait([task], timeout=5)
+        self.close()
+
+    def close(self) -> None:
+        """Stop driving, close the reader and the runtime (frees the lock).
+
+        Prefer `aclose()` while the loop runs: it lets a pass in flight unwind
+        before the runtime closes.
+        """
+        if self.closed:
+            return
+        self.stop_driving()
+        super().close()
+        self.runtime.close()

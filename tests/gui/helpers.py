@@ -1,0 +1,60 @@
+"""Helpers for GUI tests: demo-free workflows and a file maker."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine import SqliteRuntime, WorkflowContext, workflow
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+
+async def async_wait_until(pred: Callable[[], Any], seconds: float = 3.0) -> None:
+    """`qtbot.waitUntil` for async bodies (which must not start a nested Qt loop)."""
+    deadline = time.monotonic() + seconds
+    while not pred():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        await asyncio.sleep(0.01)
+
+
+@workflow
+async def waits_for_go(ctx: WorkflowContext, arg: Any) -> Any:
+    """A run that waits for a "go" signal, then returns its payload."""
+    ctx.log(f"waiting, arg={arg!r}")
+    return await ctx.wait_for_signal("go")
+
+
+@workflow
+async def quick(ctx: WorkflowContext, arg: Any) -> Any:
+    """A run that completes at once."""
+    return arg
+
+
+def make_runs(path: Path, n: int, *, finish: int = 0, name: str = "waits_for_go") -> list[str]:
+    """Create `path` with `n` runs of `name`; the first `finish` are signalled and completed."""
+    rt = SqliteRuntime.open(path)
+    try:
+        rt.register_workflow(waits_for_go)
+        rt.register_workflow(quick)
+        ids = [str(rt.start_workflow_with_id(name, f"wf-{i:05d}", {"i": i})) for i in range(n)]
+
+        async def drive() -> None:
+            await rt.run_until_idle()
+            for exec_id in ids[:finish]:
+                rt.send_signal(exec_id, "go", "done")
+            await rt.run_until_idle()
+
+        # A private loop: asyncio.run would reset the current loop a test may have set.
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(drive())
+        finally:
+            loop.close()
+        return ids
+    finally:
+        rt.close()
