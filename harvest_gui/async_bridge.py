@@ -75,6 +75,11 @@ def async_slot(*types: type) -> Callable[[F], F]:
     return decorate
 
 
+def pending() -> list[asyncio.Task[Any]]:
+    """Tracked tasks that have not ended."""
+    return [t for t in _tasks if not t.done()]
+
+
 def cancel_all() -> list[asyncio.Task[Any]]:
     """Cancel every tracked task; returns them so the caller can await their end."""
     tasks = [t for t in _tasks if not t.done()]

@@ -1,0 +1,55 @@
+"""Command line of the inspector: `harvest-gui [--read-only] [PATH] [--app MODULE]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harvest_gui import __version__
+
+EPILOG = """\
+With no PATH, the demo workspace opens: a file in your data folder with the
+bundled demo workflows registered and a few runs started.
+
+An --app module either defines register(rt) or lists WORKFLOWS and ACTIVITIES
+(optionally QUERIES and UPDATES); its workflows are registered on the writer.
+"""
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """Read the three launch forms of GUI.md."""
+    parser = argparse.ArgumentParser(
+        prog="harvest-gui",
+        description="Desktop inspector for harvest database files.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("path", nargs="?", type=Path, help="the harvest database file")
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="inspect PATH through SqliteReader: no lock, nothing written, follows a writer live",
+    )
+    parser.add_argument(
+        "--app", metavar="MODULE", help="module whose workflows and activities are registered"
+    )
+    parser.add_argument("--version", action="version", version=f"harvest-gui {__version__}")
+    args = parser.parse_args(argv)
+    if args.path is None and (args.read_only or args.app):
+        parser.error("--read-only and --app need a PATH")
+    if args.read_only and args.app:
+        parser.error("--app registers workflows on a writer; it does not go with --read-only")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `harvest-gui` and `python -m harvest_gui`."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    from harvest_gui.app import run
+
+    return run(args.path, args.read_only, args.app)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""The application: QApplication identity, theme, the qasync loop, and the three launch forms."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+os.environ.setdefault("QT_API", "pyside6")  # qasync and pyqtgraph pick the binding (pitfall 8)
+os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+
+import qasync
+from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from harvest_gui import __version__, async_bridge, theme
+from harvest_gui.settings import APPLICATION, ORGANIZATION, Settings
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from harvest_gui.views.main_window import MainWindow
+
+DEMO_APP = "harvest_gui.demo.seed"
+DEMO_FILE = "demo.harvest.db"
+
+
+def make_application(argv: list[str] | None = None) -> QApplication:
+    """The QApplication with its identity set (before any QSettings is made)."""
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv[:1])
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    app.setApplicationDisplayName("harvest inspector")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("harvest-gui")
+    # High-DPI: Qt 6 scales by itself with the PassThrough rounding policy (QT-NOTES §2).
+    return app
+
+
+def demo_path() -> Path:
+    """The demo workspace file in the user's data folder (created if missing)."""
+    folder = Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / DEMO_FILE
+
+
+def open_demo(window: MainWindow) -> bool:
+    """Open the demo workspace as writer, registering and seeding the demo workflows."""
+    from harvest_gui.demo.seed import seed
+    from harvest_gui.session import WriterSession
+
+    path = demo_path()
+    if not window.open_path(path):
+        return False
+    session = window.session
+    if isinstance(session, WriterSession):
+        seed(session.runtime)
+        session.refresh()
+    return True
+
+
+def install_error_presenter(window: MainWindow) -> None:
+    """Show unexpected errors in the window instead of a console traceback."""
+
+    def present(exc: BaseException) -> None:
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        box = QMessageBox(
+            QMessageBox.Icon.Critical,
+            "Unexpected error",
+            str(exc) or type(exc).__name__,
+            QMessageBox.StandardButton.Ok,
+            window,
+        )
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setInformativeText("This is a bug in harvest inspector; please report it.")
+        box.setDetailedText(text)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            QApplication.quit()
+            return
+        present(exc)
+
+    async_bridge.set_error_presenter(present)
+    sys.excepthook = hook
+
+
+def run(path: Path | None, read_only: bool, app_module: str | None) -> int:
+    """Start the window on the qasync loop and run until it closes."""
+    from harvest_gui.views.main_window import MainWindow
+
+    app = make_application()
+    settings = Settings()
+    theme.apply_theme(app, settings.theme())
+    module = DEMO_APP if path is None else app_module
+    window = MainWindow(settings, app_module=module)
+    install_error_presenter(window)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    loop.set_exception_handler(
+        lambda _loop, context: async_bridge.present_error(
+            context.get("exception") or RuntimeError(str(context.get("message")))
+        )
+    )
+    window.show()
+    if path is None:
+        open_demo(window)
+    else:
+        window.open_path(path, read_only=read_only)
+
+    # Quit only after the drive task has unwound (pitfall 6, qasync#39).
+    app.setQuitOnLastWindowClosed(False)
+    closed = asyncio.Event()
+    window.closed.connect(closed.set)
+
+    async def main() -> None:
+        await closed.wait()
+        unwinding = async_bridge.pending()
+        if unwinding:
+            await asyncio.wait(unwinding, timeout=5)
+        leftover = async_bridge.cancel_all()
+        if leftover:
+            await asyncio.wait(leftover, timeout=1)
+
+    with loop:
+        loop.run_until_complete(main())
+    return 0

@@ -1,0 +1,438 @@
+"""MainWindow: menus, the welcome page, and the Runs and Schedules pages of an open file."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from harvest_engine import DatabaseLocked
+from harvest_gui import theme
+from harvest_gui.async_bridge import track
+from harvest_gui.session import ReaderSession, Session, WriterSession
+from harvest_gui.views.dialogs import about_text, locked_box, message_box, open_error_text
+from harvest_gui.views.run_detail import RunDetailView
+from harvest_gui.views.run_list import RunListView
+from harvest_gui.views.schedules import SchedulesView
+from harvest_gui.views.status_bar import InspectorStatusBar
+
+if TYPE_CHECKING:
+    from harvest_gui.settings import Settings
+
+FILE_FILTER = "harvest databases (*.db *.sqlite *.sqlite3 *.harvest);;All files (*)"
+COUNTS_EVERY_MS = 1000
+"""Counts per state are re-read at most this often (a count scans the state index)."""
+
+
+class MainWindow(QMainWindow):
+    """The inspector window.
+
+    Args:
+        settings: where geometry, splitters, recent files and the theme live.
+        app_module: the `--app` module whose workflows a writer session registers.
+
+    """
+
+    closed = Signal()
+    """Emitted once the window has closed and its file is being released."""
+
+    def __init__(self, settings: Settings, app_module: str | None = None) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.settings = settings
+        self.app_module = app_module
+        self.session: Session | None = None
+        self.run_list: RunListView | None = None
+        self.detail: RunDetailView | None = None
+        self.schedules: SchedulesView | None = None
+        self.last_dialog: QMessageBox | None = None
+        self._counts_due = False
+        self._counts_timer = QTimer(self)
+        self._counts_timer.setSingleShot(True)
+        self._counts_timer.timeout.connect(self.on_counts_timer)
+        self.status = InspectorStatusBar()
+        self.setStatusBar(self.status)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self._welcome_page())
+        self.setCentralWidget(self.stack)
+        self._build_actions()
+        self._build_menus()
+        self._update_title()
+        self.resize(1280, 800)
+        geometry = settings.blob("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = settings.blob("window/state")
+        if state is not None:
+            self.restoreState(state)
+
+    # -- building ------------------------------------------------------------------------
+
+    def _welcome_page(self) -> QWidget:
+        page = QWidget()
+        page.setObjectName("welcomePage")
+        layout = QVBoxLayout(page)
+        layout.addStretch(1)
+        title = QLabel("No harvest file is open.")
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        hint = QLabel(
+            "Open a database file to inspect its runs (Ctrl+O), or open it read-only to "
+            "follow a writer in another process (Ctrl+Shift+O)."
+        )
+        hint.setWordWrap(True)
+        hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.welcome_message = QLabel()
+        self.welcome_message.setObjectName("welcomeMessage")
+        self.welcome_message.setTextFormat(Qt.TextFormat.PlainText)
+        self.welcome_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.welcome_message.setWordWrap(True)
+        open_button = QPushButton("Open…")
+        open_button.setObjectName("welcomeOpen")
+        open_button.clicked.connect(lambda: self.on_open(read_only=False))
+        ro_button = QPushButton("Open read-only…")
+        ro_button.setObjectName("welcomeOpenReadOnly")
+        ro_button.clicked.connect(lambda: self.on_open(read_only=True))
+        for widget in (title, hint, self.welcome_message, open_button, ro_button):
+            layout.addWidget(widget, 0, Qt.AlignmentFlag.AlignHCenter)
+        layout.addStretch(2)
+        return page
+
+    def _action(self, text: str, name: str, shortcut: QKeySequence | str | None = None) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        self.open_action = self._action("&Open…", "actionOpen", QKeySequence.StandardKey.Open)
+        self.open_action.setStatusTip("Open a harvest file as its writer")
+        self.open_action.triggered.connect(lambda: self.on_open(read_only=False))
+        self.open_ro_action = self._action("Open &read-only…", "actionOpenReadOnly", "Ctrl+Shift+O")
+        self.open_ro_action.setStatusTip("Inspect a file without taking its lock")
+        self.open_ro_action.triggered.connect(lambda: self.on_open(read_only=True))
+        self.close_action = self._action("&Close file", "actionCloseFile", "Ctrl+W")
+        self.close_action.triggered.connect(self.on_close_file)
+        self.quit_action = self._action("&Quit", "actionQuit", QKeySequence.StandardKey.Quit)
+        self.quit_action.triggered.connect(self.close)
+        self.refresh_action = self._action(
+            "&Refresh", "actionRefresh", QKeySequence.StandardKey.Refresh
+        )
+        self.refresh_action.setStatusTip("Re-read the file now (it also refreshes by itself)")
+        self.refresh_action.triggered.connect(self.on_refresh)
+        self.filter_action = self._action(
+            "&Filter runs", "actionFilter", QKeySequence.StandardKey.Find
+        )
+        self.filter_action.triggered.connect(self.on_filter)
+        self.runs_action = self._action("R&uns", "actionRuns", "Ctrl+1")
+        self.runs_action.triggered.connect(lambda: self.pages.setCurrentIndex(0))
+        self.schedules_action = self._action("&Schedules", "actionSchedules", "Ctrl+2")
+        self.schedules_action.triggered.connect(lambda: self.pages.setCurrentIndex(1))
+        self.about_action = self._action("&About harvest inspector", "actionAbout")
+        self.about_action.triggered.connect(self.on_about)
+        self.about_qt_action = self._action("About &Qt", "actionAboutQt")
+        self.about_qt_action.triggered.connect(QApplication.aboutQt)
+        self.theme_group = QActionGroup(self)
+        self.theme_actions: dict[str, QAction] = {}
+        for key, text in (("system", "&System"), ("light", "&Light"), ("dark", "&Dark")):
+            action = self._action(text, f"actionTheme_{key}")
+            action.setCheckable(True)
+            action.setChecked(self.settings.theme() == key)
+            action.triggered.connect(lambda _=False, k=key: self.on_theme(k))
+            self.theme_group.addAction(action)
+            self.theme_actions[key] = action
+        self._set_session_actions()
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.open_action)
+        file_menu.addAction(self.open_ro_action)
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        self.recent_menu.setObjectName("recentMenu")
+        self._fill_recent_menu()
+        file_menu.addAction(self.close_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        view_menu = bar.addMenu("&View")
+        view_menu.addAction(self.refresh_action)
+        view_menu.addAction(self.filter_action)
+        view_menu.addSeparator()
+        view_menu.addAction(self.runs_action)
+        view_menu.addAction(self.schedules_action)
+        theme_menu = view_menu.addMenu("&Theme")
+        for action in self.theme_actions.values():
+            theme_menu.addAction(action)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.about_action)
+        help_menu.addAction(self.about_qt_action)
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.settings.recent_files()
+        for i, path in enumerate(files):
+            action = self.recent_menu.addAction(f"&{(i + 1) % 10} {path}")
+            action.setObjectName(f"recent{i}")
+            action.triggered.connect(lambda _=False, p=path: self.open_path(Path(p)))
+        if not files:
+            none = self.recent_menu.addAction("No recent files")
+            none.setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            clear = self.recent_menu.addAction("Clear recent files")
+            clear.triggered.connect(self.on_clear_recent)
+
+    def _set_session_actions(self) -> None:
+        has = self.session is not None
+        for action in (
+            self.close_action,
+            self.refresh_action,
+            self.filter_action,
+            self.runs_action,
+            self.schedules_action,
+        ):
+            action.setEnabled(has)
+
+    def _update_title(self) -> None:
+        if self.session is None:
+            self.setWindowTitle("harvest inspector")
+            return
+        suffix = " (read-only)" if self.session.mode == "read-only" else ""
+        self.setWindowTitle(f"harvest inspector — {self.session.path.name}{suffix}")
+
+    # -- opening --------------------------------------------------------------------------
+
+    def on_open(self, read_only: bool) -> None:
+        """Ask for a file (non-blocking dialog), then open it."""
+        dialog = QFileDialog(
+            self, "Open harvest file read-only" if read_only else "Open harvest file"
+        )
+        dialog.setObjectName("openDialog")
+        dialog.setNameFilter(FILE_FILTER)
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        dialog.fileSelected.connect(lambda p: self.open_path(Path(p), read_only=read_only))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+
+    def open_path(self, path: Path, read_only: bool = False) -> bool:
+        """Open `path` (as writer unless `read_only`); errors become dialogs, never tracebacks.
+
+        Returns:
+            True when the file is now open.
+
+        """
+        try:
+            session: Session = (
+                ReaderSession.open(path) if read_only else WriterSession.open(path, self.app_module)
+            )
+        except DatabaseLocked as exc:
+            box = locked_box(self, path, exc)
+            box.accepted.connect(lambda: self.open_path(path, read_only=True))
+            self._show_dialog(box)
+            return False
+        except Exception as exc:  # every failure is explained in the window
+            headline, detail = open_error_text(path, exc)
+            self.welcome_message.setText(f"{headline}\n{detail.splitlines()[0]}")
+            self._show_dialog(
+                message_box(self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail)
+            )
+            return False
+        self.set_session(session)
+        return True
+
+    def _show_dialog(self, box: QMessageBox) -> None:
+        self.last_dialog = box
+        box.open()
+
+    def set_session(self, session: Session) -> None:
+        """Show `session`, closing the one shown before."""
+        self.close_session()
+        self.session = session
+        self.settings.add_recent_file(session.path)
+        self._fill_recent_menu()
+        self.run_list = RunListView(session)
+        self.detail = RunDetailView(session)
+        self.schedules = SchedulesView(session)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.run_list)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setSizes([560, 720])
+        saved = self.settings.blob("window/splitter")
+        if saved is not None:
+            self.splitter.restoreState(saved)
+        header = self.settings.blob("runs/header")
+        if header is not None:
+            self.run_list.table.horizontalHeader().restoreState(header)
+        self.pages = QTabWidget()
+        self.pages.setObjectName("pages")
+        self.pages.addTab(self.splitter, "Runs")
+        self.pages.addTab(self.schedules, "Schedules")
+        self.stack.addWidget(self.pages)
+        self.stack.setCurrentWidget(self.pages)
+        self.run_list.run_selected.connect(self.detail.show_run)
+        self.detail.open_run.connect(self.on_open_run)
+        session.changed.connect(self.on_session_changed)
+        session.refreshed.connect(self.status.show_refresh)
+        session.drive_error.connect(self.on_drive_error)
+        self.status.show_session(session)
+        self._set_session_actions()
+        self._update_title()
+        if isinstance(session, WriterSession) and self.app_module is not None:
+            self._start_driving(session)
+        self.run_list.table.setFocus()
+        if self.run_list.model.rowCount():
+            self.run_list.table.selectRow(0)
+
+    def _start_driving(self, session: WriterSession) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            # No loop runs yet (app start-up): start when the qasync loop does.
+            QTimer.singleShot(0, lambda: self._start_if_current(session))
+            return
+        session.start_driving()
+
+    def _start_if_current(self, session: WriterSession) -> None:
+        if self.session is session and not session.closed:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            session.start_driving()
+
+    def close_session(self) -> None:
+        """Close the open file and go back to the welcome page."""
+        session, self.session = self.session, None
+        if session is None:
+            return
+        self._save_views()
+        if isinstance(session, WriterSession) and session.driving:
+            try:
+                asyncio.get_running_loop()
+                track(asyncio.ensure_future(session.aclose()))
+            except RuntimeError:
+                session.close()
+        else:
+            session.close()
+        self.stack.setCurrentIndex(0)
+        page = self.stack.widget(1)
+        if page is not None:
+            self.stack.removeWidget(page)
+            page.deleteLater()
+        self.run_list = self.detail = self.schedules = None
+        self.status.show_session(None)
+        self._set_session_actions()
+        self._update_title()
+
+    # -- reacting ----------------------------------------------------------------------------
+
+    def on_session_changed(self) -> None:
+        """The file changed: merge it into every view."""
+        if self.run_list is None or self.detail is None or self.schedules is None:
+            return
+        self.run_list.model.refresh()
+        if self._counts_timer.isActive():
+            self._counts_due = True
+        else:
+            self.run_list.update_counts()
+            self._counts_timer.start(COUNTS_EVERY_MS)
+        self.detail.refresh()
+        self.schedules.refresh()
+
+    def on_counts_timer(self) -> None:
+        """Catch up on counts skipped while the last count was recent."""
+        if self._counts_due and self.run_list is not None:
+            self._counts_due = False
+            self.run_list.update_counts()
+
+    def on_refresh(self) -> None:
+        """F5: re-read everything now."""
+        if self.session is not None:
+            self.session.refresh()
+            if self.run_list is not None:
+                self.run_list.update_counts()
+            self.status.showMessage("Refreshed", 2000)
+
+    def on_filter(self) -> None:
+        """Ctrl+F: go to the run filters."""
+        if self.run_list is not None:
+            self.pages.setCurrentIndex(0)
+            self.run_list.focus_filter()
+
+    def on_open_run(self, exec_id: str) -> None:
+        """Follow a link to another run (clearing filters if they hide it)."""
+        if self.run_list is None:
+            return
+        if not self.run_list.select_exec_id(exec_id):
+            self.run_list.clear_filters()
+            if not self.run_list.select_exec_id(exec_id) and self.detail is not None:
+                self.detail.show_run(exec_id)
+
+    def on_drive_error(self, text: str) -> None:
+        """A run's drive failed; the others go on. Shown, never raised."""
+        self.status.showMessage(f"Drive: {text}", 8000)
+
+    def on_close_file(self) -> None:
+        """Ctrl+W."""
+        self.close_session()
+
+    def on_clear_recent(self) -> None:
+        """Forget recent files."""
+        self.settings.clear_recent_files()
+        self._fill_recent_menu()
+
+    def on_theme(self, key: str) -> None:
+        """Switch the palette (plots pick it up when next drawn)."""
+        self.settings.set_theme(key)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            theme.apply_theme(app, key)
+        self.status.showMessage(f"Theme: {key}", 2000)
+
+    def on_about(self) -> None:
+        """Help ▸ About: versions and the open file."""
+        box = message_box(
+            self,
+            QMessageBox.Icon.Information,
+            "About harvest inspector",
+            "harvest inspector: durable workflows on one SQLite file, seen live.",
+            about_text(self.session),
+        )
+        box.setObjectName("aboutBox")
+        self._show_dialog(box)
+
+    # -- closing -------------------------------------------------------------------------------
+
+    def _save_views(self) -> None:
+        if self.run_list is not None:
+            self.settings.set_blob("window/splitter", self.splitter.saveState())
+            self.settings.set_blob(
+                "runs/header", self.run_list.table.horizontalHeader().saveState()
+            )
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Save window state and close the file (letting a drive pass unwind first)."""
+        self.settings.set_blob("window/geometry", self.saveGeometry())
+        self.settings.set_blob("window/state", self.saveState())
+        self.close_session()
+        self.settings.sync()
+        super().closeEvent(event)
+        self.closed.emit()

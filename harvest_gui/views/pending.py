@@ -1,0 +1,88 @@
+"""The Pending tab: unfinished tasks, unfired timers, staged signals and mutexes of a run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGroupBox, QSplitter, QVBoxLayout, QWidget
+
+from harvest_gui import formatting
+from harvest_gui.models.records import RecordTableModel
+from harvest_gui.views.tables import record_table
+
+if TYPE_CHECKING:
+    from harvest_engine import PendingTask, StagedSignal, TimerRow
+
+
+def _error(task: PendingTask) -> str:
+    e = task.last_error
+    return f"{e.type}: {e.message}" if e is not None else ""
+
+
+class PendingView(QWidget):
+    """Four tables: tasks, timers, staged signals, mutexes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("pendingView")
+        self.tasks: RecordTableModel[PendingTask] = RecordTableModel(
+            [
+                ("Activity", lambda t: t.name),
+                ("Status", lambda t: t.status),
+                ("Attempt", lambda t: f"{t.attempt} of {t.max_attempts}"),
+                ("Ready at", lambda t: formatting.when(t.ready_at)),
+                ("Scheduled", lambda t: formatting.when(t.scheduled_at)),
+                ("Last error", _error),
+                ("Input", lambda t: formatting.one_line(t.input)),
+            ]
+        )
+        self.timers: RecordTableModel[TimerRow] = RecordTableModel(
+            [("Timer", lambda t: t.timer_id), ("Fires at", lambda t: formatting.when(t.fire_at))]
+        )
+        self.signals: RecordTableModel[StagedSignal] = RecordTableModel(
+            [
+                ("Signal", lambda s: s.name),
+                ("Received", lambda s: formatting.when(s.received_at)),
+                ("Idempotency key", lambda s: s.idempotency_key or ""),
+                ("Payload", lambda s: formatting.one_line(s.payload)),
+            ]
+        )
+        self.mutexes: RecordTableModel[Any] = RecordTableModel(
+            [
+                ("Key", lambda m: str(m.key)),
+                ("Held", lambda m: "held" if m.granted else "waiting"),
+                ("Since", lambda m: formatting.when(m.queued_at)),
+            ]
+        )
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setObjectName("pendingSplitter")
+        self.splitter = splitter
+        for title, model, name in (
+            ("Activity tasks", self.tasks, "pendingTasks"),
+            ("Unfired timers", self.timers, "pendingTimers"),
+            ("Staged signals", self.signals, "pendingSignals"),
+            ("Mutexes", self.mutexes, "pendingMutexes"),
+        ):
+            box = QGroupBox(title)
+            table = record_table(name, title)
+            table.setModel(model)
+            inner = QVBoxLayout(box)
+            inner.addWidget(table)
+            splitter.addWidget(box)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+
+    def show_pending(
+        self,
+        tasks: list[PendingTask],
+        timers: list[TimerRow],
+        signals: list[StagedSignal],
+        mutexes: list[Any],
+    ) -> None:
+        """Fill the four tables."""
+        self.tasks.set_records(tasks)
+        self.timers.set_records(timers)
+        self.signals.set_records(signals)
+        self.mutexes.set_records(mutexes)

@@ -1,0 +1,137 @@
+"""RunDetailView: the tabs (Summary, History, Timeline, Pending, Logs, Costs) of one run."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
+
+from harvest_engine import ExecutionNotFound
+from harvest_gui.views.costs import CostsView
+from harvest_gui.views.history import HistoryView
+from harvest_gui.views.logs import LogsView
+from harvest_gui.views.pending import PendingView
+from harvest_gui.views.summary import SummaryView, plain_label
+from harvest_gui.views.timeline_view import TimelineView
+
+if TYPE_CHECKING:
+    from harvest_gui.session import Session
+
+TAB_SUMMARY, TAB_HISTORY, TAB_TIMELINE, TAB_PENDING, TAB_LOGS, TAB_COSTS = range(6)
+
+
+class RunDetailView(QWidget):
+    """Everything about the selected run, kept current as the file changes.
+
+    Signals:
+        open_run(str): a link to another run was followed.
+    """
+
+    open_run = Signal(str)
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.setObjectName("runDetail")
+        self.session = session
+        self.exec_id: str | None = None
+        self._seen: tuple[Any, ...] | None = None
+        self.title = plain_label("runTitle")
+        font = self.title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.2)
+        font.setBold(True)
+        self.title.setFont(font)
+        self.summary = SummaryView()
+        self.history = HistoryView()
+        self.timeline = TimelineView()
+        self.pending = PendingView()
+        self.logs = LogsView()
+        self.costs = CostsView()
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("runTabs")
+        self.tabs.setAccessibleName("Run detail tabs")
+        for widget, name in (
+            (self.summary, "&Summary"),
+            (self.history, "&History"),
+            (self.timeline, "&Timeline"),
+            (self.pending, "&Pending"),
+            (self.logs, "&Logs"),
+            (self.costs, "&Costs"),
+        ):
+            self.tabs.addTab(widget, name)
+        self.summary.open_run.connect(self.open_run)
+        self.timeline.event_clicked.connect(self.on_event_clicked)
+        self.empty = QLabel("Select a run in the list to see its summary, history and timeline.")
+        self.empty.setObjectName("runDetailEmpty")
+        self.empty.setTextFormat(Qt.TextFormat.PlainText)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        page = QWidget()
+        page_layout = QVBoxLayout(page)
+        page_layout.setContentsMargins(0, 0, 0, 0)
+        page_layout.addWidget(self.title)
+        page_layout.addWidget(self.tabs)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(page)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.stack)
+
+    def show_run(self, exec_id: str | None) -> None:
+        """Show `exec_id` (None: the empty page)."""
+        if exec_id == self.exec_id:
+            return
+        self.exec_id = exec_id
+        self._seen = None
+        if exec_id is None:
+            self.stack.setCurrentIndex(0)
+            return
+        self.stack.setCurrentIndex(1)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the run; a closed run that was already read is left alone."""
+        if self.exec_id is None:
+            return
+        s = self.session
+        try:
+            detail = s.describe(self.exec_id)
+            if self._seen is not None and self._seen[0] == detail and detail.closed_at:
+                return
+            history = s.load_history(self.exec_id)
+            attempts = s.activity_attempts(self.exec_id)
+            pending = (
+                s.pending_tasks(self.exec_id),
+                s.timers(self.exec_id),
+                s.staged_signals(self.exec_id),
+                s.mutexes(self.exec_id),
+            )
+            logs = s.workflow_logs(self.exec_id)
+            ledger = s.llm_ledger(self.exec_id)
+            totals = s.llm_totals(self.exec_id)
+        except ExecutionNotFound:
+            self.title.setText(f"Run {self.exec_id} is no longer in the file (purged?).")
+            self.stack.setCurrentIndex(1)
+            return
+        self.title.setText(f"{detail.workflow_name} · {detail.workflow_id} · {detail.state}")
+        self.summary.show_run(detail, history)
+        self.history.show_events(history)
+        key = (len(history), attempts)
+        if self._seen is None or self._seen[1] != key or detail.closed_at is None:
+            now = detail.closed_at or datetime.now(UTC)
+            self.timeline.show_history(history, attempts, now)
+        self.pending.show_pending(*pending)
+        self.logs.show_logs(logs)
+        self.costs.show_costs(ledger, totals)
+        self._seen = (detail, key)
+
+    def on_event_clicked(self, seq: int) -> None:
+        """A timeline item was clicked: show its event in History."""
+        self.open_event(seq)
+
+    def open_event(self, seq: int) -> bool:
+        """Switch to History with event `seq` selected."""
+        self.tabs.setCurrentIndex(TAB_HISTORY)
+        return self.history.select_seq(seq)

@@ -1,0 +1,291 @@
+"""RunListView: the filter bar, per-state counts and the lazily paged, sortable run table."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import (
+    QDateTime,
+    QItemSelectionModel,
+    QModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QDateTimeEdit,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from harvest_engine import ExecutionFilter, HarvestError
+from harvest_gui.models.run_list import EXEC_ID_ROLE, SORT_ROLE, RunListModel
+from harvest_gui.theme import state_colour
+from harvest_gui.views.tables import record_table
+
+if TYPE_CHECKING:
+    from harvest_gui.session import Session
+
+STATES = (
+    "RUNNING",
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TERMINATED",
+    "TIMED_OUT",
+    "CONTINUED_AS_NEW",
+)
+
+
+def parse_search(text: str) -> tuple[str, Any] | None:
+    """``key=value`` → (key, JSON value or the text); empty → None.
+
+    Raises:
+        ValueError: there is text but no ``=`` or no key.
+
+    """
+    text = text.strip()
+    if not text:
+        return None
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError("write the search attribute filter as key=value")
+    raw = raw.strip()
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        value = raw
+    if isinstance(value, (dict, list)):
+        value = raw
+    return key.strip(), value
+
+
+class RunListView(QWidget):
+    """Filters on top, counts per state, then the run table.
+
+    Signals:
+        run_selected(object): the exec id text of the selected run, or None.
+    """
+
+    run_selected = Signal(object)
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.setObjectName("runList")
+        self.session = session
+        self.model = RunListModel(session)
+        self.proxy = QSortFilterProxyModel()
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.proxy.setDynamicSortFilter(True)
+        self._build_filters()
+        self.table = record_table("runTable", "Workflow runs")
+        self.table.setModel(self.proxy)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        header = self.table.horizontalHeader()
+        header.setSortIndicatorShown(True)
+        header.setSortIndicator(-1, Qt.SortOrder.DescendingOrder)  # the engine's newest first
+        self.table.setSortingEnabled(True)
+        for col, width in enumerate((140, 130, 260, 120, 150, 150, 80, 60)):
+            self.table.setColumnWidth(col, width)
+        self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
+        self.model.rowsInserted.connect(self.on_rows_inserted)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self.filter_grid)
+        layout.addLayout(self.counts_row)
+        layout.addWidget(self.message)
+        layout.addWidget(self.table, 1)
+        self.update_counts()
+
+    # -- building -----------------------------------------------------------------------
+
+    def _build_filters(self) -> None:
+        self.name_filter = QLineEdit()
+        self.name_filter.setObjectName("filterName")
+        self.name_filter.setPlaceholderText("workflow name")
+        self.name_filter.setAccessibleName("Workflow name filter")
+        self.prefix_filter = QLineEdit()
+        self.prefix_filter.setObjectName("filterPrefix")
+        self.prefix_filter.setPlaceholderText("workflow id prefix")
+        self.prefix_filter.setAccessibleName("Workflow id prefix filter")
+        self.search_filter = QLineEdit()
+        self.search_filter.setObjectName("filterSearch")
+        self.search_filter.setPlaceholderText("search attribute: key=value")
+        self.search_filter.setAccessibleName("Search attribute filter")
+        self.after_check = QCheckBox("Started after")
+        self.after_check.setObjectName("filterAfterOn")
+        self.after = QDateTimeEdit(QDateTime.currentDateTime().addDays(-1))
+        self.after.setObjectName("filterAfter")
+        self.after.setAccessibleName("Started after")
+        self.after.setCalendarPopup(True)
+        self.before_check = QCheckBox("before")
+        self.before_check.setObjectName("filterBeforeOn")
+        self.before = QDateTimeEdit(QDateTime.currentDateTime().addDays(1))
+        self.before.setObjectName("filterBefore")
+        self.before.setAccessibleName("Started before")
+        self.before.setCalendarPopup(True)
+        self.apply_button = QPushButton("&Apply")
+        self.apply_button.setObjectName("filterApply")
+        self.apply_button.setAccessibleName("Apply filters")
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.setObjectName("filterClear")
+        self.clear_button.setAccessibleName("Clear filters")
+        for edit in (self.name_filter, self.prefix_filter, self.search_filter):
+            edit.setClearButtonEnabled(True)
+            edit.returnPressed.connect(self.apply_filters)
+        self.apply_button.clicked.connect(self.apply_filters)
+        self.clear_button.clicked.connect(self.clear_filters)
+        grid = QGridLayout()
+        grid.addWidget(self.name_filter, 0, 0)
+        grid.addWidget(self.prefix_filter, 0, 1)
+        grid.addWidget(self.search_filter, 0, 2)
+        grid.addWidget(self.apply_button, 0, 3)
+        time_row = QHBoxLayout()
+        time_row.addWidget(self.after_check)
+        time_row.addWidget(self.after)
+        time_row.addWidget(self.before_check)
+        time_row.addWidget(self.before)
+        time_row.addStretch(1)
+        grid.addLayout(time_row, 1, 0, 1, 3)
+        grid.addWidget(self.clear_button, 1, 3)
+        self.filter_grid = grid
+        self.counts_row = QHBoxLayout()
+        self.state_boxes: dict[str, QCheckBox] = {}
+        for state in STATES:
+            box = QCheckBox(state)
+            box.setObjectName(f"state_{state}")
+            box.setAccessibleName(f"Show {state.lower()} runs")
+            box.setStyleSheet(f"color: {state_colour(state).name()};")
+            box.toggled.connect(self.apply_filters)
+            self.state_boxes[state] = box
+            self.counts_row.addWidget(box)
+        self.counts_row.addStretch(1)
+        self.total = QLabel()
+        self.total.setObjectName("runTotal")
+        self.total.setTextFormat(Qt.TextFormat.PlainText)
+        self.counts_row.addWidget(self.total)
+        self.message = QLabel()
+        self.message.setObjectName("filterMessage")
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setStyleSheet(f"color: {state_colour('FAILED').name()};")
+        self.message.hide()
+
+    # -- filters --------------------------------------------------------------------------
+
+    def build_filter(self) -> ExecutionFilter:
+        """The filter the bar describes.
+
+        Raises:
+            ValueError: a malformed search attribute filter.
+            HarvestError: the engine refused a value (InvalidFilter, InvalidSearchAttribute).
+
+        """
+        flt = ExecutionFilter()
+        if self.name_filter.text().strip():
+            flt = flt.workflow_name(self.name_filter.text().strip())
+        if self.prefix_filter.text():
+            flt = flt.workflow_id_prefix(self.prefix_filter.text())
+        search = parse_search(self.search_filter.text())
+        if search is not None:
+            flt = flt.search_attribute(*search)
+        if self.after_check.isChecked():
+            flt = flt.started_after(self.after.dateTime().toPython().astimezone())
+        if self.before_check.isChecked():
+            flt = flt.started_before(self.before.dateTime().toPython().astimezone())
+        states = [s for s, box in self.state_boxes.items() if box.isChecked()]
+        if states:
+            flt = flt.state(*states)
+        return flt
+
+    def apply_filters(self) -> None:
+        """Reload the list with the bar's filter; a bad value is named above the table."""
+        try:
+            flt = self.build_filter()
+        except (ValueError, HarvestError) as exc:
+            self.message.setText(str(exc))
+            self.message.show()
+            return
+        self.message.hide()
+        selected = self.selected_exec_id()
+        self.model.set_filter(flt)
+        if selected is not None:
+            self.select_exec_id(selected)
+        if self.selected_exec_id() != selected:
+            self.run_selected.emit(self.selected_exec_id())
+
+    def clear_filters(self) -> None:
+        """Empty every filter."""
+        for edit in (self.name_filter, self.prefix_filter, self.search_filter):
+            edit.clear()
+        for box in [self.after_check, self.before_check, *self.state_boxes.values()]:
+            box.blockSignals(True)
+            box.setChecked(False)
+            box.blockSignals(False)
+        self.apply_filters()
+
+    def focus_filter(self) -> None:
+        """Put the cursor in the first filter (Ctrl+F)."""
+        self.name_filter.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.name_filter.selectAll()
+
+    # -- live updates ------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Merge the file's changes into the list and the counts."""
+        self.model.refresh()
+        self.update_counts()
+
+    def update_counts(self) -> None:
+        """Show runs per state beside each state box."""
+        counts = self.session.counts_by_state()
+        for state, box in self.state_boxes.items():
+            box.setText(f"{state} {counts.get(state, 0):,}")
+        self.total.setText(f"{sum(counts.values()):,} runs")
+
+    def on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
+        """Rows went in above the viewport: keep showing the same rows."""
+        bar = self.table.verticalScrollBar()
+        if first == 0 and bar.value() > 0 and self.proxy.sortColumn() < 0:
+            bar.setValue(bar.value() + (last - first + 1) * self.table.rowHeight(0))
+
+    # -- selection -----------------------------------------------------------------------------
+
+    def selected_exec_id(self) -> str | None:
+        """The exec id of the current row."""
+        index = self.table.currentIndex()
+        if not index.isValid():
+            return None
+        value = self.proxy.data(index, EXEC_ID_ROLE)
+        return str(value) if value is not None else None
+
+    def select_exec_id(self, exec_id: str) -> bool:
+        """Make `exec_id` the current row (loading pages until found); False if not listed."""
+        row = self.model.row_of(exec_id)
+        pages = 0
+        while row < 0 and self.model.canFetchMore() and pages < 50:
+            self.model.fetchMore()
+            row = self.model.row_of(exec_id)
+            pages += 1
+        if row < 0:
+            return False
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        self.table.selectionModel().setCurrentIndex(
+            index,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+        self.table.scrollTo(index)
+        return True
+
+    def on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        """Announce the newly selected run."""
+        self.run_selected.emit(self.selected_exec_id())

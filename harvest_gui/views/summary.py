@@ -1,0 +1,150 @@
+"""The Summary tab: a run's facts, payloads as JSON, and links to related runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from harvest_gui import formatting
+from harvest_gui.theme import state_colour
+from harvest_gui.views.payload import PayloadView
+
+if TYPE_CHECKING:
+    from harvest_engine import ExecutionDetail, HistoryEvent
+
+FIELDS = (
+    ("exec_id", "Exec ID"),
+    ("workflow_name", "Workflow"),
+    ("workflow_id", "Workflow ID"),
+    ("state", "State"),
+    ("started", "Started"),
+    ("closed", "Closed"),
+    ("duration", "Duration"),
+    ("attempt", "Attempt"),
+    ("cancel", "Cancel requested"),
+    ("deadline", "Deadline"),
+)
+
+
+def plain_label(object_name: str) -> QLabel:
+    """A selectable label that never interprets its text as rich text."""
+    label = QLabel()
+    label.setObjectName(object_name)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class SummaryView(QWidget):
+    """Facts, payloads (input, output, error, memo, search attributes) and links.
+
+    Signals:
+        open_run(str): the user followed a link to another run.
+    """
+
+    open_run = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("summaryView")
+        self.labels: dict[str, QLabel] = {}
+        form = QFormLayout()
+        for key, title in FIELDS:
+            label = plain_label(f"summary_{key}")
+            label.setAccessibleName(title)
+            self.labels[key] = label
+            form.addRow(title + ":", label)
+        self.links = QHBoxLayout()
+        self.links.setObjectName("summaryLinks")
+        self.link_buttons: list[QPushButton] = []
+        self._links: list[tuple[str, str]] = []
+        links_box = QWidget()
+        links_box.setLayout(self.links)
+        form.addRow("Related runs:", links_box)
+        self.payloads = {
+            "input": PayloadView("Input", "payloadInput"),
+            "output": PayloadView("Output", "payloadOutput"),
+            "error": PayloadView("Error", "payloadError"),
+            "memo": PayloadView("Memo", "payloadMemo"),
+            "search_attributes": PayloadView("Search attributes", "payloadSearch"),
+        }
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.addLayout(form)
+        for view in self.payloads.values():
+            view.text.setMinimumHeight(70)
+            layout.addWidget(view)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+
+    def show_run(self, d: ExecutionDetail, history: list[HistoryEvent]) -> None:
+        """Fill every field from a described run and its history (for child links)."""
+        duration = (
+            (d.closed_at - d.started_at).total_seconds() if d.closed_at and d.started_at else None
+        )
+        values = {
+            "exec_id": str(d.exec_id),
+            "workflow_name": d.workflow_name,
+            "workflow_id": d.workflow_id,
+            "state": d.state,
+            "started": formatting.when(d.started_at),
+            "closed": formatting.when(d.closed_at) or "still running",
+            "duration": formatting.duration(duration),
+            "attempt": str(d.attempt),
+            "cancel": d.cancel_requested or "no",
+            "deadline": formatting.when(d.deadline) or "none",
+        }
+        for key, text in values.items():
+            self.labels[key].setText(text)
+        colour = state_colour(d.state).name()
+        self.labels["state"].setStyleSheet(f"color: {colour}; font-weight: bold;")
+        for key, view in self.payloads.items():
+            view.set_text(formatting.stored_text(getattr(d, key)))
+        links: list[tuple[str, str]] = []
+        if d.parent_exec_id is not None:
+            links.append(("Parent", str(d.parent_exec_id)))
+        if d.predecessor is not None:
+            links.append(("Predecessor", str(d.predecessor)))
+        if d.successor is not None:
+            links.append(("Successor", str(d.successor)))
+        for event in history:
+            if event.type == "ChildWorkflowStarted" and event.attrs.get("child_exec_id"):
+                links.append(("Child", str(event.attrs["child_exec_id"])))
+        self._set_links(links)
+
+    def _set_links(self, links: list[tuple[str, str]]) -> None:
+        if links == self._links and self.link_buttons:
+            return
+        self._links = links
+        while self.links.count():
+            item = self.links.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.link_buttons = []
+        for role, exec_id in links:
+            button = QPushButton(f"{role}: {exec_id}")
+            button.setObjectName(f"link{role}")
+            button.setAccessibleName(f"Open {role.lower()} run {exec_id}")
+            button.clicked.connect(lambda _=False, e=exec_id: self.open_run.emit(e))
+            self.links.addWidget(button)
+            self.link_buttons.append(button)
+        if not links:
+            none = plain_label("summaryNoLinks")
+            none.setText("none (no parent, children, predecessor or successor)")
+            self.links.addWidget(none)
+        self.links.addStretch(1)

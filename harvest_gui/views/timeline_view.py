@@ -1,0 +1,152 @@
+"""The Timeline tab: lanes of bars and markers in a pyqtgraph plot, with hover and click."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from harvest_gui.theme import is_dark
+from harvest_gui.timeline import Bar, Marker, Timeline, build_timeline
+from harvest_gui.views.timeline_items import LaneBarsItem, marker_spots
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from harvest_engine import ActivityAttempt, HistoryEvent
+
+
+class OffsetDateAxis(pg.DateAxisItem):  # type: ignore[misc]
+    """Wall-clock ticks for data plotted as seconds after `origin`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(orientation="bottom", **kwargs)
+        self.origin = 0.0
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> Any:
+        """Ticks chosen in wall-clock time, returned relative to the origin."""
+        levels = super().tickValues(minVal + self.origin, maxVal + self.origin, size)
+        return [(spacing, [v - self.origin for v in values]) for spacing, values in levels]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> Any:
+        """Tick labels in local wall-clock time."""
+        return super().tickStrings([v + self.origin for v in values], scale, spacing)
+
+
+class TimelineView(QWidget):
+    """Time on x, one lane per workflow/activity/timers/signals/children.
+
+    Wheel zooms, drag pans (x only), hovering names the item under the
+    mouse, and clicking an item emits `event_clicked(seq)`.
+    """
+
+    event_clicked = Signal(int)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("timelineView")
+        dark = is_dark()
+        self.plot = pg.PlotWidget(
+            axisItems={"bottom": OffsetDateAxis()},
+            background="#1b1b1b" if dark else "w",
+        )
+        self.plot.setObjectName("timelinePlot")
+        self.plot.setAccessibleName("Run timeline")
+        self.plot.setAccessibleDescription(
+            "Lanes of activity attempts, timers, signals and children over time"
+        )
+        fg = "#e6e6e6" if dark else "#222222"
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            axis.setPen(fg)
+            axis.setTextPen(fg)
+        self.plot.invertY(True)
+        self.plot.showGrid(x=True, alpha=0.25)
+        self.plot.setMouseEnabled(x=True, y=False)
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.hover = QLabel("Hover over a bar or marker; click it to open its event in History.")
+        self.hover.setObjectName("timelineHover")
+        self.hover.setTextFormat(Qt.TextFormat.PlainText)
+        self.hover.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.hover)
+        self.timeline = Timeline([], [], [], 0.0, 0.0)
+        self._scatter: pg.ScatterPlotItem | None = None
+        self.plot.scene().sigMouseMoved.connect(self.on_mouse_moved)
+        self.plot.scene().sigMouseClicked.connect(self.on_mouse_clicked)
+
+    def show_history(
+        self,
+        history: list[HistoryEvent],
+        attempts: list[ActivityAttempt],
+        now: datetime | None = None,
+    ) -> None:
+        """Rebuild the plot from a history (the pure `build_timeline` does the work)."""
+        self.show_timeline(build_timeline(history, attempts, now))
+
+    def show_timeline(self, timeline: Timeline) -> None:
+        """Draw `timeline`, replacing what was shown."""
+        keep_range = (
+            bool(self.timeline.lanes)
+            and self.timeline.start == timeline.start
+            and len(self.timeline.lanes) == len(timeline.lanes)
+        )
+        old_range = self.plot.getViewBox().viewRange()[0]
+        self.timeline = timeline
+        self.plot.clear()
+        axis = self.plot.getAxis("bottom")
+        assert isinstance(axis, OffsetDateAxis)
+        axis.origin = timeline.start
+        origin = timeline.start
+        for lane in range(len(timeline.lanes)):
+            bars = timeline.bars_in_lane(lane)
+            if bars:
+                self.plot.addItem(LaneBarsItem(lane, bars, origin))
+        self._scatter = None
+        if timeline.markers:
+            self._scatter = pg.ScatterPlotItem(spots=marker_spots(timeline.markers, origin))
+            self.plot.addItem(self._scatter)
+        self.plot.getAxis("left").setTicks(
+            [[(i, lane.label) for i, lane in enumerate(timeline.lanes)]]
+        )
+        span = max(timeline.end - timeline.start, 1.0)
+        self.plot.setYRange(-0.7, max(len(timeline.lanes) - 0.3, 0.7), padding=0)
+        if keep_range:
+            self.plot.setXRange(old_range[0], old_range[1], padding=0)
+        else:
+            self.plot.setXRange(-span * 0.02, span * 1.02, padding=0)
+
+    def item_at_scene(self, pos: QPointF) -> Bar | Marker | None:
+        """The bar or marker under a scene position."""
+        vb = self.plot.getViewBox()
+        if not self.plot.sceneBoundingRect().contains(pos):
+            return None
+        point = vb.mapSceneToView(pos)
+        lane = round(point.y())
+        if not 0 <= lane < len(self.timeline.lanes):
+            return None
+        if abs(point.y() - lane) > 0.45:
+            return None
+        pixel = vb.viewPixelSize()[0]
+        return self.timeline.item_at(lane, point.x() + self.timeline.start, tolerance=4 * pixel)
+
+    def on_mouse_moved(self, pos: QPointF) -> None:
+        """Name the item under the mouse (plain text)."""
+        item = self.item_at_scene(pos)
+        if item is not None:
+            self.hover.setText(item.detail)
+            self.plot.setToolTip("")
+
+    def on_mouse_clicked(self, event: Any) -> None:
+        """Emit the clicked item's event seq."""
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        item = self.item_at_scene(event.scenePos())
+        if item is not None:
+            event.accept()
+            self.event_clicked.emit(item.seq)
