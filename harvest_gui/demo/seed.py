@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import ExecutionFilter, Schedule, WorkflowSchedule
-from harvest_gui.demo.workflows import ACTIVITIES, WORKFLOWS
+from harvest_engine import ExecutionFilter, Schedule, WorkflowLogPolicy, WorkflowSchedule
+from harvest_gui.demo.workflows import ACTIVITIES, WORKFLOWS, order_status
 
 if TYPE_CHECKING:
     from harvest_engine import ExecutionId, SqliteRuntime
@@ -46,6 +46,9 @@ def register(rt: SqliteRuntime) -> None:
         rt.register_workflow(wf)
     for act in ACTIVITIES:
         rt.register_activity(act)
+    rt.register_query(order_status)
+    # Keep `ctx.log` lines so the Logs tab has something to show.
+    rt.set_workflow_log_policy(WorkflowLogPolicy(max_lines=200))
 
 
 def seed(rt: SqliteRuntime) -> list[ExecutionId]:

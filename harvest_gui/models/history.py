@@ -65,13 +65,15 @@ class HistoryFilter(QSortFilterProxyModel):
 
     def set_event_type(self, event_type: str) -> None:
         """Only this type; an empty string keeps every type."""
+        self.beginFilterChange()
         self.event_type = event_type
-        self.invalidateRowsFilter()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def set_text(self, text: str) -> None:
         """Only events whose type or summary contains `text` (case-insensitive)."""
+        self.beginFilterChange()
         self.text = text.strip().lower()
-        self.invalidateRowsFilter()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def filterAcceptsRow(
         self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex

@@ -92,7 +92,7 @@ class RunListView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         header = self.table.horizontalHeader()
         header.setSortIndicatorShown(True)
-        header.setSortIndicator(-1, Qt.SortOrder.DescendingOrder)  # the engine's newest first
+        header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # source order: newest first
         self.table.setSortingEnabled(True)
         for col, width in enumerate((140, 130, 260, 120, 150, 150, 80, 60)):
             self.table.setColumnWidth(col, width)

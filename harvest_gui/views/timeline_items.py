@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen, QPicture
 
 from harvest_gui.theme import RESULT_COLOURS
@@ -83,7 +83,7 @@ def marker_spots(markers: list[Any], origin: float) -> list[dict[str, Any]]:
             "brush": pg.mkBrush(colours.get(m.kind, "#f59e0b")),
             "symbol": "t" if m.kind == "signal" else "d",
             "size": 13,
-            "pen": pg.mkPen(Qt.GlobalColor.black),
+            "pen": pg.mkPen("#111111"),
         }
         for m in markers
     ]

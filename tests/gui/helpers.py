@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import SqliteRuntime, WorkflowContext, workflow
+from harvest_engine import SqliteRuntime, WorkflowContext, WorkflowLogPolicy, workflow
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,6 +41,7 @@ def make_runs(path: Path, n: int, *, finish: int = 0, name: str = "waits_for_go"
     try:
         rt.register_workflow(waits_for_go)
         rt.register_workflow(quick)
+        rt.set_workflow_log_policy(WorkflowLogPolicy())
         ids = [str(rt.start_workflow_with_id(name, f"wf-{i:05d}", {"i": i})) for i in range(n)]
 
         async def drive() -> None:
@@ -58,3 +59,7 @@ def make_runs(path: Path, n: int, *, finish: int = 0, name: str = "waits_for_go"
         return ids
     finally:
         rt.close()
+
+
+WORKFLOWS = [waits_for_go, quick]
+"""The `--app` convention: this module's workflows, registered on a writer session."""
