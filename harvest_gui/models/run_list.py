@@ -45,11 +45,16 @@ def _duration(row: ExecutionSummary) -> float | None:
 class RunListModel(QAbstractTableModel):
     """Runs newest first; `fetchMore` loads the next cursor page.
 
+    Attributes:
+        COLUMNS: the column titles.
+
     Args:
         session: where the rows come from.
         page_size: rows per page.
 
     """
+
+    COLUMNS = COLUMNS
 
     def __init__(self, session: Session, page_size: int = PAGE_SIZE) -> None:
         super().__init__()

@@ -405,6 +405,10 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if isinstance(app, QApplication):
             theme.apply_theme(app, key)
+        if self.run_list is not None and self.detail is not None:
+            self.run_list.restyle()
+            self.detail.timeline.restyle()
+            self.detail.summary.restyle()
         self.status.showMessage(f"Theme: {key}", 2000)
 
     def on_about(self) -> None:

@@ -164,7 +164,6 @@ class RunListView(QWidget):
             box = QCheckBox(state)
             box.setObjectName(f"state_{state}")
             box.setAccessibleName(f"Show {state.lower()} runs")
-            box.setStyleSheet(f"color: {state_colour(state).name()};")
             box.toggled.connect(self.apply_filters)
             self.state_boxes[state] = box
             self.counts_row.addWidget(box)
@@ -176,8 +175,17 @@ class RunListView(QWidget):
         self.message = QLabel()
         self.message.setObjectName("filterMessage")
         self.message.setTextFormat(Qt.TextFormat.PlainText)
-        self.message.setStyleSheet(f"color: {state_colour('FAILED').name()};")
         self.message.hide()
+        self.restyle()
+
+    def restyle(self) -> None:
+        """Apply the current theme's state colours (after a theme switch too)."""
+        for state, box in self.state_boxes.items():
+            box.setStyleSheet(f"color: {state_colour(state).name()};")
+        self.message.setStyleSheet(f"color: {state_colour('FAILED').name()};")
+        top, bottom = self.model.index(0, 0), self.model.index(self.model.rowCount() - 1, 0)
+        if self.model.rowCount():
+            self.model.dataChanged.emit(top, bottom.siblingAtColumn(len(self.model.COLUMNS) - 1))
 
     # -- filters --------------------------------------------------------------------------
 

@@ -68,6 +68,7 @@ class SummaryView(QWidget):
         self.links.setObjectName("summaryLinks")
         self.link_buttons: list[QPushButton] = []
         self._links: list[tuple[str, str]] = []
+        self._state = ""
         links_box = QWidget()
         links_box.setLayout(self.links)
         form.addRow("Related runs:", links_box)
@@ -110,8 +111,8 @@ class SummaryView(QWidget):
         }
         for key, text in values.items():
             self.labels[key].setText(text)
-        colour = state_colour(d.state).name()
-        self.labels["state"].setStyleSheet(f"color: {colour}; font-weight: bold;")
+        self._state = d.state
+        self.restyle()
         for key, view in self.payloads.items():
             view.set_text(formatting.stored_text(getattr(d, key)))
         links: list[tuple[str, str]] = []
@@ -125,6 +126,11 @@ class SummaryView(QWidget):
             if event.type == "ChildWorkflowStarted" and event.attrs.get("child_exec_id"):
                 links.append(("Child", str(event.attrs["child_exec_id"])))
         self._set_links(links)
+
+    def restyle(self) -> None:
+        """Colour the state in the current theme."""
+        colour = state_colour(self._state).name()
+        self.labels["state"].setStyleSheet(f"color: {colour}; font-weight: bold;")
 
     def _set_links(self, links: list[tuple[str, str]]) -> None:
         if links == self._links and self.link_buttons:

@@ -47,21 +47,14 @@ class TimelineView(QWidget):
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("timelineView")
-        dark = is_dark()
-        self.plot = pg.PlotWidget(
-            axisItems={"bottom": OffsetDateAxis()},
-            background="#1b1b1b" if dark else "w",
-        )
+        self.plot = pg.PlotWidget(axisItems={"bottom": OffsetDateAxis()})
         self.plot.setObjectName("timelinePlot")
         self.plot.setAccessibleName("Run timeline")
         self.plot.setAccessibleDescription(
             "Lanes of activity attempts, timers, signals and children over time"
         )
-        fg = "#e6e6e6" if dark else "#222222"
-        for name in ("left", "bottom"):
-            axis = self.plot.getAxis(name)
-            axis.setPen(fg)
-            axis.setTextPen(fg)
+        self.restyle()
+        self.plot.setLabel("bottom", "local time")
         self.plot.invertY(True)
         self.plot.showGrid(x=True, alpha=0.25)
         self.plot.setMouseEnabled(x=True, y=False)
@@ -79,6 +72,16 @@ class TimelineView(QWidget):
         self._scatter: pg.ScatterPlotItem | None = None
         self.plot.scene().sigMouseMoved.connect(self.on_mouse_moved)
         self.plot.scene().sigMouseClicked.connect(self.on_mouse_clicked)
+
+    def restyle(self) -> None:
+        """Apply the current theme's plot colours (after a theme switch too)."""
+        dark = is_dark()
+        self.plot.setBackground("#1b1b1b" if dark else "w")
+        fg = "#e6e6e6" if dark else "#222222"
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            axis.setPen(fg)
+            axis.setTextPen(fg)
 
     def show_history(
         self,
