@@ -1,0 +1,150 @@
+"""ActionDialog: the frame every form shares (error and result lines, read-only reason, busy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from harvest_gui.forms.commands import READ_ONLY_REASON, runtime_of
+from harvest_gui.forms.error_text import describe_error
+
+
+class ActionDialog(QDialog):
+    """A non-modal form: fields, a submit button, an error line and a result pane.
+
+    Show it with ``open()`` or ``show()``, never ``exec()`` (QT-NOTES §3.4: no
+    nested Qt loop while coroutines run). Typed engine errors land in
+    `error_label` in words; nothing reaches the console.
+
+    Signals:
+        succeeded(object): the action went through; carries its result.
+    """
+
+    succeeded = Signal(object)
+
+    def __init__(
+        self, session: Any, title: str, submit_text: str, name: str, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setWindowTitle(title)
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
+        self.session = session
+        self.busy = False
+        self.disabled_reason: str | None = None
+        self.form = QFormLayout()
+        self.notice = QLabel()
+        self.notice.setObjectName("formNotice")
+        self.notice.setTextFormat(Qt.TextFormat.PlainText)
+        self.notice.setWordWrap(True)
+        self.notice.hide()
+        self.error_label = QLabel()
+        self.error_label.setObjectName("formError")
+        self.error_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #c62828;")
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.hide()
+        self.result_view = QPlainTextEdit()
+        self.result_view.setObjectName("formResult")
+        self.result_view.setAccessibleName("Result")
+        self.result_view.setReadOnly(True)
+        self.result_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.result_view.setMaximumHeight(120)
+        self.result_view.hide()
+        self.buttons = QDialogButtonBox()
+        self.submit_button = QPushButton(submit_text)
+        self.submit_button.setObjectName("submitButton")
+        self.submit_button.setDefault(True)
+        self.buttons.addButton(self.submit_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        self.close_button.setObjectName("closeButton")
+        self.close_button.clicked.connect(self.close)
+        self.submit_button.clicked.connect(self.on_submit_clicked)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.notice)
+        layout.addLayout(self.form)
+        layout.addWidget(self.error_label)
+        layout.addWidget(self.result_view)
+        layout.addWidget(self.buttons)
+        self.setMinimumWidth(480)
+
+    # -- state ----------------------------------------------------------------------------
+
+    def check_writable(self) -> bool:
+        """Disable everything with the reason when the session cannot write."""
+        if runtime_of(self.session) is None:
+            self.disable_with_reason(READ_ONLY_REASON)
+            return False
+        return True
+
+    def disable_with_reason(self, reason: str) -> None:
+        """Show the form greyed out, saying why."""
+        self.disabled_reason = reason
+        self.notice.setText(reason)
+        self.notice.show()
+        for i in range(self.form.rowCount()):
+            for role in (QFormLayout.ItemRole.FieldRole, QFormLayout.ItemRole.SpanningRole):
+                item = self.form.itemAt(i, role)
+                if item is not None and item.widget() is not None:
+                    item.widget().setEnabled(False)
+        self.submit_button.setEnabled(False)
+
+    def refresh_submit(self) -> None:
+        """Enable submit when the form is valid and idle."""
+        ok = self.disabled_reason is None and not self.busy and self.can_submit()
+        self.submit_button.setEnabled(ok)
+
+    def can_submit(self) -> bool:
+        """Whether the fields hold something sendable (subclasses narrow it)."""
+        return True
+
+    def show_error(self, exc_or_text: BaseException | str) -> None:
+        """Put an error, in words, under the fields."""
+        text = exc_or_text if isinstance(exc_or_text, str) else describe_error(exc_or_text)
+        self.error_label.setText(text)
+        self.error_label.show()
+
+    def clear_messages(self) -> None:
+        """Hide the error line before a new attempt."""
+        self.error_label.clear()
+        self.error_label.hide()
+
+    def show_result(self, text: str) -> None:
+        """Show what the action returned."""
+        self.result_view.setPlainText(text)
+        self.result_view.show()
+
+    def set_busy(self, busy: bool) -> None:
+        """Grey the submit button while an async call is out."""
+        self.busy = busy
+        self.refresh_submit()
+
+    # -- submitting -----------------------------------------------------------------------
+
+    def on_submit_clicked(self) -> None:
+        """Validate, then run `submit()` (sync forms) — async forms override this."""
+        self.clear_messages()
+        try:
+            result = self.submit()
+        except Exception as exc:  # an engine or argument error, shown in the form
+            self.show_error(exc)
+            return
+        if result is not None:
+            self.succeeded.emit(result)
+
+    def submit(self) -> Any:
+        """Do the action; return its result (None: nothing happened). Raise to show an error."""
+        raise RuntimeError("this form does not submit")

@@ -1,0 +1,78 @@
+"""EndRunDialog: cancel (cooperative) or terminate (immediate) a run, with a reason and a confirmation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QWidget
+
+from harvest_gui.forms.base import ActionDialog
+from harvest_gui.forms.commands import end_run, lifecycle_available
+
+TEXTS = {
+    "cancel": (
+        "Cancel run",
+        "&Cancel run",
+        "Ask the run to stop: its code sees the request, may run clean-up steps, then ends "
+        "CANCELLED.",
+        "I understand the run will be asked to stop",
+    ),
+    "terminate": (
+        "Terminate run",
+        "&Terminate run",
+        "End the run at once: no clean-up runs, pending activities and timers are dropped, it "
+        "ends TERMINATED.",
+        "I understand the run ends now, without clean-up",
+    ),
+}
+
+
+class EndRunDialog(ActionDialog):
+    """Cancel or terminate one run; the submit button waits for the confirmation box.
+
+    Signals:
+        succeeded(str): the action that was taken (``cancel`` / ``terminate``).
+    """
+
+    def __init__(
+        self, session: Any, exec_id: str, action: str, parent: QWidget | None = None
+    ) -> None:
+        title, submit, explain, confirm = TEXTS[action]
+        super().__init__(session, title, submit, f"{action}RunDialog", parent)
+        self.exec_id = exec_id
+        self.action = action
+        run = QLineEdit(exec_id)
+        run.setReadOnly(True)
+        self.reason = QLineEdit()
+        self.reason.setObjectName("reasonEdit")
+        self.reason.setAccessibleName("Reason")
+        self.reason.setPlaceholderText("why (blank: a default text is recorded)")
+        self.confirm = QCheckBox(confirm)
+        self.confirm.setObjectName("confirmCheck")
+        self.confirm.toggled.connect(lambda _c: self.refresh_submit())
+        self.explain = QLabel(explain)
+        self.explain.setObjectName("endRunExplain")
+        self.explain.setTextFormat(Qt.TextFormat.PlainText)
+        self.explain.setWordWrap(True)
+        self.form.addRow(self.explain)
+        self.form.addRow("Run", run)
+        self.form.addRow("&Reason", self.reason)
+        self.form.addRow(self.confirm)
+        if self.check_writable() and not lifecycle_available(session, action):
+            self.disable_with_reason(
+                f"This engine build has no {action}() yet, so the run cannot be ended from here."
+            )
+        self.refresh_submit()
+
+    def can_submit(self) -> bool:
+        """Only once confirmed."""
+        return self.confirm.isChecked()
+
+    def submit(self) -> Any:
+        """End the run."""
+        end_run(self.session, self.exec_id, self.action, self.reason.text().strip())
+        done = "Cancel requested" if self.action == "cancel" else "Run terminated"
+        self.show_result(f"{done}: {self.exec_id}")
+        self.confirm.setChecked(False)
+        return self.action

@@ -1,0 +1,193 @@
+"""PayloadEditor: JSON input checked as you type, with one field per dataclass attribute."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from harvest_gui.forms.payload_input import (
+    KIND_BOOL,
+    FieldSpec,
+    Parsed,
+    fields_to_json,
+    form_fields,
+    is_form_dataclass,
+    json_to_fields,
+    parse_json,
+    parse_typed,
+    skeleton,
+    type_label,
+)
+
+
+class PayloadEditor(QWidget):
+    """A JSON value to send: raw JSON, or a field per attribute when the type is a dataclass.
+
+    Signals:
+        validity_changed(bool): the text became valid or invalid.
+    """
+
+    validity_changed = Signal(bool)
+
+    def __init__(self, name: str, *, object_json: bool = False) -> None:
+        super().__init__()
+        self.setObjectName(name)
+        self.object_json = object_json
+        self.hint: Any = None
+        self.specs: list[FieldSpec] = []
+        self.field_widgets: dict[str, QLineEdit | QCheckBox] = {}
+        self.raw = QPlainTextEdit()
+        self.raw.setObjectName(f"{name}Raw")
+        self.raw.setAccessibleName(f"{name} JSON")
+        self.raw.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.raw.setTabChangesFocus(True)
+        self.raw.setMinimumHeight(70)
+        self.raw.textChanged.connect(self.on_changed)
+        self.fields_page = QWidget()
+        self.fields_layout = QFormLayout(self.fields_page)
+        self.fields_layout.setContentsMargins(0, 0, 0, 0)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.raw)
+        self.stack.addWidget(self.fields_page)
+        self.raw_toggle = QCheckBox("Raw JSON")
+        self.raw_toggle.setObjectName(f"{name}RawToggle")
+        self.raw_toggle.setToolTip("Edit the whole value as JSON instead of field by field")
+        self.raw_toggle.toggled.connect(self.on_raw_toggled)
+        self.raw_toggle.hide()
+        self.status = QLabel()
+        self.status.setObjectName(f"{name}Status")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.raw_toggle)
+        layout.addWidget(self.stack)
+        layout.addWidget(self.status)
+        self._valid = True
+        self.on_changed()
+
+    # -- type ---------------------------------------------------------------------------
+
+    def set_type(self, hint: Any) -> None:
+        """Check against `hint`; a dataclass gets one field per attribute (raw JSON stays a click away)."""
+        self.hint = hint
+        while self.fields_layout.rowCount():
+            self.fields_layout.removeRow(0)
+        self.field_widgets = {}
+        self.specs = form_fields(hint) if is_form_dataclass(hint) else []
+        for spec in self.specs:
+            if spec.kind == KIND_BOOL:
+                widget: QLineEdit | QCheckBox = QCheckBox()
+                widget.toggled.connect(self.on_changed)
+            else:
+                widget = QLineEdit()
+                widget.setPlaceholderText("required" if spec.required else "default")
+                widget.textChanged.connect(self.on_changed)
+            widget.setObjectName(f"{self.objectName()}Field_{spec.name}")
+            widget.setAccessibleName(spec.name)
+            self.field_widgets[spec.name] = widget
+            self.fields_layout.addRow(spec.label, widget)
+        has_fields = bool(self.specs)
+        self.raw_toggle.setVisible(has_fields)
+        self.raw_toggle.blockSignals(True)
+        self.raw_toggle.setChecked(not has_fields)
+        self.raw_toggle.blockSignals(False)
+        if has_fields:
+            self._fill_fields(parse_json(skeleton(hint)).value)
+        self.raw.setPlainText(skeleton(hint) if has_fields else "")
+        self.stack.setCurrentIndex(1 if has_fields else 0)
+        self.on_changed()
+
+    @property
+    def field_mode(self) -> bool:
+        """Whether the fields (not the raw text) are being edited."""
+        return bool(self.specs) and not self.raw_toggle.isChecked()
+
+    def _fill_fields(self, value: Any) -> None:
+        for name, text in json_to_fields(self.specs, value).items():
+            widget = self.field_widgets[name]
+            widget.blockSignals(True)
+            if isinstance(widget, QCheckBox):
+                widget.setChecked(text == "true")
+            else:
+                widget.setText(text)
+            widget.blockSignals(False)
+
+    def _field_texts(self) -> dict[str, str]:
+        out = {}
+        for name, widget in self.field_widgets.items():
+            if isinstance(widget, QCheckBox):
+                out[name] = "true" if widget.isChecked() else "false"
+            else:
+                out[name] = widget.text()
+        return out
+
+    def on_raw_toggled(self, raw: bool) -> None:
+        """Carry the value across when switching between fields and raw JSON."""
+        if raw:
+            parsed = fields_to_json(self.specs, self._field_texts())
+            if parsed.ok:
+                self.raw.setPlainText(json.dumps(parsed.value, indent=2, ensure_ascii=False))
+        else:
+            parsed = parse_json(self.raw.toPlainText())
+            if parsed.ok:
+                self._fill_fields(parsed.value)
+        self.stack.setCurrentIndex(0 if raw else 1)
+        self.on_changed()
+
+    # -- value --------------------------------------------------------------------------
+
+    def set_text(self, text: str) -> None:
+        """Put raw JSON text in (fields follow when they are shown)."""
+        self.raw.setPlainText(text)
+        if self.field_mode:
+            parsed = parse_json(text)
+            if parsed.ok:
+                self._fill_fields(parsed.value)
+                self.on_changed()
+
+    def value(self) -> Parsed:
+        """The value, or why it cannot be sent."""
+        if self.field_mode:
+            parsed = fields_to_json(self.specs, self._field_texts())
+            if not parsed.ok:
+                return parsed
+            return parse_typed(json.dumps(parsed.value), self.hint)
+        parsed = parse_typed(self.raw.toPlainText(), self.hint)
+        wrong_shape = self.object_json and not isinstance(parsed.value, (dict, type(None)))
+        if parsed.ok and wrong_shape:
+            return Parsed(None, 'must be a JSON object, e.g. {"key": "value"}')
+        return parsed
+
+    def on_changed(self) -> None:
+        """Validate as the user types."""
+        parsed = self.value()
+        if parsed.ok:
+            what = type_label(self.hint) if self.hint is not None else "JSON"
+            blank = not self.field_mode and not self.raw.toPlainText().strip()
+            self.status.setText("empty: sends null" if blank else f"valid {what}")
+            self.status.setStyleSheet("color: palette(mid);")
+        else:
+            self.status.setText(parsed.error or "")
+            self.status.setStyleSheet("color: #c62828;")
+        if parsed.ok != self._valid:
+            self._valid = parsed.ok
+            self.validity_changed.emit(parsed.ok)
+
+    @property
+    def valid(self) -> bool:
+        """Whether the current text can be sent."""
+        return self._valid

@@ -1,0 +1,309 @@
+"""ScheduleEditorDialog: cron or interval checked as you type, next fires, input, overlap, pause."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QWidget,
+)
+
+from harvest_engine import Overlap, WorkflowSchedule
+from harvest_gui.formatting import json_text, when
+from harvest_gui.forms.base import ActionDialog
+from harvest_gui.forms.commands import (
+    NO_CODE_REASON,
+    delete_schedule,
+    save_schedule,
+    set_schedule_paused,
+    workflow_info,
+    workflow_infos,
+)
+from harvest_gui.forms.payload_editor import PayloadEditor
+from harvest_gui.forms.schedule_spec import CRON, INTERVAL, SpecCheck, fields_of, read_spec
+
+if TYPE_CHECKING:
+    from harvest_engine import ScheduleRow
+
+OVERLAP_HELP = {
+    Overlap.SKIP: "skip a slot while max active runs of the schedule still run",
+    Overlap.ALLOW_ALL: "start a run for every slot",
+}
+
+
+class ScheduleEditorDialog(ActionDialog):
+    """Create or edit the schedule of one workflow (a workflow has at most one).
+
+    Signals:
+        succeeded(object): the stored `ScheduleRow`, or the workflow name after a delete.
+    """
+
+    def __init__(
+        self, session: Any, row: ScheduleRow | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(session, "Edit schedule", "&Save", "scheduleEditorDialog", parent)
+        self.row = row
+        self.now = lambda: datetime.now(UTC)
+        self.workflow = QComboBox()
+        self.workflow.setObjectName("scheduleWorkflowCombo")
+        self.workflow.setAccessibleName("Workflow")
+        names = [info.name for info in workflow_infos(session)]
+        if row is not None and row.workflow_name not in names:
+            names.insert(0, row.workflow_name)
+        self.workflow.addItems(names)
+        self.cron_radio = QRadioButton("C&ron")
+        self.cron_radio.setObjectName("cronRadio")
+        self.interval_radio = QRadioButton("&Every")
+        self.interval_radio.setObjectName("intervalRadio")
+        group = QButtonGroup(self)
+        group.addButton(self.cron_radio)
+        group.addButton(self.interval_radio)
+        kinds = QWidget()
+        kinds_layout = QHBoxLayout(kinds)
+        kinds_layout.setContentsMargins(0, 0, 0, 0)
+        kinds_layout.addWidget(self.cron_radio)
+        kinds_layout.addWidget(self.interval_radio)
+        kinds_layout.addStretch(1)
+        self.cron = QLineEdit()
+        self.cron.setObjectName("cronEdit")
+        self.cron.setAccessibleName("Cron expression")
+        self.cron.setPlaceholderText("minute hour day-of-month month day-of-week, e.g. 0 3 * * *")
+        self.timezone = QLineEdit("UTC")
+        self.timezone.setObjectName("timezoneEdit")
+        self.timezone.setAccessibleName("Time zone")
+        self.interval = QLineEdit()
+        self.interval.setObjectName("intervalEdit")
+        self.interval.setAccessibleName("Interval")
+        self.interval.setPlaceholderText("15m, 1h, 90s ...")
+        self.spec_status = QLabel()
+        self.spec_status.setObjectName("specStatus")
+        self.spec_status.setTextFormat(Qt.TextFormat.PlainText)
+        self.spec_status.setWordWrap(True)
+        self.preview = QListWidget()
+        self.preview.setObjectName("nextFiresList")
+        self.preview.setAccessibleName("Next five fire times")
+        self.preview.setMaximumHeight(110)
+        self.input = PayloadEditor("scheduleInput")
+        self.overlap = QComboBox()
+        self.overlap.setObjectName("overlapCombo")
+        self.overlap.setAccessibleName("Overlap policy")
+        for policy in Overlap:
+            self.overlap.addItem(f"{policy.value} — {OVERLAP_HELP[policy]}", policy)
+        self.max_active = QSpinBox()
+        self.max_active.setObjectName("maxActiveSpin")
+        self.max_active.setAccessibleName("Max active runs")
+        self.max_active.setRange(1, 10_000)
+        self.state_label = QLabel()
+        self.state_label.setObjectName("scheduleState")
+        self.state_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.pause_button = QPushButton("&Pause")
+        self.pause_button.setObjectName("pauseButton")
+        self.resume_button = QPushButton("Res&ume")
+        self.resume_button.setObjectName("resumeButton")
+        self.delete_button = QPushButton("&Delete…")
+        self.delete_button.setObjectName("deleteButton")
+        self.confirm_delete = QPushButton("Yes, delete this schedule")
+        self.confirm_delete.setObjectName("confirmDeleteButton")
+        self.confirm_delete.hide()
+        actions = QWidget()
+        actions_layout = QHBoxLayout(actions)
+        actions_layout.setContentsMargins(0, 0, 0, 0)
+        for b in (self.pause_button, self.resume_button, self.delete_button, self.confirm_delete):
+            actions_layout.addWidget(b)
+        actions_layout.addStretch(1)
+        self.form.addRow("&Workflow", self.workflow)
+        self.form.addRow("When", kinds)
+        self.form.addRow("Cron e&xpression", self.cron)
+        self.form.addRow("Time &zone", self.timezone)
+        self.form.addRow("&Interval", self.interval)
+        self.form.addRow("", self.spec_status)
+        self.form.addRow("Next five fires", self.preview)
+        self.form.addRow("I&nput", self.input)
+        self.form.addRow("&Overlap", self.overlap)
+        self.form.addRow("Max &active runs", self.max_active)
+        self.form.addRow("State", self.state_label)
+        self.form.addRow(actions)
+        for w in (self.cron, self.timezone, self.interval):
+            w.textChanged.connect(self.on_spec_changed)
+        self.cron_radio.toggled.connect(self.on_spec_changed)
+        self.input.validity_changed.connect(lambda _ok: self.refresh_submit())
+        self.workflow.currentTextChanged.connect(self.on_workflow_changed)
+        self.pause_button.clicked.connect(lambda: self.on_pause(True))
+        self.resume_button.clicked.connect(lambda: self.on_pause(False))
+        self.delete_button.clicked.connect(self.on_delete_clicked)
+        self.confirm_delete.clicked.connect(self.on_delete_confirmed)
+        self.check = SpecCheck(None, "")
+        self.load(row)
+        if self.check_writable() and self.workflow.count() == 0:
+            self.disable_with_reason(NO_CODE_REASON)
+        if self.disabled_reason is not None:
+            for b in (self.pause_button, self.resume_button, self.delete_button):
+                b.setEnabled(False)
+
+    # -- loading ----------------------------------------------------------------------
+
+    def load(self, row: ScheduleRow | None) -> None:
+        """Fill the fields from a stored schedule (None: a new interval schedule)."""
+        self.row = row
+        if row is None:
+            self.interval_radio.setChecked(True)
+            self.interval.setText("1h")
+            self.on_workflow_changed(self.workflow.currentText())
+        else:
+            self.workflow.setCurrentText(row.workflow_name)
+            fields = fields_of(row)
+            (self.cron_radio if fields["kind"] == CRON else self.interval_radio).setChecked(True)
+            self.cron.setText(fields["cron"])
+            self.timezone.setText(fields["timezone"])
+            self.interval.setText(fields["interval"])
+            self.input.set_type(self._input_type(row.workflow_name))
+            self.input.set_text("" if row.input.is_null else json_text(row.input.value))
+            index = self.overlap.findData(Overlap(str(row.overlap)))
+            self.overlap.setCurrentIndex(max(0, index))
+            self.max_active.setValue(row.max_active_runs)
+        self.workflow.setEnabled(row is None)
+        self.on_spec_changed()
+        self.show_state()
+
+    def _input_type(self, name: str) -> Any:
+        info = workflow_info(self.session, name)
+        return None if info is None else info.input_type
+
+    def on_workflow_changed(self, name: str) -> None:
+        """Type the input after the chosen workflow."""
+        if self.row is None:
+            self.input.set_type(self._input_type(name))
+        self.refresh_submit()
+
+    def show_state(self) -> None:
+        """Paused or active, and the next fire, for a stored schedule."""
+        row = self.row
+        stored = row is not None
+        if row is None:
+            self.state_label.setText("new: not stored yet")
+        elif row.problem:
+            self.state_label.setText(f"cannot fire: {row.problem}")
+        else:
+            state = "paused" if row.paused else f"active, next fire {when(row.next_fire_at)}"
+            self.state_label.setText(state)
+        writable = self.disabled_reason is None
+        self.pause_button.setEnabled(writable and stored and not (row and row.paused))
+        self.resume_button.setEnabled(writable and stored and bool(row and row.paused))
+        self.delete_button.setEnabled(writable and stored)
+        self.confirm_delete.hide()
+
+    # -- the spec ---------------------------------------------------------------------
+
+    @property
+    def kind(self) -> str:
+        """``cron`` or ``interval``."""
+        return CRON if self.cron_radio.isChecked() else INTERVAL
+
+    def on_spec_changed(self) -> None:
+        """Validate as the user types; list the next five fires."""
+        cron = self.kind == CRON
+        self.cron.setEnabled(cron and self.disabled_reason is None)
+        self.timezone.setEnabled(cron and self.disabled_reason is None)
+        self.interval.setEnabled(not cron and self.disabled_reason is None)
+        self.check = read_spec(
+            self.kind, self.cron.text(), self.timezone.text(), self.interval.text(), self.now()
+        )
+        self.preview.clear()
+        if self.check.schedule is None:
+            self.spec_status.setText(self.check.error or "")
+            self.spec_status.setStyleSheet("color: #c62828;")
+        else:
+            self.spec_status.setText(f"valid: {self.check.schedule.describe()}")
+            self.spec_status.setStyleSheet("color: palette(mid);")
+            for at in self.check.next_fires:
+                self.preview.addItem(f"{when(at)}  ({at.strftime('%Y-%m-%d %H:%M:%S')} UTC)")
+        self.refresh_submit()
+
+    def can_submit(self) -> bool:
+        """A valid spec, a workflow and a valid input."""
+        return (
+            self.check.schedule is not None
+            and bool(self.workflow.currentText())
+            and self.input.valid
+        )
+
+    def schedule(self) -> WorkflowSchedule:
+        """The schedule the fields describe.
+
+        Raises:
+            ValueError: a field is invalid.
+        """
+        if self.check.schedule is None:
+            raise ValueError(self.check.error or "the schedule is not valid")
+        parsed = self.input.value()
+        if not parsed.ok:
+            raise ValueError(f"input: {parsed.error}")
+        return WorkflowSchedule(
+            self.workflow.currentText(),
+            self.check.schedule,
+            input=parsed.value,
+            max_active_runs=self.max_active.value(),
+            overlap=self.overlap.currentData(),
+        )
+
+    # -- actions ----------------------------------------------------------------------
+
+    def submit(self) -> Any:
+        """Store the schedule."""
+        row = save_schedule(self.session, self.schedule())
+        self.show_result(f"Saved: {row.workflow_name}, next fire {when(row.next_fire_at)}")
+        self.load(row)
+        return row
+
+    def _reload(self, name: str) -> None:
+        rows = {r.workflow_name: r for r in self.session.runtime.list_schedules()}
+        self.load(rows.get(name))
+
+    def on_pause(self, paused: bool) -> None:
+        """Pause or resume the stored schedule."""
+        if self.row is None:
+            return
+        self.clear_messages()
+        name = self.row.workflow_name
+        try:
+            found = set_schedule_paused(self.session, name, paused)
+        except Exception as exc:  # shown in words
+            self.show_error(exc)
+            return
+        if not found:
+            self.show_error(f"There is no schedule for {name} any more.")
+        self._reload(name)
+        self.show_result(f"{name}: {'paused' if paused else 'resumed'}")
+        if self.row is not None:
+            self.succeeded.emit(self.row)
+
+    def on_delete_clicked(self) -> None:
+        """Ask for the second click."""
+        self.confirm_delete.show()
+        self.confirm_delete.setFocus()
+
+    def on_delete_confirmed(self) -> None:
+        """Delete the stored schedule (its runs keep running)."""
+        if self.row is None:
+            return
+        self.clear_messages()
+        name = self.row.workflow_name
+        try:
+            delete_schedule(self.session, name)
+        except Exception as exc:  # shown in words
+            self.show_error(exc)
+            return
+        self.load(None)
+        self.show_result(f"Deleted the schedule of {name}; runs it started keep running.")
+        self.succeeded.emit(name)

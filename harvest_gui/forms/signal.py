@@ -1,0 +1,75 @@
+"""SignalDialog: send a signal to a run (names suggested from what it waits on, optional key)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
+
+from harvest_gui.forms.base import ActionDialog
+from harvest_gui.forms.commands import send_signal, workflow_info
+from harvest_gui.forms.payload_editor import PayloadEditor
+from harvest_gui.signal_names import suggest_signals
+
+
+class SignalDialog(ActionDialog):
+    """Stage a signal for one run.
+
+    Signals:
+        succeeded(bool): True when staged, False when the key was already used.
+    """
+
+    def __init__(self, session: Any, exec_id: str, parent: QWidget | None = None) -> None:
+        super().__init__(session, "Send signal", "&Send", "signalDialog", parent)
+        self.exec_id = exec_id
+        self.run_label = QLineEdit(exec_id)
+        self.run_label.setObjectName("signalRun")
+        self.run_label.setReadOnly(True)
+        self.name = QComboBox()
+        self.name.setObjectName("signalNameCombo")
+        self.name.setAccessibleName("Signal name")
+        self.name.setEditable(True)
+        self.name.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.name.addItems(self._suggestions())
+        self.name.lineEdit().setPlaceholderText("signal name")
+        self.payload = PayloadEditor("signalPayload")
+        self.key = QLineEdit()
+        self.key.setObjectName("signalKeyEdit")
+        self.key.setAccessibleName("Idempotency key")
+        self.key.setPlaceholderText("optional: a second send with this key is dropped")
+        self.form.addRow("Run", self.run_label)
+        self.form.addRow("&Name", self.name)
+        self.form.addRow("&Payload", self.payload)
+        self.form.addRow("Idempotency &key", self.key)
+        self.name.currentTextChanged.connect(lambda _t: self.refresh_submit())
+        self.payload.validity_changed.connect(lambda _ok: self.refresh_submit())
+        self.check_writable()
+        self.refresh_submit()
+
+    def _suggestions(self) -> list[str]:
+        try:
+            detail = self.session.describe(self.exec_id)
+            history = self.session.load_history(self.exec_id)
+            staged = [s.name for s in self.session.staged_signals(self.exec_id)]
+        except Exception:  # a purged run: the form still opens and the send reports it
+            return []
+        info = workflow_info(self.session, detail.workflow_name)
+        return suggest_signals(info.fn if info else None, history, staged)
+
+    def can_submit(self) -> bool:
+        """A name and a valid payload."""
+        return bool(self.name.currentText().strip()) and self.payload.valid
+
+    def submit(self) -> Any:
+        """Stage the signal."""
+        parsed = self.payload.value()
+        if not parsed.ok:
+            raise ValueError(f"payload: {parsed.error}")
+        name = self.name.currentText().strip()
+        key = self.key.text().strip() or None
+        staged = send_signal(self.session, self.exec_id, name, parsed.value, key)
+        if staged:
+            self.show_result(f"Signal {name!r} staged; the run takes it in on its next drive.")
+        else:
+            self.show_result(f"Not staged: this run already received a signal with key {key!r}.")
+        return staged

@@ -1,0 +1,114 @@
+"""StartWorkflowDialog: pick a registered workflow, type its input, id, reuse policy, memo, attributes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
+
+from harvest_engine import WorkflowIdReusePolicy
+from harvest_gui.forms.base import ActionDialog
+from harvest_gui.forms.commands import (
+    NO_CODE_REASON,
+    StartRequest,
+    start_workflow,
+    workflow_info,
+    workflow_infos,
+)
+from harvest_gui.forms.payload_editor import PayloadEditor
+
+REUSE_HELP = {
+    WorkflowIdReusePolicy.ALLOW_DUPLICATE: "attach to a running run of the id; else start fresh",
+    WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY: "refuse after a completed run of the id",
+    WorkflowIdReusePolicy.REJECT_DUPLICATE: "refuse if any run of the id exists",
+    WorkflowIdReusePolicy.TERMINATE_IF_RUNNING: "replace a running run of the id",
+}
+
+
+class StartWorkflowDialog(ActionDialog):
+    """Start a run of a registered workflow.
+
+    Signals:
+        succeeded(StartOutcome): the run started (or attached to a running one).
+    """
+
+    def __init__(self, session: Any, parent: QWidget | None = None) -> None:
+        super().__init__(session, "Start workflow", "&Start", "startWorkflowDialog", parent)
+        self.workflow = QComboBox()
+        self.workflow.setObjectName("workflowCombo")
+        self.workflow.setAccessibleName("Workflow")
+        for info in workflow_infos(session):
+            self.workflow.addItem(info.name)
+        self.input = PayloadEditor("startInput")
+        self.workflow_id = QLineEdit()
+        self.workflow_id.setObjectName("workflowIdEdit")
+        self.workflow_id.setAccessibleName("Workflow id")
+        self.workflow_id.setPlaceholderText("blank: the run's own id")
+        self.reuse = QComboBox()
+        self.reuse.setObjectName("reusePolicyCombo")
+        self.reuse.setAccessibleName("Reuse policy")
+        for policy in WorkflowIdReusePolicy:
+            self.reuse.addItem(policy.value, policy)
+            self.reuse.setItemData(
+                self.reuse.count() - 1, REUSE_HELP[policy], Qt.ItemDataRole.ToolTipRole
+            )
+        self.memo = PayloadEditor("startMemo")
+        self.attributes = PayloadEditor("startAttributes", object_json=True)
+        self.form.addRow("&Workflow", self.workflow)
+        self.form.addRow("&Input", self.input)
+        self.form.addRow("Workflow &id", self.workflow_id)
+        self.form.addRow("&Reuse policy", self.reuse)
+        self.form.addRow("&Memo", self.memo)
+        self.form.addRow("Search &attributes", self.attributes)
+        self.workflow.currentTextChanged.connect(self.on_workflow_changed)
+        for editor in (self.input, self.memo, self.attributes):
+            editor.validity_changed.connect(lambda _ok: self.refresh_submit())
+        self.on_workflow_changed(self.workflow.currentText())
+        if self.check_writable() and self.workflow.count() == 0:
+            self.disable_with_reason(NO_CODE_REASON)
+        self.refresh_submit()
+
+    def on_workflow_changed(self, name: str) -> None:
+        """Type the input after the workflow's annotation."""
+        info = workflow_info(self.session, name)
+        self.input.set_type(None if info is None else info.input_type)
+        self.refresh_submit()
+
+    def can_submit(self) -> bool:
+        """A workflow is chosen and every JSON box is valid."""
+        return bool(self.workflow.currentText()) and all(
+            e.valid for e in (self.input, self.memo, self.attributes)
+        )
+
+    def request(self) -> StartRequest:
+        """The start the fields describe.
+
+        Raises:
+            ValueError: a JSON box does not hold a valid value.
+        """
+        values = {}
+        for label, editor in (
+            ("input", self.input),
+            ("memo", self.memo),
+            ("search attributes", self.attributes),
+        ):
+            parsed = editor.value()
+            if not parsed.ok:
+                raise ValueError(f"{label}: {parsed.error}")
+            values[label] = parsed.value
+        return StartRequest(
+            workflow_name=self.workflow.currentText(),
+            input=values["input"],
+            workflow_id=self.workflow_id.text().strip() or None,
+            reuse_policy=self.reuse.currentData(),
+            memo=values["memo"],
+            search_attributes=values["search attributes"] or {},
+        )
+
+    def submit(self) -> Any:
+        """Start the run and say what happened."""
+        outcome = start_workflow(self.session, self.request())
+        how = "Started a new run" if outcome.started_fresh else "Attached to the running run"
+        self.show_result(f"{how}: {outcome.exec_id}")
+        return outcome
