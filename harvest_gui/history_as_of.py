@@ -142,7 +142,7 @@ def state_as_of(history: Sequence[HistoryEvent], seq: int) -> RunAsOf:
         elif t == "MutexReleased":
             open_items.pop(("mutex", _id(a, "key")), None)
     if state != "RUNNING":
-        open_items = {k: v for k, v in open_items.items() if k[0] == "mutex" and False}
+        open_items = {}  # a closed run holds nothing: its seal released and dropped it all
     return RunAsOf(
         seq=last.seq,
         at=last.at,

@@ -35,7 +35,11 @@ def _literal_first_args(fn: Callable[..., Any], calls: frozenset[str]) -> list[s
     except (OSError, TypeError, SyntaxError):
         return []
     names: list[str] = []
-    for node in ast.walk(tree):
+    calls_in_order = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Call)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    for node in calls_in_order:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
