@@ -174,12 +174,17 @@ class DatabaseLocked(SqliteError):
     """Another runtime (in this or another process) holds the writer lock."""
 
     _template = (
-        "{path} is held by another writer (lock file {lock_path}); open it "
+        "{path} is held by another writer{held_by} (lock file {lock_path}); open it "
         "read-only with SqliteReader, or stop the other process"
     )
 
-    def __init__(self, *, path: str, lock_path: str) -> None:
-        super().__init__(path=path, lock_path=lock_path)
+    def __init__(self, *, path: str, lock_path: str, holder_pid: int | None = None) -> None:
+        super().__init__(
+            path=path,
+            lock_path=lock_path,
+            holder_pid=holder_pid,
+            held_by="" if holder_pid is None else f" (process {holder_pid})",
+        )
 
 
 class SchemaTooNew(SqliteError):

@@ -292,3 +292,16 @@ def test_private_in_memory_databases_never_conflict() -> None:
     first, second = SqliteStore.open_memory(), SqliteStore.open_memory()
     first.close()
     second.close()
+
+
+def test_a_refused_open_names_the_holding_process(tmp_path: Path) -> None:
+    import os
+
+    from harvest_engine import DatabaseLocked, SqliteRuntime
+
+    db = tmp_path / "held.db"
+    with SqliteRuntime.open(db):
+        with pytest.raises(DatabaseLocked) as caught:
+            SqliteRuntime.open(db)
+    assert caught.value.holder_pid == os.getpid()  # type: ignore[attr-defined]
+    assert f"process {os.getpid()}" in str(caught.value)

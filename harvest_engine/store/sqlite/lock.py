@@ -30,14 +30,19 @@ class WriterLock:
         while True:
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
             except BlockingIOError:
                 if time.monotonic() >= deadline:
+                    holder = _holder_pid(self._fd)
                     os.close(self._fd)
                     raise DatabaseLocked(
-                        path=str(canonical), lock_path=str(self.lock_path)
+                        path=str(canonical), lock_path=str(self.lock_path), holder_pid=holder
                     ) from None
                 time.sleep(0.01)
+                continue
+            # Name the holder for whoever is refused next (a GUI, an operator).
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+            return
 
     def release(self) -> None:
         """Free the lock (the file stays on disk, by design)."""
@@ -61,3 +66,12 @@ def _open_lock_file(lock_path: Path, db_path: Path) -> int:
     if os.fstat(fd).st_uid == os.geteuid() and os.fstat(fd).st_mode & 0o666 != mode:
         os.fchmod(fd, mode)
     return fd
+
+
+def _holder_pid(fd: int) -> int | None:
+    """The pid the holder wrote into the lock file, if readable."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii").strip()
+        return int(text) if text else None
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
