@@ -69,8 +69,11 @@ test: system-deps venv lint types contracts
 
 # --- running ------------------------------------------------------------------------------
 
+# With no display (a headless box, CI), the app still starts on a virtual X server.
 run: system-deps venv
-	$(BIN)/harvest-gui
+	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then $(BIN)/harvest-gui; \
+	else echo "make run: no display found; starting on a virtual X server (xvfb-run)"; \
+	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/harvest-gui; fi
 
 screenshots: system-deps venv
 	xvfb-run -a -s "-screen 0 1280x800x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m harvest_gui.screenshots
