@@ -76,7 +76,7 @@ run: system-deps venv
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/harvest-gui; fi
 
 screenshots: system-deps venv
-	xvfb-run -a -s "-screen 0 1280x800x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m harvest_gui.screenshots
+	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m harvest_gui.screenshots resources/screenshots
 
 bench: venv
 	$(BIN)/python -m bench
