@@ -28,3 +28,36 @@ async def steps_v2(ctx: WorkflowContext, n: int) -> Any:
     a = await ctx.execute_activity(step, n)
     await ctx.sleep(1)
     return a
+
+
+def make_steps_file(path: Any, *, register_v2: bool = False) -> list[str]:
+    """Runs of `steps`: 1 and 2 done (go=a / go=b), 3 waiting for go; their exec ids."""
+    import asyncio
+
+    from harvest_engine import SqliteRuntime
+
+    with SqliteRuntime.open(path) as rt:
+        rt.register_workflow(steps_v1)
+        rt.register_activity(step)
+        ids = [str(rt.start_workflow("steps", n)) for n in (1, 1, 5)]
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(rt.run_until_idle())
+            rt.send_signal(ids[0], "go", "a")
+            rt.send_signal(ids[1], "go", "b")
+            loop.run_until_complete(rt.run_until_idle())
+        finally:
+            loop.close()
+    return ids
+
+
+def register_v1(rt: Any) -> None:
+    """The --app hook for today's code."""
+    rt.register_workflow(steps_v1)
+    rt.register_activity(step)
+
+
+def register_v2(rt: Any) -> None:
+    """The --app hook for changed code (replay diverges)."""
+    rt.register_workflow(steps_v2)
+    rt.register_activity(step)

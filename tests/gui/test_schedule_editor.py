@@ -1,0 +1,142 @@
+"""The schedule editor and the purge form, clicked through against real files."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from harvest_engine import Overlap, SqliteReader
+from harvest_gui.forms.purge import PurgeDialog
+from harvest_gui.forms.schedule_editor import ScheduleEditorDialog
+from harvest_gui.session import ReaderSession, WriterSession
+from tests.gui.history_app import make_steps_file
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    p = tmp_path / "sched.db"
+    make_steps_file(p)
+    return p
+
+
+@pytest.fixture
+def writer(path: Path) -> Iterator[WriterSession]:
+    session = WriterSession.open(path, "tests.gui.apps.steps_v1")
+    yield session
+    session.close()
+
+
+def schedules(path: Path) -> dict[str, Any]:
+    with SqliteReader.open(path) as reader:
+        return {row.workflow_name: row for row in reader.list_schedules()}
+
+
+def click(qtbot: Any, button: Any) -> None:
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def test_editor_validates_as_you_type_and_previews_five_fires(
+    qtbot: Any, writer: WriterSession
+) -> None:
+    dlg = ScheduleEditorDialog(writer)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.now = lambda: datetime(2026, 1, 1, 12, 0, 30, tzinfo=UTC)
+    assert dlg.input.status.text() == "input must not be null"  # steps takes an int
+    dlg.input.set_text("4")
+    dlg.interval.setText("15m")
+    assert dlg.preview.count() == 5 and dlg.submit_button.isEnabled()
+    assert dlg.spec_status.text() == "valid: every 15m"
+    dlg.interval.setText("1.5s")
+    assert dlg.preview.count() == 0 and not dlg.submit_button.isEnabled()
+    assert "whole number of seconds" in dlg.spec_status.text()
+    dlg.cron_radio.setChecked(True)
+    assert dlg.cron.isEnabled() and not dlg.interval.isEnabled()
+    qtbot.keyClicks(dlg.cron, "0 3 * *")
+    assert "five fields" in dlg.spec_status.text()
+    qtbot.keyClicks(dlg.cron, " *")
+    assert dlg.spec_status.text() == "valid: cron 0 3 * * *"
+    assert "2026-01-02 03:00:00 UTC" in dlg.preview.item(0).text()
+    dlg.timezone.setText("Nowhere/Land")
+    assert not dlg.submit_button.isEnabled()
+
+
+def test_editor_saves_pauses_resumes_and_deletes(
+    qtbot: Any, writer: WriterSession, path: Path
+) -> None:
+    dlg = ScheduleEditorDialog(writer)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    assert not dlg.pause_button.isEnabled() and not dlg.delete_button.isEnabled()
+    dlg.cron_radio.setChecked(True)
+    dlg.cron.setText("*/5 * * * *")
+    dlg.input.set_text("7")
+    dlg.overlap.setCurrentIndex(dlg.overlap.findData(Overlap.ALLOW_ALL))
+    dlg.max_active.setValue(3)
+    click(qtbot, dlg.submit_button)
+    assert dlg.error_label.isHidden(), dlg.error_label.text()
+    row = schedules(path)["steps"]
+    assert row.schedule.cron_expression == "*/5 * * * *"
+    assert row.input.value == 7 and str(row.overlap) == "allow_all" and row.max_active_runs == 3
+    assert dlg.state_label.text().startswith("active, next fire")
+    click(qtbot, dlg.pause_button)
+    assert schedules(path)["steps"].paused and dlg.state_label.text() == "paused"
+    assert dlg.resume_button.isEnabled() and not dlg.pause_button.isEnabled()
+    click(qtbot, dlg.resume_button)
+    assert not schedules(path)["steps"].paused
+    # Editing the stored schedule: change it to an interval.
+    again = ScheduleEditorDialog(writer, schedules(path)["steps"])
+    qtbot.addWidget(again)
+    again.show()
+    assert again.cron.text() == "*/5 * * * *" and again.max_active.value() == 3
+    again.interval_radio.setChecked(True)
+    again.interval.setText("2h")
+    click(qtbot, again.submit_button)
+    assert schedules(path)["steps"].schedule.interval.total_seconds() == 7200
+    click(qtbot, again.delete_button)
+    assert "steps" in schedules(path)  # the first click only asks
+    assert again.confirm_delete.isVisible()
+    click(qtbot, again.confirm_delete)
+    assert schedules(path) == {}
+    assert "Deleted the schedule of steps" in again.result_view.toPlainText()
+
+
+def test_editor_and_purge_are_disabled_read_only(qtbot: Any, path: Path) -> None:
+    session = ReaderSession.open(path)
+    try:
+        for dlg in (ScheduleEditorDialog(session), PurgeDialog(session)):
+            qtbot.addWidget(dlg)
+            dlg.show()
+            assert not dlg.submit_button.isEnabled()
+            assert dlg.notice.text().startswith("Read-only:")
+    finally:
+        session.close()
+
+
+def test_purge_counts_first_then_removes_the_finished_runs(
+    qtbot: Any, writer: WriterSession, path: Path
+) -> None:
+    dlg = PurgeDialog(writer)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    assert dlg.preview.text() == "0 finished runs"
+    dlg.amount.setValue(0)
+    assert dlg.preview.text() == "2 finished runs"
+    assert not dlg.submit_button.isEnabled()
+    dlg.confirm.setChecked(True)
+    with qtbot.waitSignal(dlg.succeeded) as blocker:
+        click(qtbot, dlg.submit_button)
+    assert blocker.args == [2]
+    assert dlg.result_view.toPlainText() == "Purged 2 finished runs."
+    with SqliteReader.open(path) as reader:
+        counts = {k: v for k, v in reader.counts_by_state().items() if v}
+    assert counts == {"RUNNING": 1}
