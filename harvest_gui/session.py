@@ -241,6 +241,8 @@ class WriterSession(Session):
     """
 
     mode = WRITER
+    drive_interval = DRIVE_IDLE_S
+    """Seconds the drive rests after a pass that made no progress (the auto-drive tick)."""
 
     def __init__(self, path: Path, runtime: SqliteRuntime, reader: SqliteReader) -> None:
         super().__init__(path, reader)
@@ -306,7 +308,7 @@ class WriterSession(Session):
                 progressed = False
             self.passes += 1
             self.last_pass_seconds = time.perf_counter() - started
-            await asyncio.sleep(0 if progressed else DRIVE_IDLE_S)
+            await asyncio.sleep(0 if progressed else self.drive_interval)
 
     async def aclose(self) -> None:
         """Stop the drive task, wait until it has unwound, then close."""
