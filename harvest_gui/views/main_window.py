@@ -26,6 +26,7 @@ from harvest_engine import DatabaseLocked
 from harvest_gui import theme
 from harvest_gui.async_bridge import track
 from harvest_gui.session import ReaderSession, Session, WriterSession
+from harvest_gui.views import operations
 from harvest_gui.views.dialogs import about_text, locked_box, message_box, open_error_text
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
@@ -73,6 +74,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.stack)
         self._build_actions()
         self._build_menus()
+        operations.install(self)  # Run, Schedules and Tools menus (the forms)
         self._update_title()
         self.resize(1280, 800)
         geometry = settings.blob("window/geometry")

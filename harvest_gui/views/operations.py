@@ -1,0 +1,382 @@
+"""Operations: the Run, Schedules and Tools menus that act on the open file through the forms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QStandardPaths, Qt
+from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
+
+from harvest_gui import driving
+from harvest_gui.async_bridge import async_slot
+from harvest_gui.export import export_history
+from harvest_gui.forms.commands import READ_ONLY_REASON
+from harvest_gui.forms.end_run import EndRunDialog
+from harvest_gui.forms.error_text import describe_error
+from harvest_gui.forms.handler_call import QueryDialog, UpdateDialog
+from harvest_gui.forms.purge import PurgeDialog
+from harvest_gui.forms.schedule_editor import ScheduleEditorDialog
+from harvest_gui.forms.signal import SignalDialog
+from harvest_gui.forms.start import StartWorkflowDialog
+from harvest_gui.session import WriterSession
+from harvest_gui.views.determinism import DeterminismView
+from harvest_gui.views.diff import DiffView
+from harvest_gui.views.storage import StorageView
+from harvest_gui.views.time_travel import TimeTravelView
+
+if TYPE_CHECKING:
+    from harvest_gui.views.main_window import MainWindow
+
+INTERVAL_KEY = "drive/interval_ms"
+
+
+class Operations(QObject):
+    """Adds the acting menus to a `MainWindow` and keeps the windows they open.
+
+    Every command is a `QAction` with a shortcut; one that does not apply
+    (no run selected, read-only file) says why in the status bar.
+    """
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.setObjectName("operations")
+        self.window = window
+        self.windows: list[QWidget] = []
+        self.actions: dict[str, QAction] = {}
+        self.run_menu = QMenu("&Run", window)
+        self.run_menu.setObjectName("runMenu")
+        self.schedule_menu = QMenu("S&chedules", window)
+        self.schedule_menu.setObjectName("scheduleMenu")
+        self.tools_menu = QMenu("&Tools", window)
+        self.tools_menu.setObjectName("toolsMenu")
+        self._build()
+        bar = window.menuBar()
+        help_action = bar.actions()[-1] if bar.actions() else None
+        for menu in (self.run_menu, self.schedule_menu, self.tools_menu):
+            menu.aboutToShow.connect(self.update_actions)
+            if help_action is not None:
+                bar.insertMenu(help_action, menu)
+            else:
+                bar.addMenu(menu)
+        window.closed.connect(self.close_windows)
+        self.update_actions()
+
+    # -- building ---------------------------------------------------------------------------
+
+    def _add(
+        self,
+        menu: QMenu,
+        key: str,
+        text: str,
+        slot: Any,
+        shortcut: str | None = None,
+        tip: str = "",
+    ) -> QAction:
+        action = QAction(text, self.window)
+        action.setObjectName(f"action_{key}")
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        self.window.addAction(action)
+        menu.addAction(action)
+        self.actions[key] = action
+        return action
+
+    def _build(self) -> None:
+        m = self.run_menu
+        self._add(m, "start", "&Start workflow…", self.on_start, "Ctrl+N", "Start a run")
+        self._add(m, "signal", "Send &signal…", self.on_signal, "Ctrl+Shift+S")
+        self._add(m, "query", "Run &query…", self.on_query, "Ctrl+Shift+Q")
+        self._add(m, "update", "Run &update…", self.on_update, "Ctrl+Shift+U")
+        self._add(m, "cancel", "&Cancel run…", lambda: self.on_end("cancel"), "Ctrl+Shift+C")
+        self._add(
+            m, "terminate", "&Terminate run…", lambda: self.on_end("terminate"), "Ctrl+Shift+T"
+        )
+        m.addSeparator()
+        auto = self._add(m, "auto_drive", "&Auto-drive", self.on_auto_drive, "Ctrl+D")
+        auto.setCheckable(True)
+        self.interval_menu = m.addMenu("Auto-drive &interval")
+        self.interval_menu.setObjectName("intervalMenu")
+        self.interval_group = QActionGroup(self)
+        chosen = self.interval_ms()
+        for ms in driving.INTERVALS_MS:
+            action = self.interval_menu.addAction(f"{ms} ms" if ms < 1000 else f"{ms // 1000} s")
+            action.setObjectName(f"action_interval_{ms}")
+            action.setCheckable(True)
+            action.setChecked(ms == chosen)
+            action.triggered.connect(lambda _=False, v=ms: self.on_interval(v))
+            self.interval_group.addAction(action)
+        self._add(m, "until_idle", "Run until &idle", self.on_until_idle, "Ctrl+I")
+        self._add(m, "until_blocked", "Run until &blocked", self.on_until_blocked, "Ctrl+B")
+        m.addSeparator()
+        self._add(m, "determinism", "Check &determinism", self.on_determinism, "Ctrl+Shift+D")
+        self._add(m, "time_travel", "Time tra&vel…", self.on_time_travel, "Ctrl+T")
+        self._add(m, "diff", "Di&ff with another run…", self.on_diff, "Ctrl+Shift+F")
+        self._add(m, "export", "&Export history…", self.on_export, "Ctrl+E")
+        s = self.schedule_menu
+        self._add(s, "new_schedule", "&New schedule…", self.on_new_schedule, "Ctrl+Shift+N")
+        self._add(s, "edit_schedule", "&Edit selected schedule…", self.on_edit_schedule)
+        t = self.tools_menu
+        self._add(t, "storage", "&Storage…", self.on_storage, "Ctrl+Shift+I")
+        self._add(t, "purge", "&Purge finished runs…", self.on_purge)
+        t.addSeparator()
+        self._add(t, "crash_demo", "&Crash-recovery demo", self.on_crash_demo)
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def session(self) -> Any:
+        """The window's open session, or None."""
+        return self.window.session
+
+    @property
+    def exec_id(self) -> str | None:
+        """The run selected in the window, or None."""
+        detail = self.window.detail
+        return None if detail is None else detail.exec_id
+
+    def interval_ms(self) -> int:
+        """The remembered auto-drive tick."""
+        value = self.window.settings.qsettings.value(INTERVAL_KEY, driving.DEFAULT_INTERVAL_MS)
+        try:
+            return int(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return driving.DEFAULT_INTERVAL_MS
+
+    def update_actions(self) -> None:
+        """Enable what applies to the open file and the selected run."""
+        has = self.session is not None
+        writer = isinstance(self.session, WriterSession)
+        run = has and self.exec_id is not None
+        tip = "" if writer or not has else READ_ONLY_REASON
+        for key in ("start", "new_schedule", "edit_schedule", "purge"):
+            self.actions[key].setEnabled(has)
+        for key in ("signal", "query", "update", "cancel", "terminate", "determinism"):
+            self.actions[key].setEnabled(run)
+        for key in ("time_travel", "diff", "export"):
+            self.actions[key].setEnabled(run)
+        for key in ("auto_drive", "until_idle"):
+            self.actions[key].setEnabled(writer)
+            self.actions[key].setToolTip(tip)
+        self.actions["until_blocked"].setEnabled(writer and run)
+        self.actions["storage"].setEnabled(has)
+        self.actions["auto_drive"].setChecked(writer and bool(self.session.driving))
+        if writer:
+            driving.set_interval(self.session, self.interval_ms())
+
+    def say(self, text: str, ms: int = 6000) -> None:
+        """A line in the status bar."""
+        self.window.statusBar().showMessage(text, ms)
+
+    def _need_run(self) -> str | None:
+        if self.session is None:
+            self.say("Open a file first (Ctrl+O).")
+            return None
+        if self.exec_id is None:
+            self.say("Select a run in the list first.")
+            return None
+        return self.exec_id
+
+    def _need_writer(self) -> WriterSession | None:
+        if self.session is None:
+            self.say("Open a file first (Ctrl+O).")
+            return None
+        if not isinstance(self.session, WriterSession):
+            self.say(READ_ONLY_REASON, 10000)
+            return None
+        return self.session
+
+    def show_window(self, widget: QWidget, *, child: bool = True) -> QWidget:
+        """Show a non-modal window (never exec(): QT-NOTES §3.4) and keep it."""
+        if child:
+            widget.setParent(self.window, Qt.WindowType.Window)
+        self.windows = [w for w in self.windows if w.isVisible()]
+        self.windows.append(widget)
+        succeeded = getattr(widget, "succeeded", None)
+        if succeeded is not None:
+            succeeded.connect(self.on_changed)
+        widget.show()
+        if QGuiApplication.platformName() != "offscreen":  # it warns it cannot raise()
+            widget.raise_()
+        return widget
+
+    def on_changed(self, _result: Any = None) -> None:
+        """A form changed the file: refresh the views now."""
+        if self.session is not None and not self.session.closed:
+            self.session.refresh()
+
+    def close_windows(self) -> None:
+        """The main window closed: close everything opened from here."""
+        for widget in self.windows:
+            widget.close()
+        self.windows = []
+
+    # -- run commands -----------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        """Run ▸ Start workflow."""
+        if self.session is not None:
+            self.show_window(StartWorkflowDialog(self.session))
+
+    def on_signal(self) -> None:
+        """Run ▸ Send signal."""
+        if (exec_id := self._need_run()) is not None:
+            self.show_window(SignalDialog(self.session, exec_id))
+
+    def on_query(self) -> None:
+        """Run ▸ Run query."""
+        if (exec_id := self._need_run()) is not None:
+            self.show_window(QueryDialog(self.session, exec_id))
+
+    def on_update(self) -> None:
+        """Run ▸ Run update."""
+        if (exec_id := self._need_run()) is not None:
+            self.show_window(UpdateDialog(self.session, exec_id))
+
+    def on_end(self, action: str) -> None:
+        """Run ▸ Cancel / Terminate."""
+        if (exec_id := self._need_run()) is not None:
+            self.show_window(EndRunDialog(self.session, exec_id, action))
+
+    def on_auto_drive(self, on: bool) -> None:
+        """Run ▸ Auto-drive."""
+        session = self._need_writer()
+        if session is None:
+            self.actions["auto_drive"].setChecked(False)
+            return
+        driving.set_interval(session, self.interval_ms())
+        driving.set_auto_drive(session, on)
+        self.say("Auto-drive on" if on else "Auto-drive off: runs wait until driven")
+
+    def on_interval(self, ms: int) -> None:
+        """Run ▸ Auto-drive interval (remembered)."""
+        self.window.settings.qsettings.setValue(INTERVAL_KEY, ms)
+        if isinstance(self.session, WriterSession):
+            driving.set_interval(self.session, ms)
+        self.say(f"Auto-drive interval: {ms} ms")
+
+    @async_slot()
+    async def on_until_idle(self) -> None:
+        """Run ▸ Run until idle."""
+        session = self._need_writer()
+        if session is None:
+            return
+        self.say("Driving until idle…", 0)
+        try:
+            await driving.run_until_idle(session)
+        except Exception as exc:  # one failing run: said in words, the window stays
+            self.say(f"Run until idle stopped: {describe_error(exc)}", 10000)
+            return
+        self.say("Idle: no run has anything ready to do.")
+
+    @async_slot()
+    async def on_until_blocked(self) -> None:
+        """Run ▸ Run until blocked (the selected run)."""
+        session = self._need_writer()
+        exec_id = self._need_run() if session is not None else None
+        if session is None or exec_id is None:
+            return
+        self.say(f"Driving {exec_id}…", 0)
+        try:
+            state = await driving.run_until_blocked(session, exec_id)
+        except Exception as exc:  # shown in words
+            self.say(f"Run until blocked stopped: {describe_error(exc)}", 10000)
+            return
+        self.say(f"{exec_id}: {driving.state_text(state)}", 10000)
+
+    def on_determinism(self) -> None:
+        """Run ▸ Check determinism."""
+        if (exec_id := self._need_run()) is not None:
+            self.show_window(DeterminismView(self.session, exec_id))
+
+    def on_time_travel(self) -> None:
+        """Run ▸ Time travel."""
+        if (exec_id := self._need_run()) is not None:
+            self.show_window(TimeTravelView(self.session, exec_id))
+
+    def on_diff(self) -> None:
+        """Run ▸ Diff with another run."""
+        if (exec_id := self._need_run()) is not None:
+            self.show_window(DiffView(self.session, exec_id))
+
+    def on_export(self) -> None:
+        """Run ▸ Export history: pick a file (non-modal), then write it."""
+        exec_id = self._need_run()
+        if exec_id is None:
+            return
+        dialog = QFileDialog(self.window, "Export history")
+        dialog.setObjectName("exportDialog")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setNameFilter("JSON files (*.json)")
+        dialog.setDefaultSuffix("json")
+        dialog.selectFile(f"{exec_id}.history.json")
+        dialog.fileSelected.connect(lambda p: self.export_to(Path(p), exec_id))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+
+    def export_to(self, path: Path, exec_id: str) -> Path | None:
+        """Write run `exec_id`'s history to `path`."""
+        try:
+            detail = self.session.describe(exec_id)
+            events = self.session.load_history(exec_id)
+            out = export_history(path, events, exec_id=exec_id, workflow_name=detail.workflow_name)
+        except Exception as exc:  # a purged run or an unwritable folder, in words
+            self.say(f"Export failed: {describe_error(exc)}", 10000)
+            return None
+        self.say(f"Exported {len(events)} events to {out}")
+        return out
+
+    # -- schedules and tools ----------------------------------------------------------------
+
+    def on_new_schedule(self) -> None:
+        """Schedules ▸ New schedule."""
+        if self.session is not None:
+            self.show_window(ScheduleEditorDialog(self.session))
+
+    def on_edit_schedule(self) -> None:
+        """Schedules ▸ Edit selected schedule."""
+        view = self.window.schedules
+        if self.session is None or view is None:
+            return
+        row = view.table.currentIndex().row()
+        if row < 0 or row >= len(view.model.records):
+            self.say("Select a schedule on the Schedules page first (Ctrl+2).")
+            return
+        self.show_window(ScheduleEditorDialog(self.session, view.model.records[row]))
+
+    def on_storage(self) -> None:
+        """Tools ▸ Storage."""
+        if self.session is None:
+            return
+        view = StorageView(self.session)
+        view.purge_requested.connect(self.on_purge)
+        self.show_window(view)
+        self._measure(view)
+
+    @async_slot()
+    async def _measure(self, view: StorageView) -> None:
+        await view.measure()
+
+    def on_purge(self) -> None:
+        """Tools ▸ Purge finished runs."""
+        if self.session is not None:
+            self.show_window(PurgeDialog(self.session))
+
+    def on_crash_demo(self) -> None:
+        """Tools ▸ Crash-recovery demo: runs in a folder of its own, beside any open file."""
+        from harvest_gui.demo.crash_demo import CrashDemoView
+
+        base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+        view = CrashDemoView(Path(base) / "crash-demo")
+        self.show_window(view, child=False)
+        view.start()
+
+
+def install(window: MainWindow) -> Operations:
+    """Add the Run, Schedules and Tools menus to `window`."""
+    ops = Operations(window)
+    window.operations = ops  # type: ignore[attr-defined]
+    return ops

@@ -1,0 +1,168 @@
+"""The Run, Schedules and Tools menus in the main window, on real files."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from harvest_engine import ExecutionFilter, SqliteReader, SqliteRuntime, WorkflowReplayer
+from harvest_gui.forms.signal import SignalDialog
+from harvest_gui.forms.start import StartWorkflowDialog
+from harvest_gui.session import WriterSession
+from harvest_gui.views.diff import DiffView
+from harvest_gui.views.main_window import MainWindow
+from harvest_gui.views.storage import StorageView
+from harvest_gui.views.time_travel import TimeTravelView
+from tests.gui import form_app
+from tests.gui.helpers import async_wait_until
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def form_file(tmp_path: Path) -> Path:
+    path = tmp_path / "ops.db"
+    with SqliteRuntime.open(path) as rt:
+        for wf in form_app.WORKFLOWS:
+            rt.register_workflow(wf)
+        rt.start_workflow_with_id("typed_order", "order-1", {"id": "A", "qty": 2})
+        rt.start_workflow_with_id("plain", "plain-1", {"x": 1})
+    return path
+
+
+@pytest.fixture
+def window(qtbot: Any, settings: Any) -> Iterator[MainWindow]:
+    w = MainWindow(settings, app_module="tests.gui.form_app")
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.close()
+
+
+def exec_of(path: Path, workflow_id: str) -> str:
+    with SqliteReader.open(path) as reader:
+        runs = reader.list_executions(ExecutionFilter().workflow_id(workflow_id)).executions
+    return str(runs[0].exec_id)
+
+
+def test_menus_hold_every_operation(window: MainWindow) -> None:
+    ops = window.operations  # type: ignore[attr-defined]
+    titles = [a.text() for a in window.menuBar().actions()]
+    assert titles[-4:] == ["&Run", "S&chedules", "&Tools", "&Help"]
+    for key in ("start", "signal", "query", "update", "cancel", "terminate", "auto_drive"):
+        assert key in ops.actions
+    assert not ops.actions["signal"].isEnabled()  # nothing open yet
+    ops.on_signal()
+    assert window.statusBar().currentMessage().startswith("Open a file first")
+
+
+def test_drive_switch_interval_and_run_until_blocked(
+    qtbot: Any, qloop: Any, window: MainWindow, form_file: Path, settings: Any
+) -> None:
+    ops = window.operations  # type: ignore[attr-defined]
+    order = exec_of(form_file, "order-1")
+
+    async def body() -> None:
+        assert window.open_path(form_file)
+        session = window.session
+        assert isinstance(session, WriterSession)
+        await async_wait_until(lambda: session.driving)
+        ops.update_actions()
+        assert ops.actions["auto_drive"].isChecked()
+        ops.actions["auto_drive"].trigger()  # off
+        assert not session.driving
+        window.findChild(type(ops.actions["start"]), "action_interval_250").trigger()
+        assert session.drive_interval == 0.25
+        assert settings.qsettings.value("drive/interval_ms") == 250
+        assert window.run_list is not None and window.run_list.select_exec_id(order)
+        ops.update_actions()
+        ops.actions["until_blocked"].trigger()
+        await async_wait_until(
+            lambda: "waiting for signal 'approve'" in window.statusBar().currentMessage()
+        )
+        assert not session.driving  # it stays off when it was off
+        session.runtime.send_signal(order, "approve", "ok")
+        ops.actions["until_idle"].trigger()
+        await async_wait_until(lambda: window.statusBar().currentMessage().startswith("Idle"))
+        assert session.describe(order).state == "COMPLETED"
+        ops.actions["auto_drive"].trigger()  # on again
+        assert session.driving
+        window.close_session()  # what closing the window does (closing it here would quit the app)
+        await async_wait_until(lambda: session.closed)
+
+    qloop.run_until_complete(body())
+    SqliteRuntime.open(form_file).close()  # closing stopped the drive and freed the lock
+
+
+def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
+    qtbot: Any, qloop: Any, window: MainWindow, form_file: Path, tmp_path: Path
+) -> None:
+    ops = window.operations  # type: ignore[attr-defined]
+    order = exec_of(form_file, "order-1")
+
+    async def body() -> None:
+        assert window.open_path(form_file)
+        assert window.run_list is not None and window.run_list.select_exec_id(order)
+        ops.update_actions()
+        ops.actions["start"].trigger()
+        ops.actions["signal"].trigger()
+        ops.actions["time_travel"].trigger()
+        ops.actions["diff"].trigger()
+        ops.actions["storage"].trigger()
+        kinds = [type(w) for w in ops.windows]
+        assert kinds == [StartWorkflowDialog, SignalDialog, TimeTravelView, DiffView, StorageView]
+        storage = ops.windows[-1]
+        await async_wait_until(lambda: storage.report is not None)
+        signal = ops.windows[1]
+        signal.payload.set_text("true")
+        qtbot.mouseClick(signal.submit_button, Qt.MouseButton.LeftButton)
+        assert "staged" in signal.result_view.toPlainText()
+        out = ops.export_to(tmp_path / "order.json", order)
+        assert out is not None
+        assert WorkflowReplayer([form_app.typed_order]).replay(out.read_text()).events >= 1
+
+    qloop.run_until_complete(body())
+    opened = list(ops.windows)
+    window.close()
+    assert opened and not any(w.isVisible() for w in opened)
+
+
+def test_read_only_window_disables_driving_and_explains_forms(
+    qtbot: Any, window: MainWindow, form_file: Path
+) -> None:
+    ops = window.operations  # type: ignore[attr-defined]
+    assert window.open_path(form_file, read_only=True)
+    assert window.run_list is not None
+    window.run_list.select_exec_id(exec_of(form_file, "order-1"))
+    ops.update_actions()
+    assert not ops.actions["auto_drive"].isEnabled()
+    assert not ops.actions["until_idle"].isEnabled()
+    ops.actions["signal"].trigger()
+    dlg = ops.windows[-1]
+    assert not dlg.submit_button.isEnabled() and dlg.notice.text().startswith("Read-only:")
+    assert ops._need_writer() is None
+    assert window.statusBar().currentMessage().startswith("Read-only:")
+
+
+def test_edit_selected_schedule(qtbot: Any, window: MainWindow, form_file: Path) -> None:
+    with SqliteRuntime.open(form_file) as rt:
+        from harvest_engine import Schedule, WorkflowSchedule
+
+        rt.register_workflow(form_app.plain)
+        rt.upsert_schedule(WorkflowSchedule("plain", Schedule.every("5m"), input=3))
+    ops = window.operations  # type: ignore[attr-defined]
+    assert window.open_path(form_file, read_only=True)
+    ops.on_edit_schedule()
+    assert window.statusBar().currentMessage().startswith("Select a schedule")
+    assert window.schedules is not None
+    window.schedules.table.selectRow(0)
+    ops.on_edit_schedule()
+    editor = ops.windows[-1]
+    assert editor.interval.text() == "5m" and editor.input.raw.toPlainText() == "3"
+    assert not editor.pause_button.isEnabled()
