@@ -10,14 +10,13 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import payloads
 from harvest_engine.states import ALL_STATES, ExecutionId
 from harvest_engine.store.records import (
     ExecutionDetail,
     ExecutionPage,
     ExecutionSummary,
-    Stored,
 )
+from harvest_engine.store.sqlite.queries import BadText, stored_json, stored_object
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -59,10 +58,6 @@ def select_list(names: tuple[str, ...], available: Collection[str] | None) -> st
     return ", ".join(n if n in available else f"NULL AS {n}" for n in names)
 
 
-class BadText(bytes):
-    """A TEXT value whose bytes are not UTF-8, kept as bytes instead of failing the fetch."""
-
-
 def decode_text(raw: bytes) -> str | BadText:
     """A text_factory that never raises: invalid UTF-8 comes back as BadText."""
     try:
@@ -80,29 +75,6 @@ def tolerant_text(conn: sqlite3.Connection) -> Iterator[None]:
         yield
     finally:
         conn.text_factory = previous
-
-
-def stored_json(value: Any) -> Stored:
-    """A JSON TEXT column as a Stored value: Null, Value, or Unreadable saying why."""
-    if value is None:
-        return Stored.Null()
-    if isinstance(value, BadText):
-        return Stored.Unreadable("text is not UTF-8")
-    if not isinstance(value, str):
-        kind = "BLOB" if isinstance(value, bytes) else type(value).__name__
-        return Stored.Unreadable(f"stored as {kind}, expected JSON text")
-    try:
-        return Stored.Value(payloads.loads(value))
-    except ValueError as exc:
-        return Stored.Unreadable(f"not JSON: {exc}")
-
-
-def stored_object(value: Any) -> Stored:
-    """Like `stored_json`, but only a JSON object is readable (search attributes)."""
-    result = stored_json(value)
-    if isinstance(result, Stored.Value) and not isinstance(result.value, dict):
-        return Stored.Unreadable("expected a JSON object")
-    return result
 
 
 def where_clause(

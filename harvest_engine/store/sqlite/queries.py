@@ -45,17 +45,19 @@ def opt_time(value: Any) -> Any:
     return None if value is None else from_micros(int(value))
 
 
+class BadText(bytes):
+    """A TEXT value whose bytes are not UTF-8, kept as bytes instead of failing the fetch."""
+
+
 def stored_json(value: Any) -> Stored:
-    """A JSON text column as a Stored value; never raises."""
+    """A JSON TEXT column as a Stored value: Null, Value, or Unreadable saying why."""
     if value is None:
         return Stored.Null()
-    if isinstance(value, bytes):
-        try:
-            value = value.decode("utf-8")
-        except UnicodeDecodeError:
-            return Stored.Unreadable("text is not UTF-8")
+    if isinstance(value, BadText):
+        return Stored.Unreadable("text is not UTF-8")
     if not isinstance(value, str):
-        return Stored.Unreadable(f"stored as {type(value).__name__}, expected JSON text")
+        kind = "BLOB" if isinstance(value, bytes) else type(value).__name__
+        return Stored.Unreadable(f"stored as {kind}, expected JSON text")
     try:
         return Stored.Value(payloads.loads(value))
     except ValueError as exc:
@@ -63,7 +65,7 @@ def stored_json(value: Any) -> Stored:
 
 
 def stored_object(value: Any) -> Stored:
-    """Like `stored_json`, but the value must be a JSON object (search attributes)."""
+    """Like `stored_json`, but only a JSON object is readable (search attributes)."""
     result = stored_json(value)
     if isinstance(result, Stored.Value) and not isinstance(result.value, dict):
         return Stored.Unreadable("expected a JSON object")
