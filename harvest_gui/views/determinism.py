@@ -51,8 +51,13 @@ class DeterminismView(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.verdict_label)
         layout.addWidget(self.sides)
-        layout.addWidget(QLabel("The recorded event"))
-        layout.addWidget(self.event_json)
+        self.event_box = QWidget()
+        event_layout = QVBoxLayout(self.event_box)
+        event_layout.setContentsMargins(0, 0, 0, 0)
+        event_layout.addWidget(QLabel("The recorded event where the code parts from the history"))
+        event_layout.addWidget(self.event_json)
+        layout.addWidget(self.event_box)
+        layout.addStretch(1)
         self.verdict: ReplayVerdict | None = None
         self.resize(900, 480)
         self.run_check()
@@ -65,6 +70,7 @@ class DeterminismView(QWidget):
                 "Cannot check: the workflow code is not loaded in this window. " + NO_CODE_REASON
             )
             self.sides.hide()
+            self.event_box.hide()
             return None
         try:
             history = self.session.load_history(self.exec_id)
@@ -80,5 +86,6 @@ class DeterminismView(QWidget):
         self.recorded.setPlainText(self.verdict.recorded)
         self.expected.setPlainText(self.verdict.expected)
         event = self.verdict.event
+        self.event_box.setVisible(event is not None)
         self.event_json.setPlainText("" if event is None else json_text(event.to_dict()))
         return self.verdict

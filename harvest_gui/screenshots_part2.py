@@ -1,0 +1,195 @@
+"""Render the forms, the schedule editor, the tools and the crash demo to PNGs.
+
+``xvfb-run -a -s "-screen 0 1400x900x24" python -m harvest_gui.screenshots_part2 OUT``
+(or offscreen with ``QT_QPA_PLATFORM=offscreen``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import qasync
+from PySide6.QtCore import QSettings
+
+from harvest_engine import WorkflowContext, workflow
+from harvest_gui import theme
+from harvest_gui.app import DEMO_APP, make_application
+from harvest_gui.demo.crash_demo import CrashDemoView
+from harvest_gui.demo.seed import DEMO_ORDERS, seed
+from harvest_gui.forms.end_run import EndRunDialog
+from harvest_gui.forms.handler_call import QueryDialog, UpdateDialog
+from harvest_gui.forms.purge import PurgeDialog
+from harvest_gui.forms.schedule_editor import ScheduleEditorDialog
+from harvest_gui.forms.signal import SignalDialog
+from harvest_gui.forms.start import StartWorkflowDialog
+from harvest_gui.session import WriterSession
+from harvest_gui.settings import Settings
+from harvest_gui.views.determinism import DeterminismView
+from harvest_gui.views.diff import DiffView
+from harvest_gui.views.main_window import MainWindow
+from harvest_gui.views.storage import StorageView
+from harvest_gui.views.time_travel import TimeTravelView
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
+
+@dataclass
+class Restock:
+    """A typed input, so the start form shows one field per attribute."""
+
+    item: str
+    qty: int
+    express: bool = False
+    note: str | None = None
+
+
+@workflow
+async def restock(ctx: WorkflowContext, order: Restock) -> str:
+    """A workflow with a dataclass input (screenshots only)."""
+    return f"restocked {order.qty}x {order.item}"
+
+
+async def _settle(seconds: float) -> None:
+    await asyncio.sleep(seconds)
+
+
+async def _save(widget: QWidget, out: Path, name: str) -> Path:
+    await _settle(0.3)
+    path = out / f"{name}.png"
+    widget.grab().save(str(path))
+    print(path)
+    return path
+
+
+def _exec_of(session: Any, workflow_id: str) -> str:
+    from harvest_engine import ExecutionFilter
+
+    page = session.list_executions(ExecutionFilter().workflow_id(workflow_id))
+    return str(page.executions[0].exec_id)
+
+
+async def shoot(out: Path, work: Path) -> list[Path]:
+    """Seed a demo file, then open and photograph each part-2 window."""
+    settings = Settings(QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(settings, app_module=DEMO_APP)
+    window.resize(1360, 820)
+    window.show()
+    window.open_path(work / "demo.harvest.db")
+    session = window.session
+    if not isinstance(session, WriterSession):
+        raise RuntimeError("the demo file did not open as writer")
+    session.runtime.register_workflow(restock)
+    seed(session.runtime)
+    big_input = next(o for o in DEMO_ORDERS if o["id"] == "ORD-1003")
+    session.runtime.start_workflow_with_id("process_order", "ORD-1003-twin", big_input)
+    session.refresh()
+    await _settle(4.5)  # both large orders reserve, cool off, then wait for approval
+    session.runtime.send_signal(_exec_of(session, "ORD-1003-twin"), "approve", "no")
+    await _settle(3.0)
+    saved: list[Path] = []
+    big = _exec_of(session, "ORD-1003")
+    flaky = _exec_of(session, "ORD-1002")
+    shown: list[QWidget] = []
+
+    async def snap(widget: QWidget, name: str, w: int = 620, h: int = 0) -> None:
+        shown.append(widget)
+        widget.show()
+        widget.resize(w, h or widget.sizeHint().height())
+        saved.append(await _save(widget, out, name))
+
+    start = StartWorkflowDialog(session)
+    start.workflow.setCurrentText("restock")
+    start.input.field_widgets["item"].setText("widget")
+    start.input.field_widgets["qty"].setText("many")
+    start.workflow_id.setText("restock-42")
+    start.attributes.set_text('{"warehouse": "north"}')
+    await snap(start, "form-start", 620, 640)
+    sig = SignalDialog(session, big)
+    sig.payload.set_text('"approved"')
+    sig.key.setText("webhook-7f3a")
+    await snap(sig, "form-signal")
+    q = QueryDialog(session, big)
+    q.name.setCurrentText("order_status")
+    q.on_submit_clicked()
+    await _settle(0.3)
+    await snap(q, "form-query")
+    u = UpdateDialog(session, big)
+    u.name.setCurrentText("set_discount")
+    u.arg.set_text("0.1")
+    u.on_submit_clicked()
+    await _settle(0.3)
+    await snap(u, "form-update")
+    end = EndRunDialog(session, big, "terminate")
+    end.reason.setText("customer called to cancel")
+    end.confirm.setChecked(True)
+    await snap(end, "form-terminate")
+    rows = session.list_schedules()
+    editor = ScheduleEditorDialog(session, rows[0] if rows else None)
+    editor.cron_radio.setChecked(True)
+    editor.cron.setText("0 3 * * 1-5")
+    editor.timezone.setText("Europe/Berlin")
+    await snap(editor, "schedule-editor", 680)
+    purge = PurgeDialog(session)
+    purge.amount.setValue(0)
+    await snap(purge, "purge")
+    storage = StorageView(session)
+    shown.append(storage)
+    storage.show()
+    await storage.measure()
+    saved.append(await _save(storage, out, "storage"))
+    diff = DiffView(session, _exec_of(session, "ORD-1003-twin"), big)
+    await snap(diff, "diff", 1180, 560)
+    travel = TimeTravelView(session, flaky)
+    travel.slider.setValue(7)
+    await snap(travel, "time-travel", 1100, 560)
+    check = DeterminismView(session, flaky)
+    await snap(check, "determinism", 820, 60)
+    for widget in shown:
+        widget.close()
+        widget.deleteLater()
+    demo = CrashDemoView(work / "crash", seconds=3, pause=0.8)
+    demo.show()
+    task = demo.start()
+    while demo.steps.count() < 5 and not task.done():
+        await _settle(0.05)
+    saved.append(await _save(demo, out, "crash-demo-stranded"))
+    await task
+    await _settle(0.5)
+    demo.refresh_views()
+    saved.append(await _save(demo, out, "crash-demo"))
+    await demo.aclose()
+    demo.close()
+    demo.deleteLater()
+    window.close()
+    window.deleteLater()
+    await _settle(0.3)
+    return saved
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the PNGs into the folder named on the command line."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m harvest_gui.screenshots_part2 OUTDIR", file=sys.stderr)
+        return 2
+    out = Path(args[0])
+    out.mkdir(parents=True, exist_ok=True)
+    app = make_application()
+    theme.apply_theme(app, "light")
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with tempfile.TemporaryDirectory() as work:
+        loop.run_until_complete(shoot(out, Path(work)))
+    loop.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
