@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from harvest_engine import payloads
 from harvest_engine.authoring import WorkflowInfo, info_of
-from harvest_engine.errors import ContinueAsNew, NonDeterminismDetected, UnknownWorkflow
+from harvest_engine.errors import (
+    ContinueAsNew,
+    NonDeterminismDetected,
+    QueryNotFound,
+    UnknownWorkflow,
+)
 from harvest_engine.events import TERMINAL_EVENTS, HistoryEvent, history_from_json
 from harvest_engine.workflow.commands import describe_event
 from harvest_engine.workflow.context import RunInfo
@@ -38,6 +44,38 @@ class WorkflowReplayer:
 
     def replay(self, history: Sequence[HistoryEvent] | str | bytes) -> ReplayResult:
         """Replay `history` (events or their JSON); NonDeterminismDetected on divergence."""
+        return self._replay(history, lambda _instance: None)[0]
+
+    def query(
+        self, history: Sequence[HistoryEvent] | str | bytes, name: str, arg: Any = None
+    ) -> Any:
+        """Answer query `name` from the state the code has after `history` (any prefix).
+
+        This is how an inspector shows query results as of an earlier event
+        ("time travel"); it writes nothing. QueryNotFound when the code has
+        registered no handler of that name by then; the handler's own error
+        propagates.
+        """
+
+        def ask(instance: WorkflowInstance) -> Any:
+            handler = instance.queries.get(name)
+            if handler is None:
+                raise QueryNotFound(
+                    exec_id=instance.run.exec_id, name=name,
+                    known=", ".join(sorted(instance.queries)) or "none",
+                )
+            takes = len(inspect.signature(handler).parameters) > 0
+            return handler(arg) if takes else handler()
+
+        return self._replay(history, ask, strict_end=False)[1]
+
+    def _replay(
+        self,
+        history: Sequence[HistoryEvent] | str | bytes,
+        then: Callable[[WorkflowInstance], Any],
+        *,
+        strict_end: bool = True,
+    ) -> tuple[ReplayResult, Any]:
         events = history_from_json(history) if isinstance(history, (str, bytes)) else list(history)
         if not events or events[0].type != "WorkflowStarted":
             raise ValueError("a history starts with a WorkflowStarted event")
@@ -58,16 +96,19 @@ class WorkflowReplayer:
                 predecessor=started.attrs.get("predecessor"),
             ),
             input_type=info.input_type,
+            cancel_reason=_cancel_reason(events),
         )
         try:
             closed = False
             for event in events:
                 if event.type in TERMINAL_EVENTS:
-                    _check_ending(instance, event)
+                    if strict_end:
+                        _check_ending(instance, event)
                     closed = True
                     break
                 instance.feed(event)
-            return ReplayResult(workflow_name=name, events=len(events), closed=closed)
+            answer = then(instance)
+            return ReplayResult(workflow_name=name, events=len(events), closed=closed), answer
         finally:
             instance.close()
 
@@ -94,10 +135,24 @@ def _check_ending(instance: WorkflowInstance, event: HistoryEvent) -> None:
         if instance.done and instance.outcome()[0] == "raised":
             return
         raise _diverged(instance, event, "the body not failing")
+    if event.type == "WorkflowCancelled":
+        # The body saw the request from the start of its replay (guide §7):
+        # it must have ended on it. A body still parked never saw it.
+        if instance.done or instance.pending_commands:
+            return
+        raise _diverged(instance, event, "the body still parked (it never checked is_cancelled())")
     if event.type == "WorkflowContinuedAsNew":
         if instance.done and isinstance(instance.outcome()[1], ContinueAsNew):
             return
         raise _diverged(instance, event, "no continue_as_new")
+
+
+def _cancel_reason(events: Sequence[HistoryEvent]) -> str | None:
+    """The reason of the history's WorkflowCancelled, which the body saw from its start."""
+    for event in events:
+        if event.type == "WorkflowCancelled":
+            return str(event.attrs.get("reason") or "")
+    return None
 
 
 def _diverged(instance: WorkflowInstance, event: HistoryEvent, expected: str) -> NonDeterminismDetected:

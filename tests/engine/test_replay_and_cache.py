@@ -184,3 +184,33 @@ def test_history_is_the_same_with_the_cache_on_off_and_after_a_reopen(
     reopened = asyncio.run(normalised_history(base / "c.db", steps, cache=True, reopen_after=reopen))
     assert cached == uncached == reopened
     assert cached[-1].find("WorkflowCompleted") >= 0
+
+
+async def test_the_replayer_answers_a_query_as_of_any_prefix_of_the_history(
+    open_rt: Any, clock: ManualClock
+) -> None:
+    from harvest_engine import QueryNotFound
+
+    @workflow(name="stages")
+    async def stages(ctx: WorkflowContext, _: Any) -> str:
+        stage = {"now": "reserving"}
+        ctx.register_query("stage", lambda: stage["now"])
+        await ctx.execute_activity(step, 1)
+        stage["now"] = "waiting"
+        await ctx.wait_for_signal("go")
+        stage["now"] = "done"
+        return "ok"
+
+    rt = open_rt()
+    rt.register_workflow(stages)
+    rt.register_activity(step)
+    exec_id = rt.start_workflow("stages")
+    await drive_to_end(rt, exec_id, clock)
+    history = rt.load_history(exec_id)
+    replayer = WorkflowReplayer([stages])
+    assert replayer.query(history[:1], "stage") == "reserving"
+    completed_at = next(i for i, e in enumerate(history) if e.type == "ActivityCompleted")
+    assert replayer.query(history[: completed_at + 1], "stage") == "waiting"
+    assert replayer.query(history, "stage") == "done"
+    with pytest.raises(QueryNotFound):
+        replayer.query(history, "nope")
