@@ -92,6 +92,7 @@ from harvest_engine.store.records import (
     TimerRow,
 )
 from harvest_engine.workflow.context import (
+    ParentClosePolicy,
     RunInfo,
     TimerHandle,
     TimerOutcome,
@@ -146,6 +147,7 @@ __all__ = [
     "NonDeterministicCall",
     "NotAHarvestDatabase",
     "Overlap",
+    "ParentClosePolicy",
     "PayloadTooDeep",
     "PayloadTooLarge",
     "PendingTask",

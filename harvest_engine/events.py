@@ -27,6 +27,7 @@ COMMAND_EVENTS = frozenset(
         "ChildWorkflowStarted",
         "ExternalSignalSent",
         "ExternalCancelRequested",
+        "ExternalWorkflowAwaited",
         "MutexRequested",
         "MutexReleased",
         "SearchAttributesUpserted",

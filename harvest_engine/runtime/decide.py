@@ -22,11 +22,14 @@ from harvest_engine.errors import (
     NonDeterminismDetected,
     PayloadTooDeep,
     PayloadTooLarge,
+    Unsupported,
     WorkflowPanicked,
 )
 from harvest_engine.events import HistoryEvent
+from harvest_engine.runtime import cancel, children, local_activities, mutex, retry
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.registry import Registry
+from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
 from harvest_engine.store.protocol import (
@@ -36,12 +39,14 @@ from harvest_engine.store.protocol import (
     NewTask,
     WriteTxn,
 )
-from harvest_engine.workflow.context import RunInfo
+from harvest_engine.workflow.commands import CommandRejected
 from harvest_engine.workflow.instance import WorkflowInstance, timer_fire_at
 
 log = logging.getLogger("harvest.runtime")
 
 PANIC_BUDGET = 3
+
+CHILD_CONTINUE_AS_NEW = "continue_as_new is not supported in child workflows in this release"
 
 
 @dataclass
@@ -53,12 +58,24 @@ class Decision:
     state: RunState | None = None
     waiting_signal: str | None = None
     waiting_timer: bool = False
+    waiting_mutex: str | None = None
+    waiting_workflows: list[str] = field(default_factory=list)
     stuck: bool = False
     events: list[HistoryEvent] = field(default_factory=list)
 
     @property
     def terminal(self) -> bool:
         return self.state is not None and self.state.is_terminal
+
+    @property
+    def waiting_workflow(self) -> str | None:
+        """The first run this one waits on directly, if any."""
+        return self.waiting_workflows[0] if self.waiting_workflows else None
+
+    @property
+    def keeps_checking(self) -> bool:
+        """Parked on another run or a mutex: every pass checks it again (guide §7, §9)."""
+        return self.waiting_mutex is not None or bool(self.waiting_workflows)
 
 
 @dataclass
@@ -100,15 +117,49 @@ class Decider:
         try:
             with self.store.write() as txn:
                 return self._cycle(txn, exec_id, now)
+        except children.EffectFailed as failed:
+            self.cache.evict(exec_id)
+            return self._after_error(exec_id, failed.error, now)
+        except CommandRejected as rejected:
+            self.cache.evict(exec_id)
+            return self._reject(exec_id, rejected, now)
         except _Panic as panic:
             self.cache.evict(exec_id)
             return self._count_panic(exec_id, panic.error, now)
         except HistoryCapReached as cap:
             self.cache.evict(exec_id)
-            return self._seal_at_cap(exec_id, cap.reason, now)
+            return self._cancel_instead(exec_id, now) or self._seal_at_cap(
+                exec_id, cap.reason, now
+            )
+        except cancel.CleanupBudgetReached as budget:
+            self.cache.evict(exec_id)
+            ended = self._cancel_instead(exec_id, now)
+            if ended is None:
+                raise HarvestInternalError(f"cleanup budget of a run with no cancel: {exec_id}") from budget
+            return ended
+        except HarvestError as exc:
+            self.cache.evict(exec_id)
+            return self._after_error(exec_id, exc, now)
         except BaseException:
             self.cache.evict(exec_id)
             raise
+
+    def _after_error(self, exec_id: str, error: HarvestError, now: datetime) -> Decision:
+        """A rolled-back cycle's error: a cancelled run ends CANCELLED on a repeating one."""
+        if cancel.ends_on_error(error):
+            ended = self._cancel_instead(exec_id, now)
+            if ended is not None:
+                return ended
+        raise error
+
+    def _cancel_instead(self, exec_id: str, now: datetime) -> Decision | None:
+        """Seal a run with a pending cancel CANCELLED after its cycle rolled back."""
+        reason = cancel.seal_cancelled_after(
+            self.store, exec_id, now, self.registry, self.settings, self.cache.evict
+        )
+        if reason is None:
+            return None
+        return Decision(exec_id, progressed=True, state=RunState.Cancelled(reason=reason))
 
     # -- the cycle ---------------------------------------------------------------
 
@@ -126,36 +177,53 @@ class Decider:
         info = self.registry.workflow(row.workflow_name)
         instance = self._instance(row, info)
         cycle = _Cycle(txn, row, now, row.next_seq)
+        instance.effects = children.Effects(txn, row, now, self.registry, self.cache.evict, instance)
         try:
             for event in txn.load_events(exec_id, instance.applied_seq):
                 instance.feed(event)
             cycle.take(instance.flush(cycle.next_seq, now))
-            self._deliver_inputs(cycle, instance)
+            if instance.halted is None:
+                self._deliver_inputs(cycle, instance)
+            if instance.halted is None:
+                self._settle_waits(cycle, instance)
         except (NonDeterminismDetected, HarvestInternalError):
             raise
         except Exception as exc:
             # Workflow code raised outside the body's task: a signal handler,
             # a condition predicate, an update validator. A bug, like a panic.
             raise _Panic(exc) from exc
+        finally:
+            instance.effects = None
         self._check_violation(instance)
-        if instance.done:
+        if instance.rejection is not None:
+            raise instance.rejection
+        if instance.halted is not None:
+            decision = self._halt(cycle, instance)
+        elif row.cancel_reason is not None:
+            decision = self._cancelled(cycle, instance)
+        elif instance.done:
             decision = self._finish(cycle, instance)
         else:
             decision = self._park(cycle, instance)
         if not cycle.recorded:
-            self._record(cycle, instance)
+            self._record(cycle, instance, decision)
         if decision.terminal:
             instance.close()
         else:
             self.cache.put(exec_id, instance)
         decision.events = cycle.events
-        decision.progressed = bool(cycle.events)
+        decision.progressed = bool(cycle.events) or decision.terminal
         return decision
 
     def _instance(self, row: ExecutionRecord, info: Any) -> WorkflowInstance:
         cached = self.cache.take(row.exec_id)
-        if cached is not None and cached.applied_seq < row.next_seq and cached.fn is info.fn:
-            cached.cancel_reason = row.cancel_reason
+        # A cancel request evicts: the body sees it from the start of a replay.
+        if (
+            cached is not None
+            and cached.applied_seq < row.next_seq
+            and cached.fn is info.fn
+            and cached.cancel_reason == row.cancel_reason
+        ):
             return cached
         if cached is not None:
             cached.close()
@@ -189,10 +257,30 @@ class Decider:
                 fired.append(item.timer_id)
             instance.deliver(event)
             cycle.take(instance.flush(cycle.next_seq, cycle.now))
+            if instance.halted is not None:
+                break
         if delivered:
             txn.mark_signals_delivered(exec_id, delivered)
         if fired:
             txn.delete_timers(exec_id, fired)
+
+    def _settle_waits(self, cycle: _Cycle, instance: WorkflowInstance) -> None:
+        """Grant free mutexes and answer awaited runs that ended, until nothing changes."""
+        txn, exec_id = cycle.txn, cycle.row.exec_id
+        while instance.halted is None:
+            answer: tuple[str, dict[str, Any]] | None = None
+            granted = mutex.grant_next(txn, exec_id, instance)
+            if granted is not None:
+                answer = ("MutexGranted", {"key": granted[0], "lock_seq": granted[1]})
+            else:
+                for kind, command_id, target in instance.waiting_workflows():
+                    answer = children.result_event(txn, kind, command_id, target)
+                    if answer is not None:
+                        break
+            if answer is None:
+                return
+            instance.deliver(cycle.event(*answer))
+            cycle.take(instance.flush(cycle.next_seq, cycle.now))
 
     @staticmethod
     def _check_violation(instance: WorkflowInstance) -> None:
@@ -213,10 +301,58 @@ class Decider:
             self._seal(cycle, "COMPLETED", output=output)
             return Decision(row.exec_id, state=RunState.Completed(output=value))
         if isinstance(value, ContinueAsNew):
+            if row.parent_exec_id is not None:
+                return self._fail(
+                    cycle,
+                    ErrorInfo(type="ContinueAsNewInChild", message=CHILD_CONTINUE_AS_NEW,
+                              non_retryable=True),
+                )
             return self._continue_as_new(cycle, value, instance)
         if isinstance(value, (ApplicationError, PayloadTooDeep, PayloadTooLarge)):
-            return self._fail(cycle, _failure(value))
+            error = _failure(value)
+            scheduled = retry.schedule_retry(cycle.txn, row, error, cycle.now, self.registry)
+            if scheduled is not None:
+                cycle.event("WorkflowRetryScheduled", scheduled.event_attrs())
+            return self._fail(cycle, error)
         raise _Panic(value)
+
+    def _cancelled(self, cycle: _Cycle, instance: WorkflowInstance) -> Decision:
+        """A cycle of a run with a pending cancel: go on with cleanup, or end CANCELLED (guide §7)."""
+        row = cycle.row
+        if cancel.budget_reached(row, len(cycle.events)):
+            raise cancel.CleanupBudgetReached(row.exec_id)
+        if instance.done:
+            kind, value = instance.outcome()
+            bug = kind == "raised" and not isinstance(
+                value, (ApplicationError, PayloadTooDeep, PayloadTooLarge, ContinueAsNew)
+            )
+            if bug:
+                raise _Panic(value)
+            self._record(cycle, instance, None)
+        else:
+            decision = self._park(cycle, instance)
+            self._record(cycle, instance, decision)
+            if cancel.runnable_tasks_left(cycle.txn, row.exec_id, self.registry):
+                return decision
+        reason = cancel.seal_cancelled(
+            cycle.txn, row.exec_id, cycle.now, self.registry, self.settings, self.cache.evict
+        )
+        return Decision(row.exec_id, state=RunState.Cancelled(reason=reason))
+
+    def _halt(self, cycle: _Cycle, instance: WorkflowInstance) -> Decision:
+        """The run's own command sealed it through a parent-close cascade (guide §9)."""
+        state, reason = instance.halted or ("CANCELLED", "")
+        self._record(cycle, instance, None)
+        txn, exec_id = cycle.txn, cycle.row.exec_id
+        append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
+        children.seal_run(
+            txn, exec_id, state, cycle.now, self.cache.evict,
+            error=children.ending_error(state, reason),
+        )
+        ended = RunState.Cancelled(reason=reason) if state == "CANCELLED" else RunState.Terminated(
+            reason=reason
+        )
+        return Decision(exec_id, state=ended)
 
     def _fail(self, cycle: _Cycle, error: ErrorInfo) -> Decision:
         cycle.event("WorkflowFailed", {"error": error.to_json()})
@@ -233,8 +369,8 @@ class Decider:
         # The backlog this hand-off did not replay moves before the seal,
         # which would drop (unkeyed) or retire (keyed) it: each signal
         # arrives exactly once (guide §7).
-        cycle.txn.move_staged_signals(row.exec_id, successor)  # type: ignore[attr-defined]
-        self._record(cycle, instance)
+        cycle.txn.move_staged_signals(row.exec_id, successor)
+        self._record(cycle, instance, None)
         cycle.txn.update_execution(row.exec_id, successor=successor)
         start_run(
             cycle.txn,
@@ -267,8 +403,10 @@ class Decider:
         )
         cycle.event("WorkflowExecutionTimedOut", {"error": error.to_json()})
         txn.append_events(row.exec_id, cycle.events)
-        txn.seal(row.exec_id, "TIMED_OUT", closed_at=now, error=payloads.dumps(error.to_json()))
-        self.cache.evict(row.exec_id)
+        children.seal_run(
+            txn, row.exec_id, "TIMED_OUT", now, self.cache.evict,
+            error=payloads.dumps(error.to_json()),
+        )
         return Decision(row.exec_id, progressed=True, state=RunState.TimedOut(error=error))
 
     @staticmethod
@@ -281,8 +419,16 @@ class Decider:
     def _park(self, cycle: _Cycle, instance: WorkflowInstance) -> Decision:
         decision = Decision(cycle.row.exec_id)
         names = instance.signals.waiting_names()
+        waits = instance.waiting_workflows()
+        key = mutex.waiting_key(instance)
         if names:
             decision.waiting_signal = names[0]
+        elif key is not None:
+            decision.waiting_mutex = key
+        elif waits:
+            decision.waiting_workflows = [
+                children.waited_run(cycle.txn, target) for _, _, target in waits
+            ]
         elif instance.waiting_timer_ids() or instance.waiting_activity_ids():
             decision.waiting_timer = bool(instance.waiting_timer_ids())
         elif not cycle.events:
@@ -293,7 +439,9 @@ class Decider:
 
     # -- projections -----------------------------------------------------------------
 
-    def _record(self, cycle: _Cycle, instance: WorkflowInstance | None) -> None:
+    def _record(
+        self, cycle: _Cycle, instance: WorkflowInstance | None, decision: Decision | None
+    ) -> None:
         """Append the cycle's events, derive the projection rows, seal if it ended."""
         txn, row = cycle.txn, cycle.row
         exec_id = row.exec_id
@@ -303,19 +451,22 @@ class Decider:
         for event in cycle.events:
             self._project(txn, row, event, cycle.now)
         txn.append_events(exec_id, cycle.events)
-        txn.update_execution(exec_id, needs_decision=0, panic_count=0)
+        keep = decision is not None and decision.keeps_checking
+        txn.update_execution(exec_id, needs_decision=int(keep), panic_count=0)
         lines = [] if instance is None else instance.take_log_lines()
         policy = self.settings.log_policy
         if lines and policy is not None:
             txn.append_log_lines(exec_id, lines, policy.max_lines)
         if cycle.seal is not None:
             state, values = cycle.seal
-            txn.seal(exec_id, state, closed_at=cycle.now, **values)
+            children.seal_run(txn, exec_id, state, cycle.now, self.cache.evict, **values)
 
     def _project(self, txn: WriteTxn, row: ExecutionRecord, event: HistoryEvent, now: datetime) -> None:
         attrs = event.attrs
         if event.type == "ActivityScheduled":
             txn.add_task(self._task(row, attrs, now))
+        elif event.type == "LocalActivityScheduled":
+            txn.add_task(local_activities.new_task(self.registry, row, attrs, now))
         elif event.type == "TimerStarted":
             txn.add_timer(row.exec_id, str(attrs["timer_id"]), timer_fire_at(attrs))
         elif event.type == "TimerCancelled":
@@ -365,8 +516,33 @@ class Decider:
                 seq=row.next_seq, type="WorkflowFailed", at=now, attrs={"error": info.to_json()}
             )
             txn.append_events(exec_id, [event])
-            txn.seal(exec_id, "FAILED", closed_at=now, error=payloads.dumps(info.to_json()))
+            children.seal_run(
+                txn, exec_id, "FAILED", now, self.cache.evict,
+                error=payloads.dumps(info.to_json()),
+            )
         return Decision(exec_id, progressed=True, state=RunState.Failed(error=info))
+
+    def _reject(self, exec_id: str, rejected: CommandRejected, now: datetime) -> Decision:
+        """A rejected command (guide §12): the cycle rolled back; seal FAILED, then raise Unsupported."""
+        info = ErrorInfo(
+            type="Unsupported",
+            message=f"{rejected.feature} — {rejected.why}",
+            non_retryable=True,
+            details={"feature": rejected.feature},
+        )
+        with self.store.write() as txn:
+            row = txn.execution(exec_id)
+            if row is None or row.state != "RUNNING":
+                raise HarvestInternalError(f"rejection seal of a run that is gone: {exec_id}")
+            event = HistoryEvent(
+                seq=row.next_seq, type="WorkflowFailed", at=now, attrs={"error": info.to_json()}
+            )
+            txn.append_events(exec_id, [event])
+            children.seal_run(
+                txn, exec_id, "FAILED", now, self.cache.evict,
+                error=payloads.dumps(info.to_json()),
+            )
+        raise Unsupported(feature=rejected.feature, why=rejected.why)
 
     # -- panics ------------------------------------------------------------------------
 
@@ -391,7 +567,10 @@ class Decider:
                     attrs={"error": info.to_json()},
                 )
                 txn.append_events(exec_id, [event])
-                txn.seal(exec_id, "FAILED", closed_at=now, error=payloads.dumps(info.to_json()))
+                children.seal_run(
+                    txn, exec_id, "FAILED", now, self.cache.evict,
+                    error=payloads.dumps(info.to_json()),
+                )
                 return Decision(exec_id, progressed=True, state=RunState.Failed(error=info))
         raise WorkflowPanicked(
             exec_id=exec_id,
@@ -405,36 +584,6 @@ class _Panic(Exception):
     def __init__(self, error: BaseException) -> None:
         super().__init__(str(error))
         self.error = error
-
-
-def start_run(txn: WriteTxn, new: NewExecution, now: datetime) -> None:
-    """Insert a run with its WorkflowStarted event."""
-    attrs: dict[str, Any] = {
-        "exec_id": new.exec_id,
-        "workflow_name": new.workflow_name,
-        "workflow_id": new.workflow_id,
-        "input": payloads.loads(new.input),
-        "attempt": new.attempt,
-    }
-    if new.parent_exec_id:
-        attrs["parent_exec_id"] = new.parent_exec_id
-    if new.predecessor:
-        attrs["predecessor"] = new.predecessor
-    txn.insert_execution(new, HistoryEvent(seq=1, type="WorkflowStarted", at=now, attrs=attrs))
-
-
-def run_info(row: ExecutionRecord) -> RunInfo:
-    """What `ctx.info()` reports, from the run's row."""
-    return RunInfo(
-        workflow_name=row.workflow_name,
-        workflow_id=row.workflow_id,
-        exec_id=row.exec_id,
-        attempt=row.attempt,
-        parent_execution_id=row.parent_exec_id,
-        started_at=row.started_at,
-        deadline=row.deadline,
-        predecessor=row.predecessor,
-    )
 
 
 def _failure(exc: BaseException, *, non_retryable: bool = False) -> ErrorInfo:
@@ -469,4 +618,11 @@ def terminal_state(row: ExecutionRecord) -> RunState:
     raise HarvestInternalError(f"run {row.exec_id} has unknown state {row.state!r}")
 
 
-__all__ = ["Decider", "Decision", "NonDeterminismDetected", "start_run", "terminal_state"]
+__all__ = [
+    "Decider",
+    "Decision",
+    "NonDeterminismDetected",
+    "run_info",
+    "start_run",
+    "terminal_state",
+]

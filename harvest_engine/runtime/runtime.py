@@ -16,6 +16,8 @@ from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
 from harvest_engine.events import HistoryEvent
 from harvest_engine.filters import ExecutionFilter
+from harvest_engine.runtime import cancel as cancel_requests
+from harvest_engine.runtime import drive_targets as children_drive
 from harvest_engine.runtime import (
     listing,
     queries,
@@ -218,7 +220,9 @@ class SqliteRuntime:
                 first_error = first_error or exc
         return progressed, first_error
 
-    async def _run_until_blocked(self, exec_id: str, now: Now) -> RunState:
+    async def _run_until_blocked(
+        self, exec_id: str, now: Now, visiting: frozenset[str] = frozenset()
+    ) -> RunState:
         for _ in range(CYCLE_BUDGET):
             at = now()
             decision = self._decider.decide(exec_id, at)
@@ -228,6 +232,10 @@ class SqliteRuntime:
             if tasks:
                 for task in tasks:
                     await self._tasks.run(task, now)
+                continue
+            if await children_drive.drive_targets(
+                self, decision.waiting_workflows, now, visiting | {exec_id}
+            ):
                 continue
             blocked = self._blocked(exec_id, decision, at)
             if blocked is not None:
@@ -241,6 +249,10 @@ class SqliteRuntime:
             return None
         if decision.waiting_signal is not None:
             return RunState.WaitingSignal(name=decision.waiting_signal)
+        if decision.waiting_mutex is not None:
+            return RunState.WaitingMutex(key=decision.waiting_mutex)
+        if decision.waiting_workflow is not None:
+            return RunState.WaitingWorkflow(exec_id=ExecutionId(decision.waiting_workflow))
         if wake is not None or decision.waiting_timer:
             return RunState.WaitingTimer()
         if decision.stuck:
@@ -503,6 +515,41 @@ class SqliteRuntime:
         if seconds <= 0:
             raise ValueError("the query timeout must be positive")
         self.settings.query_timeout = seconds
+
+    # -- run lifecycle (issue 3): cancel and terminate ----------------------------
+
+    def cancel(self, exec_id: str | ExecutionId, reason: str = "") -> None:
+        """Request a cooperative cancel; the next drive replays the body with the reason.
+
+        The body sees ``ctx.cancellation_reason()`` from the start of that
+        replay and may run cleanup activities; the run then ends CANCELLED
+        (guide §7). A repeat cancel keeps the first reason; a blank reason
+        gets a default text. The request is stored, so it survives a reopen.
+
+        Raises:
+            ExecutionNotFound: no run has this id.
+            WorkflowNotRunning: the run is terminal.
+        """
+        cancel_requests.request_cancel(
+            self._store, self.cache, self._require(exec_id), reason, self.clock.now()
+        )
+
+    def terminate(self, exec_id: str | ExecutionId, reason: str = "") -> None:
+        """End a run TERMINATED at once, in one transaction; its body does not run again.
+
+        Appends WorkflowCancelled {reason}, drops its open rows (keyed signals
+        stay), drops a pending cancel request and applies the parent-close
+        policy of its detached children. A blank reason gets a default text.
+
+        Raises:
+            ExecutionNotFound: no run has this id.
+            WorkflowNotRunning: the run is terminal.
+        """
+        cancel_requests.terminate(
+            self._store, self.cache, self._require(exec_id), reason, self.clock.now()
+        )
+
+
 
 def _fixed(when: datetime) -> Now:
     if not isinstance(when, datetime) or when.tzinfo is None:

@@ -22,6 +22,7 @@ from harvest_engine.authoring import RetryPolicy
 from harvest_engine.errors import UnknownActivity
 from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
+from harvest_engine.runtime import local_activities
 from harvest_engine.runtime.registry import RegisteredActivity, Registry
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.protocol import (
@@ -51,6 +52,8 @@ class TaskRunner:
         if claimed is None:
             return False
         budget = _budget(claimed, activity, started)
+        if claimed.local:
+            budget = local_activities.budget(claimed, self.store.execution(claimed.exec_id), started)
         if budget is not None and budget <= 0:
             result = AttemptResult(
                 ok=False,
@@ -126,6 +129,9 @@ class TaskRunner:
                     started_at=started, ended_at=ended, outcome=outcome, error=error_text,
                 )
             )
+            if task.local:
+                local_activities.record(txn, current, row, result, ended)
+                return
             if result.ok:
                 txn.add_ledger([_ledger(task, call, ended) for call in result.llm_calls])
                 event = HistoryEvent(

@@ -298,6 +298,39 @@ class WriteTxn(Protocol):
         """Delete up to `limit` terminal runs closed before `cutoff`, with all their rows."""
         ...
 
+    # -- run lifecycle (issue 3) ------------------------------------------------
+
+    def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
+        """Hand a run's undelivered signals to its successor (continue-as-new)."""
+        ...
+
+    def tasks_of(self, exec_id: str) -> list[TaskRecord]:
+        """Every task row of a run, oldest first."""
+        ...
+
+    def running_children(self, exec_id: str) -> list[ExecutionRecord]:
+        """The RUNNING runs whose parent is `exec_id`, oldest first."""
+        ...
+
+    def enqueue_mutex(self, key: str, exec_id: str, at: datetime) -> None:
+        """Queue the run for `key` (a second request of the same run keeps its place)."""
+        ...
+
+    def grant_mutex(self, key: str, exec_id: str) -> int | None:
+        """Grant `key` to the run if it heads the queue and the key is free; its new lock_seq.
+
+        The lock_seq of a key only grows, also across releases (a fencing token).
+        """
+        ...
+
+    def release_mutex(self, key: str, exec_id: str) -> None:
+        """Free the run's hold or queue place on `key`."""
+        ...
+
+    def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
+        """Make the run's local activity retries ready at once (a pending cancel skips the wait)."""
+        ...
+
 
 class DurableStore(Protocol):
     """The store the runtime drives; `SqliteStore` is today's implementation."""

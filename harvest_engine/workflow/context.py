@@ -16,13 +16,16 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.authoring import ActivityInfo, RetryPolicy
+from harvest_engine.authoring import ActivityInfo, RetryPolicy, WorkflowInfo
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import (
     ApplicationError,
+    ChildWorkflowError,
     ContinueAsNew,
+    ExternalWorkflowError,
     InvalidSearchAttribute,
 )
+from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
 from harvest_engine.workflow.commands import Command
 
@@ -35,6 +38,9 @@ log = logging.getLogger("harvest.workflow")
 CONTINUE_AS_NEW_ADVICE_EVENTS = 10_000
 
 _TIMED_OUT = object()
+
+# A local activity attempt never runs longer than this (API.md defaults).
+LOCAL_ACTIVITY_BUDGET_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,30 @@ class TimerOutcome(enum.Enum):
     CANCELLED = "cancelled"
 
 
+class ParentClosePolicy(enum.Enum):
+    """What happens to a RUNNING detached child when its parent ends (guide §9).
+
+    REQUEST_CANCEL seals it CANCELLED with the reason ``parent closed``;
+    TERMINATE seals it TERMINATED with the reason ``ParentClosed``; ABANDON
+    leaves it running. The policy cascades through every level.
+    """
+
+    REQUEST_CANCEL = "request_cancel"
+    TERMINATE = "terminate"
+    ABANDON = "abandon"
+
+    @classmethod
+    def coerce(cls, value: ParentClosePolicy | str) -> ParentClosePolicy:
+        """The policy itself, or the one named by its text (``"abandon"``)."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            for member in cls:
+                if value.strip().lower() in (member.value, member.name.lower()):
+                    return member
+        raise ValueError(f"unknown parent close policy {value!r}")
+
+
 class TimerHandle:
     """A cancellable durable timer from `ctx.start_timer`."""
 
@@ -68,6 +98,8 @@ class TimerHandle:
 
     async def await_fire(self) -> TimerOutcome:
         """Wait until the timer fires or is cancelled."""
+        if not self._future.done():
+            self._ctx._machine.note_await("TimerAwait")
         result: TimerOutcome = await self._future
         return result
 
@@ -90,6 +122,45 @@ class TimerHandle:
     def fired(self) -> bool:
         """Whether the timer has fired."""
         return self._future.done() and self._future.result() is TimerOutcome.FIRED
+
+
+class MutexGuard:
+    """A held mutex; `release()` frees it (a plain call)."""
+
+    def __init__(self, ctx: WorkflowContext, key: str, lock_seq: int) -> None:
+        self._ctx = ctx
+        self.key = key
+        self.lock_seq = lock_seq
+        self.released = False
+
+    def release(self) -> None:
+        """Free the key for the next run in its queue (safe to call twice)."""
+        if not self.released:
+            self.released = True
+            self._ctx._machine.release_mutex(self.key)
+
+
+class WorkflowMutex:
+    """`ctx.mutex(key)`: `acquire()` queues the run and waits for MutexGranted."""
+
+    def __init__(self, ctx: WorkflowContext, key: str) -> None:
+        self._ctx = ctx
+        self.key = key
+        self._guard: MutexGuard | None = None
+
+    async def acquire(self) -> MutexGuard:
+        """Wait for the key; the guard carries the fencing `lock_seq`."""
+        lock_seq = await self._ctx._machine.request_mutex(self.key)
+        return MutexGuard(self._ctx, self.key, int(lock_seq))
+
+    async def __aenter__(self) -> MutexGuard:
+        self._guard = await self.acquire()
+        return self._guard
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._guard is not None:
+            self._guard.release()
+            self._guard = None
 
 
 class WorkflowContext:
@@ -138,8 +209,22 @@ class WorkflowContext:
         """True once the history is long enough that a loop should continue as new."""
         return self._machine.history_length >= CONTINUE_AS_NEW_ADVICE_EVENTS
 
-    def continue_as_new(self, input: Any = None) -> typing.NoReturn:
-        """End this run and start its successor with `input` (never returns)."""
+    def continue_as_new(
+        self, input: Any = None, *, workflow_type: str | None = None
+    ) -> typing.NoReturn:
+        """End this run and start its successor with `input` (never returns).
+
+        Args:
+            input: the successor's start input.
+            workflow_type: only the run's own type is supported; another one
+                is rejected (guide §12) and the run ends FAILED.
+        """
+        if workflow_type is not None and workflow_type != self._machine.run.workflow_name:
+            raise self._machine.reject(
+                "ContinueAsNew.new_workflow_type",
+                f"continue_as_new to another workflow type ({workflow_type!r}) is not supported "
+                "by the SQLite backend",
+            )
         value = payloads.to_json(input)
         payloads.check(value, "continue_as_new input")
         raise ContinueAsNew(value)
@@ -181,6 +266,153 @@ class WorkflowContext:
     async def execute_activity_raw(self, name: str, input: Any, queue: str = "default") -> Any:
         """Schedule an activity by name on a queue; the JSON result, untyped."""
         return await self.execute_activity(name, input, queue=queue)
+
+    async def execute_local_activity(
+        self,
+        activity: Callable[..., Any] | ActivityInfo | str,
+        input: Any = None,
+        *,
+        retry: RetryPolicy | None = None,
+        start_to_close: Duration | None = None,
+    ) -> Any:
+        """Run an activity inline after the decision commits (LocalActivity* events).
+
+        Each attempt's budget is `start_to_close`, capped at 60 s. It must be
+        the only awaitable of its batch (guide §7 solo rules).
+        """
+        name, result_type = _activity_target(activity)
+        attrs: dict[str, Any] = {"name": name, "input": _checked(input, "activity input")}
+        if retry is not None:
+            attrs["retry"] = retry.to_json()
+        if start_to_close is not None:
+            attrs["start_to_close"] = min(
+                to_timedelta(start_to_close).total_seconds(), LOCAL_ACTIVITY_BUDGET_SECONDS
+            )
+        result = await self._machine.schedule_local_activity(attrs)
+        return payloads.from_json(result, result_type)
+
+    async def execute_external_activity(self, name: str, input: Any = None) -> Any:
+        """An external (task-token) activity: rejected by this backend (guide §12)."""
+        del input
+        raise self._machine.reject(
+            "ExternalActivity",
+            f"external / task-token activities ({name!r}) are not supported by the SQLite backend",
+        )
+
+    async def create_session(self, *args: Any, **kwargs: Any) -> Any:
+        """A worker session: rejected by this backend (guide §12)."""
+        del args, kwargs
+        raise self._machine.reject(
+            "CreateSession", "worker sessions are not supported by the SQLite backend"
+        )
+
+    # -- other runs ----------------------------------------------------------
+
+    async def spawn_child_workflow(
+        self,
+        workflow: Callable[..., Any] | WorkflowInfo | str,
+        input: Any = None,
+        timeout: Duration | None = None,
+    ) -> Any:
+        """Start a child run and wait for its result.
+
+        Raises:
+            ChildWorkflowError: the child failed (its type, details and
+                retryability), was cancelled or terminated, or `timeout`
+                passed first (type ``ChildWorkflowTimeout``).
+        """
+        name, result_type = _workflow_target(workflow)
+        attrs = {"workflow_name": name, "input": _checked(input, "child input")}
+        child, future = self._machine.start_child(attrs, attached=True)
+        if future is None:
+            raise ApplicationError("an attached child has a result future")
+        if timeout is None:
+            result = await future
+            return payloads.from_json(result, result_type)
+        handle = TimerHandle(
+            self, self._machine.next_timer_id(), to_timedelta(timeout, what="child timeout")
+        )
+        waiter: asyncio.Future[Any] = self._machine.loop.create_future()
+
+        def deadline_won(_: asyncio.Future[Any]) -> None:
+            # A due deadline is applied before a late child's result (guide §9).
+            if not waiter.done() and handle.fired:
+                self._machine.forget_child(child)
+                waiter.set_exception(
+                    ChildWorkflowError(
+                        f"child workflow {name} ({child}) did not finish within its timeout",
+                        type="ChildWorkflowTimeout",
+                    )
+                )
+
+        def child_done(fut: asyncio.Future[Any]) -> None:
+            if waiter.done():
+                return
+            if fut.exception() is not None:
+                waiter.set_exception(fut.exception())  # type: ignore[arg-type]
+            else:
+                waiter.set_result(fut.result())
+
+        handle._future.add_done_callback(deadline_won)
+        future.add_done_callback(child_done)
+        try:
+            result = await waiter
+        finally:
+            handle.cancel()
+        return payloads.from_json(result, result_type)
+
+    async def spawn_child_workflow_detached(
+        self,
+        workflow: Callable[..., Any] | WorkflowInfo | str,
+        input: Any = None,
+        parent_close_policy: ParentClosePolicy | str = ParentClosePolicy.REQUEST_CANCEL,
+    ) -> ExecutionId:
+        """Start a child run the parent does not wait for; its id, at once."""
+        name, _ = _workflow_target(workflow)
+        policy = ParentClosePolicy.coerce(parent_close_policy)
+        attrs = {
+            "workflow_name": name,
+            "input": _checked(input, "child input"),
+            "parent_close_policy": policy.value,
+        }
+        child, _ = self._machine.start_child(attrs, attached=False)
+        return ExecutionId(child)
+
+    async def signal_external_workflow(
+        self, exec_id: ExecutionId | str, name: str, payload: Any = None
+    ) -> None:
+        """Stage a signal on another RUNNING run (ExternalWorkflowError when it cannot)."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError("a signal name is non-empty text")
+        recorded = await self._machine.external(
+            "ExternalSignalSent",
+            {"target": str(exec_id), "name": name, "payload": _checked(payload, "signal payload")},
+        )
+        _raise_recorded(recorded)
+
+    async def request_cancel_external_workflow(self, exec_id: ExecutionId | str) -> None:
+        """Cancel another run at once (a hard seal: its body does not run again)."""
+        recorded = await self._machine.external(
+            "ExternalCancelRequested", {"target": str(exec_id)}
+        )
+        _raise_recorded(recorded)
+
+    async def await_external_workflow(self, exec_id: ExecutionId | str) -> Any:
+        """Wait for another run's result, following its continue-as-new chain.
+
+        Raises:
+            ExternalWorkflowError: ``target_unknown`` (no such run),
+                ``target_terminated``, or the target's own failure.
+        """
+        return await self._machine.await_workflow(str(exec_id))
+
+    # -- mutex ---------------------------------------------------------------
+
+    def mutex(self, key: str) -> WorkflowMutex:
+        """A durable mutex shared by every run of this file: ``async with ctx.mutex("k"):``."""
+        if not isinstance(key, str) or not key.strip():
+            raise ValueError("a mutex key is non-empty text")
+        return WorkflowMutex(self, key)
 
     # -- timers --------------------------------------------------------------
 
@@ -386,6 +618,31 @@ def _activity_target(activity: Any) -> tuple[str, Any]:
         except (NameError, TypeError):
             result_type = None
     return info.name, result_type
+
+
+def _workflow_target(workflow: Any) -> tuple[str, Any]:
+    if isinstance(workflow, str):
+        return workflow, None
+    info = workflow if isinstance(workflow, WorkflowInfo) else getattr(workflow, "info", None)
+    if not isinstance(info, WorkflowInfo):
+        raise TypeError(f"a child needs a @workflow function or a name, got {workflow!r}")
+    try:
+        result_type = typing.get_type_hints(info.fn).get("return")
+    except (NameError, TypeError):
+        result_type = None
+    return info.name, result_type
+
+
+def _raise_recorded(recorded: Any) -> None:
+    """Raise the ExternalWorkflowError a signal or cancel to another run recorded."""
+    if isinstance(recorded, dict) and isinstance(recorded.get("error"), dict):
+        err = recorded["error"]
+        raise ExternalWorkflowError(
+            str(err.get("message", "")),
+            type=str(err.get("type") or "ExternalWorkflowError"),
+            non_retryable=bool(err.get("non_retryable")),
+            details=err.get("details"),
+        )
 
 
 def _error_json(exc: BaseException) -> dict[str, Any]:

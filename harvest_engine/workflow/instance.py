@@ -14,6 +14,7 @@ import asyncio
 import collections
 import inspect
 import logging
+import uuid
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -21,6 +22,8 @@ from typing import Any
 from harvest_engine import payloads
 from harvest_engine.errors import (
     ActivityError,
+    ChildWorkflowError,
+    ExternalWorkflowError,
     HarvestInternalError,
     NonDeterminismDetected,
     NonDeterministicCall,
@@ -28,7 +31,12 @@ from harvest_engine.errors import (
 from harvest_engine.events import HistoryEvent
 from harvest_engine.states import ErrorInfo
 from harvest_engine.timestamps import from_text
-from harvest_engine.workflow.commands import Command, describe_event
+from harvest_engine.workflow.commands import (
+    Command,
+    CommandRejected,
+    describe_event,
+    solo_violation,
+)
 from harvest_engine.workflow.context import RunInfo, TimerOutcome, WorkflowContext
 from harvest_engine.workflow.loop import DeterministicLoop
 from harvest_engine.workflow.signals import SignalInbox
@@ -36,7 +44,15 @@ from harvest_engine.workflow.signals import SignalInbox
 log = logging.getLogger("harvest.workflow")
 
 # Events the engine records that answer no command and need no action here.
-_PASSIVE_EVENTS = frozenset({"WorkflowRetryScheduled", "UpdateAdmitted"})
+_PASSIVE_EVENTS = frozenset({"WorkflowRetryScheduled", "UpdateAdmitted", "LocalActivityFailed"})
+
+# Child run ids derive from the parent's id and the command number, so a
+# replay computes the same id the live cycle recorded.
+_CHILD_NAMESPACE = uuid.UUID("6f1c9e57-8d0a-4c1e-9a53-2b7d4e0c5a11")
+
+# What a live cycle's runtime does with an effect command: apply it in the
+# decision transaction and return attrs to record with it.
+Effects = Callable[[str, dict[str, Any]], dict[str, Any] | None]
 
 
 class WorkflowInstance:
@@ -73,6 +89,16 @@ class WorkflowInstance:
         self._log_count = 0
         self._live = False
         self.violation: NonDeterministicCall | None = None
+        # Set by the runtime for a live decision; None on replay and in queries.
+        self.effects: Effects | None = None
+        self.rejection: CommandRejected | None = None
+        # A cascade sealed this very run mid-batch: (state, reason).
+        self.halted: tuple[str, str] | None = None
+        self._children: dict[int, tuple[str, asyncio.Future[Any]]] = {}
+        self._awaits: dict[int, tuple[str, asyncio.Future[Any]]] = {}
+        self._mutex_waits: dict[str, asyncio.Future[Any]] = {}
+        self._local_ids: set[int] = set()
+        self._marks: list[str] = []
 
     # -- what workflow code calls (through WorkflowContext) -------------------
 
@@ -107,6 +133,81 @@ class WorkflowInstance:
     def forget_timer(self, timer_id: str) -> None:
         """A cancelled timer no longer waits for its TimerFired."""
         self._timers.pop(timer_id, None)
+
+    def schedule_local_activity(self, attrs: dict[str, Any]) -> asyncio.Future[Any]:
+        """Emit LocalActivityScheduled; the future resolves with its completion."""
+        activity_id = self.next_command_id()
+        future = self.loop.create_future()
+        self._activities[activity_id] = future
+        self._local_ids.add(activity_id)
+        self.emit(
+            Command("LocalActivityScheduled", {"activity_id": activity_id, **attrs}, future)
+        )
+        return future
+
+    def start_child(
+        self, attrs: dict[str, Any], *, attached: bool
+    ) -> tuple[str, asyncio.Future[Any] | None]:
+        """Emit ChildWorkflowStarted; the child's id and (attached) its result future."""
+        command_id = self.next_command_id()
+        child = str(uuid.uuid5(_CHILD_NAMESPACE, f"{self.run.exec_id}:{command_id}"))
+        future: asyncio.Future[Any] | None = None
+        if attached:
+            future = self.loop.create_future()
+            self._children[command_id] = (child, future)
+        self.emit(
+            Command(
+                "ChildWorkflowStarted",
+                {"command_id": command_id, "child": child, **attrs},
+                future if attached else None,
+            )
+        )
+        return child, future
+
+    def forget_child(self, child: str) -> None:
+        """An attached child whose deadline won is no longer awaited."""
+        for command_id, (target, _) in list(self._children.items()):
+            if target == child:
+                del self._children[command_id]
+
+    def external(self, type_: str, attrs: dict[str, Any]) -> asyncio.Future[Any]:
+        """Emit a signal or cancel to another run; the future gets the recorded outcome."""
+        future = self.loop.create_future()
+        command_id = self.next_command_id()
+        self.emit(Command(type_, {"command_id": command_id, **attrs}, future, answered=True))
+        return future
+
+    def await_workflow(self, target: str) -> asyncio.Future[Any]:
+        """Emit ExternalWorkflowAwaited; the future resolves with the target's result."""
+        future = self.loop.create_future()
+        command_id = self.next_command_id()
+        self._awaits[command_id] = (target, future)
+        self.emit(
+            Command("ExternalWorkflowAwaited", {"command_id": command_id, "target": target}, future)
+        )
+        return future
+
+    def request_mutex(self, key: str) -> asyncio.Future[Any]:
+        """Emit MutexRequested; the future resolves with the lock_seq of MutexGranted."""
+        future = self.loop.create_future()
+        self._mutex_waits[key] = future
+        self.emit(Command("MutexRequested", {"key": key}, future))
+        return future
+
+    def release_mutex(self, key: str) -> None:
+        """Emit MutexReleased (a plain call)."""
+        self.emit(Command("MutexReleased", {"key": key}))
+
+    def note_await(self, kind: str) -> None:
+        """Workflow code awaits something that emits no command now (solo rules)."""
+        self._marks.append(kind)
+
+    def reject(self, feature: str, why: str) -> CommandRejected:
+        """Remember a rejected command (guide §12) and return the error to raise."""
+        rejection = CommandRejected(feature, why)
+        if self.rejection is None:
+            self.rejection = rejection
+        return rejection
 
     def side_effect(self, compute: Callable[[], dict[str, Any]]) -> asyncio.Future[Any]:
         """Emit SideEffectRecorded; live it is computed once, on replay read back."""
@@ -145,6 +246,7 @@ class WorkflowInstance:
         self.history_length = event.seq
         self.now = event.at
         self._live = live
+        self._marks.clear()
         if event.type == "WorkflowStarted":
             self._start(event)
         elif event.is_command:
@@ -161,7 +263,8 @@ class WorkflowInstance:
         command = self._emitted.popleft()
         if not command.matches(event):
             raise self._divergence(event, command.describe())
-        if command.immediate is not None and command.future is not None:
+        answered = command.immediate is not None or command.answered
+        if answered and command.future is not None:
             command.future.set_result(dict(event.attrs))
 
     def _divergence(self, event: HistoryEvent, expected: str) -> NonDeterminismDetected:
@@ -196,9 +299,44 @@ class WorkflowInstance:
             self._settle(self._timers.pop(str(attrs.get("timer_id")), None), TimerOutcome.FIRED)
         elif kind == "SignalReceived":
             self.signals.arrive(attrs.get("name", ""), attrs.get("payload"))
+        elif kind == "LocalActivityCompleted":
+            self._settle(self._activities.pop(int(attrs.get("activity_id", 0)), None), attrs.get("result"))
+        elif kind == "LocalActivityExhausted":
+            future = self._activities.pop(int(attrs.get("activity_id", 0)), None)
+            if future is not None and not future.done():
+                future.set_exception(activity_error(attrs))
+        elif kind in ("ChildWorkflowCompleted", "ChildWorkflowFailed"):
+            entry = self._children.pop(int(attrs.get("command_id", 0)), None)
+            self._answer(None if entry is None else entry[1], attrs, ChildWorkflowError)
+        elif kind in ("ExternalWorkflowCompleted", "ExternalWorkflowFailed"):
+            entry = self._awaits.pop(int(attrs.get("command_id", 0)), None)
+            self._answer(None if entry is None else entry[1], attrs, ExternalWorkflowError)
+        elif kind == "MutexGranted":
+            self._settle(self._mutex_waits.pop(str(attrs.get("key")), None), attrs.get("lock_seq"))
         elif kind in _PASSIVE_EVENTS:
             return
         # Other engine events (cancel seals, terminal events) need no action.
+
+    @staticmethod
+    def _answer(
+        future: asyncio.Future[Any] | None,
+        attrs: dict[str, Any],
+        error_type: type[ChildWorkflowError] | type[ExternalWorkflowError],
+    ) -> None:
+        if future is None or future.done():
+            return
+        if "error" in attrs:
+            info = ErrorInfo.from_json(attrs.get("error"))
+            future.set_exception(
+                error_type(
+                    info.message,
+                    type=info.type,
+                    non_retryable=info.non_retryable,
+                    details=info.details,
+                )
+            )
+        else:
+            future.set_result(attrs.get("result"))
 
     @staticmethod
     def _settle(future: asyncio.Future[Any] | None, value: Any) -> None:
@@ -237,20 +375,50 @@ class WorkflowInstance:
         """
         events: list[HistoryEvent] = []
         self._live = True
+        batch_start = True
         while self._emitted:
+            if batch_start and self.effects is not None:
+                self._check_batch()
+            batch_start = False
             command = self._emitted.popleft()
             attrs = dict(command.attrs)
             if command.immediate is not None:
                 attrs.update(command.immediate())
+            if command.effect and self.effects is not None:
+                attrs.update(self.effects(command.type, attrs) or {})
             event = HistoryEvent(seq=next_seq, type=command.type, at=at, attrs=attrs)
             next_seq += 1
             self.applied_seq = event.seq
             self.history_length = event.seq
             events.append(event)
-            if command.immediate is not None and command.future is not None:
+            if self.halted is not None:
+                # This run was sealed by its own command's cascade: the rest
+                # of its batch does not apply (guide §9).
+                self._emitted.clear()
+                break
+            answered = command.immediate is not None or (
+                command.answered and self.effects is not None
+            )
+            if answered and command.future is not None:
                 command.future.set_result(attrs)
+                self._marks.clear()
                 self._quiesce()
+                batch_start = True
+        self._marks.clear()
         return events
+
+    def _check_batch(self) -> None:
+        """Refuse a new batch that breaks a solo rule (guide §7, §12)."""
+        batch = list(self._emitted)
+        ids = {int(c.attrs.get("activity_id", 0)) for c in batch}
+        outstanding = any(
+            not self._activities[aid].done()
+            for aid in self._local_ids
+            if aid in self._activities and aid not in ids
+        )
+        broken = solo_violation(batch, list(self._marks), outstanding)
+        if broken is not None:
+            raise self.reject(*broken)
 
     def deliver(self, event: HistoryEvent) -> None:
         """Apply a new input event (a signal or a fired timer) live."""
@@ -291,6 +459,31 @@ class WorkflowInstance:
     def waiting_activity_ids(self) -> list[int]:
         """Activities the code still waits on."""
         return [aid for aid, fut in self._activities.items() if not fut.done()]
+
+    def waiting_workflows(self) -> list[tuple[str, int, str]]:
+        """(kind, command_id, target) of every run the code waits on, in command order.
+
+        `kind` is "child" for an attached child, "await" for
+        `await_external_workflow`.
+        """
+        waits = [
+            ("child", cid, target) for cid, (target, fut) in self._children.items() if not fut.done()
+        ]
+        waits += [
+            ("await", cid, target) for cid, (target, fut) in self._awaits.items() if not fut.done()
+        ]
+        return sorted(waits, key=lambda w: w[1])
+
+    def waiting_mutex_keys(self) -> list[str]:
+        """Mutex keys the code waits to be granted, in request order."""
+        return [key for key, fut in self._mutex_waits.items() if not fut.done()]
+
+    def waiting_local_activity_ids(self) -> list[int]:
+        """Local activities the code still waits on."""
+        return [
+            aid for aid in sorted(self._local_ids)
+            if aid in self._activities and not self._activities[aid].done()
+        ]
 
     def waiting_conditions(self) -> int:
         """How many `await_condition` waits are parked."""

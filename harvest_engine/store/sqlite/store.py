@@ -394,6 +394,67 @@ class SqliteWriteTxn:
     def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
         return retention_sql.purge_batch(self._conn, cutoff, limit)
 
+    # -- run lifecycle (issue 3) ------------------------------------------------
+
+    def running_children(self, exec_id: str) -> list[ExecutionRecord]:
+        rows = self._conn.execute(
+            f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE parent_exec_id = ? AND state = 'RUNNING' ORDER BY id",
+            (exec_id,),
+        ).fetchall()
+        return [queries.execution_from_row(row) for row in rows]
+
+    def enqueue_mutex(self, key: str, exec_id: str, at: datetime) -> None:
+        # queued_at orders the queue; it only grows per key, so two requests
+        # at one clock instant keep their arrival order.
+        row = self._conn.execute(
+            "SELECT MAX(queued_at) FROM harvest_mutexes WHERE key = ?", (key,)
+        ).fetchone()
+        queued = max(micros(at), int(row[0]) + 1 if row[0] is not None else 0)
+        self._conn.execute(
+            "INSERT OR IGNORE INTO harvest_mutexes (key, exec_id, queued_at) VALUES (?, ?, ?)",
+            (key, exec_id, queued),
+        )
+
+    def grant_mutex(self, key: str, exec_id: str) -> int | None:
+        conn = self._conn
+        held = conn.execute(
+            "SELECT 1 FROM harvest_mutexes WHERE key = ? AND granted = 1", (key,)
+        ).fetchone()
+        if held is not None:
+            return None
+        head = conn.execute(
+            "SELECT exec_id FROM harvest_mutexes WHERE key = ? AND granted = 0 "
+            "ORDER BY queued_at, exec_id LIMIT 1",
+            (key,),
+        ).fetchone()
+        if head is None or head[0] != exec_id:
+            return None
+        meta_key = f"mutex_lock_seq:{key}"
+        row = conn.execute("SELECT value FROM harvest_meta WHERE key = ?", (meta_key,)).fetchone()
+        lock_seq = (int(row[0]) if row is not None else 0) + 1
+        conn.execute(
+            "INSERT OR REPLACE INTO harvest_meta (key, value) VALUES (?, ?)",
+            (meta_key, str(lock_seq)),
+        )
+        conn.execute(
+            "UPDATE harvest_mutexes SET granted = 1, lock_seq = ? WHERE key = ? AND exec_id = ?",
+            (lock_seq, key, exec_id),
+        )
+        return lock_seq
+
+    def release_mutex(self, key: str, exec_id: str) -> None:
+        self._conn.execute(
+            "DELETE FROM harvest_mutexes WHERE key = ? AND exec_id = ?", (key, exec_id)
+        )
+
+    def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
+        self._conn.execute(
+            "UPDATE harvest_tasks SET ready_at = MIN(ready_at, ?) "
+            "WHERE exec_id = ? AND local = 1 AND status = 'PENDING'",
+            (micros(now), exec_id),
+        )
+
 
 class SqliteStore:
     """The one DurableStore implementation today: a WAL SQLite file behind a flock.

@@ -1,0 +1,49 @@
+"""Inserting a run with its WorkflowStarted event, and what `ctx.info()` reads from a row."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from harvest_engine import payloads
+from harvest_engine.events import HistoryEvent
+from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
+from harvest_engine.workflow.context import RunInfo
+
+
+def start_run(txn: WriteTxn, new: NewExecution, now: datetime) -> None:
+    """Insert a run with its WorkflowStarted event."""
+    attrs: dict[str, Any] = {
+        "exec_id": new.exec_id,
+        "workflow_name": new.workflow_name,
+        "workflow_id": new.workflow_id,
+        "input": payloads.loads(new.input),
+        "attempt": new.attempt,
+    }
+    if new.parent_exec_id:
+        attrs["parent_exec_id"] = new.parent_exec_id
+    if new.predecessor:
+        attrs["predecessor"] = new.predecessor
+    txn.insert_execution(new, HistoryEvent(seq=1, type="WorkflowStarted", at=now, attrs=attrs))
+
+
+def run_info(row: ExecutionRecord) -> RunInfo:
+    """What `ctx.info()` reports, from the run's row."""
+    return RunInfo(
+        workflow_name=row.workflow_name,
+        workflow_id=row.workflow_id,
+        exec_id=row.exec_id,
+        attempt=row.attempt,
+        parent_execution_id=row.parent_exec_id,
+        started_at=row.started_at,
+        deadline=row.deadline,
+        predecessor=row.predecessor,
+    )
+
+
+def append(txn: WriteTxn, exec_id: str, type_: str, attrs: dict[str, Any], now: datetime) -> None:
+    """Append one event at the run's next seq (outside a decision's own event list)."""
+    row = txn.execution(exec_id)
+    if row is None:
+        return
+    txn.append_events(exec_id, [HistoryEvent(seq=row.next_seq, type=type_, at=now, attrs=attrs)])
