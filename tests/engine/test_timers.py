@@ -1,0 +1,126 @@
+"""Cancellable timers: start_timer -> TimerHandle (await_fire, cancel, reset), on real files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from harvest_engine import (
+    ManualClock,
+    RunState,
+    SqliteReader,
+    SqliteRuntime,
+    TimerOutcome,
+    WorkflowContext,
+    WorkflowReplayer,
+    workflow,
+)
+
+Open = Callable[..., SqliteRuntime]
+
+
+@workflow
+async def reminder(ctx: WorkflowContext, _: Any) -> Any:
+    handle = ctx.start_timer("remind", "10m")
+    outcome = await handle.await_fire()
+    return outcome.value
+
+
+@workflow
+async def cancelled_reminder(ctx: WorkflowContext, _: Any) -> Any:
+    handle = ctx.start_timer("remind", "10m")
+    await ctx.wait_for_signal("done")
+    handle.cancel()
+    first = await handle.await_fire()
+    again = ctx.start_timer("remind", "1m")  # a cancelled id can arm again
+    second = await again.await_fire()
+    return [first.value, second.value]
+
+
+@workflow
+async def snoozed(ctx: WorkflowContext, _: Any) -> Any:
+    handle = ctx.start_timer("alarm", "10m")
+    await ctx.wait_for_signal("snooze")
+    handle.reset("30m")
+    return (await handle.await_fire()).value
+
+
+WORKFLOWS = [reminder, cancelled_reminder, snoozed]
+
+
+def runtime(open_rt: Open) -> SqliteRuntime:
+    rt = open_rt()
+    for wf in WORKFLOWS:
+        rt.register_workflow(wf)
+    return rt
+
+
+async def test_a_timer_fires_once_its_time_has_come(open_rt: Open, clock: ManualClock) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("reminder", None)
+
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    clock.advance("9m")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    clock.advance("1m")
+
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=TimerOutcome.FIRED.value)
+    history = rt.load_history(exec_id)
+    assert [e.type for e in history] == [
+        "WorkflowStarted", "TimerStarted", "TimerFired", "WorkflowCompleted",
+    ]
+    assert history[1].attrs["timer_id"] == "remind"
+    assert WorkflowReplayer(WORKFLOWS).replay(history).closed
+
+
+async def test_cancel_deletes_the_row_and_await_fire_returns_cancelled(
+    open_rt: Open, clock: ManualClock, db_path: Any
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("cancelled_reminder", None)
+    await rt.run_until_blocked(exec_id)
+    rt.send_signal(exec_id, "done", None)
+
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    with SqliteReader.open(db_path) as reader:
+        assert [t.timer_id for t in reader.timers(str(exec_id))] == ["remind"]
+        assert reader.timers(str(exec_id))[0].fire_at == clock.now() + timedelta(minutes=1)
+    clock.advance("1m")
+
+    state = await rt.run_until_blocked(exec_id)
+
+    assert state == RunState.Completed(output=["cancelled", "fired"])
+    types = [e.type for e in rt.load_history(exec_id)]
+    assert types.count("TimerCancelled") == 1
+    assert types.count("TimerStarted") == 2
+    assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(exec_id)).closed
+
+
+async def test_reset_cancels_and_arms_again_from_now(open_rt: Open, clock: ManualClock) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("snoozed", None)
+    await rt.run_until_blocked(exec_id)
+    clock.advance("5m")
+    rt.send_signal(exec_id, "snooze", None)
+    await rt.run_until_blocked(exec_id)
+
+    clock.advance("25m")  # 30 minutes after start: the first deadline has long passed
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    clock.advance("5m")
+
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="fired")
+    types = [e.type for e in rt.load_history(exec_id)]
+    assert types[-4:] == ["TimerCancelled", "TimerStarted", "TimerFired", "WorkflowCompleted"]
+
+
+async def test_an_armed_timer_survives_a_reopen(open_rt: Open, clock: ManualClock) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("reminder", None)
+    await rt.run_until_blocked(exec_id)
+    rt.close()
+    clock.advance("10m")
+
+    reopened = runtime(open_rt)
+
+    assert await reopened.run_until_blocked(exec_id) == RunState.Completed(output="fired")
