@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -13,7 +14,7 @@ os.environ.setdefault("QT_API", "pyside6")  # qasync and pyqtgraph pick the bind
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import qasync
-from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtCore import QStandardPaths, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from harvest_gui import __version__, async_bridge, theme
@@ -91,6 +92,26 @@ def install_error_presenter(window: MainWindow) -> None:
     sys.excepthook = hook
 
 
+SIGNAL_CHECK_MS = 250
+"""How often Python gets control to notice SIGTERM/SIGINT while Qt idles in C++."""
+
+
+def stop_on_signals(window: MainWindow) -> None:
+    """SIGTERM and SIGINT close the window the normal way (state saved, lock freed)."""
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        QTimer.singleShot(0, window.close)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, on_signal)
+    # Python runs a signal handler only between bytecodes; a no-op timer makes sure
+    # it gets the chance even when nothing else calls into Python.
+    wake = QTimer(window)
+    wake.setInterval(SIGNAL_CHECK_MS)
+    wake.timeout.connect(lambda: None)
+    wake.start()
+
+
 def run(path: Path | None, read_only: bool, app_module: str | None) -> int:
     """Start the window on the qasync loop and run until it closes."""
     from harvest_gui.views.main_window import MainWindow
@@ -118,6 +139,7 @@ def run(path: Path | None, read_only: bool, app_module: str | None) -> int:
     app.setQuitOnLastWindowClosed(False)
     closed = asyncio.Event()
     window.closed.connect(closed.set)
+    stop_on_signals(window)
 
     async def main() -> None:
         await closed.wait()

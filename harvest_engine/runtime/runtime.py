@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from datetime import datetime
@@ -213,6 +214,9 @@ class SqliteRuntime:
                     raise Stuck(exec_id=exec_id)
             except HarvestError as exc:
                 first_error = first_error or exc
+            # Each decision is its own transaction; yielding between them keeps a
+            # host loop (the GUI's qasync loop) responsive over a pass of many runs.
+            await asyncio.sleep(0)
         for task in self._store.ready_tasks(None, now()):
             try:
                 progressed = await self._tasks.run(task, now) or progressed

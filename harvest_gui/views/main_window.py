@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -302,6 +303,9 @@ class MainWindow(QMainWindow):
         self.run_list.table.setFocus()
         if self.run_list.model.rowCount():
             self.run_list.table.selectRow(0)
+        # What exists now lives as long as the file is open: keep it out of the
+        # collector's full passes, which otherwise stall the UI for 40-70 ms.
+        gc.freeze()
 
     def _start_driving(self, session: WriterSession) -> None:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,8 @@ from harvest_gui.views.timeline_view import TimelineView
 if TYPE_CHECKING:
     from harvest_gui.session import Session
 
+TIMELINE_REDRAW_S = 1.0
+"""How often a running run's timeline is redrawn when its history did not change."""
 TAB_SUMMARY, TAB_HISTORY, TAB_TIMELINE, TAB_PENDING, TAB_LOGS, TAB_COSTS = range(6)
 
 
@@ -37,6 +40,7 @@ class RunDetailView(QWidget):
         self.session = session
         self.exec_id: str | None = None
         self._seen: tuple[Any, ...] | None = None
+        self._timeline_drawn = 0.0
         self.title = plain_label("runTitle")
         font = self.title.font()
         font.setPointSizeF(font.pointSizeF() * 1.2)
@@ -115,17 +119,31 @@ class RunDetailView(QWidget):
             self.title.setText(f"Run {self.exec_id} is no longer in the file (purged?).")
             self.stack.setCurrentIndex(1)
             return
-        self.title.setText(f"{detail.workflow_name} · {detail.workflow_id} · {detail.state}")
-        self.summary.show_run(detail, history)
-        self.history.show_events(history)
+        shown = self._seen or (None,) * 5
+        title = f"{detail.workflow_name} · {detail.workflow_id} · {detail.state}"
+        if self.title.text() != title:
+            self.title.setText(title)
+        # Only the parts that changed are re-shown: re-setting an unchanged view
+        # still repaints it, and a refresh comes with every commit (issue 6 stalls).
         key = (len(history), attempts)
-        if self._seen is None or self._seen[1] != key or detail.closed_at is None:
+        if shown[0] != detail or shown[1] != key:
+            self.summary.show_run(detail, history)
+            self.history.show_events(history)
+        if shown[1] != key or (detail.closed_at is None and self._timeline_due()):
             now = detail.closed_at or datetime.now(UTC)
             self.timeline.show_history(history, attempts, now)
-        self.pending.show_pending(*pending)
-        self.logs.show_logs(logs)
-        self.costs.show_costs(ledger, totals)
-        self._seen = (detail, key)
+            self._timeline_drawn = time.monotonic()
+        if shown[2] != pending:
+            self.pending.show_pending(*pending)
+        if shown[3] != logs:
+            self.logs.show_logs(logs)
+        if shown[4] != (ledger, totals):
+            self.costs.show_costs(ledger, totals)
+        self._seen = (detail, key, pending, logs, (ledger, totals))
+
+    def _timeline_due(self) -> bool:
+        """A running run's open bars grow to "now", redrawn at most once a second."""
+        return time.monotonic() - self._timeline_drawn >= TIMELINE_REDRAW_S
 
     def on_event_clicked(self, seq: int) -> None:
         """A timeline item was clicked: show its event in History."""

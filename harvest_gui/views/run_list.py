@@ -34,6 +34,10 @@ from harvest_gui.views.tables import record_table
 if TYPE_CHECKING:
     from harvest_gui.session import Session
 
+DATE_FORMAT = "yyyy-MM-dd HH:mm"
+"""ISO-like, the same in every locale (the locale default read "2 12 2026 12:31")."""
+EXEC_ID_SAMPLE = "00000000-0000-0000-0000-000000000000"
+
 STATES = (
     "RUNNING",
     "COMPLETED",
@@ -94,8 +98,12 @@ class RunListView(QWidget):
         header.setSortIndicatorShown(True)
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # source order: newest first
         self.table.setSortingEnabled(True)
-        for col, width in enumerate((140, 130, 260, 120, 150, 150, 80, 60)):
+        metrics = self.table.fontMetrics()
+        widths = (140, 130, metrics.horizontalAdvance(EXEC_ID_SAMPLE) + 16, 120, 150, 150, 80, 60)
+        for col, width in enumerate(widths):
             self.table.setColumnWidth(col, width)
+        # A cut id keeps both ends readable: "86dc6b02-e9…b248b", never a bare prefix.
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
         self.model.rowsInserted.connect(self.on_rows_inserted)
         layout = QVBoxLayout(self)
@@ -127,12 +135,14 @@ class RunListView(QWidget):
         self.after.setObjectName("filterAfter")
         self.after.setAccessibleName("Started after")
         self.after.setCalendarPopup(True)
+        self.after.setDisplayFormat(DATE_FORMAT)
         self.before_check = QCheckBox("before")
         self.before_check.setObjectName("filterBeforeOn")
         self.before = QDateTimeEdit(QDateTime.currentDateTime().addDays(1))
         self.before.setObjectName("filterBefore")
         self.before.setAccessibleName("Started before")
         self.before.setCalendarPopup(True)
+        self.before.setDisplayFormat(DATE_FORMAT)
         self.apply_button = QPushButton("&Apply")
         self.apply_button.setObjectName("filterApply")
         self.apply_button.setAccessibleName("Apply filters")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
@@ -13,26 +14,63 @@ from harvest_gui.timeline import Bar, Marker, Timeline, build_timeline
 from harvest_gui.views.timeline_items import LaneBarsItem, marker_spots
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from harvest_engine import ActivityAttempt, HistoryEvent
 
 
+RELATIVE_SPAN_S = 120.0
+"""Runs shorter than this get "seconds since start" on the axis instead of clock times."""
+
+
+def _decimals(spacing: float) -> int:
+    """Decimals a tick label needs at this tick spacing (0 for whole seconds)."""
+    if spacing >= 1:
+        return 0
+    return 1 if spacing >= 0.1 else 2 if spacing >= 0.01 else 3
+
+
+def relative_label(value: float, spacing: float) -> str:
+    """A tick as seconds since the run started: ``0 s``, ``1.5 s``."""
+    return f"{value:.{_decimals(spacing)}f} s"
+
+
+def clock_label(stamp: float, spacing: float) -> str:
+    """A tick as local wall-clock time: ``12:31:05`` (``12:31:05.25`` below a second)."""
+    at = datetime.fromtimestamp(stamp)
+    if spacing >= 86400:
+        return at.strftime("%Y-%m-%d")
+    if spacing >= 3600:
+        return at.strftime("%m-%d %H:%M")
+    text = at.strftime("%H:%M:%S")
+    decimals = _decimals(spacing)
+    if decimals:
+        text += f"{at.microsecond / 1e6:.{decimals}f}"[1:]
+    return text
+
+
 class OffsetDateAxis(pg.DateAxisItem):  # type: ignore[misc]
-    """Wall-clock ticks for data plotted as seconds after `origin`."""
+    """Time ticks for data plotted as seconds after `origin`.
+
+    Short runs (`relative`) read as seconds since the start; longer ones as
+    local clock times (HH:MM:SS), never pyqtgraph's bare "02.000" seconds.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(orientation="bottom", **kwargs)
         self.origin = 0.0
+        self.relative = False
 
-    def tickValues(self, minVal: float, maxVal: float, size: float) -> Any:
-        """Ticks chosen in wall-clock time, returned relative to the origin."""
-        levels = super().tickValues(minVal + self.origin, maxVal + self.origin, size)
+    def tickValues(self, min_val: float, max_val: float, size: float) -> Any:
+        """Round seconds (relative) or wall-clock ticks, returned relative to the origin."""
+        if self.relative:
+            return pg.AxisItem.tickValues(self, min_val, max_val, size)
+        levels = super().tickValues(min_val + self.origin, max_val + self.origin, size)
         return [(spacing, [v - self.origin for v in values]) for spacing, values in levels]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> Any:
-        """Tick labels in local wall-clock time."""
-        return super().tickStrings([v + self.origin for v in values], scale, spacing)
+        """Tick labels: seconds since start, or local clock time."""
+        if self.relative:
+            return [relative_label(v, spacing) for v in values]
+        return [clock_label(v + self.origin, spacing) for v in values]
 
 
 class TimelineView(QWidget):
@@ -105,6 +143,8 @@ class TimelineView(QWidget):
         axis = self.plot.getAxis("bottom")
         assert isinstance(axis, OffsetDateAxis)
         axis.origin = timeline.start
+        axis.relative = timeline.end - timeline.start < RELATIVE_SPAN_S
+        self.plot.setLabel("bottom", "seconds since start" if axis.relative else "local time")
         origin = timeline.start
         for lane in range(len(timeline.lanes)):
             bars = timeline.bars_in_lane(lane)

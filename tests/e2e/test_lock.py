@@ -300,8 +300,7 @@ def test_a_refused_open_names_the_holding_process(tmp_path: Path) -> None:
     from harvest_engine import DatabaseLocked, SqliteRuntime
 
     db = tmp_path / "held.db"
-    with SqliteRuntime.open(db):
-        with pytest.raises(DatabaseLocked) as caught:
-            SqliteRuntime.open(db)
+    with SqliteRuntime.open(db), pytest.raises(DatabaseLocked) as caught:
+        SqliteRuntime.open(db)
     assert caught.value.holder_pid == os.getpid()  # type: ignore[attr-defined]
     assert f"process {os.getpid()}" in str(caught.value)

@@ -30,7 +30,7 @@ async def echo(ctx: Any, value: Any) -> Any:
 
 @workflow
 async def chatty(ctx: WorkflowContext, n: int) -> Any:
-    for i in range(n):
+    for _ in range(n):
         await ctx.execute_activity(echo, "x" * 200)
     ctx.start_timer("never", "1d")
     return await ctx.wait_for_signal("stop")
