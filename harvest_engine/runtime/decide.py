@@ -310,7 +310,9 @@ class Decider:
             return self._continue_as_new(cycle, value, instance)
         if isinstance(value, (ApplicationError, PayloadTooDeep, PayloadTooLarge)):
             error = _failure(value)
-            scheduled = retry.schedule_retry(cycle.txn, row, error, cycle.now, self.registry)
+            scheduled = retry.schedule_retry(
+                cycle.txn, row, error, cycle.now, self.registry, cycle.events
+            )
             if scheduled is not None:
                 cycle.event("WorkflowRetryScheduled", scheduled.event_attrs())
             return self._fail(cycle, error)

@@ -10,11 +10,13 @@ raised reaches this module.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from harvest_engine import payloads
 from harvest_engine.authoring import RetryPolicy
+from harvest_engine.events import HistoryEvent
 from harvest_engine.runtime.registry import Registry
 from harvest_engine.runtime.runs import start_run
 from harvest_engine.states import ErrorInfo, ExecutionId
@@ -40,9 +42,17 @@ class ScheduledRetry:
 
 
 def schedule_retry(
-    txn: WriteTxn, row: ExecutionRecord, error: ErrorInfo, now: datetime, registry: Registry
+    txn: WriteTxn,
+    row: ExecutionRecord,
+    error: ErrorInfo,
+    now: datetime,
+    registry: Registry,
+    unrecorded: Sequence[HistoryEvent] = (),
 ) -> ScheduledRetry | None:
-    """Start the retry of a run failing with `error`, or None when the policy says no."""
+    """Start the retry of a run failing with `error`, or None when the policy says no.
+
+    `unrecorded` holds the failing decision's own events, not yet appended.
+    """
     if row.retry_policy is None:
         return None
     policy = RetryPolicy.from_json(payloads.loads(row.retry_policy))
@@ -71,14 +81,16 @@ def schedule_retry(
         ),
         now,
     )
-    _copy_signals(txn, row.exec_id, successor)
+    _copy_signals(txn, row.exec_id, successor, unrecorded)
     txn.update_execution(row.exec_id, successor=successor)
     return ScheduledRetry(successor, row.attempt + 1, now + backoff, backoff)
 
 
-def _copy_signals(txn: WriteTxn, failed: str, retry: str) -> None:
+def _copy_signals(
+    txn: WriteTxn, failed: str, retry: str, unrecorded: Sequence[HistoryEvent]
+) -> None:
     """Every signal the failed run received, then its undelivered ones, in arrival order."""
-    for event in txn.load_events(failed):
+    for event in [*txn.load_events(failed), *unrecorded]:
         if event.type == "SignalReceived":
             txn.stage_signal(
                 retry,

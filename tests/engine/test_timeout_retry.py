@@ -1,0 +1,165 @@
+"""Execution timeout (TIMED_OUT, ctx.deadline) and workflow retry (WorkflowRetryScheduled)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from harvest_engine import (
+    ApplicationError,
+    ExecutionOutcome,
+    ManualClock,
+    RetryPolicy,
+    RunState,
+    SqliteRuntime,
+    WorkflowContext,
+    WorkflowNotRunning,
+    WorkflowPanicked,
+    WorkflowReplayer,
+    workflow,
+)
+
+Open = Callable[..., SqliteRuntime]
+
+
+@workflow(execution_timeout="30s")
+async def bounded(ctx: WorkflowContext, _: Any) -> Any:
+    await ctx.wait_for_signal("go")
+    return ctx.deadline().isoformat() if ctx.deadline() else None
+
+
+@workflow(retry=RetryPolicy(max_attempts=3, initial_interval="5s", non_retryable_error_types=["Fatal"]))
+async def flaky_flow(ctx: WorkflowContext, plan: dict[str, Any]) -> Any:
+    attempt = ctx.info().attempt
+    # Attempt n reads n notes: a retry gets the failed run's notes again.
+    received = [await ctx.wait_for_signal("note") for _ in range(plan.get("notes", 0) * attempt)]
+    if attempt < plan["succeed_on"]:
+        raise ApplicationError(f"attempt {attempt} failed", type=plan.get("type", "Flaky"))
+    return {"attempt": attempt, "notes": received, "workflow_id": ctx.info().workflow_id}
+
+
+@workflow(retry=RetryPolicy(max_attempts=3, initial_interval="5s"))
+async def buggy_flow(ctx: WorkflowContext, _: Any) -> Any:
+    raise KeyError("a bug, not a failure")
+
+
+@workflow(execution_timeout="10s", retry=RetryPolicy(max_attempts=3))
+async def bounded_retry(ctx: WorkflowContext, _: Any) -> Any:
+    await ctx.wait_for_signal("go")
+
+
+WORKFLOWS = [bounded, flaky_flow, buggy_flow, bounded_retry]
+
+
+def runtime(open_rt: Open) -> SqliteRuntime:
+    rt = open_rt()
+    for wf in WORKFLOWS:
+        rt.register_workflow(wf)
+    return rt
+
+
+async def test_a_run_past_its_deadline_times_out_at_its_next_drive(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("bounded", None)
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="go")
+    assert rt.describe(exec_id).state == "RUNNING"
+    clock.advance("30s")
+
+    state = await rt.run_until_blocked(exec_id)
+
+    assert isinstance(state, RunState.TimedOut)
+    assert str(state.error) == "timeout: WorkflowExecution for bounded"
+    assert rt.load_history(exec_id)[-1].type == "WorkflowExecutionTimedOut"
+    assert rt.outcome(exec_id) == ExecutionOutcome.Terminated(state="TIMED_OUT")
+    with pytest.raises(WorkflowNotRunning):
+        rt.send_signal(exec_id, "go", None)
+    assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(exec_id)).closed
+
+
+async def test_ctx_deadline_reports_the_start_plus_the_timeout(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    started = clock.now()
+    exec_id = rt.start_workflow("bounded", None)
+    await rt.run_until_blocked(exec_id)
+    rt.send_signal(exec_id, "go", None)
+
+    state = await rt.run_until_blocked(exec_id)
+
+    assert state == RunState.Completed(output=(started + timedelta(seconds=30)).isoformat())
+
+
+async def test_a_retryable_failure_starts_the_next_attempt_after_its_backoff(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    first = rt.start_workflow("flaky_flow", {"succeed_on": 2, "notes": 1})
+    rt.send_signal(first, "note", "hello")
+
+    state = await rt.run_until_blocked(first)
+
+    assert isinstance(state, RunState.Failed)
+    history = rt.load_history(first)
+    assert [e.type for e in history][-2:] == ["WorkflowRetryScheduled", "WorkflowFailed"]
+    retry = rt.successor(first)
+    assert retry is not None
+    assert history[-2].attrs == {"successor": str(retry), "attempt": 2, "backoff": 5.0}
+    assert await rt.run_until_blocked(retry) == RunState.WaitingTimer()
+    clock.advance("5s")
+    rt.send_signal(retry, "note", "again")
+
+    done = await rt.run_until_blocked(retry)
+
+    assert done == RunState.Completed(
+        output={"attempt": 2, "notes": ["hello", "again"], "workflow_id": str(retry)}
+    )
+    assert rt.describe(retry).attempt == 2
+    assert WorkflowReplayer(WORKFLOWS).replay(history).closed
+
+
+async def test_the_attempts_stop_at_max_attempts(open_rt: Open, clock: ManualClock) -> None:
+    rt = runtime(open_rt)
+    run = rt.start_workflow("flaky_flow", {"succeed_on": 99})
+    chain = [run]
+    for _ in range(5):
+        clock.advance("1m")
+        await rt.run_until_idle()
+    while (nxt := rt.successor(chain[-1])) is not None:
+        chain.append(nxt)
+
+    assert len(chain) == 3
+    assert all(rt.describe(r).state == "FAILED" for r in chain)
+
+
+@pytest.mark.parametrize(
+    "case", ["non_retryable_type", "panic", "timeout", "cancel"]
+)
+async def test_these_failures_never_retry(open_rt: Open, clock: ManualClock, case: str) -> None:
+    rt = runtime(open_rt)
+    if case == "non_retryable_type":
+        exec_id = rt.start_workflow("flaky_flow", {"succeed_on": 9, "type": "Fatal"})
+        await rt.run_until_blocked(exec_id)
+    elif case == "panic":
+        exec_id = rt.start_workflow("buggy_flow", None)
+        for _ in range(2):
+            with pytest.raises(WorkflowPanicked):
+                await rt.run_until_blocked(exec_id)
+        assert isinstance(await rt.run_until_blocked(exec_id), RunState.Failed)
+    elif case == "timeout":
+        exec_id = rt.start_workflow("bounded_retry", None)
+        await rt.run_until_blocked(exec_id)
+        clock.advance("10s")
+        assert isinstance(await rt.run_until_blocked(exec_id), RunState.TimedOut)
+    else:
+        exec_id = rt.start_workflow("bounded_retry", None)
+        rt.cancel(exec_id, "no")
+        assert isinstance(await rt.run_until_blocked(exec_id), RunState.Cancelled)
+
+    assert rt.successor(exec_id) is None
+    assert sum(rt.counts_by_state().values()) == 1
