@@ -55,6 +55,9 @@ CYCLE_BUDGET = 100_000
 
 Now = Callable[[], datetime]
 
+# How many runs' activity tasks one pass runs at the same time.
+TASK_CONCURRENCY = 8
+
 
 class SqliteRuntime:
     """An embedded workflow runtime on one SQLite file (or a private in-memory database).
@@ -217,12 +220,34 @@ class SqliteRuntime:
             # Each decision is its own transaction; yielding between them keeps a
             # host loop (the GUI's qasync loop) responsive over a pass of many runs.
             await asyncio.sleep(0)
+        ran, task_error = await self._run_ready_tasks(now)
+        return progressed or ran, first_error or task_error
+
+    async def _run_ready_tasks(self, now: Now) -> tuple[bool, HarvestError | None]:
+        """Run every ready task, runs side by side, each run's tasks in order.
+
+        Different runs do not wait on each other's bodies (sync bodies run in
+        worker threads), while one run's completions land in the same order
+        on every drive, so its history does not depend on thread timing.
+        """
+        by_run: dict[str, list[Any]] = {}
         for task in self._store.ready_tasks(None, now()):
-            try:
-                progressed = await self._tasks.run(task, now) or progressed
-            except HarvestError as exc:
-                first_error = first_error or exc
-        return progressed, first_error
+            by_run.setdefault(task.exec_id, []).append(task)
+        gate = asyncio.Semaphore(TASK_CONCURRENCY)
+        errors: list[HarvestError] = []
+
+        async def run_in_order(tasks: list[Any]) -> bool:
+            ran = False
+            async with gate:
+                for task in tasks:
+                    try:
+                        ran = await self._tasks.run(task, now) or ran
+                    except HarvestError as exc:
+                        errors.append(exc)
+            return ran
+
+        results = await asyncio.gather(*(run_in_order(tasks) for tasks in by_run.values()))
+        return any(results), (errors[0] if errors else None)
 
     async def _run_until_blocked(
         self, exec_id: str, now: Now, visiting: frozenset[str] = frozenset()

@@ -349,3 +349,19 @@ async def test_a_sync_body_can_heartbeat_from_its_worker_thread(
     await rt.run_until_blocked(exec_id)
     clock.advance(2)
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output={"ok": {"done": 19}})
+
+
+async def test_poll_once_runs_the_bodies_of_different_runs_side_by_side(open_rt: Open) -> None:
+    barrier = threading.Barrier(2, timeout=5)
+
+    @activity
+    def meet(ctx: ActivityContext, _: Any) -> str:
+        barrier.wait()  # returns only when both runs' bodies are running at once
+        return "met"
+
+    rt = runtime_with(open_rt, meet)
+    first = rt.start_workflow("call_one", {"name": "meet"})
+    second = rt.start_workflow("call_one", {"name": "meet"})
+    await rt.run_until_idle()
+    assert rt.describe(first).output.value == {"ok": "met"}
+    assert rt.describe(second).output.value == {"ok": "met"}
