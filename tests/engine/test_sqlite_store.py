@@ -142,3 +142,34 @@ async def test_open_reclaims_a_task_stranded_running_and_runs_it_again(db_path: 
         rt.register_activity(count_runs)
         assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=1)
         assert runs == [1]  # a re-run after a crash keeps its attempt number
+
+
+def test_a_version_1_file_is_migrated_forward_on_open(db_path: Path) -> None:
+    from harvest_engine.store.sqlite.migrations import STEPS
+
+    conn = sqlite3.connect(db_path)
+    STEPS[0](conn)
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    SqliteRuntime.open(db_path).close()
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    conn.close()
+    assert "harvest_executions_name" in indexes
+
+
+def test_a_workflow_name_filter_pages_by_seeking_its_index(db_path: Path) -> None:
+    SqliteRuntime.open(db_path).close()
+    conn = sqlite3.connect(db_path)
+    plan = " ".join(
+        str(r[-1])
+        for r in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM harvest_executions WHERE workflow_name = ? "
+            "ORDER BY id DESC LIMIT 100",
+            ("order",),
+        )
+    )
+    conn.close()
+    assert "harvest_executions_name" in plan and "TEMP B-TREE" not in plan

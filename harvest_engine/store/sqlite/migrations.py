@@ -15,6 +15,7 @@ from harvest_engine.store.sqlite.schema import (
     APPLICATION_MARK,
     SCHEMA_VERSION,
     V1,
+    V2,
 )
 
 Step = Callable[[sqlite3.Connection], None]
@@ -28,8 +29,13 @@ def _to_v1(conn: sqlite3.Connection) -> None:
     )
 
 
+def _to_v2(conn: sqlite3.Connection) -> None:
+    for statement in _split(V2):
+        conn.execute(statement)
+
+
 # STEPS[i] moves a file from version i to version i + 1.
-STEPS: list[Step] = [_to_v1]
+STEPS: list[Step] = [_to_v1, _to_v2]
 
 
 def read_version(conn: sqlite3.Connection, path: str) -> int:

@@ -8,7 +8,7 @@ from (DESIGN "The event log is the truth").
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -171,6 +171,12 @@ CREATE TABLE harvest_memory_writer_lock (
     id    INTEGER PRIMARY KEY CHECK (id = 1),
     owner TEXT NOT NULL
 );
+"""
+
+# Version 2: a workflow-name filter pages newest first by seeking, not by
+# scanning every run of the name (1M-run files in the inspector).
+V2 = """
+CREATE INDEX IF NOT EXISTS harvest_executions_name ON harvest_executions (workflow_name, id);
 """
 
 # Created on every open, so a file from before the guard gains it (guide §7).
