@@ -192,3 +192,27 @@ async def test_an_attempt_ending_past_the_deadline_records_nothing_and_times_out
 
     assert isinstance(state, RunState.TimedOut)
     assert "LocalActivityCompleted" not in [e.type for e in rt.load_history(exec_id)]
+
+
+@workflow
+async def handler_between_attempts(ctx: WorkflowContext, _: Any) -> Any:
+    async def on_poke(_: Any) -> None:
+        await ctx.execute_activity(remote, "from the handler")
+
+    ctx.register_signal_handler("poke", on_poke)
+    return await ctx.execute_local_activity(shaky, 1)
+
+
+async def test_a_signal_handler_issuing_a_durable_command_between_attempts_fails_the_run(
+    open_rt: Open,
+) -> None:
+    rt = runtime(open_rt)
+    rt.register_workflow(handler_between_attempts)
+    exec_id = rt.start_workflow("handler_between_attempts", None)
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()  # in backoff
+
+    rt.send_signal(exec_id, "poke", None)
+
+    with pytest.raises(Unsupported, match="RunLocalActivity"):
+        await rt.run_until_blocked(exec_id)
+    assert rt.describe(exec_id).state == "FAILED"
