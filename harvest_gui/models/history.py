@@ -1,10 +1,8 @@
-"""HistoryModel (a run's events) and HistoryFilter (by event type and by text)."""
+"""HistoryModel: a run's events (one page of them), seq, time, type and summary."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel
 
 from harvest_gui import formatting
 from harvest_gui.models.records import RecordTableModel
@@ -39,7 +37,7 @@ class HistoryModel(RecordTableModel["HistoryEvent"]):
     def show(self, events: list[HistoryEvent]) -> None:
         """Show `events`; when they extend what is shown, only the new ones are appended."""
         shown = self.records
-        if shown and len(events) >= len(shown) and events[len(shown) - 1] == shown[-1]:
+        if shown and len(events) >= len(shown) and events[: len(shown)] == shown:
             self.append_records(events[len(shown) :])
         else:
             self.set_records(events)
@@ -53,39 +51,3 @@ class HistoryModel(RecordTableModel["HistoryEvent"]):
             if e.seq == seq:
                 return j
         return -1
-
-
-class HistoryFilter(QSortFilterProxyModel):
-    """Keeps events of one type (or all) whose type or summary contains a text."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.event_type = ""
-        self.text = ""
-
-    def set_event_type(self, event_type: str) -> None:
-        """Only this type; an empty string keeps every type."""
-        self.beginFilterChange()
-        self.event_type = event_type
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    def set_text(self, text: str) -> None:
-        """Only events whose type or summary contains `text` (case-insensitive)."""
-        self.beginFilterChange()
-        self.text = text.strip().lower()
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    def filterAcceptsRow(
-        self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex
-    ) -> bool:
-        """Apply the type and text filters."""
-        model = self.sourceModel()
-        if not isinstance(model, HistoryModel) or source_row >= len(model.records):
-            return True
-        event = model.records[source_row]
-        if self.event_type and event.type != self.event_type:
-            return False
-        if self.text:
-            hay = f"{event.type} {model.data(model.index(source_row, 3))}".lower()
-            return self.text in hay
-        return True

@@ -82,14 +82,18 @@ def test_history_filter_and_event_json(qtbot, window: MainWindow, db_file: Path)
     types = [history.type_filter.itemText(i) for i in range(history.type_filter.count())]
     assert "SignalReceived" in types
     history.type_filter.setCurrentText("SignalReceived")
-    assert history.proxy.rowCount() == 1
+    assert history.model.rowCount() == 1
     history.table.selectRow(0)
     event = json.loads(history.event_json.full_text)
     assert event["type"] == "SignalReceived"
     assert event["attrs"]["name"] == "go"
     history.type_filter.setCurrentIndex(0)
-    qtbot.keyClicks(history.text_filter, "workflowcompleted")
-    assert history.proxy.rowCount() == 1
+    qtbot.keyClicks(history.text_filter, "GO")  # by name, case-insensitive
+    assert [e.type for e in history.model.records] == ["WorkflowStarted", "SignalReceived"]
+    history.regex_check.setChecked(True)  # waits_for_go vs go
+    assert history.model.rowCount() == 0  # a regex is case-sensitive
+    history.text_filter.setText("^go$")
+    assert [e.type for e in history.model.records] == ["SignalReceived"]
 
 
 def test_timeline_click_selects_the_event_in_history(
