@@ -44,6 +44,7 @@ from harvest_engine.errors import (
     WorkflowAlreadyStarted,
 )
 from harvest_engine.events import HistoryEvent
+from harvest_engine.runtime.children import seal_run
 from harvest_engine.runtime.decide import start_run
 from harvest_engine.states import ExecutionId
 from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
@@ -282,9 +283,10 @@ def replace_running(
         seq=row.next_seq, type="WorkflowCancelled", at=now, attrs={"reason": reason}
     )
     txn.append_events(row.exec_id, [event])
-    txn.seal(row.exec_id, "CONTINUED_AS_NEW", closed_at=now)
+    # Like every other ending, a replaced run gives its detached children
+    # their parent-close policy (guide §9).
+    seal_run(txn, row.exec_id, "CONTINUED_AS_NEW", now, rt.cache.evict)
     txn.update_execution(row.exec_id, successor=successor)
-    rt.cache.evict(row.exec_id)
 
 
 def reseal_closed(txn: WriteTxn, row: ExecutionRecord, successor: str) -> None:

@@ -381,3 +381,21 @@ async def test_a_waiter_on_a_blocked_target_returns_waiting_workflow_naming_it(
     await rt.run_until_idle()
 
     assert rt.outcome(waiter) == ExecutionOutcome.Completed(output={"result": "fine"})
+
+
+async def test_a_run_replaced_by_terminate_if_running_closes_its_detached_children(
+    open_rt: Open,
+) -> None:
+    from harvest_engine import WorkflowIdReusePolicy
+
+    rt = runtime(open_rt)
+    spec = {"child": "waiting_child", "policy": "request_cancel"}
+    parent = rt.start_workflow_with_id("detaches", "order-9", spec)
+    await rt.run_until_blocked(parent)
+    child = children_of(rt, parent)[0]
+    outcome = rt.start_workflow_with_reuse_policy(
+        "detaches", "order-9", spec, WorkflowIdReusePolicy.TERMINATE_IF_RUNNING
+    )
+    assert outcome.started_fresh
+    assert rt.describe(parent).state == "CONTINUED_AS_NEW"
+    assert rt.describe(child).state == "CANCELLED"
