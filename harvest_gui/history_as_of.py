@@ -1,12 +1,14 @@
-"""A run as it stood at one event of its history: status, payloads and pending items (pure)."""
+"""A run as it stood at one event of its history: status, payloads, pending items, query answers (no Qt)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine import WorkflowReplayer
+
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from datetime import datetime
 
     from harvest_engine import HistoryEvent
@@ -157,3 +159,27 @@ def state_as_of(history: Sequence[HistoryEvent], seq: int) -> RunAsOf:
         pending=sorted(open_items.values(), key=lambda p: p.since_seq),
         total_events=history[-1].seq,
     )
+
+
+def query_as_of(
+    workflows: Iterable[Any], history: Sequence[HistoryEvent], seq: int, name: str, arg: Any = None
+) -> Any:
+    """Answer query `name(arg)` from the state the code had after event `seq` (writes nothing).
+
+    Args:
+        workflows: the workflow functions (or infos) the replay may need; the
+            run's own workflow must be among them.
+        history: the run's events in order.
+        seq: the last event replayed.
+        name: the query handler, as the body registered it by then.
+        arg: the query's argument.
+
+    Raises:
+        QueryNotFound: no handler of that name was registered by event `seq`.
+        UnknownWorkflow: the run's workflow is not among `workflows`.
+        NonDeterminismDetected: the code no longer replays this history.
+        Exception: whatever the handler itself raised.
+
+    """
+    prefix = [event for event in history if event.seq <= seq]
+    return WorkflowReplayer(list(workflows)).query(prefix, name, arg)

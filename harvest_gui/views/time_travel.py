@@ -1,4 +1,4 @@
-"""TimeTravelView: a slider over a run's history; summary, pending items and results as of that event."""
+"""TimeTravelView: a slider over a run's history; summary, pending items, results and query answers as of that event."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
+    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QSlider,
@@ -21,11 +23,21 @@ from PySide6.QtWidgets import (
 )
 
 from harvest_gui import formatting
+from harvest_gui.forms.commands import handler_names, runtime_of
 from harvest_gui.forms.error_text import describe_error
-from harvest_gui.history_as_of import RunAsOf, state_as_of
+from harvest_gui.forms.payload_input import parse_json
+from harvest_gui.history_as_of import RunAsOf, query_as_of, state_as_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from harvest_engine import HistoryEvent
+
+NO_CODE_TEXT = (
+    "Read-only without code: query results as of an event come from replaying the "
+    "workflow's code, and this window has none. Open the file as its writer with the app "
+    "(harvest-gui PATH --app MODULE) to ask queries here."
+)
 
 
 def _text(name: str) -> QPlainTextEdit:
@@ -102,6 +114,7 @@ class TimeTravelView(QWidget):
         results_layout = QVBoxLayout(results_box)
         results_layout.addWidget(QLabel("Results and signals so far"))
         results_layout.addWidget(self.results)
+        results_layout.addWidget(self._query_panel())
         right.addWidget(pending_box)
         right.addWidget(results_box)
         body = QSplitter(Qt.Orientation.Horizontal)
@@ -120,8 +133,106 @@ class TimeTravelView(QWidget):
         self.prev_button.clicked.connect(lambda: self.slider.setValue(self.slider.value() - 1))
         self.next_button.clicked.connect(lambda: self.slider.setValue(self.slider.value() + 1))
         self.current: RunAsOf | None = None
-        self.resize(1000, 620)
+        self.resize(1000, 680)
         self.reload()
+        self._offer_queries()
+
+    # -- queries as of the event -------------------------------------------------------
+
+    def _query_panel(self) -> QWidget:
+        self.query_name = QComboBox()
+        self.query_name.setObjectName("timeQueryName")
+        self.query_name.setAccessibleName("Query name")
+        self.query_name.setEditable(True)
+        self.query_arg = QLineEdit()
+        self.query_arg.setObjectName("timeQueryArg")
+        self.query_arg.setAccessibleName("Query argument (JSON)")
+        self.query_arg.setPlaceholderText("argument as JSON (blank: none)")
+        self.query_button = QPushButton("&Ask as of this event")
+        self.query_button.setObjectName("timeQueryAsk")
+        self.query_button.clicked.connect(self.ask_query)
+        self.query_notice = QLabel()
+        self.query_notice.setObjectName("timeQueryNotice")
+        self.query_notice.setTextFormat(Qt.TextFormat.PlainText)
+        self.query_notice.setWordWrap(True)
+        self.query_notice.hide()
+        self.query_result = _text("timeQueryResult")
+        self.query_result.setMaximumHeight(90)
+        self.query_error: str | None = None
+        self._asked = False
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(QLabel("Query as of this event (replays the history up to it)"))
+        row = QHBoxLayout()
+        row.addWidget(self.query_name, 1)
+        row.addWidget(self.query_arg, 1)
+        row.addWidget(self.query_button)
+        layout.addLayout(row)
+        layout.addWidget(self.query_notice)
+        layout.addWidget(self.query_result)
+        return box
+
+    def workflow_name(self) -> str:
+        """The run's workflow, from its first event."""
+        return str(self.history[0].attrs.get("workflow_name", "")) if self.history else ""
+
+    def workflow_code(self) -> list[Callable[..., Any]] | None:
+        """The registered workflow functions the replay needs, or None (the panel says why)."""
+        rt = runtime_of(self.session)
+        if rt is None:
+            return None
+        if self.workflow_name() not in rt.registry.workflows:
+            return None
+        return [info.fn for info in rt.registry.workflows.values()]
+
+    def _offer_queries(self) -> None:
+        rt = runtime_of(self.session)
+        name = self.workflow_name()
+        if rt is None:
+            reason = NO_CODE_TEXT
+        elif name not in rt.registry.workflows:
+            reason = (
+                f"The workflow {name!r} is not registered in this window, so its queries "
+                "cannot be replayed (start the window with --app MODULE)."
+            )
+        else:
+            reason = ""
+            self.query_name.addItems(handler_names(self.session, name, "query"))
+        for widget in (self.query_name, self.query_arg, self.query_button, self.query_result):
+            widget.setEnabled(not reason)
+        self.query_notice.setText(reason)
+        self.query_notice.setVisible(bool(reason))
+
+    def ask_query(self) -> None:
+        """Answer the chosen query as of the slider's event; it follows the slider from now on."""
+        self._asked = True
+        self._answer()
+
+    def _answer(self) -> None:
+        code = self.workflow_code()
+        name = self.query_name.currentText().strip()
+        if code is None or not name or self.current is None:
+            return
+        arg = parse_json(self.query_arg.text())
+        if not arg.ok:
+            self._show_answer(None, f"The argument is {arg.error}")
+            return
+        try:
+            value = query_as_of(code, self.history, self.current.seq, name, arg.value)
+        except Exception as exc:  # the handler's own error too, in words
+            self._show_answer(None, describe_error(exc))
+            return
+        self._show_answer(value, None)
+
+    def _show_answer(self, value: Any, error: str | None) -> None:
+        self.query_error = error
+        seq = self.current.seq if self.current is not None else 0
+        if error is None:
+            text = f"{self.query_name.currentText()} at event {seq}: {formatting.json_text(value)}"
+        else:
+            text = f"At event {seq}: {error}"
+        self.query_result.setPlainText(text)
 
     def reload(self) -> None:
         """Re-read the history (the slider stays where it was, or goes to the end)."""
@@ -162,3 +273,5 @@ class TimeTravelView(QWidget):
         _fill(self.results, sorted(rows, key=lambda r: int(r[0])))
         self.prev_button.setEnabled(seq > 1)
         self.next_button.setEnabled(seq < self.slider.maximum())
+        if self._asked:
+            self._answer()
