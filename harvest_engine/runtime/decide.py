@@ -511,17 +511,22 @@ class Decider:
             details=reason,
         )
         with self.store.write() as txn:
-            row = txn.execution(exec_id)
-            if row is None:
+            if txn.execution(exec_id) is None:
                 raise HarvestInternalError(f"cap seal of a run that is gone: {exec_id}")
-            event = HistoryEvent(
-                seq=row.next_seq, type="WorkflowFailed", at=now, attrs={"error": info.to_json()}
-            )
-            txn.append_events(exec_id, [event])
-            children.seal_run(
-                txn, exec_id, "FAILED", now, self.cache.evict,
-                error=payloads.dumps(info.to_json()),
-            )
+            return self._seal_failed(txn, exec_id, info, now)
+
+    def _seal_failed(self, txn: WriteTxn, exec_id: str, info: ErrorInfo, now: datetime) -> Decision:
+        """End a run FAILED with a WorkflowFailed event after its cycle rolled back."""
+        row = txn.execution(exec_id)
+        if row is None:
+            raise HarvestInternalError(f"failure seal of a run that is gone: {exec_id}")
+        event = HistoryEvent(
+            seq=row.next_seq, type="WorkflowFailed", at=now, attrs={"error": info.to_json()}
+        )
+        txn.append_events(exec_id, [event])
+        children.seal_run(
+            txn, exec_id, "FAILED", now, self.cache.evict, error=payloads.dumps(info.to_json())
+        )
         return Decision(exec_id, progressed=True, state=RunState.Failed(error=info))
 
     def _reject(self, exec_id: str, rejected: CommandRejected, now: datetime) -> Decision:
@@ -536,14 +541,7 @@ class Decider:
             row = txn.execution(exec_id)
             if row is None or row.state != "RUNNING":
                 raise HarvestInternalError(f"rejection seal of a run that is gone: {exec_id}")
-            event = HistoryEvent(
-                seq=row.next_seq, type="WorkflowFailed", at=now, attrs={"error": info.to_json()}
-            )
-            txn.append_events(exec_id, [event])
-            children.seal_run(
-                txn, exec_id, "FAILED", now, self.cache.evict,
-                error=payloads.dumps(info.to_json()),
-            )
+            self._seal_failed(txn, exec_id, info, now)
         raise Unsupported(feature=rejected.feature, why=rejected.why)
 
     # -- panics ------------------------------------------------------------------------
@@ -564,16 +562,7 @@ class Decider:
                     f"({count} cycles in a row)",
                     non_retryable=True,
                 )
-                event = HistoryEvent(
-                    seq=row.next_seq, type="WorkflowFailed", at=now,
-                    attrs={"error": info.to_json()},
-                )
-                txn.append_events(exec_id, [event])
-                children.seal_run(
-                    txn, exec_id, "FAILED", now, self.cache.evict,
-                    error=payloads.dumps(info.to_json()),
-                )
-                return Decision(exec_id, progressed=True, state=RunState.Failed(error=info))
+                return self._seal_failed(txn, exec_id, info, now)
         raise WorkflowPanicked(
             exec_id=exec_id,
             error=f"{type(error).__name__}: {error}",
