@@ -84,18 +84,21 @@ async def run_update(session: Any, exec_id: str, name: str, arg: Any) -> Any:
     return await _writer(session).update(exec_id, name, arg)
 
 
-def lifecycle_available(session: Any, action: str) -> bool:
-    """Whether this engine build offers `cancel` / `terminate`."""
-    rt = runtime_of(session)
-    return rt is not None and callable(getattr(rt, action, None))
-
-
 def end_run(session: Any, exec_id: str, action: str, reason: str) -> None:
-    """``cancel`` (cooperative) or ``terminate`` (immediate) a run with `reason`."""
-    if action not in ("cancel", "terminate"):
-        raise ValueError(f"unknown action {action!r}")
+    """``cancel`` (cooperative, `rt.cancel`) or ``terminate`` (immediate, `rt.terminate`).
+
+    Raises:
+        ExecutionNotFound, WorkflowNotRunning: from the engine.
+        ValueError: `action` is neither.
+
+    """
     rt = _writer(session)
-    getattr(rt, action)(exec_id, reason)
+    if action == "cancel":
+        rt.cancel(exec_id, reason)
+    elif action == "terminate":
+        rt.terminate(exec_id, reason)
+    else:
+        raise ValueError(f"unknown action {action!r}")
 
 
 def save_schedule(session: Any, schedule: WorkflowSchedule) -> ScheduleRow:

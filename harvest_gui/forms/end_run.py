@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QWidget
 
 from harvest_gui.forms.base import ActionDialog
-from harvest_gui.forms.commands import end_run, lifecycle_available
+from harvest_gui.forms.commands import end_run
 
 TEXTS = {
     "cancel": (
@@ -59,10 +59,7 @@ class EndRunDialog(ActionDialog):
         self.form.addRow("Run", run)
         self.form.addRow("&Reason", self.reason)
         self.form.addRow(self.confirm)
-        if self.check_writable() and not lifecycle_available(session, action):
-            self.disable_with_reason(
-                f"This engine build has no {action}() yet, so the run cannot be ended from here."
-            )
+        self.check_writable()
         self.refresh_submit()
 
     def can_submit(self) -> bool:

@@ -300,19 +300,30 @@ def test_end_run_form_waits_for_the_confirmation(
 ) -> None:
     exec_id = run_id(writer, "plain-1")
     dlg = shown(qtbot, EndRunDialog(writer, exec_id, action))
-    if not callable(getattr(writer.runtime, action, None)):
-        assert not dlg.submit_button.isEnabled()
-        assert f"no {action}()" in dlg.notice.text()
-        return
+    assert dlg.notice.isHidden()  # the engine's rt.cancel / rt.terminate are used for real
     dlg.reason.setText("tests say so")
     assert not dlg.submit_button.isEnabled()
     dlg.confirm.setChecked(True)
     qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
     assert dlg.error_label.isHidden(), dlg.error_label.text()
+    done = "Cancel requested" if action == "cancel" else "Run terminated"
+    assert dlg.result_view.toPlainText() == f"{done}: {exec_id}"
+    with SqliteReader.open(form_file) as reader:
+        detail = reader.describe(exec_id)
+        if action == "cancel":  # cooperative: stored until the next drive
+            assert detail.state == "RUNNING"
+            assert detail.cancel_requested == "tests say so"
     qloop.run_until_complete(writer.runtime.run_until_idle())
     with SqliteReader.open(form_file) as reader:
-        state = reader.describe(exec_id).state
-    assert state == ("CANCELLED" if action == "cancel" else "TERMINATED")
+        detail = reader.describe(exec_id)
+        ending = reader.load_history(exec_id)[-1]
+    assert detail.state == ("CANCELLED" if action == "cancel" else "TERMINATED")
+    assert ending.type == "WorkflowCancelled"  # both end on it; the run's state tells them apart
+    assert "tests say so" in ending.to_json()
+    assert not dlg.confirm.isChecked()  # each action needs its own confirmation
     dlg.confirm.setChecked(True)
     qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
     assert dlg.error_label.text().startswith("Workflow not running:")
+    assert "Traceback" not in dlg.error_label.text()
+    with SqliteReader.open(form_file) as reader:
+        assert reader.describe(exec_id).state == detail.state  # the file is unchanged

@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from harvest_engine import ExecutionFilter, SqliteReader, SqliteRuntime, WorkflowReplayer
+from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
 from harvest_gui.session import WriterSession
@@ -131,6 +132,41 @@ def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
     opened = list(ops.windows)
     window.close()
     assert opened and not any(w.isVisible() for w in opened)
+
+
+@pytest.mark.parametrize(
+    ("action", "state"), [("cancel", "CANCELLED"), ("terminate", "TERMINATED")]
+)
+def test_run_menu_cancel_and_terminate_end_the_selected_run(
+    qtbot: Any, qloop: Any, window: MainWindow, form_file: Path, action: str, state: str
+) -> None:
+    ops = window.operations  # type: ignore[attr-defined]
+    plain = exec_of(form_file, "plain-1")
+
+    async def body() -> None:
+        assert window.open_path(form_file)  # writer, auto-driving
+        assert window.run_list is not None and window.run_list.select_exec_id(plain)
+        ops.update_actions()
+        assert ops.actions[action].isEnabled()
+        ops.actions[action].trigger()
+        dlg = ops.windows[-1]
+        assert isinstance(dlg, EndRunDialog) and dlg.notice.isHidden()
+        dlg.reason.setText("from the menu")
+        dlg.confirm.setChecked(True)
+        qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
+        assert dlg.error_label.isHidden(), dlg.error_label.text()
+        await async_wait_until(lambda: window.session.describe(plain).state == state)
+        dlg.confirm.setChecked(True)  # again, on the now terminal run
+        qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
+        assert dlg.error_label.text().startswith("Workflow not running:")
+        session = window.session
+        window.close_session()
+        await async_wait_until(lambda: session.closed)
+
+    qloop.run_until_complete(body())
+    with SqliteReader.open(form_file) as reader:
+        assert reader.describe(plain).state == state
+        assert "from the menu" in reader.load_history(plain)[-1].to_json()
 
 
 def test_read_only_window_disables_driving_and_explains_forms(
