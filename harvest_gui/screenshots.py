@@ -60,7 +60,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     assert isinstance(session, WriterSession)
     seed(session.runtime)
     session.refresh()
-    await _settle(7.0)  # the demo orders reserve, cool off, charge (one retries), ship
+    await _settle(8.5)  # the demo orders reserve, cool off, charge (one retries), ship (a child)
     saved: list[Path] = []
     rl, detail = window.run_list, window.detail
     assert rl is not None

@@ -147,6 +147,8 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     await snap(diff, "diff", 1180, 560)
     travel = TimeTravelView(session, flaky)
     travel.slider.setValue(7)
+    travel.query_name.setCurrentText("status")
+    travel.ask_query()
     await snap(travel, "time-travel", 1100, 560)
     check = DeterminismView(session, flaky)
     await snap(check, "determinism", 820, 60)

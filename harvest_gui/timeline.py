@@ -136,6 +136,14 @@ class Timeline:
         return None
 
 
+def _child_id(attrs: dict[str, Any], default: Any) -> Any:
+    """A child run's exec id: ``child`` on its start, ``target`` on its end."""
+    for key in ("child", "target", "child_exec_id"):
+        if attrs.get(key):
+            return attrs[key]
+    return default
+
+
 def _epoch(at: datetime) -> float:
     return at.timestamp()
 
@@ -293,11 +301,12 @@ def build_timeline(
             b.markers.append(Marker(lane, at, mk, name, event.seq, detail))
         elif kind == "ChildWorkflowStarted":
             lane = b.lane(CHILDREN_LANE, CHILDREN_LANE, "child")
-            cid = a.get("child_exec_id", event.seq)
-            label = f"{a.get('workflow_name', 'child')} {cid}"
-            children[cid] = (at, event.seq, label)
+            label = f"{a.get('workflow_name', 'child')} {_child_id(a, event.seq)}"
+            children[a.get("command_id", _child_id(a, event.seq))] = (at, event.seq, label)
         elif kind in ("ChildWorkflowCompleted", "ChildWorkflowFailed"):
-            started = children.pop(a.get("child_exec_id"), None)
+            # The engine pairs them by command_id; the target is the child's id.
+            key = a["command_id"] if "command_id" in a else _child_id(a, None)
+            started = children.pop(key, None)
             if started is not None:
                 lane = b.index[CHILDREN_LANE]
                 result = "completed" if kind.endswith("Completed") else "failed"

@@ -1,4 +1,4 @@
-"""Demo workflows: an order process with activities, a cooling-off timer and an approval signal."""
+"""Demo workflows: an order process (activities, a cooling-off timer, an approval signal, a shipping child)."""
 
 from __future__ import annotations
 
@@ -71,21 +71,43 @@ async def compile_report(ctx: ActivityContext, _: Any) -> str:
 
 
 @workflow
+async def ship_order(ctx: WorkflowContext, order: dict[str, Any]) -> str:
+    """The child workflow of every order: hand the parcel over, then wait for the pickup scan."""
+    ctx.log(f"shipping {order['id']} for parent {ctx.info().parent_execution_id}")
+    handed = await ctx.execute_activity(ship_parcel, order)
+    await ctx.sleep(order.get("pickup", "1s"))
+    return f"{handed}, picked up"
+
+
+@workflow
 async def process_order(ctx: WorkflowContext, order: dict[str, Any]) -> str:
-    """Reserve, wait out the cooling-off period, get approval when large, charge, confirm, ship."""
+    """Reserve, wait out the cooling-off period, get approval when large, charge, confirm, ship.
+
+    Shipping is a child workflow (`ship_order`); the body's ``status`` query
+    tells where the order stands, so time travel can ask it at any event.
+    """
+    status = {"stage": "received"}
+    ctx.register_query("status", lambda: status["stage"])
     total = float(order["qty"]) * float(order["unit_price"])
     ctx.upsert_search_attrs({"customer": str(order.get("customer", "anon")), "total": total})
     ctx.log(f"order {order['id']} received, total {total:.2f} EUR")
     reservation = await ctx.execute_activity(reserve_inventory, order)
+    status["stage"] = "reserved, cooling off"
     await ctx.sleep(order.get("cooling_off", "3s"))
     if total > APPROVAL_LIMIT:
+        status["stage"] = "waiting for approval"
         ctx.log("large order: waiting for the approve signal")
         decision = await ctx.wait_for_signal("approve")
         if decision not in (True, "yes", "approved"):
+            status["stage"] = "rejected"
             raise ApplicationError(f"order rejected: {decision!r}", type="Rejected")
+    status["stage"] = "charging"
     payment = await ctx.execute_activity(charge_card, order)
+    status["stage"] = "charged, writing the confirmation"
     letter = await ctx.execute_activity(write_confirmation, order)
-    shipping = await ctx.execute_activity(ship_parcel, order)
+    status["stage"] = "shipping (child workflow ship_order)"
+    shipping = await ctx.spawn_child_workflow(ship_order, order)
+    status["stage"] = "done"
     ctx.log("order done")
     return f"{order['id']}: {reservation}; {payment}; {shipping}; {letter}"
 
@@ -102,5 +124,5 @@ async def nightly_report(ctx: WorkflowContext, _: Any) -> str:
     return await ctx.execute_activity(compile_report, None)
 
 
-WORKFLOWS = [process_order, nightly_report]
+WORKFLOWS = [process_order, ship_order, nightly_report]
 ACTIVITIES = [reserve_inventory, charge_card, write_confirmation, ship_parcel, compile_report]

@@ -123,8 +123,9 @@ class SummaryView(QWidget):
         if d.successor is not None:
             links.append(("Successor", str(d.successor)))
         for event in history:
-            if event.type == "ChildWorkflowStarted" and event.attrs.get("child_exec_id"):
-                links.append(("Child", str(event.attrs["child_exec_id"])))
+            child = event.attrs.get("child") if event.type == "ChildWorkflowStarted" else None
+            if child:
+                links.append(("Child", str(child)))
         self._set_links(links)
 
     def restyle(self) -> None:

@@ -185,21 +185,28 @@ def test_signals_and_updates_are_markers_with_their_seq() -> None:
 def test_children_are_bars_from_start_to_result() -> None:
     h = History()
     started(h)
-    h.add(1, "ChildWorkflowStarted", child_exec_id="c1", workflow_name="ship", input={})
+    # The engine's shape: started {command_id, child}, ended {command_id, target, run}.
+    h.add(1, "ChildWorkflowStarted", command_id=1, child="c1", workflow_name="ship", input={})
+    h.add(2, "ChildWorkflowStarted", command_id=2, child="c3", workflow_name="bill", input={})
     h.add(
         4,
         "ChildWorkflowFailed",
-        child_exec_id="c1",
+        command_id=1,
+        target="c1",
+        run="c1",
         error={"type": "X", "message": "lost", "non_retryable": True, "details": None},
     )
-    h.add(5, "ChildWorkflowStarted", child_exec_id="c2", workflow_name="ship", input={})
+    h.add(5, "ChildWorkflowStarted", command_id=3, child="c2", workflow_name="ship", input={})
+    h.add(6, "ChildWorkflowCompleted", command_id=2, target="c3", run="c3", result="paid")
     tl = build_timeline(h.events, now=at(9))
     bars = tl.bars_in_lane(lane_of(tl, CHILDREN_LANE))
-    assert [(b.result, b.end) for b in bars] == [
-        ("failed", at(4).timestamp()),
-        ("running", at(9).timestamp()),
+    assert [(b.label, b.result, b.end) for b in bars] == [
+        ("ship c1", "failed", at(4).timestamp()),
+        ("bill c3", "completed", at(6).timestamp()),
+        ("ship c2", "running", at(9).timestamp()),
     ]
     assert "X: lost" in bars[0].detail
+    assert "paid" in bars[1].detail
 
 
 def test_failed_workflow_shows_its_error() -> None:
