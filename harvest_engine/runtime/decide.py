@@ -40,7 +40,7 @@ from harvest_engine.store.protocol import (
     WriteTxn,
 )
 from harvest_engine.workflow.commands import CommandRejected
-from harvest_engine.workflow.instance import WorkflowInstance, timer_fire_at
+from harvest_engine.workflow.instance import WorkflowInstance
 
 log = logging.getLogger("harvest.runtime")
 
@@ -452,6 +452,9 @@ class Decider:
             self.settings.check_caps(row, cycle.events, cycle.seal)
         for event in cycle.events:
             self._project(txn, row, event, cycle.now)
+        if instance is not None:
+            for timer_id, fire_at in instance.take_timer_arms():
+                txn.add_timer(exec_id, timer_id, fire_at)
         txn.append_events(exec_id, cycle.events)
         keep = decision is not None and decision.keeps_checking
         txn.update_execution(exec_id, needs_decision=int(keep), panic_count=0)
@@ -469,8 +472,6 @@ class Decider:
             txn.add_task(self._task(row, attrs, now))
         elif event.type == "LocalActivityScheduled":
             txn.add_task(local_activities.new_task(self.registry, row, attrs, now))
-        elif event.type == "TimerStarted":
-            txn.add_timer(row.exec_id, str(attrs["timer_id"]), timer_fire_at(attrs))
         elif event.type == "TimerCancelled":
             txn.delete_timers(row.exec_id, [str(attrs["timer_id"])])
         elif event.type == "SearchAttributesUpserted":

@@ -194,7 +194,7 @@ class WriteTxn(Protocol):
         ...
 
     def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
-        """Arm a durable timer."""
+        """Arm a durable timer; a timer already armed keeps its fire time (arming is once)."""
         ...
 
     def delete_timers(self, exec_id: str, timer_ids: Sequence[str]) -> None:

@@ -94,11 +94,20 @@ class TimerHandle:
     def __init__(self, ctx: WorkflowContext, timer_id: str, duration: timedelta) -> None:
         self._ctx = ctx
         self.timer_id = timer_id
-        self._future = ctx._arm_timer(timer_id, duration)
+        self._duration = duration
+        self._armed = False
+        self._future = ctx._start_timer(timer_id, duration)
+
+    def _arm(self) -> None:
+        """Arm the durable row once; the deadline counts from here (guide §7)."""
+        if not self._armed and not self._future.done():
+            self._armed = True
+            self._ctx._machine.arm_timer(self.timer_id, self._duration, self._future)
 
     async def await_fire(self) -> TimerOutcome:
-        """Wait until the timer fires or is cancelled."""
+        """Wait until the timer fires or is cancelled; the first await arms it."""
         if not self._future.done():
+            self._arm()
             self._ctx._machine.note_await("TimerAwait")
         result: TimerOutcome = await self._future
         return result
@@ -112,11 +121,12 @@ class TimerHandle:
         self._future.set_result(TimerOutcome.CANCELLED)
 
     def reset(self, duration: Duration) -> None:
-        """Cancel and arm again with a new duration, counted from now."""
+        """Cancel and arm again at once with a new duration, counted from now."""
         self.cancel()
-        self._future = self._ctx._arm_timer(
-            self.timer_id, to_timedelta(duration, what="TimerHandle.reset duration")
-        )
+        self._duration = to_timedelta(duration, what="TimerHandle.reset duration")
+        self._armed = False
+        self._future = self._ctx._start_timer(self.timer_id, self._duration)
+        self._arm()
 
     @property
     def fired(self) -> bool:
@@ -332,6 +342,7 @@ class WorkflowContext:
         handle = TimerHandle(
             self, self._machine.next_timer_id(), to_timedelta(timeout, what="child timeout")
         )
+        handle._arm()
         waiter: asyncio.Future[Any] = self._machine.loop.create_future()
 
         def deadline_won(_: asyncio.Future[Any]) -> None:
@@ -420,7 +431,9 @@ class WorkflowContext:
         """Wait durably for a while (survives restarts)."""
         duration = to_timedelta(seconds, what="timer duration")
         timer_id = self._machine.next_timer_id()
-        await self._arm_timer(timer_id, duration)
+        future = self._start_timer(timer_id, duration)
+        self._machine.arm_timer(timer_id, duration, future)
+        await future
 
     async def sleep(self, duration: Duration) -> None:
         """The same as `timer`."""
@@ -434,7 +447,8 @@ class WorkflowContext:
             raise ValueError("timer ids starting with 'harvest.' are reserved")
         return TimerHandle(self, timer_id, to_timedelta(duration, what="start_timer duration"))
 
-    def _arm_timer(self, timer_id: str, duration: timedelta) -> asyncio.Future[Any]:
+    def _start_timer(self, timer_id: str, duration: timedelta) -> asyncio.Future[Any]:
+        """Record TimerStarted (`fire_at` is the earliest fire time); the row is armed apart."""
         fire_at = self._machine.now + duration
         return self._machine.start_timer(
             {
@@ -471,6 +485,7 @@ class WorkflowContext:
         handle = TimerHandle(
             self, self._machine.next_timer_id(), to_timedelta(duration, what="signal timeout")
         )
+        handle._arm()
 
         def deadline_won(_: asyncio.Future[Any]) -> None:
             if not waiter.done():

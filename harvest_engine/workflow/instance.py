@@ -16,7 +16,7 @@ import inspect
 import logging
 import uuid
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from harvest_engine import payloads
@@ -30,7 +30,6 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.states import ErrorInfo
-from harvest_engine.timestamps import from_text
 from harvest_engine.workflow.commands import (
     Command,
     CommandRejected,
@@ -84,6 +83,7 @@ class WorkflowInstance:
         self._command_ids = 0
         self._activities: dict[int, asyncio.Future[Any]] = {}
         self._timers: dict[str, asyncio.Future[Any]] = {}
+        self._timer_arms: list[tuple[str, datetime, asyncio.Future[Any]]] = []
         self._conditions: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
         self._log_lines: list[tuple[int, datetime, str]] = []
         self._log_count = 0
@@ -129,6 +129,20 @@ class WorkflowInstance:
         self._timers[attrs["timer_id"]] = future
         self.emit(Command("TimerStarted", attrs, future))
         return future
+
+    def arm_timer(self, timer_id: str, duration: timedelta, future: asyncio.Future[Any]) -> None:
+        """Ask for the durable row of a started timer (guide §7: armed at the first await).
+
+        The deadline counts from the workflow time of the await, which replay
+        reproduces; a row already armed keeps its fire time, so a replay that
+        meets the same await again changes nothing.
+        """
+        self._timer_arms.append((timer_id, self.now + duration, future))
+
+    def take_timer_arms(self) -> list[tuple[str, datetime]]:
+        """(timer id, fire time) asked since the last call, for timers still waiting to fire."""
+        arms, self._timer_arms = self._timer_arms, []
+        return [(timer_id, fire_at) for timer_id, fire_at, future in arms if not future.done()]
 
     def forget_timer(self, timer_id: str) -> None:
         """A cancelled timer no longer waits for its TimerFired."""
@@ -531,8 +545,3 @@ def activity_error(attrs: dict[str, Any]) -> ActivityError:
         non_retryable=info.non_retryable,
         details=info.details,
     )
-
-
-def timer_fire_at(attrs: dict[str, Any]) -> datetime:
-    """The fire time recorded in a TimerStarted event."""
-    return from_text(str(attrs["fire_at"]))

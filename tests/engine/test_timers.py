@@ -46,7 +46,20 @@ async def snoozed(ctx: WorkflowContext, _: Any) -> Any:
     return (await handle.await_fire()).value
 
 
-WORKFLOWS = [reminder, cancelled_reminder, snoozed]
+@workflow
+async def late_await(ctx: WorkflowContext, _: Any) -> Any:
+    handle = ctx.start_timer("grace", "1h")
+    await ctx.wait_for_signal("go")
+    return (await handle.await_fire()).value
+
+
+@workflow
+async def never_awaited(ctx: WorkflowContext, _: Any) -> Any:
+    ctx.start_timer("unused", "1m")
+    return await ctx.wait_for_signal("go")
+
+
+WORKFLOWS = [reminder, cancelled_reminder, snoozed, late_await, never_awaited]
 
 
 def runtime(open_rt: Open) -> SqliteRuntime:
@@ -124,3 +137,60 @@ async def test_an_armed_timer_survives_a_reopen(open_rt: Open, clock: ManualCloc
     reopened = runtime(open_rt)
 
     assert await reopened.run_until_blocked(exec_id) == RunState.Completed(output="fired")
+
+
+async def test_start_timer_deadline_counts_from_the_first_await(
+    open_rt: Open, clock: ManualClock, db_path: Any
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("late_await", None)
+    await rt.run_until_blocked(exec_id)
+    with SqliteReader.open(db_path) as reader:
+        assert reader.timers(str(exec_id)) == []  # started, not armed
+    clock.advance("2h")
+    rt.send_signal(exec_id, "go", None)
+
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    with SqliteReader.open(db_path) as reader:
+        assert [t.fire_at for t in reader.timers(str(exec_id))] == [clock.now() + timedelta(hours=1)]
+    clock.advance("59m")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    clock.advance("1m")
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="fired")
+    assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(exec_id)).closed
+
+
+async def test_a_replay_after_reopen_keeps_the_armed_fire_time(
+    open_rt: Open, clock: ManualClock, db_path: Any
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("late_await", None)
+    await rt.run_until_blocked(exec_id)
+    clock.advance("2h")
+    rt.send_signal(exec_id, "go", None)
+    await rt.run_until_blocked(exec_id)
+    armed = clock.now() + timedelta(hours=1)
+    rt.close()
+    clock.advance("30m")
+
+    reopened = runtime(open_rt)  # no cached instance: the whole history replays
+    assert await reopened.run_until_blocked(exec_id) == RunState.WaitingTimer()
+
+    with SqliteReader.open(db_path) as reader:
+        assert [t.fire_at for t in reader.timers(str(exec_id))] == [armed]
+    clock.advance("30m")
+    assert await reopened.run_until_blocked(exec_id) == RunState.Completed(output="fired")
+
+
+async def test_a_timer_never_awaited_is_never_armed(
+    open_rt: Open, clock: ManualClock, db_path: Any
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("never_awaited", None)
+    await rt.run_until_blocked(exec_id)
+    clock.advance("5m")
+
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="go")
+    with SqliteReader.open(db_path) as reader:
+        assert reader.timers(str(exec_id)) == []
+    assert "TimerFired" not in [e.type for e in rt.load_history(exec_id)]

@@ -233,7 +233,7 @@ class SqliteWriteTxn:
 
     def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
         self._conn.execute(
-            "INSERT OR REPLACE INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (?, ?, ?)",
+            "INSERT OR IGNORE INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (?, ?, ?)",
             (exec_id, timer_id, micros(fire_at)),
         )
 
