@@ -19,6 +19,7 @@ from harvest_engine import (
     WorkflowNotRunning,
     WorkflowPanicked,
     WorkflowReplayer,
+    activity,
     workflow,
 )
 
@@ -51,13 +52,74 @@ async def bounded_retry(ctx: WorkflowContext, _: Any) -> Any:
     await ctx.wait_for_signal("go")
 
 
-WORKFLOWS = [bounded, flaky_flow, buggy_flow, bounded_retry]
+SLOW_CLOCK: list[ManualClock] = []
+
+
+@activity
+def slow_step(_info: Any, _: Any) -> str:
+    """Takes 40 seconds of the runtime clock."""
+    SLOW_CLOCK[0].advance("40s")
+    return "late"
+
+
+@workflow(execution_timeout="30s")
+async def bounded_activity(ctx: WorkflowContext, _: Any) -> Any:
+    return await ctx.execute_activity(slow_step, None)
+
+
+@workflow(execution_timeout="30s")
+async def bounded_nap(ctx: WorkflowContext, _: Any) -> Any:
+    await ctx.timer("10s")
+    return "woke"
+
+
+@workflow(execution_timeout="30s")
+async def bounded_chain(ctx: WorkflowContext, step: int) -> Any:
+    await ctx.timer("20s")
+    if step == 0:
+        ctx.continue_as_new(1)
+    return str(ctx.deadline())
+
+
+@workflow(execution_timeout="30s", retry=RetryPolicy(max_attempts=2, initial_interval="20s"))
+async def bounded_flaky(ctx: WorkflowContext, _: Any) -> Any:
+    if ctx.info().attempt == 1:
+        raise ApplicationError("first attempt fails", type="Flaky")
+    return str(ctx.deadline())
+
+
+@workflow(execution_timeout="30s")
+async def bounded_updatable(ctx: WorkflowContext, _: Any) -> Any:
+    async def bump(value: Any) -> Any:
+        return value
+
+    ctx.register_update_handler("bump", None, bump)
+    await ctx.wait_for_signal("never")
+
+
+@workflow(retry=RetryPolicy(max_attempts=3, initial_interval="1s"))
+async def flaky_child(ctx: WorkflowContext, _: Any) -> Any:
+    if ctx.info().attempt < 2:
+        raise ApplicationError("child attempt 1 fails", type="Flaky")
+    return f"child ok on attempt {ctx.info().attempt}"
+
+
+@workflow
+async def patient_parent(ctx: WorkflowContext, _: Any) -> Any:
+    return await ctx.spawn_child_workflow("flaky_child", None)
+
+
+WORKFLOWS = [
+    bounded, flaky_flow, buggy_flow, bounded_retry, bounded_activity, bounded_nap,
+    bounded_chain, bounded_flaky, bounded_updatable, flaky_child, patient_parent,
+]
 
 
 def runtime(open_rt: Open) -> SqliteRuntime:
     rt = open_rt()
     for wf in WORKFLOWS:
         rt.register_workflow(wf)
+    rt.register_activity(slow_step)
     return rt
 
 
@@ -163,3 +225,92 @@ async def test_these_failures_never_retry(open_rt: Open, clock: ManualClock, cas
 
     assert rt.successor(exec_id) is None
     assert sum(rt.counts_by_state().values()) == 1
+
+
+async def test_a_deadline_passed_while_the_body_ran_times_the_run_out(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    SLOW_CLOCK[:] = [clock]
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("bounded_activity", None)
+
+    state = await rt.run_until_blocked(exec_id)  # the activity ends 40s in: checked after the body
+
+    assert isinstance(state, RunState.TimedOut)
+    types = [e.type for e in rt.load_history(exec_id)]
+    assert types[-1] == "WorkflowExecutionTimedOut"
+    assert "WorkflowCompleted" not in types
+
+
+async def test_a_timer_due_before_the_deadline_is_lost_without_a_drive_in_between(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("bounded_nap", None)
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    clock.advance("40s")  # the 10s timer came due, but nothing drove the run before 30s
+
+    assert isinstance(await rt.run_until_blocked(exec_id), RunState.TimedOut)
+    assert "TimerFired" not in [e.type for e in rt.load_history(exec_id)]
+    assert rt.store.timers(str(exec_id)) == []
+
+
+async def test_a_continue_as_new_successor_counts_its_own_deadline(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    first = rt.start_workflow("bounded_chain", 0)
+    await rt.run_until_blocked(first)
+    clock.advance("20s")
+    state = await rt.run_until_blocked(first)
+    assert isinstance(state, RunState.ContinuedAsNew)
+    successor_start = clock.now()
+    clock.advance("20s")  # 40s after the first start: only the successor's own deadline counts
+
+    done = await rt.run_until_blocked(state.next)
+
+    assert done == RunState.Completed(output=str(successor_start + timedelta(seconds=30)))
+
+
+async def test_a_retry_counts_its_own_deadline(open_rt: Open, clock: ManualClock) -> None:
+    rt = runtime(open_rt)
+    first = rt.start_workflow("bounded_flaky", None)
+    assert isinstance(await rt.run_until_blocked(first), RunState.Failed)
+    retry = rt.successor(first)
+    assert retry is not None
+    clock.advance("20s")  # the backoff; a deadline from the first start would have 10s left
+
+    done = await rt.run_until_blocked(retry)
+
+    assert done == RunState.Completed(output=str(clock.now() - timedelta(seconds=20) + timedelta(seconds=30)))
+
+
+async def test_an_update_after_the_deadline_gets_workflow_not_running(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("bounded_updatable", None)
+    await rt.run_until_blocked(exec_id)
+    assert await rt.update(exec_id, "bump", 1) == 1
+    clock.advance("30s")
+
+    with pytest.raises(WorkflowNotRunning):
+        await rt.update(exec_id, "bump", 2)
+    with pytest.raises(WorkflowNotRunning):
+        rt.send_signal(exec_id, "never", None)
+
+
+async def test_a_child_with_its_own_retry_policy_hands_the_parent_the_retry_result(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    parent = rt.start_workflow("patient_parent", None)
+    assert isinstance(await rt.run_until_blocked(parent), RunState.WaitingWorkflow)
+    clock.advance("1s")
+
+    done = await rt.run_until_blocked(parent)
+
+    assert done == RunState.Completed(output="child ok on attempt 2")
+    types = [e.type for e in rt.load_history(parent)]
+    assert types == ["WorkflowStarted", "ChildWorkflowStarted", "ChildWorkflowCompleted", "WorkflowCompleted"]
+    assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(parent)).closed
