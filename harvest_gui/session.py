@@ -21,6 +21,7 @@ from harvest_engine import (
     __version__ as engine_version,
 )
 from harvest_gui.async_bridge import track
+from harvest_gui.state_counts import StateCounter
 
 if TYPE_CHECKING:
     from harvest_engine import (
@@ -86,11 +87,13 @@ class Session(QObject):
 
     Signals:
         changed: the file has new commits; views re-read what they show.
+        counts_ready(dict[str, int]): runs per state, after `request_counts`.
         refreshed(datetime): views were told to refresh at this time.
         drive_error(str): the writer's drive reported an error (plain text).
     """
 
     changed = Signal()
+    counts_ready = Signal(object)
     refreshed = Signal(object)
     drive_error = Signal(str)
 
@@ -106,6 +109,8 @@ class Session(QObject):
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self.on_poll)
         self._timer.start()
+        self._counter = StateCounter(path, reader.counts_by_state)
+        self._counter.counted.connect(self.counts_ready)
         self.closed = False
 
     # -- change detection --------------------------------------------------------
@@ -154,8 +159,12 @@ class Session(QObject):
         return self.reader.list_executions(flt)
 
     def counts_by_state(self) -> dict[str, int]:
-        """Runs per state."""
+        """Runs per state, counted on the UI thread."""
         return self.reader.counts_by_state()
+
+    def request_counts(self) -> None:
+        """Ask for `counts_ready`: at once on a small file, from a worker on a big one."""
+        self._counter.request()
 
     def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
         """One run with its payloads."""
@@ -213,6 +222,7 @@ class Session(QObject):
             return
         self.closed = True
         self._timer.stop()
+        self._counter.close()
         self.reader.close()
 
 

@@ -112,6 +112,7 @@ class RunListView(QWidget):
         layout.addLayout(self.counts_row)
         layout.addWidget(self.message)
         layout.addWidget(self.table, 1)
+        self.session.counts_ready.connect(self.show_counts)
         self.update_counts()
 
     # -- building -----------------------------------------------------------------------
@@ -263,8 +264,11 @@ class RunListView(QWidget):
         self.update_counts()
 
     def update_counts(self) -> None:
+        """Ask for fresh runs-per-state counts (they arrive in `show_counts`)."""
+        self.session.request_counts()
+
+    def show_counts(self, counts: dict[str, int]) -> None:
         """Show runs per state beside each state box."""
-        counts = self.session.counts_by_state()
         for state, box in self.state_boxes.items():
             box.setText(f"{state} {counts.get(state, 0):,}")
         self.total.setText(f"{sum(counts.values()):,} runs")
