@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harvest_engine import payloads
-from harvest_engine.authoring import WorkflowInfo, info_of
+from harvest_engine.authoring import HandlerInfo, WorkflowInfo, info_of
 from harvest_engine.errors import (
     ContinueAsNew,
     NonDeterminismDetected,
@@ -36,9 +36,15 @@ class ReplayResult:
 class WorkflowReplayer:
     """Replays histories of the given workflows; synchronous and storage-free."""
 
-    def __init__(self, workflows: Iterable[Callable[..., Any] | WorkflowInfo]) -> None:
+    def __init__(self, workflows: Iterable[Callable[..., Any] | WorkflowInfo | HandlerInfo]) -> None:
+        """`workflows` may also hold `@query` functions, which `query` then answers too."""
         self._workflows: dict[str, WorkflowInfo] = {}
+        self._queries: dict[tuple[str, str], HandlerInfo] = {}
         for fn in workflows:
+            handler = fn if isinstance(fn, HandlerInfo) else getattr(fn, "info", None)
+            if isinstance(handler, HandlerInfo) and handler.kind == "query":
+                self._queries[(handler.workflow, handler.name)] = handler
+                continue
             info: WorkflowInfo = info_of(fn, WorkflowInfo)
             self._workflows[info.name] = info
 
@@ -52,20 +58,25 @@ class WorkflowReplayer:
         """Answer query `name` from the state the code has after `history` (any prefix).
 
         This is how an inspector shows query results as of an earlier event
-        ("time travel"); it writes nothing. QueryNotFound when the code has
-        registered no handler of that name by then; the handler's own error
-        propagates.
+        ("time travel"); it writes nothing. A handler the body registered by
+        then wins over an `@query` function given to the replayer, as in the
+        runtime. QueryNotFound when neither has that name; the handler's own
+        error propagates.
         """
 
         def ask(instance: WorkflowInstance) -> Any:
             handler = instance.queries.get(name)
-            if handler is None:
-                raise QueryNotFound(
-                    exec_id=instance.run.exec_id, name=name,
-                    known=", ".join(sorted(instance.queries)) or "none",
-                )
-            takes = len(inspect.signature(handler).parameters) > 0
-            return handler(arg) if takes else handler()
+            if handler is not None:
+                takes = len(inspect.signature(handler).parameters) > 0
+                return handler(arg) if takes else handler()
+            workflow_name = instance.run.workflow_name
+            declared = self._queries.get((workflow_name, name))
+            if declared is not None:
+                return declared.fn(instance.ctx, payloads.from_json(arg, declared.input_type))
+            known = set(instance.queries) | {n for (w, n) in self._queries if w == workflow_name}
+            raise QueryNotFound(
+                exec_id=instance.run.exec_id, name=name, known=", ".join(sorted(known)) or "none"
+            )
 
         return self._replay(history, ask, strict_end=False)[1]
 

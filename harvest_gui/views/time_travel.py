@@ -178,13 +178,14 @@ class TimeTravelView(QWidget):
         return str(self.history[0].attrs.get("workflow_name", "")) if self.history else ""
 
     def workflow_code(self) -> list[Callable[..., Any]] | None:
-        """The registered workflow functions the replay needs, or None (the panel says why)."""
+        """The registered workflow and `@query` functions the replay needs, or None (the panel says why)."""
         rt = runtime_of(self.session)
         if rt is None:
             return None
         if self.workflow_name() not in rt.registry.workflows:
             return None
-        return [info.fn for info in rt.registry.workflows.values()]
+        workflows = [info.fn for info in rt.registry.workflows.values()]
+        return workflows + [handler.fn for handler in rt.registry.queries.values()]
 
     def _offer_queries(self) -> None:
         rt = runtime_of(self.session)

@@ -21,6 +21,7 @@ from harvest_engine import (
     RunState,
     SqliteRuntime,
     WorkflowContext,
+    WorkflowReplayer,
     activity,
     query,
     workflow,
@@ -172,6 +173,23 @@ async def test_declarative_handlers_serve_their_workflow_and_the_body_wins(
     with pytest.raises(QueryNotFound) as missing:
         await rt.query(exec_id, "audit_only")
     assert "phase" in missing.value.known and "stage" in missing.value.known
+
+
+async def test_the_replayer_answers_declarative_queries_as_of_a_prefix_and_the_body_wins(
+    rt: SqliteRuntime,
+) -> None:
+    exec_id = await waiting_run(rt)
+    history = rt.load_history(exec_id)
+    replayer = WorkflowReplayer([order, phase, declared_stage, audit_only])
+
+    assert replayer.query(history[:1], "phase", "x") == "order-7:x"
+    assert replayer.query(history[:1], "stage") == "reserving"  # the body's handler, not the declared one
+    assert replayer.query(history, "stage") == "waiting"
+    with pytest.raises(QueryNotFound) as missing:
+        replayer.query(history, "audit_only")  # declared for another workflow
+    assert "phase" in missing.value.known and "late" in missing.value.known
+    with pytest.raises(QueryNotFound):
+        WorkflowReplayer([order]).query(history, "phase")  # not given to this replayer
 
 
 async def test_the_query_errors(rt: SqliteRuntime) -> None:

@@ -72,7 +72,7 @@ def test_the_panel_answers_as_of_the_slider_and_follows_it(
     view.show()
     assert view.query_notice.isHidden()
     names = [view.query_name.itemText(i) for i in range(view.query_name.count())]
-    assert names == ["stage", "boxes"]
+    assert names == ["clock", "stage", "boxes"]  # the @query function first, then the body's
     view.slider.setValue(1)
     view.query_name.setCurrentText("stage")
     qtbot.mouseClick(view.query_button, Qt.MouseButton.LeftButton)
@@ -88,6 +88,23 @@ def test_the_panel_answers_as_of_the_slider_and_follows_it(
     assert view.query_result.toPlainText().endswith(": 7")
 
 
+def test_a_declarative_query_is_answered_as_of_the_slider_too(
+    qtbot: Any, writer: WriterSession, tracked: tuple[Path, str]
+) -> None:
+    view = TimeTravelView(writer, tracked[1])
+    qtbot.addWidget(view)
+    view.show()
+    done = seq_of(view, "ActivityCompleted")
+    view.slider.setValue(1)
+    view.query_name.setCurrentText("clock")
+    qtbot.mouseClick(view.query_button, Qt.MouseButton.LeftButton)
+    assert view.query_error is None
+    assert view.query_result.toPlainText() == f'clock at event 1: "{view.history[0].at.isoformat()}"'
+    view.slider.setValue(done)
+    at = view.history[done - 1].at.isoformat()
+    assert view.query_result.toPlainText() == f'clock at event {done}: "{at}"'
+
+
 def test_query_errors_are_shown_in_words(
     qtbot: Any, writer: WriterSession, tracked: tuple[Path, str]
 ) -> None:
@@ -99,7 +116,7 @@ def test_query_errors_are_shown_in_words(
     qtbot.mouseClick(view.query_button, Qt.MouseButton.LeftButton)
     assert view.query_error is not None
     assert view.query_error.startswith("Query not found:")
-    assert "known: stage" in view.query_error
+    assert "known: clock, stage" in view.query_error
     view.slider.setValue(view.slider.maximum())
     view.query_arg.setText("boom")  # not JSON
     qtbot.mouseClick(view.query_button, Qt.MouseButton.LeftButton)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harvest_engine import ActivityContext, WorkflowContext, activity, workflow
+from harvest_engine import ActivityContext, WorkflowContext, activity, query, workflow
 
 
 @activity
@@ -32,7 +32,14 @@ async def tracker(ctx: WorkflowContext, n: int) -> str:
     return str(stage["at"])
 
 
+@query(workflow="tracker")
+def clock(ctx: WorkflowContext, _: Any) -> str:
+    """A declarative query: the run's workflow time (the last event the code has seen)."""
+    return ctx.now().isoformat()
+
+
 def register(rt: Any) -> None:
     """The --app hook."""
     rt.register_workflow(tracker)
     rt.register_activity(pack)
+    rt.register_query(clock)
