@@ -139,18 +139,24 @@ async def test_an_armed_timer_survives_a_reopen(open_rt: Open, clock: ManualCloc
     assert await reopened.run_until_blocked(exec_id) == RunState.Completed(output="fired")
 
 
-async def test_start_timer_deadline_counts_from_the_first_await(
-    open_rt: Open, clock: ManualClock, db_path: Any
-) -> None:
-    rt = runtime(open_rt)
+async def await_two_hours_late(rt: SqliteRuntime, clock: ManualClock, db_path: Any) -> Any:
+    """A `late_await` run whose 1h handle is first awaited 2h after it was started."""
     exec_id = rt.start_workflow("late_await", None)
     await rt.run_until_blocked(exec_id)
     with SqliteReader.open(db_path) as reader:
         assert reader.timers(str(exec_id)) == []  # started, not armed
     clock.advance("2h")
     rt.send_signal(exec_id, "go", None)
-
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    return exec_id
+
+
+async def test_start_timer_deadline_counts_from_the_first_await(
+    open_rt: Open, clock: ManualClock, db_path: Any
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = await await_two_hours_late(rt, clock, db_path)
+
     with SqliteReader.open(db_path) as reader:
         assert [t.fire_at for t in reader.timers(str(exec_id))] == [clock.now() + timedelta(hours=1)]
     clock.advance("59m")
@@ -164,11 +170,7 @@ async def test_a_replay_after_reopen_keeps_the_armed_fire_time(
     open_rt: Open, clock: ManualClock, db_path: Any
 ) -> None:
     rt = runtime(open_rt)
-    exec_id = rt.start_workflow("late_await", None)
-    await rt.run_until_blocked(exec_id)
-    clock.advance("2h")
-    rt.send_signal(exec_id, "go", None)
-    await rt.run_until_blocked(exec_id)
+    exec_id = await await_two_hours_late(rt, clock, db_path)
     armed = clock.now() + timedelta(hours=1)
     rt.close()
     clock.advance("30m")
