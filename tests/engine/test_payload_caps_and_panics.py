@@ -11,6 +11,7 @@ import pytest
 
 from harvest_engine import (
     ActivityContext,
+    ApplicationError,
     PayloadTooDeep,
     PayloadTooLarge,
     RunState,
@@ -56,6 +57,16 @@ async def buggy(ctx: WorkflowContext, _: Any) -> Any:
     return {"a": 1}["missing"]
 
 
+@workflow
+async def returns_a_set(ctx: WorkflowContext, _: Any) -> Any:
+    return {1, 2}
+
+
+@workflow
+async def fails_with_odd_details(ctx: WorkflowContext, _: Any) -> Any:
+    raise ApplicationError("gave up", type="GaveUp", details={1, 2})
+
+
 def row_counts(path: Path) -> dict[str, int]:
     conn = sqlite3.connect(path)
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
@@ -67,7 +78,7 @@ def row_counts(path: Path) -> dict[str, int]:
 @pytest.fixture
 def rt(open_rt: Open) -> SqliteRuntime:
     runtime = open_rt()
-    for wf in (sends_deep_input, returns_deep, buggy):
+    for wf in (sends_deep_input, returns_deep, buggy, returns_a_set, fails_with_odd_details):
         runtime.register_workflow(wf)
     runtime.register_activity(noop)
     return runtime
@@ -135,6 +146,33 @@ async def test_a_fixed_bug_resumes_the_run_in_the_same_runtime(rt: SqliteRuntime
 
     rt.register_workflow(fixed)
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="fixed")
+
+
+async def test_a_result_that_is_not_json_is_a_bug_under_the_panic_budget(
+    rt: SqliteRuntime,
+) -> None:
+    exec_id = rt.start_workflow("returns_a_set")
+    for count in (1, 2):
+        with pytest.raises(WorkflowPanicked) as caught:
+            await rt.run_until_blocked(exec_id)
+        assert caught.value.count == count  # type: ignore[attr-defined]
+        assert [e.type for e in rt.load_history(exec_id)] == ["WorkflowStarted"]
+    state = await rt.run_until_blocked(exec_id)
+    assert isinstance(state, RunState.Failed)
+    assert state.error.type == "Panic"
+    assert "not a JSON value" in state.error.message
+
+
+async def test_a_failure_whose_details_are_not_json_is_recorded_without_them(
+    rt: SqliteRuntime,
+) -> None:
+    exec_id = rt.start_workflow("fails_with_odd_details")
+    state = await rt.run_until_blocked(exec_id)
+    assert isinstance(state, RunState.Failed)
+    assert state.error.type == "GaveUp"
+    assert state.error.message == "gave up (details dropped: a set is not a JSON value)"
+    assert state.error.details is None
+    assert rt.load_history(exec_id)[-1].type == "WorkflowFailed"
 
 
 def test_workflow_panicked_pickles_with_its_fields() -> None:
