@@ -41,6 +41,7 @@ from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import apply_writer_pragmas, connect
 from harvest_engine.store.sqlite.lock import WriterLock
 from harvest_engine.store.sqlite.migrations import (
+    check_harvest_file,
     check_supported,
     migrate,
     read_version,
@@ -486,7 +487,9 @@ class SqliteStore:
         try:
             conn = connect(lock.db_path)
             try:
-                check_supported(read_version(conn, str(lock.db_path)), str(lock.db_path))
+                version = read_version(conn, str(lock.db_path))
+                check_supported(version, str(lock.db_path))
+                check_harvest_file(conn, str(lock.db_path), version)
                 apply_writer_pragmas(conn)
                 migrate(conn, str(lock.db_path))
                 store = cls(conn, str(lock.db_path), lock, None)
