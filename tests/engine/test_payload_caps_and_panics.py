@@ -58,6 +58,18 @@ async def buggy(ctx: WorkflowContext, _: Any) -> Any:
 
 
 @workflow
+async def side_effects_over_the_caps(ctx: WorkflowContext, _: Any) -> list[str]:
+    caught = []
+    for make in (lambda: deep(MAX_PAYLOAD_DEPTH + 1), lambda: "x" * (MAX_PAYLOAD_BYTES + 1)):
+        try:
+            await ctx.side_effect(make)
+        except (PayloadTooDeep, PayloadTooLarge) as exc:
+            caught.append(f"{type(exc).__name__}: {exc}")
+    await ctx.wait_for_signal("go")
+    return caught
+
+
+@workflow
 async def returns_a_set(ctx: WorkflowContext, _: Any) -> Any:
     return {1, 2}
 
@@ -78,7 +90,10 @@ def row_counts(path: Path) -> dict[str, int]:
 @pytest.fixture
 def rt(open_rt: Open) -> SqliteRuntime:
     runtime = open_rt()
-    for wf in (sends_deep_input, returns_deep, buggy, returns_a_set, fails_with_odd_details):
+    for wf in (
+        sends_deep_input, returns_deep, buggy, returns_a_set, fails_with_odd_details,
+        side_effects_over_the_caps,
+    ):
         runtime.register_workflow(wf)
     runtime.register_activity(noop)
     return runtime
@@ -107,6 +122,25 @@ async def test_workflow_code_gets_payload_too_deep_at_the_call_site(rt: SqliteRu
     exec_id = rt.start_workflow("sends_deep_input")
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(
         output="caught activity input"
+    )
+
+
+async def test_a_side_effect_value_over_a_cap_is_refused_with_the_caps_own_error_on_replay_too(
+    rt: SqliteRuntime, open_rt: Open
+) -> None:
+    exec_id = rt.start_workflow("side_effects_over_the_caps")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="go")
+    rt.close()
+    again = open_rt()  # no cached instance: the body replays the recorded failures
+    again.register_workflow(side_effects_over_the_caps)
+    again.send_signal(exec_id, "go")
+    state = await again.run_until_blocked(exec_id)
+    assert state == RunState.Completed(
+        output=[
+            f"PayloadTooDeep: side effect value nests deeper than {MAX_PAYLOAD_DEPTH} levels",
+            f"PayloadTooLarge: side effect value is {MAX_PAYLOAD_BYTES + 3} bytes, "
+            f"over the {MAX_PAYLOAD_BYTES}-byte cap",
+        ]
     )
 
 
