@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ from harvest_engine import payloads
 from harvest_engine.errors import ApplicationError, PayloadTooDeep, PayloadTooLarge
 from harvest_engine.ledger import LlmCall
 from harvest_engine.states import ErrorInfo
+
+log = logging.getLogger("harvest.activity")
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,13 @@ class ActivityContext:
         value = payloads.to_json(details)
         try:
             text = payloads.check(value, "heartbeat")
-        except (PayloadTooDeep, PayloadTooLarge):
-            # A heartbeat over the caps is dropped; the last good one stays (guide §6).
+        except (PayloadTooDeep, PayloadTooLarge) as exc:
+            # A heartbeat over the caps is dropped with a warning; the last
+            # good one stays (guide §6).
+            log.warning(
+                "activity %s (run %s, attempt %d): heartbeat dropped: %s",
+                self._info.activity_name, self._info.exec_id, self._info.attempt, exc,
+            )
             return
         self._heartbeat = value
         if self._save is not None:
@@ -102,22 +110,51 @@ class AttemptResult:
 def error_info(exc: BaseException) -> ErrorInfo:
     """A body's exception as a stored failure."""
     if isinstance(exc, ApplicationError):
+        message, details = storable_details(exc)
         return ErrorInfo(
-            type=str(exc.type), message=exc.message, non_retryable=bool(exc.non_retryable),
-            details=payloads.to_json(exc.details),
+            type=str(exc.type), message=message, non_retryable=bool(exc.non_retryable),
+            details=details,
         )
     if isinstance(exc, (PayloadTooDeep, PayloadTooLarge)):
         return ErrorInfo(type=type(exc).__name__, message=str(exc), non_retryable=True)
     return ErrorInfo(type=type(exc).__name__, message=str(exc) or type(exc).__name__)
 
 
+def storable_details(exc: ApplicationError) -> tuple[str, Any]:
+    """An error's message and its details as JSON; details that are not JSON are dropped.
+
+    The failure itself must still be recorded, so the message says what was
+    dropped instead of the write failing (and the task or run staying stuck).
+    """
+    details = payloads.to_json(exc.details)
+    if payloads.encodable(details):
+        return exc.message, details
+    return (
+        f"{exc.message} (details dropped: a {type(exc.details).__name__} is not a JSON value)",
+        None,
+    )
+
+
 def checked_output(value: Any) -> AttemptResult:
-    """Apply the payload caps to a result: over them is a non-retryable failure (guide §6)."""
+    """Apply the payload caps to a result: over them, or not JSON, is a non-retryable failure.
+
+    The same body would return the same value again, so a retry cannot help
+    (guide §6 for the caps).
+    """
     value = payloads.to_json(value)
     try:
         payloads.check(value, "activity result")
     except (PayloadTooDeep, PayloadTooLarge) as exc:
         return AttemptResult(ok=False, error=error_info(exc))
+    except (TypeError, ValueError, RecursionError) as exc:
+        return AttemptResult(
+            ok=False,
+            error=ErrorInfo(
+                type="TypeError",
+                message=f"activity result is not a JSON value: {exc}",
+                non_retryable=True,
+            ),
+        )
     return AttemptResult(ok=True, output=value)
 
 

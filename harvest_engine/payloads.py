@@ -82,6 +82,15 @@ def check(value: Json, what: str, *, limit_bytes: int = MAX_PAYLOAD_BYTES) -> st
     return raw.decode()
 
 
+def encodable(value: Any) -> bool:
+    """Whether `value` (after dataclass conversion) encodes as JSON, the caps aside."""
+    try:
+        dumpb(to_json(value))
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
 def to_json(value: Any) -> Json:
     """Turn dataclasses (also nested, in lists and dicts) into JSON values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from harvest_engine import payloads
+from harvest_engine.activity import storable_details
 from harvest_engine.errors import (
     ApplicationError,
     ContinueAsNew,
@@ -297,6 +298,11 @@ class Decider:
                 output = payloads.check(value, "workflow result")
             except (PayloadTooDeep, PayloadTooLarge) as exc:
                 return self._fail(cycle, _failure(exc, non_retryable=True))
+            except (TypeError, ValueError, RecursionError) as exc:
+                # Returning something that is not JSON is a bug in the code:
+                # it counts against the panic budget instead of escaping the
+                # drive untyped on every cycle.
+                raise _Panic(TypeError(f"the workflow result is not a JSON value: {exc}")) from exc
             cycle.event("WorkflowCompleted", {"output": value})
             self._seal(cycle, "COMPLETED", output=output)
             return Decision(row.exec_id, state=RunState.Completed(output=value))
@@ -580,10 +586,11 @@ class _Panic(Exception):
 
 def _failure(exc: BaseException, *, non_retryable: bool = False) -> ErrorInfo:
     if isinstance(exc, ApplicationError):
+        message, details = storable_details(exc)
         return ErrorInfo(
-            type=str(exc.type), message=exc.message,
+            type=str(exc.type), message=message,
             non_retryable=bool(exc.non_retryable) or non_retryable,
-            details=payloads.to_json(exc.details),
+            details=details,
         )
     if isinstance(exc, HarvestError):
         return ErrorInfo(type=type(exc).__name__, message=exc.message, non_retryable=True)

@@ -16,6 +16,7 @@ from harvest_engine.activity import (
     ActivityContext,
     ActivityRunInfo,
     AttemptResult,
+    error_info,
     run_attempt,
 )
 from harvest_engine.authoring import RetryPolicy
@@ -66,7 +67,13 @@ class TaskRunner:
             self._record(claimed, activity, result, started, clock())
             return True
         ctx = self._context(claimed)
-        result = await run_attempt(activity.body, self._args(activity, claimed, ctx), budget=budget)
+        try:
+            args = self._args(activity, claimed, ctx)
+        except Exception as exc:  # noqa: BLE001 - e.g. an input that does not fit its dataclass
+            # Fails like the body raising it, so the claimed task never stays RUNNING.
+            result = AttemptResult(ok=False, error=error_info(exc))
+        else:
+            result = await run_attempt(activity.body, args, budget=budget)
         if result.ok and activity.mode == "ledger":
             result = _split_ledger(result)
         elif result.ok and activity.mode == "context":
@@ -197,7 +204,17 @@ def _split_ledger(result: AttemptResult) -> AttemptResult:
                 non_retryable=True,
             ),
         )
-    calls = [c if isinstance(c, LlmCall) else LlmCall(**c) for c in value[1]]
+    try:
+        calls = [c if isinstance(c, LlmCall) else LlmCall(**c) for c in value[1]]
+    except TypeError as exc:
+        return AttemptResult(
+            ok=False,
+            error=ErrorInfo(
+                type="TypeError",
+                message=f"a ledger body returns (output, [LlmCall, ...]): {exc}",
+                non_retryable=True,
+            ),
+        )
     return AttemptResult(ok=True, output=value[0], llm_calls=calls)
 
 

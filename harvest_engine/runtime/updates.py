@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
+from harvest_engine.activity import storable_details
 from harvest_engine.errors import (
     ApplicationError,
     ExecutionNotFound,
@@ -255,11 +256,12 @@ def _check_time(rt: SqliteRuntime, row: ExecutionRecord, name: str, started: dat
 def _failure(error: BaseException) -> ErrorInfo:
     """The UpdateFailed record of a handler's error."""
     if isinstance(error, ApplicationError):
+        message, details = storable_details(error)
         return ErrorInfo(
             type=str(error.type),
-            message=error.message,
+            message=message,
             non_retryable=bool(error.non_retryable),
-            details=payloads.to_json(error.details),
+            details=details,
         )
     if isinstance(error, HarvestError):
         return ErrorInfo(type=type(error).__name__, message=error.message, non_retryable=True)

@@ -24,6 +24,8 @@ from harvest_engine.errors import (
     ContinueAsNew,
     ExternalWorkflowError,
     InvalidSearchAttribute,
+    PayloadTooDeep,
+    PayloadTooLarge,
 )
 from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
@@ -543,16 +545,19 @@ class WorkflowContext:
                     raise TypeError("side_effect needs a plain function, not a coroutine")
                 value = payloads.to_json(value)
                 payloads.check(value, "side effect value")
+            except PayloadTooDeep as exc:
+                details = {"limit": getattr(exc, "limit", None)}
+                return {"error": {**_error_json(exc), "details": details}}
+            except PayloadTooLarge as exc:
+                details = {"size": getattr(exc, "size", None), "limit": getattr(exc, "limit", None)}
+                return {"error": {**_error_json(exc), "details": details}}
             except Exception as exc:
                 return {"error": _error_json(exc)}
             return {"value": value}
 
         recorded = await self._machine.side_effect(compute)
         if "error" in recorded:
-            err = recorded["error"]
-            raise ApplicationError(
-                err.get("message", ""), type=err.get("type"), details=err.get("details")
-            )
+            raise _side_effect_error(recorded["error"])
         return recorded.get("value")
 
     def upsert_search_attrs(self, attributes: Mapping[str, Any]) -> None:
@@ -658,6 +663,26 @@ def _raise_recorded(recorded: Any) -> None:
             non_retryable=bool(err.get("non_retryable")),
             details=err.get("details"),
         )
+
+
+def _side_effect_error(err: dict[str, Any]) -> Exception:
+    """The recorded failure of a side effect, raised again on every replay.
+
+    A value over the payload caps is refused with the cap's own error, as at
+    every other call site in workflow code (guide §6).
+    """
+    details = err.get("details")
+    fields = details if isinstance(details, dict) else {}
+    what = "side effect value"
+    if err.get("type") == "PayloadTooDeep":
+        return PayloadTooDeep(what=what, limit=int(fields.get("limit") or payloads.MAX_PAYLOAD_DEPTH))
+    if err.get("type") == "PayloadTooLarge":
+        return PayloadTooLarge(
+            what=what,
+            size=int(fields.get("size") or 0),
+            limit=int(fields.get("limit") or payloads.MAX_PAYLOAD_BYTES),
+        )
+    return ApplicationError(err.get("message", ""), type=err.get("type"), details=details)
 
 
 def _error_json(exc: BaseException) -> dict[str, Any]:

@@ -286,6 +286,21 @@ def test_two_writers_on_one_shared_in_memory_database_conflict(
         bystander.close()
 
 
+@pytest.mark.parametrize(
+    "uri",
+    ["{dir}/plain.db", "file:{dir}/plain.db", "file:{dir}/plain.db?cache=shared", "file:{dir}/held.db"],
+)
+def test_an_in_memory_open_refuses_a_uri_that_names_a_file_so_the_flock_cannot_be_skipped(
+    uri: str, tmp_path: Path
+) -> None:
+    held = tmp_path / "held.db"
+    SqliteRuntime.open(held).close()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with SqliteRuntime.open(held), pytest.raises(ValueError, match="in-memory URI"):
+        SqliteRuntime.open_in_memory(uri=uri.format(dir=tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 def test_private_in_memory_databases_never_conflict() -> None:
     with SqliteRuntime.open_in_memory(), SqliteRuntime.open_in_memory():
         pass

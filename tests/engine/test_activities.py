@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -365,3 +368,111 @@ async def test_poll_once_runs_the_bodies_of_different_runs_side_by_side(open_rt:
     await rt.run_until_idle()
     assert rt.describe(first).output.value == {"ok": "met"}
     assert rt.describe(second).output.value == {"ok": "met"}
+
+
+async def test_a_result_too_deep_and_too_large_fails_as_payload_too_deep(open_rt: Open) -> None:
+    @activity(retry=RetryPolicy(max_attempts=3))
+    async def both(ctx: ActivityContext, _: Any) -> Any:
+        return {"deep": nested(MAX_PAYLOAD_DEPTH + 5), "big": "x" * (MAX_PAYLOAD_BYTES + 1)}
+
+    rt = runtime_with(open_rt, both)
+    state = await run(rt, "both")
+    assert isinstance(state, RunState.Completed)
+    assert state.output["error"] == "PayloadTooDeep"
+    assert state.output["non_retryable"] is True
+
+
+async def test_a_heartbeat_over_the_caps_is_dropped_with_a_warning_keeping_the_last_good_one(
+    open_rt: Open, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen: list[Any] = []
+
+    @activity(retry=RetryPolicy(max_attempts=2, initial_interval="1s"))
+    async def checkpoints(ctx: ActivityContext, _: Any) -> Any:
+        seen.append(ctx.heartbeat_details())
+        if ctx.info().attempt == 1:
+            ctx.heartbeat({"done": 3})
+            ctx.heartbeat(nested(MAX_PAYLOAD_DEPTH + 1))
+            ctx.heartbeat("x" * (MAX_PAYLOAD_BYTES + 1))
+            raise ApplicationError("try again")
+        return ctx.heartbeat_details()
+
+    rt = runtime_with(open_rt, checkpoints)
+    exec_id = rt.start_workflow("call_one", {"name": "checkpoints"})
+    with caplog.at_level("WARNING", logger="harvest.activity"):
+        assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    dropped = [r for r in caplog.records if "heartbeat dropped" in r.getMessage()]
+    assert len(dropped) == 2
+    clock.advance(2)
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output={"ok": {"done": 3}})
+    assert seen == [None, {"done": 3}]
+
+
+def stranded_tasks(db: Path) -> list[Any]:
+    """Tasks left RUNNING: a live runtime would never run them again before a reopen."""
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute("SELECT id FROM harvest_tasks WHERE status = 'RUNNING'").fetchall()
+
+
+async def test_a_result_that_is_not_json_fails_the_activity_and_leaves_no_task_running(
+    open_rt: Open, db_path: Path
+) -> None:
+    runs: list[int] = []
+
+    @activity(retry=RetryPolicy(max_attempts=3))
+    async def returns_a_set(ctx: ActivityContext, _: Any) -> Any:
+        runs.append(1)
+        return {1, 2}
+
+    rt = runtime_with(open_rt, returns_a_set)
+    state = await run(rt, "returns_a_set")
+    assert isinstance(state, RunState.Completed)
+    assert state.output["error"] == "TypeError"
+    assert "not a JSON value" in state.output["message"]
+    assert state.output["non_retryable"] is True
+    assert runs == [1]
+    assert stranded_tasks(db_path) == []
+
+
+async def test_an_input_that_does_not_fit_the_dataclass_fails_the_attempt_like_the_body(
+    open_rt: Open, db_path: Path
+) -> None:
+    @activity
+    async def price(ctx: ActivityContext, order: Order) -> int:
+        return order.qty
+
+    rt = runtime_with(open_rt, price)
+    state = await run(rt, "price", {"wrong": 1})
+    assert isinstance(state, RunState.Completed)
+    assert state.output["error"] == "TypeError"
+    assert stranded_tasks(db_path) == []
+
+
+async def test_error_details_that_are_not_json_are_dropped_and_the_failure_recorded(
+    open_rt: Open, db_path: Path
+) -> None:
+    @activity
+    async def odd_details(ctx: ActivityContext, _: Any) -> Any:
+        raise ApplicationError("boom", type="Odd", details={1, 2})
+
+    rt = runtime_with(open_rt, odd_details)
+    state = await run(rt, "odd_details")
+    assert isinstance(state, RunState.Completed)
+    assert state.output["error"] == "Odd"
+    assert state.output["message"] == "boom (details dropped: a set is not a JSON value)"
+    assert stranded_tasks(db_path) == []
+
+
+async def test_a_ledger_body_with_malformed_calls_fails_the_activity_without_a_running_task(
+    open_rt: Open, db_path: Path
+) -> None:
+    @activity
+    async def summarise(ctx: ActivityContext, _: Any) -> Any:
+        return None
+
+    rt = runtime_with(open_rt)
+    rt.register_activity_with_ledger(summarise, lambda _: ("text", [{"not": "a call"}]))
+    state = await run(rt, "summarise")
+    assert isinstance(state, RunState.Completed)
+    assert state.output["error"] == "TypeError"
+    assert stranded_tasks(db_path) == []

@@ -11,6 +11,7 @@ import pytest
 
 from harvest_engine import (
     ActivityContext,
+    ApplicationError,
     PayloadTooDeep,
     PayloadTooLarge,
     RunState,
@@ -56,6 +57,28 @@ async def buggy(ctx: WorkflowContext, _: Any) -> Any:
     return {"a": 1}["missing"]
 
 
+@workflow
+async def side_effects_over_the_caps(ctx: WorkflowContext, _: Any) -> list[str]:
+    caught = []
+    for make in (lambda: deep(MAX_PAYLOAD_DEPTH + 1), lambda: "x" * (MAX_PAYLOAD_BYTES + 1)):
+        try:
+            await ctx.side_effect(make)
+        except (PayloadTooDeep, PayloadTooLarge) as exc:
+            caught.append(f"{type(exc).__name__}: {exc}")
+    await ctx.wait_for_signal("go")
+    return caught
+
+
+@workflow
+async def returns_a_set(ctx: WorkflowContext, _: Any) -> Any:
+    return {1, 2}
+
+
+@workflow
+async def fails_with_odd_details(ctx: WorkflowContext, _: Any) -> Any:
+    raise ApplicationError("gave up", type="GaveUp", details={1, 2})
+
+
 def row_counts(path: Path) -> dict[str, int]:
     conn = sqlite3.connect(path)
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
@@ -67,7 +90,10 @@ def row_counts(path: Path) -> dict[str, int]:
 @pytest.fixture
 def rt(open_rt: Open) -> SqliteRuntime:
     runtime = open_rt()
-    for wf in (sends_deep_input, returns_deep, buggy):
+    for wf in (
+        sends_deep_input, returns_deep, buggy, returns_a_set, fails_with_odd_details,
+        side_effects_over_the_caps,
+    ):
         runtime.register_workflow(wf)
     runtime.register_activity(noop)
     return runtime
@@ -96,6 +122,25 @@ async def test_workflow_code_gets_payload_too_deep_at_the_call_site(rt: SqliteRu
     exec_id = rt.start_workflow("sends_deep_input")
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(
         output="caught activity input"
+    )
+
+
+async def test_a_side_effect_value_over_a_cap_is_refused_with_the_caps_own_error_on_replay_too(
+    rt: SqliteRuntime, open_rt: Open
+) -> None:
+    exec_id = rt.start_workflow("side_effects_over_the_caps")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="go")
+    rt.close()
+    again = open_rt()  # no cached instance: the body replays the recorded failures
+    again.register_workflow(side_effects_over_the_caps)
+    again.send_signal(exec_id, "go")
+    state = await again.run_until_blocked(exec_id)
+    assert state == RunState.Completed(
+        output=[
+            f"PayloadTooDeep: side effect value nests deeper than {MAX_PAYLOAD_DEPTH} levels",
+            f"PayloadTooLarge: side effect value is {MAX_PAYLOAD_BYTES + 3} bytes, "
+            f"over the {MAX_PAYLOAD_BYTES}-byte cap",
+        ]
     )
 
 
@@ -135,6 +180,33 @@ async def test_a_fixed_bug_resumes_the_run_in_the_same_runtime(rt: SqliteRuntime
 
     rt.register_workflow(fixed)
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="fixed")
+
+
+async def test_a_result_that_is_not_json_is_a_bug_under_the_panic_budget(
+    rt: SqliteRuntime,
+) -> None:
+    exec_id = rt.start_workflow("returns_a_set")
+    for count in (1, 2):
+        with pytest.raises(WorkflowPanicked) as caught:
+            await rt.run_until_blocked(exec_id)
+        assert caught.value.count == count  # type: ignore[attr-defined]
+        assert [e.type for e in rt.load_history(exec_id)] == ["WorkflowStarted"]
+    state = await rt.run_until_blocked(exec_id)
+    assert isinstance(state, RunState.Failed)
+    assert state.error.type == "Panic"
+    assert "not a JSON value" in state.error.message
+
+
+async def test_a_failure_whose_details_are_not_json_is_recorded_without_them(
+    rt: SqliteRuntime,
+) -> None:
+    exec_id = rt.start_workflow("fails_with_odd_details")
+    state = await rt.run_until_blocked(exec_id)
+    assert isinstance(state, RunState.Failed)
+    assert state.error.type == "GaveUp"
+    assert state.error.message == "gave up (details dropped: a set is not a JSON value)"
+    assert state.error.details is None
+    assert rt.load_history(exec_id)[-1].type == "WorkflowFailed"
 
 
 def test_workflow_panicked_pickles_with_its_fields() -> None:

@@ -64,6 +64,40 @@ def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(db_path: Path) 
     assert file_state(db_path) == before
 
 
+def test_a_file_whose_harvest_meta_names_another_application_is_refused_untouched(
+    db_path: Path,
+) -> None:
+    SqliteRuntime.open(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.execute("UPDATE harvest_meta SET value = 'someone-else' WHERE key = 'application'")
+    conn.commit()
+    conn.close()
+    before = file_state(db_path)
+    with pytest.raises(NotAHarvestDatabase, match="does not name harvest"):
+        SqliteRuntime.open(db_path)
+    assert file_state(db_path) == before
+
+
+def test_a_harvest_file_missing_its_tables_is_refused_untouched_naming_them(
+    db_path: Path,
+) -> None:
+    SqliteRuntime.open(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.execute("DROP TABLE harvest_events")
+    conn.execute("DROP TABLE harvest_tasks")
+    conn.commit()
+    conn.close()
+    before = file_state(db_path)
+    with pytest.raises(NotAHarvestDatabase, match="harvest_events, harvest_tasks"):
+        SqliteRuntime.open(db_path)
+    assert file_state(db_path) == before
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"  # no WAL switch
+    conn.close()
+
+
 def test_the_writer_uses_wal_full_sync_and_a_busy_timeout(db_path: Path) -> None:
     store = SqliteStore.open(db_path)
     conn = store.connection

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 
@@ -55,6 +56,38 @@ def read_version(conn: sqlite3.Connection, path: str) -> int:
     if version > 0 and "harvest_meta" not in tables:
         raise NotAHarvestDatabase(path=path, reason="it has no harvest_meta table")
     return version
+
+
+# The tables every file of version 1 or later holds (later steps add none yet).
+V1_TABLES = frozenset(re.findall(r"^CREATE TABLE (\w+)", V1, flags=re.MULTILINE))
+
+
+def check_harvest_file(conn: sqlite3.Connection, path: str, version: int) -> None:
+    """Refuse a file of a known version that is not harvest's or lacks its tables.
+
+    Runs before the writer's first pragma, so a damaged or foreign file is
+    refused untouched instead of failing half-way through the open (guide §11).
+    """
+    if version == 0 or version > SCHEMA_VERSION:
+        return
+    try:
+        mark = conn.execute(
+            "SELECT value FROM harvest_meta WHERE key = 'application'"
+        ).fetchone()
+        tables = {
+            row[0]
+            for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    except sqlite3.DatabaseError as exc:
+        raise NotAHarvestDatabase(path=path, reason=f"unreadable harvest_meta ({exc})") from exc
+    if mark is None or mark[0] != APPLICATION_MARK:
+        raise NotAHarvestDatabase(path=path, reason="harvest_meta does not name harvest")
+    missing = sorted(V1_TABLES - tables)
+    if missing:
+        raise NotAHarvestDatabase(
+            path=path,
+            reason=f"it lacks the tables {', '.join(missing)} of schema version {version}",
+        )
 
 
 def check_supported(version: int, path: str) -> None:

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 from harvest_engine import payloads
 from harvest_engine.errors import DatabaseLocked, HarvestInternalError
@@ -41,6 +42,7 @@ from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import apply_writer_pragmas, connect
 from harvest_engine.store.sqlite.lock import WriterLock
 from harvest_engine.store.sqlite.migrations import (
+    check_harvest_file,
     check_supported,
     migrate,
     read_version,
@@ -59,6 +61,23 @@ _EXECUTION_FIELDS = frozenset(
 
 def _opt_micros(value: datetime | None) -> int | None:
     return None if value is None else micros(value)
+
+
+def _require_memory_uri(uri: str) -> None:
+    """Accept only a ``file:`` URI that SQLite keeps in memory (mode=memory, vfs=memdb)."""
+    if isinstance(uri, str) and uri.startswith("file:"):
+        path, _, query = uri[len("file:"):].partition("?")
+        params = parse_qs(query.partition("#")[0])
+        if (
+            path == ":memory:"
+            or "memory" in params.get("mode", [])
+            or "memdb" in params.get("vfs", [])
+        ):
+            return
+    raise ValueError(
+        f"open_in_memory needs an in-memory URI such as 'file:name?mode=memory&cache=shared' "
+        f"or 'file:/name?vfs=memdb', got {uri!r}; open a file with SqliteRuntime.open"
+    )
 
 
 class SqliteWriteTxn:
@@ -486,7 +505,9 @@ class SqliteStore:
         try:
             conn = connect(lock.db_path)
             try:
-                check_supported(read_version(conn, str(lock.db_path)), str(lock.db_path))
+                version = read_version(conn, str(lock.db_path))
+                check_supported(version, str(lock.db_path))
+                check_harvest_file(conn, str(lock.db_path), version)
                 apply_writer_pragmas(conn)
                 migrate(conn, str(lock.db_path))
                 store = cls(conn, str(lock.db_path), lock, None)
@@ -505,7 +526,14 @@ class SqliteStore:
 
         The lock of an in-memory database is an owner row inside it, so two
         runtimes on one shared in-memory database conflict like two on a file.
+
+        Raises:
+            ValueError: `uri` does not name an in-memory database. A file
+                opened this way would skip the flock of guide §11.
+            DatabaseLocked: another runtime holds this shared database.
         """
+        if uri is not None:
+            _require_memory_uri(uri)
         conn = connect(uri or ":memory:", uri=uri is not None)
         try:
             held = conn.execute("SELECT owner FROM harvest_memory_writer_lock").fetchone()
