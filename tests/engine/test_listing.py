@@ -139,6 +139,14 @@ def test_filter_limits_are_refused_by_name() -> None:
         flt.search_attribute("one-more", 1)
 
 
+@pytest.mark.parametrize("cursor", [2**63, -(2**63) - 1, 10**30])
+def test_a_cursor_no_page_could_return_is_invalid_filter(
+    store: SqliteStore, cursor: int
+) -> None:
+    with pytest.raises(InvalidFilter, match="cursor"):
+        store.list_executions(ExecutionFilter().before(cursor))
+
+
 def test_one_damaged_row_does_not_fail_a_page(store: SqliteStore) -> None:
     good = seed_run(store, memo={"owner": "ops"}, search_attributes={"tenant": "acme"})
     bad = seed_run(store)
