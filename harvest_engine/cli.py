@@ -182,7 +182,7 @@ def runs(
     """List runs, newest first."""
     with reading(file) as reader:
         flt = ExecutionFilter().limit(limit).before(cursor)
-        if workflow_name:
+        if workflow_name is not None:
             flt = flt.workflow_name(workflow_name)
         if states:
             flt = flt.state(*(s.upper() for s in states))
@@ -439,6 +439,9 @@ def purge(file: Path, older_than: str, as_json: bool) -> None:
         window = to_timedelta(older_than, what="--older-than")
         if not file.is_file():
             raise HarvestFailure(f"{file}: no such file")
+        # The writer would put a fresh schema into an empty or zero-byte file;
+        # purge is for an existing harvest file, so refuse what a reader refuses.
+        SqliteReader.open(file).close()
         with SqliteRuntime.open(file) as rt:
             removed = rt.purge_terminal(window)
     if as_json:

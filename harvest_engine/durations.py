@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 
@@ -20,14 +21,20 @@ def to_timedelta(value: Duration, *, what: str = "duration") -> timedelta:
     """
     if isinstance(value, bool):
         raise ValueError(f"{what}: expected a duration, got {value!r}")
-    if isinstance(value, timedelta):
-        result = value
-    elif isinstance(value, (int, float)):
-        result = timedelta(seconds=float(value))
-    elif isinstance(value, str):
-        result = _parse_text(value, what)
-    else:
-        raise ValueError(f"{what}: expected a duration, got {value!r}")
+    try:
+        if isinstance(value, timedelta):
+            result = value
+        elif isinstance(value, (int, float)):
+            if math.isnan(value):
+                raise ValueError(f"{what}: expected a duration, got {value!r}")
+            result = timedelta(seconds=float(value))
+        elif isinstance(value, str):
+            result = _parse_text(value, what)
+        else:
+            raise ValueError(f"{what}: expected a duration, got {value!r}")
+    except OverflowError:
+        # "inf", "1e400s" or more days than timedelta holds: bad input, not a crash.
+        raise ValueError(f"{what}: {value!r} is too long for a duration") from None
     if result < timedelta(0):
         raise ValueError(f"{what}: must not be negative, got {value!r}")
     return result

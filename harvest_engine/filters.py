@@ -144,9 +144,17 @@ class ExecutionFilter:
         return replace(self, page_size=min(MAX_LIMIT, max(1, n)))
 
     def before(self, cursor: int | None) -> ExecutionFilter:
-        """Start after this cursor (a page's `next`); None starts at the newest run."""
+        """Start after this cursor (a page's `next`); None starts at the newest run.
+
+        Raises:
+            InvalidFilter: the cursor is not a 64-bit int.
+        """
         if cursor is not None and (not isinstance(cursor, int) or isinstance(cursor, bool)):
             raise InvalidFilter(reason=f"a cursor is a page's `next` (an int), got {cursor!r}")
+        # A `next` is a rowid, a signed 64-bit integer: anything wider never
+        # came from a page, and SQLite could not even bind it.
+        if cursor is not None and not -(2**63) <= cursor < 2**63:
+            raise InvalidFilter(reason=f"a cursor is a page's `next` (a 64-bit rowid), got {cursor}")
         return replace(self, cursor=cursor)
 
 

@@ -14,13 +14,15 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 
 from harvest_engine import payloads
 from harvest_engine.durations import Duration, format_duration, to_timedelta
 from harvest_engine.errors import Unsupported
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Longer periods put their first slot near the end of the calendar.
+_MAX_INTERVAL = timedelta(days=365_250)
 
 
 class Overlap(StrEnum):
@@ -77,7 +79,14 @@ class Schedule:
         if not croniter.is_valid(text):
             raise ValueError(f"cron expression {expression!r} is not valid")
         _zone(timezone)
-        return cls(cron_expression=text, timezone=timezone)
+        schedule = cls(cron_expression=text, timezone=timezone)
+        # croniter accepts fields that no date satisfies ("0 0 30 2 *"); such
+        # a spec would fail every later slot computation, so refuse it here.
+        try:
+            schedule.next_after(_EPOCH)
+        except ValueError:
+            raise ValueError(f"cron expression {expression!r} never matches a date") from None
+        return schedule
 
     @classmethod
     def every(cls, period: Duration) -> Schedule:
@@ -92,10 +101,16 @@ class Schedule:
             raise ValueError(
                 f"Schedule.every needs a whole number of seconds, at least 1s; got {period!r}"
             )
+        if seconds > _MAX_INTERVAL.total_seconds():
+            raise ValueError(f"Schedule.every: {period!r} is too long (at most 1000 years)")
         return cls(interval=timedelta(seconds=int(seconds)))
 
     def next_after(self, after: datetime) -> datetime:
-        """The first slot strictly after `after` (an aware datetime), in UTC."""
+        """The first slot strictly after `after` (an aware datetime), in UTC.
+
+        Raises:
+            ValueError: `after` is naive, or no slot follows it before year 10000.
+        """
         if after.tzinfo is None:
             raise ValueError(f"slot arithmetic takes an aware datetime, got {after!r}")
         if self.interval is not None:
@@ -103,13 +118,21 @@ class Schedule:
             since = (after - _EPOCH).total_seconds()
             slot = (math.floor(since / period) + 1) * period
             # Float division can land one period early at a slot boundary.
-            while _EPOCH + timedelta(seconds=slot) <= after:
-                slot += period
-            return _EPOCH + timedelta(seconds=slot)
+            try:
+                while _EPOCH + timedelta(seconds=slot) <= after:
+                    slot += period
+                return _EPOCH + timedelta(seconds=slot)
+            except OverflowError:
+                raise ValueError(f"{self.describe()} has no slot after {after}") from None
         if self.cron_expression is None:
             raise ValueError("a Schedule is either a cron expression or an interval")
         local = after.astimezone(_zone(self.timezone))
-        nxt: datetime = croniter(self.cron_expression, local).get_next(datetime)
+        try:
+            nxt: datetime = croniter(self.cron_expression, local).get_next(datetime)
+        except CroniterBadDateError:
+            raise ValueError(
+                f"cron expression {self.cron_expression!r} has no slot after {after}"
+            ) from None
         return nxt.astimezone(UTC)
 
     def describe(self) -> str:

@@ -25,7 +25,12 @@ def purge_terminal(store: DurableStore, older_than: Duration, now: datetime) -> 
     Returns:
         How many runs were removed.
     """
-    cutoff = now - to_timedelta(older_than, what="purge_terminal older_than")
+    window = to_timedelta(older_than, what="purge_terminal older_than")
+    try:
+        cutoff = now - window
+    except OverflowError:
+        # A window reaching back past year 1: no run closed that long ago.
+        return 0
     total = 0
     while True:
         with store.write() as txn:

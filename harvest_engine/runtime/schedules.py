@@ -130,6 +130,9 @@ def fire_due(
             started += _fire_one(store, name, now, start)
         except HarvestError as exc:
             first_error = first_error or exc
+        except ValueError as exc:
+            # The slot arithmetic of a damaged spec: warn, keep it due (guide §7).
+            log.warning("schedule %r cannot fire: %s", name, exc)
     return started, first_error
 
 

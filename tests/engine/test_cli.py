@@ -182,6 +182,12 @@ def test_purge_of_a_locked_file_fails_with_one_line(
         (("runs", "{path}", "--state", "DONE"), "unknown state"),
         (("runs", "{path}", "--attr", "n=9223372036854775808"), "2^63"),
         (("purge", "{path}", "--older-than", "soon"), "cannot read 'soon'"),
+        (("purge", "{path}", "--older-than", "inf"), "too long"),
+        (("purge", "{empty}", "--older-than", "1d"), "no harvest schema"),
+        (("purge", "{foreign}", "--older-than", "1d"), "is not a harvest database"),
+        (("runs", "{path}", "--cursor", str(2**64)), "cursor"),
+        (("runs", "{path}", "--workflow", ""), "workflow_name must be non-empty"),
+        (("tail", "{path}", "--interval", "1e400"), "too long"),
     ],
 )
 def test_bad_input_exits_non_zero_with_one_line(
@@ -192,12 +198,16 @@ def test_bad_input_exits_non_zero_with_one_line(
     conn.execute("CREATE TABLE notes (body TEXT)")
     conn.commit()
     conn.close()
+    foreign_bytes = foreign.read_bytes()
     newer = tmp_path / "newer.db"
     newer.write_bytes(Path(workspace["path"]).read_bytes())
     conn = sqlite3.connect(newer)
     conn.execute("PRAGMA user_version = 42")
     conn.close()
+    empty = tmp_path / "empty.db"
+    empty.touch()
     names = {
+        "empty": empty,
         "path": workspace["path"],
         "missing": tmp_path / "gone.db",
         "foreign": foreign,
@@ -208,6 +218,8 @@ def test_bad_input_exits_non_zero_with_one_line(
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
+    assert empty.read_bytes() == b""
+    assert foreign.read_bytes() == foreign_bytes
 
 
 def test_a_usage_error_exits_two(workspace: dict[str, Any]) -> None:

@@ -139,6 +139,14 @@ def test_filter_limits_are_refused_by_name() -> None:
         flt.search_attribute("one-more", 1)
 
 
+@pytest.mark.parametrize("cursor", [2**63, -(2**63) - 1, 10**30])
+def test_a_cursor_no_page_could_return_is_invalid_filter(
+    store: SqliteStore, cursor: int
+) -> None:
+    with pytest.raises(InvalidFilter, match="cursor"):
+        store.list_executions(ExecutionFilter().before(cursor))
+
+
 def test_one_damaged_row_does_not_fail_a_page(store: SqliteStore) -> None:
     good = seed_run(store, memo={"owner": "ops"}, search_attributes={"tenant": "acme"})
     bad = seed_run(store)
@@ -227,3 +235,115 @@ def test_paging_visits_every_row_once_for_any_limit(
         assert seen == list(reversed(created))
     finally:
         opened.close()
+
+
+# -- every filter against a plain-Python model of it --------------------------
+
+NAMES = ("order", "Order", "ship")
+WORKFLOW_IDS = ("a", "ab", "a%", "a_b", "B", "")
+STATES = ("RUNNING", "COMPLETED", "FAILED", "CANCELLED")
+ATTR_VALUES: tuple[object, ...] = (1, 1.0, 2, "1", True, False, None, "acme", 2**62)
+
+
+@pytest.fixture(scope="module")
+def modelled(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[SqliteStore, list[dict[str, object]]]]:
+    """48 runs whose fields cycle through the values above, and what was stored."""
+    opened = SqliteStore.open(tmp_path_factory.mktemp("model") / "m.db")
+    runs: list[dict[str, object]] = []
+    for i in range(48):
+        attrs: dict[str, object] = {"k": ATTR_VALUES[i % len(ATTR_VALUES)]}
+        if i % 4 == 0:
+            attrs["t"] = ATTR_VALUES[(i // 4) % len(ATTR_VALUES)]
+        run = {
+            "name": NAMES[i % 3],
+            "workflow_id": WORKFLOW_IDS[i % 6] + str(i % 2),
+            "state": STATES[(i // 2) % 4],
+            "started_at": T0 + timedelta(minutes=(i * 7) % 30),
+            "attrs": attrs,
+        }
+        exec_id = seed_run(
+            opened,
+            str(run["name"]),
+            workflow_id=str(run["workflow_id"]),
+            state=str(run["state"]),
+            started_at=run["started_at"],  # type: ignore[arg-type]
+            search_attributes=attrs,
+        )
+        runs.append({**run, "exec_id": exec_id})
+    yield opened, runs
+    opened.close()
+
+
+def _equal_json(stored: object, wanted: object) -> bool:
+    # JSON types: a bool is not a number, a number compares as a number.
+    if isinstance(stored, bool) or isinstance(wanted, bool):
+        return type(stored) is type(wanted) and stored == wanted
+    if isinstance(stored, (int, float)) and isinstance(wanted, (int, float)):
+        return stored == wanted
+    return type(stored) is type(wanted) and stored == wanted
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.none() | st.sampled_from(NAMES),
+    workflow_id=st.none() | st.sampled_from([w + s for w in WORKFLOW_IDS for s in "01"]),
+    prefix=st.none() | st.sampled_from(["a", "a%", "a_", "A", "", "ab1"]),
+    states=st.lists(st.sampled_from(STATES), max_size=3),
+    after=st.none() | st.integers(0, 30),
+    before=st.none() | st.integers(0, 30),
+    attrs=st.dictionaries(st.sampled_from(["k", "t", "missing"]), st.sampled_from(ATTR_VALUES)),
+    limit=st.integers(1, 7),
+)
+def test_every_filter_combination_returns_what_a_plain_model_selects(
+    modelled: tuple[SqliteStore, list[dict[str, object]]],
+    name: str | None,
+    workflow_id: str | None,
+    prefix: str | None,
+    states: list[str],
+    after: int | None,
+    before: int | None,
+    attrs: dict[str, object],
+    limit: int,
+) -> None:
+    opened, runs = modelled
+    flt = ExecutionFilter().limit(limit)
+    if name is not None:
+        flt = flt.workflow_name(name)
+    if workflow_id is not None:
+        flt = flt.workflow_id(workflow_id)
+    if prefix is not None:
+        flt = flt.workflow_id_prefix(prefix)
+    if states:
+        flt = flt.state(*states)
+    if after is not None:
+        flt = flt.started_after(T0 + timedelta(minutes=after))
+    if before is not None:
+        flt = flt.started_before(T0 + timedelta(minutes=before))
+    for key, value in attrs.items():
+        flt = flt.search_attribute(key, value)  # type: ignore[arg-type]
+
+    def selected(run: dict[str, object]) -> bool:
+        started = run["started_at"]
+        stored: dict[str, object] = run["attrs"]  # type: ignore[assignment]
+        return (
+            (name is None or run["name"] == name)
+            and (workflow_id is None or run["workflow_id"] == workflow_id)
+            and (prefix is None or str(run["workflow_id"]).startswith(prefix))
+            and (not states or run["state"] in states)
+            and (after is None or started >= T0 + timedelta(minutes=after))  # type: ignore[operator]
+            and (before is None or started < T0 + timedelta(minutes=before))  # type: ignore[operator]
+            and all(k in stored and _equal_json(stored[k], v) for k, v in attrs.items())
+        )
+
+    expected = [str(r["exec_id"]) for r in reversed(runs) if selected(r)]
+    seen: list[str] = []
+    while True:
+        page = opened.list_executions(flt)
+        assert len(page.executions) <= limit
+        seen += ids(page.executions)
+        if page.next is None:
+            break
+        flt = flt.before(page.next)
+    assert seen == expected

@@ -77,6 +77,15 @@ async def test_the_window_counts_from_the_close_time_on_the_runtime_clock(
     assert rt.list_executions().executions == []
 
 
+def test_a_window_longer_than_the_calendar_removes_nothing(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = open_rt()
+    kept = seed_run(rt.store, state="COMPLETED", closed_at=T0 - timedelta(days=400))  # type: ignore[arg-type]
+    assert rt.purge_terminal("1000000d") == 0
+    assert [str(r.exec_id) for r in rt.list_executions().executions] == [kept]
+
+
 def test_ten_thousand_runs_go_in_batches_of_256(
     open_rt: Open, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -116,11 +116,39 @@ def test_a_cron_reads_its_fields_in_its_time_zone() -> None:
         lambda: Schedule.every("250ms"),
         lambda: Schedule.every("1.5s"),
         lambda: Schedule.every(0),
+        lambda: Schedule.cron("0 0 30 2 *"),
+        lambda: Schedule.cron("0 0 31 4,6 *"),
+        lambda: Schedule.every("inf"),
+        lambda: Schedule.every("999999999d"),
     ],
 )
 def test_bad_specs_are_refused(build: Callable[[], Schedule]) -> None:
     with pytest.raises(ValueError, match=r"cron|zone|Schedule.every"):
         build()
+
+
+def test_a_cron_is_refused_exactly_when_no_date_matches_it() -> None:
+    # croniter parses "0 0 31 4 *" although no date matches it; Schedule.cron
+    # must refuse exactly those, so a stored spec never fails a later fire.
+    for month, day in itertools.product(range(1, 13), range(1, 32)):
+        longest = {2: 29, 4: 30, 6: 30, 9: 30, 11: 30}.get(month, 31)
+        if day > longest:
+            with pytest.raises(ValueError, match="never matches"):
+                Schedule.cron(f"0 0 {day} {month} *")
+        else:
+            Schedule.cron(f"0 0 {day} {month} *")
+
+
+@settings(max_examples=120)
+@given(after=aware_times, day=st.integers(1, 29), month=st.integers(1, 12))
+def test_an_accepted_cron_has_its_next_slot_after_any_time(
+    after: datetime, day: int, month: int
+) -> None:
+    (slot,) = next_fire_times(Schedule.cron(f"0 0 {day} {month} *"), after, 1)
+    assert slot > after
+    assert (slot.day, slot.month, slot.hour, slot.minute) == (day, month, 0, 0)
+    assert slot - after <= timedelta(days=366 * 8)  # Feb 29 may skip a century year
+    assert (slot.day, slot.month, slot.hour, slot.minute) == (day, month, 0, 0)
 
 
 def test_a_slot_run_has_the_sched_workflow_id() -> None:
@@ -334,14 +362,20 @@ def test_an_unregistered_workflow_only_warns_and_fires_once_registered(
     assert fire(rt)
 
 
+@pytest.mark.parametrize(
+    "spec",
+    ["garbage", '{"cron": "0 0 30 2 *", "timezone": "UTC"}', '{"every": 1e12}'],
+    ids=["not-json", "cron-never-matches", "interval-past-the-calendar"],
+)
 def test_a_damaged_row_only_warns_and_the_others_still_fire(
-    rt: SqliteRuntime, clock: ManualClock, caplog: pytest.LogCaptureFixture
+    rt: SqliteRuntime, clock: ManualClock, caplog: pytest.LogCaptureFixture, spec: str
 ) -> None:
     rt.upsert_schedule(WorkflowSchedule("tick", Schedule.every("1m")))
     rt.upsert_schedule(WorkflowSchedule("parked", Schedule.every("1m")))
+    # "parked" sorts first, so the pass meets the damage before "tick".
     with rt.store.write():
         rt.store.connection.execute(  # type: ignore[attr-defined]
-            "UPDATE harvest_schedules SET spec = 'garbage' WHERE workflow_name = 'parked'"
+            "UPDATE harvest_schedules SET spec = ? WHERE workflow_name = 'parked'", (spec,)
         )
     clock.advance("1m")
     with caplog.at_level(logging.WARNING, logger="harvest.schedules"):

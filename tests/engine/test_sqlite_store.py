@@ -14,7 +14,9 @@ from harvest_engine import (
     NotAHarvestDatabase,
     RunState,
     SchemaTooNew,
+    SqliteReader,
     SqliteRuntime,
+    StartOptions,
     WorkflowContext,
     activity,
     workflow,
@@ -207,3 +209,74 @@ def test_a_workflow_name_filter_pages_by_seeking_its_index(db_path: Path) -> Non
     )
     conn.close()
     assert "harvest_executions_name" in plan and "TEMP B-TREE" not in plan
+
+
+def schema_of(path: Path) -> tuple[int, list[tuple[Any, ...]]]:
+    conn = sqlite3.connect(path)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    objects = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    conn.close()
+    return version, objects
+
+
+@workflow
+async def order(ctx: WorkflowContext, _: Any) -> str:
+    return "shipped"
+
+
+async def test_an_early_v1_file_gains_its_late_columns_and_takes_new_runs(
+    db_path: Path, open_rt: Open
+) -> None:
+    # The committed fixture: a v1 file whose executions table predates memo,
+    # search attributes and the start/close times (guide §8, §7 "before #2027").
+    db_path.write_bytes((Path(__file__).parent / "schemas" / "v1_early.db").read_bytes())
+    with SqliteReader.open(db_path) as reader:
+        old = {str(r.exec_id) for r in reader.list_executions().executions}
+    rt = open_rt()
+    assert schema_of(db_path)[0] == SCHEMA_VERSION
+    rt.register_workflow(order)
+    fresh = rt.start_workflow_with_options(
+        "order", None, StartOptions(memo={"owner": "ops"}, search_attributes={"tenant": "a"})
+    ).exec_id
+    assert await rt.run_until_blocked(fresh) == RunState.Completed(output="shipped")
+    runs = {str(r.exec_id): r for r in rt.list_executions().executions}
+    assert set(runs) == old | {str(fresh)}
+    assert runs[str(fresh)].memo.value == {"owner": "ops"}
+    assert all(runs[e].started_at is None and runs[e].closed_at is None for e in old)
+    rt.clock.advance("1d")  # type: ignore[attr-defined]
+    # An old COMPLETED run has no close time, so only the new one goes.
+    assert rt.purge_terminal("1h") == 1
+    assert {str(r.exec_id) for r in rt.list_executions().executions} == old
+
+
+def test_running_the_migrations_again_changes_nothing(db_path: Path) -> None:
+    db_path.write_bytes((Path(__file__).parent / "schemas" / "v1_early.db").read_bytes())
+    SqliteRuntime.open(db_path).close()
+    first = schema_of(db_path)
+    SqliteRuntime.open(db_path).close()
+    assert schema_of(db_path) == first
+
+
+def test_a_failed_step_leaves_the_version_unbumped_and_its_changes_undone(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harvest_engine.store.sqlite import migrations
+
+    conn = sqlite3.connect(db_path)
+    migrations.STEPS[0](conn)
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    before = schema_of(db_path)
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE INDEX half_done ON harvest_executions (workflow_id)")
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(migrations, "STEPS", [migrations.STEPS[0], broken])
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        SqliteRuntime.open(db_path)
+    assert schema_of(db_path) == before
+    monkeypatch.undo()
+    SqliteRuntime.open(db_path).close()
+    assert schema_of(db_path)[0] == SCHEMA_VERSION

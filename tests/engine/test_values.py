@@ -33,9 +33,13 @@ def test_durations_accept_text_numbers_and_timedeltas(text: Any, seconds: float)
     assert to_timedelta(text).total_seconds() == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("bad", ["", "soon", "5 parsecs", -1, "1x", None, True])
+@pytest.mark.parametrize(
+    "bad",
+    ["", "soon", "5 parsecs", -1, "1x", None, True, "inf", "nan", "1e400s", "99999999999d",
+     float("inf"), float("nan"), 1e300],
+)
 def test_bad_durations_are_a_value_error_naming_what(bad: Any) -> None:
-    with pytest.raises((ValueError, TypeError), match="timer"):
+    with pytest.raises(ValueError, match="timer"):
         to_timedelta(bad, what="timer")
 
 

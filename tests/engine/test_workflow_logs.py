@@ -96,3 +96,21 @@ async def test_lines_logged_before_a_reopen_are_not_stored_twice(open_rt: Open, 
     await second.run_until_blocked(exec_id)
     with SqliteReader.open(db_path) as reader:
         assert [line.message for line in reader.workflow_logs(exec_id)] == ["before", "after"]
+
+
+async def test_a_failed_log_write_rolls_back_alone_and_the_cycle_commits(
+    open_rt: Open, db_path: Path
+) -> None:
+    rt = runtime(open_rt, WorkflowLogPolicy(), cache=False)
+    # A temp trigger lives in this connection only: the file's schema stays.
+    rt.store.connection.execute(  # type: ignore[attr-defined]
+        "CREATE TEMP TRIGGER refuse_line_two BEFORE INSERT ON main.harvest_workflow_logs "
+        "WHEN NEW.message = 'line 2' BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
+    )
+    exec_id = rt.start_workflow("chatty", 4)
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="done")
+    with SqliteReader.open(db_path) as reader:
+        # Each cycle after the refusal writes its lines as one batch; the
+        # batch holding "line 2" rolls back to its savepoint every time.
+        assert [line.message for line in reader.workflow_logs(exec_id)] == ["line 0", "line 1"]
+        assert [e.type for e in reader.load_history(exec_id)][-1] == "WorkflowCompleted"

@@ -31,8 +31,31 @@ def _to_v1(conn: sqlite3.Connection) -> None:
 
 
 def _to_v2(conn: sqlite3.Connection) -> None:
+    _complete_early_v1(conn)
     for statement in _split(V2):
         conn.execute(statement)
+
+
+# Columns (and their index) that the first v1 files lacked, the guide's "runs
+# written before issue #2027": a runtime adds them, so it can write the file,
+# and the old rows read them as NULL (no close time, so purge keeps them).
+_EARLY_V1_COLUMNS = {
+    "memo": "TEXT",
+    "search_attributes": "TEXT",
+    "started_at": "INTEGER",
+    "closed_at": "INTEGER",
+}
+
+
+def _complete_early_v1(conn: sqlite3.Connection) -> None:
+    have = {row[1] for row in conn.execute("PRAGMA table_info(harvest_executions)")}
+    for column, kind in _EARLY_V1_COLUMNS.items():
+        if column not in have:
+            conn.execute(f"ALTER TABLE harvest_executions ADD COLUMN {column} {kind}")
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS harvest_executions_closed ON harvest_executions (closed_at) "
+        "WHERE closed_at IS NOT NULL"
+    )
 
 
 # STEPS[i] moves a file from version i to version i + 1.
