@@ -288,6 +288,27 @@ async def test_an_update_that_would_reach_a_cap_fails_the_run_at_the_cap(
     assert state.error.type == "HistoryCapReached"
 
 
+async def test_an_update_reaching_a_cap_ends_a_run_with_a_pending_cancel_cancelled(
+    rt: SqliteRuntime,
+) -> None:
+    # Guide §7 "Both paths": an update that reaches a history cap ends a run
+    # with a pending cancel CANCELLED, not FAILED.
+    exec_id = await waiting_run(rt)
+    request_cancel(rt, exec_id, "user stopped the session")
+    events = len(rt.load_history(exec_id))
+    rt.set_history_caps(HistoryCaps(max_events=events + 2, max_bytes=None))
+
+    with pytest.raises(UpdateHistoryCapReached):
+        await rt.update(exec_id, "requote", {"price": 7})
+
+    assert "UpdateAdmitted" not in event_types(rt, exec_id)
+    assert rt.outcome(exec_id) == ExecutionOutcome.Terminated(state="CANCELLED")
+    assert rt.load_history(exec_id)[-1].attrs == {"reason": "user stopped the session"}
+    assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(
+        reason="user stopped the session"
+    )
+
+
 async def test_declarative_updates_work_and_the_body_handler_wins(rt: SqliteRuntime) -> None:
     exec_id = await waiting_run(rt)
 
