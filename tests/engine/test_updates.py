@@ -17,6 +17,7 @@ from harvest_engine import (
     ExecutionOutcome,
     HistoryCaps,
     ManualClock,
+    NonDeterminismDetected,
     PayloadTooDeep,
     RunState,
     SqliteRuntime,
@@ -350,6 +351,40 @@ async def test_a_too_deep_input_is_refused_before_anything(rt: SqliteRuntime) ->
     with pytest.raises(PayloadTooDeep):
         await rt.update(exec_id, "requote", deep)
     assert file_rows(rt) == before
+
+
+async def test_an_update_of_a_run_whose_code_diverged_is_non_determinism_and_writes_nothing(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    async def echo(value: Any) -> Any:
+        return value
+
+    @workflow(name="naps")
+    async def naps(ctx: WorkflowContext, _: Any) -> None:
+        ctx.register_update_handler("echo", None, echo)
+        await ctx.sleep("1s")
+        await ctx.wait_for_signal("never")
+
+    @workflow(name="naps")
+    async def naps_changed(ctx: WorkflowContext, _: Any) -> None:
+        ctx.register_update_handler("echo", None, echo)
+        await ctx.side_effect(lambda: 1)  # today's code records a side effect there
+        await ctx.wait_for_signal("never")
+
+    rt = open_rt()
+    rt.register_workflow(naps)
+    exec_id = rt.start_workflow("naps", None)
+    await rt.run_until_blocked(exec_id)
+    clock.advance("2s")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="never")
+    rt.close()
+    changed = open_rt()
+    changed.register_workflow(naps_changed)
+    before = file_rows(changed)
+
+    with pytest.raises(NonDeterminismDetected):
+        await changed.update(exec_id, "echo", 1)
+    assert file_rows(changed) == before
 
 
 async def test_updates_work_across_a_reopen(open_rt: Open) -> None:
