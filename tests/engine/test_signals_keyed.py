@@ -21,6 +21,7 @@ from harvest_engine import (
     SqliteRuntime,
     WorkflowContext,
     WorkflowIdNotFound,
+    WorkflowIdReusePolicy,
     WorkflowNotRunning,
     workflow,
 )
@@ -106,6 +107,33 @@ async def test_a_seal_keeps_keyed_rows_and_drops_unkeyed_ones(rt: SqliteRuntime)
     assert rt.send_signal_idempotent(exec_id, "approve", "keyed", "k1") is False
     with pytest.raises(WorkflowNotRunning):
         rt.send_signal(exec_id, "approve", "plain")
+
+
+@pytest.mark.parametrize("seal", ["terminate", "cancel", "replace"])
+async def test_the_real_seals_keep_keyed_rows_across_a_reopen(open_rt: Open, seal: str) -> None:
+    rt = open_rt()
+    rt.register_workflow(approvals)
+    exec_id = rt.start_workflow_with_id("approvals", "sealed", 5)
+    await rt.run_until_blocked(exec_id)
+    rt.send_signal_idempotent(exec_id, "approve", "keyed", "k1")
+    rt.send_signal(exec_id, "approve", "plain")
+    if seal == "terminate":
+        rt.terminate(exec_id, "stopped")
+    elif seal == "cancel":
+        rt.cancel(exec_id, "stopped")
+        assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(reason="stopped")
+    else:
+        rt.start_workflow_with_reuse_policy(
+            "approvals", "sealed", 1, WorkflowIdReusePolicy.TERMINATE_IF_RUNNING
+        )
+    rt.close()
+    rt = open_rt()
+
+    assert rt.store.staged_signals(str(exec_id)) == []
+    assert rt.send_signal_idempotent(exec_id, "approve", "keyed", "k1") is False
+    assert rt.send_signal_by_workflow_id("approvals", "sealed", "approve", 1, "k1") == (
+        SignalDelivery(exec_id=exec_id, delivered=False)
+    )
 
 
 async def test_a_key_is_scoped_to_the_run_that_holds_it(rt: SqliteRuntime) -> None:
