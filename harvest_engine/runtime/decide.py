@@ -62,6 +62,7 @@ class Decision:
     waiting_mutex: str | None = None
     waiting_workflows: list[str] = field(default_factory=list)
     stuck: bool = False
+    inputs_left: bool = False
     events: list[HistoryEvent] = field(default_factory=list)
 
     @property
@@ -75,8 +76,12 @@ class Decision:
 
     @property
     def keeps_checking(self) -> bool:
-        """Parked on another run or a mutex: every pass checks it again (guide §7, §9)."""
-        return self.waiting_mutex is not None or bool(self.waiting_workflows)
+        """Parked on another run or a mutex, or staged signals left past the byte room.
+
+        Every pass checks such a run again (guide §7, §9); a run whose ingest
+        stopped at the byte cap's room meets the cap on its next cycle (§8).
+        """
+        return self.waiting_mutex is not None or bool(self.waiting_workflows) or self.inputs_left
 
 
 @dataclass
@@ -90,6 +95,8 @@ class _Cycle:
     events: list[HistoryEvent] = field(default_factory=list)
     seal: tuple[str, dict[str, Any]] | None = None
     recorded: bool = False
+    # The signal ingest used up the byte cap's room (guide §8).
+    inputs_left: bool = False
 
     def event(self, type_: str, attrs: dict[str, Any]) -> HistoryEvent:
         event = HistoryEvent(seq=self.next_seq, type=type_, at=self.now, attrs=attrs)
@@ -206,6 +213,7 @@ class Decider:
             decision = self._finish(cycle, instance)
         else:
             decision = self._park(cycle, instance)
+        decision.inputs_left = cycle.inputs_left and not decision.terminal
         if not cycle.recorded:
             self._record(cycle, instance, decision)
         if decision.terminal:
@@ -238,8 +246,12 @@ class Decider:
     def _deliver_inputs(self, cycle: _Cycle, instance: WorkflowInstance) -> None:
         """Staged signals and due timers, merged by arrival time, each followed by a flush."""
         txn, exec_id = cycle.txn, cycle.row.exec_id
+        # The history caps bound the ingest (guide §8): the event cap by
+        # count, the byte cap by the payload bytes left under it.
         room = self.settings.signal_room(cycle.next_seq)
-        signals = txn.staged_signals(exec_id, room)
+        byte_room = self.settings.signal_byte_room(cycle.row)
+        signals = txn.staged_signals(exec_id, room, byte_room)
+        signal_bytes = 0
         timers = [t for t in txn.due_timers(exec_id, cycle.now)]
         inputs: list[tuple[datetime, int, Any]] = [
             (s.received_at, 1, s) for s in signals
@@ -253,6 +265,7 @@ class Decider:
                     "SignalReceived", {"name": item.name, "payload": item.payload.value}
                 )
                 delivered.append(item.signal_id)
+                signal_bytes += len(payloads.dumps(event.attrs))
             else:
                 event = cycle.event("TimerFired", {"timer_id": item.timer_id})
                 fired.append(item.timer_id)
@@ -260,6 +273,11 @@ class Decider:
             cycle.take(instance.flush(cycle.next_seq, cycle.now))
             if instance.halted is not None:
                 break
+        if byte_room is not None and delivered and signal_bytes >= byte_room:
+            # The history now holds the byte cap's worth: a signal still
+            # staged fails the run at the cap on the next cycle, so the
+            # drive goes on instead of parking the run over its cap.
+            cycle.inputs_left = True
         if delivered:
             txn.mark_signals_delivered(exec_id, delivered)
         if fired:

@@ -273,6 +273,8 @@ class SqliteRuntime:
 
     def _blocked(self, exec_id: str, decision: Decision, at: datetime) -> RunState | None:
         """Where a parked run waits; None when it can go on at once."""
+        if decision.inputs_left:
+            return None
         wake = self._store.next_wakeup(exec_id)
         if wake is not None and wake <= at:
             return None

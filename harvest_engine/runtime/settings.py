@@ -71,6 +71,17 @@ class Settings:
             return -1
         return max(0, self.caps.max_events - (next_seq - 1))
 
+    def signal_byte_room(self, row: ExecutionRecord) -> int | None:
+        """How many payload bytes of staged signals a decision may load (None: no limit).
+
+        The byte cap counts the stored history when the decision starts
+        (guide §7), so the decision that crosses it is allowed; loading stops
+        at the crossing signal rather than taking in a whole flood (guide §8).
+        """
+        if self.caps.max_bytes is None:
+            return None
+        return max(0, self.caps.max_bytes - row.history_bytes)
+
     def check_caps(
         self,
         row: ExecutionRecord,

@@ -121,10 +121,14 @@ def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
             rt.settings.check_caps(row, [admitted, ending], None)
             txn.append_events(exec_id, [admitted, ending])
     except HistoryCapReached as cap:
-        # The transaction rolled back; the run fails at the cap as a drive
-        # would fail it (the decider's own seal), and no update event stays.
+        # The transaction rolled back; the run ends at the cap as a drive
+        # would end it (the decider's own seals), and no update event stays:
+        # CANCELLED when a cancel is pending (guide §7 "Both paths"), else
+        # FAILED with the cap's reason.
         rt.cache.evict(exec_id)
-        rt._decider._seal_at_cap(exec_id, cap.reason, now)
+        decider = rt._decider
+        if decider._cancel_instead(exec_id, now) is None:
+            decider._seal_at_cap(exec_id, cap.reason, now)
         raise UpdateHistoryCapReached(name=name, exec_id=exec_id) from None
     if isinstance(outcome, ErrorInfo):
         raise UpdateFailed(name=name, error=outcome.message)

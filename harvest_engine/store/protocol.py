@@ -171,8 +171,14 @@ class WriteTxn(Protocol):
         """Append events (their seqs must continue the history)."""
         ...
 
-    def staged_signals(self, exec_id: str, limit: int) -> list[StagedSignal]:
-        """Undelivered signals in arrival order."""
+    def staged_signals(
+        self, exec_id: str, limit: int, max_bytes: int | None = None
+    ) -> list[StagedSignal]:
+        """Undelivered signals in arrival order: at most `limit` (-1: all).
+
+        With `max_bytes`, stop after the signal whose payloads bring the total
+        to `max_bytes` (at least one signal when any is staged).
+        """
         ...
 
     def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:

@@ -222,6 +222,19 @@ async def test_a_query_of_a_run_whose_code_diverged_is_non_determinism(open_rt: 
     assert "TimerStarted" in diverged.value.expected
 
 
+async def test_a_query_reads_the_rows_when_made_so_a_later_drive_does_not_change_it(
+    rt: SqliteRuntime,
+) -> None:
+    exec_id = await waiting_run(rt)
+    made_before = rt.query(exec_id, "stage")  # guide §8: the call reads the rows at once
+
+    rt.send_signal(exec_id, "approve", "ok")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+
+    assert await made_before == "waiting"
+    assert await rt.query(exec_id, "stage") == "sleeping"
+
+
 async def test_a_query_timeout_set_later_does_not_change_a_query_already_made(
     open_rt: Open, clock: ManualClock
 ) -> None:

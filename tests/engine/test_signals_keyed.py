@@ -21,6 +21,7 @@ from harvest_engine import (
     SqliteRuntime,
     WorkflowContext,
     WorkflowIdNotFound,
+    WorkflowIdReusePolicy,
     WorkflowNotRunning,
     workflow,
 )
@@ -106,6 +107,33 @@ async def test_a_seal_keeps_keyed_rows_and_drops_unkeyed_ones(rt: SqliteRuntime)
     assert rt.send_signal_idempotent(exec_id, "approve", "keyed", "k1") is False
     with pytest.raises(WorkflowNotRunning):
         rt.send_signal(exec_id, "approve", "plain")
+
+
+@pytest.mark.parametrize("seal", ["terminate", "cancel", "replace"])
+async def test_the_real_seals_keep_keyed_rows_across_a_reopen(open_rt: Open, seal: str) -> None:
+    rt = open_rt()
+    rt.register_workflow(approvals)
+    exec_id = rt.start_workflow_with_id("approvals", "sealed", 5)
+    await rt.run_until_blocked(exec_id)
+    rt.send_signal_idempotent(exec_id, "approve", "keyed", "k1")
+    rt.send_signal(exec_id, "approve", "plain")
+    if seal == "terminate":
+        rt.terminate(exec_id, "stopped")
+    elif seal == "cancel":
+        rt.cancel(exec_id, "stopped")
+        assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(reason="stopped")
+    else:
+        rt.start_workflow_with_reuse_policy(
+            "approvals", "sealed", 1, WorkflowIdReusePolicy.TERMINATE_IF_RUNNING
+        )
+    rt.close()
+    rt = open_rt()
+
+    assert rt.store.staged_signals(str(exec_id)) == []
+    assert rt.send_signal_idempotent(exec_id, "approve", "keyed", "k1") is False
+    assert rt.send_signal_by_workflow_id("approvals", "sealed", "approve", 1, "k1") == (
+        SignalDelivery(exec_id=exec_id, delivered=False)
+    )
 
 
 async def test_a_key_is_scoped_to_the_run_that_holds_it(rt: SqliteRuntime) -> None:
@@ -245,6 +273,57 @@ async def test_a_signal_flood_fails_the_run_at_the_cap_without_loading_past_it(
     assert event_types(rt, exec_id) == ["WorkflowStarted", "WorkflowFailed"]
     # keyed rows outlive the seal, so a retried tick is still a duplicate
     assert rt.send_signal_idempotent(exec_id, "tick", 0, "t0") is False
+
+
+async def test_a_flood_of_large_signals_is_loaded_only_up_to_the_byte_cap_and_fails_the_run(
+    rt: SqliteRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Guide §8: the history caps bound the ingest, the byte cap included. The
+    # byte count is the stored history when a decision starts (§7), so the
+    # decision that crosses it commits; the drive goes on and the next
+    # cycle fails the run at the cap. No read loads the whole flood.
+    from harvest_engine.store.sqlite import queries
+
+    rt.set_history_caps(HistoryCaps(max_events=None, max_bytes=10_000))
+    exec_id = rt.start_workflow("counter", None)
+    await rt.run_until_blocked(exec_id)
+    for n in range(100):
+        rt.send_signal(exec_id, "tick", f"{n:04d}" + "x" * 996)
+    loaded: list[int] = []
+    real = queries.staged_signals
+
+    def counting(*args: Any) -> Any:
+        rows = real(*args)
+        loaded.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(queries, "staged_signals", counting)
+
+    state = await rt.run_until_blocked(exec_id)
+
+    assert isinstance(state, RunState.Failed)
+    assert state.error.type == "HistoryCapReached"
+    assert max(loaded) <= 11  # about 10,000 bytes of 1,000-byte payloads, never 100
+    assert event_types(rt, exec_id)[-1] == "WorkflowFailed"
+    assert len(received(rt, exec_id)) < 12
+
+
+async def test_the_pollers_take_a_run_over_its_byte_cap_with_signals_staged_to_the_cap(
+    rt: SqliteRuntime,
+) -> None:
+    rt.set_history_caps(HistoryCaps(max_events=None, max_bytes=10_000))
+    exec_id = rt.start_workflow("approvals", 1_000)
+    await rt.run_until_blocked(exec_id)
+    for _ in range(30):
+        rt.send_signal(exec_id, "approve", "x" * 1_000)
+
+    # The first cycle crosses the cap (allowed) and marks the run for another
+    # decision, which meets the cap with the rest of the flood still staged.
+    await rt.run_until_idle()
+
+    state = rt.outcome(exec_id)
+    assert isinstance(state, ExecutionOutcome.Failed)
+    assert state.error.type == "HistoryCapReached"
 
 
 async def test_continue_as_new_moves_an_undelivered_keyed_row_to_the_successor(

@@ -17,6 +17,7 @@ from harvest_engine import (
     ExecutionOutcome,
     HistoryCaps,
     ManualClock,
+    NonDeterminismDetected,
     PayloadTooDeep,
     RunState,
     SqliteRuntime,
@@ -288,6 +289,27 @@ async def test_an_update_that_would_reach_a_cap_fails_the_run_at_the_cap(
     assert state.error.type == "HistoryCapReached"
 
 
+async def test_an_update_reaching_a_cap_ends_a_run_with_a_pending_cancel_cancelled(
+    rt: SqliteRuntime,
+) -> None:
+    # Guide §7 "Both paths": an update that reaches a history cap ends a run
+    # with a pending cancel CANCELLED, not FAILED.
+    exec_id = await waiting_run(rt)
+    request_cancel(rt, exec_id, "user stopped the session")
+    events = len(rt.load_history(exec_id))
+    rt.set_history_caps(HistoryCaps(max_events=events + 2, max_bytes=None))
+
+    with pytest.raises(UpdateHistoryCapReached):
+        await rt.update(exec_id, "requote", {"price": 7})
+
+    assert "UpdateAdmitted" not in event_types(rt, exec_id)
+    assert rt.outcome(exec_id) == ExecutionOutcome.Terminated(state="CANCELLED")
+    assert rt.load_history(exec_id)[-1].attrs == {"reason": "user stopped the session"}
+    assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(
+        reason="user stopped the session"
+    )
+
+
 async def test_declarative_updates_work_and_the_body_handler_wins(rt: SqliteRuntime) -> None:
     exec_id = await waiting_run(rt)
 
@@ -329,6 +351,40 @@ async def test_a_too_deep_input_is_refused_before_anything(rt: SqliteRuntime) ->
     with pytest.raises(PayloadTooDeep):
         await rt.update(exec_id, "requote", deep)
     assert file_rows(rt) == before
+
+
+async def test_an_update_of_a_run_whose_code_diverged_is_non_determinism_and_writes_nothing(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    async def echo(value: Any) -> Any:
+        return value
+
+    @workflow(name="naps")
+    async def naps(ctx: WorkflowContext, _: Any) -> None:
+        ctx.register_update_handler("echo", None, echo)
+        await ctx.sleep("1s")
+        await ctx.wait_for_signal("never")
+
+    @workflow(name="naps")
+    async def naps_changed(ctx: WorkflowContext, _: Any) -> None:
+        ctx.register_update_handler("echo", None, echo)
+        await ctx.side_effect(lambda: 1)  # today's code records a side effect there
+        await ctx.wait_for_signal("never")
+
+    rt = open_rt()
+    rt.register_workflow(naps)
+    exec_id = rt.start_workflow("naps", None)
+    await rt.run_until_blocked(exec_id)
+    clock.advance("2s")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="never")
+    rt.close()
+    changed = open_rt()
+    changed.register_workflow(naps_changed)
+    before = file_rows(changed)
+
+    with pytest.raises(NonDeterminismDetected):
+        await changed.update(exec_id, "echo", 1)
+    assert file_rows(changed) == before
 
 
 async def test_updates_work_across_a_reopen(open_rt: Open) -> None:

@@ -225,13 +225,32 @@ def timers(conn: sqlite3.Connection, exec_id: str) -> list[TimerRow]:
     return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
 
 
-def staged_signals(conn: sqlite3.Connection, exec_id: str, limit: int = -1) -> list[StagedSignal]:
-    """A run's undelivered signals in arrival order."""
-    rows = conn.execute(
+def staged_signals(
+    conn: sqlite3.Connection, exec_id: str, limit: int = -1, max_bytes: int | None = None
+) -> list[StagedSignal]:
+    """A run's undelivered signals in arrival order.
+
+    At most `limit` of them (-1: no limit). With `max_bytes`, the read stops
+    after the signal whose stored payloads bring the total to `max_bytes`
+    (at least one signal is read), so a flood of large signals is never
+    loaded past a byte budget (guide §8: the history caps bound the ingest).
+    """
+    cursor = conn.execute(
         "SELECT id, name, payload, idempotency_key, received_at FROM harvest_signals "
         "WHERE exec_id = ? AND delivered = 0 ORDER BY received_at, id LIMIT ?",
         (exec_id, limit),
-    ).fetchall()
+    )
+    if max_bytes is None:
+        rows = cursor.fetchall()
+    else:
+        rows = []
+        loaded = 0
+        for r in cursor:
+            rows.append(r)
+            loaded += len(r[2]) if isinstance(r[2], (str, bytes)) else 0
+            if loaded >= max_bytes:
+                break
+        cursor.close()
     return [
         StagedSignal(
             signal_id=r[0],

@@ -193,8 +193,10 @@ class SqliteWriteTxn:
 
     # -- signals ------------------------------------------------------------
 
-    def staged_signals(self, exec_id: str, limit: int) -> list[StagedSignal]:
-        return queries.staged_signals(self._conn, exec_id, limit)
+    def staged_signals(
+        self, exec_id: str, limit: int, max_bytes: int | None = None
+    ) -> list[StagedSignal]:
+        return queries.staged_signals(self._conn, exec_id, limit, max_bytes)
 
     def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
         ids = [(exec_id, i) for i in signal_ids]
