@@ -37,6 +37,7 @@ from harvest_engine.errors import (
     UpdateTimedOut,
 )
 from harvest_engine.events import HistoryEvent
+from harvest_engine.runtime import cancel
 from harvest_engine.runtime.frontier import (
     ReplayBroke,
     describe_error,
@@ -119,15 +120,18 @@ def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
                     attrs={"update_id": update_id, "name": name, "result": outcome.value},
                 )
             rt.settings.check_caps(row, [admitted, ending], None)
+            if cancel.budget_reached(row, 2):
+                raise cancel.CleanupBudgetReached(exec_id)
             txn.append_events(exec_id, [admitted, ending])
-    except HistoryCapReached as cap:
+    except (HistoryCapReached, cancel.CleanupBudgetReached) as cap:
         # The transaction rolled back; the run ends at the cap as a drive
         # would end it (the decider's own seals), and no update event stays:
-        # CANCELLED when a cancel is pending (guide §7 "Both paths"), else
-        # FAILED with the cap's reason.
+        # CANCELLED when a cancel is pending (guide §7 "Both paths": a cap or
+        # the cleanup budget, which acts as one more event cap), else FAILED
+        # with the cap's reason.
         rt.cache.evict(exec_id)
         decider = rt._decider
-        if decider._cancel_instead(exec_id, now) is None:
+        if decider._cancel_instead(exec_id, now) is None and isinstance(cap, HistoryCapReached):
             decider._seal_at_cap(exec_id, cap.reason, now)
         raise UpdateHistoryCapReached(name=name, exec_id=exec_id) from None
     if isinstance(outcome, ErrorInfo):

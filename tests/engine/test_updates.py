@@ -34,6 +34,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.payloads import MAX_PAYLOAD_DEPTH
+from harvest_engine.runtime import cancel
 
 Open = Callable[..., SqliteRuntime]
 
@@ -305,6 +306,25 @@ async def test_an_update_reaching_a_cap_ends_a_run_with_a_pending_cancel_cancell
     assert "UpdateAdmitted" not in event_types(rt, exec_id)
     assert rt.outcome(exec_id) == ExecutionOutcome.Terminated(state="CANCELLED")
     assert rt.load_history(exec_id)[-1].attrs == {"reason": "user stopped the session"}
+    assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(
+        reason="user stopped the session"
+    )
+
+
+async def test_an_update_reaching_the_cleanup_budget_ends_the_cancelled_run_cancelled(
+    rt: SqliteRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Guide §7 "Both paths": the cleanup budget counts an update's events too.
+    exec_id = await waiting_run(rt)
+    request_cancel(rt, exec_id, "user stopped the session")
+    monkeypatch.setattr(cancel, "CLEANUP_BUDGET", 4)  # room for one update (2 events), not two
+
+    assert await rt.update(exec_id, "requote", {"price": 7}) == {"old": 5, "new": 7, "currency": "EUR"}
+    with pytest.raises(UpdateHistoryCapReached):
+        await rt.update(exec_id, "requote", {"price": 8})
+
+    assert event_types(rt, exec_id).count("UpdateAdmitted") == 1
+    assert rt.outcome(exec_id) == ExecutionOutcome.Terminated(state="CANCELLED")
     assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(
         reason="user stopped the session"
     )
