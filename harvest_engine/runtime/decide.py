@@ -196,6 +196,8 @@ class Decider:
                 self._settle_waits(cycle, instance)
         except (NonDeterminismDetected, HarvestInternalError):
             raise
+        except self.store.storage_errors:
+            raise  # the storage failed, not the workflow: no panic is counted
         except Exception as exc:
             # Workflow code raised outside the body's task: a signal handler,
             # a condition predicate, an update validator. A bug, like a panic.

@@ -341,6 +341,9 @@ class WriteTxn(Protocol):
 class DurableStore(Protocol):
     """The store the runtime drives; `SqliteStore` is today's implementation."""
 
+    storage_errors: tuple[type[Exception], ...]
+    """What this store raises when storage itself fails (never blamed on workflow code)."""
+
     def close(self) -> None:
         """Release the connection and the writer lock."""
         ...

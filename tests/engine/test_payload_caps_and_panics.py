@@ -217,3 +217,24 @@ def test_workflow_panicked_pickles_with_its_fields() -> None:
     assert isinstance(again, WorkflowPanicked)
     assert again.exec_id == "e1"  # type: ignore[attr-defined]
     assert str(again) == str(error)
+
+
+async def test_a_storage_failure_in_a_decision_is_not_counted_as_a_panic(
+    rt: SqliteRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exec_id = rt.start_workflow("side_effects_over_the_caps", None)
+    await rt.run_until_blocked(exec_id)
+    rt.send_signal(exec_id, "go", None)
+    txn_class = type(rt.store).__module__ + ".SqliteWriteTxn"
+
+    def disk_fails(*_: Any) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(txn_class + ".mark_signals_delivered", disk_fails)
+    for _ in range(4):  # more drives than the panic budget
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+            await rt.run_until_blocked(exec_id)
+    monkeypatch.undo()
+
+    assert rt.describe(exec_id).state == "RUNNING"
+    assert isinstance(await rt.run_until_blocked(exec_id), RunState.Completed)

@@ -484,6 +484,8 @@ class SqliteStore:
     writer fails before it runs any pragma, schema step or orphan reclaim.
     """
 
+    storage_errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+
     def __init__(
         self,
         conn: sqlite3.Connection,
