@@ -10,8 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QHelpEvent, QTextDocument
+from PySide6.QtGui import Qt as GuiQt
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QTableView, QToolTip
 
 from harvest_engine import SqliteRuntime
 from harvest_gui.models.run_list import COL_STATE, EXEC_ID_ROLE
@@ -305,6 +307,48 @@ def test_payload_html_is_shown_as_plain_text(qtbot, window: MainWindow, tmp_path
     assert summary.labels["workflow_id"].textFormat() == Qt.TextFormat.PlainText
     assert html in summary.payloads["input"].text.toPlainText()
     assert "<b>bold-id</b>" in window.detail.title.text()
+
+
+def _tooltip_as_drawn(table: QTableView, row: int, column: int) -> str:
+    """Hover a cell for real and read back the tooltip as Qt draws it."""
+    rect = table.visualRect(table.model().index(row, column))
+    event = QHelpEvent(
+        QEvent.Type.ToolTip, rect.center(), table.viewport().mapToGlobal(rect.center())
+    )
+    QApplication.sendEvent(table.viewport(), event)
+    label = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "qtooltip_label")
+    assert isinstance(label, QLabel)
+    text = label.text()
+    QToolTip.hideText()
+    if label.textFormat() == Qt.TextFormat.PlainText or (
+        label.textFormat() == Qt.TextFormat.AutoText and not GuiQt.mightBeRichText(text)
+    ):
+        return text
+    doc = QTextDocument()
+    doc.setHtml(text)
+    return doc.toPlainText()
+
+
+def test_tooltips_show_ids_and_payloads_as_written(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "html-tips.db"
+    rt = SqliteRuntime.open(path)
+    rt.register_workflow(waits_for_go)
+    rt.start_workflow_with_id("waits_for_go", "<b>bold-id</b>", {"note": "<i>it</i>"})
+    rt.close()
+    window.open_path(path, read_only=True)
+    assert window.run_list is not None
+    assert window.detail is not None
+    assert _tooltip_as_drawn(window.run_list.table, 0, 1) == "<b>bold-id</b>"
+    window.detail.tabs.setCurrentIndex(TAB_HISTORY)
+    history = window.detail.history.table
+    start_row = next(
+        r
+        for r in range(history.model().rowCount())
+        if "<i>it</i>" in history.model().index(r, 3).data()
+    )
+    assert "<i>it</i>" in _tooltip_as_drawn(history, start_row, 3)
 
 
 def test_huge_payload_is_cut_until_show_all(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
