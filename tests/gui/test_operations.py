@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
 
 from harvest_engine import ExecutionFilter, SqliteReader, SqliteRuntime, WorkflowReplayer
 from harvest_gui.forms.end_run import EndRunDialog
@@ -202,3 +204,65 @@ def test_edit_selected_schedule(qtbot: Any, window: MainWindow, form_file: Path)
     editor = ops.windows[-1]
     assert editor.interval.text() == "5m" and editor.input.raw.toPlainText() == "3"
     assert not editor.pause_button.isEnabled()
+
+
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_read_only_window_writes_nothing_whatever_the_user_tries(
+    qtbot: Any, qloop: Any, window: MainWindow, form_file: Path
+) -> None:
+    from harvest_engine import Schedule, WorkflowSchedule
+
+    with SqliteRuntime.open(form_file) as rt:
+        rt.register_workflow(form_app.plain)
+        rt.upsert_schedule(WorkflowSchedule("plain", Schedule.every("5m"), input=3))
+    folder = form_file.parent
+    before = _snapshot(folder)
+    before.pop("settings.ini", None)  # the window's own settings live beside the file
+    ops = window.operations  # type: ignore[attr-defined]
+
+    async def body() -> None:
+        assert window.open_path(form_file, read_only=True)
+        assert window.run_list is not None and window.detail is not None
+        assert window.run_list.select_exec_id(exec_of(form_file, "order-1"))
+        for tab in range(window.detail.tabs.count()):
+            window.detail.tabs.setCurrentIndex(tab)
+        assert window.schedules is not None
+        window.schedules.table.selectRow(0)
+        ops.update_actions()
+        for key, action in ops.actions.items():
+            if key != "crash_demo" and action.isEnabled():  # the demo uses a file of its own
+                action.trigger()
+        export = window.findChild(QFileDialog, "exportDialog")
+        assert export is not None
+        export.reject()  # exporting writes a file of the user's choosing, not this one
+        ops.on_edit_schedule()
+        ops.on_auto_drive(True)
+        await ops.on_until_idle()
+        for widget in ops.windows:
+            submit = getattr(widget, "on_submit_clicked", None)
+            if submit is not None:  # as if the disabled button had been pressed anyway
+                assert not widget.submit_button.isEnabled()
+                submit()
+        await asyncio.sleep(0.5)  # let the change polling and any timers run
+        window.on_refresh()
+        window.close_session()
+
+    qloop.run_until_complete(body())
+    after = _snapshot(folder)
+    after.pop("settings.ini", None)
+    # SQLite's own WAL read side: a reader makes an empty -wal and the -shm index if
+    # they are missing, and as a reader it may not remove them. No byte of the file moves.
+    assert after.pop("ops.db-wal", EMPTY_SHA256) == EMPTY_SHA256
+    after.pop("ops.db-shm", None)
+    assert after == before
+    with SqliteReader.open(form_file) as reader:
+        assert reader.describe(exec_of(form_file, "order-1")).state == "RUNNING"
+        assert len(reader.list_schedules()) == 1
