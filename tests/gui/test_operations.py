@@ -266,3 +266,47 @@ def test_read_only_window_writes_nothing_whatever_the_user_tries(
     with SqliteReader.open(form_file) as reader:
         assert reader.describe(exec_of(form_file, "order-1")).state == "RUNNING"
         assert len(reader.list_schedules()) == 1
+
+
+def _menu_commands(window: MainWindow) -> list[Any]:
+    """Every command in the menu bar (choice groups and recent-file entries aside)."""
+    found: list[Any] = []
+
+    def walk(menu: Any) -> None:
+        for action in menu.actions():
+            if action.menu() is not None:
+                if action.menu().objectName() != "recentMenu":
+                    walk(action.menu())
+            elif not action.isSeparator() and action.actionGroup() is None:
+                found.append(action)
+
+    for top in window.menuBar().actions():
+        walk(top.menu())
+    return found
+
+
+def test_every_menu_command_has_its_own_shortcut(
+    qtbot: Any, window: MainWindow, form_file: Path
+) -> None:
+    commands = [a for a in _menu_commands(window) if a.objectName() != "actionAboutQt"]
+    assert len(commands) >= 27
+    missing = [a.text() for a in commands if a.shortcut().isEmpty()]
+    assert missing == []
+    keys = [a.shortcut().toString() for a in commands]
+    assert len(keys) == len(set(keys)), keys
+    assert window.quit_action.shortcut().toString() == "Ctrl+Q"  # even where Qt binds none
+    ops = window.operations  # type: ignore[attr-defined]
+    assert window.open_path(form_file)
+    ctrl_shift = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    qtbot.keyClick(window, Qt.Key.Key_P, ctrl_shift)
+    assert type(ops.windows[-1]).__name__ == "PurgeDialog"
+    window.activateWindow()
+    qtbot.keyClick(window, Qt.Key.Key_E, ctrl_shift)
+    assert window.statusBar().currentMessage().startswith("Select a schedule")
+    assert window.run_list is not None
+    window.run_list.select_exec_id(exec_of(form_file, "order-1"))  # no menu opened since
+    qtbot.keyClick(window, Qt.Key.Key_S, ctrl_shift)
+    assert isinstance(ops.windows[-1], SignalDialog)
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    assert window.last_dialog is not None and window.last_dialog.objectName() == "aboutBox"
+    window.last_dialog.accept()
