@@ -416,3 +416,32 @@ def test_read_only_follows_a_writer_in_another_process(
             proc.stdin.write("quit\n")
             proc.stdin.close()
         proc.wait(timeout=10)
+
+
+def test_an_empty_list_says_why_and_what_fills_it(
+    qtbot, window: MainWindow, tmp_path: Path, db_file: Path
+) -> None:  # type: ignore[no-untyped-def]
+    empty = tmp_path / "empty.db"
+    SqliteRuntime.open(empty).close()
+    assert window.open_path(empty, read_only=True)
+    rl = window.run_list
+    assert rl is not None
+    assert rl.empty_note.isVisibleTo(window)
+    assert "no runs yet" in rl.empty_note.text()
+    assert "another process" in rl.empty_note.text()
+    assert window.status.refresh.text().startswith("refreshed ")  # when the views read it
+    assert window.open_path(empty)
+    rl = window.run_list
+    assert rl is not None
+    assert "Start workflow (Ctrl+N)" in rl.empty_note.text()
+    assert window.open_path(db_file, read_only=True)
+    rl = window.run_list
+    assert rl is not None
+    assert not rl.empty_note.isVisibleTo(window)
+    rl.name_filter.setText("no_such_workflow")
+    qtbot.mouseClick(rl.apply_button, Qt.MouseButton.LeftButton)
+    assert rl.empty_note.isVisibleTo(window)
+    assert rl.empty_note.text().startswith("No runs match these filters")
+    qtbot.mouseClick(rl.clear_button, Qt.MouseButton.LeftButton)
+    assert not rl.empty_note.isVisibleTo(window)
+    assert rl.model.rowCount() == 5
