@@ -445,3 +445,29 @@ def test_an_empty_list_says_why_and_what_fills_it(
     qtbot.mouseClick(rl.clear_button, Qt.MouseButton.LeftButton)
     assert not rl.empty_note.isVisibleTo(window)
     assert rl.model.rowCount() == 5
+
+
+def test_pending_tab_counts_what_waits_and_says_when_nothing_does(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "pending.db"
+    ids = make_runs(path, 2, finish=1)
+    with SqliteRuntime.open(path) as rt:
+        rt.register_workflow(waits_for_go)
+        rt.send_signal(ids[1], "go", "later")  # staged: nothing drives it here
+    assert window.open_path(path, read_only=True)
+    rl, detail = window.run_list, window.detail
+    assert rl is not None and detail is not None
+    assert rl.select_exec_id(ids[1])
+    pending = detail.pending
+    assert pending.note.text() == (
+        "Pending: 0 activity tasks, 0 timers, 1 staged signal, 0 mutexes."
+    )
+    assert [box.title() for box, _t, _m in pending.boxes] == [
+        "Activity tasks (0)",
+        "Unfired timers (0)",
+        "Staged signals (1)",
+        "Mutexes (0)",
+    ]
+    assert rl.select_exec_id(ids[0])
+    assert pending.note.text().startswith("Nothing is pending")
