@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -86,3 +87,15 @@ def size_text(n: int) -> str:
     if n < 1024 * 1024:
         return f"{n / 1024:.1f} KiB"
     return f"{n / 1024 / 1024:.1f} MiB"
+
+
+def tooltip(text: str) -> str:
+    """`text` for a tooltip, escaped so Qt shows it as written.
+
+    Qt guesses a tooltip's format (``Qt::mightBeRichText``), so a workflow id or a
+    payload like ``<b>x</b>`` would be drawn bold; escaped inside a paragraph it is
+    read as rich text whose content is exactly `text`.
+    """
+    if not text:
+        return ""
+    return f"<p style='white-space:pre-wrap'>{html.escape(text, quote=False)}</p>"

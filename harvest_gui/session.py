@@ -103,7 +103,8 @@ class Session(QObject):
         super().__init__()
         self.path = path
         self.reader = reader
-        self.last_refresh: datetime | None = None
+        # The views read the file as they are built, right after this: that is the first refresh.
+        self.last_refresh: datetime | None = datetime.now(UTC)
         self._version = reader.data_version()
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)

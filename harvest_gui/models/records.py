@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
+from harvest_gui import formatting
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -78,8 +80,10 @@ class RecordTableModel(QAbstractTableModel, Generic[R]):
         """Cell text (display and tooltip) and the row's record."""
         if not index.isValid() or not 0 <= index.row() < len(self.records):
             return None
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+        if role == Qt.ItemDataRole.DisplayRole:
             return self._cells[index.row()][index.column()]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return formatting.tooltip(self._cells[index.row()][index.column()])
         if role == SEQ_ROLE:
             return self.records[index.row()]
         return None

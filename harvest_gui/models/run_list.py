@@ -196,8 +196,10 @@ class RunListModel(QAbstractTableModel):
         if not index.isValid() or not 0 <= index.row() < len(self.rows):
             return None
         row, col = index.row(), index.column()
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+        if role == Qt.ItemDataRole.DisplayRole:
             return self._cells[row][col]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return formatting.tooltip(self._cells[row][col])
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATE:
             return state_colour(self.rows[row].state)
         if role == SORT_ROLE:

@@ -77,7 +77,7 @@ class DiffModel(QAbstractTableModel):
             colour.setAlpha(255 if index.row() == self.first else 110)
             return QBrush(colour)
         if role == Qt.ItemDataRole.ToolTipRole and row.kind == CHANGED:
-            return "differs in: " + ", ".join(row.keys)
+            return formatting.tooltip("differs in: " + ", ".join(row.keys))
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{row.kind}: {' '.join(self._cells[index.row()])}"
         return None
@@ -164,7 +164,7 @@ class DiffView(QWidget):
                 combo.addItem(f"{run.exec_id}", str(run.exec_id))
                 combo.setItemData(
                     combo.count() - 1,
-                    f"{run.workflow_name} · {run.workflow_id} · {run.state}",
+                    formatting.tooltip(f"{run.workflow_name} · {run.workflow_id} · {run.state}"),
                     Qt.ItemDataRole.ToolTipRole,
                 )
         ids = [str(r.exec_id) for r in runs]

@@ -53,6 +53,8 @@ class MainWindow(QMainWindow):
 
     closed = Signal()
     """Emitted once the window has closed and its file is being released."""
+    context_changed = Signal()
+    """Emitted when the open file or the selected run changes (actions re-enable)."""
 
     def __init__(self, settings: Settings, app_module: str | None = None) -> None:
         super().__init__()
@@ -133,7 +135,10 @@ class MainWindow(QMainWindow):
         self.open_ro_action.triggered.connect(lambda: self.on_open(read_only=True))
         self.close_action = self._action("&Close file", "actionCloseFile", "Ctrl+W")
         self.close_action.triggered.connect(self.on_close_file)
-        self.quit_action = self._action("&Quit", "actionQuit", QKeySequence.StandardKey.Quit)
+        self.quit_action = self._action("&Quit", "actionQuit")
+        # Windows and bare platforms bind no key to StandardKey.Quit; Ctrl+Q is what users try.
+        quit_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Quit)
+        self.quit_action.setShortcuts(quit_keys or [QKeySequence("Ctrl+Q")])
         self.quit_action.triggered.connect(self.close)
         self.refresh_action = self._action(
             "&Refresh", "actionRefresh", QKeySequence.StandardKey.Refresh
@@ -148,7 +153,9 @@ class MainWindow(QMainWindow):
         self.runs_action.triggered.connect(lambda: self.pages.setCurrentIndex(0))
         self.schedules_action = self._action("&Schedules", "actionSchedules", "Ctrl+2")
         self.schedules_action.triggered.connect(lambda: self.pages.setCurrentIndex(1))
-        self.about_action = self._action("&About harvest inspector", "actionAbout")
+        self.about_action = self._action(
+            "&About harvest inspector", "actionAbout", QKeySequence.StandardKey.HelpContents
+        )
         self.about_action.triggered.connect(self.on_about)
         self.about_qt_action = self._action("About &Qt", "actionAboutQt")
         self.about_qt_action.triggered.connect(QApplication.aboutQt)
@@ -291,6 +298,7 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.pages)
         self.stack.setCurrentWidget(self.pages)
         self.run_list.run_selected.connect(self.detail.show_run)
+        self.run_list.run_selected.connect(lambda _id: self.context_changed.emit())
         self.detail.open_run.connect(self.on_open_run)
         session.changed.connect(self.on_session_changed)
         session.refreshed.connect(self.status.show_refresh)
@@ -303,6 +311,7 @@ class MainWindow(QMainWindow):
         self.run_list.table.setFocus()
         if self.run_list.model.rowCount():
             self.run_list.table.selectRow(0)
+        self.context_changed.emit()
         # What exists now lives as long as the file is open: keep it out of the
         # collector's full passes, which otherwise stall the UI for 40-70 ms.
         gc.freeze()
@@ -347,6 +356,7 @@ class MainWindow(QMainWindow):
         self.status.show_session(None)
         self._set_session_actions()
         self._update_title()
+        self.context_changed.emit()
 
     # -- reacting ----------------------------------------------------------------------------
 

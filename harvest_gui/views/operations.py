@@ -61,6 +61,9 @@ class Operations(QObject):
             else:
                 bar.addMenu(menu)
         window.closed.connect(self.close_windows)
+        # Shortcuts fire without the menu being shown, so the actions must follow the
+        # open file and the selected run as they change, not only on aboutToShow.
+        window.context_changed.connect(self.update_actions)
         self.update_actions()
 
     # -- building ---------------------------------------------------------------------------
@@ -118,12 +121,14 @@ class Operations(QObject):
         self._add(m, "export", "&Export history…", self.on_export, "Ctrl+E")
         s = self.schedule_menu
         self._add(s, "new_schedule", "&New schedule…", self.on_new_schedule, "Ctrl+Shift+N")
-        self._add(s, "edit_schedule", "&Edit selected schedule…", self.on_edit_schedule)
+        self._add(
+            s, "edit_schedule", "&Edit selected schedule…", self.on_edit_schedule, "Ctrl+Shift+E"
+        )
         t = self.tools_menu
         self._add(t, "storage", "&Storage…", self.on_storage, "Ctrl+Shift+I")
-        self._add(t, "purge", "&Purge finished runs…", self.on_purge)
+        self._add(t, "purge", "&Purge finished runs…", self.on_purge, "Ctrl+Shift+P")
         t.addSeparator()
-        self._add(t, "crash_demo", "&Crash-recovery demo", self.on_crash_demo)
+        self._add(t, "crash_demo", "&Crash-recovery demo", self.on_crash_demo, "Ctrl+Shift+K")
 
     # -- state ------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGroupBox, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGroupBox, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from harvest_gui import formatting
 from harvest_gui.models.records import RecordTableModel
@@ -55,9 +55,14 @@ class PendingView(QWidget):
                 ("Since", lambda m: formatting.when(m.queued_at)),
             ]
         )
+        self.note = QLabel()
+        self.note.setObjectName("pendingNote")
+        self.note.setTextFormat(Qt.TextFormat.PlainText)
+        self.note.setWordWrap(True)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.setObjectName("pendingSplitter")
         self.splitter = splitter
+        self.boxes: list[tuple[QGroupBox, str, RecordTableModel[Any]]] = []
         for title, model, name in (
             ("Activity tasks", self.tasks, "pendingTasks"),
             ("Unfired timers", self.timers, "pendingTimers"),
@@ -70,8 +75,10 @@ class PendingView(QWidget):
             inner = QVBoxLayout(box)
             inner.addWidget(table)
             splitter.addWidget(box)
+            self.boxes.append((box, title, model))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.note)
         layout.addWidget(splitter)
 
     def show_pending(
@@ -86,3 +93,22 @@ class PendingView(QWidget):
         self.timers.set_records(timers)
         self.signals.set_records(signals)
         self.mutexes.set_records(mutexes)
+        for box, title, model in self.boxes:
+            box.setTitle(f"{title} ({len(model.records)})")
+        if not (tasks or timers or signals or mutexes):
+            self.note.setText(
+                "Nothing is pending: no unfinished activity task, unfired timer, staged "
+                "signal or mutex."
+            )
+        else:
+            parts = [
+                _count(len(tasks), "activity task"),
+                _count(len(timers), "timer"),
+                _count(len(signals), "staged signal"),
+                _count(len(mutexes), "mutex", "mutexes"),
+            ]
+            self.note.setText("Pending: " + ", ".join(parts) + ".")
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"

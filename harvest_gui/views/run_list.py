@@ -106,14 +106,18 @@ class RunListView(QWidget):
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
         self.model.rowsInserted.connect(self.on_rows_inserted)
+        for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
+            signal.connect(self.update_empty_note)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self.filter_grid)
         layout.addLayout(self.counts_row)
         layout.addWidget(self.message)
+        layout.addWidget(self.empty_note)
         layout.addWidget(self.table, 1)
         self.session.counts_ready.connect(self.show_counts)
         self.update_counts()
+        self.update_empty_note()
 
     # -- building -----------------------------------------------------------------------
 
@@ -187,6 +191,13 @@ class RunListView(QWidget):
         self.message.setObjectName("filterMessage")
         self.message.setTextFormat(Qt.TextFormat.PlainText)
         self.message.hide()
+        self.empty_note = QLabel()
+        self.empty_note.setObjectName("runListEmpty")
+        self.empty_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.empty_note.setWordWrap(True)
+        self.empty_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_note.setContentsMargins(12, 24, 12, 24)
+        self.empty_note.hide()
         self.restyle()
 
     def restyle(self) -> None:
@@ -236,10 +247,40 @@ class RunListView(QWidget):
         self.message.hide()
         selected = self.selected_exec_id()
         self.model.set_filter(flt)
+        self.update_empty_note()
         if selected is not None:
             self.select_exec_id(selected)
         if self.selected_exec_id() != selected:
             self.run_selected.emit(self.selected_exec_id())
+
+    def filters_active(self) -> bool:
+        """Whether any filter of the bar narrows the list."""
+        return any(
+            e.text().strip() for e in (self.name_filter, self.prefix_filter, self.search_filter)
+        ) or any(
+            box.isChecked()
+            for box in [self.after_check, self.before_check, *self.state_boxes.values()]
+        )
+
+    def update_empty_note(self) -> None:
+        """Say why the list is empty, and what brings runs into it."""
+        if self.model.rowCount():
+            self.empty_note.hide()
+            return
+        if self.filters_active():
+            text = "No runs match these filters. Clear shows every run in the file."
+        elif self.session.can_write:
+            text = (
+                "This file holds no runs yet. Start one with Run ▸ Start workflow (Ctrl+N); "
+                "runs your app starts in this window appear here as they happen."
+            )
+        else:
+            text = (
+                "This file holds no runs yet. Opened read-only, the list follows the "
+                "file: runs another process starts appear here within a second."
+            )
+        self.empty_note.setText(text)
+        self.empty_note.show()
 
     def clear_filters(self) -> None:
         """Empty every filter."""

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 # Qt messages that are not problems of ours.
 IGNORED_QT_MESSAGES = (
     "This plugin does not support propagateSizeHints()",  # offscreen plugin (QT-NOTES §1)
+    "This plugin does not support raise()",  # offscreen plugin, when a tooltip is shown
 )
 
 

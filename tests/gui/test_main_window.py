@@ -10,8 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QHelpEvent, QTextDocument
+from PySide6.QtGui import Qt as GuiQt
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QTableView, QToolTip
 
 from harvest_engine import SqliteRuntime
 from harvest_gui.models.run_list import COL_STATE, EXEC_ID_ROLE
@@ -307,6 +309,48 @@ def test_payload_html_is_shown_as_plain_text(qtbot, window: MainWindow, tmp_path
     assert "<b>bold-id</b>" in window.detail.title.text()
 
 
+def _tooltip_as_drawn(table: QTableView, row: int, column: int) -> str:
+    """Hover a cell for real and read back the tooltip as Qt draws it."""
+    rect = table.visualRect(table.model().index(row, column))
+    event = QHelpEvent(
+        QEvent.Type.ToolTip, rect.center(), table.viewport().mapToGlobal(rect.center())
+    )
+    QApplication.sendEvent(table.viewport(), event)
+    label = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "qtooltip_label")
+    assert isinstance(label, QLabel)
+    text = label.text()
+    QToolTip.hideText()
+    if label.textFormat() == Qt.TextFormat.PlainText or (
+        label.textFormat() == Qt.TextFormat.AutoText and not GuiQt.mightBeRichText(text)
+    ):
+        return text
+    doc = QTextDocument()
+    doc.setHtml(text)
+    return doc.toPlainText()
+
+
+def test_tooltips_show_ids_and_payloads_as_written(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "html-tips.db"
+    rt = SqliteRuntime.open(path)
+    rt.register_workflow(waits_for_go)
+    rt.start_workflow_with_id("waits_for_go", "<b>bold-id</b>", {"note": "<i>it</i>"})
+    rt.close()
+    window.open_path(path, read_only=True)
+    assert window.run_list is not None
+    assert window.detail is not None
+    assert _tooltip_as_drawn(window.run_list.table, 0, 1) == "<b>bold-id</b>"
+    window.detail.tabs.setCurrentIndex(TAB_HISTORY)
+    history = window.detail.history.table
+    start_row = next(
+        r
+        for r in range(history.model().rowCount())
+        if "<i>it</i>" in history.model().index(r, 3).data()
+    )
+    assert "<i>it</i>" in _tooltip_as_drawn(history, start_row, 3)
+
+
 def test_huge_payload_is_cut_until_show_all(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "huge.db"
     rt = SqliteRuntime.open(path)
@@ -372,3 +416,58 @@ def test_read_only_follows_a_writer_in_another_process(
             proc.stdin.write("quit\n")
             proc.stdin.close()
         proc.wait(timeout=10)
+
+
+def test_an_empty_list_says_why_and_what_fills_it(
+    qtbot, window: MainWindow, tmp_path: Path, db_file: Path
+) -> None:  # type: ignore[no-untyped-def]
+    empty = tmp_path / "empty.db"
+    SqliteRuntime.open(empty).close()
+    assert window.open_path(empty, read_only=True)
+    rl = window.run_list
+    assert rl is not None
+    assert rl.empty_note.isVisibleTo(window)
+    assert "no runs yet" in rl.empty_note.text()
+    assert "another process" in rl.empty_note.text()
+    assert window.status.refresh.text().startswith("refreshed ")  # when the views read it
+    assert window.open_path(empty)
+    rl = window.run_list
+    assert rl is not None
+    assert "Start workflow (Ctrl+N)" in rl.empty_note.text()
+    assert window.open_path(db_file, read_only=True)
+    rl = window.run_list
+    assert rl is not None
+    assert not rl.empty_note.isVisibleTo(window)
+    rl.name_filter.setText("no_such_workflow")
+    qtbot.mouseClick(rl.apply_button, Qt.MouseButton.LeftButton)
+    assert rl.empty_note.isVisibleTo(window)
+    assert rl.empty_note.text().startswith("No runs match these filters")
+    qtbot.mouseClick(rl.clear_button, Qt.MouseButton.LeftButton)
+    assert not rl.empty_note.isVisibleTo(window)
+    assert rl.model.rowCount() == 5
+
+
+def test_pending_tab_counts_what_waits_and_says_when_nothing_does(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "pending.db"
+    ids = make_runs(path, 2, finish=1)
+    with SqliteRuntime.open(path) as rt:
+        rt.register_workflow(waits_for_go)
+        rt.send_signal(ids[1], "go", "later")  # staged: nothing drives it here
+    assert window.open_path(path, read_only=True)
+    rl, detail = window.run_list, window.detail
+    assert rl is not None and detail is not None
+    assert rl.select_exec_id(ids[1])
+    pending = detail.pending
+    assert pending.note.text() == (
+        "Pending: 0 activity tasks, 0 timers, 1 staged signal, 0 mutexes."
+    )
+    assert [box.title() for box, _t, _m in pending.boxes] == [
+        "Activity tasks (0)",
+        "Unfired timers (0)",
+        "Staged signals (1)",
+        "Mutexes (0)",
+    ]
+    assert rl.select_exec_id(ids[0])
+    assert pending.note.text().startswith("Nothing is pending")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
 
 from harvest_engine import ExecutionFilter, SqliteReader, SqliteRuntime, WorkflowReplayer
 from harvest_gui.forms.end_run import EndRunDialog
@@ -202,3 +204,109 @@ def test_edit_selected_schedule(qtbot: Any, window: MainWindow, form_file: Path)
     editor = ops.windows[-1]
     assert editor.interval.text() == "5m" and editor.input.raw.toPlainText() == "3"
     assert not editor.pause_button.isEnabled()
+
+
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_read_only_window_writes_nothing_whatever_the_user_tries(
+    qtbot: Any, qloop: Any, window: MainWindow, form_file: Path
+) -> None:
+    from harvest_engine import Schedule, WorkflowSchedule
+
+    with SqliteRuntime.open(form_file) as rt:
+        rt.register_workflow(form_app.plain)
+        rt.upsert_schedule(WorkflowSchedule("plain", Schedule.every("5m"), input=3))
+    folder = form_file.parent
+    before = _snapshot(folder)
+    before.pop("settings.ini", None)  # the window's own settings live beside the file
+    ops = window.operations  # type: ignore[attr-defined]
+
+    async def body() -> None:
+        assert window.open_path(form_file, read_only=True)
+        assert window.run_list is not None and window.detail is not None
+        assert window.run_list.select_exec_id(exec_of(form_file, "order-1"))
+        for tab in range(window.detail.tabs.count()):
+            window.detail.tabs.setCurrentIndex(tab)
+        assert window.schedules is not None
+        window.schedules.table.selectRow(0)
+        ops.update_actions()
+        for key, action in ops.actions.items():
+            if key != "crash_demo" and action.isEnabled():  # the demo uses a file of its own
+                action.trigger()
+        export = window.findChild(QFileDialog, "exportDialog")
+        assert export is not None
+        export.reject()  # exporting writes a file of the user's choosing, not this one
+        ops.on_edit_schedule()
+        ops.on_auto_drive(True)
+        await ops.on_until_idle()
+        for widget in ops.windows:
+            submit = getattr(widget, "on_submit_clicked", None)
+            if submit is not None:  # as if the disabled button had been pressed anyway
+                assert not widget.submit_button.isEnabled()
+                submit()
+        await asyncio.sleep(0.5)  # let the change polling and any timers run
+        window.on_refresh()
+        window.close_session()
+
+    qloop.run_until_complete(body())
+    after = _snapshot(folder)
+    after.pop("settings.ini", None)
+    # SQLite's own WAL read side: a reader makes an empty -wal and the -shm index if
+    # they are missing, and as a reader it may not remove them. No byte of the file moves.
+    assert after.pop("ops.db-wal", EMPTY_SHA256) == EMPTY_SHA256
+    after.pop("ops.db-shm", None)
+    assert after == before
+    with SqliteReader.open(form_file) as reader:
+        assert reader.describe(exec_of(form_file, "order-1")).state == "RUNNING"
+        assert len(reader.list_schedules()) == 1
+
+
+def _menu_commands(window: MainWindow) -> list[Any]:
+    """Every command in the menu bar (choice groups and recent-file entries aside)."""
+    found: list[Any] = []
+
+    def walk(menu: Any) -> None:
+        for action in menu.actions():
+            if action.menu() is not None:
+                if action.menu().objectName() != "recentMenu":
+                    walk(action.menu())
+            elif not action.isSeparator() and action.actionGroup() is None:
+                found.append(action)
+
+    for top in window.menuBar().actions():
+        walk(top.menu())
+    return found
+
+
+def test_every_menu_command_has_its_own_shortcut(
+    qtbot: Any, window: MainWindow, form_file: Path
+) -> None:
+    commands = [a for a in _menu_commands(window) if a.objectName() != "actionAboutQt"]
+    assert len(commands) >= 27
+    missing = [a.text() for a in commands if a.shortcut().isEmpty()]
+    assert missing == []
+    keys = [a.shortcut().toString() for a in commands]
+    assert len(keys) == len(set(keys)), keys
+    assert window.quit_action.shortcut().toString() == "Ctrl+Q"  # even where Qt binds none
+    ops = window.operations  # type: ignore[attr-defined]
+    assert window.open_path(form_file)
+    ctrl_shift = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    qtbot.keyClick(window, Qt.Key.Key_P, ctrl_shift)
+    assert type(ops.windows[-1]).__name__ == "PurgeDialog"
+    window.activateWindow()
+    qtbot.keyClick(window, Qt.Key.Key_E, ctrl_shift)
+    assert window.statusBar().currentMessage().startswith("Select a schedule")
+    assert window.run_list is not None
+    window.run_list.select_exec_id(exec_of(form_file, "order-1"))  # no menu opened since
+    qtbot.keyClick(window, Qt.Key.Key_S, ctrl_shift)
+    assert isinstance(ops.windows[-1], SignalDialog)
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    assert window.last_dialog is not None and window.last_dialog.objectName() == "aboutBox"
+    window.last_dialog.accept()
