@@ -21,6 +21,7 @@ __all__ = [
     "BlankWorkflowId",
     "ChildWorkflowError",
     "ContinueAsNew",
+    "DatabaseClosed",
     "DatabaseLocked",
     "ExecutionNotFound",
     "ExternalWorkflowError",
@@ -206,6 +207,15 @@ class NotAHarvestDatabase(SqliteError):
 
     def __init__(self, *, path: str, reason: str) -> None:
         super().__init__(path=path, reason=reason)
+
+
+class DatabaseClosed(SqliteError):
+    """The runtime or reader was closed; open the file again to use it."""
+
+    _template = "{path} is closed: open it again to use it"
+
+    def __init__(self, *, path: str) -> None:
+        super().__init__(path=path)
 
 
 class ExecutionNotFound(SqliteError):

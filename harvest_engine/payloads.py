@@ -72,11 +72,15 @@ def check(value: Json, what: str, *, limit_bytes: int = MAX_PAYLOAD_BYTES) -> st
         PayloadTooDeep: nesting over `MAX_PAYLOAD_DEPTH` (checked first, since
             a too-deep value may not even encode).
         PayloadTooLarge: encoding over `limit_bytes`.
+        TypeError: the value is not JSON (named by `what`).
     """
     value = to_json(value)
     if depth_of(value) > MAX_PAYLOAD_DEPTH:
         raise PayloadTooDeep(what=what, limit=MAX_PAYLOAD_DEPTH)
-    raw = dumpb(value)
+    try:
+        raw = dumpb(value)
+    except TypeError as exc:
+        raise TypeError(f"{what} is not JSON: {exc}") from exc
     if len(raw) > limit_bytes:
         raise PayloadTooLarge(what=what, size=len(raw), limit=limit_bytes)
     return raw.decode()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from contextlib import closing
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from harvest_engine.errors import ExecutionNotFound, InvalidFilter
 from harvest_engine.filters import ExecutionFilter
 from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
 from harvest_engine.store.sqlite import schedules as schedule_sql
+from harvest_engine.store.sqlite.connection import ClosedConnection
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -68,6 +69,7 @@ class SqliteReader:
         if not self.closed:
             self.closed = True
             self._conn.close()
+            self._conn = cast("ReadConnection", ClosedConnection(self.path))
 
     def __enter__(self) -> SqliteReader:
         """Use the reader in a `with` block; it closes at the end."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from harvest_engine import (
     ActivityContext,
+    DatabaseClosed,
     NotAHarvestDatabase,
     RunState,
     SchemaTooNew,
@@ -280,3 +282,40 @@ def test_a_failed_step_leaves_the_version_unbumped_and_its_changes_undone(
     monkeypatch.undo()
     SqliteRuntime.open(db_path).close()
     assert schema_of(db_path)[0] == SCHEMA_VERSION
+
+
+@pytest.mark.parametrize(
+    ("where", "error", "words"),
+    [
+        ("", ValueError, "a database path is needed"),
+        (".", IsADirectoryError, "is a folder, not a database file"),
+        ("missing/runs.db", FileNotFoundError, "does not exist (for runs.db)"),
+    ],
+)
+def test_a_path_that_cannot_hold_a_database_is_refused_before_any_file_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, error: type[Exception], words: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(error, match=re.escape(words)):
+        SqliteRuntime.open(where)
+    assert sorted(p.name for p in tmp_path.parent.iterdir() if p.name.startswith(tmp_path.name)) == [
+        tmp_path.name
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_closed_runtime_or_reader_says_so_in_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    rt = SqliteRuntime.open(path)
+    rt.close()
+    with pytest.raises(DatabaseClosed, match="is closed"):
+        rt.list_executions()
+    with pytest.raises(DatabaseClosed):
+        rt.describe("some-exec-id")
+    rt.close()  # closing twice stays harmless
+    reader = SqliteReader.open(path)
+    reader.close()
+    with pytest.raises(DatabaseClosed):
+        reader.counts_by_state()
+    with pytest.raises(NotAHarvestDatabase, match="it is a folder"):
+        SqliteReader.open(tmp_path)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any, NoReturn
+
+from harvest_engine.errors import DatabaseClosed
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -38,3 +41,19 @@ def apply_writer_pragmas(conn: sqlite3.Connection) -> None:
     """
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
+
+
+class ClosedConnection:
+    """Stands in for a closed connection: any use raises DatabaseClosed, not sqlite3's error."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+
+    def __getattr__(self, name: str) -> NoReturn:
+        raise DatabaseClosed(path=self._path)
+
+    def close(self) -> None:
+        """Closing again is harmless."""
+
+    def __repr__(self) -> Any:
+        return f"<closed connection to {self._path}>"

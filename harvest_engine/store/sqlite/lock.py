@@ -21,8 +21,15 @@ class WriterLock:
     """
 
     def __init__(self, db_path: str | Path) -> None:
-        """Take the lock now, retrying for about 100 ms; raise DatabaseLocked."""
-        canonical = Path(os.path.realpath(db_path))
+        """Take the lock now, retrying for about 100 ms; raise DatabaseLocked.
+
+        Raises:
+            ValueError: an empty path.
+            IsADirectoryError: the path is a folder.
+            FileNotFoundError: the folder the file would live in does not exist.
+            DatabaseLocked: another runtime holds the lock.
+        """
+        canonical = canonical_database_path(db_path)
         self.db_path = canonical
         self.lock_path = canonical.with_name(canonical.name + ".lock")
         self._fd = _open_lock_file(self.lock_path, canonical)
@@ -50,6 +57,18 @@ class WriterLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = -1
+
+
+def canonical_database_path(db_path: str | Path) -> Path:
+    """The real path of a database file to open, refused before any file is made."""
+    if not str(os.fspath(db_path)).strip():
+        raise ValueError("a database path is needed (got an empty one)")
+    canonical = Path(os.path.realpath(db_path))
+    if canonical.is_dir():
+        raise IsADirectoryError(f"{canonical} is a folder, not a database file")
+    if not canonical.parent.is_dir():
+        raise FileNotFoundError(f"the folder {canonical.parent} does not exist (for {canonical.name})")
+    return canonical
 
 
 def _open_lock_file(lock_path: Path, db_path: Path) -> int:

@@ -35,7 +35,8 @@ def open_read_only(path: str | Path) -> tuple[sqlite3.Connection, int]:
     """
     target = Path(path)
     if not target.is_file():
-        raise NotAHarvestDatabase(path=str(path), reason="no such file")
+        reason = "it is a folder" if target.is_dir() else "no such file"
+        raise NotAHarvestDatabase(path=str(path), reason=reason)
     conn = connect(target, read_only=True)
     try:
         version = read_version(conn, str(path))

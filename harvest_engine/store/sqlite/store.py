@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from harvest_engine import payloads
@@ -39,7 +39,7 @@ from harvest_engine.store.records import (
 from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
 from harvest_engine.store.sqlite import retention as retention_sql
 from harvest_engine.store.sqlite import schedules as schedule_sql
-from harvest_engine.store.sqlite.connection import apply_writer_pragmas, connect
+from harvest_engine.store.sqlite.connection import ClosedConnection, apply_writer_pragmas, connect
 from harvest_engine.store.sqlite.lock import WriterLock
 from harvest_engine.store.sqlite.migrations import (
     check_harvest_file,
@@ -585,6 +585,7 @@ class SqliteStore:
                 )
             self._conn.close()
         finally:
+            self._conn = cast("sqlite3.Connection", ClosedConnection(self.path))
             if self._lock is not None:
                 self._lock.release()
 
