@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from harvest_gui import formatting
 from harvest_gui.models.records import RecordTableModel
-from harvest_gui.views.tables import record_table
+from harvest_gui.views.tables import fit_columns_to_titles, record_table
 
 if TYPE_CHECKING:
     from harvest_engine import LedgerRow, LedgerTotals
@@ -34,6 +34,7 @@ class CostsView(QWidget):
         )
         self.table = record_table("costsTable", "LLM ledger")
         self.table.setModel(self.model)
+        fit_columns_to_titles(self.table)
         self.totals = QLabel()
         self.totals.setObjectName("costsTotals")
         self.totals.setTextFormat(Qt.TextFormat.PlainText)

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from harvest_gui import formatting
 from harvest_gui.models.records import RecordTableModel
-from harvest_gui.views.tables import record_table
+from harvest_gui.views.tables import fit_columns_to_titles, record_table
 
 if TYPE_CHECKING:
     from harvest_engine import LogLine
@@ -30,6 +30,7 @@ class LogsView(QWidget):
         )
         self.table = record_table("logsTable", "Workflow log")
         self.table.setModel(self.model)
+        fit_columns_to_titles(self.table)
         self.note = QLabel()
         self.note.setObjectName("logsNote")
         self.note.setTextFormat(Qt.TextFormat.PlainText)

@@ -51,10 +51,21 @@ class PayloadView(QWidget):
         layout.addLayout(head)
         layout.addWidget(self.text)
 
+    def set_absent(self, why: str) -> None:
+        """Show that there is no value, and why, as greyed placeholder text (nothing to copy)."""
+        self.full_text = ""
+        self.text.clear()
+        self.text.setPlaceholderText(why)
+        self.show_all_button.hide()
+        self.size.setText("")
+        self.copy_button.setEnabled(False)
+
     def set_text(self, text: str) -> None:
         """Show `text`; past `formatting.TRUNCATE_AT` characters it is cut until "Show all"."""
         if text == self.full_text and self.text.toPlainText():
             return
+        self.copy_button.setEnabled(True)
+        self.text.setPlaceholderText("")
         self.full_text = text
         shown, cut = formatting.truncate(text)
         self.text.setPlainText(shown + ("\n…" if cut else ""))

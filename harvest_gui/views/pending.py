@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QGroupBox, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from harvest_gui import formatting
 from harvest_gui.models.records import RecordTableModel
-from harvest_gui.views.tables import record_table
+from harvest_gui.views.tables import fit_columns_to_titles, record_table
 
 if TYPE_CHECKING:
     from harvest_engine import PendingTask, StagedSignal, TimerRow
@@ -72,6 +72,7 @@ class PendingView(QWidget):
             box = QGroupBox(title)
             table = record_table(name, title)
             table.setModel(model)
+            fit_columns_to_titles(table)
             inner = QVBoxLayout(box)
             inner.addWidget(table)
             splitter.addWidget(box)

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from harvest_gui import formatting
 from harvest_gui.models.records import RecordTableModel
-from harvest_gui.views.tables import record_table
+from harvest_gui.views.tables import fit_columns_to_titles, record_table
 
 if TYPE_CHECKING:
     from harvest_engine import ScheduleRow
@@ -42,6 +42,7 @@ class SchedulesView(QWidget):
         )
         self.table = record_table("schedulesTable", "Schedules")
         self.table.setModel(self.model)
+        fit_columns_to_titles(self.table)
         for col, width in enumerate((160, 200, 150, 70, 80, 110, 150)):
             self.table.setColumnWidth(col, width)
         self.note = QLabel()

@@ -45,6 +45,16 @@ def plain_label(object_name: str) -> QLabel:
     return label
 
 
+
+def absent_text(field: str, state: str) -> str:
+    """What an empty payload box says: why there is no value."""
+    if field == "output":
+        return "No output yet: the run is still running." if state == "RUNNING" else "No output."
+    if field == "error":
+        return "No error." if state != "RUNNING" else "No error (the run is still running)."
+    names = {"input": "input", "memo": "memo", "search_attributes": "search attributes"}
+    return f"No {names.get(field, field)}."
+
 class SummaryView(QWidget):
     """Facts, payloads (input, output, error, memo, search attributes) and links.
 
@@ -114,7 +124,11 @@ class SummaryView(QWidget):
         self._state = d.state
         self.restyle()
         for key, view in self.payloads.items():
-            view.set_text(formatting.stored_text(getattr(d, key)))
+            stored = getattr(d, key)
+            if stored.is_null:
+                view.set_absent(absent_text(key, d.state))
+            else:
+                view.set_text(formatting.stored_text(stored))
         links: list[tuple[str, str]] = []
         if d.parent_exec_id is not None:
             links.append(("Parent", str(d.parent_exec_id)))

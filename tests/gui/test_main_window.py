@@ -62,6 +62,11 @@ def test_selecting_a_run_fills_every_tab(qtbot, window: MainWindow, db_file: Pat
     summary = window.detail.summary
     assert summary.labels["exec_id"].text() == exec_id
     assert json.loads(summary.payloads["input"].full_text) == {"i": 3}
+    output, memo = summary.payloads["output"], summary.payloads["memo"]
+    assert output.text.toPlainText() == ""  # absent, not the JSON text "null"
+    assert output.text.placeholderText() == "No output yet: the run is still running."
+    assert memo.text.placeholderText() == "No memo."
+    assert not memo.copy_button.isEnabled()
     history = window.detail.history
     assert history.model.rowCount() >= 1
     assert window.detail.logs.model.rowCount() == 1

@@ -6,11 +6,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTableView
 
 from harvest_gui.history_diff import CHANGED
 from harvest_gui.session import ReaderSession, WriterSession
 from harvest_gui.views.determinism import DeterminismView
 from harvest_gui.views.diff import DiffView
+from harvest_gui.views.pending import PendingView
 from harvest_gui.views.storage import StorageView
 from harvest_gui.views.time_travel import TimeTravelView
 from tests.gui.history_app import make_steps_file
@@ -122,3 +124,16 @@ def test_storage_view_measures_off_the_ui_thread(
     assert rows == {"COMPLETED": "2", "RUNNING": "1", "total": "3"}
     assert "closed within the last day" in view.suggestion.text()
     assert not view.purge_button.isEnabled()  # read-only
+
+
+def test_every_record_table_column_is_wide_enough_for_its_title(qtbot: Any) -> None:
+    view = PendingView()
+    qtbot.addWidget(view)
+    tables = list(view.findChildren(QTableView))
+    assert len(tables) == 4
+    for table in tables:
+        header = table.horizontalHeader()
+        for col in range(table.model().columnCount()):
+            title = str(table.model().headerData(col, Qt.Orientation.Horizontal))
+            room = header.fontMetrics().horizontalAdvance(title) + 20  # the sort arrow, margins
+            assert header.sectionSize(col) >= room, title
