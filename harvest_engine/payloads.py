@@ -30,8 +30,15 @@ def dumpb(value: Json) -> bytes:
     """Encode a JSON value canonically (sorted keys, compact), as bytes."""
     try:
         return orjson.dumps(value, option=_OPTS)
-    except orjson.JSONEncodeError:
-        # orjson refuses integers past 64 bits; the stdlib encodes them.
+    except orjson.JSONEncodeError as exc:
+        if "64-bit" in str(exc):
+            # The stdlib would write it, but every read (orjson's) would turn
+            # it into a float: refuse it rather than change the value.
+            raise TypeError(
+                "an integer beyond the 64-bit range cannot be kept exactly "
+                "(send it as a string)"
+            ) from exc
+        # Nesting past orjson's limit; anything else gets the stdlib's error.
         return json.dumps(
             to_json(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False
         ).encode()

@@ -14,10 +14,10 @@ import harvest_engine
 from harvest_engine import ExecutionId, HistoryEvent, RetryPolicy, errors
 from harvest_engine.durations import format_duration, to_timedelta
 from harvest_engine.events import history_from_json, history_to_json
-from harvest_engine.payloads import MAX_PAYLOAD_DEPTH, PayloadTooDeep, check, dumps
+from harvest_engine.payloads import MAX_PAYLOAD_DEPTH, PayloadTooDeep, check, dumps, loads
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20)
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=20)
     | st.floats(allow_nan=False, allow_infinity=False),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=20,
@@ -89,6 +89,18 @@ def test_payload_encoding_is_canonical(value: Any) -> None:
     assert dumps(value) == dumps(value)
     if isinstance(value, dict):
         assert dumps(value) == dumps(dict(reversed(list(value.items()))))
+
+
+@given(json_values)
+def test_a_payload_reads_back_as_the_value_that_was_written(value: Any) -> None:
+    assert loads(dumps(value)) == value
+
+
+@pytest.mark.parametrize("big", [2**64, -(2**63) - 1, {"n": [10**30]}])
+def test_an_integer_past_64_bits_is_refused_not_turned_into_a_float(big: Any) -> None:
+    with pytest.raises(TypeError, match="start input is not JSON: an integer beyond the 64-bit range"):
+        check(big, "start input")
+    assert loads(dumps(2**64 - 1)) == 2**64 - 1 and loads(dumps(-(2**63))) == -(2**63)
 
 
 def test_payload_depth_cap_is_exact() -> None:
