@@ -207,6 +207,8 @@ class WorkflowSchedule:
             or self.max_active_runs < 1
         ):
             raise ValueError(f"max_active_runs must be an int >= 1, got {self.max_active_runs!r}")
+        if self.jitter is not None:
+            to_timedelta(self.jitter, what="jitter")  # ignored, but never nonsense
         self._refuse_unsupported()
         object.__setattr__(self, "overlap", _overlap(self.overlap))
         payloads.check(payloads.to_json(self.input), "schedule input")

@@ -200,6 +200,12 @@ def test_supported_fields_are_accepted_and_jitter_is_ignored() -> None:
     assert ws.overlap is Overlap.ALLOW_ALL
 
 
+@pytest.mark.parametrize("jitter", ["banana", -5, "inf"])
+def test_an_ignored_jitter_must_still_be_a_duration(jitter: Any) -> None:
+    with pytest.raises(ValueError, match="jitter"):
+        WorkflowSchedule("tick", Schedule.every("1m"), jitter=jitter)
+
+
 # -- firing on the runtime ----------------------------------------------------
 
 
