@@ -22,16 +22,22 @@ SearchValue = str | int | float | bool | None
 """What a search-attribute filter can compare with: a JSON scalar."""
 
 
+NUL = "\x00"
+NUL_REASON = "text with a NUL character cannot be searched (JSON1 reads text only up to it)"
+
+
 def check_search_value(key: str, value: object) -> SearchValue:
     """Return `value` if a search-attribute filter can compare with it.
 
     Raises:
         InvalidSearchAttribute: the key is not non-empty text, or the value is
             not a JSON string, number, boolean or null, or is a number of
-            magnitude 2^63 or more, or is not finite.
+            magnitude 2^63 or more, or is not finite, or is text holding NUL.
     """
     if not isinstance(key, str) or not key:
         raise InvalidSearchAttribute(key=str(key), reason="the key must be non-empty text")
+    if isinstance(value, str) and NUL in value:
+        raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
     if value is None or isinstance(value, (str, bool)):
         return value
     if isinstance(value, (int, float)):

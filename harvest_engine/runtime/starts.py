@@ -44,6 +44,7 @@ from harvest_engine.errors import (
     WorkflowAlreadyStarted,
 )
 from harvest_engine.events import HistoryEvent
+from harvest_engine.filters import NUL, NUL_REASON
 from harvest_engine.runtime.children import seal_run
 from harvest_engine.runtime.decide import start_run
 from harvest_engine.states import ExecutionId
@@ -218,9 +219,11 @@ def checked_search_attributes(value: Mapping[str, Any] | None) -> str | None:
         raise InvalidSearchAttribute(
             key="(all)", reason=f"search attributes are a mapping, got {type(value).__name__}"
         )
-    for key in value:
+    for key, item in value.items():
         if not isinstance(key, str):
             raise InvalidSearchAttribute(key=str(key), reason="keys are text")
+        if isinstance(item, str) and NUL in item:
+            raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
     if not value:
         return None
     converted = payloads.to_json(dict(value))

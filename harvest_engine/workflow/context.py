@@ -27,6 +27,7 @@ from harvest_engine.errors import (
     PayloadTooDeep,
     PayloadTooLarge,
 )
+from harvest_engine.filters import NUL, NUL_REASON
 from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
 from harvest_engine.workflow.commands import Command
@@ -572,6 +573,8 @@ class WorkflowContext:
                 raise InvalidSearchAttribute(
                     key=key, reason="values are text, numbers below 2^63, booleans or null"
                 )
+            if isinstance(value, str) and NUL in value:
+                raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
             checked[key] = value
         self._machine.emit(Command("SearchAttributesUpserted", {"attributes": checked}))
 

@@ -10,6 +10,8 @@ import pytest
 from harvest_engine import (
     ExecutionFilter,
     InvalidFilter,
+    InvalidSearchAttribute,
+    RunState,
     SqliteReader,
     SqliteRuntime,
     StartOptions,
@@ -34,6 +36,15 @@ async def chain(ctx: WorkflowContext, hops: int) -> int:
     if hops:
         ctx.continue_as_new(hops - 1)
     return await ctx.wait_for_signal("stop")
+
+
+@workflow
+async def nul_tagger(ctx: WorkflowContext, _: Any) -> str:
+    try:
+        ctx.upsert_search_attrs({"stage": "a\x00b"})
+    except InvalidSearchAttribute as exc:
+        return str(exc)
+    return "stored"
 
 
 def only(rt: SqliteRuntime, flt: ExecutionFilter) -> list[str]:
@@ -110,3 +121,19 @@ async def test_a_visitor_may_write_through_the_runtime(open_rt: Open, where: str
     finally:
         if where == "memory":
             rt.close()
+
+
+async def test_text_with_nul_is_refused_at_start_and_at_upsert(open_rt: Open) -> None:
+    rt = open_rt()
+    rt.register_workflow(nul_tagger)
+    with pytest.raises(InvalidSearchAttribute, match="NUL"):
+        rt.start_workflow_with_options(
+            "nul_tagger", None, StartOptions(search_attributes={"tenant": "ac\x00me"})
+        )
+    assert sum(rt.counts_by_state().values()) == 0  # nothing was written
+    exec_id = rt.start_workflow("nul_tagger", None)
+
+    state = await rt.run_until_blocked(exec_id)
+
+    assert isinstance(state, RunState.Completed) and "NUL" in str(state.output)
+    assert "SearchAttributesUpserted" not in [e.type for e in rt.load_history(exec_id)]

@@ -136,7 +136,12 @@ def _search_clause(key: str, value: SearchValue) -> tuple[str, list[Any]]:
     if isinstance(value, bool):
         return head + "sa.type = ?)", [key, "true" if value else "false"]
     if isinstance(value, str):
-        return head + "sa.type = 'text' AND sa.value = ?)", [key, value]
+        # JSON1 cuts text at an escaped NUL, so "a\u0000b" would equal "a":
+        # attributes holding one (only a foreign writer stores them) never match text.
+        return (
+            head + "sa.type = 'text' AND sa.value = ? AND instr(search_attributes, ?) = 0)",
+            [key, value, "\\u0000"],
+        )
     # SQLite compares INTEGER and REAL by value, so 1 matches 1.0 (guide §8).
     return head + "sa.type IN ('integer', 'real') AND sa.value = ?)", [key, value]
 
