@@ -79,7 +79,7 @@ screenshots: system-deps venv
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m harvest_gui.screenshots resources/screenshots
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m harvest_gui.screenshots_part2 resources/screenshots
 
-bench: venv
+bench: system-deps venv
 	$(BIN)/python -m bench
 
 # --- cleaning -----------------------------------------------------------------------------

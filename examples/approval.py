@@ -60,7 +60,7 @@ def reserve(ctx: ActivityContext, order: Order) -> str:
 
 @activity
 def charge(ctx: ActivityContext, amount: int) -> str:
-    """Charge the card once per order (the idempotency key names the attempt)."""
+    """Charge the card; records the idempotency key, which names this call (the same on every attempt)."""
     charges.append(ctx.idempotency_key())
     return f"charged {amount}"
 
@@ -130,7 +130,7 @@ async def main(folder: Path) -> None:
         await rt.run_until_blocked(order)
         print(f"price: {await rt.query(order, 'price')}")
 
-    # A new process: the same file, the same code, the run resumes.
+    # Reopen, as a new process would: the same file, the same code, the run resumes.
     with open_runtime(folder / "approval.db") as rt:
         for _ in range(2):  # the approval webhook fires twice
             rt.send_signal_idempotent(order, "approve", "alice", "webhook-991")
