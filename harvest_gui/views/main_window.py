@@ -12,6 +12,7 @@ from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
+    QHBoxLayout,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -113,8 +114,18 @@ class MainWindow(QMainWindow):
         ro_button = QPushButton("Open read-only…")
         ro_button.setObjectName("welcomeOpenReadOnly")
         ro_button.clicked.connect(lambda: self.on_open(read_only=True))
-        for widget in (title, hint, self.welcome_message, open_button, ro_button):
-            layout.addWidget(widget, 0, Qt.AlignmentFlag.AlignHCenter)
+        # Wrapped labels need a width to wrap in: a column holding 60% of the
+        # page (centred by stretches) lets each one take the height its text needs.
+        column = QVBoxLayout()
+        for label in (title, hint, self.welcome_message):
+            column.addWidget(label)
+        for button in (open_button, ro_button):
+            column.addWidget(button, 0, Qt.AlignmentFlag.AlignHCenter)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addLayout(column, 3)
+        row.addStretch(1)
+        layout.addLayout(row)
         layout.addStretch(2)
         return page
 

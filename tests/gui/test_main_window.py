@@ -295,6 +295,10 @@ def test_bad_files_explain_themselves_and_the_window_stays_usable(
         box.accept()
     assert window.session is None
     assert window.stack.currentIndex() == 0
+    window.resize(1000, 700)
+    qtbot.waitUntil(lambda: window.welcome_message.width() > 0)
+    for label in window.stack.widget(0).findChildren(QLabel):  # every line readable, none cut
+        assert label.height() >= label.heightForWidth(label.width()), label.text()
     assert window.open_path(db_file, read_only=True)  # still usable
 
 
