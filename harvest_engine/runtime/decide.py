@@ -411,6 +411,10 @@ class Decider:
                 memo=row.memo,
                 search_attributes=row.search_attributes,
                 deadline=self._deadline(row.workflow_name, cycle.now),
+                # The frozen retry policy goes on with the chain (attempt 1
+                # again), as the deadline counts afresh: a successor that
+                # fails retryably retries like the run it replaces (guide §7).
+                retry_policy=row.retry_policy,
             ),
             cycle.now,
         )

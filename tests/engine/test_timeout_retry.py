@@ -109,9 +109,18 @@ async def patient_parent(ctx: WorkflowContext, _: Any) -> Any:
     return await ctx.spawn_child_workflow("flaky_child", None)
 
 
+@workflow(retry=RetryPolicy(max_attempts=2, initial_interval="5s"))
+async def flaky_loop(ctx: WorkflowContext, step: int) -> Any:
+    if step == 0:
+        ctx.continue_as_new(1)
+    if ctx.info().attempt == 1:
+        raise ApplicationError("the successor's first attempt fails", type="Flaky")
+    return {"step": step, "attempt": ctx.info().attempt}
+
+
 WORKFLOWS = [
     bounded, flaky_flow, buggy_flow, bounded_retry, bounded_activity, bounded_nap,
-    bounded_chain, bounded_flaky, bounded_updatable, flaky_child, patient_parent,
+    bounded_chain, bounded_flaky, bounded_updatable, flaky_child, patient_parent, flaky_loop,
 ]
 
 
@@ -183,6 +192,28 @@ async def test_a_retryable_failure_starts_the_next_attempt_after_its_backoff(
     )
     assert rt.describe(retry).attempt == 2
     assert WorkflowReplayer(WORKFLOWS).replay(history).closed
+
+
+async def test_a_continue_as_new_successor_keeps_the_frozen_retry_policy(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    first = rt.start_workflow("flaky_loop", 0)
+    state = await rt.run_until_blocked(first)
+    assert isinstance(state, RunState.ContinuedAsNew)
+    successor = state.next
+
+    failed = await rt.run_until_blocked(successor)
+
+    assert isinstance(failed, RunState.Failed)
+    retry = rt.successor(successor)
+    assert retry is not None
+    assert [e.type for e in rt.load_history(successor)][-2:] == [
+        "WorkflowRetryScheduled", "WorkflowFailed",
+    ]
+    assert await rt.run_until_blocked(retry) == RunState.WaitingTimer()
+    clock.advance("5s")
+    assert await rt.run_until_blocked(retry) == RunState.Completed(output={"step": 1, "attempt": 2})
 
 
 async def test_the_attempts_stop_at_max_attempts(open_rt: Open, clock: ManualClock) -> None:
