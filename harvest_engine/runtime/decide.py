@@ -178,7 +178,10 @@ class Decider:
         if row.state != "RUNNING":
             self.cache.evict(exec_id)
             return Decision(exec_id, state=terminal_state(row))
-        if row.not_before is not None and now < row.not_before:
+        # A pending cancel skips a retry's backoff, as it skips a local
+        # activity's (guide §7): every cancel ends the run, and a long backoff
+        # must not keep a cancelled run RUNNING until it passes.
+        if row.not_before is not None and now < row.not_before and row.cancel_reason is None:
             return Decision(exec_id, waiting_timer=True)
         if row.deadline is not None and now >= row.deadline:
             return self._time_out(txn, row, now)

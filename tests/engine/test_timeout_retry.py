@@ -216,6 +216,25 @@ async def test_a_continue_as_new_successor_keeps_the_frozen_retry_policy(
     assert await rt.run_until_blocked(retry) == RunState.Completed(output={"step": 1, "attempt": 2})
 
 
+async def test_a_cancel_during_the_retry_backoff_ends_the_retry_without_waiting(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    first = rt.start_workflow("flaky_flow", {"succeed_on": 2, "notes": 1})
+    rt.send_signal(first, "note", "hello")
+    await rt.run_until_blocked(first)
+    retry = rt.successor(first)
+    assert retry is not None
+    assert await rt.run_until_blocked(retry) == RunState.WaitingTimer()
+
+    rt.cancel(retry, "not needed any more")
+    await rt.run_until_idle()
+
+    assert rt.outcome(retry) == ExecutionOutcome.Terminated(state="CANCELLED")
+    assert await rt.run_until_blocked(retry) == RunState.Cancelled(reason="not needed any more")
+    assert rt.successor(retry) is None
+
+
 async def test_the_attempts_stop_at_max_attempts(open_rt: Open, clock: ManualClock) -> None:
     rt = runtime(open_rt)
     run = rt.start_workflow("flaky_flow", {"succeed_on": 99})
