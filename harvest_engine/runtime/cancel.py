@@ -44,7 +44,11 @@ class CleanupBudgetReached(Exception):
 
 
 def _reason(reason: str | None, default: str) -> str:
-    text = "" if reason is None else str(reason)
+    if reason is not None and not isinstance(reason, str):
+        # Refused before the write: str() of bytes or a number would store
+        # a reason nobody wrote ("b'...'", "123").
+        raise TypeError(f"a cancel or terminate reason is text or None, got {type(reason).__name__}")
+    text = reason or ""
     return text if text.strip() else default
 
 
