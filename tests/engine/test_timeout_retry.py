@@ -11,6 +11,7 @@ import pytest
 from harvest_engine import (
     ApplicationError,
     ExecutionOutcome,
+    HistoryCaps,
     ManualClock,
     RetryPolicy,
     RunState,
@@ -250,7 +251,7 @@ async def test_the_attempts_stop_at_max_attempts(open_rt: Open, clock: ManualClo
 
 
 @pytest.mark.parametrize(
-    "case", ["non_retryable_type", "panic", "timeout", "cancel"]
+    "case", ["non_retryable_type", "panic", "timeout", "cancel", "cap"]
 )
 async def test_these_failures_never_retry(open_rt: Open, clock: ManualClock, case: str) -> None:
     rt = runtime(open_rt)
@@ -268,10 +269,17 @@ async def test_these_failures_never_retry(open_rt: Open, clock: ManualClock, cas
         await rt.run_until_blocked(exec_id)
         clock.advance("10s")
         assert isinstance(await rt.run_until_blocked(exec_id), RunState.TimedOut)
-    else:
+    elif case == "cancel":
         exec_id = rt.start_workflow("bounded_retry", None)
         rt.cancel(exec_id, "no")
         assert isinstance(await rt.run_until_blocked(exec_id), RunState.Cancelled)
+    else:
+        rt.set_history_caps(HistoryCaps(max_events=2))
+        exec_id = rt.start_workflow("flaky_flow", {"succeed_on": 9, "notes": 1})
+        rt.send_signal(exec_id, "note", "one too many")
+        state = await rt.run_until_blocked(exec_id)
+        assert isinstance(state, RunState.Failed)
+        assert state.error.type == "HistoryCapReached"
 
     assert rt.successor(exec_id) is None
     assert sum(rt.counts_by_state().values()) == 1
