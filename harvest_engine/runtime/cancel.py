@@ -44,7 +44,11 @@ class CleanupBudgetReached(Exception):
 
 
 def _reason(reason: str | None, default: str) -> str:
-    text = "" if reason is None else str(reason)
+    if reason is not None and not isinstance(reason, str):
+        # Refused before the write: str() of bytes or a number would store
+        # a reason nobody wrote ("b'...'", "123").
+        raise TypeError(f"a cancel or terminate reason is text or None, got {type(reason).__name__}")
+    text = reason or ""
     return text if text.strip() else default
 
 
@@ -123,8 +127,10 @@ def seal_cancelled(
     if row is None:
         raise ExecutionNotFound(exec_id=exec_id)
     reason = row.cancel_reason or DEFAULT_CANCEL_REASON
-    failures = [_failure(task.activity_id, task.activity_name, task.local, registry, reason)
-                for task in txn.tasks_of(exec_id)]
+    failures = [
+        _failure(task.activity_id, task.activity_name, task.attempt, task.local, registry, reason)
+        for task in txn.tasks_of(exec_id)
+    ]
     events = _numbered(row.next_seq, now, failures)
     try:
         settings.check_caps(row, [*events, HistoryEvent(0, "WorkflowCancelled", now)], None)
@@ -175,7 +181,7 @@ def ends_on_error(error: BaseException) -> bool:
 
 
 def _failure(
-    activity_id: int, name: str, local: bool, registry: Registry, reason: str
+    activity_id: int, name: str, attempt: int, local: bool, registry: Registry, reason: str
 ) -> tuple[str, dict[str, object]]:
     if name in registry.activities:
         error = ErrorInfo(
@@ -190,7 +196,11 @@ def _failure(
             non_retryable=True,
         )
     type_ = "LocalActivityExhausted" if local else "ActivityFailed"
-    return type_, {"activity_id": activity_id, "name": name, "error": error.to_json()}
+    # The same shape as a worker-written failure, attempt included: the
+    # attempt the dropped task was due to run.
+    return type_, {
+        "activity_id": activity_id, "name": name, "error": error.to_json(), "attempt": attempt,
+    }
 
 
 def _numbered(

@@ -178,7 +178,10 @@ class Decider:
         if row.state != "RUNNING":
             self.cache.evict(exec_id)
             return Decision(exec_id, state=terminal_state(row))
-        if row.not_before is not None and now < row.not_before:
+        # A pending cancel skips a retry's backoff, as it skips a local
+        # activity's (guide §7): every cancel ends the run, and a long backoff
+        # must not keep a cancelled run RUNNING until it passes.
+        if row.not_before is not None and now < row.not_before and row.cancel_reason is None:
             return Decision(exec_id, waiting_timer=True)
         if row.deadline is not None and now >= row.deadline:
             return self._time_out(txn, row, now)
@@ -411,6 +414,10 @@ class Decider:
                 memo=row.memo,
                 search_attributes=row.search_attributes,
                 deadline=self._deadline(row.workflow_name, cycle.now),
+                # The frozen retry policy goes on with the chain (attempt 1
+                # again), as the deadline counts afresh: a successor that
+                # fails retryably retries like the run it replaces (guide §7).
+                retry_policy=row.retry_policy,
             ),
             cycle.now,
         )

@@ -349,7 +349,11 @@ class SqliteRuntime:
     # -- settings -----------------------------------------------------------------
 
     def set_history_caps(self, caps: HistoryCaps) -> None:
-        """Set the hard caps on every run's history."""
+        """Set the hard caps on every run's history.
+
+        Raises:
+            TypeError: `caps` is not a HistoryCaps.
+        """
         self.settings.set_caps(caps)
 
     def set_workflow_log_policy(self, policy: WorkflowLogPolicy | None) -> None:
@@ -560,6 +564,7 @@ class SqliteRuntime:
         Raises:
             ExecutionNotFound: no run has this id.
             WorkflowNotRunning: the run is terminal.
+            TypeError: the reason is neither text nor None.
         """
         cancel_requests.request_cancel(
             self._store, self.cache, self._require(exec_id), reason, self.clock.now()
@@ -575,6 +580,7 @@ class SqliteRuntime:
         Raises:
             ExecutionNotFound: no run has this id.
             WorkflowNotRunning: the run is terminal.
+            TypeError: the reason is neither text nor None.
         """
         cancel_requests.terminate(
             self._store, self.cache, self._require(exec_id), reason, self.clock.now()

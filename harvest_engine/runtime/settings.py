@@ -24,7 +24,10 @@ class HistoryCaps:
     def __post_init__(self) -> None:
         for name in ("max_events", "max_bytes"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
+            # bool is an int subclass: True would silently be a cap of 1.
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 1
+            ):
                 raise ValueError(f"HistoryCaps.{name} must be a positive int or None")
 
 
@@ -56,6 +59,8 @@ class Settings:
         self.query_timeout = 5.0
 
     def set_caps(self, caps: HistoryCaps) -> None:
+        if not isinstance(caps, HistoryCaps):
+            raise TypeError(f"set_history_caps takes a HistoryCaps, got {type(caps).__name__}")
         if caps.max_events is not None and caps.max_events <= CONTINUE_AS_NEW_ADVICE_EVENTS:
             log.warning(
                 "history event cap %d is at or below the continue-as-new advice (%d events): "

@@ -164,6 +164,25 @@ async def test_cancel_and_terminate_refuse_unknown_and_terminal_runs(open_rt: Op
         rt.terminate("no-such-run", "x")
 
 
+@pytest.mark.parametrize("reason", [123, b"stop", ["stop"]])
+async def test_a_reason_that_is_not_text_is_refused_and_changes_nothing(
+    open_rt: Open, reason: Any
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("parked", None)
+    await rt.run_until_blocked(exec_id)
+    before = rt.load_history(exec_id)
+
+    with pytest.raises(TypeError, match="reason is text or None"):
+        rt.cancel(exec_id, reason)
+    with pytest.raises(TypeError, match="reason is text or None"):
+        rt.terminate(exec_id, reason)
+
+    assert rt.load_history(exec_id) == before
+    assert rt.describe(exec_id).state == "RUNNING"
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="next")
+
+
 async def test_a_body_parked_on_a_signal_ends_cancelled_when_no_task_is_left(open_rt: Open) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("parked", None)

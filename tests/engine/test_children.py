@@ -369,6 +369,50 @@ async def test_await_external_follows_the_chain_or_names_why_it_cannot(
     assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(waiter)).closed
 
 
+@pytest.mark.parametrize("op", ["signal", "cancel"])
+@pytest.mark.parametrize(
+    ("setup", "error"),
+    [("unknown", "target_unknown"), ("terminated", "target_terminated"),
+     ("completed", "target_not_running")],
+)
+async def test_a_signal_or_cancel_of_a_run_that_cannot_take_it_fails_at_once_naming_why(
+    open_rt: Open, op: str, setup: str, error: str
+) -> None:
+    rt = runtime(open_rt)
+    if setup == "unknown":
+        target = "no-such-run"
+    else:
+        run = rt.start_workflow("waiting_child", None)
+        await rt.run_until_blocked(run)
+        if setup == "terminated":
+            rt.terminate(run, "gone")
+        else:
+            rt.send_signal(run, "approve", "done")
+            assert await rt.run_until_blocked(run) == RunState.Completed(output="done")
+        target = str(run)
+    sender = rt.start_workflow("talks_to", {"op": op, "target": target})
+
+    assert await rt.run_until_blocked(sender) == RunState.Completed(output={"error": error})
+    if setup == "completed":
+        assert rt.outcome(ExecutionId(target)) == ExecutionOutcome.Completed(output="done")
+    assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(sender)).closed
+
+
+async def test_an_attached_child_is_left_running_when_its_parent_ends(open_rt: Open) -> None:
+    rt = runtime(open_rt)
+    parent = rt.start_workflow("parent_of", {"child": "waiting_child"})
+    state = await rt.run_until_blocked(parent)
+    child = children_of(rt, parent)[0]
+    assert state == RunState.WaitingWorkflow(exec_id=child)
+
+    rt.cancel(parent, "parent stops")
+
+    assert await rt.run_until_blocked(parent) == RunState.Cancelled(reason="parent stops")
+    assert rt.describe(child).state == "RUNNING"
+    rt.send_signal(child, "approve", "still here")
+    assert await rt.run_until_blocked(child) == RunState.Completed(output="still here")
+
+
 async def test_a_waiter_on_a_blocked_target_returns_waiting_workflow_naming_it(
     open_rt: Open,
 ) -> None:

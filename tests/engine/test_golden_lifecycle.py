@@ -54,3 +54,12 @@ def test_the_lifecycle_goldens_cover_every_new_event_type() -> None:
         "ChildWorkflowFailed", "ExternalSignalSent", "ExternalCancelRequested",
         "ExternalWorkflowAwaited", "ExternalWorkflowCompleted", "ExternalWorkflowFailed",
     } <= types
+
+
+def test_a_cancel_seal_failure_is_frozen_with_the_worker_failure_shape() -> None:
+    events = decode(golden.path_of("cancel_sealed").read_text())
+    sealed = [e for e in events if e.type == "ActivityFailed"]
+
+    assert [e.attrs["error"]["type"] for e in sealed] == ["CancelSealed"]
+    assert set(sealed[0].attrs) == {"activity_id", "name", "error", "attempt"}
+    assert events[-1].type == "WorkflowCancelled"

@@ -98,6 +98,22 @@ async def test_the_byte_cap_counts_the_stored_event_json(open_rt: Open) -> None:
     assert json.loads(state.error.message)["cap"] == "max_bytes"
 
 
+@pytest.mark.parametrize("bad", [{"max_events": True}, {"max_bytes": 0}, {"max_events": "10"}])
+def test_a_cap_that_is_not_a_positive_int_is_refused(bad: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="must be a positive int or None"):
+        HistoryCaps(**bad)
+
+
+async def test_set_history_caps_refuses_anything_but_history_caps(open_rt: Open) -> None:
+    rt = runtime(open_rt, HistoryCaps(max_events=None, max_bytes=None))
+
+    with pytest.raises(TypeError, match="takes a HistoryCaps"):
+        rt.set_history_caps({"max_events": 3})  # type: ignore[arg-type]
+
+    exec_id = rt.start_workflow("chatty", 5)
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="stop")
+
+
 async def test_none_removes_a_cap(open_rt: Open) -> None:
     rt = runtime(open_rt, HistoryCaps(max_events=None, max_bytes=None))
     exec_id = rt.start_workflow("chatty", 5)

@@ -56,7 +56,31 @@ async def acquire_beside_timer(ctx: WorkflowContext, key: str) -> Any:
     await asyncio.gather(ctx.mutex(key).acquire(), handle.await_fire())
 
 
-WORKFLOWS = [holder, fails_holding, acquire_beside_activity, acquire_beside_timer]
+@workflow(execution_timeout="30s")
+async def times_out_holding(ctx: WorkflowContext, key: str) -> Any:
+    await ctx.mutex(key).acquire()
+    await ctx.wait_for_signal("go")
+
+
+@workflow
+async def continues_holding(ctx: WorkflowContext, key: str | None) -> Any:
+    if key is None:
+        return await ctx.wait_for_signal("go")
+    await ctx.mutex(key).acquire()
+    await ctx.wait_for_signal("go")
+    ctx.continue_as_new(None)
+
+
+@workflow
+async def cancels_run(ctx: WorkflowContext, target: str) -> Any:
+    await ctx.request_cancel_external_workflow(target)
+    return "sealed"
+
+
+WORKFLOWS = [
+    holder, fails_holding, acquire_beside_activity, acquire_beside_timer,
+    times_out_holding, continues_holding, cancels_run,
+]
 
 
 def runtime(open_rt: Open) -> SqliteRuntime:
@@ -109,6 +133,55 @@ async def test_a_run_that_ends_any_way_releases_its_lock(open_rt: Open, ending: 
 
     assert rt.outcome(first) != ExecutionOutcome.Running()
     assert await rt.run_until_blocked(second) == RunState.WaitingSignal(name="go")
+
+
+@pytest.mark.parametrize("ending", ["time out", "continue as new", "external cancel"])
+async def test_a_run_that_times_out_continues_or_is_sealed_by_another_run_releases_its_lock(
+    open_rt: Open, clock: Any, ending: str
+) -> None:
+    rt = runtime(open_rt)
+    name = {"time out": "times_out_holding", "continue as new": "continues_holding"}
+    first = rt.start_workflow(name.get(ending, "fails_holding"), "k")
+    second = rt.start_workflow("holder", "k")
+    await rt.run_until_blocked(first)
+    assert await rt.run_until_blocked(second) == RunState.WaitingMutex(key="k")
+
+    if ending == "time out":
+        clock.advance("31s")
+        assert isinstance(await rt.run_until_blocked(first), RunState.TimedOut)
+    elif ending == "continue as new":
+        rt.send_signal(first, "go", None)
+        state = await rt.run_until_blocked(first)
+        assert isinstance(state, RunState.ContinuedAsNew)
+        # The successor starts without the lock: it does not inherit it.
+        assert await rt.run_until_blocked(state.next) == RunState.WaitingSignal(name="go")
+    else:
+        canceller = rt.start_workflow("cancels_run", str(first))
+        assert await rt.run_until_blocked(canceller) == RunState.Completed(output="sealed")
+
+    assert await rt.run_until_blocked(second) == RunState.WaitingSignal(name="go")
+    granted = [e.attrs for e in rt.load_history(second) if e.type == "MutexGranted"]
+    assert granted == [{"key": "k", "lock_seq": 2}]
+
+
+async def test_a_waiter_that_ends_gives_up_its_queue_place(open_rt: Open) -> None:
+    rt = runtime(open_rt)
+    first = rt.start_workflow("holder", "k")
+    quitter = rt.start_workflow("holder", "k")
+    third = rt.start_workflow("holder", "k")
+    await rt.run_until_blocked(first)
+    assert await rt.run_until_blocked(quitter) == RunState.WaitingMutex(key="k")
+    assert await rt.run_until_blocked(third) == RunState.WaitingMutex(key="k")
+
+    rt.terminate(quitter, "no longer needed")
+    rt.send_signal(first, "go", None)
+    await rt.run_until_idle()
+
+    assert rt.outcome(first) == ExecutionOutcome.Completed(output=1)
+    assert await rt.run_until_blocked(third) == RunState.WaitingSignal(name="go")
+    assert [e.attrs for e in rt.load_history(third) if e.type == "MutexGranted"] == [
+        {"key": "k", "lock_seq": 2}
+    ]
 
 
 async def test_a_held_lock_survives_a_reopen(open_rt: Open) -> None:

@@ -11,6 +11,7 @@ import pytest
 from harvest_engine import (
     ApplicationError,
     ExecutionOutcome,
+    HistoryCaps,
     ManualClock,
     RetryPolicy,
     RunState,
@@ -109,9 +110,18 @@ async def patient_parent(ctx: WorkflowContext, _: Any) -> Any:
     return await ctx.spawn_child_workflow("flaky_child", None)
 
 
+@workflow(retry=RetryPolicy(max_attempts=2, initial_interval="5s"))
+async def flaky_loop(ctx: WorkflowContext, step: int) -> Any:
+    if step == 0:
+        ctx.continue_as_new(1)
+    if ctx.info().attempt == 1:
+        raise ApplicationError("the successor's first attempt fails", type="Flaky")
+    return {"step": step, "attempt": ctx.info().attempt}
+
+
 WORKFLOWS = [
     bounded, flaky_flow, buggy_flow, bounded_retry, bounded_activity, bounded_nap,
-    bounded_chain, bounded_flaky, bounded_updatable, flaky_child, patient_parent,
+    bounded_chain, bounded_flaky, bounded_updatable, flaky_child, patient_parent, flaky_loop,
 ]
 
 
@@ -185,6 +195,47 @@ async def test_a_retryable_failure_starts_the_next_attempt_after_its_backoff(
     assert WorkflowReplayer(WORKFLOWS).replay(history).closed
 
 
+async def test_a_continue_as_new_successor_keeps_the_frozen_retry_policy(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    first = rt.start_workflow("flaky_loop", 0)
+    state = await rt.run_until_blocked(first)
+    assert isinstance(state, RunState.ContinuedAsNew)
+    successor = state.next
+
+    failed = await rt.run_until_blocked(successor)
+
+    assert isinstance(failed, RunState.Failed)
+    retry = rt.successor(successor)
+    assert retry is not None
+    assert [e.type for e in rt.load_history(successor)][-2:] == [
+        "WorkflowRetryScheduled", "WorkflowFailed",
+    ]
+    assert await rt.run_until_blocked(retry) == RunState.WaitingTimer()
+    clock.advance("5s")
+    assert await rt.run_until_blocked(retry) == RunState.Completed(output={"step": 1, "attempt": 2})
+
+
+async def test_a_cancel_during_the_retry_backoff_ends_the_retry_without_waiting(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = runtime(open_rt)
+    first = rt.start_workflow("flaky_flow", {"succeed_on": 2, "notes": 1})
+    rt.send_signal(first, "note", "hello")
+    await rt.run_until_blocked(first)
+    retry = rt.successor(first)
+    assert retry is not None
+    assert await rt.run_until_blocked(retry) == RunState.WaitingTimer()
+
+    rt.cancel(retry, "not needed any more")
+    await rt.run_until_idle()
+
+    assert rt.outcome(retry) == ExecutionOutcome.Terminated(state="CANCELLED")
+    assert await rt.run_until_blocked(retry) == RunState.Cancelled(reason="not needed any more")
+    assert rt.successor(retry) is None
+
+
 async def test_the_attempts_stop_at_max_attempts(open_rt: Open, clock: ManualClock) -> None:
     rt = runtime(open_rt)
     run = rt.start_workflow("flaky_flow", {"succeed_on": 99})
@@ -200,7 +251,7 @@ async def test_the_attempts_stop_at_max_attempts(open_rt: Open, clock: ManualClo
 
 
 @pytest.mark.parametrize(
-    "case", ["non_retryable_type", "panic", "timeout", "cancel"]
+    "case", ["non_retryable_type", "panic", "timeout", "cancel", "cap"]
 )
 async def test_these_failures_never_retry(open_rt: Open, clock: ManualClock, case: str) -> None:
     rt = runtime(open_rt)
@@ -218,10 +269,17 @@ async def test_these_failures_never_retry(open_rt: Open, clock: ManualClock, cas
         await rt.run_until_blocked(exec_id)
         clock.advance("10s")
         assert isinstance(await rt.run_until_blocked(exec_id), RunState.TimedOut)
-    else:
+    elif case == "cancel":
         exec_id = rt.start_workflow("bounded_retry", None)
         rt.cancel(exec_id, "no")
         assert isinstance(await rt.run_until_blocked(exec_id), RunState.Cancelled)
+    else:
+        rt.set_history_caps(HistoryCaps(max_events=2))
+        exec_id = rt.start_workflow("flaky_flow", {"succeed_on": 9, "notes": 1})
+        rt.send_signal(exec_id, "note", "one too many")
+        state = await rt.run_until_blocked(exec_id)
+        assert isinstance(state, RunState.Failed)
+        assert state.error.type == "HistoryCapReached"
 
     assert rt.successor(exec_id) is None
     assert sum(rt.counts_by_state().values()) == 1

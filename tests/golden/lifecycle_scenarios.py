@@ -59,6 +59,18 @@ async def g_cancel(ctx: WorkflowContext, _: Any) -> Any:
 
 
 @workflow
+async def g_cancel_sealed(ctx: WorkflowContext, _: Any) -> Any:
+    await ctx.execute_activity(note, "work")
+    if ctx.is_cancelled():
+        # Left pending when the body returns: the seal fails it (CancelSealed).
+        left = asyncio.ensure_future(ctx.execute_activity(note, "left behind"))
+        await asyncio.sleep(0)
+        assert not left.done()
+        return "stopped"
+    return await ctx.wait_for_signal("next")
+
+
+@workflow
 async def g_mutex(ctx: WorkflowContext, _: Any) -> Any:
     async with ctx.mutex("ledger") as guard:
         await ctx.execute_activity(note, guard.lock_seq)
@@ -127,8 +139,8 @@ async def g_continue(ctx: WorkflowContext, n: int) -> Any:
     ctx.continue_as_new(n + 1)
 
 
-WORKFLOWS = [g_cancel, g_mutex, g_local, g_child, g_parent, g_target, g_external, g_timeout,
-             g_retry, g_continue]
+WORKFLOWS = [g_cancel, g_cancel_sealed, g_mutex, g_local, g_child, g_parent, g_target,
+             g_external, g_timeout, g_retry, g_continue]
 ACTIVITIES = [note, local_flaky]
 
 Scenario = Callable[[SqliteRuntime, ManualClock], Awaitable[ExecutionId]]
@@ -136,6 +148,14 @@ Scenario = Callable[[SqliteRuntime, ManualClock], Awaitable[ExecutionId]]
 
 async def cancel(rt: SqliteRuntime, clock: ManualClock) -> ExecutionId:
     run = rt.start_workflow("g_cancel", None)
+    await rt.run_until_blocked(run)
+    rt.cancel(run, "user stopped it")
+    await rt.run_until_blocked(run)
+    return run
+
+
+async def cancel_sealed(rt: SqliteRuntime, clock: ManualClock) -> ExecutionId:
+    run = rt.start_workflow("g_cancel_sealed", None)
     await rt.run_until_blocked(run)
     rt.cancel(run, "user stopped it")
     await rt.run_until_blocked(run)
@@ -190,6 +210,7 @@ async def continue_as_new(rt: SqliteRuntime, clock: ManualClock) -> ExecutionId:
 
 SCENARIOS: dict[str, Scenario] = {
     "cancel": cancel,
+    "cancel_sealed": cancel_sealed,
     "mutex": mutex,
     "local_activities": local,
     "children": children,
