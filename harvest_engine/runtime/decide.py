@@ -342,9 +342,13 @@ class Decider:
             scheduled = retry.schedule_retry(
                 cycle.txn, row, error, cycle.now, self.registry, cycle.events
             )
+            decision = self._fail(cycle, error)
             if scheduled is not None:
+                # Written after WorkflowFailed, in the same transaction, as the
+                # sibling backends write it (guide §7): an operational tail
+                # that replay, which stops at the terminal event, never meets.
                 cycle.event("WorkflowRetryScheduled", scheduled.event_attrs())
-            return self._fail(cycle, error)
+            return decision
         raise _Panic(value)
 
     def _cancelled(self, cycle: _Cycle, instance: WorkflowInstance) -> Decision:

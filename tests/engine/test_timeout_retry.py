@@ -178,10 +178,10 @@ async def test_a_retryable_failure_starts_the_next_attempt_after_its_backoff(
 
     assert isinstance(state, RunState.Failed)
     history = rt.load_history(first)
-    assert [e.type for e in history][-2:] == ["WorkflowRetryScheduled", "WorkflowFailed"]
+    assert [e.type for e in history][-2:] == ["WorkflowFailed", "WorkflowRetryScheduled"]
     retry = rt.successor(first)
     assert retry is not None
-    assert history[-2].attrs == {"successor": str(retry), "attempt": 2, "backoff": 5.0}
+    assert history[-1].attrs == {"successor": str(retry), "attempt": 2, "backoff": 5.0}
     assert await rt.run_until_blocked(retry) == RunState.WaitingTimer()
     clock.advance("5s")
     rt.send_signal(retry, "note", "again")
@@ -210,7 +210,7 @@ async def test_a_continue_as_new_successor_keeps_the_frozen_retry_policy(
     retry = rt.successor(successor)
     assert retry is not None
     assert [e.type for e in rt.load_history(successor)][-2:] == [
-        "WorkflowRetryScheduled", "WorkflowFailed",
+        "WorkflowFailed", "WorkflowRetryScheduled",
     ]
     assert await rt.run_until_blocked(retry) == RunState.WaitingTimer()
     clock.advance("5s")
