@@ -421,10 +421,11 @@ def test_read_only_follows_a_writer_in_another_process(
         assert rl.state_boxes["RUNNING"].text() == "RUNNING 2"
     finally:
         window.close_session()
-        if proc.stdin is not None:
-            proc.stdin.write("quit\n")
-            proc.stdin.close()
-        proc.wait(timeout=10)
+        with proc:  # closes both pipes and waits
+            if proc.stdin is not None:
+                proc.stdin.write("quit\n")
+                proc.stdin.flush()
+            proc.wait(timeout=10)
 
 
 def test_an_empty_list_says_why_and_what_fills_it(
