@@ -52,7 +52,7 @@ class PayloadView(QWidget):
         layout.addWidget(self.text)
 
     def set_absent(self, why: str) -> None:
-        """Show that there is no value, and why, as greyed placeholder text (nothing to copy)."""
+        """Show that there is no value, and why, as greyed hint text (nothing to copy)."""
         self.full_text = ""
         self.text.clear()
         self.text.setPlaceholderText(why)
