@@ -41,6 +41,9 @@ class HarvestFailure(click.ClickException):
         click.echo(f"harvest: {self.format_message()}", err=True)
 
 
+MIN_TAIL_INTERVAL_S = 0.05
+"""`tail` polls no faster than this: a zero interval would spin a core for nothing."""
+
 @contextmanager
 def failures() -> Iterator[None]:
     """Turn engine and value errors into a one-line message and exit status 1."""
@@ -402,6 +405,8 @@ def tail(file: Path, interval: str, limit: int, max_seconds: float | None) -> No
     """Follow another process's writes: print each run that starts or changes state."""
     with failures():
         pause = to_timedelta(interval, what="--interval").total_seconds()
+        if pause < MIN_TAIL_INTERVAL_S:
+            raise ValueError(f"--interval must be at least {MIN_TAIL_INTERVAL_S * 1000:.0f}ms")
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     with reading(file) as reader:
         seen: dict[str, str] = {}

@@ -188,6 +188,7 @@ def test_purge_of_a_locked_file_fails_with_one_line(
         (("runs", "{path}", "--cursor", str(2**64)), "cursor"),
         (("runs", "{path}", "--workflow", ""), "workflow_name must be non-empty"),
         (("tail", "{path}", "--interval", "1e400"), "too long"),
+        (("tail", "{path}", "--interval", "0"), "at least 50ms"),
     ],
 )
 def test_bad_input_exits_non_zero_with_one_line(
