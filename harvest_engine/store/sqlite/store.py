@@ -47,7 +47,7 @@ from harvest_engine.store.sqlite.migrations import (
     migrate,
     read_version,
 )
-from harvest_engine.timestamps import micros
+from harvest_engine.timestamps import from_micros, micros
 
 _TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 _EXECUTION_FIELDS = frozenset(
@@ -250,7 +250,7 @@ class SqliteWriteTxn:
             "ORDER BY fire_at, timer_id",
             (exec_id, micros(now)),
         ).fetchall()
-        return [TimerRow(timer_id=r[0], fire_at=queries.opt_time(r[1])) for r in rows]
+        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
 
     def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
         self._conn.execute(
