@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.activity import storable_details
@@ -28,8 +28,6 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.runtime import cancel, children, local_activities, mutex, retry
-from harvest_engine.runtime.cache import InstanceCache
-from harvest_engine.runtime.registry import Registry
 from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
@@ -42,6 +40,10 @@ from harvest_engine.store.protocol import (
 )
 from harvest_engine.workflow.commands import CommandRejected
 from harvest_engine.workflow.instance import WorkflowInstance
+
+if TYPE_CHECKING:
+    from harvest_engine.runtime.cache import InstanceCache
+    from harvest_engine.runtime.registry import Registry
 
 log = logging.getLogger("harvest.runtime")
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harvest_engine.events import HistoryEvent
-from harvest_engine.store.protocol import ExecutionRecord
 from harvest_engine.workflow.context import CONTINUE_AS_NEW_ADVICE_EVENTS
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.store.protocol import ExecutionRecord
 
 log = logging.getLogger("harvest.runtime")
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
@@ -51,6 +50,8 @@ from harvest_engine.states import ExecutionId
 from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from harvest_engine.runtime.runtime import SqliteRuntime
 
 # The WorkflowCancelled reason of a RUNNING run replaced by a plain start.

@@ -8,28 +8,28 @@ A second store (Postgres, for many workers) implements the same protocol.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from harvest_engine.events import HistoryEvent
-from harvest_engine.store.operations import LedgerTotals, ScheduleRow
-from harvest_engine.store.records import (
-    ActivityAttempt,
-    ExecutionDetail,
-    ExecutionPage,
-    LedgerRow,
-    LogLine,
-    MutexRow,
-    PendingTask,
-    StagedSignal,
-    TimerRow,
-)
-
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from contextlib import AbstractContextManager
+
+    from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
+    from harvest_engine.store.records import (
+        ActivityAttempt,
+        ExecutionDetail,
+        ExecutionPage,
+        LedgerRow,
+        LogLine,
+        MutexRow,
+        PendingTask,
+        StagedSignal,
+        TimerRow,
+    )
 
 
 @dataclass(frozen=True)

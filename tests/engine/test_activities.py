@@ -8,8 +8,7 @@ import threading
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +26,9 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.payloads import MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Open = Callable[..., SqliteRuntime]
 

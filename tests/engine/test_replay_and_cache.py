@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +20,9 @@ from harvest_engine import (
     activity,
     workflow,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @activity

@@ -5,8 +5,6 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-import pytest
-
 from harvest_engine import SqliteRuntime
 from harvest_gui import state_counts
 from harvest_gui.session import ReaderSession
@@ -16,6 +14,7 @@ from tests.gui.helpers import waits_for_go
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import pytest
     from pytestqt.qtbot import QtBot
 
 

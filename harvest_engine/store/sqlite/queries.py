@@ -6,7 +6,6 @@ column an older schema lacks reads as Null (the reader passes `columns`).
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
@@ -27,6 +26,7 @@ from harvest_engine.store.records import (
 from harvest_engine.timestamps import from_micros
 
 if TYPE_CHECKING:
+    import sqlite3
     from datetime import datetime
 
 EXECUTION_COLUMNS = (

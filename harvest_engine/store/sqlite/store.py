@@ -5,26 +5,12 @@ from __future__ import annotations
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
-from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs
 
 from harvest_engine import payloads
 from harvest_engine.errors import DatabaseLocked, HarvestInternalError
-from harvest_engine.events import HistoryEvent
-from harvest_engine.filters import ExecutionFilter
-from harvest_engine.store.operations import LedgerTotals, ScheduleRow
-from harvest_engine.store.protocol import (
-    AttemptRecord,
-    ExecutionRecord,
-    LedgerEntry,
-    NewExecution,
-    NewTask,
-    TaskRecord,
-)
 from harvest_engine.store.records import (
     ActivityAttempt,
     ExecutionDetail,
@@ -48,6 +34,23 @@ from harvest_engine.store.sqlite.migrations import (
     read_version,
 )
 from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from datetime import datetime
+    from pathlib import Path
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
+    from harvest_engine.store.protocol import (
+        AttemptRecord,
+        ExecutionRecord,
+        LedgerEntry,
+        NewExecution,
+        NewTask,
+        TaskRecord,
+    )
 
 _TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 _EXECUTION_FIELDS = frozenset(
