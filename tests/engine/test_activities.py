@@ -83,7 +83,8 @@ async def test_a_sync_activity_body_runs_off_the_event_loop_thread(open_rt: Open
 
     rt = runtime_with(open_rt, blocking)
     assert await run(rt, "blocking") == RunState.Completed(output={"ok": "done"})
-    assert threads and threads[0] != threading.main_thread().name
+    assert threads
+    assert threads[0] != threading.main_thread().name
 
 
 async def test_activity_context_reports_run_attempt_queue_and_task(open_rt: Open) -> None:
