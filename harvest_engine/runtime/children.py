@@ -132,6 +132,14 @@ class Effects:
         self.instance = instance
 
     def __call__(self, type_: str, attrs: dict[str, Any]) -> dict[str, Any] | None:
+        """Apply one effect command in the decision's transaction, so both commit or neither.
+
+        Returns:
+            Extra attrs to record on the command's event (a signal's or cancel's outcome), or None.
+
+        Raises:
+            EffectFailed: a HarvestError from the effect; the cycle rolls back.
+        """
         try:
             if type_ == "ChildWorkflowStarted":
                 self._start_child(attrs)

@@ -69,6 +69,7 @@ class Decision:
 
     @property
     def terminal(self) -> bool:
+        """Whether the run ended in this cycle (the caller stops driving it)."""
         return self.state is not None and self.state.is_terminal
 
     @property
@@ -259,7 +260,7 @@ class Decider:
         byte_room = self.settings.signal_byte_room(cycle.row)
         signals = txn.staged_signals(exec_id, room, byte_room)
         signal_bytes = 0
-        timers = [t for t in txn.due_timers(exec_id, cycle.now)]
+        timers = list(txn.due_timers(exec_id, cycle.now))
         inputs: list[tuple[datetime, int, Any]] = [
             (s.received_at, 1, s) for s in signals
         ] + [(t.fire_at, 0, t) for t in timers]

@@ -62,6 +62,11 @@ class Settings:
         self.query_timeout = 5.0
 
     def set_caps(self, caps: HistoryCaps) -> None:
+        """Replace the history caps; warns when a cap would fail runs before continue-as-new advice.
+
+        Raises:
+            TypeError: `caps` is not a HistoryCaps.
+        """
         if not isinstance(caps, HistoryCaps):
             raise TypeError(f"set_history_caps takes a HistoryCaps, got {type(caps).__name__}")
         if caps.max_events is not None and caps.max_events <= CONTINUE_AS_NEW_ADVICE_EVENTS:

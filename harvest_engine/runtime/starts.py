@@ -1,9 +1,9 @@
-"""Starting runs: input caps before anything persists, and the workflow-id reuse-policy matrix.
+r"""Starting runs: input caps before anything persists, and the workflow-id reuse-policy matrix.
 
 The matrix (guide §6, API.md "Starts"). The prior is the newest run of the
 (workflow_name, workflow_id) key; a RUNNING run of the key wins over it.
 
-| prior \\ policy | ALLOW_DUPLICATE | ALLOW_DUPLICATE_FAILED_ONLY | REJECT_DUPLICATE | TERMINATE_IF_RUNNING |
+| prior \ policy | ALLOW_DUPLICATE | ALLOW_DUPLICATE_FAILED_ONLY | REJECT_DUPLICATE | TERMINATE_IF_RUNNING |
 | --- | --- | --- | --- | --- |
 | none | fresh | fresh | fresh | fresh |
 | RUNNING | attach | attach | refused | replace |

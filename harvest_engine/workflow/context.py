@@ -326,7 +326,7 @@ class WorkflowContext:
         self,
         workflow: Callable[..., Any] | WorkflowInfo | str,
         input: Any = None,
-        timeout: Duration | None = None,
+        timeout: Duration | None = None,  # noqa: ASYNC109 -- a durable timer (API.md), not asyncio.timeout
     ) -> Any:
         """Start a child run and wait for its result.
 

@@ -179,7 +179,7 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
     async def shutdown_asyncgens(self) -> None:
         return None
 
-    async def shutdown_default_executor(self, timeout: float | None = None) -> None:
+    async def shutdown_default_executor(self, timeout: float | None = None) -> None:  # noqa: ASYNC109 -- asyncio.AbstractEventLoop's signature
         return None
 
 
