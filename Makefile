@@ -1,6 +1,7 @@
 # harvest: set up and check everything from a fresh Debian/Ubuntu machine.
 #   make run    system packages + .venv, then the desktop app
-#   make test   system packages + .venv, then lint, types, import contracts and the test suite
+#   make lint   ruff, mypy --strict and the import contracts (STYLE §20)
+#   make test   system packages + .venv, then `make lint` and the test suite
 
 PYTHON ?= python3
 VENV   := .venv
@@ -20,7 +21,7 @@ QT_APT_XCB := libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-
 	libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb-glx0 xvfb xauth
 APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB)
 
-.PHONY: venv system-deps lint types contracts test run screenshots bench clean distclean
+.PHONY: venv system-deps lint ruff types contracts test run screenshots bench clean distclean
 
 # --- environment --------------------------------------------------------------------------
 
@@ -54,9 +55,13 @@ system-deps:
 
 # --- checks -------------------------------------------------------------------------------
 
-lint: venv
+# One target for every static check (STYLE §20); each is configured in pyproject.toml.
+lint: ruff types contracts
+
+ruff: venv
 	$(BIN)/ruff check $(LINT_PATHS)
 
+# mypy --strict over harvest_engine and harvest_gui ([tool.mypy] files and strict).
 types: venv
 	$(BIN)/mypy
 
@@ -64,7 +69,7 @@ contracts: venv
 	$(BIN)/lint-imports --no-cache
 
 # GUI tests run offscreen; pytest-xdist and pytest-qt work together (one QApplication per worker).
-test: system-deps venv lint types contracts
+test: system-deps venv lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/pytest -n 2 -q
 
 # --- running ------------------------------------------------------------------------------

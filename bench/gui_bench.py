@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING
 
 import qasync
 from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication
 
 from harvest_engine import HistoryEvent, SqliteRuntime, payloads
 from harvest_gui.app import DEMO_APP, make_application
@@ -44,6 +43,8 @@ from harvest_gui.views.timeline_view import TimelineView
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from PySide6.QtWidgets import QApplication
 
 BUDGET_OPEN_S = 1.0
 BUDGET_TIMELINE_S = 1.0

@@ -7,14 +7,16 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import ApplicationError, PayloadTooDeep, PayloadTooLarge
 from harvest_engine.ledger import LlmCall
 from harvest_engine.states import ErrorInfo
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 log = logging.getLogger("harvest.activity")
 

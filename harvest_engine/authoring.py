@@ -14,7 +14,7 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from harvest_engine.durations import Duration, to_timedelta
 
@@ -138,6 +138,28 @@ class HandlerInfo:
     input_type: Any = None
 
 
+@overload
+def workflow(
+    fn: F,
+    *,
+    name: str | None = None,
+    execution_timeout: Duration | None = None,
+    retry: RetryPolicy | None = None,
+    **options: Any,
+) -> F: ...
+
+
+@overload
+def workflow(
+    fn: None = None,
+    *,
+    name: str | None = None,
+    execution_timeout: Duration | None = None,
+    retry: RetryPolicy | None = None,
+    **options: Any,
+) -> Callable[[F], F]: ...
+
+
 def workflow(
     fn: F | None = None,
     *,
@@ -145,7 +167,7 @@ def workflow(
     execution_timeout: Duration | None = None,
     retry: RetryPolicy | None = None,
     **options: Any,
-) -> Any:
+) -> F | Callable[[F], F]:
     """Declare a workflow: ``async def wf(ctx: WorkflowContext, input) -> result``.
 
     Args:
@@ -174,6 +196,36 @@ def workflow(
     return decorate(fn) if fn is not None else decorate
 
 
+@overload
+def activity(
+    fn: F,
+    *,
+    name: str | None = None,
+    retry: RetryPolicy | None = None,
+    start_to_close: Duration | None = None,
+    schedule_to_close: Duration | None = None,
+    local: bool = False,
+    queue: str = "default",
+    heartbeat_timeout: Duration | None = None,
+    **options: Any,
+) -> F: ...
+
+
+@overload
+def activity(
+    fn: None = None,
+    *,
+    name: str | None = None,
+    retry: RetryPolicy | None = None,
+    start_to_close: Duration | None = None,
+    schedule_to_close: Duration | None = None,
+    local: bool = False,
+    queue: str = "default",
+    heartbeat_timeout: Duration | None = None,
+    **options: Any,
+) -> Callable[[F], F]: ...
+
+
 def activity(
     fn: F | None = None,
     *,
@@ -185,7 +237,7 @@ def activity(
     queue: str = "default",
     heartbeat_timeout: Duration | None = None,
     **options: Any,
-) -> Any:
+) -> F | Callable[[F], F]:
     """Declare an activity: ``[async] def act(ctx: ActivityContext, input) -> result``.
 
     Args:
@@ -220,17 +272,33 @@ def activity(
     return decorate(fn) if fn is not None else decorate
 
 
-def query(fn: F | None = None, *, workflow: str, name: str | None = None) -> Any:
+@overload
+def query(fn: F, *, workflow: str, name: str | None = None) -> F: ...
+
+
+@overload
+def query(fn: None = None, *, workflow: str, name: str | None = None) -> Callable[[F], F]: ...
+
+
+def query(fn: F | None = None, *, workflow: str, name: str | None = None) -> F | Callable[[F], F]:
     """Declare a query handler ``fn(ctx, arg)`` serving runs of `workflow`."""
     return _handler("query", fn, workflow, name)
 
 
-def update(fn: F | None = None, *, workflow: str, name: str | None = None) -> Any:
+@overload
+def update(fn: F, *, workflow: str, name: str | None = None) -> F: ...
+
+
+@overload
+def update(fn: None = None, *, workflow: str, name: str | None = None) -> Callable[[F], F]: ...
+
+
+def update(fn: F | None = None, *, workflow: str, name: str | None = None) -> F | Callable[[F], F]:
     """Declare an update handler ``[async] fn(ctx, arg)`` serving runs of `workflow`."""
     return _handler("update", fn, workflow, name)
 
 
-def _handler(kind: str, fn: F | None, workflow_name: str, name: str | None) -> Any:
+def _handler(kind: str, fn: F | None, workflow_name: str, name: str | None) -> F | Callable[[F], F]:
     def decorate(func: F) -> F:
         if not callable(func):
             raise TypeError(f"@{kind} needs a function, got {func!r}")

@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import sys
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import qasync
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-F = TypeVar("F", bound="Callable[..., Coroutine[Any, Any, Any]]")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _presenter: Callable[[BaseException], None] | None = None
 _tasks: set[asyncio.Task[Any]] = set()
@@ -45,7 +46,9 @@ def track(task: asyncio.Task[Any]) -> asyncio.Task[Any]:
     return task
 
 
-def async_slot(*types: type) -> Callable[[F], F]:
+def async_slot(
+    *types: type,
+) -> Callable[[Callable[P, Coroutine[Any, Any, R]]], Callable[P, asyncio.Task[R | None]]]:
     """Like `qasync.asyncSlot`, but errors go to the presenter and tasks are tracked.
 
     Args:
@@ -53,9 +56,11 @@ def async_slot(*types: type) -> Callable[[F], F]:
 
     """
 
-    def decorate(fn: F) -> F:
+    def decorate(
+        fn: Callable[P, Coroutine[Any, Any, R]],
+    ) -> Callable[P, asyncio.Task[R | None]]:
         @functools.wraps(fn)
-        async def guarded(*args: Any, **kwargs: Any) -> Any:
+        async def guarded(*args: P.args, **kwargs: P.kwargs) -> R | None:
             task = asyncio.current_task()
             if task is not None:
                 _tasks.add(task)
@@ -70,7 +75,9 @@ def async_slot(*types: type) -> Callable[[F], F]:
                 if task is not None:
                     _tasks.discard(task)
 
-        return qasync.asyncSlot(*types)(guarded)  # type: ignore[no-any-return]
+        # qasync's wrapper is a plain function that starts `guarded` as a task and returns it.
+        slot: Callable[P, asyncio.Task[R | None]] = qasync.asyncSlot(*types)(guarded)
+        return slot
 
     return decorate
 

@@ -7,10 +7,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine import HistoryEvent
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harvest_engine import HistoryEvent
 
 # Attributes that differ between any two runs by construction (ids, wall-clock
 # instants): comparing them would mark every pair of runs as different.

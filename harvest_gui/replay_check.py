@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import HarvestError, NonDeterminismDetected, WorkflowReplayer
+from harvest_engine import HarvestError, HistoryEvent, NonDeterminismDetected, WorkflowReplayer
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from harvest_engine import HistoryEvent, WorkflowInfo
+    from harvest_engine import WorkflowInfo
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,9 @@ class Settings:
         value = self.qsettings.value("recent_files", [])
         if isinstance(value, str):
             value = [value]
-        return [str(v) for v in (value or []) if str(v)]
+        if not isinstance(value, list | tuple):
+            return []  # QSettings gives None for an empty list read back from an ini file
+        return [str(v) for v in value if str(v)]
 
     def add_recent_file(self, path: str | Path) -> list[str]:
         """Put `path` first in the recent files (kept to 10); returns the new list."""

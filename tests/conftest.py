@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from harvest_engine import ManualClock, SqliteRuntime
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -9,8 +9,10 @@ whole history, which gives the same result.
 from __future__ import annotations
 
 import collections
+from typing import TYPE_CHECKING
 
-from harvest_engine.workflow.instance import WorkflowInstance
+if TYPE_CHECKING:
+    from harvest_engine.workflow.instance import WorkflowInstance
 
 DEFAULT_CAPACITY = 256
 

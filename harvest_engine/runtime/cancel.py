@@ -10,8 +10,6 @@ stuck cycle), or when 1,000 events have been added since the request.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import (
@@ -24,13 +22,16 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.runtime.children import Evict, ending_error, hard_seal, seal_run
-from harvest_engine.runtime.registry import Registry
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo
-from harvest_engine.store.protocol import DurableStore, ExecutionRecord, WriteTxn
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
     from harvest_engine.runtime.cache import InstanceCache
+    from harvest_engine.runtime.registry import Registry
+    from harvest_engine.store.protocol import DurableStore, ExecutionRecord, WriteTxn
 
 DEFAULT_CANCEL_REASON = "cancelled by request"
 DEFAULT_TERMINATE_REASON = "terminated by request"

@@ -10,16 +10,19 @@ re-checks it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError
-from harvest_engine.runtime.registry import Registry
 from harvest_engine.runtime.runs import append, start_run
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
-from harvest_engine.workflow.instance import WorkflowInstance
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from harvest_engine.runtime.registry import Registry
+    from harvest_engine.workflow.instance import WorkflowInstance
 
 Evict = Callable[[str], None]
 # A cascade that reached the run whose own command caused it: (state, reason).
@@ -129,6 +132,14 @@ class Effects:
         self.instance = instance
 
     def __call__(self, type_: str, attrs: dict[str, Any]) -> dict[str, Any] | None:
+        """Apply one effect command in the decision's transaction, so both commit or neither.
+
+        Returns:
+            Extra attrs to record on the command's event (a signal's or cancel's outcome), or None.
+
+        Raises:
+            EffectFailed: a HarvestError from the effect; the cycle rolls back.
+        """
         try:
             if type_ == "ChildWorkflowStarted":
                 self._start_child(attrs)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.activity import storable_details
@@ -28,8 +28,6 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.runtime import cancel, children, local_activities, mutex, retry
-from harvest_engine.runtime.cache import InstanceCache
-from harvest_engine.runtime.registry import Registry
 from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
@@ -42,6 +40,10 @@ from harvest_engine.store.protocol import (
 )
 from harvest_engine.workflow.commands import CommandRejected
 from harvest_engine.workflow.instance import WorkflowInstance
+
+if TYPE_CHECKING:
+    from harvest_engine.runtime.cache import InstanceCache
+    from harvest_engine.runtime.registry import Registry
 
 log = logging.getLogger("harvest.runtime")
 
@@ -67,6 +69,7 @@ class Decision:
 
     @property
     def terminal(self) -> bool:
+        """Whether the run ended in this cycle (the caller stops driving it)."""
         return self.state is not None and self.state.is_terminal
 
     @property
@@ -257,7 +260,7 @@ class Decider:
         byte_room = self.settings.signal_byte_room(cycle.row)
         signals = txn.staged_signals(exec_id, room, byte_room)
         signal_bytes = 0
-        timers = [t for t in txn.due_timers(exec_id, cycle.now)]
+        timers = list(txn.due_timers(exec_id, cycle.now))
         inputs: list[tuple[datetime, int, Any]] = [
             (s.received_at, 1, s) for s in signals
         ] + [(t.fire_at, 0, t) for t in timers]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from datetime import datetime
+
     from harvest_engine.runtime.runtime import SqliteRuntime
 
 

@@ -13,20 +13,23 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any
 
-from harvest_engine.authoring import WorkflowInfo
 from harvest_engine.errors import (
     HarvestError,
     HarvestInternalError,
     NonDeterminismDetected,
 )
-from harvest_engine.events import HistoryEvent
 from harvest_engine.runtime.decide import run_info
-from harvest_engine.store.protocol import ExecutionRecord
 from harvest_engine.workflow.instance import WorkflowInstance
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from datetime import datetime
+
+    from harvest_engine.authoring import WorkflowInfo
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.store.protocol import ExecutionRecord
 
 
 class ReplayBroke(Exception):

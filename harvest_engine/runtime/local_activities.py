@@ -11,17 +11,20 @@ attempt that ends past the deadline records nothing and the run times out.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.activity import AttemptResult
 from harvest_engine.authoring import RetryPolicy
 from harvest_engine.events import HistoryEvent
-from harvest_engine.runtime.registry import Registry
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.protocol import ExecutionRecord, NewTask, TaskRecord, WriteTxn
 from harvest_engine.workflow.context import LOCAL_ACTIVITY_BUDGET_SECONDS
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from harvest_engine.activity import AttemptResult
+    from harvest_engine.runtime.registry import Registry
 
 
 def new_task(registry: Registry, row: ExecutionRecord, attrs: dict[str, Any], now: datetime) -> NewTask:

@@ -10,8 +10,11 @@ progress. A seal drops every lock and queue place of the run (guide §7).
 
 from __future__ import annotations
 
-from harvest_engine.store.protocol import WriteTxn
-from harvest_engine.workflow.instance import WorkflowInstance
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harvest_engine.store.protocol import WriteTxn
+    from harvest_engine.workflow.instance import WorkflowInstance
 
 
 def grant_next(txn: WriteTxn, exec_id: str, instance: WorkflowInstance) -> tuple[str, int] | None:

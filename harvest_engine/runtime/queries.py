@@ -11,14 +11,12 @@ no activity body.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.authoring import HandlerInfo, WorkflowInfo
-from harvest_engine.clock import Clock
 from harvest_engine.errors import (
     ExecutionNotFound,
     HarvestError,
@@ -37,6 +35,9 @@ from harvest_engine.runtime.frontier import (
 from harvest_engine.store.protocol import ExecutionRecord
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    from harvest_engine.clock import Clock
     from harvest_engine.runtime.runtime import SqliteRuntime
 
 

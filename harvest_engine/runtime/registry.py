@@ -84,6 +84,11 @@ class Registry:
     # -- workflows -------------------------------------------------------------
 
     def add_workflow(self, fn: Any) -> WorkflowInfo:
+        """Register a @workflow function; options this backend cannot honour are refused here.
+
+        Raises:
+            UnsupportedFeature: the declaration carries another backend's option (guide §5).
+        """
         info: WorkflowInfo = info_of(fn, WorkflowInfo)
         for option in info.options:
             raise UnsupportedFeature(
@@ -95,6 +100,11 @@ class Registry:
         return info
 
     def workflow(self, name: str) -> WorkflowInfo:
+        """The registered workflow `name`, as a run's row names it.
+
+        Raises:
+            UnknownWorkflow: this process does not have that workflow's code.
+        """
         info = self.workflows.get(name)
         if info is None:
             raise UnknownWorkflow(name=name)
@@ -103,6 +113,12 @@ class Registry:
     # -- activities ------------------------------------------------------------
 
     def add_activity(self, fn: Any, body: Callable[..., Any] | None = None, mode: str = "context") -> None:
+        """Register an @activity; `body` and `mode` let the caller swap in another callable.
+
+        Raises:
+            UnsupportedFeature: the declaration asks for what this backend refuses (guide §5).
+            TypeError: there is no callable body to run.
+        """
         info: ActivityInfo = info_of(fn, ActivityInfo)
         _audit_activity(info)
         target = body if body is not None else info.fn
@@ -124,6 +140,12 @@ class Registry:
         )
 
     def add_raw_activity(self, name: str, spec: ActivitySpec) -> None:
+        """Register an activity by name without a decorator (register_activity_raw).
+
+        Raises:
+            ValueError: the name is empty.
+            TypeError: `spec` is not an ActivitySpec.
+        """
         if not isinstance(name, str) or not name.strip():
             raise ValueError("an activity name is non-empty text")
         if not isinstance(spec, ActivitySpec):
@@ -136,6 +158,11 @@ class Registry:
         )
 
     def activity(self, name: str) -> RegisteredActivity:
+        """The registered activity `name`, as a task row names it.
+
+        Raises:
+            UnknownActivity: this process does not have that activity's code.
+        """
         found = self.activities.get(name)
         if found is None:
             raise UnknownActivity(name=name)
@@ -144,6 +171,11 @@ class Registry:
     # -- declarative handlers ----------------------------------------------------
 
     def add_handler(self, fn: Any, kind: str) -> HandlerInfo:
+        """Register a declarative @query or @update handler under (workflow, name).
+
+        Raises:
+            TypeError: `fn` was declared as the other kind of handler.
+        """
         info: HandlerInfo = info_of(fn, HandlerInfo)
         if info.kind != kind:
             raise TypeError(f"{fn!r} is an @{info.kind} handler, not an @{kind}")

@@ -10,17 +10,21 @@ raised reaches this module.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from harvest_engine import payloads
 from harvest_engine.authoring import RetryPolicy
-from harvest_engine.events import HistoryEvent
-from harvest_engine.runtime.registry import Registry
 from harvest_engine.runtime.runs import start_run
 from harvest_engine.states import ErrorInfo, ExecutionId
 from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.runtime.registry import Registry
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.events import HistoryEvent
-from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
 from harvest_engine.workflow.context import RunInfo
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
 
 
 def start_run(txn: WriteTxn, new: NewExecution, now: datetime) -> None:

@@ -6,17 +6,12 @@ import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from datetime import datetime
-from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.authoring import ActivityInfo, WorkflowInfo
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
-from harvest_engine.events import HistoryEvent
-from harvest_engine.filters import ExecutionFilter
 from harvest_engine.runtime import cancel as cancel_requests
 from harvest_engine.runtime import drive_targets as children_drive
 from harvest_engine.runtime import (
@@ -35,17 +30,25 @@ from harvest_engine.runtime.registry import ActivitySpec, Registry
 from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
 from harvest_engine.runtime.signals import send_signal
 from harvest_engine.runtime.tasks import TaskRunner
-from harvest_engine.schedules import WorkflowSchedule
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
-from harvest_engine.store.operations import LedgerTotals, ScheduleRow
-from harvest_engine.store.protocol import DurableStore
-from harvest_engine.store.records import (
-    ActivityAttempt,
-    ExecutionDetail,
-    ExecutionPage,
-    LedgerRow,
-)
 from harvest_engine.store.sqlite.store import SqliteStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import TracebackType
+
+    from harvest_engine.authoring import ActivityInfo, WorkflowInfo
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.schedules import WorkflowSchedule
+    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
+    from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.records import (
+        ActivityAttempt,
+        ExecutionDetail,
+        ExecutionPage,
+        LedgerRow,
+    )
 
 log = logging.getLogger("harvest.runtime")
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harvest_engine.events import HistoryEvent
-from harvest_engine.store.protocol import ExecutionRecord
 from harvest_engine.workflow.context import CONTINUE_AS_NEW_ADVICE_EVENTS
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.store.protocol import ExecutionRecord
 
 log = logging.getLogger("harvest.runtime")
 
@@ -59,6 +62,11 @@ class Settings:
         self.query_timeout = 5.0
 
     def set_caps(self, caps: HistoryCaps) -> None:
+        """Replace the history caps; warns when a cap would fail runs before continue-as-new advice.
+
+        Raises:
+            TypeError: `caps` is not a HistoryCaps.
+        """
         if not isinstance(caps, HistoryCaps):
             raise TypeError(f"set_history_caps takes a HistoryCaps, got {type(caps).__name__}")
         if caps.max_events is not None and caps.max_events <= CONTINUE_AS_NEW_ADVICE_EVENTS:

@@ -10,10 +10,8 @@ across every run of the (workflow_name, workflow_id) key, in any state.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import (
@@ -24,7 +22,12 @@ from harvest_engine.errors import (
     WorkflowNotRunning,
 )
 from harvest_engine.states import ExecutionId
-from harvest_engine.store.protocol import DurableStore, ExecutionRecord, WriteTxn
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from harvest_engine.store.protocol import DurableStore, ExecutionRecord, WriteTxn
 
 RESERVED_KEY_PREFIX = "harvest.promise:"
 

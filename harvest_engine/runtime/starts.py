@@ -1,9 +1,9 @@
-"""Starting runs: input caps before anything persists, and the workflow-id reuse-policy matrix.
+r"""Starting runs: input caps before anything persists, and the workflow-id reuse-policy matrix.
 
 The matrix (guide §6, API.md "Starts"). The prior is the newest run of the
 (workflow_name, workflow_id) key; a RUNNING run of the key wins over it.
 
-| prior \\ policy | ALLOW_DUPLICATE | ALLOW_DUPLICATE_FAILED_ONLY | REJECT_DUPLICATE | TERMINATE_IF_RUNNING |
+| prior \ policy | ALLOW_DUPLICATE | ALLOW_DUPLICATE_FAILED_ONLY | REJECT_DUPLICATE | TERMINATE_IF_RUNNING |
 | --- | --- | --- | --- | --- |
 | none | fresh | fresh | fresh | fresh |
 | RUNNING | attach | attach | refused | replace |
@@ -34,7 +34,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
@@ -51,6 +50,8 @@ from harvest_engine.states import ExecutionId
 from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from harvest_engine.runtime.runtime import SqliteRuntime
 
 # The WorkflowCancelled reason of a RUNNING run replaced by a plain start.

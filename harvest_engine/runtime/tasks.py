@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.activity import (
@@ -24,7 +24,6 @@ from harvest_engine.errors import UnknownActivity
 from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime import local_activities
-from harvest_engine.runtime.registry import RegisteredActivity, Registry
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.protocol import (
     AttemptRecord,
@@ -32,6 +31,9 @@ from harvest_engine.store.protocol import (
     LedgerEntry,
     TaskRecord,
 )
+
+if TYPE_CHECKING:
+    from harvest_engine.runtime.registry import RegisteredActivity, Registry
 
 Clock = Callable[[], datetime]
 

@@ -18,8 +18,8 @@ not a durable command (an activity, a timer): that is `UpdateTimedOut`.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
@@ -48,13 +48,13 @@ from harvest_engine.runtime.schema import schema_problem
 from harvest_engine.runtime.settings import HistoryCapReached
 from harvest_engine.runtime.signals import require_running
 from harvest_engine.states import ErrorInfo
-from harvest_engine.store.protocol import ExecutionRecord
-from harvest_engine.workflow.instance import WorkflowInstance
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from datetime import datetime
 
     from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.store.protocol import ExecutionRecord
+    from harvest_engine.workflow.instance import WorkflowInstance
 
 # API.md "update handler time limit".
 UPDATE_TIME_LIMIT_SECONDS = 5.0

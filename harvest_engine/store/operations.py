@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from datetime import datetime
 
-if TYPE_CHECKING:
-    from datetime import datetime
-
-    from harvest_engine.schedules import Schedule
-    from harvest_engine.store.records import Stored
+from harvest_engine.schedules import Schedule
+from harvest_engine.store.records import Stored
 
 
 @dataclass(frozen=True)

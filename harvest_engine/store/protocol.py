@@ -8,25 +8,28 @@ A second store (Postgres, for many workers) implements the same protocol.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from harvest_engine.events import HistoryEvent
-from harvest_engine.store.operations import LedgerTotals, ScheduleRow
-from harvest_engine.store.records import (
-    ActivityAttempt,
-    ExecutionDetail,
-    ExecutionPage,
-    LedgerRow,
-    LogLine,
-    MutexRow,
-    PendingTask,
-    StagedSignal,
-    TimerRow,
-)
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from contextlib import AbstractContextManager
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
+    from harvest_engine.store.records import (
+        ActivityAttempt,
+        ExecutionDetail,
+        ExecutionPage,
+        LedgerRow,
+        LogLine,
+        MutexRow,
+        PendingTask,
+        StagedSignal,
+        TimerRow,
+    )
 
 
 @dataclass(frozen=True)
@@ -233,7 +236,7 @@ class WriteTxn(Protocol):
         """Store LLM calls (only in a completion's transaction)."""
         ...
 
-    def update_execution(self, exec_id: str, **fields: Any) -> None:
+    def update_execution(self, exec_id: str, **fields: object) -> None:
         """Set columns of the run's row (state, output, error, flags, ...)."""
         ...
 
@@ -288,7 +291,7 @@ class WriteTxn(Protocol):
         """Insert or replace a schedule row (JSON `spec` and `input`)."""
         ...
 
-    def update_schedule(self, workflow_name: str, now: datetime, **fields: Any) -> None:
+    def update_schedule(self, workflow_name: str, now: datetime, **fields: object) -> None:
         """Set `next_fire_at`, `paused` and/or `last_fired_at` of a schedule."""
         ...
 
@@ -388,11 +391,11 @@ class DurableStore(Protocol):
         """One run with payloads, as Stored values."""
         ...
 
-    def list_executions(self, filter_: Any) -> ExecutionPage:
+    def list_executions(self, filter_: ExecutionFilter) -> ExecutionPage:
         """One page of runs, newest first."""
         ...
 
-    def visit_executions(self, filter_: Any) -> Iterator[ExecutionDetail]:
+    def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
         """Runs with payloads under one read snapshot."""
         ...
 

@@ -10,7 +10,6 @@ import logging
 import random as _random
 import typing
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,8 @@ from harvest_engine.timestamps import to_text
 from harvest_engine.workflow.commands import Command
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+
     from harvest_engine.workflow.instance import WorkflowInstance
 
 log = logging.getLogger("harvest.workflow")
@@ -325,7 +326,7 @@ class WorkflowContext:
         self,
         workflow: Callable[..., Any] | WorkflowInfo | str,
         input: Any = None,
-        timeout: Duration | None = None,
+        timeout: Duration | None = None,  # noqa: ASYNC109 -- a durable timer (API.md), not asyncio.timeout
     ) -> Any:
         """Start a child run and wait for its result.
 

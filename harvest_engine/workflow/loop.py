@@ -11,15 +11,17 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
-import contextvars
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine.errors import HarvestInternalError, NonDeterministicCall
+
+if TYPE_CHECKING:
+    import contextvars
+    from collections.abc import Callable, Iterator
 
 _SLEEP_INSTEAD = "ctx.sleep(duration) / ctx.timer(seconds)"
 _TIMEOUT_INSTEAD = "ctx.wait_for_signal_timeout(...) or a ctx.start_timer(...) race"
@@ -177,7 +179,7 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
     async def shutdown_asyncgens(self) -> None:
         return None
 
-    async def shutdown_default_executor(self, timeout: float | None = None) -> None:
+    async def shutdown_default_executor(self, timeout: float | None = None) -> None:  # noqa: ASYNC109 -- asyncio.AbstractEventLoop's signature
         return None
 
 

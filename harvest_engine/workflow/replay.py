@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.authoring import HandlerInfo, WorkflowInfo, info_of
@@ -19,6 +18,9 @@ from harvest_engine.events import TERMINAL_EVENTS, HistoryEvent, history_from_js
 from harvest_engine.workflow.commands import describe_event
 from harvest_engine.workflow.context import RunInfo
 from harvest_engine.workflow.instance import WorkflowInstance
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
 
 # Failures the engine imposes on a run whatever its code did.
 _IMPOSED_FAILURES = frozenset({"Panic", "HistoryCapReached", "Unsupported"})

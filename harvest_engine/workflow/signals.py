@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import inspect
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Callable
+
     from harvest_engine.workflow.instance import WorkflowInstance
 
 

@@ -121,7 +121,8 @@ def order_status(ctx: WorkflowContext, _: Any = None) -> str:
 @workflow
 async def nightly_report(ctx: WorkflowContext, _: Any) -> str:
     """The scheduled demo workflow."""
-    return await ctx.execute_activity(compile_report, None)
+    report: str = await ctx.execute_activity(compile_report, None)
+    return report
 
 
 WORKFLOWS = [process_order, ship_order, nightly_report]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
@@ -19,6 +19,9 @@ from PySide6.QtWidgets import (
 
 from harvest_gui.forms.commands import READ_ONLY_REASON, runtime_of
 from harvest_gui.forms.error_text import describe_error
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class ActionDialog(QDialog):
@@ -98,8 +101,9 @@ class ActionDialog(QDialog):
         for i in range(self.form.rowCount()):
             for role in (QFormLayout.ItemRole.FieldRole, QFormLayout.ItemRole.SpanningRole):
                 item = self.form.itemAt(i, role)
-                if item is not None and item.widget() is not None:
-                    item.widget().setEnabled(False)
+                widget = item.widget() if item is not None else None
+                if widget is not None:
+                    widget.setEnabled(False)
         self.submit_button.setEnabled(False)
 
     def refresh_submit(self) -> None:
@@ -134,16 +138,21 @@ class ActionDialog(QDialog):
 
     # -- submitting -----------------------------------------------------------------------
 
-    def on_submit_clicked(self) -> None:
-        """Validate, then run `submit()` (sync forms) — async forms override this."""
+    def on_submit_clicked(self) -> asyncio.Task[None] | None:
+        """Validate, then run `submit()` (sync forms) — async forms override this.
+
+        Returns:
+            None here; an async form's override (an `async_slot`) returns the task it starts.
+        """
         self.clear_messages()
         try:
             result = self.submit()
         except Exception as exc:  # an engine or argument error, shown in the form
             self.show_error(exc)
-            return
+            return None
         if result is not None:
             self.succeeded.emit(result)
+        return None
 
     def submit(self) -> Any:
         """Do the action; return its result (None: nothing happened). Raise to show an error."""

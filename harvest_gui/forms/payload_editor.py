@@ -91,8 +91,9 @@ class PayloadEditor(QWidget):
         self.specs = form_fields(hint) if is_form_dataclass(hint) else []
         for spec in self.specs:
             if spec.kind == KIND_BOOL:
-                widget: QLineEdit | QCheckBox = QCheckBox()
-                widget.toggled.connect(self.on_changed)
+                box = QCheckBox()
+                box.toggled.connect(self.on_changed)
+                widget: QLineEdit | QCheckBox = box
             else:
                 widget = QLineEdit()
                 widget.setPlaceholderText("required" if spec.required else "default")

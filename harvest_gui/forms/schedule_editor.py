@@ -34,6 +34,8 @@ from harvest_gui.forms.payload_editor import PayloadEditor
 from harvest_gui.forms.schedule_spec import CRON, INTERVAL, SpecCheck, fields_of, read_spec
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from harvest_engine import ScheduleRow
 
 OVERLAP_HELP = {
@@ -54,7 +56,7 @@ class ScheduleEditorDialog(ActionDialog):
     ) -> None:
         super().__init__(session, "Edit schedule", "&Save", "scheduleEditorDialog", parent)
         self.row = row
-        self.now = lambda: datetime.now(UTC)
+        self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.workflow = QComboBox()
         self.workflow.setObjectName("scheduleWorkflowCombo")
         self.workflow.setAccessibleName("Workflow")

@@ -31,7 +31,9 @@ class SignalDialog(ActionDialog):
         self.name.setEditable(True)
         self.name.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.name.addItems(self._suggestions())
-        self.name.lineEdit().setPlaceholderText("signal name")
+        line_edit = self.name.lineEdit()
+        if line_edit is not None:  # always: setEditable(True) above gave the combo its line edit
+            line_edit.setPlaceholderText("signal name")
         self.payload = PayloadEditor("signalPayload")
         self.key = QLineEdit()
         self.key.setObjectName("signalKeyEdit")

@@ -129,7 +129,12 @@ class MainWindow(QMainWindow):
         layout.addStretch(2)
         return page
 
-    def _action(self, text: str, name: str, shortcut: QKeySequence | str | None = None) -> QAction:
+    def _action(
+        self,
+        text: str,
+        name: str,
+        shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
+    ) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
         if shortcut is not None:

@@ -146,9 +146,11 @@ class Operations(QObject):
     def interval_ms(self) -> int:
         """The remembered auto-drive tick."""
         value = self.window.settings.qsettings.value(INTERVAL_KEY, driving.DEFAULT_INTERVAL_MS)
+        if not isinstance(value, int | float | str):  # QSettings reads back `object`
+            return driving.DEFAULT_INTERVAL_MS
         try:
-            return int(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+            return int(value)
+        except ValueError:
             return driving.DEFAULT_INTERVAL_MS
 
     def update_actions(self) -> None:

@@ -24,7 +24,7 @@ class PayloadView(QWidget):
         self.full_text = ""
         self.title = QLabel(title)
         self.title.setObjectName(object_name + "Title")
-        self.size = QLabel("")
+        self.size_label = QLabel("")
         self.copy_button = QPushButton("Copy")
         self.copy_button.setObjectName(object_name + "Copy")
         self.copy_button.setAccessibleName(f"Copy {title.lower()}")
@@ -42,7 +42,7 @@ class PayloadView(QWidget):
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         head = QHBoxLayout()
         head.addWidget(self.title)
-        head.addWidget(self.size)
+        head.addWidget(self.size_label)
         head.addStretch(1)
         head.addWidget(self.show_all_button)
         head.addWidget(self.copy_button)
@@ -57,7 +57,7 @@ class PayloadView(QWidget):
         self.text.clear()
         self.text.setPlaceholderText(why)
         self.show_all_button.hide()
-        self.size.setText("")
+        self.size_label.setText("")
         self.copy_button.setEnabled(False)
 
     def set_text(self, text: str) -> None:
@@ -70,7 +70,7 @@ class PayloadView(QWidget):
         shown, cut = formatting.truncate(text)
         self.text.setPlainText(shown + ("\n…" if cut else ""))
         self.show_all_button.setVisible(cut)
-        self.size.setText(
+        self.size_label.setText(
             f"({formatting.size_text(len(text))}, showing the first "
             f"{formatting.size_text(len(shown))})"
             if cut
@@ -81,7 +81,7 @@ class PayloadView(QWidget):
         """Show the whole text."""
         self.text.setPlainText(self.full_text)
         self.show_all_button.hide()
-        self.size.setText(f"({formatting.size_text(len(self.full_text))})")
+        self.size_label.setText(f"({formatting.size_text(len(self.full_text))})")
 
     def on_copy(self) -> None:
         """Copy the whole text (not only the shown part) to the clipboard."""

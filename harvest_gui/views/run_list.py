@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
@@ -70,6 +71,14 @@ def parse_search(text: str) -> tuple[str, Any] | None:
     if isinstance(value, (dict, list)):
         value = raw
     return key.strip(), value
+
+
+def _aware(value: QDateTime) -> datetime:
+    """A date edit's local wall time as an aware datetime (the filter compares instants)."""
+    py = value.toPython()  # typed `object` in PySide6's stubs: it may also be a date or time
+    if not isinstance(py, datetime):
+        raise TypeError(f"expected a datetime from QDateTime.toPython(), got {py!r}")
+    return py.astimezone()
 
 
 class RunListView(QWidget):
@@ -228,9 +237,9 @@ class RunListView(QWidget):
         if search is not None:
             flt = flt.search_attribute(*search)
         if self.after_check.isChecked():
-            flt = flt.started_after(self.after.dateTime().toPython().astimezone())
+            flt = flt.started_after(_aware(self.after.dateTime()))
         if self.before_check.isChecked():
-            flt = flt.started_before(self.before.dateTime().toPython().astimezone())
+            flt = flt.started_before(_aware(self.before.dateTime()))
         states = [s for s, box in self.state_boxes.items() if box.isChecked()]
         if states:
             flt = flt.state(*states)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harvest_engine import ExecutionId, SqliteRuntime
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.sqlite.store import SqliteStore
+
+if TYPE_CHECKING:
+    from harvest_engine import ExecutionId, SqliteRuntime
 
 _TABLES = (
     "harvest_executions",

@@ -8,8 +8,7 @@ import threading
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +26,9 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.payloads import MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Open = Callable[..., SqliteRuntime]
 
@@ -81,7 +83,8 @@ async def test_a_sync_activity_body_runs_off_the_event_loop_thread(open_rt: Open
 
     rt = runtime_with(open_rt, blocking)
     assert await run(rt, "blocking") == RunState.Completed(output={"ok": "done"})
-    assert threads and threads[0] != threading.main_thread().name
+    assert threads
+    assert threads[0] != threading.main_thread().name
 
 
 async def test_activity_context_reports_run_attempt_queue_and_task(open_rt: Open) -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
-
-import pytest
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import (
     ExecutionOutcome,
@@ -20,6 +18,9 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.workflow.context import CONTINUE_AS_NEW_ADVICE_EVENTS
+
+if TYPE_CHECKING:
+    import pytest
 
 Open = Callable[..., SqliteRuntime]
 

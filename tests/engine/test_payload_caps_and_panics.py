@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,6 +21,9 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.payloads import MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Open = Callable[..., SqliteRuntime]
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +20,9 @@ from harvest_engine import (
     activity,
     workflow,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @activity
@@ -103,7 +105,8 @@ async def test_the_replayer_accepts_a_stored_history_and_rejects_changed_code(
     assert isinstance(await drive_to_end(rt, exec_id, clock), RunState.Completed)
     history = rt.load_history(exec_id)
     result = WorkflowReplayer([program]).replay(history)
-    assert result.closed and result.events == len(history)
+    assert result.closed
+    assert result.events == len(history)
     from harvest_engine.events import history_to_json
 
     assert WorkflowReplayer([program]).replay(history_to_json(history)).closed

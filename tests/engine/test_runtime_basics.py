@@ -5,8 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +26,9 @@ from harvest_engine import (
     activity,
     workflow,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Open = Callable[..., SqliteRuntime]
 

@@ -135,5 +135,6 @@ async def test_text_with_nul_is_refused_at_start_and_at_upsert(open_rt: Open) ->
 
     state = await rt.run_until_blocked(exec_id)
 
-    assert isinstance(state, RunState.Completed) and "NUL" in str(state.output)
+    assert isinstance(state, RunState.Completed)
+    assert "NUL" in str(state.output)
     assert "SearchAttributesUpserted" not in [e.type for e in rt.load_history(exec_id)]

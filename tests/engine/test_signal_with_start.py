@@ -73,7 +73,8 @@ async def test_with_no_run_it_starts_one_and_the_next_drive_delivers_the_signal(
 ) -> None:
     out = rt.signal_with_start(request())
 
-    assert out.started_fresh and out.signal_delivered
+    assert out.started_fresh
+    assert out.signal_delivered
     assert await rt.run_until_blocked(out.exec_id) == RunState.Completed(
         output=[{"sku": "A1"}, True]
     )
@@ -87,7 +88,8 @@ async def test_the_request_reads_in_the_guides_field_order(rt: SqliteRuntime) ->
         )
     )
 
-    assert out.started_fresh and out.signal_delivered
+    assert out.started_fresh
+    assert out.signal_delivered
 
 
 async def test_a_running_run_is_signalled_and_its_input_is_ignored(rt: SqliteRuntime) -> None:
@@ -126,7 +128,8 @@ async def test_terminate_if_running_replaces_the_running_run(rt: SqliteRuntime) 
 
     out = rt.signal_with_start(request(reuse_policy=P.TERMINATE_IF_RUNNING, signal_payload=2))
 
-    assert out.started_fresh and out.signal_delivered
+    assert out.started_fresh
+    assert out.signal_delivered
     last = rt.load_history(prior.exec_id)[-1]
     assert (last.type, last.attrs["reason"]) == (
         "WorkflowCancelled",
@@ -146,7 +149,8 @@ async def test_a_completed_prior_is_replaced_and_its_result_stays_in_its_history
 
     out = rt.signal_with_start(request(input={"sku": "B2"}, signal_payload="second"))
 
-    assert out.started_fresh and out.signal_delivered
+    assert out.started_fresh
+    assert out.signal_delivered
     assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
     assert rt.successor(prior.exec_id) == out.exec_id
     assert rt.describe(prior.exec_id).closed_at == closed_at  # a reseal does not move it
@@ -167,7 +171,8 @@ async def test_a_running_run_with_a_pending_cancel_counts_as_cancelled(
 
     out = rt.signal_with_start(request(signal_payload="fresh"))
 
-    assert out.started_fresh and out.exec_id != prior.exec_id
+    assert out.started_fresh
+    assert out.exec_id != prior.exec_id
     last = rt.load_history(prior.exec_id)[-1]
     assert (last.type, last.attrs["reason"]) == (
         "WorkflowCancelled",
@@ -213,7 +218,8 @@ async def test_a_completed_prior_follows_the_start_matrix(
         assert rt.outcome(prior.exec_id) == ExecutionOutcome.Completed(output=[{"sku": "A1"}, True])
         return
     out = rt.signal_with_start(request(reuse_policy=policy))
-    assert out.started_fresh and out.signal_delivered
+    assert out.started_fresh
+    assert out.signal_delivered
 
 
 async def test_a_terminated_prior_frees_the_id_and_stays_terminated(rt: SqliteRuntime) -> None:
@@ -282,7 +288,8 @@ async def test_a_key_is_deduped_across_every_run_of_the_id(rt: SqliteRuntime) ->
             idempotency_key="m-2",
         )
     )
-    assert again.signal_delivered is False and again.started_fresh is False
+    assert again.signal_delivered is False
+    assert again.started_fresh is False
     assert run_count(rt) == 2
 
 
@@ -354,7 +361,8 @@ async def test_a_cancelled_prior_follows_the_start_matrix_and_is_resealed(
         assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CANCELLED")
         return
     out = rt.signal_with_start(request(reuse_policy=policy))
-    assert out.started_fresh and out.signal_delivered
+    assert out.started_fresh
+    assert out.signal_delivered
     assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
     assert rt.successor(prior.exec_id) == out.exec_id
 
@@ -374,7 +382,8 @@ async def test_a_running_run_past_its_deadline_counts_as_timed_out(
 
     out = rt.signal_with_start(request())
 
-    assert out.started_fresh and out.exec_id != prior.exec_id
+    assert out.started_fresh
+    assert out.exec_id != prior.exec_id
     assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
     assert await rt.run_until_blocked(out.exec_id) == RunState.Completed(
         output=[{"sku": "A1"}, True]

@@ -170,7 +170,8 @@ async def test_a_blank_workflow_id_has_no_reuse_key_so_every_start_is_fresh(
     first = rt.start_workflow_with_reuse_policy("order", blank, 1, policy)
     second = rt.start_workflow_with_reuse_policy("order", blank, 2, policy)
 
-    assert first.started_fresh and second.started_fresh
+    assert first.started_fresh
+    assert second.started_fresh
     assert first.exec_id != second.exec_id
     assert rt.describe(first.exec_id).workflow_id == str(first.exec_id)
 

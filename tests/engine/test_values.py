@@ -61,9 +61,9 @@ def test_retry_backoff_grows_by_the_coefficient_up_to_the_maximum() -> None:
 
 
 def test_retry_policy_refuses_nonsense() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_attempts must be >= 0"):
         RetryPolicy(max_attempts=-1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="backoff_coefficient must be >= 1"):
         RetryPolicy(backoff_coefficient=0.5)
 
 
@@ -100,7 +100,8 @@ def test_a_payload_reads_back_as_the_value_that_was_written(value: Any) -> None:
 def test_an_integer_past_64_bits_is_refused_not_turned_into_a_float(big: Any) -> None:
     with pytest.raises(TypeError, match="start input is not JSON: an integer beyond the 64-bit range"):
         check(big, "start input")
-    assert loads(dumps(2**64 - 1)) == 2**64 - 1 and loads(dumps(-(2**63))) == -(2**63)
+    assert loads(dumps(2**64 - 1)) == 2**64 - 1
+    assert loads(dumps(-(2**63))) == -(2**63)
 
 
 def test_payload_depth_cap_is_exact() -> None:
@@ -120,7 +121,7 @@ def test_execution_ids_print_and_parse_back(raw: Any) -> None:
 
 
 def test_execution_id_refuses_blank_text() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="execution id is non-empty text"):
         ExecutionId.parse("  ")
 
 
@@ -133,7 +134,8 @@ def test_every_error_is_exported_subclasses_harvest_error_and_pickles() -> None:
         assert issubclass(cls, errors.HarvestError)
     sample = errors.ExecutionNotFound(exec_id="abc")
     again = pickle.loads(pickle.dumps(sample))
-    assert type(again) is errors.ExecutionNotFound and again.exec_id == "abc"  # type: ignore[attr-defined]
+    assert type(again) is errors.ExecutionNotFound
+    assert again.exec_id == "abc"
     assert "abc" in str(again)
     for cls in (errors.DatabaseLocked, errors.SchemaTooNew, errors.Stuck, errors.UnknownWorkflow):
         assert issubclass(cls, errors.SqliteError)
@@ -145,12 +147,14 @@ def test_api_names_exist_at_the_top_level() -> None:
                  "HistoryEvent", "ExecutionId", "ErrorInfo", "WorkflowReplayer", "HistoryCaps",
                  "WorkflowLogPolicy", "LlmCall", "ActivitySpec", "Stored", "TimerOutcome"]:
         assert hasattr(harvest_engine, name), name
-    assert callable(harvest_engine.workflow) and callable(harvest_engine.activity)
+    assert callable(harvest_engine.workflow)
+    assert callable(harvest_engine.activity)
 
 
 def test_llm_call_with_latency_returns_a_copy() -> None:
     call = harvest_engine.LlmCall("model-x", 10, 20)
     timed = call.with_latency(1.5)
-    assert timed.latency == 1.5 and call.latency is None
-    with pytest.raises(ValueError):
+    assert timed.latency == 1.5
+    assert call.latency is None
+    with pytest.raises(ValueError, match="input_tokens must be an int >= 0"):
         harvest_engine.LlmCall("model-x", -1, 0)

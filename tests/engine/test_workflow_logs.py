@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import (
     ActivityContext,
@@ -16,6 +15,9 @@ from harvest_engine import (
     activity,
     workflow,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Open = Callable[..., SqliteRuntime]
 

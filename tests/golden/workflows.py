@@ -8,8 +8,9 @@ replay against: regenerate deliberately with ``python -m tests.golden.regenerate
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harvest_engine import (
     ActivityContext,
@@ -20,9 +21,6 @@ from harvest_engine import (
     activity,
     workflow,
 )
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 # -- activities ------------------------------------------------------------------
 

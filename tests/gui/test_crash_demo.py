@@ -26,7 +26,8 @@ def test_crash_demo_kills_the_worker_mid_activity_and_the_run_resumes(
     result = qloop.run_until_complete(view.run())
     steps = [view.steps.item(i).text() for i in range(view.steps.count())]
     assert result.completed, steps
-    assert result.killed_mid_activity and result.stranded_seen
+    assert result.killed_mid_activity
+    assert result.stranded_seen
     assert result.worker_exit == -signal.SIGKILL
     # Completed steps did not run again; the killed one ran twice, in two processes.
     assert result.starts["prepare_order"] == [result.worker_pid]
@@ -43,9 +44,11 @@ def test_crash_demo_kills_the_worker_mid_activity_and_the_run_resumes(
     assert [m[2] for m in marks if m[1] == "pack_parcel"] == ["start", "start", "end"]
     # Each step is narrated in the window.
     assert len(steps) == 7
-    assert "SIGKILL" in steps[3] and "stranded task" in steps[4]
+    assert "SIGKILL" in steps[3]
+    assert "stranded task" in steps[4]
     assert "reopens the file as its writer" in steps[5]
-    assert "prepare_order once" in steps[6] and "pack_parcel twice" in steps[6]
+    assert "prepare_order once" in steps[6]
+    assert "pack_parcel twice" in steps[6]
     # The timeline shows the killed attempt and the re-run on the pack_parcel lane.
     tl = view.timeline.timeline
     lane = next(i for i, lane in enumerate(tl.lanes) if "pack_parcel" in lane.label)

@@ -82,7 +82,8 @@ def test_the_order_ships_through_a_ship_order_child(demo_file: tuple[Path, str, 
         kid = reader.describe(child)
         parent = reader.describe(order)
         history = reader.load_history(order)
-    assert kid.workflow_name == "ship_order" and kid.state == "COMPLETED"
+    assert kid.workflow_name == "ship_order"
+    assert kid.state == "COMPLETED"
     assert str(kid.parent_exec_id) == order
     assert "picked up" in str(parent.output)
     ended = next(e for e in history if e.type == "ChildWorkflowCompleted")
@@ -90,7 +91,8 @@ def test_the_order_ships_through_a_ship_order_child(demo_file: tuple[Path, str, 
     tl = build_timeline(history)
     lane = next(i for i, ln in enumerate(tl.lanes) if ln.key == CHILDREN_LANE)
     (bar,) = tl.bars_in_lane(lane)
-    assert bar.result == "completed" and bar.label == f"ship_order {child}"
+    assert bar.result == "completed"
+    assert bar.label == f"ship_order {child}"
     assert "picked up" in bar.detail
     started = next(e.seq for e in history if e.type == "ChildWorkflowStarted")
     assert [p.kind for p in state_as_of(history, started).pending] == ["child"]
@@ -106,7 +108,8 @@ def test_summary_links_go_to_the_child_and_back(
 ) -> None:
     path, order, child = demo_file
     assert window.open_path(path, read_only=True)
-    assert window.run_list is not None and window.detail is not None
+    assert window.run_list is not None
+    assert window.detail is not None
     assert window.run_list.select_exec_id(order)
     summary = window.detail.summary
     links = {b.text(): b for b in summary.link_buttons}
@@ -125,7 +128,8 @@ def test_the_timeline_shows_the_child_lane_and_clicks_through(
 ) -> None:
     path, order, child = demo_file
     assert window.open_path(path, read_only=True)
-    assert window.run_list is not None and window.detail is not None
+    assert window.run_list is not None
+    assert window.detail is not None
     assert window.run_list.select_exec_id(order)
     detail = window.detail
     detail.tabs.setCurrentIndex(TAB_TIMELINE)
@@ -148,4 +152,5 @@ def test_the_timeline_shows_the_child_lane_and_clicks_through(
     )
     assert detail.tabs.currentIndex() == TAB_HISTORY
     current = detail.history.current_event()
-    assert current is not None and current.type == "ChildWorkflowStarted"
+    assert current is not None
+    assert current.type == "ChildWorkflowStarted"

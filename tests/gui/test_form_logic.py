@@ -59,9 +59,11 @@ class Order:
 
 def test_parse_json_names_line_and_column() -> None:
     assert parse_json('{"a": 1}').value == {"a": 1}
-    assert parse_json("   ").ok and parse_json("   ").value is None
+    assert parse_json("   ").ok
+    assert parse_json("   ").value is None
     bad = parse_json('{\n  "a": 1,\n}')
-    assert not bad.ok and bad.error.startswith("not JSON: line 3, column 1")
+    assert not bad.ok
+    assert bad.error.startswith("not JSON: line 3, column 1")
 
 
 def test_dataclass_becomes_one_field_per_attribute_with_kinds_and_defaults() -> None:
@@ -75,14 +77,19 @@ def test_dataclass_becomes_one_field_per_attribute_with_kinds_and_defaults() -> 
         ("colour", KIND_JSON, False),
         ("items", KIND_JSON, False),
     ]
-    assert specs[2].default == 2.5 and specs[5].default == "red" and specs[6].default == []
-    assert specs[4].optional and specs[4].label == "note (str | None)"
+    assert specs[2].default == 2.5
+    assert specs[5].default == "red"
+    assert specs[6].default == []
+    assert specs[4].optional
+    assert specs[4].label == "note (str | None)"
 
 
 def test_fields_round_trip_through_json() -> None:
     specs = form_fields(Order)
     texts = json_to_fields(specs, {"id": "A", "qty": 3, "items": [{"sku": "x", "qty": 2}]})
-    assert texts["qty"] == "3" and texts["price"] == "2.5" and texts["gift"] == "false"
+    assert texts["qty"] == "3"
+    assert texts["price"] == "2.5"
+    assert texts["gift"] == "false"
     value = fields_to_json(specs, texts).value
     assert value == {
         "id": "A",
@@ -138,7 +145,8 @@ def test_errors_in_words_never_a_traceback() -> None:
 
 def test_schedule_spec_validates_and_previews_five_fires() -> None:
     every = read_spec(INTERVAL, "", "UTC", "15m", NOW)
-    assert every.error is None and len(every.next_fires) == 5
+    assert every.error is None
+    assert len(every.next_fires) == 5
     assert every.next_fires[0] == datetime(2026, 1, 1, 12, 15, tzinfo=UTC)
     assert interval_text(every.schedule) == "15m"
     cron = read_spec(CRON, "0 3 * * *", "UTC", "", NOW)

@@ -135,7 +135,8 @@ def test_selecting_an_event_turns_to_its_page_and_shows_its_json(
     assert history.type_filter.currentIndex() == 0
     assert history.page_box.value() == 32
     event = history.current_event()
-    assert event is not None and event.seq == 31_234
+    assert event is not None
+    assert event.seq == 31_234
     assert json.loads(history.event_json.full_text)["type"] == "SideEffectRecorded"
     assert not detail.open_event(EVENTS + 1)
 
@@ -168,6 +169,7 @@ def test_a_running_runs_new_events_keep_the_selection(qtbot: Any, tmp_path: Path
     view.refresh()
     assert history.model.rowCount() > before
     current = history.current_event()
-    assert current is not None and current.seq == 1
+    assert current is not None
+    assert current.seq == 1
     view.close()
     session.close()

@@ -467,7 +467,8 @@ def test_pending_tab_counts_what_waits_and_says_when_nothing_does(
         rt.send_signal(ids[1], "go", "later")  # staged: nothing drives it here
     assert window.open_path(path, read_only=True)
     rl, detail = window.run_list, window.detail
-    assert rl is not None and detail is not None
+    assert rl is not None
+    assert detail is not None
     assert rl.select_exec_id(ids[1])
     pending = detail.pending
     assert pending.note.text() == (

@@ -83,7 +83,8 @@ def test_drive_switch_interval_and_run_until_blocked(
         window.findChild(type(ops.actions["start"]), "action_interval_250").trigger()
         assert session.drive_interval == 0.25
         assert settings.qsettings.value("drive/interval_ms") == 250
-        assert window.run_list is not None and window.run_list.select_exec_id(order)
+        assert window.run_list is not None
+        assert window.run_list.select_exec_id(order)
         ops.update_actions()
         ops.actions["until_blocked"].trigger()
         await async_wait_until(
@@ -111,7 +112,8 @@ def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
 
     async def body() -> None:
         assert window.open_path(form_file)
-        assert window.run_list is not None and window.run_list.select_exec_id(order)
+        assert window.run_list is not None
+        assert window.run_list.select_exec_id(order)
         ops.update_actions()
         ops.actions["start"].trigger()
         ops.actions["signal"].trigger()
@@ -133,7 +135,8 @@ def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
     qloop.run_until_complete(body())
     opened = list(ops.windows)
     window.close()
-    assert opened and not any(w.isVisible() for w in opened)
+    assert opened
+    assert not any(w.isVisible() for w in opened)
 
 
 @pytest.mark.parametrize(
@@ -147,12 +150,14 @@ def test_run_menu_cancel_and_terminate_end_the_selected_run(
 
     async def body() -> None:
         assert window.open_path(form_file)  # writer, auto-driving
-        assert window.run_list is not None and window.run_list.select_exec_id(plain)
+        assert window.run_list is not None
+        assert window.run_list.select_exec_id(plain)
         ops.update_actions()
         assert ops.actions[action].isEnabled()
         ops.actions[action].trigger()
         dlg = ops.windows[-1]
-        assert isinstance(dlg, EndRunDialog) and dlg.notice.isHidden()
+        assert isinstance(dlg, EndRunDialog)
+        assert dlg.notice.isHidden()
         dlg.reason.setText("from the menu")
         dlg.confirm.setChecked(True)
         qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
@@ -183,7 +188,8 @@ def test_read_only_window_disables_driving_and_explains_forms(
     assert not ops.actions["until_idle"].isEnabled()
     ops.actions["signal"].trigger()
     dlg = ops.windows[-1]
-    assert not dlg.submit_button.isEnabled() and dlg.notice.text().startswith("Read-only:")
+    assert not dlg.submit_button.isEnabled()
+    assert dlg.notice.text().startswith("Read-only:")
     assert ops._need_writer() is None
     assert window.statusBar().currentMessage().startswith("Read-only:")
 
@@ -202,7 +208,8 @@ def test_edit_selected_schedule(qtbot: Any, window: MainWindow, form_file: Path)
     window.schedules.table.selectRow(0)
     ops.on_edit_schedule()
     editor = ops.windows[-1]
-    assert editor.interval.text() == "5m" and editor.input.raw.toPlainText() == "3"
+    assert editor.interval.text() == "5m"
+    assert editor.input.raw.toPlainText() == "3"
     assert not editor.pause_button.isEnabled()
 
 
@@ -230,7 +237,8 @@ def test_read_only_window_writes_nothing_whatever_the_user_tries(
 
     async def body() -> None:
         assert window.open_path(form_file, read_only=True)
-        assert window.run_list is not None and window.detail is not None
+        assert window.run_list is not None
+        assert window.detail is not None
         assert window.run_list.select_exec_id(exec_of(form_file, "order-1"))
         for tab in range(window.detail.tabs.count()):
             window.detail.tabs.setCurrentIndex(tab)
@@ -308,5 +316,6 @@ def test_every_menu_command_has_its_own_shortcut(
     qtbot.keyClick(window, Qt.Key.Key_S, ctrl_shift)
     assert isinstance(ops.windows[-1], SignalDialog)
     qtbot.keyClick(window, Qt.Key.Key_F1)
-    assert window.last_dialog is not None and window.last_dialog.objectName() == "aboutBox"
+    assert window.last_dialog is not None
+    assert window.last_dialog.objectName() == "aboutBox"
     window.last_dialog.accept()

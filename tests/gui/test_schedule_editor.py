@@ -54,13 +54,16 @@ def test_editor_validates_as_you_type_and_previews_five_fires(
     assert dlg.input.status.text() == "input must not be null"  # steps takes an int
     dlg.input.set_text("4")
     dlg.interval.setText("15m")
-    assert dlg.preview.count() == 5 and dlg.submit_button.isEnabled()
+    assert dlg.preview.count() == 5
+    assert dlg.submit_button.isEnabled()
     assert dlg.spec_status.text() == "valid: every 15m"
     dlg.interval.setText("1.5s")
-    assert dlg.preview.count() == 0 and not dlg.submit_button.isEnabled()
+    assert dlg.preview.count() == 0
+    assert not dlg.submit_button.isEnabled()
     assert "whole number of seconds" in dlg.spec_status.text()
     dlg.cron_radio.setChecked(True)
-    assert dlg.cron.isEnabled() and not dlg.interval.isEnabled()
+    assert dlg.cron.isEnabled()
+    assert not dlg.interval.isEnabled()
     qtbot.keyClicks(dlg.cron, "0 3 * *")
     assert "five fields" in dlg.spec_status.text()
     qtbot.keyClicks(dlg.cron, " *")
@@ -76,7 +79,8 @@ def test_editor_saves_pauses_resumes_and_deletes(
     dlg = ScheduleEditorDialog(writer)
     qtbot.addWidget(dlg)
     dlg.show()
-    assert not dlg.pause_button.isEnabled() and not dlg.delete_button.isEnabled()
+    assert not dlg.pause_button.isEnabled()
+    assert not dlg.delete_button.isEnabled()
     dlg.cron_radio.setChecked(True)
     dlg.cron.setText("*/5 * * * *")
     dlg.input.set_text("7")
@@ -86,18 +90,23 @@ def test_editor_saves_pauses_resumes_and_deletes(
     assert dlg.error_label.isHidden(), dlg.error_label.text()
     row = schedules(path)["steps"]
     assert row.schedule.cron_expression == "*/5 * * * *"
-    assert row.input.value == 7 and str(row.overlap) == "allow_all" and row.max_active_runs == 3
+    assert row.input.value == 7
+    assert str(row.overlap) == "allow_all"
+    assert row.max_active_runs == 3
     assert dlg.state_label.text().startswith("active, next fire")
     click(qtbot, dlg.pause_button)
-    assert schedules(path)["steps"].paused and dlg.state_label.text() == "paused"
-    assert dlg.resume_button.isEnabled() and not dlg.pause_button.isEnabled()
+    assert schedules(path)["steps"].paused
+    assert dlg.state_label.text() == "paused"
+    assert dlg.resume_button.isEnabled()
+    assert not dlg.pause_button.isEnabled()
     click(qtbot, dlg.resume_button)
     assert not schedules(path)["steps"].paused
     # Editing the stored schedule: change it to an interval.
     again = ScheduleEditorDialog(writer, schedules(path)["steps"])
     qtbot.addWidget(again)
     again.show()
-    assert again.cron.text() == "*/5 * * * *" and again.max_active.value() == 3
+    assert again.cron.text() == "*/5 * * * *"
+    assert again.max_active.value() == 3
     again.interval_radio.setChecked(True)
     again.interval.setText("2h")
     click(qtbot, again.submit_button)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-import pytest
-
 from harvest_engine import SqliteRuntime
 from harvest_gui import state_counts
 from harvest_gui.session import ReaderSession
@@ -16,6 +14,7 @@ from tests.gui.helpers import waits_for_go
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import pytest
     from pytestqt.qtbot import QtBot
 
 
@@ -70,7 +69,8 @@ def test_a_slow_count_moves_to_a_worker_thread_and_still_arrives(
         qtbot.waitUntil(lambda: view.state_boxes["RUNNING"].text() == "RUNNING 7", timeout=3000)
         qtbot.waitUntil(lambda: not session._counter._busy, timeout=3000)
         assert view.total.text() == "9 runs"
-        assert counted_on and all(name.startswith("harvest-counts") for name in counted_on)
+        assert counted_on
+        assert all(name.startswith("harvest-counts") for name in counted_on)
         assert len(counted_on) <= 2
     finally:
         session.close()

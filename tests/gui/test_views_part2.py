@@ -44,7 +44,8 @@ def test_diff_view_highlights_and_selects_the_first_difference(
     view = DiffView(reader, ids[0], ids[1])
     qtbot.addWidget(view)
     view.show()
-    assert view.diff is not None and view.diff.first_difference is not None
+    assert view.diff is not None
+    assert view.diff.first_difference is not None
     first = view.diff.first_difference
     assert view.table.selectionModel().selectedRows()[0].row() == first
     assert view.model.rows[first].kind == CHANGED
@@ -67,20 +68,23 @@ def test_time_travel_slider_shows_the_run_as_of_each_event(
     qtbot.addWidget(view)
     view.show()
     n = view.slider.maximum()
-    assert view.slider.value() == n and view.state.text() == "COMPLETED"
+    assert view.slider.value() == n
+    assert view.state.text() == "COMPLETED"
     assert view.pending.rowCount() == 0
     view.slider.setValue(3)  # WorkflowStarted, ActivityScheduled, ...
     kinds = [view.history[i].type for i in range(3)]
     assert view.position.text().startswith(f"Event 3 of {n}: {kinds[2]}")
     view.slider.setValue(2)
     assert view.state.text() == "RUNNING"
-    assert view.pending.rowCount() == 1 and view.pending.item(0, 1).text() == "step"
+    assert view.pending.rowCount() == 1
+    assert view.pending.item(0, 1).text() == "step"
     assert "still running" in view.outcome.toPlainText()
     qtbot.mouseClick(view.next_button, Qt.MouseButton.LeftButton)
     assert view.slider.value() == 3
     view.slider.setFocus()
     qtbot.keyClick(view.slider, Qt.Key.Key_End)
-    assert view.slider.value() == n and '"a"' in view.outcome.toPlainText()
+    assert view.slider.value() == n
+    assert '"a"' in view.outcome.toPlainText()
 
 
 def test_determinism_check_clean_and_divergent(qtbot: Any, steps: Any) -> None:
@@ -91,7 +95,8 @@ def test_determinism_check_clean_and_divergent(qtbot: Any, steps: Any) -> None:
             view = DeterminismView(session, ids[0])
             qtbot.addWidget(view)
             view.show()
-            assert view.verdict is not None and view.verdict.clean is clean
+            assert view.verdict is not None
+            assert view.verdict.clean is clean
             if clean:
                 assert view.verdict_label.text().startswith("Replays cleanly")
                 assert not view.sides.isVisible()
@@ -108,7 +113,8 @@ def test_determinism_check_clean_and_divergent(qtbot: Any, steps: Any) -> None:
 def test_determinism_check_needs_the_code(qtbot: Any, reader: ReaderSession, steps: Any) -> None:
     view = DeterminismView(reader, steps[1][0])
     qtbot.addWidget(view)
-    assert view.verdict is None and view.verdict_label.text().startswith("Cannot check")
+    assert view.verdict is None
+    assert view.verdict_label.text().startswith("Cannot check")
 
 
 def test_storage_view_measures_off_the_ui_thread(
@@ -118,7 +124,8 @@ def test_storage_view_measures_off_the_ui_thread(
     qtbot.addWidget(view)
     view.show()
     report = qloop.run_until_complete(view.measure())
-    assert report is not None and report.total_runs == 3
+    assert report is not None
+    assert report.total_runs == 3
     assert view.file_size.text().endswith(("KiB", "MiB", "B"))
     rows = {view.table.item(r, 0).text(): view.table.item(r, 1).text() for r in range(3)}
     assert rows == {"COMPLETED": "2", "RUNNING": "1", "total": "3"}

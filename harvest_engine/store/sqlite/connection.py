@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from harvest_engine.errors import DatabaseClosed
 
@@ -55,5 +55,5 @@ class ClosedConnection:
     def close(self) -> None:
         """Closing again is harmless."""
 
-    def __repr__(self) -> Any:
+    def __repr__(self) -> str:
         return f"<closed connection to {self._path}>"

@@ -6,8 +6,7 @@ column an older schema lacks reads as Null (the reader passes `columns`).
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.events import HistoryEvent
@@ -26,6 +25,10 @@ from harvest_engine.store.records import (
 )
 from harvest_engine.timestamps import from_micros
 
+if TYPE_CHECKING:
+    import sqlite3
+    from datetime import datetime
+
 EXECUTION_COLUMNS = (
     "id, exec_id, workflow_name, workflow_id, state, attempt, input, output, error, "
     "parent_exec_id, parent_close_policy, predecessor, successor, started_at, closed_at, "
@@ -40,7 +43,7 @@ TASK_COLUMNS = (
 )
 
 
-def opt_time(value: Any) -> Any:
+def opt_time(value: Any) -> datetime | None:
     """An optional stored time column as an aware datetime."""
     return None if value is None else from_micros(int(value))
 
@@ -344,5 +347,5 @@ def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
     )
 
 
-def _safe_time(value: Any) -> Any:
+def _safe_time(value: object) -> datetime | None:
     return from_micros(value) if isinstance(value, int) else None

@@ -5,26 +5,12 @@ from __future__ import annotations
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
-from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs
 
 from harvest_engine import payloads
 from harvest_engine.errors import DatabaseLocked, HarvestInternalError
-from harvest_engine.events import HistoryEvent
-from harvest_engine.filters import ExecutionFilter
-from harvest_engine.store.operations import LedgerTotals, ScheduleRow
-from harvest_engine.store.protocol import (
-    AttemptRecord,
-    ExecutionRecord,
-    LedgerEntry,
-    NewExecution,
-    NewTask,
-    TaskRecord,
-)
 from harvest_engine.store.records import (
     ActivityAttempt,
     ExecutionDetail,
@@ -47,7 +33,24 @@ from harvest_engine.store.sqlite.migrations import (
     migrate,
     read_version,
 )
-from harvest_engine.timestamps import micros
+from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from datetime import datetime
+    from pathlib import Path
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
+    from harvest_engine.store.protocol import (
+        AttemptRecord,
+        ExecutionRecord,
+        LedgerEntry,
+        NewExecution,
+        NewTask,
+        TaskRecord,
+    )
 
 _TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 _EXECUTION_FIELDS = frozenset(
@@ -250,7 +253,7 @@ class SqliteWriteTxn:
             "ORDER BY fire_at, timer_id",
             (exec_id, micros(now)),
         ).fetchall()
-        return [TimerRow(timer_id=r[0], fire_at=queries.opt_time(r[1])) for r in rows]
+        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
 
     def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
         self._conn.execute(
