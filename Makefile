@@ -60,6 +60,7 @@ lint: ruff types contracts
 
 ruff: venv
 	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
 
 # mypy --strict over harvest_engine and harvest_gui ([tool.mypy] files and strict).
 types: venv

@@ -37,7 +37,9 @@ def main() -> None:
         "",
     ]
     if not only:
-        (HERE / "RESULTS.md").write_text("\n".join(header) + "\n\n".join(sections) + "\n")
+        (HERE / "RESULTS.md").write_text(
+            "\n".join(header) + "\n\n".join(sections) + "\n"
+        )
 
 
 if __name__ == "__main__":

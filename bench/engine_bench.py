@@ -8,7 +8,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harvest_engine import ActivityContext, SqliteRuntime, WorkflowContext, activity, workflow
+from harvest_engine import (
+    ActivityContext,
+    SqliteRuntime,
+    WorkflowContext,
+    activity,
+    workflow,
+)
 
 
 @activity
@@ -60,7 +66,12 @@ def run() -> list[tuple[str, str]]:
     """Measure; return (name, result) rows for RESULTS.md."""
     rows: list[tuple[str, str]] = []
     tput = asyncio.run(_throughput(200))
-    rows.append(("runs of 3 activities, run_until_idle, file on disk (FULL fsync)", f"{tput:.0f} runs/s"))
+    rows.append(
+        (
+            "runs of 3 activities, run_until_idle, file on disk (FULL fsync)",
+            f"{tput:.0f} runs/s",
+        )
+    )
     for k in (100, 400):
         with_cache = asyncio.run(_chain_seconds(k, cache=True))
         without = asyncio.run(_chain_seconds(k, cache=False))
@@ -72,7 +83,9 @@ def run() -> list[tuple[str, str]]:
         )
     small = asyncio.run(_chain_seconds(100, cache=True))
     large = asyncio.run(_chain_seconds(400, cache=True))
-    rows.append(("cache on: time(K=400) / time(K=100) (linear is 4.0)", f"{large / small:.1f}"))
+    rows.append(
+        ("cache on: time(K=400) / time(K=100) (linear is 4.0)", f"{large / small:.1f}")
+    )
     return rows
 
 

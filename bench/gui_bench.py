@@ -57,7 +57,9 @@ BATCH = 50_000
 
 def big_file_path(runs: int) -> Path:
     """Where the big file is cached between bench runs."""
-    return Path(tempfile.gettempdir()) / f"harvest-gui-bench-v{BIG_FILE_FORMAT}-{runs}.db"
+    return (
+        Path(tempfile.gettempdir()) / f"harvest-gui-bench-v{BIG_FILE_FORMAT}-{runs}.db"
+    )
 
 
 def _big_rows(lo: int, hi: int) -> Iterator[tuple[object, ...]]:
@@ -66,8 +68,16 @@ def _big_rows(lo: int, hi: int) -> Iterator[tuple[object, ...]]:
         state = STATES[i % len(STATES)]
         at = t0 + i * 1_000_000
         closed = None if state == "RUNNING" else at + 500_000
-        yield (i + 1, str(uuid.UUID(int=i + 1)), f"order_{i % 5}", f"bench-{i:08d}", state,
-               "null", at, closed)
+        yield (
+            i + 1,
+            str(uuid.UUID(int=i + 1)),
+            f"order_{i % 5}",
+            f"bench-{i:08d}",
+            state,
+            "null",
+            at,
+            closed,
+        )
 
 
 def make_big_file(path: Path, runs: int) -> bool:
@@ -84,12 +94,19 @@ def make_big_file(path: Path, runs: int) -> bool:
     if path.exists():
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
             try:
-                have = conn.execute("SELECT max(id) FROM harvest_executions").fetchone()[0]
+                have = conn.execute(
+                    "SELECT max(id) FROM harvest_executions"
+                ).fetchone()[0]
             except sqlite3.DatabaseError:
                 have = None
         if have == runs:
             return False
-    for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}.lock")):
+    for leftover in (
+        path,
+        Path(f"{path}-wal"),
+        Path(f"{path}-shm"),
+        Path(f"{path}.lock"),
+    ):
         leftover.unlink(missing_ok=True)
     SqliteRuntime.open(path).close()
     conn = sqlite3.connect(path)
@@ -112,8 +129,13 @@ def make_big_file(path: Path, runs: int) -> bool:
                             r[1],
                             r[6],
                             payloads.dumps(
-                                {"attempt": 1, "exec_id": r[1], "input": None,
-                                 "workflow_id": r[3], "workflow_name": r[2]}
+                                {
+                                    "attempt": 1,
+                                    "exec_id": r[1],
+                                    "input": None,
+                                    "workflow_id": r[3],
+                                    "workflow_name": r[2],
+                                }
                             ),
                         )
                         for r in batch
@@ -148,16 +170,24 @@ def bench_open_list(app: QApplication, path: Path, work: Path) -> float:
 def synthetic_history(events: int) -> list[HistoryEvent]:
     """A history of `events` events: activities, a timer and signals."""
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
-    out = [HistoryEvent(1, "WorkflowStarted", t0, {"workflow_name": "big", "attempt": 1})]
+    out = [
+        HistoryEvent(1, "WorkflowStarted", t0, {"workflow_name": "big", "attempt": 1})
+    ]
     i = 0
     while len(out) < events - 1:
         at = t0 + timedelta(seconds=i)
         seq = len(out) + 1
         if i % 50 == 0:
-            out.append(HistoryEvent(seq, "SignalReceived", at, {"name": "tick", "payload": i}))
+            out.append(
+                HistoryEvent(seq, "SignalReceived", at, {"name": "tick", "payload": i})
+            )
         else:
             name = f"step_{i % 9}"
-            out.append(HistoryEvent(seq, "ActivityScheduled", at, {"activity_id": i, "name": name}))
+            out.append(
+                HistoryEvent(
+                    seq, "ActivityScheduled", at, {"activity_id": i, "name": name}
+                )
+            )
             out.append(
                 HistoryEvent(
                     seq + 1,
@@ -167,7 +197,9 @@ def synthetic_history(events: int) -> list[HistoryEvent]:
                 )
             )
         i += 1
-    out.append(HistoryEvent(len(out) + 1, "WorkflowCompleted", t0 + timedelta(seconds=i), {}))
+    out.append(
+        HistoryEvent(len(out) + 1, "WorkflowCompleted", t0 + timedelta(seconds=i), {})
+    )
     return out
 
 
@@ -211,7 +243,9 @@ class StallWatch:
             frame = sys._current_frames().get(self._ui)
             if frame is not None:
                 stack = traceback.extract_stack(frame)[-9:]
-                self.samples["\n".join(f"  {f.filename}:{f.lineno} {f.name}" for f in stack)] += 1
+                self.samples[
+                    "\n".join(f"  {f.filename}:{f.lineno} {f.name}" for f in stack)
+                ] += 1
 
 
 def bench_stalls(
@@ -419,7 +453,9 @@ def measure(
                 f"{BUDGET_STALL_MS:.0f} ms, {_verdict(worst * 1000, BUDGET_STALL_MS)})",
             )
         )
-        worst, p99, refreshes, started = bench_reader_stalls(app, big, work, drive_seconds)
+        worst, p99, refreshes, started = bench_reader_stalls(
+            app, big, work, drive_seconds
+        )
         rows.append(
             (
                 f"longest UI-thread gap in a read-only window on the {runs:,}-run file while "
@@ -444,8 +480,12 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=50_000)
     parser.add_argument("--drive-runs", type=int, default=40)
     parser.add_argument("--drive-seconds", type=float, default=10.0)
-    parser.add_argument("--file", type=Path, help="where the big file is kept between runs")
-    parser.add_argument("--why", action="store_true", help="print where the UI thread stalled")
+    parser.add_argument(
+        "--file", type=Path, help="where the big file is kept between runs"
+    )
+    parser.add_argument(
+        "--why", action="store_true", help="print where the UI thread stalled"
+    )
     args = parser.parse_args()
     rows = measure(
         args.runs, args.events, args.drive_runs, args.drive_seconds, args.file, args.why

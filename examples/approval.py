@@ -115,7 +115,9 @@ def open_runtime(path: Path) -> SqliteRuntime:
 async def main(folder: Path) -> None:
     """Run both orders against a file in `folder`."""
     with open_runtime(folder / "approval.db") as rt:
-        order = rt.start_workflow_with_id("approval", "ORD-7", Order("ORD-7", "lamp", 100))
+        order = rt.start_workflow_with_id(
+            "approval", "ORD-7", Order("ORD-7", "lamp", 100)
+        )
         print(f"drive: {await rt.run_until_blocked(order)}")
         print(f"stage: {await rt.query(order, 'stage')}")
 
@@ -126,7 +128,9 @@ async def main(folder: Path) -> None:
         except UpdateRejected as rejected:
             print(f"rejected: {rejected.reason}")
         rt.send_signal_idempotent(order, "price", quote, "reprice-1")
-        rt.send_signal_idempotent(order, "price", quote, "reprice-1")  # a retried request
+        rt.send_signal_idempotent(
+            order, "price", quote, "reprice-1"
+        )  # a retried request
         await rt.run_until_blocked(order)
         print(f"price: {await rt.query(order, 'price')}")
 
@@ -138,7 +142,9 @@ async def main(folder: Path) -> None:
         print(f"stage: {await rt.query(order, 'stage')}")
         print(f"charged {len(charges)} time(s)")
 
-        late = rt.start_workflow_with_id("approval", "ORD-8", Order("ORD-8", "desk", 300))
+        late = rt.start_workflow_with_id(
+            "approval", "ORD-8", Order("ORD-8", "desk", 300)
+        )
         print(f"second order: {await rt.run_until_blocked(late)}")
         a_day_later = rt.clock.now() + timedelta(days=1, minutes=1)
         state = await rt.run_until_blocked_as_of(late, a_day_later)

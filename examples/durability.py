@@ -69,7 +69,9 @@ async def main(path: Path) -> int:
 
     session = 1
     rt = open_runtime(path)
-    exec_id = rt.start_workflow("fulfil_order", {"id": "ORD-7", "item": "lamp", "qty": 2})
+    exec_id = rt.start_workflow(
+        "fulfil_order", {"id": "ORD-7", "item": "lamp", "qty": 2}
+    )
     state = await rt.run_until_blocked(exec_id)
     print(f"session 1: started {exec_id}; drive returned {state}")
     rt.close()
@@ -83,7 +85,9 @@ async def main(path: Path) -> int:
         print(f"session 2: signal delivered; drive returned {state}")
         history = [event.type for event in rt.load_history(exec_id)]
 
-    print(f"reserve ran {len(ran_in['reserve'])} time(s), in session(s) {ran_in['reserve']}")
+    print(
+        f"reserve ran {len(ran_in['reserve'])} time(s), in session(s) {ran_in['reserve']}"
+    )
     print(f"ship ran {len(ran_in['ship'])} time(s), in session(s) {ran_in['ship']}")
     print(f"history: {', '.join(history)}")
     resumed = (

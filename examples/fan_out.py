@@ -41,7 +41,10 @@ async def count_library(ctx: WorkflowContext, documents: list[str]) -> dict:
     results = await asyncio.gather(
         *(ctx.spawn_child_workflow(count_document, doc) for doc in documents)
     )
-    return {"per_document": [r["words"] for r in results], "total": sum(r["words"] for r in results)}
+    return {
+        "per_document": [r["words"] for r in results],
+        "total": sum(r["words"] for r in results),
+    }
 
 
 async def main() -> int:
@@ -56,12 +59,18 @@ async def main() -> int:
         state = await rt.run_until_blocked(parent)
         print(f"parent: {state}")
         children = [
-            e.attrs["child"] for e in rt.load_history(parent) if e.type == "ChildWorkflowStarted"
+            e.attrs["child"]
+            for e in rt.load_history(parent)
+            if e.type == "ChildWorkflowStarted"
         ]
         for child in children:
-            print(f"child {child}: parent {rt.parent_execution(child)}, {rt.outcome(child)}")
+            print(
+                f"child {child}: parent {rt.parent_execution(child)}, {rt.outcome(child)}"
+            )
         print(f"{len(children)} children, all gathered in one drive")
-        ok = state == RunState.Completed(output={"per_document": [4, 2, 4], "total": 10})
+        ok = state == RunState.Completed(
+            output={"per_document": [4, 2, 4], "total": 10}
+        )
     return 0 if ok else 1
 
 

@@ -22,7 +22,9 @@ from harvest_engine import (
 )
 
 
-@activity(retry=RetryPolicy(max_attempts=3, initial_interval="100ms"), start_to_close="10s")
+@activity(
+    retry=RetryPolicy(max_attempts=3, initial_interval="100ms"), start_to_close="10s"
+)
 async def reserve_inventory(ctx: ActivityContext, order: dict) -> str:
     """Reserve the goods; the idempotency key is stable across retries and re-runs."""
     return f"reserved {order['qty']}x {order['item']} (key {ctx.idempotency_key()})"

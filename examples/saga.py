@@ -42,10 +42,14 @@ async def book_trip(ctx: WorkflowContext, trip: dict) -> dict:
     """Book every leg; on a cancel, undo them in reverse order."""
     references = []
     for kind in LEGS:
-        references.append(await ctx.execute_activity(book, {"kind": kind, "trip": trip["id"]}))
+        references.append(
+            await ctx.execute_activity(book, {"kind": kind, "trip": trip["id"]})
+        )
     # Checked after the last await that records history, before the wait.
     if ctx.is_cancelled():
-        released = [await ctx.execute_activity(unbook, ref) for ref in reversed(references)]
+        released = [
+            await ctx.execute_activity(unbook, ref) for ref in reversed(references)
+        ]
         return {"trip": trip["id"], "released": released}
     confirmation = await ctx.wait_for_signal("confirm")
     return {"trip": trip["id"], "booked": references, "confirmation": confirmation}
@@ -77,7 +81,9 @@ async def main() -> int:
         print(f"compensations, newest first: {', '.join(compensations)}")
         print(f"last event: {rt.load_history(dropped)[-1].type}")
         ok = isinstance(state, RunState.Cancelled) and compensations == [
-            "car-T2", "hotel-T2", "flight-T2",
+            "car-T2",
+            "hotel-T2",
+            "flight-T2",
         ]
     return 0 if ok else 1
 

@@ -72,7 +72,10 @@ class ActivityContext:
             # good one stays (guide §6).
             log.warning(
                 "activity %s (run %s, attempt %d): heartbeat dropped: %s",
-                self._info.activity_name, self._info.exec_id, self._info.attempt, exc,
+                self._info.activity_name,
+                self._info.exec_id,
+                self._info.attempt,
+                exc,
             )
             return
         self._heartbeat = value
@@ -114,7 +117,9 @@ def error_info(exc: BaseException) -> ErrorInfo:
     if isinstance(exc, ApplicationError):
         message, details = storable_details(exc)
         return ErrorInfo(
-            type=str(exc.type), message=message, non_retryable=bool(exc.non_retryable),
+            type=str(exc.type),
+            message=message,
+            non_retryable=bool(exc.non_retryable),
             details=details,
         )
     if isinstance(exc, (PayloadTooDeep, PayloadTooLarge)):

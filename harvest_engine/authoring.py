@@ -277,10 +277,14 @@ def query(fn: F, *, workflow: str, name: str | None = None) -> F: ...
 
 
 @overload
-def query(fn: None = None, *, workflow: str, name: str | None = None) -> Callable[[F], F]: ...
+def query(
+    fn: None = None, *, workflow: str, name: str | None = None
+) -> Callable[[F], F]: ...
 
 
-def query(fn: F | None = None, *, workflow: str, name: str | None = None) -> F | Callable[[F], F]:
+def query(
+    fn: F | None = None, *, workflow: str, name: str | None = None
+) -> F | Callable[[F], F]:
     """Declare a query handler ``fn(ctx, arg)`` serving runs of `workflow`."""
     return _handler("query", fn, workflow, name)
 
@@ -290,15 +294,21 @@ def update(fn: F, *, workflow: str, name: str | None = None) -> F: ...
 
 
 @overload
-def update(fn: None = None, *, workflow: str, name: str | None = None) -> Callable[[F], F]: ...
+def update(
+    fn: None = None, *, workflow: str, name: str | None = None
+) -> Callable[[F], F]: ...
 
 
-def update(fn: F | None = None, *, workflow: str, name: str | None = None) -> F | Callable[[F], F]:
+def update(
+    fn: F | None = None, *, workflow: str, name: str | None = None
+) -> F | Callable[[F], F]:
     """Declare an update handler ``[async] fn(ctx, arg)`` serving runs of `workflow`."""
     return _handler("update", fn, workflow, name)
 
 
-def _handler(kind: str, fn: F | None, workflow_name: str, name: str | None) -> F | Callable[[F], F]:
+def _handler(
+    kind: str, fn: F | None, workflow_name: str, name: str | None
+) -> F | Callable[[F], F]:
     def decorate(func: F) -> F:
         if not callable(func):
             raise TypeError(f"@{kind} needs a function, got {func!r}")
@@ -320,13 +330,17 @@ def info_of(obj: Any, kind: type[Any]) -> Any:
     if isinstance(obj, kind):
         return obj
     if not isinstance(info, kind):
-        raise TypeError(f"{obj!r} is not decorated with @{kind.__name__.removesuffix('Info').lower()}")
+        raise TypeError(
+            f"{obj!r} is not decorated with @{kind.__name__.removesuffix('Info').lower()}"
+        )
     return info
 
 
 def _require_coroutine(func: Callable[..., Any], deco: str) -> None:
     if not inspect.iscoroutinefunction(func):
-        raise TypeError(f"{deco} {getattr(func, '__qualname__', func)!r} must be an async def")
+        raise TypeError(
+            f"{deco} {getattr(func, '__qualname__', func)!r} must be an async def"
+        )
 
 
 def _require_params(func: Callable[..., Any], deco: str, shape: str) -> None:

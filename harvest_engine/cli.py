@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
 FILE = click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 EXEC = click.argument("exec_id")
-JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+JSON = click.option(
+    "--json", "as_json", is_flag=True, help="Print JSON instead of a table."
+)
 
 
 class HarvestFailure(click.ClickException):
@@ -43,6 +45,7 @@ class HarvestFailure(click.ClickException):
 
 MIN_TAIL_INTERVAL_S = 0.05
 """`tail` polls no faster than this: a zero interval would spin a core for nothing."""
+
 
 @contextmanager
 def failures() -> Iterator[None]:
@@ -83,7 +86,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in cells
     ]
     return "\n".join(lines)
 
@@ -154,19 +158,27 @@ def _time_option(text: str | None, what: str) -> datetime | None:
     try:
         return from_text(text)
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint=what) from None
+        raise click.BadParameter(
+            f"{text!r} is not an ISO-8601 time", param_hint=what
+        ) from None
 
 
 @main.command("runs")
 @FILE
 @click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--state", "states", multiple=True, help="Only runs in this state (repeatable).")
+@click.option(
+    "--state", "states", multiple=True, help="Only runs in this state (repeatable)."
+)
 @click.option("--workflow-id", help="Only runs with exactly this workflow id.")
 @click.option("--id-prefix", help="Only runs whose workflow id starts with this.")
 @click.option("--after", help="Started at or after this ISO-8601 time.")
 @click.option("--before", help="Started before this ISO-8601 time.")
-@click.option("--attr", "attrs", multiple=True, help="Search attribute KEY=VALUE (repeatable).")
-@click.option("--limit", type=int, default=50, show_default=True, help="Rows per page (1-1000).")
+@click.option(
+    "--attr", "attrs", multiple=True, help="Search attribute KEY=VALUE (repeatable)."
+)
+@click.option(
+    "--limit", type=int, default=50, show_default=True, help="Rows per page (1-1000)."
+)
 @click.option("--cursor", type=int, help="Continue from a previous page's `next`.")
 @JSON
 def runs(
@@ -203,7 +215,12 @@ def runs(
             flt = flt.search_attribute(*_attr(text))
         page = reader.list_executions(flt)
     if as_json:
-        emit_json({"executions": [summary_json(r) for r in page.executions], "next": page.next})
+        emit_json(
+            {
+                "executions": [summary_json(r) for r in page.executions],
+                "next": page.next,
+            }
+        )
         return
     rows = [
         (
@@ -216,7 +233,11 @@ def runs(
         )
         for r in page.executions
     ]
-    click.echo(table(("EXEC ID", "WORKFLOW", "WORKFLOW ID", "STATE", "STARTED", "CLOSED"), rows))
+    click.echo(
+        table(
+            ("EXEC ID", "WORKFLOW", "WORKFLOW ID", "STATE", "STARTED", "CLOSED"), rows
+        )
+    )
     if page.next is not None:
         click.echo(f"more: --cursor {page.next}")
 
@@ -242,13 +263,19 @@ def show(file: Path, exec_id: str, as_json: bool) -> None:
         }
         for t in pending
     ]
-    data["timers"] = [{"timer_id": t.timer_id, "fire_at": to_text(t.fire_at)} for t in timers]
+    data["timers"] = [
+        {"timer_id": t.timer_id, "fire_at": to_text(t.fire_at)} for t in timers
+    ]
     data["staged_signals"] = [s.name for s in signals]
     if as_json:
         emit_json(data)
         return
     for key, value in data.items():
-        shown = value if isinstance(value, str) else ("-" if value is None else _short(value, 70))
+        shown = (
+            value
+            if isinstance(value, str)
+            else ("-" if value is None else _short(value, 70))
+        )
         click.echo(f"{key + ':':<18}{shown}")
 
 
@@ -297,8 +324,12 @@ def schedules(file: Path, as_json: bool) -> None:
                     "overlap": r.overlap,
                     "max_active_runs": r.max_active_runs,
                     "paused": r.paused,
-                    "next_fire_at": None if r.next_fire_at is None else to_text(r.next_fire_at),
-                    "last_fired_at": None if r.last_fired_at is None else to_text(r.last_fired_at),
+                    "next_fire_at": None
+                    if r.next_fire_at is None
+                    else to_text(r.next_fire_at),
+                    "last_fired_at": None
+                    if r.last_fired_at is None
+                    else to_text(r.last_fired_at),
                     "problem": r.problem,
                 }
                 for r in rows
@@ -316,7 +347,9 @@ def schedules(file: Path, as_json: bool) -> None:
         )
         for r in rows
     ]
-    click.echo(table(("WORKFLOW", "SCHEDULE", "STATUS", "NEXT", "LAST", "OVERLAP"), table_rows))
+    click.echo(
+        table(("WORKFLOW", "SCHEDULE", "STATUS", "NEXT", "LAST", "OVERLAP"), table_rows)
+    )
 
 
 @main.command("logs")
@@ -330,13 +363,20 @@ def logs(file: Path, exec_id: str, as_json: bool) -> None:
     if as_json:
         emit_json(
             [
-                {"seq": ln.seq, "at": to_text(ln.at), "message": ln.message, "marker": ln.marker}
+                {
+                    "seq": ln.seq,
+                    "at": to_text(ln.at),
+                    "message": ln.message,
+                    "marker": ln.marker,
+                }
                 for ln in lines
             ]
         )
         return
     for line in lines:
-        click.echo(f"{_when(line.at)}  {'[' + line.message + ']' if line.marker else line.message}")
+        click.echo(
+            f"{_when(line.at)}  {'[' + line.message + ']' if line.marker else line.message}"
+        )
 
 
 @main.command("ledger")
@@ -398,15 +438,23 @@ def ledger(file: Path, exec_id: str, as_json: bool) -> None:
 
 @main.command("tail")
 @FILE
-@click.option("--interval", default="1s", show_default=True, help="How often to look for commits.")
-@click.option("--limit", type=int, default=20, show_default=True, help="Newest runs to watch.")
-@click.option("--max-seconds", type=float, help="Stop after this long (default: until Ctrl-C).")
+@click.option(
+    "--interval", default="1s", show_default=True, help="How often to look for commits."
+)
+@click.option(
+    "--limit", type=int, default=20, show_default=True, help="Newest runs to watch."
+)
+@click.option(
+    "--max-seconds", type=float, help="Stop after this long (default: until Ctrl-C)."
+)
 def tail(file: Path, interval: str, limit: int, max_seconds: float | None) -> None:
     """Follow another process's writes: print each run that starts or changes state."""
     with failures():
         pause = to_timedelta(interval, what="--interval").total_seconds()
         if pause < MIN_TAIL_INTERVAL_S:
-            raise ValueError(f"--interval must be at least {MIN_TAIL_INTERVAL_S * 1000:.0f}ms")
+            raise ValueError(
+                f"--interval must be at least {MIN_TAIL_INTERVAL_S * 1000:.0f}ms"
+            )
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     with reading(file) as reader:
         seen: dict[str, str] = {}
@@ -435,7 +483,9 @@ def tail(file: Path, interval: str, limit: int, max_seconds: float | None) -> No
 @main.command("purge")
 @FILE
 @click.option(
-    "--older-than", required=True, help="Remove terminal runs closed longer ago (e.g. 30d)."
+    "--older-than",
+    required=True,
+    help="Remove terminal runs closed longer ago (e.g. 30d).",
 )
 @JSON
 def purge(file: Path, older_than: str, as_json: bool) -> None:
@@ -452,7 +502,9 @@ def purge(file: Path, older_than: str, as_json: bool) -> None:
     if as_json:
         emit_json({"removed": removed})
     else:
-        click.echo(f"removed {removed} run(s) closed more than {format_duration(window)} ago")
+        click.echo(
+            f"removed {removed} run(s) closed more than {format_duration(window)} ago"
+        )
 
 
 @main.command("replay")
@@ -472,7 +524,10 @@ def purge(file: Path, older_than: str, as_json: bool) -> None:
     help="Import this module to find the @workflow functions (repeatable).",
 )
 def replay(
-    file: Path | None, exec_id: str | None, history_file: Path | None, modules: tuple[str, ...]
+    file: Path | None,
+    exec_id: str | None,
+    history_file: Path | None,
+    modules: tuple[str, ...],
 ) -> None:
     """Replay a stored history against today's workflow code."""
     with failures():

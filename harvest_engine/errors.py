@@ -83,7 +83,9 @@ class HarvestError(Exception):
         return self.message
 
 
-def _rebuild(cls: type[HarvestError], message: str, fields: dict[str, Any]) -> HarvestError:
+def _rebuild(
+    cls: type[HarvestError], message: str, fields: dict[str, Any]
+) -> HarvestError:
     err = cls.__new__(cls)
     HarvestError.__init__(err, message, **fields)
     return err
@@ -179,7 +181,9 @@ class DatabaseLocked(SqliteError):
         "read-only with SqliteReader, or stop the other process"
     )
 
-    def __init__(self, *, path: str, lock_path: str, holder_pid: int | None = None) -> None:
+    def __init__(
+        self, *, path: str, lock_path: str, holder_pid: int | None = None
+    ) -> None:
         super().__init__(
             path=path,
             lock_path=lock_path,
@@ -353,7 +357,9 @@ class WorkflowPanicked(SqliteError):
     consecutive panic fails it with error type ``Panic``.
     """
 
-    _template = "workflow code of run {exec_id} raised {error} (panic {count} of {budget})"
+    _template = (
+        "workflow code of run {exec_id} raised {error} (panic {count} of {budget})"
+    )
 
     def __init__(self, *, exec_id: str, error: str, count: int, budget: int) -> None:
         super().__init__(exec_id=str(exec_id), error=error, count=count, budget=budget)

@@ -69,7 +69,12 @@ class HistoryEvent:
 
     def to_dict(self) -> dict[str, Any]:
         """The event as a JSON object."""
-        return {"seq": self.seq, "type": self.type, "at": to_text(self.at), "attrs": self.attrs}
+        return {
+            "seq": self.seq,
+            "type": self.type,
+            "at": to_text(self.at),
+            "attrs": self.attrs,
+        }
 
     @classmethod
     def from_json(cls, text: str | bytes | dict[str, Any]) -> HistoryEvent:

@@ -23,7 +23,9 @@ SearchValue = str | int | float | bool | None
 
 
 NUL = "\x00"
-NUL_REASON = "text with a NUL character cannot be searched (JSON1 reads text only up to it)"
+NUL_REASON = (
+    "text with a NUL character cannot be searched (JSON1 reads text only up to it)"
+)
 
 
 def check_search_value(key: str, value: object) -> SearchValue:
@@ -35,14 +37,18 @@ def check_search_value(key: str, value: object) -> SearchValue:
             magnitude 2^63 or more, or is not finite, or is text holding NUL.
     """
     if not isinstance(key, str) or not key:
-        raise InvalidSearchAttribute(key=str(key), reason="the key must be non-empty text")
+        raise InvalidSearchAttribute(
+            key=str(key), reason="the key must be non-empty text"
+        )
     if isinstance(value, str) and NUL in value:
         raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
     if value is None or isinstance(value, (str, bool)):
         return value
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
-            raise InvalidSearchAttribute(key=key, reason=f"{value!r} is not a JSON number")
+            raise InvalidSearchAttribute(
+                key=key, reason=f"{value!r} is not a JSON number"
+            )
         if abs(value) >= SEARCH_NUMBER_BOUND:
             raise InvalidSearchAttribute(
                 key=key,
@@ -87,12 +93,16 @@ class ExecutionFilter:
         """Only the run with this id."""
         text = str(exec_id).strip() if isinstance(exec_id, (str, ExecutionId)) else None
         if not text:
-            raise InvalidFilter(reason=f"exec_id must be non-empty text, got {exec_id!r}")
+            raise InvalidFilter(
+                reason=f"exec_id must be non-empty text, got {exec_id!r}"
+            )
         return replace(self, exec_ids=(text,))
 
     def workflow_id(self, workflow_id: str) -> ExecutionFilter:
         """Only runs with exactly this workflow id."""
-        return replace(self, workflow_ids=(_text("workflow_id", workflow_id, blank=True),))
+        return replace(
+            self, workflow_ids=(_text("workflow_id", workflow_id, blank=True),)
+        )
 
     def workflow_id_prefix(self, prefix: str) -> ExecutionFilter:
         """Only runs whose workflow id starts with `prefix`."""
@@ -155,12 +165,18 @@ class ExecutionFilter:
         Raises:
             InvalidFilter: the cursor is not a 64-bit int.
         """
-        if cursor is not None and (not isinstance(cursor, int) or isinstance(cursor, bool)):
-            raise InvalidFilter(reason=f"a cursor is a page's `next` (an int), got {cursor!r}")
+        if cursor is not None and (
+            not isinstance(cursor, int) or isinstance(cursor, bool)
+        ):
+            raise InvalidFilter(
+                reason=f"a cursor is a page's `next` (an int), got {cursor!r}"
+            )
         # A `next` is a rowid, a signed 64-bit integer: anything wider never
         # came from a page, and SQLite could not even bind it.
         if cursor is not None and not -(2**63) <= cursor < 2**63:
-            raise InvalidFilter(reason=f"a cursor is a page's `next` (a 64-bit rowid), got {cursor}")
+            raise InvalidFilter(
+                reason=f"a cursor is a page's `next` (a 64-bit rowid), got {cursor}"
+            )
         return replace(self, cursor=cursor)
 
 

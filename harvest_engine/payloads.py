@@ -105,7 +105,9 @@ def encodable(value: Any) -> bool:
 def to_json(value: Any) -> Json:
     """Turn dataclasses (also nested, in lists and dicts) into JSON values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)
+        }
     if isinstance(value, dict):
         return {k: to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

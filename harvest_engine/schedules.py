@@ -85,7 +85,9 @@ class Schedule:
         try:
             schedule.next_after(_EPOCH)
         except ValueError:
-            raise ValueError(f"cron expression {expression!r} never matches a date") from None
+            raise ValueError(
+                f"cron expression {expression!r} never matches a date"
+            ) from None
         return schedule
 
     @classmethod
@@ -102,7 +104,9 @@ class Schedule:
                 f"Schedule.every needs a whole number of seconds, at least 1s; got {period!r}"
             )
         if seconds > _MAX_INTERVAL.total_seconds():
-            raise ValueError(f"Schedule.every: {period!r} is too long (at most 1000 years)")
+            raise ValueError(
+                f"Schedule.every: {period!r} is too long (at most 1000 years)"
+            )
         return cls(interval=timedelta(seconds=int(seconds)))
 
     def next_after(self, after: datetime) -> datetime:
@@ -123,7 +127,9 @@ class Schedule:
                     slot += period
                 return _EPOCH + timedelta(seconds=slot)
             except OverflowError:
-                raise ValueError(f"{self.describe()} has no slot after {after}") from None
+                raise ValueError(
+                    f"{self.describe()} has no slot after {after}"
+                ) from None
         if self.cron_expression is None:
             raise ValueError("a Schedule is either a cron expression or an interval")
         local = after.astimezone(_zone(self.timezone))
@@ -198,15 +204,21 @@ class WorkflowSchedule:
     def __post_init__(self) -> None:
         """Check the fields; refuse every field this backend cannot honour."""
         if not isinstance(self.workflow_name, str) or not self.workflow_name.strip():
-            raise ValueError(f"workflow_name must be non-empty text, got {self.workflow_name!r}")
+            raise ValueError(
+                f"workflow_name must be non-empty text, got {self.workflow_name!r}"
+            )
         if not isinstance(self.schedule, Schedule):
-            raise ValueError("schedule must be Schedule.cron(...) or Schedule.every(...)")
+            raise ValueError(
+                "schedule must be Schedule.cron(...) or Schedule.every(...)"
+            )
         if (
             not isinstance(self.max_active_runs, int)
             or isinstance(self.max_active_runs, bool)
             or self.max_active_runs < 1
         ):
-            raise ValueError(f"max_active_runs must be an int >= 1, got {self.max_active_runs!r}")
+            raise ValueError(
+                f"max_active_runs must be an int >= 1, got {self.max_active_runs!r}"
+            )
         if self.jitter is not None:
             to_timedelta(self.jitter, what="jitter")  # ignored, but never nonsense
         self._refuse_unsupported()
@@ -224,7 +236,9 @@ class WorkflowSchedule:
             refusals.append(("catchup_policy", "only SkipAll is supported"))
         overlap = str(self.overlap).lower()
         if overlap in _REFUSED_OVERLAP:
-            refusals.append(("overlap", f"{overlap} is not supported: {_REFUSED_OVERLAP[overlap]}"))
+            refusals.append(
+                ("overlap", f"{overlap} is not supported: {_REFUSED_OVERLAP[overlap]}")
+            )
         for name, why in (
             ("calendar", "calendar specs are not supported; use Schedule.cron"),
             ("end_at", "schedules have no end time on this backend"),

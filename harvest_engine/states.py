@@ -161,8 +161,17 @@ RunState.TimedOut = _TimedOut
 RunState.Terminated = _Terminated
 RunState.ContinuedAsNew = _ContinuedAsNew
 RunState.InProgress = _InProgress
-for _variant in (*_TERMINAL, _WaitingSignal, _WaitingTimer, _WaitingWorkflow, _WaitingMutex, _InProgress):
-    _variant.__name__ = _variant.__qualname__ = "RunState." + _variant.__name__.lstrip("_")
+for _variant in (
+    *_TERMINAL,
+    _WaitingSignal,
+    _WaitingTimer,
+    _WaitingWorkflow,
+    _WaitingMutex,
+    _InProgress,
+):
+    _variant.__name__ = _variant.__qualname__ = "RunState." + _variant.__name__.lstrip(
+        "_"
+    )
 
 
 class ExecutionOutcome:
@@ -198,9 +207,14 @@ ExecutionOutcome.Completed = _OutcomeCompleted
 ExecutionOutcome.Failed = _OutcomeFailed
 ExecutionOutcome.Running = _OutcomeRunning
 ExecutionOutcome.Terminated = _OutcomeTerminated
-for _outcome in (_OutcomeCompleted, _OutcomeFailed, _OutcomeRunning, _OutcomeTerminated):
-    _outcome.__name__ = _outcome.__qualname__ = "ExecutionOutcome." + _outcome.__name__.removeprefix(
-        "_Outcome"
+for _outcome in (
+    _OutcomeCompleted,
+    _OutcomeFailed,
+    _OutcomeRunning,
+    _OutcomeTerminated,
+):
+    _outcome.__name__ = _outcome.__qualname__ = (
+        "ExecutionOutcome." + _outcome.__name__.removeprefix("_Outcome")
     )
 
 TERMINAL_STATES = frozenset(

@@ -32,14 +32,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="inspect PATH through SqliteReader: no lock, nothing written, follows a writer live",
     )
     parser.add_argument(
-        "--app", metavar="MODULE", help="module whose workflows and activities are registered"
+        "--app",
+        metavar="MODULE",
+        help="module whose workflows and activities are registered",
     )
-    parser.add_argument("--version", action="version", version=f"harvest-gui {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"harvest-gui {__version__}"
+    )
     args = parser.parse_args(argv)
     if args.path is None and (args.read_only or args.app):
         parser.error("--read-only and --app need a PATH")
     if args.read_only and args.app:
-        parser.error("--app registers workflows on a writer; it does not go with --read-only")
+        parser.error(
+            "--app registers workflows on a writer; it does not go with --read-only"
+        )
     return args
 
 

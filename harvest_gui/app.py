@@ -10,7 +10,9 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-os.environ.setdefault("QT_API", "pyside6")  # qasync and pyqtgraph pick the binding (pitfall 8)
+os.environ.setdefault(
+    "QT_API", "pyside6"
+)  # qasync and pyqtgraph pick the binding (pitfall 8)
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import qasync
@@ -32,7 +34,11 @@ DEMO_FILE = "demo.harvest.db"
 def make_application(argv: list[str] | None = None) -> QApplication:
     """The QApplication with its identity set (before any QSettings is made)."""
     existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv[:1])
+    app = (
+        existing
+        if isinstance(existing, QApplication)
+        else QApplication(argv or sys.argv[:1])
+    )
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     app.setApplicationDisplayName("harvest inspector")
@@ -44,7 +50,9 @@ def make_application(argv: list[str] | None = None) -> QApplication:
 
 def demo_path() -> Path:
     """The demo workspace file in the user's data folder (created if missing)."""
-    folder = Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation))
+    folder = Path(
+        QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+    )
     folder.mkdir(parents=True, exist_ok=True)
     return folder / DEMO_FILE
 
@@ -82,7 +90,9 @@ def install_error_presenter(window: MainWindow) -> None:
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 
-    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+    def hook(
+        kind: type[BaseException], exc: BaseException, tb: TracebackType | None
+    ) -> None:
         if issubclass(kind, KeyboardInterrupt):
             QApplication.quit()
             return

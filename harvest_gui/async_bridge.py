@@ -48,7 +48,9 @@ def track(task: asyncio.Task[Any]) -> asyncio.Task[Any]:
 
 def async_slot(
     *types: type,
-) -> Callable[[Callable[P, Coroutine[Any, Any, R]]], Callable[P, asyncio.Task[R | None]]]:
+) -> Callable[
+    [Callable[P, Coroutine[Any, Any, R]]], Callable[P, asyncio.Task[R | None]]
+]:
     """Like `qasync.asyncSlot`, but errors go to the presenter and tasks are tracked.
 
     Args:

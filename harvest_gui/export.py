@@ -21,11 +21,17 @@ def history_document(events: Sequence[HistoryEvent], **about: Any) -> str:
     `WorkflowReplayer.replay(text)` and `harvest replay --history` read it:
     they take the ``events`` list and ignore the other keys.
     """
-    doc: dict[str, Any] = {"format": FORMAT, **about, "events": [e.to_dict() for e in events]}
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        **about,
+        "events": [e.to_dict() for e in events],
+    }
     return json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=False, default=str)
 
 
-def export_history(path: str | Path, events: Sequence[HistoryEvent], **about: Any) -> Path:
+def export_history(
+    path: str | Path, events: Sequence[HistoryEvent], **about: Any
+) -> Path:
     """Write the export to `path` atomically (a temporary file renamed over it)."""
     target = Path(path)
     tmp = target.with_name(target.name + ".part")

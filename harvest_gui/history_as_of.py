@@ -118,7 +118,9 @@ def state_as_of(history: Sequence[HistoryEvent], seq: int) -> RunAsOf:
         ):
             open_items.pop(("activity", _id(a, "activity_id")), None)
             value = a.get("result") if "Completed" in t else a.get("error")
-            results.append((event.seq, f"{a.get('name', '')} {t.removeprefix('Activity')}", value))
+            results.append(
+                (event.seq, f"{a.get('name', '')} {t.removeprefix('Activity')}", value)
+            )
         elif t == "TimerStarted":
             key = _id(a, "timer_id")
             open_items[("timer", key)] = PendingItem(
@@ -129,13 +131,17 @@ def state_as_of(history: Sequence[HistoryEvent], seq: int) -> RunAsOf:
         elif t == "ChildWorkflowStarted":
             key = _id(a, "command_id", "child_exec_id")
             name = str(a.get("workflow_name", ""))
-            open_items[("child", key)] = PendingItem("child", name, event.seq, f"child {name}")
+            open_items[("child", key)] = PendingItem(
+                "child", name, event.seq, f"child {name}"
+            )
         elif t.startswith("ChildWorkflow") and t != "ChildWorkflowStarted":
             open_items.pop(("child", _id(a, "command_id", "child_exec_id")), None)
         elif t == "UpdateAdmitted":
             key = _id(a, "update_id", "id", "name")
             name = str(a.get("name", ""))
-            open_items[("update", key)] = PendingItem("update", name, event.seq, f"update {name}")
+            open_items[("update", key)] = PendingItem(
+                "update", name, event.seq, f"update {name}"
+            )
         elif t in ("UpdateCompleted", "UpdateFailed"):
             open_items.pop(("update", _id(a, "update_id", "id", "name")), None)
         elif t == "MutexGranted":
@@ -162,7 +168,11 @@ def state_as_of(history: Sequence[HistoryEvent], seq: int) -> RunAsOf:
 
 
 def query_as_of(
-    workflows: Iterable[Any], history: Sequence[HistoryEvent], seq: int, name: str, arg: Any = None
+    workflows: Iterable[Any],
+    history: Sequence[HistoryEvent],
+    seq: int,
+    name: str,
+    arg: Any = None,
 ) -> Any:
     """Answer query `name(arg)` from the state the code had after event `seq` (writes nothing).
 

@@ -66,12 +66,21 @@ class HistoryDiff:
     def summary(self) -> str:
         """One sentence for the view's header."""
         if self.first_difference is None:
-            return f"The histories match: {len(self.rows)} events, the same in both runs."
+            return (
+                f"The histories match: {len(self.rows)} events, the same in both runs."
+            )
         row = self.rows[self.first_difference]
         counts = {
-            k: sum(1 for r in self.rows if r.kind == k) for k in (CHANGED, LEFT_ONLY, RIGHT_ONLY)
+            k: sum(1 for r in self.rows if r.kind == k)
+            for k in (CHANGED, LEFT_ONLY, RIGHT_ONLY)
         }
-        where = row.left.seq if row.left is not None else row.right.seq if row.right else "?"
+        where = (
+            row.left.seq
+            if row.left is not None
+            else row.right.seq
+            if row.right
+            else "?"
+        )
         what = {
             CHANGED: f"{row.left.type if row.left else ''} differs in {', '.join(row.keys)}",
             LEFT_ONLY: f"only the left run has {row.left.type if row.left else ''}",
@@ -92,10 +101,16 @@ def comparable(event: HistoryEvent, strict: bool = False) -> dict[str, Any]:
 
 
 def _key(event: HistoryEvent, strict: bool) -> str:
-    return event.type + " " + json.dumps(comparable(event, strict), sort_keys=True, default=str)
+    return (
+        event.type
+        + " "
+        + json.dumps(comparable(event, strict), sort_keys=True, default=str)
+    )
 
 
-def _changed_keys(left: HistoryEvent, right: HistoryEvent, strict: bool) -> tuple[str, ...]:
+def _changed_keys(
+    left: HistoryEvent, right: HistoryEvent, strict: bool
+) -> tuple[str, ...]:
     if left.type != right.type:
         return ("type",)
     a, b = comparable(left, strict), comparable(right, strict)

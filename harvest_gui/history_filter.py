@@ -65,7 +65,9 @@ def check_pattern(text: str) -> str | None:
     return None
 
 
-def filter_history(history: Sequence[HistoryEvent], query: HistoryQuery) -> list[HistoryEvent]:
+def filter_history(
+    history: Sequence[HistoryEvent], query: HistoryQuery
+) -> list[HistoryEvent]:
     """The events that pass `query`, in order.
 
     Raises:
@@ -88,13 +90,17 @@ def page_count(n: int, size: int = PAGE_SIZE) -> int:
     return max(1, -(-n // size))
 
 
-def page(events: Sequence[HistoryEvent], index: int, size: int = PAGE_SIZE) -> list[HistoryEvent]:
+def page(
+    events: Sequence[HistoryEvent], index: int, size: int = PAGE_SIZE
+) -> list[HistoryEvent]:
     """Page `index` (0-based, clamped) of `events`."""
     index = max(0, min(index, page_count(len(events), size) - 1))
     return list(events[index * size : (index + 1) * size])
 
 
-def page_of_seq(events: Sequence[HistoryEvent], seq: int, size: int = PAGE_SIZE) -> int | None:
+def page_of_seq(
+    events: Sequence[HistoryEvent], seq: int, size: int = PAGE_SIZE
+) -> int | None:
     """The page holding event `seq`, or None when the filter hides it."""
     for i, event in enumerate(events):
         if event.seq == seq:

@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import HarvestError, HistoryEvent, NonDeterminismDetected, WorkflowReplayer
+from harvest_engine import (
+    HarvestError,
+    HistoryEvent,
+    NonDeterminismDetected,
+    WorkflowReplayer,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -62,7 +67,11 @@ def check_determinism(
         )
     except (HarvestError, ValueError) as exc:
         return ReplayVerdict(clean=False, text=f"Cannot replay: {exc}")
-    state = "the whole closed history" if result.closed else "every event so far (still running)"
+    state = (
+        "the whole closed history"
+        if result.closed
+        else "every event so far (still running)"
+    )
     return ReplayVerdict(
         clean=True,
         text=f"Replays cleanly: {result.workflow_name} replayed {result.events} events, {state}.",

@@ -50,7 +50,9 @@ async def _settle(seconds: float) -> None:
 
 async def shoot(out: Path, work: Path) -> list[Path]:
     """Seed a demo file, let it run, and save one PNG per main view."""
-    settings = Settings(QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat))
+    settings = Settings(
+        QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
+    )
     window = MainWindow(settings, app_module=DEMO_APP)
     window.resize(1360, 820)
     window.show()
@@ -60,7 +62,9 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     assert isinstance(session, WriterSession)
     seed(session.runtime)
     session.refresh()
-    await _settle(8.5)  # the demo orders reserve, cool off, charge (one retries), ship (a child)
+    await _settle(
+        8.5
+    )  # the demo orders reserve, cool off, charge (one retries), ship (a child)
     saved: list[Path] = []
     rl, detail = window.run_list, window.detail
     assert rl is not None

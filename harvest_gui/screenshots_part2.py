@@ -76,7 +76,9 @@ def _exec_of(session: Any, workflow_id: str) -> str:
 
 async def shoot(out: Path, work: Path) -> list[Path]:
     """Seed a demo file, then open and photograph each part-2 window."""
-    settings = Settings(QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat))
+    settings = Settings(
+        QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
+    )
     window = MainWindow(settings, app_module=DEMO_APP)
     window.resize(1360, 820)
     window.show()

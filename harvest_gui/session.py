@@ -255,7 +255,9 @@ class WriterSession(Session):
     drive_interval = DRIVE_IDLE_S
     """Seconds the drive rests after a pass that made no progress (the auto-drive tick)."""
 
-    def __init__(self, path: Path, runtime: SqliteRuntime, reader: SqliteReader) -> None:
+    def __init__(
+        self, path: Path, runtime: SqliteRuntime, reader: SqliteReader
+    ) -> None:
         super().__init__(path, reader)
         self.runtime = runtime
         self.driving = False

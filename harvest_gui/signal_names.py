@@ -69,7 +69,9 @@ def updates_in_code(fn: Callable[..., Any] | None) -> list[str]:
 
 
 def suggest_signals(
-    fn: Callable[..., Any] | None, history: Sequence[HistoryEvent], staged: Sequence[str] = ()
+    fn: Callable[..., Any] | None,
+    history: Sequence[HistoryEvent],
+    staged: Sequence[str] = (),
 ) -> list[str]:
     """Names for the signal form: the code's first, then staged and received ones."""
     out: list[str] = []

@@ -67,8 +67,12 @@ class StateCounter(QObject):
             return
         self._busy = True
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harvest-counts")
-        self._executor.submit(self._count_in_worker).add_done_callback(self._finished.emit)
+            self._executor = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="harvest-counts"
+            )
+        self._executor.submit(self._count_in_worker).add_done_callback(
+            self._finished.emit
+        )
 
     def close(self) -> None:
         """Stop counting; waits for a count in flight and closes the worker's connection."""

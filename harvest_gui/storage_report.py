@@ -23,7 +23,12 @@ TERMINAL_STATES = (
 )
 SCAN_LIMIT = 20_000
 """Runs whose events are counted; past it the counts say they are partial."""
-SUGGEST_AGES = (timedelta(days=90), timedelta(days=30), timedelta(days=7), timedelta(days=1))
+SUGGEST_AGES = (
+    timedelta(days=90),
+    timedelta(days=30),
+    timedelta(days=7),
+    timedelta(days=1),
+)
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,9 @@ class PurgePreview:
     complete: bool
 
 
-def purge_preview(reader: SqliteReader, cutoff: datetime, *, limit: int = 100_000) -> PurgePreview:
+def purge_preview(
+    reader: SqliteReader, cutoff: datetime, *, limit: int = 100_000
+) -> PurgePreview:
     """Count finished runs closed before `cutoff`, scanning each terminal state newest first."""
     count = 0
     seen = 0

@@ -114,7 +114,9 @@ class Timeline:
         """The bars of one lane, by start time."""
         return self._lane_bars.get(lane, [])
 
-    def item_at(self, lane: int, x: float, tolerance: float = 0.0) -> Bar | Marker | None:
+    def item_at(
+        self, lane: int, x: float, tolerance: float = 0.0
+    ) -> Bar | Marker | None:
         """The marker or bar at time `x` on `lane` (markers win; within `tolerance` seconds).
 
         Bars are searched by bisection, so this stays fast for 50,000 events.
@@ -291,7 +293,9 @@ def build_timeline(
                 lane = b.index[TIMERS_LANE]
                 result = "fired" if kind == "TimerFired" else "cancelled"
                 s_at, s_seq, label = started
-                b.bars.append(Bar(lane, s_at, at, result, label, s_seq, f"{label}: {result}"))
+                b.bars.append(
+                    Bar(lane, s_at, at, result, label, s_seq, f"{label}: {result}")
+                )
         elif kind in _MARKER_TYPES:
             lane = b.lane(SIGNALS_LANE, SIGNALS_LANE, "signal")
             name = str(a.get("name", a.get("update_name", "?")))
@@ -302,7 +306,11 @@ def build_timeline(
         elif kind == "ChildWorkflowStarted":
             lane = b.lane(CHILDREN_LANE, CHILDREN_LANE, "child")
             label = f"{a.get('workflow_name', 'child')} {_child_id(a, event.seq)}"
-            children[a.get("command_id", _child_id(a, event.seq))] = (at, event.seq, label)
+            children[a.get("command_id", _child_id(a, event.seq))] = (
+                at,
+                event.seq,
+                label,
+            )
         elif kind in ("ChildWorkflowCompleted", "ChildWorkflowFailed"):
             # The engine pairs them by command_id; the target is the child's id.
             key = a["command_id"] if "command_id" in a else _child_id(a, None)
@@ -316,17 +324,23 @@ def build_timeline(
                     if result == "failed"
                     else "result: " + _text(a.get("result"))
                 )
-                b.bars.append(Bar(lane, s_at, at, result, label, s_seq, f"{label}: {detail}"))
+                b.bars.append(
+                    Bar(lane, s_at, at, result, label, s_seq, f"{label}: {detail}")
+                )
 
     for tid, (s_at, s_seq, label) in timers.items():
         lane = b.index[TIMERS_LANE]
         due = fire_at.get(tid)
         end = max(s_at, due if due is not None else open_end)
         open_end = max(open_end, end)
-        b.bars.append(Bar(lane, s_at, end, "pending", label, s_seq, f"{label}: not fired yet"))
+        b.bars.append(
+            Bar(lane, s_at, end, "pending", label, s_seq, f"{label}: not fired yet")
+        )
     for s_at, s_seq, label in children.values():
         lane = b.index[CHILDREN_LANE]
-        b.bars.append(Bar(lane, s_at, open_end, "running", label, s_seq, f"{label}: running"))
+        b.bars.append(
+            Bar(lane, s_at, open_end, "running", label, s_seq, f"{label}: running")
+        )
 
     _activity_bars(b, activities, attempts, open_end)
     if wf_result == "running":
@@ -339,7 +353,8 @@ def build_timeline(
             wf_result,
             wf_name,
             wf_start_seq,
-            f"{wf_name}: {wf_result}" + (f" — {wf_end_detail}" if wf_end_detail else ""),
+            f"{wf_name}: {wf_result}"
+            + (f" — {wf_end_detail}" if wf_end_detail else ""),
         )
     )
     return _finish(b, first, max(open_end, wf_end))
@@ -372,7 +387,15 @@ def _activity_bars(
                 detail = result
             label = f"{act.name} #{row.attempt}"
             b.bars.append(
-                Bar(act.lane, start, max(start, end), result, label, seq, label + ": " + detail)
+                Bar(
+                    act.lane,
+                    start,
+                    max(start, end),
+                    result,
+                    label,
+                    seq,
+                    label + ": " + detail,
+                )
             )
         cursor = act.scheduled_at
         for attempt in sorted(act.ends):
@@ -381,7 +404,13 @@ def _activity_bars(
                 label = f"{act.name} #{attempt}"
                 b.bars.append(
                     Bar(
-                        act.lane, cursor, max(cursor, at), result, label, seq, label + ": " + detail
+                        act.lane,
+                        cursor,
+                        max(cursor, at),
+                        result,
+                        label,
+                        seq,
+                        label + ": " + detail,
                     )
                 )
             cursor = at
@@ -411,4 +440,6 @@ def _finish(b: _Builder, start: float, end: float) -> Timeline:
     for marker in markers:
         lane_markers.setdefault(marker.lane, []).append(marker)
     ats = {lane: [m.at for m in items] for lane, items in lane_markers.items()}
-    return Timeline(b.lanes, bars, markers, start, end, starts, lane_bars, lane_markers, ats)
+    return Timeline(
+        b.lanes, bars, markers, start, end, starts, lane_bars, lane_markers, ats
+    )

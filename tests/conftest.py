@@ -39,7 +39,9 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def open_rt(db_path: Path, clock: ManualClock) -> Iterator[Callable[..., SqliteRuntime]]:
+def open_rt(
+    db_path: Path, clock: ManualClock
+) -> Iterator[Callable[..., SqliteRuntime]]:
     """Open runtimes on `db_path` with the manual clock; all are closed at the end."""
     opened: list[SqliteRuntime] = []
 

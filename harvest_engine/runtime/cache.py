@@ -22,7 +22,9 @@ class InstanceCache:
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.capacity = capacity
-        self._items: collections.OrderedDict[str, WorkflowInstance] = collections.OrderedDict()
+        self._items: collections.OrderedDict[str, WorkflowInstance] = (
+            collections.OrderedDict()
+        )
         self.hits = 0
         self.misses = 0
 

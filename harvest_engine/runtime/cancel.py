@@ -48,7 +48,9 @@ def _reason(reason: str | None, default: str) -> str:
     if reason is not None and not isinstance(reason, str):
         # Refused before the write: str() of bytes or a number would store
         # a reason nobody wrote ("b'...'", "123").
-        raise TypeError(f"a cancel or terminate reason is text or None, got {type(reason).__name__}")
+        raise TypeError(
+            f"a cancel or terminate reason is text or None, got {type(reason).__name__}"
+        )
     text = reason or ""
     return text if text.strip() else default
 
@@ -63,7 +65,11 @@ def _running(txn: WriteTxn, exec_id: str) -> ExecutionRecord:
 
 
 def request_cancel(
-    store: DurableStore, cache: InstanceCache, exec_id: str, reason: str | None, now: datetime
+    store: DurableStore,
+    cache: InstanceCache,
+    exec_id: str,
+    reason: str | None,
+    now: datetime,
 ) -> None:
     """Store a cooperative cancel request; a repeat request keeps the first reason."""
     text = _reason(reason, DEFAULT_CANCEL_REASON)
@@ -79,7 +85,11 @@ def request_cancel(
 
 
 def terminate(
-    store: DurableStore, cache: InstanceCache, exec_id: str, reason: str | None, now: datetime
+    store: DurableStore,
+    cache: InstanceCache,
+    exec_id: str,
+    reason: str | None,
+    now: datetime,
 ) -> None:
     """End a RUNNING run TERMINATED in one transaction; its body does not run again."""
     text = _reason(reason, DEFAULT_TERMINATE_REASON)
@@ -129,20 +139,35 @@ def seal_cancelled(
         raise ExecutionNotFound(exec_id=exec_id)
     reason = row.cancel_reason or DEFAULT_CANCEL_REASON
     failures = [
-        _failure(task.activity_id, task.activity_name, task.attempt, task.local, registry, reason)
+        _failure(
+            task.activity_id,
+            task.activity_name,
+            task.attempt,
+            task.local,
+            registry,
+            reason,
+        )
         for task in txn.tasks_of(exec_id)
     ]
     events = _numbered(row.next_seq, now, failures)
     try:
-        settings.check_caps(row, [*events, HistoryEvent(0, "WorkflowCancelled", now)], None)
+        settings.check_caps(
+            row, [*events, HistoryEvent(0, "WorkflowCancelled", now)], None
+        )
     except HistoryCapReached:
         events = []
     events.append(
-        HistoryEvent(seq=row.next_seq + len(events), type="WorkflowCancelled", at=now,
-                     attrs={"reason": reason})
+        HistoryEvent(
+            seq=row.next_seq + len(events),
+            type="WorkflowCancelled",
+            at=now,
+            attrs={"reason": reason},
+        )
     )
     txn.append_events(exec_id, events)
-    seal_run(txn, exec_id, "CANCELLED", now, evict, error=ending_error("CANCELLED", reason))
+    seal_run(
+        txn, exec_id, "CANCELLED", now, evict, error=ending_error("CANCELLED", reason)
+    )
     return reason
 
 
@@ -182,7 +207,12 @@ def ends_on_error(error: BaseException) -> bool:
 
 
 def _failure(
-    activity_id: int, name: str, attempt: int, local: bool, registry: Registry, reason: str
+    activity_id: int,
+    name: str,
+    attempt: int,
+    local: bool,
+    registry: Registry,
+    reason: str,
 ) -> tuple[str, dict[str, object]]:
     if name in registry.activities:
         error = ErrorInfo(
@@ -200,7 +230,10 @@ def _failure(
     # The same shape as a worker-written failure, attempt included: the
     # attempt the dropped task was due to run.
     return type_, {
-        "activity_id": activity_id, "name": name, "error": error.to_json(), "attempt": attempt,
+        "activity_id": activity_id,
+        "name": name,
+        "error": error.to_json(),
+        "attempt": attempt,
     }
 
 

@@ -84,7 +84,10 @@ def close_children(
         if child.exec_id == skip:
             halt = halt or ending
             continue
-        halt = hard_seal(txn, child.exec_id, ending[0], ending[1], now, evict, skip=skip) or halt
+        halt = (
+            hard_seal(txn, child.exec_id, ending[0], ending[1], now, evict, skip=skip)
+            or halt
+        )
     return halt
 
 
@@ -100,13 +103,17 @@ def hard_seal(
 ) -> Halt | None:
     """End a RUNNING run at once: WorkflowCancelled {reason}, sealed CANCELLED or TERMINATED."""
     append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, now)
-    return seal_run(txn, exec_id, state, now, evict, error=ending_error(state, reason), skip=skip)
+    return seal_run(
+        txn, exec_id, state, now, evict, error=ending_error(state, reason), skip=skip
+    )
 
 
 def ending_error(state: str, reason: str) -> str:
     """The stored error of a cancelled or terminated run (its reason as the message)."""
     kind = "Cancelled" if state == "CANCELLED" else "Terminated"
-    return payloads.dumps(ErrorInfo(type=kind, message=reason, non_retryable=True).to_json())
+    return payloads.dumps(
+        ErrorInfo(type=kind, message=reason, non_retryable=True).to_json()
+    )
 
 
 # -- effects of commands, inside the caller's transaction --------------------------
@@ -173,7 +180,9 @@ class Effects:
                 deadline=None
                 if info.execution_timeout is None
                 else self.now + info.execution_timeout,
-                retry_policy=None if info.retry is None else payloads.dumps(info.retry.to_json()),
+                retry_policy=None
+                if info.retry is None
+                else payloads.dumps(info.retry.to_json()),
             ),
             self.now,
         )
@@ -184,7 +193,11 @@ class Effects:
         if refused is not None or target is None:
             return refused or {}
         self.txn.stage_signal(
-            target.exec_id, str(attrs["name"]), payloads.dumps(attrs.get("payload")), None, self.now
+            target.exec_id,
+            str(attrs["name"]),
+            payloads.dumps(attrs.get("payload")),
+            None,
+            self.now,
         )
         return {}
 
@@ -199,7 +212,9 @@ class Effects:
         if target_id == me:
             self.instance.halted = ("CANCELLED", reason)
             return {}
-        halt = hard_seal(self.txn, target_id, "CANCELLED", reason, self.now, self.evict, skip=me)
+        halt = hard_seal(
+            self.txn, target_id, "CANCELLED", reason, self.now, self.evict, skip=me
+        )
         if halt is not None:
             self.instance.halted = halt
         return {}
@@ -228,7 +243,11 @@ def last_run(txn: WriteTxn, exec_id: str) -> ExecutionRecord | None:
     """The run at the end of a continue-as-new (or retry) chain starting at `exec_id`."""
     row = txn.execution(exec_id)
     for _ in range(_CHAIN_LIMIT):
-        if row is None or row.successor is None or row.state not in ("CONTINUED_AS_NEW", "FAILED"):
+        if (
+            row is None
+            or row.successor is None
+            or row.state not in ("CONTINUED_AS_NEW", "FAILED")
+        ):
             return row
         row = txn.execution(row.successor)
     return row
@@ -246,24 +265,36 @@ def result_event(
     row = last_run(txn, target)
     base: dict[str, Any] = {"command_id": command_id, "target": target}
     if row is None:
-        return f"{prefix}Failed", {**base, "error": _error("target_unknown", f"no run with id {target}")}
+        return f"{prefix}Failed", {
+            **base,
+            "error": _error("target_unknown", f"no run with id {target}"),
+        }
     if row.state == "RUNNING":
         return None
     base["run"] = row.exec_id
     if row.state == "COMPLETED":
-        return f"{prefix}Completed", {**base, "result": payloads.loads(row.output) if row.output else None}
+        return f"{prefix}Completed", {
+            **base,
+            "result": payloads.loads(row.output) if row.output else None,
+        }
     stored = ErrorInfo.from_json(payloads.loads(row.error)) if row.error else None
     reason = stored.message if stored is not None else ""
     if row.state == "CANCELLED":
         if kind == "child":
-            error = _error("ChildWorkflowCancelled", f"child workflow cancelled: {reason}")
+            error = _error(
+                "ChildWorkflowCancelled", f"child workflow cancelled: {reason}"
+            )
         else:
             error = _error("target_cancelled", f"workflow cancelled: {reason}")
     elif row.state == "TERMINATED" or row.state == "CONTINUED_AS_NEW":
         if kind == "child":
-            error = _error("ChildWorkflowTerminated", f"child workflow terminated: {reason}")
+            error = _error(
+                "ChildWorkflowTerminated", f"child workflow terminated: {reason}"
+            )
         else:
-            error = _error("target_terminated", f"run {row.exec_id} was terminated: {reason}")
+            error = _error(
+                "target_terminated", f"run {row.exec_id} was terminated: {reason}"
+            )
     else:
         info = stored or ErrorInfo(type="Error", message=row.state.lower())
         error = info.to_json()

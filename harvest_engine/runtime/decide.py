@@ -49,7 +49,9 @@ log = logging.getLogger("harvest.runtime")
 
 PANIC_BUDGET = 3
 
-CHILD_CONTINUE_AS_NEW = "continue_as_new is not supported in child workflows in this release"
+CHILD_CONTINUE_AS_NEW = (
+    "continue_as_new is not supported in child workflows in this release"
+)
 
 
 @dataclass
@@ -84,7 +86,11 @@ class Decision:
         Every pass checks such a run again (guide §7, §9); a run whose ingest
         stopped at the byte cap's room meets the cap on its next cycle (§8).
         """
-        return self.waiting_mutex is not None or bool(self.waiting_workflows) or self.inputs_left
+        return (
+            self.waiting_mutex is not None
+            or bool(self.waiting_workflows)
+            or self.inputs_left
+        )
 
 
 @dataclass
@@ -116,7 +122,11 @@ class Decider:
     """Runs decision cycles for the runtime."""
 
     def __init__(
-        self, store: DurableStore, registry: Registry, cache: InstanceCache, settings: Settings
+        self,
+        store: DurableStore,
+        registry: Registry,
+        cache: InstanceCache,
+        settings: Settings,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -146,7 +156,9 @@ class Decider:
             self.cache.evict(exec_id)
             ended = self._cancel_instead(exec_id, now)
             if ended is None:
-                raise HarvestInternalError(f"cleanup budget of a run with no cancel: {exec_id}") from budget
+                raise HarvestInternalError(
+                    f"cleanup budget of a run with no cancel: {exec_id}"
+                ) from budget
             return ended
         except HarvestError as exc:
             self.cache.evict(exec_id)
@@ -155,7 +167,9 @@ class Decider:
             self.cache.evict(exec_id)
             raise
 
-    def _after_error(self, exec_id: str, error: HarvestError, now: datetime) -> Decision:
+    def _after_error(
+        self, exec_id: str, error: HarvestError, now: datetime
+    ) -> Decision:
         """A rolled-back cycle's error: a cancelled run ends CANCELLED on a repeating one."""
         if cancel.ends_on_error(error):
             ended = self._cancel_instead(exec_id, now)
@@ -170,7 +184,9 @@ class Decider:
         )
         if reason is None:
             return None
-        return Decision(exec_id, progressed=True, state=RunState.Cancelled(reason=reason))
+        return Decision(
+            exec_id, progressed=True, state=RunState.Cancelled(reason=reason)
+        )
 
     # -- the cycle ---------------------------------------------------------------
 
@@ -184,14 +200,20 @@ class Decider:
         # A pending cancel skips a retry's backoff, as it skips a local
         # activity's (guide §7): every cancel ends the run, and a long backoff
         # must not keep a cancelled run RUNNING until it passes.
-        if row.not_before is not None and now < row.not_before and row.cancel_reason is None:
+        if (
+            row.not_before is not None
+            and now < row.not_before
+            and row.cancel_reason is None
+        ):
             return Decision(exec_id, waiting_timer=True)
         if row.deadline is not None and now >= row.deadline:
             return self._time_out(txn, row, now)
         info = self.registry.workflow(row.workflow_name)
         instance = self._instance(row, info)
         cycle = _Cycle(txn, row, now, row.next_seq)
-        instance.effects = children.Effects(txn, row, now, self.registry, self.cache.evict, instance)
+        instance.effects = children.Effects(
+            txn, row, now, self.registry, self.cache.evict, instance
+        )
         try:
             for event in txn.load_events(exec_id, instance.applied_seq):
                 instance.feed(event)
@@ -328,7 +350,9 @@ class Decider:
                 # Returning something that is not JSON is a bug in the code:
                 # it counts against the panic budget instead of escaping the
                 # drive untyped on every cycle.
-                raise _Panic(TypeError(f"the workflow result is not a JSON value: {exc}")) from exc
+                raise _Panic(
+                    TypeError(f"the workflow result is not a JSON value: {exc}")
+                ) from exc
             cycle.event("WorkflowCompleted", {"output": value})
             self._seal(cycle, "COMPLETED", output=output)
             return Decision(row.exec_id, state=RunState.Completed(output=value))
@@ -336,8 +360,11 @@ class Decider:
             if row.parent_exec_id is not None:
                 return self._fail(
                     cycle,
-                    ErrorInfo(type="ContinueAsNewInChild", message=CHILD_CONTINUE_AS_NEW,
-                              non_retryable=True),
+                    ErrorInfo(
+                        type="ContinueAsNewInChild",
+                        message=CHILD_CONTINUE_AS_NEW,
+                        non_retryable=True,
+                    ),
                 )
             return self._continue_as_new(cycle, value, instance)
         if isinstance(value, (ApplicationError, PayloadTooDeep, PayloadTooLarge)):
@@ -362,7 +389,8 @@ class Decider:
         if instance.done:
             kind, value = instance.outcome()
             bug = kind == "raised" and not isinstance(
-                value, (ApplicationError, PayloadTooDeep, PayloadTooLarge, ContinueAsNew)
+                value,
+                (ApplicationError, PayloadTooDeep, PayloadTooLarge, ContinueAsNew),
             )
             if bug:
                 raise _Panic(value)
@@ -373,7 +401,12 @@ class Decider:
             if cancel.runnable_tasks_left(cycle.txn, row.exec_id, self.registry):
                 return decision
         reason = cancel.seal_cancelled(
-            cycle.txn, row.exec_id, cycle.now, self.registry, self.settings, self.cache.evict
+            cycle.txn,
+            row.exec_id,
+            cycle.now,
+            self.registry,
+            self.settings,
+            self.cache.evict,
         )
         return Decision(row.exec_id, state=RunState.Cancelled(reason=reason))
 
@@ -384,11 +417,17 @@ class Decider:
         txn, exec_id = cycle.txn, cycle.row.exec_id
         append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
         children.seal_run(
-            txn, exec_id, state, cycle.now, self.cache.evict,
+            txn,
+            exec_id,
+            state,
+            cycle.now,
+            self.cache.evict,
             error=children.ending_error(state, reason),
         )
-        ended = RunState.Cancelled(reason=reason) if state == "CANCELLED" else RunState.Terminated(
-            reason=reason
+        ended = (
+            RunState.Cancelled(reason=reason)
+            if state == "CANCELLED"
+            else RunState.Terminated(reason=reason)
         )
         return Decision(exec_id, state=ended)
 
@@ -402,7 +441,9 @@ class Decider:
     ) -> Decision:
         row = cycle.row
         successor = str(ExecutionId.new())
-        cycle.event("WorkflowContinuedAsNew", {"input": request.input, "successor": successor})
+        cycle.event(
+            "WorkflowContinuedAsNew", {"input": request.input, "successor": successor}
+        )
         self._seal(cycle, "CONTINUED_AS_NEW")
         # The backlog this hand-off did not replay moves before the seal,
         # which would drop (unkeyed) or retire (keyed) it: each signal
@@ -428,7 +469,9 @@ class Decider:
             ),
             cycle.now,
         )
-        return Decision(row.exec_id, state=RunState.ContinuedAsNew(next=ExecutionId(successor)))
+        return Decision(
+            row.exec_id, state=RunState.ContinuedAsNew(next=ExecutionId(successor))
+        )
 
     def _deadline(self, workflow_name: str, now: datetime) -> datetime | None:
         info = self.registry.workflows.get(workflow_name)
@@ -446,10 +489,16 @@ class Decider:
         cycle.event("WorkflowExecutionTimedOut", {"error": error.to_json()})
         txn.append_events(row.exec_id, cycle.events)
         children.seal_run(
-            txn, row.exec_id, "TIMED_OUT", now, self.cache.evict,
+            txn,
+            row.exec_id,
+            "TIMED_OUT",
+            now,
+            self.cache.evict,
             error=payloads.dumps(error.to_json()),
         )
-        return Decision(row.exec_id, progressed=True, state=RunState.TimedOut(error=error))
+        return Decision(
+            row.exec_id, progressed=True, state=RunState.TimedOut(error=error)
+        )
 
     @staticmethod
     def _seal(cycle: _Cycle, state: str, **values: Any) -> None:
@@ -482,7 +531,10 @@ class Decider:
     # -- projections -----------------------------------------------------------------
 
     def _record(
-        self, cycle: _Cycle, instance: WorkflowInstance | None, decision: Decision | None
+        self,
+        cycle: _Cycle,
+        instance: WorkflowInstance | None,
+        decision: Decision | None,
     ) -> None:
         """Append the cycle's events, derive the projection rows, seal if it ended."""
         txn, row = cycle.txn, cycle.row
@@ -504,9 +556,13 @@ class Decider:
             txn.append_log_lines(exec_id, lines, policy.max_lines)
         if cycle.seal is not None:
             state, values = cycle.seal
-            children.seal_run(txn, exec_id, state, cycle.now, self.cache.evict, **values)
+            children.seal_run(
+                txn, exec_id, state, cycle.now, self.cache.evict, **values
+            )
 
-    def _project(self, txn: WriteTxn, row: ExecutionRecord, event: HistoryEvent, now: datetime) -> None:
+    def _project(
+        self, txn: WriteTxn, row: ExecutionRecord, event: HistoryEvent, now: datetime
+    ) -> None:
         attrs = event.attrs
         if event.type == "ActivityScheduled":
             txn.add_task(self._task(row, attrs, now))
@@ -515,18 +571,24 @@ class Decider:
         elif event.type == "TimerCancelled":
             txn.delete_timers(row.exec_id, [str(attrs["timer_id"])])
         elif event.type == "SearchAttributesUpserted":
-            current = payloads.loads(row.search_attributes) if row.search_attributes else {}
+            current = (
+                payloads.loads(row.search_attributes) if row.search_attributes else {}
+            )
             if not isinstance(current, dict):
                 current = {}
             current.update(attrs.get("attributes") or {})
             txn.update_execution(row.exec_id, search_attributes=payloads.dumps(current))
 
-    def _task(self, row: ExecutionRecord, attrs: dict[str, Any], now: datetime) -> NewTask:
+    def _task(
+        self, row: ExecutionRecord, attrs: dict[str, Any], now: datetime
+    ) -> NewTask:
         activity = self.registry.activity(str(attrs["name"]))
         retry = attrs.get("retry")
         if retry is None and activity.retry is not None:
             retry = activity.retry.to_json()
-        max_attempts = activity.max_attempts if retry is None else int(retry["max_attempts"])
+        max_attempts = (
+            activity.max_attempts if retry is None else int(retry["max_attempts"])
+        )
         start_to_close = attrs.get("start_to_close", activity.start_to_close)
         schedule_to_close = attrs.get("schedule_to_close", activity.schedule_to_close)
         return NewTask(
@@ -545,10 +607,14 @@ class Decider:
             idempotency_key=f"{row.exec_id}:{attrs['activity_id']}",
         )
 
-    def _seal_at_cap(self, exec_id: str, reason: dict[str, Any], now: datetime) -> Decision:
+    def _seal_at_cap(
+        self, exec_id: str, reason: dict[str, Any], now: datetime
+    ) -> Decision:
         """The rolled-back decision reached a cap: fail the run with the typed reason."""
         info = ErrorInfo(
-            type="HistoryCapReached", message=payloads.dumps(reason), non_retryable=True,
+            type="HistoryCapReached",
+            message=payloads.dumps(reason),
+            non_retryable=True,
             details=reason,
         )
         with self.store.write() as txn:
@@ -556,21 +622,33 @@ class Decider:
                 raise HarvestInternalError(f"cap seal of a run that is gone: {exec_id}")
             return self._seal_failed(txn, exec_id, info, now)
 
-    def _seal_failed(self, txn: WriteTxn, exec_id: str, info: ErrorInfo, now: datetime) -> Decision:
+    def _seal_failed(
+        self, txn: WriteTxn, exec_id: str, info: ErrorInfo, now: datetime
+    ) -> Decision:
         """End a run FAILED with a WorkflowFailed event after its cycle rolled back."""
         row = txn.execution(exec_id)
         if row is None:
             raise HarvestInternalError(f"failure seal of a run that is gone: {exec_id}")
         event = HistoryEvent(
-            seq=row.next_seq, type="WorkflowFailed", at=now, attrs={"error": info.to_json()}
+            seq=row.next_seq,
+            type="WorkflowFailed",
+            at=now,
+            attrs={"error": info.to_json()},
         )
         txn.append_events(exec_id, [event])
         children.seal_run(
-            txn, exec_id, "FAILED", now, self.cache.evict, error=payloads.dumps(info.to_json())
+            txn,
+            exec_id,
+            "FAILED",
+            now,
+            self.cache.evict,
+            error=payloads.dumps(info.to_json()),
         )
         return Decision(exec_id, progressed=True, state=RunState.Failed(error=info))
 
-    def _reject(self, exec_id: str, rejected: CommandRejected, now: datetime) -> Decision:
+    def _reject(
+        self, exec_id: str, rejected: CommandRejected, now: datetime
+    ) -> Decision:
         """A rejected command (guide §12): the cycle rolled back; seal FAILED, then raise Unsupported."""
         info = ErrorInfo(
             type="Unsupported",
@@ -581,18 +659,24 @@ class Decider:
         with self.store.write() as txn:
             row = txn.execution(exec_id)
             if row is None or row.state != "RUNNING":
-                raise HarvestInternalError(f"rejection seal of a run that is gone: {exec_id}")
+                raise HarvestInternalError(
+                    f"rejection seal of a run that is gone: {exec_id}"
+                )
             self._seal_failed(txn, exec_id, info, now)
         raise Unsupported(feature=rejected.feature, why=rejected.why)
 
     # -- panics ------------------------------------------------------------------------
 
-    def _count_panic(self, exec_id: str, error: BaseException, now: datetime) -> Decision:
+    def _count_panic(
+        self, exec_id: str, error: BaseException, now: datetime
+    ) -> Decision:
         """A bug in the code: the cycle rolled back; count it, seal FAILED at the budget."""
         with self.store.write() as txn:
             row = txn.execution(exec_id)
             if row is None or row.state != "RUNNING":
-                raise HarvestInternalError(f"panic bookkeeping for a run that is gone: {exec_id}")
+                raise HarvestInternalError(
+                    f"panic bookkeeping for a run that is gone: {exec_id}"
+                )
             count = row.panic_count + 1
             if count < PANIC_BUDGET:
                 txn.update_execution(exec_id, panic_count=count)
@@ -622,31 +706,44 @@ def _failure(exc: BaseException, *, non_retryable: bool = False) -> ErrorInfo:
     if isinstance(exc, ApplicationError):
         message, details = storable_details(exc)
         return ErrorInfo(
-            type=str(exc.type), message=message,
+            type=str(exc.type),
+            message=message,
             non_retryable=bool(exc.non_retryable) or non_retryable,
             details=details,
         )
     if isinstance(exc, HarvestError):
-        return ErrorInfo(type=type(exc).__name__, message=exc.message, non_retryable=True)
-    return ErrorInfo(type=type(exc).__name__, message=str(exc), non_retryable=non_retryable)
+        return ErrorInfo(
+            type=type(exc).__name__, message=exc.message, non_retryable=True
+        )
+    return ErrorInfo(
+        type=type(exc).__name__, message=str(exc), non_retryable=non_retryable
+    )
 
 
 def terminal_state(row: ExecutionRecord) -> RunState:
     """The RunState a sealed run reports on every later drive."""
     error = ErrorInfo.from_json(payloads.loads(row.error)) if row.error else None
     if row.state == "COMPLETED":
-        return RunState.Completed(output=payloads.loads(row.output) if row.output else None)
+        return RunState.Completed(
+            output=payloads.loads(row.output) if row.output else None
+        )
     if row.state == "FAILED":
         return RunState.Failed(error=error or ErrorInfo(type="Error", message="failed"))
     if row.state == "CANCELLED":
-        return RunState.Cancelled(reason=error.message if error else (row.cancel_reason or ""))
+        return RunState.Cancelled(
+            reason=error.message if error else (row.cancel_reason or "")
+        )
     if row.state == "TERMINATED":
         return RunState.Terminated(reason=error.message if error else "")
     if row.state == "TIMED_OUT":
-        return RunState.TimedOut(error=error or ErrorInfo(type="Timeout", message="timed out"))
+        return RunState.TimedOut(
+            error=error or ErrorInfo(type="Timeout", message="timed out")
+        )
     if row.state == "CONTINUED_AS_NEW":
         if not row.successor:
-            raise HarvestInternalError(f"run {row.exec_id} continued as new without a successor")
+            raise HarvestInternalError(
+                f"run {row.exec_id} continued as new without a successor"
+            )
         return RunState.ContinuedAsNew(next=ExecutionId(row.successor))
     raise HarvestInternalError(f"run {row.exec_id} has unknown state {row.state!r}")
 

@@ -54,7 +54,10 @@ def replay(
             non-deterministic call.
     """
     instance = WorkflowInstance(
-        info.fn, run_info(row), input_type=info.input_type, cancel_reason=row.cancel_reason
+        info.fn,
+        run_info(row),
+        input_type=info.input_type,
+        cancel_reason=row.cancel_reason,
     )
     try:
         for event in events:
@@ -81,7 +84,11 @@ def takes_arg(fn: Callable[..., Any]) -> bool:
     except (TypeError, ValueError):
         return True
     for param in signature.parameters.values():
-        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD, param.VAR_POSITIONAL):
+        if param.kind in (
+            param.POSITIONAL_ONLY,
+            param.POSITIONAL_OR_KEYWORD,
+            param.VAR_POSITIONAL,
+        ):
             return True
     return False
 

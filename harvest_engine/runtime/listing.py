@@ -23,7 +23,9 @@ def checked_filter(flt: ExecutionFilter | None) -> ExecutionFilter:
     if flt is None:
         return ExecutionFilter()
     if not isinstance(flt, ExecutionFilter):
-        raise InvalidFilter(reason=f"expected an ExecutionFilter, got {type(flt).__name__}")
+        raise InvalidFilter(
+            reason=f"expected an ExecutionFilter, got {type(flt).__name__}"
+        )
     return flt
 
 

@@ -27,13 +27,17 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.registry import Registry
 
 
-def new_task(registry: Registry, row: ExecutionRecord, attrs: dict[str, Any], now: datetime) -> NewTask:
+def new_task(
+    registry: Registry, row: ExecutionRecord, attrs: dict[str, Any], now: datetime
+) -> NewTask:
     """The task row of a LocalActivityScheduled event."""
     activity = registry.activity(str(attrs["name"]))
     retry = attrs.get("retry")
     if retry is None and activity.retry is not None:
         retry = activity.retry.to_json()
-    max_attempts = activity.max_attempts if retry is None else int(retry["max_attempts"])
+    max_attempts = (
+        activity.max_attempts if retry is None else int(retry["max_attempts"])
+    )
     declared = attrs.get("start_to_close", activity.start_to_close)
     budget = LOCAL_ACTIVITY_BUDGET_SECONDS if declared is None else float(declared)
     return NewTask(
@@ -54,7 +58,10 @@ def new_task(registry: Registry, row: ExecutionRecord, attrs: dict[str, Any], no
 
 def budget(task: TaskRecord, row: ExecutionRecord | None, now: datetime) -> float:
     """Seconds one attempt may run: start_to_close (at most 60 s), bounded by the deadline."""
-    seconds = min(task.start_to_close or LOCAL_ACTIVITY_BUDGET_SECONDS, LOCAL_ACTIVITY_BUDGET_SECONDS)
+    seconds = min(
+        task.start_to_close or LOCAL_ACTIVITY_BUDGET_SECONDS,
+        LOCAL_ACTIVITY_BUDGET_SECONDS,
+    )
     if row is not None and row.deadline is not None:
         seconds = min(seconds, (row.deadline - now).total_seconds())
     return seconds
@@ -72,24 +79,43 @@ def record(
         # Past the deadline: no result; the next cycle times the run out.
         txn.update_execution(task.exec_id, needs_decision=1)
         return
-    base = {"activity_id": task.activity_id, "name": task.activity_name, "attempt": task.attempt}
+    base = {
+        "activity_id": task.activity_id,
+        "name": task.activity_name,
+        "attempt": task.attempt,
+    }
     seq = row.next_seq
     if result.ok:
-        events = [HistoryEvent(seq, "LocalActivityCompleted", ended, {**base, "result": result.output})]
+        events = [
+            HistoryEvent(
+                seq, "LocalActivityCompleted", ended, {**base, "result": result.output}
+            )
+        ]
         txn.append_events(task.exec_id, events)
         txn.delete_task(task.id)
         txn.update_execution(task.exec_id, needs_decision=1)
         return
     error = result.error or ErrorInfo(type="Error", message="failed")
-    events = [HistoryEvent(seq, "LocalActivityFailed", ended, {**base, "error": error.to_json()})]
+    events = [
+        HistoryEvent(
+            seq, "LocalActivityFailed", ended, {**base, "error": error.to_json()}
+        )
+    ]
     ready_at = _retry_at(task, error, ended, row)
     if ready_at is None:
         events.append(
-            HistoryEvent(seq + 1, "LocalActivityExhausted", ended, {**base, "error": error.to_json()})
+            HistoryEvent(
+                seq + 1,
+                "LocalActivityExhausted",
+                ended,
+                {**base, "error": error.to_json()},
+            )
         )
         txn.delete_task(task.id)
     else:
-        txn.reschedule_task(task.id, task.attempt + 1, ready_at, payloads.dumps(error.to_json()))
+        txn.reschedule_task(
+            task.id, task.attempt + 1, ready_at, payloads.dumps(error.to_json())
+        )
     txn.append_events(task.exec_id, events)
     txn.update_execution(task.exec_id, needs_decision=1)
 

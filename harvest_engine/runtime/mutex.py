@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from harvest_engine.workflow.instance import WorkflowInstance
 
 
-def grant_next(txn: WriteTxn, exec_id: str, instance: WorkflowInstance) -> tuple[str, int] | None:
+def grant_next(
+    txn: WriteTxn, exec_id: str, instance: WorkflowInstance
+) -> tuple[str, int] | None:
     """Grant the first key the run waits for, if it is free and the run heads its queue."""
     for key in instance.waiting_mutex_keys():
         lock_seq = txn.grant_mutex(key, exec_id)

@@ -53,7 +53,9 @@ class QuerySnapshot:
     read_at: datetime | None = None
 
 
-def query(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Coroutine[Any, Any, Any]:
+def query(
+    rt: SqliteRuntime, exec_id: str, name: str, arg: Any
+) -> Coroutine[Any, Any, Any]:
     """Read the run now; the returned coroutine answers `name(arg)` when awaited.
 
     A read error (ExecutionNotFound, UnknownWorkflow) is raised by the
@@ -102,7 +104,9 @@ def answer(snapshot: QuerySnapshot, clock: Clock, name: str, arg: Any) -> Any:
     row = snapshot.row
     started = clock.now()
     try:
-        instance = replay(row, snapshot.events, snapshot.info, snapshot.read_at or started)
+        instance = replay(
+            row, snapshot.events, snapshot.info, snapshot.read_at or started
+        )
     except ReplayBroke as broke:
         raise QueryFailed(
             exec_id=row.exec_id, name=name, error=f"the run's replay raised {broke}"
@@ -115,7 +119,9 @@ def answer(snapshot: QuerySnapshot, clock: Clock, name: str, arg: Any) -> Any:
         except Exception as exc:
             # Raised on the loop outside the handler's task: a callback it
             # scheduled, or a signal handler it woke, failed.
-            raise QueryFailed(exec_id=row.exec_id, name=name, error=describe_error(exc)) from exc
+            raise QueryFailed(
+                exec_id=row.exec_id, name=name, error=describe_error(exc)
+            ) from exc
         if instance.violation is not None and instance.violation is not before:
             raise QueryFailed(
                 exec_id=row.exec_id, name=name, error=describe_error(instance.violation)
@@ -124,7 +130,9 @@ def answer(snapshot: QuerySnapshot, clock: Clock, name: str, arg: Any) -> Any:
             task.cancel()
             # It waits on something only a later event could resolve: no
             # replay of this snapshot will ever finish it.
-            raise QueryTimedOut(exec_id=row.exec_id, name=name, seconds=snapshot.timeout)
+            raise QueryTimedOut(
+                exec_id=row.exec_id, name=name, seconds=snapshot.timeout
+            )
         error = task.exception()
         if error is not None:
             raise QueryFailed(
@@ -163,7 +171,9 @@ def _handler_call(
         value = _converted(snapshot, name, arg, declared.input_type)
         return lambda: declared.fn(ctx, value)
     known = sorted(set(body_handlers) | set(snapshot.declarative))
-    raise QueryNotFound(exec_id=snapshot.row.exec_id, name=name, known=", ".join(known) or "none")
+    raise QueryNotFound(
+        exec_id=snapshot.row.exec_id, name=name, known=", ".join(known) or "none"
+    )
 
 
 def _converted(snapshot: QuerySnapshot, name: str, arg: Any, hint: Any) -> Any:
@@ -172,5 +182,7 @@ def _converted(snapshot: QuerySnapshot, name: str, arg: Any, hint: Any) -> Any:
         return payloads.from_json(arg, hint)
     except (TypeError, ValueError) as exc:
         raise QueryFailed(
-            exec_id=snapshot.row.exec_id, name=name, error=f"the argument does not fit: {exc}"
+            exec_id=snapshot.row.exec_id,
+            name=name,
+            error=f"the argument does not fit: {exc}",
         ) from exc

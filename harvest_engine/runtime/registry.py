@@ -94,7 +94,9 @@ class Registry:
             raise UnsupportedFeature(
                 owner=f"workflow {info.name!r}",
                 feature=option,
-                why=_WORKFLOW_REFUSED.get(option, "this backend does not know the option"),
+                why=_WORKFLOW_REFUSED.get(
+                    option, "this backend does not know the option"
+                ),
             )
         self.workflows[info.name] = info
         return info
@@ -112,7 +114,9 @@ class Registry:
 
     # -- activities ------------------------------------------------------------
 
-    def add_activity(self, fn: Any, body: Callable[..., Any] | None = None, mode: str = "context") -> None:
+    def add_activity(
+        self, fn: Any, body: Callable[..., Any] | None = None, mode: str = "context"
+    ) -> None:
         """Register an @activity; `body` and `mode` let the caller swap in another callable.
 
         Raises:
@@ -130,7 +134,9 @@ class Registry:
             mode=mode,
             retry=info.retry,
             max_attempts=info.max_attempts,
-            start_to_close=None if info.start_to_close is None else info.start_to_close.total_seconds(),
+            start_to_close=None
+            if info.start_to_close is None
+            else info.start_to_close.total_seconds(),
             schedule_to_close=None
             if info.schedule_to_close is None
             else info.schedule_to_close.total_seconds(),
@@ -149,12 +155,24 @@ class Registry:
         if not isinstance(name, str) or not name.strip():
             raise ValueError("an activity name is non-empty text")
         if not isinstance(spec, ActivitySpec):
-            raise TypeError(f"register_activity_raw needs an ActivitySpec, got {spec!r}")
-        retry = RetryPolicy(max_attempts=spec.max_attempts) if spec.max_attempts != 1 else None
+            raise TypeError(
+                f"register_activity_raw needs an ActivitySpec, got {spec!r}"
+            )
+        retry = (
+            RetryPolicy(max_attempts=spec.max_attempts)
+            if spec.max_attempts != 1
+            else None
+        )
         self.activities[name] = RegisteredActivity(
-            name=name, body=spec.body, mode="body", retry=retry,
-            max_attempts=spec.max_attempts, start_to_close=None, schedule_to_close=None,
-            queue="default", local=False,
+            name=name,
+            body=spec.body,
+            mode="body",
+            retry=retry,
+            max_attempts=spec.max_attempts,
+            start_to_close=None,
+            schedule_to_close=None,
+            queue="default",
+            local=False,
         )
 
     def activity(self, name: str) -> RegisteredActivity:
@@ -188,7 +206,9 @@ def _audit_activity(info: ActivityInfo) -> None:
     owner = f"activity {info.name!r}"
     if info.heartbeat_timeout is not None:
         raise UnsupportedFeature(
-            owner=owner, feature="heartbeat_timeout", why=_ACTIVITY_REFUSED["heartbeat_timeout"]
+            owner=owner,
+            feature="heartbeat_timeout",
+            why=_ACTIVITY_REFUSED["heartbeat_timeout"],
         )
     for option in info.options:
         raise UnsupportedFeature(
@@ -198,6 +218,7 @@ def _audit_activity(info: ActivityInfo) -> None:
         )
     if info.local and info.schedule_to_close is not None:
         raise UnsupportedFeature(
-            owner=owner, feature="schedule_to_close",
+            owner=owner,
+            feature="schedule_to_close",
             why="a local activity cannot declare schedule_to_close (as on Postgres)",
         )

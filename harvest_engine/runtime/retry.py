@@ -105,5 +105,9 @@ def _copy_signals(
             )
     for signal in txn.staged_signals(failed, -1):
         txn.stage_signal(
-            retry, signal.name, payloads.dumps(signal.payload.value), signal.idempotency_key, signal.received_at
+            retry,
+            signal.name,
+            payloads.dumps(signal.payload.value),
+            signal.idempotency_key,
+            signal.received_at,
         )

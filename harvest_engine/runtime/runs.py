@@ -27,7 +27,9 @@ def start_run(txn: WriteTxn, new: NewExecution, now: datetime) -> None:
         attrs["parent_exec_id"] = new.parent_exec_id
     if new.predecessor:
         attrs["predecessor"] = new.predecessor
-    txn.insert_execution(new, HistoryEvent(seq=1, type="WorkflowStarted", at=now, attrs=attrs))
+    txn.insert_execution(
+        new, HistoryEvent(seq=1, type="WorkflowStarted", at=now, attrs=attrs)
+    )
 
 
 def run_info(row: ExecutionRecord) -> RunInfo:
@@ -44,9 +46,13 @@ def run_info(row: ExecutionRecord) -> RunInfo:
     )
 
 
-def append(txn: WriteTxn, exec_id: str, type_: str, attrs: dict[str, Any], now: datetime) -> None:
+def append(
+    txn: WriteTxn, exec_id: str, type_: str, attrs: dict[str, Any], now: datetime
+) -> None:
     """Append one event at the run's next seq (outside a decision's own event list)."""
     row = txn.execution(exec_id)
     if row is None:
         return
-    txn.append_events(exec_id, [HistoryEvent(seq=row.next_seq, type=type_, at=now, attrs=attrs)])
+    txn.append_events(
+        exec_id, [HistoryEvent(seq=row.next_seq, type=type_, at=now, attrs=attrs)]
+    )

@@ -88,7 +88,9 @@ class SqliteRuntime:
         return cls(SqliteStore.open(path), clock=clock)
 
     @classmethod
-    def open_in_memory(cls, *, clock: Clock | None = None, uri: str | None = None) -> SqliteRuntime:
+    def open_in_memory(
+        cls, *, clock: Clock | None = None, uri: str | None = None
+    ) -> SqliteRuntime:
         """A fresh, private, empty database that lives as long as the runtime.
 
         With `uri` (e.g. ``"file:demo?mode=memory&cache=shared"``) several
@@ -249,7 +251,9 @@ class SqliteRuntime:
                         errors.append(exc)
             return ran
 
-        results = await asyncio.gather(*(run_in_order(tasks) for tasks in by_run.values()))
+        results = await asyncio.gather(
+            *(run_in_order(tasks) for tasks in by_run.values())
+        )
         return any(results), (errors[0] if errors else None)
 
     async def _run_until_blocked(
@@ -274,7 +278,9 @@ class SqliteRuntime:
                 return blocked
         return RunState.InProgress()
 
-    def _blocked(self, exec_id: str, decision: Decision, at: datetime) -> RunState | None:
+    def _blocked(
+        self, exec_id: str, decision: Decision, at: datetime
+    ) -> RunState | None:
         """Where a parked run waits; None when it can go on at once."""
         if decision.inputs_left:
             return None
@@ -286,7 +292,9 @@ class SqliteRuntime:
         if decision.waiting_mutex is not None:
             return RunState.WaitingMutex(key=decision.waiting_mutex)
         if decision.waiting_workflow is not None:
-            return RunState.WaitingWorkflow(exec_id=ExecutionId(decision.waiting_workflow))
+            return RunState.WaitingWorkflow(
+                exec_id=ExecutionId(decision.waiting_workflow)
+            )
         if wake is not None or decision.waiting_timer:
             return RunState.WaitingTimer()
         if decision.stuck:
@@ -295,9 +303,13 @@ class SqliteRuntime:
 
     # -- talking to runs ----------------------------------------------------------
 
-    def send_signal(self, exec_id: str | ExecutionId, name: str, payload: Any = None) -> None:
+    def send_signal(
+        self, exec_id: str | ExecutionId, name: str, payload: Any = None
+    ) -> None:
         """Stage a signal for a RUNNING run; the next drive appends it to history."""
-        send_signal(self._store, self._require(exec_id), name, payload, None, self.clock.now())
+        send_signal(
+            self._store, self._require(exec_id), name, payload, None, self.clock.now()
+        )
 
     # -- reading ------------------------------------------------------------------
 
@@ -314,7 +326,9 @@ class SqliteRuntime:
             )
         if row.state == "FAILED":
             return ExecutionOutcome.Failed(
-                error=ErrorInfo.from_json(payloads.loads(row.error) if row.error else None)
+                error=ErrorInfo.from_json(
+                    payloads.loads(row.error) if row.error else None
+                )
             )
         return ExecutionOutcome.Terminated(state=row.state)
 
@@ -419,10 +433,12 @@ class SqliteRuntime:
     def _fire_schedules(self, at: datetime) -> tuple[bool, HarvestError | None]:
         """Fire the due schedules at `at`; (whether a run started, the first error)."""
         started, error = schedules.fire_due(
-            self._store, at, schedules.runtime_starter(self), schedules.is_registered(self)
+            self._store,
+            at,
+            schedules.runtime_starter(self),
+            schedules.is_registered(self),
         )
         return started > 0, error
-
 
     # -- talking to runs (issue 4): start policies, keyed signals, queries, updates ----
 
@@ -513,7 +529,13 @@ class SqliteRuntime:
         ``SignalDelivery(holder, delivered=False)``.
         """
         return signals.send_signal_by_workflow_id(
-            self._store, workflow_name, workflow_id, name, payload, key, self.clock.now()
+            self._store,
+            workflow_name,
+            workflow_id,
+            name,
+            payload,
+            key,
+            self.clock.now(),
         )
 
     def query(
@@ -534,7 +556,9 @@ class SqliteRuntime:
             return queries.failing(exc)
         return queries.query(self, text, name, arg)
 
-    async def update(self, exec_id: str | ExecutionId, name: str, arg: Any = None) -> Any:
+    async def update(
+        self, exec_id: str | ExecutionId, name: str, arg: Any = None
+    ) -> Any:
         """Run update `name(arg)`: validated, then recorded with its result in one transaction.
 
         The update does not drive the run; drive it afterwards.
@@ -588,7 +612,6 @@ class SqliteRuntime:
         cancel_requests.terminate(
             self._store, self.cache, self._require(exec_id), reason, self.clock.now()
         )
-
 
 
 def _fixed(when: datetime) -> Now:

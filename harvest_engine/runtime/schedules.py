@@ -30,7 +30,9 @@ StartRun = Callable[[WriteTxn, str, str, str, datetime], str]
 """Start a run in the fire's transaction: (txn, workflow, id, input JSON, now) -> exec id."""
 
 
-def upsert(store: DurableStore, schedule: WorkflowSchedule, now: datetime) -> ScheduleRow:
+def upsert(
+    store: DurableStore, schedule: WorkflowSchedule, now: datetime
+) -> ScheduleRow:
     """Store a schedule; the same spec keeps its next slot, and the pause always stays.
 
     A new schedule, or one whose spec changed, counts its first slot from now.
@@ -42,7 +44,11 @@ def upsert(store: DurableStore, schedule: WorkflowSchedule, now: datetime) -> Sc
     spec = payloads.dumps(schedule.schedule.to_json())
     with store.write() as txn:
         old = txn.schedule(name)
-        same = old is not None and old.schedule == schedule.schedule and old.problem is None
+        same = (
+            old is not None
+            and old.schedule == schedule.schedule
+            and old.problem is None
+        )
         next_at = (
             old.next_fire_at
             if same and old is not None and old.next_fire_at is not None
@@ -60,7 +66,9 @@ def upsert(store: DurableStore, schedule: WorkflowSchedule, now: datetime) -> Sc
         )
         row = txn.schedule(name)
     if row is None:
-        raise HarvestInternalError(f"schedule {name!r} vanished inside its own transaction")
+        raise HarvestInternalError(
+            f"schedule {name!r} vanished inside its own transaction"
+        )
     return row
 
 
@@ -83,7 +91,10 @@ def resume(store: DurableStore, workflow_name: str, now: datetime) -> bool:
             txn.update_schedule(workflow_name, now, paused=False)
         else:
             txn.update_schedule(
-                workflow_name, now, paused=False, next_fire_at=row.schedule.next_after(now)
+                workflow_name,
+                now,
+                paused=False,
+                next_fire_at=row.schedule.next_after(now),
             )
         return True
 
@@ -153,10 +164,21 @@ def _fire_one(store: DurableStore, name: str, now: datetime, start: StartRun) ->
         if row.overlap == Overlap.SKIP.value:
             active = txn.active_schedule_runs(name, schedule_id_prefix(name), now)
             if active >= row.max_active_runs:
-                log.info("schedule %r skips slot %s: %d run(s) still RUNNING", name, slot, active)
+                log.info(
+                    "schedule %r skips slot %s: %d run(s) still RUNNING",
+                    name,
+                    slot,
+                    active,
+                )
                 txn.update_schedule(name, now, next_fire_at=following)
                 return 0
-        start(txn, name, schedule_workflow_id(name, slot), payloads.dumps(row.input.value), now)
+        start(
+            txn,
+            name,
+            schedule_workflow_id(name, slot),
+            payloads.dumps(row.input.value),
+            now,
+        )
         txn.update_schedule(name, now, next_fire_at=following, last_fired_at=slot)
         return 1
 
@@ -164,7 +186,9 @@ def _fire_one(store: DurableStore, name: str, now: datetime, start: StartRun) ->
 def runtime_starter(rt: SqliteRuntime) -> StartRun:
     """The StartRun of a runtime: its registered workflow's deadline and retry, started at `now`."""
 
-    def start(txn: WriteTxn, name: str, workflow_id: str, input_json: str, now: datetime) -> str:
+    def start(
+        txn: WriteTxn, name: str, workflow_id: str, input_json: str, now: datetime
+    ) -> str:
         info = rt.registry.workflow(name)
         new = starts.new_execution(rt, name, workflow_id, input_json)
         if info.execution_timeout is not None:

@@ -41,7 +41,9 @@ def schema_problem(value: Any, hint: Any, where: str = "the input") -> str | Non
             return f"{where} must be a list, got {_kind(value)}"
         args = typing.get_args(hint)
         for index, item in enumerate(value):
-            problem = schema_problem(item, args[0] if args else None, f"{where}[{index}]")
+            problem = schema_problem(
+                item, args[0] if args else None, f"{where}[{index}]"
+            )
             if problem is not None:
                 return problem
         return None
@@ -50,7 +52,9 @@ def schema_problem(value: Any, hint: Any, where: str = "the input") -> str | Non
             return f"{where} must be an object, got {_kind(value)}"
         args = typing.get_args(hint)
         for key, item in value.items():
-            problem = schema_problem(item, args[1] if len(args) == 2 else None, f"{where}.{key}")
+            problem = schema_problem(
+                item, args[1] if len(args) == 2 else None, f"{where}.{key}"
+            )
             if problem is not None:
                 return problem
         return None
@@ -59,7 +63,11 @@ def schema_problem(value: Any, hint: Any, where: str = "the input") -> str | Non
 
 def _scalar_problem(value: Any, hint: Any, where: str) -> str | None:
     if hint is bool:
-        return None if isinstance(value, bool) else f"{where} must be a boolean, got {_kind(value)}"
+        return (
+            None
+            if isinstance(value, bool)
+            else f"{where} must be a boolean, got {_kind(value)}"
+        )
     if hint is int:
         if isinstance(value, int) and not isinstance(value, bool):
             return None
@@ -69,7 +77,11 @@ def _scalar_problem(value: Any, hint: Any, where: str) -> str | None:
             return None
         return f"{where} must be a number, got {_kind(value)}"
     if hint is str:
-        return None if isinstance(value, str) else f"{where} must be text, got {_kind(value)}"
+        return (
+            None
+            if isinstance(value, str)
+            else f"{where} must be text, got {_kind(value)}"
+        )
     return None
 
 

@@ -41,8 +41,12 @@ class WorkflowLogPolicy:
     max_lines: int | None = 1000
 
     def __post_init__(self) -> None:
-        if self.max_lines is not None and (not isinstance(self.max_lines, int) or self.max_lines < 1):
-            raise ValueError("WorkflowLogPolicy.max_lines must be a positive int or None")
+        if self.max_lines is not None and (
+            not isinstance(self.max_lines, int) or self.max_lines < 1
+        ):
+            raise ValueError(
+                "WorkflowLogPolicy.max_lines must be a positive int or None"
+            )
 
 
 class HistoryCapReached(Exception):
@@ -68,8 +72,13 @@ class Settings:
             TypeError: `caps` is not a HistoryCaps.
         """
         if not isinstance(caps, HistoryCaps):
-            raise TypeError(f"set_history_caps takes a HistoryCaps, got {type(caps).__name__}")
-        if caps.max_events is not None and caps.max_events <= CONTINUE_AS_NEW_ADVICE_EVENTS:
+            raise TypeError(
+                f"set_history_caps takes a HistoryCaps, got {type(caps).__name__}"
+            )
+        if (
+            caps.max_events is not None
+            and caps.max_events <= CONTINUE_AS_NEW_ADVICE_EVENTS
+        ):
             log.warning(
                 "history event cap %d is at or below the continue-as-new advice (%d events): "
                 "runs fail at the cap before should_continue_as_new() turns true",
@@ -119,7 +128,11 @@ class Settings:
                     "message": f"history reached its cap of {caps.max_events} events",
                 }
             )
-        if caps.max_bytes is not None and row.history_bytes >= caps.max_bytes and events:
+        if (
+            caps.max_bytes is not None
+            and row.history_bytes >= caps.max_bytes
+            and events
+        ):
             raise HistoryCapReached(
                 {
                     "type": "HistoryCapReached",

@@ -73,7 +73,9 @@ class SignalWithStartOutcome:
     signal_delivered: bool
 
 
-def signal_with_start(rt: SqliteRuntime, request: SignalWithStart) -> SignalWithStartOutcome:
+def signal_with_start(
+    rt: SqliteRuntime, request: SignalWithStart
+) -> SignalWithStartOutcome:
     """Carry out `request` (see `SqliteRuntime.signal_with_start`)."""
     if not isinstance(request, SignalWithStart):
         raise TypeError(f"signal_with_start needs a SignalWithStart, got {request!r}")
@@ -88,7 +90,9 @@ def signal_with_start(rt: SqliteRuntime, request: SignalWithStart) -> SignalWith
             holder = chain_key_holder(txn, runs, key)
             if holder is not None:
                 return SignalWithStartOutcome(
-                    exec_id=ExecutionId(holder), started_fresh=False, signal_delivered=False
+                    exec_id=ExecutionId(holder),
+                    started_fresh=False,
+                    signal_delivered=False,
                 )
         plan = plan_signal_with_start(runs, policy, now)
         if plan.action == "refuse":
@@ -99,7 +103,9 @@ def signal_with_start(rt: SqliteRuntime, request: SignalWithStart) -> SignalWith
             started = False
         else:
             new = new_execution(rt, name, workflow_id, checked_input(request.input))
-            target = str(apply_fresh(rt, txn, plan, new, REPLACED_BY_SIGNAL_WITH_START, now))
+            target = str(
+                apply_fresh(rt, txn, plan, new, REPLACED_BY_SIGNAL_WITH_START, now)
+            )
             started = True
         staged = txn.stage_signal(target, request.signal_name, payload, key, now)
         return SignalWithStartOutcome(

@@ -55,7 +55,9 @@ def check_signal(name: Any, key: str | None) -> str | None:
     if not isinstance(key, str):
         raise InvalidSignal(reason=f"an idempotency key is text, got {key!r}")
     if key.startswith(RESERVED_KEY_PREFIX):
-        raise InvalidSignal(reason=f"keys starting with {RESERVED_KEY_PREFIX!r} are reserved")
+        raise InvalidSignal(
+            reason=f"keys starting with {RESERVED_KEY_PREFIX!r} are reserved"
+        )
     return key
 
 
@@ -79,7 +81,9 @@ def require_running(row: ExecutionRecord, now: datetime) -> None:
         raise WorkflowNotRunning(exec_id=row.exec_id, state="TIMED_OUT")
 
 
-def chain_key_holder(txn: WriteTxn, runs: Sequence[ExecutionRecord], key: str) -> str | None:
+def chain_key_holder(
+    txn: WriteTxn, runs: Sequence[ExecutionRecord], key: str
+) -> str | None:
     """The run of a workflow id's chain that already holds `key`, or None."""
     return txn.signal_key_exists([run.exec_id for run in runs], key)
 
@@ -137,7 +141,9 @@ def send_signal_by_workflow_id(
             if holder is not None:
                 return SignalDelivery(exec_id=ExecutionId(holder), delivered=False)
         if not runs:
-            raise WorkflowIdNotFound(workflow_name=workflow_name, workflow_id=workflow_id)
+            raise WorkflowIdNotFound(
+                workflow_name=workflow_name, workflow_id=workflow_id
+            )
         target = next((run for run in runs if run.state == "RUNNING"), runs[0])
         require_running(target, now)
         encoded = encoded_payload(payload)

@@ -130,7 +130,9 @@ class StartPlan:
 _FREES_THE_ID = frozenset({"TERMINATED", "CONTINUED_AS_NEW"})
 
 
-def plan_start(runs: Sequence[ExecutionRecord], policy: WorkflowIdReusePolicy) -> StartPlan:
+def plan_start(
+    runs: Sequence[ExecutionRecord], policy: WorkflowIdReusePolicy
+) -> StartPlan:
     """Apply the plain start matrix to the runs of a key (newest first)."""
     running = tuple(r for r in runs if r.state == "RUNNING")
     if running:
@@ -145,11 +147,16 @@ def plan_start(runs: Sequence[ExecutionRecord], policy: WorkflowIdReusePolicy) -
     return _closed_prior(prior, prior.state, policy)
 
 
-def _closed_prior(prior: ExecutionRecord, state: str, policy: WorkflowIdReusePolicy) -> StartPlan:
+def _closed_prior(
+    prior: ExecutionRecord, state: str, policy: WorkflowIdReusePolicy
+) -> StartPlan:
     """The matrix row of a closed prior that did not free its id."""
     if policy is WorkflowIdReusePolicy.REJECT_DUPLICATE:
         return StartPlan("refuse", prior=prior)
-    if policy is WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY and state == "COMPLETED":
+    if (
+        policy is WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
+        and state == "COMPLETED"
+    ):
         return StartPlan("refuse", prior=prior)
     return StartPlan("fresh", prior=prior)
 
@@ -218,7 +225,8 @@ def checked_search_attributes(value: Mapping[str, Any] | None) -> str | None:
         return None
     if not isinstance(value, Mapping):
         raise InvalidSearchAttribute(
-            key="(all)", reason=f"search attributes are a mapping, got {type(value).__name__}"
+            key="(all)",
+            reason=f"search attributes are a mapping, got {type(value).__name__}",
         )
     for key, item in value.items():
         if not isinstance(key, str):
@@ -262,8 +270,12 @@ def new_execution(
         workflow_name=name,
         workflow_id=wid,
         input=encoded_input,
-        deadline=None if info.execution_timeout is None else now + info.execution_timeout,
-        retry_policy=None if info.retry is None else payloads.dumps(info.retry.to_json()),
+        deadline=None
+        if info.execution_timeout is None
+        else now + info.execution_timeout,
+        retry_policy=None
+        if info.retry is None
+        else payloads.dumps(info.retry.to_json()),
         **extra,
     )
 
@@ -317,7 +329,10 @@ def apply_fresh(
 
 
 def refused(
-    name: str, workflow_id: str, prior: ExecutionRecord | None, policy: WorkflowIdReusePolicy
+    name: str,
+    workflow_id: str,
+    prior: ExecutionRecord | None,
+    policy: WorkflowIdReusePolicy,
 ) -> WorkflowAlreadyStarted:
     """The error of a refused start, naming the prior run."""
     return WorkflowAlreadyStarted(
@@ -332,7 +347,9 @@ def refused(
 # -- the start calls -------------------------------------------------------------
 
 
-def start_fresh(rt: SqliteRuntime, name: str, workflow_id: str | None, input: Any) -> ExecutionId:
+def start_fresh(
+    rt: SqliteRuntime, name: str, workflow_id: str | None, input: Any
+) -> ExecutionId:
     """A new run, whatever runs exist."""
     encoded = checked_input(input)
     new = new_execution(rt, name, workflow_id, encoded)
@@ -378,7 +395,9 @@ def start_with_policy(
         return StartOutcome(exec_id, started_fresh=True)
 
 
-def start_with_id(rt: SqliteRuntime, name: str, workflow_id: str, input: Any) -> ExecutionId:
+def start_with_id(
+    rt: SqliteRuntime, name: str, workflow_id: str, input: Any
+) -> ExecutionId:
     """AllowDuplicate: attach to the RUNNING run of (name, id), else start a fresh one.
 
     The attached call's input is discarded, so a retried webhook does not
@@ -386,7 +405,9 @@ def start_with_id(rt: SqliteRuntime, name: str, workflow_id: str, input: Any) ->
     """
     if not isinstance(workflow_id, str):
         raise TypeError(f"workflow_id must be text, got {workflow_id!r}")
-    outcome = start_with_policy(rt, name, workflow_id, input, WorkflowIdReusePolicy.ALLOW_DUPLICATE)
+    outcome = start_with_policy(
+        rt, name, workflow_id, input, WorkflowIdReusePolicy.ALLOW_DUPLICATE
+    )
     return outcome.exec_id
 
 
@@ -395,7 +416,9 @@ def start_with_options(
 ) -> StartOutcome:
     """Start with a memo, first search attributes and a reuse policy."""
     if not isinstance(options, StartOptions):
-        raise TypeError(f"start_workflow_with_options needs StartOptions, got {options!r}")
+        raise TypeError(
+            f"start_workflow_with_options needs StartOptions, got {options!r}"
+        )
     return start_with_policy(
         rt,
         name,

@@ -56,7 +56,9 @@ class TaskRunner:
             return False
         budget = _budget(claimed, activity, started)
         if claimed.local:
-            budget = local_activities.budget(claimed, self.store.execution(claimed.exec_id), started)
+            budget = local_activities.budget(
+                claimed, self.store.execution(claimed.exec_id), started
+            )
         if budget is not None and budget <= 0:
             result = AttemptResult(
                 ok=False,
@@ -79,14 +81,18 @@ class TaskRunner:
         if result.ok and activity.mode == "ledger":
             result = _split_ledger(result)
         elif result.ok and activity.mode == "context":
-            result = AttemptResult(ok=True, output=result.output, llm_calls=list(ctx.llm_calls))
+            result = AttemptResult(
+                ok=True, output=result.output, llm_calls=list(ctx.llm_calls)
+            )
         self._record(claimed, activity, result, started, clock())
         return True
 
     def _context(self, task: TaskRecord) -> ActivityContext:
         heartbeat = payloads.loads(task.heartbeat) if task.heartbeat else None
         previous = (
-            ErrorInfo.from_json(payloads.loads(task.last_error)) if task.last_error else None
+            ErrorInfo.from_json(payloads.loads(task.last_error))
+            if task.last_error
+            else None
         )
         row = self.store.execution(task.exec_id)
         return ActivityContext(
@@ -107,7 +113,9 @@ class TaskRunner:
         )
 
     @staticmethod
-    def _args(activity: RegisteredActivity, task: TaskRecord, ctx: ActivityContext) -> tuple[Any, ...]:
+    def _args(
+        activity: RegisteredActivity, task: TaskRecord, ctx: ActivityContext
+    ) -> tuple[Any, ...]:
         value = payloads.loads(task.input)
         if activity.mode == "context":
             return (ctx, payloads.from_json(value, activity.input_type))
@@ -129,38 +137,61 @@ class TaskRunner:
             if row is None or row.state != "RUNNING":
                 txn.delete_task(task.id)
                 return
-            error_text = None if result.error is None else payloads.dumps(result.error.to_json())
-            outcome = "completed" if result.ok else ("timed_out" if result.timed_out else "failed")
+            error_text = (
+                None if result.error is None else payloads.dumps(result.error.to_json())
+            )
+            outcome = (
+                "completed"
+                if result.ok
+                else ("timed_out" if result.timed_out else "failed")
+            )
             txn.record_attempt(
                 AttemptRecord(
-                    exec_id=task.exec_id, activity_id=task.activity_id,
-                    activity_name=task.activity_name, attempt=task.attempt,
-                    started_at=started, ended_at=ended, outcome=outcome, error=error_text,
+                    exec_id=task.exec_id,
+                    activity_id=task.activity_id,
+                    activity_name=task.activity_name,
+                    attempt=task.attempt,
+                    started_at=started,
+                    ended_at=ended,
+                    outcome=outcome,
+                    error=error_text,
                 )
             )
             if task.local:
                 local_activities.record(txn, current, row, result, ended)
                 return
             if result.ok:
-                txn.add_ledger([_ledger(task, call, ended) for call in result.llm_calls])
+                txn.add_ledger(
+                    [_ledger(task, call, ended) for call in result.llm_calls]
+                )
                 event = HistoryEvent(
-                    seq=row.next_seq, type="ActivityCompleted", at=ended,
+                    seq=row.next_seq,
+                    type="ActivityCompleted",
+                    at=ended,
                     attrs={
-                        "activity_id": task.activity_id, "name": task.activity_name,
-                        "result": result.output, "attempt": task.attempt,
+                        "activity_id": task.activity_id,
+                        "name": task.activity_name,
+                        "result": result.output,
+                        "attempt": task.attempt,
                     },
                 )
             else:
                 assert_error = result.error or ErrorInfo(type="Error", message="failed")
                 ready_at = _retry_at(task, assert_error, ended)
                 if ready_at is not None:
-                    txn.reschedule_task(task.id, task.attempt + 1, ready_at, error_text or "")
+                    txn.reschedule_task(
+                        task.id, task.attempt + 1, ready_at, error_text or ""
+                    )
                     return
                 event = HistoryEvent(
-                    seq=row.next_seq, type="ActivityFailed", at=ended,
+                    seq=row.next_seq,
+                    type="ActivityFailed",
+                    at=ended,
                     attrs={
-                        "activity_id": task.activity_id, "name": task.activity_name,
-                        "error": assert_error.to_json(), "attempt": task.attempt,
+                        "activity_id": task.activity_id,
+                        "name": task.activity_name,
+                        "error": assert_error.to_json(),
+                        "attempt": task.attempt,
                     },
                 )
             txn.append_events(task.exec_id, [event])
@@ -168,7 +199,9 @@ class TaskRunner:
             txn.update_execution(task.exec_id, needs_decision=1)
 
 
-def _budget(task: TaskRecord, activity: RegisteredActivity, now: datetime) -> float | None:
+def _budget(
+    task: TaskRecord, activity: RegisteredActivity, now: datetime
+) -> float | None:
     """Seconds this attempt may run: start_to_close, bounded by schedule_to_close."""
     budget = task.start_to_close
     if task.schedule_to_close_at is not None:
@@ -222,9 +255,14 @@ def _split_ledger(result: AttemptResult) -> AttemptResult:
 
 def _ledger(task: TaskRecord, call: LlmCall, at: datetime) -> LedgerEntry:
     return LedgerEntry(
-        exec_id=task.exec_id, activity=task.activity_name, attempt=task.attempt,
-        model=call.model, input_tokens=call.input_tokens, output_tokens=call.output_tokens,
-        latency=call.latency, recorded_at=at,
+        exec_id=task.exec_id,
+        activity=task.activity_name,
+        attempt=task.attempt,
+        model=call.model,
+        input_tokens=call.input_tokens,
+        output_tokens=call.output_tokens,
+        latency=call.latency,
+        recorded_at=at,
     )
 
 

@@ -92,7 +92,8 @@ def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
                 instance = replay(row, txn.load_events(exec_id), info, now)
             except ReplayBroke as broke:
                 raise UpdateFailed(
-                    name=name, error=f"the run's replay raised {broke}; nothing was recorded"
+                    name=name,
+                    error=f"the run's replay raised {broke}; nothing was recorded",
                 ) from broke.error
             try:
                 outcome = _admit(rt, instance, row, name, value, now)
@@ -110,14 +111,22 @@ def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
                     seq=row.next_seq + 1,
                     type="UpdateFailed",
                     at=now,
-                    attrs={"update_id": update_id, "name": name, "error": outcome.to_json()},
+                    attrs={
+                        "update_id": update_id,
+                        "name": name,
+                        "error": outcome.to_json(),
+                    },
                 )
             else:
                 ending = HistoryEvent(
                     seq=row.next_seq + 1,
                     type="UpdateCompleted",
                     at=now,
-                    attrs={"update_id": update_id, "name": name, "result": outcome.value},
+                    attrs={
+                        "update_id": update_id,
+                        "name": name,
+                        "result": outcome.value,
+                    },
                 )
             rt.settings.check_caps(row, [admitted, ending], None)
             if cancel.budget_reached(row, 2):
@@ -131,7 +140,9 @@ def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
         # with the cap's reason.
         rt.cache.evict(exec_id)
         decider = rt._decider
-        if decider._cancel_instead(exec_id, now) is None and isinstance(cap, HistoryCapReached):
+        if decider._cancel_instead(exec_id, now) is None and isinstance(
+            cap, HistoryCapReached
+        ):
             decider._seal_at_cap(exec_id, cap.reason, now)
         raise UpdateHistoryCapReached(name=name, exec_id=exec_id) from None
     if isinstance(outcome, ErrorInfo):
@@ -198,7 +209,9 @@ def _admit(
     except (PayloadTooDeep, PayloadTooLarge) as exc:
         return _failure(exc)
     except (TypeError, ValueError) as exc:
-        return ErrorInfo(type="TypeError", message=f"the update result is not JSON: {exc}")
+        return ErrorInfo(
+            type="TypeError", message=f"the update result is not JSON: {exc}"
+        )
     return _Result(result)
 
 
@@ -217,9 +230,12 @@ def _find(
     if declared is not None:
         ctx = instance.ctx
         fn = declared.fn
-        return _Handler(validate=None, run=lambda arg: fn(ctx, arg), input_type=declared.input_type)
+        return _Handler(
+            validate=None, run=lambda arg: fn(ctx, arg), input_type=declared.input_type
+        )
     known = sorted(
-        set(instance.updates) | {n for (w, n) in rt.registry.updates if w == row.workflow_name}
+        set(instance.updates)
+        | {n for (w, n) in rt.registry.updates if w == row.workflow_name}
     )
     raise UpdateRejected(
         name=name,
@@ -245,10 +261,14 @@ def _validate(
     error = task.exception()
     if error is not None:
         reason = error.message if isinstance(error, HarvestError) else str(error)
-        raise UpdateRejected(name=name, reason=reason or type(error).__name__) from error
+        raise UpdateRejected(
+            name=name, reason=reason or type(error).__name__
+        ) from error
 
 
-def _check_time(rt: SqliteRuntime, row: ExecutionRecord, name: str, started: datetime) -> None:
+def _check_time(
+    rt: SqliteRuntime, row: ExecutionRecord, name: str, started: datetime
+) -> None:
     """UpdateTimedOut past the 5 s limit, or past the run's execution deadline."""
     finished = rt.clock.now()
     elapsed = (finished - started).total_seconds()
@@ -272,5 +292,7 @@ def _failure(error: BaseException) -> ErrorInfo:
             details=details,
         )
     if isinstance(error, HarvestError):
-        return ErrorInfo(type=type(error).__name__, message=error.message, non_retryable=True)
+        return ErrorInfo(
+            type=type(error).__name__, message=error.message, non_retryable=True
+        )
     return ErrorInfo(type=type(error).__name__, message=describe_error(error))

@@ -158,7 +158,9 @@ class WriteTxn(Protocol):
         """The run's row, or None."""
         ...
 
-    def runs_of_key(self, workflow_name: str, workflow_id: str) -> list[ExecutionRecord]:
+    def runs_of_key(
+        self, workflow_name: str, workflow_id: str
+    ) -> list[ExecutionRecord]:
         """Every run of a (workflow_name, workflow_id) key, newest first."""
         ...
 
@@ -261,7 +263,10 @@ class WriteTxn(Protocol):
         ...
 
     def append_log_lines(
-        self, exec_id: str, lines: Sequence[tuple[int, datetime, str]], max_lines: int | None
+        self,
+        exec_id: str,
+        lines: Sequence[tuple[int, datetime, str]],
+        max_lines: int | None,
     ) -> None:
         """Store workflow log lines `(line_no, at, message)` (best effort, in a savepoint).
 
@@ -291,7 +296,9 @@ class WriteTxn(Protocol):
         """Insert or replace a schedule row (JSON `spec` and `input`)."""
         ...
 
-    def update_schedule(self, workflow_name: str, now: datetime, **fields: object) -> None:
+    def update_schedule(
+        self, workflow_name: str, now: datetime, **fields: object
+    ) -> None:
         """Set `next_fire_at`, `paused` and/or `last_fired_at` of a schedule."""
         ...
 
@@ -299,7 +306,9 @@ class WriteTxn(Protocol):
         """Remove a schedule; True if one was stored."""
         ...
 
-    def active_schedule_runs(self, workflow_name: str, id_prefix: str, now: datetime) -> int:
+    def active_schedule_runs(
+        self, workflow_name: str, id_prefix: str, now: datetime
+    ) -> int:
         """RUNNING runs of a schedule and their successors, not past deadline nor cancelled."""
         ...
 
@@ -383,7 +392,9 @@ class DurableStore(Protocol):
         """The earliest timer or task ready time of a run."""
         ...
 
-    def activity_attempts(self, exec_id: str, name: str | None) -> list[ActivityAttempt]:
+    def activity_attempts(
+        self, exec_id: str, name: str | None
+    ) -> list[ActivityAttempt]:
         """Finished attempts of a run's activities (of one name, or all)."""
         ...
 

@@ -115,7 +115,9 @@ class SqliteReader:
         last: int | None = None
         count = 0
         with readonly.snapshot(self._conn):
-            with closing(listing.visit_executions(self._conn, chosen, self._columns)) as rows:
+            with closing(
+                listing.visit_executions(self._conn, chosen, self._columns)
+            ) as rows:
                 for detail in rows:
                     fn(detail)
                     last = detail.cursor
@@ -207,5 +209,7 @@ def _filter(flt: ExecutionFilter | None) -> ExecutionFilter:
     if flt is None:
         return ExecutionFilter()
     if not isinstance(flt, ExecutionFilter):
-        raise InvalidFilter(reason=f"expected an ExecutionFilter, got {type(flt).__name__}")
+        raise InvalidFilter(
+            reason=f"expected an ExecutionFilter, got {type(flt).__name__}"
+        )
     return flt

@@ -117,7 +117,10 @@ def solo_violation(
     start a durable awaitable while a local activity is still running.
     """
     awaitables = [c for c in batch if c.future is not None]
-    if any(c.type == "MutexRequested" for c in batch) and len(awaitables) + len(marks) > 1:
+    if (
+        any(c.type == "MutexRequested" for c in batch)
+        and len(awaitables) + len(marks) > 1
+    ):
         return (
             "AcquireMutex",
             "a mutex acquire must be the only awaitable in its batch on this backend",

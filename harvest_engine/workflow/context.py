@@ -95,7 +95,9 @@ class ParentClosePolicy(enum.Enum):
 class TimerHandle:
     """A cancellable durable timer from `ctx.start_timer`."""
 
-    def __init__(self, ctx: WorkflowContext, timer_id: str, duration: timedelta) -> None:
+    def __init__(
+        self, ctx: WorkflowContext, timer_id: str, duration: timedelta
+    ) -> None:
         self._ctx = ctx
         self.timer_id = timer_id
         self._duration = duration
@@ -182,7 +184,9 @@ class WorkflowContext:
 
     def __init__(self, machine: WorkflowInstance) -> None:
         self._machine = machine
-        seed = int.from_bytes(hashlib.sha256(machine.run.exec_id.encode()).digest()[:8], "big")
+        seed = int.from_bytes(
+            hashlib.sha256(machine.run.exec_id.encode()).digest()[:8], "big"
+        )
         self._rng = _random.Random(seed)
 
     # -- facts about the run -------------------------------------------------
@@ -233,7 +237,10 @@ class WorkflowContext:
             workflow_type: only the run's own type is supported; another one
                 is rejected (guide §12) and the run ends FAILED.
         """
-        if workflow_type is not None and workflow_type != self._machine.run.workflow_name:
+        if (
+            workflow_type is not None
+            and workflow_type != self._machine.run.workflow_name
+        ):
             raise self._machine.reject(
                 "ContinueAsNew.new_workflow_type",
                 f"continue_as_new to another workflow type ({workflow_type!r}) is not supported "
@@ -265,7 +272,10 @@ class WorkflowContext:
     ) -> Any:
         """Schedule an activity and wait for its result (ActivityError when it fails for good)."""
         name, result_type = _activity_target(activity)
-        attrs: dict[str, Any] = {"name": name, "input": _checked(input, "activity input")}
+        attrs: dict[str, Any] = {
+            "name": name,
+            "input": _checked(input, "activity input"),
+        }
         if queue is not None:
             attrs["queue"] = queue
         if retry is not None:
@@ -277,7 +287,9 @@ class WorkflowContext:
         result = await self._machine.schedule_activity(attrs)
         return payloads.from_json(result, result_type)
 
-    async def execute_activity_raw(self, name: str, input: Any, queue: str = "default") -> Any:
+    async def execute_activity_raw(
+        self, name: str, input: Any, queue: str = "default"
+    ) -> Any:
         """Schedule an activity by name on a queue; the JSON result, untyped."""
         return await self.execute_activity(name, input, queue=queue)
 
@@ -295,12 +307,16 @@ class WorkflowContext:
         the only awaitable of its batch (guide §7 solo rules).
         """
         name, result_type = _activity_target(activity)
-        attrs: dict[str, Any] = {"name": name, "input": _checked(input, "activity input")}
+        attrs: dict[str, Any] = {
+            "name": name,
+            "input": _checked(input, "activity input"),
+        }
         if retry is not None:
             attrs["retry"] = retry.to_json()
         if start_to_close is not None:
             attrs["start_to_close"] = min(
-                to_timedelta(start_to_close).total_seconds(), LOCAL_ACTIVITY_BUDGET_SECONDS
+                to_timedelta(start_to_close).total_seconds(),
+                LOCAL_ACTIVITY_BUDGET_SECONDS,
             )
         result = await self._machine.schedule_local_activity(attrs)
         return payloads.from_json(result, result_type)
@@ -344,7 +360,9 @@ class WorkflowContext:
             result = await future
             return payloads.from_json(result, result_type)
         handle = TimerHandle(
-            self, self._machine.next_timer_id(), to_timedelta(timeout, what="child timeout")
+            self,
+            self._machine.next_timer_id(),
+            to_timedelta(timeout, what="child timeout"),
         )
         handle._arm()
         waiter: asyncio.Future[Any] = self._machine.loop.create_future()
@@ -401,11 +419,17 @@ class WorkflowContext:
             raise ValueError("a signal name is non-empty text")
         recorded = await self._machine.external(
             "ExternalSignalSent",
-            {"target": str(exec_id), "name": name, "payload": _checked(payload, "signal payload")},
+            {
+                "target": str(exec_id),
+                "name": name,
+                "payload": _checked(payload, "signal payload"),
+            },
         )
         _raise_recorded(recorded)
 
-    async def request_cancel_external_workflow(self, exec_id: ExecutionId | str) -> None:
+    async def request_cancel_external_workflow(
+        self, exec_id: ExecutionId | str
+    ) -> None:
         """Cancel another run at once (a hard seal: its body does not run again)."""
         recorded = await self._machine.external(
             "ExternalCancelRequested", {"target": str(exec_id)}
@@ -449,7 +473,9 @@ class WorkflowContext:
             raise ValueError("start_timer needs a non-empty timer id")
         if timer_id.startswith("harvest."):
             raise ValueError("timer ids starting with 'harvest.' are reserved")
-        return TimerHandle(self, timer_id, to_timedelta(duration, what="start_timer duration"))
+        return TimerHandle(
+            self, timer_id, to_timedelta(duration, what="start_timer duration")
+        )
 
     def _start_timer(self, timer_id: str, duration: timedelta) -> asyncio.Future[Any]:
         """Record TimerStarted (`fire_at` is the earliest fire time); the row is armed apart."""
@@ -487,7 +513,9 @@ class WorkflowContext:
             return signals.pop(name)
         waiter = signals.waiter(name)
         handle = TimerHandle(
-            self, self._machine.next_timer_id(), to_timedelta(duration, what="signal timeout")
+            self,
+            self._machine.next_timer_id(),
+            to_timedelta(duration, what="signal timeout"),
         )
         handle._arm()
 
@@ -544,14 +572,19 @@ class WorkflowContext:
             try:
                 value = fn()
                 if inspect.isawaitable(value):
-                    raise TypeError("side_effect needs a plain function, not a coroutine")
+                    raise TypeError(
+                        "side_effect needs a plain function, not a coroutine"
+                    )
                 value = payloads.to_json(value)
                 payloads.check(value, "side effect value")
             except PayloadTooDeep as exc:
                 details = {"limit": getattr(exc, "limit", None)}
                 return {"error": {**_error_json(exc), "details": details}}
             except PayloadTooLarge as exc:
-                details = {"size": getattr(exc, "size", None), "limit": getattr(exc, "limit", None)}
+                details = {
+                    "size": getattr(exc, "size", None),
+                    "limit": getattr(exc, "limit", None),
+                }
                 return {"error": {**_error_json(exc), "details": details}}
             except Exception as exc:
                 return {"error": _error_json(exc)}
@@ -567,12 +600,17 @@ class WorkflowContext:
         checked: dict[str, Any] = {}
         for key, value in attributes.items():
             if not isinstance(key, str) or not key.strip():
-                raise InvalidSearchAttribute(key=str(key), reason="keys are non-empty text")
+                raise InvalidSearchAttribute(
+                    key=str(key), reason="keys are non-empty text"
+                )
             if isinstance(value, (dict, list)) or (
-                isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
+                isinstance(value, int)
+                and not isinstance(value, bool)
+                and abs(value) >= 2**63
             ):
                 raise InvalidSearchAttribute(
-                    key=key, reason="values are text, numbers below 2^63, booleans or null"
+                    key=key,
+                    reason="values are text, numbers below 2^63, booleans or null",
                 )
             if isinstance(value, str) and NUL in value:
                 raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
@@ -632,9 +670,15 @@ def _checked(value: Any, what: str) -> Any:
 def _activity_target(activity: Any) -> tuple[str, Any]:
     if isinstance(activity, str):
         return activity, None
-    info = activity if isinstance(activity, ActivityInfo) else getattr(activity, "info", None)
+    info = (
+        activity
+        if isinstance(activity, ActivityInfo)
+        else getattr(activity, "info", None)
+    )
     if not isinstance(info, ActivityInfo):
-        raise TypeError(f"execute_activity needs an @activity function or a name, got {activity!r}")
+        raise TypeError(
+            f"execute_activity needs an @activity function or a name, got {activity!r}"
+        )
     result_type = None
     if info.fn is not None:
         try:
@@ -647,9 +691,15 @@ def _activity_target(activity: Any) -> tuple[str, Any]:
 def _workflow_target(workflow: Any) -> tuple[str, Any]:
     if isinstance(workflow, str):
         return workflow, None
-    info = workflow if isinstance(workflow, WorkflowInfo) else getattr(workflow, "info", None)
+    info = (
+        workflow
+        if isinstance(workflow, WorkflowInfo)
+        else getattr(workflow, "info", None)
+    )
     if not isinstance(info, WorkflowInfo):
-        raise TypeError(f"a child needs a @workflow function or a name, got {workflow!r}")
+        raise TypeError(
+            f"a child needs a @workflow function or a name, got {workflow!r}"
+        )
     try:
         result_type = typing.get_type_hints(info.fn).get("return")
     except (NameError, TypeError):
@@ -679,14 +729,18 @@ def _side_effect_error(err: dict[str, Any]) -> Exception:
     fields = details if isinstance(details, dict) else {}
     what = "side effect value"
     if err.get("type") == "PayloadTooDeep":
-        return PayloadTooDeep(what=what, limit=int(fields.get("limit") or payloads.MAX_PAYLOAD_DEPTH))
+        return PayloadTooDeep(
+            what=what, limit=int(fields.get("limit") or payloads.MAX_PAYLOAD_DEPTH)
+        )
     if err.get("type") == "PayloadTooLarge":
         return PayloadTooLarge(
             what=what,
             size=int(fields.get("size") or 0),
             limit=int(fields.get("limit") or payloads.MAX_PAYLOAD_BYTES),
         )
-    return ApplicationError(err.get("message", ""), type=err.get("type"), details=details)
+    return ApplicationError(
+        err.get("message", ""), type=err.get("type"), details=details
+    )
 
 
 def _error_json(exc: BaseException) -> dict[str, Any]:

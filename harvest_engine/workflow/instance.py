@@ -43,7 +43,9 @@ from harvest_engine.workflow.signals import SignalInbox
 log = logging.getLogger("harvest.workflow")
 
 # Events the engine records that answer no command and need no action here.
-_PASSIVE_EVENTS = frozenset({"WorkflowRetryScheduled", "UpdateAdmitted", "LocalActivityFailed"})
+_PASSIVE_EVENTS = frozenset(
+    {"WorkflowRetryScheduled", "UpdateAdmitted", "LocalActivityFailed"}
+)
 
 # Child run ids derive from the parent's id and the command number, so a
 # replay computes the same id the live cycle recorded.
@@ -73,7 +75,9 @@ class WorkflowInstance:
         self.ctx = WorkflowContext(self)
         self.signals = SignalInbox(self)
         self.queries: dict[str, Callable[..., Any]] = {}
-        self.updates: dict[str, tuple[Callable[[Any], Any] | None, Callable[[Any], Any]]] = {}
+        self.updates: dict[
+            str, tuple[Callable[[Any], Any] | None, Callable[[Any], Any]]
+        ] = {}
         self.current_details: str | None = None
         self.now: datetime = run.started_at or datetime.now().astimezone()
         self.applied_seq = 0
@@ -120,7 +124,9 @@ class WorkflowInstance:
         activity_id = self.next_command_id()
         future = self.loop.create_future()
         self._activities[activity_id] = future
-        self.emit(Command("ActivityScheduled", {"activity_id": activity_id, **attrs}, future))
+        self.emit(
+            Command("ActivityScheduled", {"activity_id": activity_id, **attrs}, future)
+        )
         return future
 
     def start_timer(self, attrs: dict[str, Any]) -> asyncio.Future[Any]:
@@ -130,7 +136,9 @@ class WorkflowInstance:
         self.emit(Command("TimerStarted", attrs, future))
         return future
 
-    def arm_timer(self, timer_id: str, duration: timedelta, future: asyncio.Future[Any]) -> None:
+    def arm_timer(
+        self, timer_id: str, duration: timedelta, future: asyncio.Future[Any]
+    ) -> None:
         """Ask for the durable row of a started timer (guide §7: armed at the first await).
 
         The deadline counts from the workflow time of the await, which replay
@@ -142,7 +150,11 @@ class WorkflowInstance:
     def take_timer_arms(self) -> list[tuple[str, datetime]]:
         """(timer id, fire time) asked since the last call, for timers still waiting to fire."""
         arms, self._timer_arms = self._timer_arms, []
-        return [(timer_id, fire_at) for timer_id, fire_at, future in arms if not future.done()]
+        return [
+            (timer_id, fire_at)
+            for timer_id, fire_at, future in arms
+            if not future.done()
+        ]
 
     def forget_timer(self, timer_id: str) -> None:
         """A cancelled timer no longer waits for its TimerFired."""
@@ -155,7 +167,9 @@ class WorkflowInstance:
         self._activities[activity_id] = future
         self._local_ids.add(activity_id)
         self.emit(
-            Command("LocalActivityScheduled", {"activity_id": activity_id, **attrs}, future)
+            Command(
+                "LocalActivityScheduled", {"activity_id": activity_id, **attrs}, future
+            )
         )
         return future
 
@@ -188,7 +202,9 @@ class WorkflowInstance:
         """Emit a signal or cancel to another run; the future gets the recorded outcome."""
         future = self.loop.create_future()
         command_id = self.next_command_id()
-        self.emit(Command(type_, {"command_id": command_id, **attrs}, future, answered=True))
+        self.emit(
+            Command(type_, {"command_id": command_id, **attrs}, future, answered=True)
+        )
         return future
 
     def await_workflow(self, target: str) -> asyncio.Future[Any]:
@@ -197,7 +213,11 @@ class WorkflowInstance:
         command_id = self.next_command_id()
         self._awaits[command_id] = (target, future)
         self.emit(
-            Command("ExternalWorkflowAwaited", {"command_id": command_id, "target": target}, future)
+            Command(
+                "ExternalWorkflowAwaited",
+                {"command_id": command_id, "target": target},
+                future,
+            )
         )
         return future
 
@@ -227,7 +247,9 @@ class WorkflowInstance:
         """Emit SideEffectRecorded; live it is computed once, on replay read back."""
         future = self.loop.create_future()
         effect_id = self.next_command_id()
-        self.emit(Command("SideEffectRecorded", {"id": effect_id}, future, immediate=compute))
+        self.emit(
+            Command("SideEffectRecorded", {"id": effect_id}, future, immediate=compute)
+        )
         return future
 
     def condition(self, predicate: Callable[[], bool]) -> asyncio.Future[None]:
@@ -298,23 +320,33 @@ class WorkflowInstance:
             coro = self.fn(self.ctx, payloads.from_json(raw, self.input_type))
         else:
             coro = self.fn(self.ctx)
-        self.main = self.loop.create_task(coro, name=f"workflow {self.run.workflow_name}")
+        self.main = self.loop.create_task(
+            coro, name=f"workflow {self.run.workflow_name}"
+        )
 
     def _resolve(self, event: HistoryEvent) -> None:
         attrs = event.attrs
         kind = event.type
         if kind == "ActivityCompleted":
-            self._settle(self._activities.pop(int(attrs.get("activity_id", 0)), None), attrs.get("result"))
+            self._settle(
+                self._activities.pop(int(attrs.get("activity_id", 0)), None),
+                attrs.get("result"),
+            )
         elif kind == "ActivityFailed":
             future = self._activities.pop(int(attrs.get("activity_id", 0)), None)
             if future is not None and not future.done():
                 future.set_exception(activity_error(attrs))
         elif kind == "TimerFired":
-            self._settle(self._timers.pop(str(attrs.get("timer_id")), None), TimerOutcome.FIRED)
+            self._settle(
+                self._timers.pop(str(attrs.get("timer_id")), None), TimerOutcome.FIRED
+            )
         elif kind == "SignalReceived":
             self.signals.arrive(attrs.get("name", ""), attrs.get("payload"))
         elif kind == "LocalActivityCompleted":
-            self._settle(self._activities.pop(int(attrs.get("activity_id", 0)), None), attrs.get("result"))
+            self._settle(
+                self._activities.pop(int(attrs.get("activity_id", 0)), None),
+                attrs.get("result"),
+            )
         elif kind == "LocalActivityExhausted":
             future = self._activities.pop(int(attrs.get("activity_id", 0)), None)
             if future is not None and not future.done():
@@ -324,9 +356,14 @@ class WorkflowInstance:
             self._answer(None if entry is None else entry[1], attrs, ChildWorkflowError)
         elif kind in ("ExternalWorkflowCompleted", "ExternalWorkflowFailed"):
             entry = self._awaits.pop(int(attrs.get("command_id", 0)), None)
-            self._answer(None if entry is None else entry[1], attrs, ExternalWorkflowError)
+            self._answer(
+                None if entry is None else entry[1], attrs, ExternalWorkflowError
+            )
         elif kind == "MutexGranted":
-            self._settle(self._mutex_waits.pop(str(attrs.get("key")), None), attrs.get("lock_seq"))
+            self._settle(
+                self._mutex_waits.pop(str(attrs.get("key")), None),
+                attrs.get("lock_seq"),
+            )
         elif kind in _PASSIVE_EVENTS:
             return
         # Other engine events (cancel seals, terminal events) need no action.
@@ -481,10 +518,14 @@ class WorkflowInstance:
         `await_external_workflow`.
         """
         waits = [
-            ("child", cid, target) for cid, (target, fut) in self._children.items() if not fut.done()
+            ("child", cid, target)
+            for cid, (target, fut) in self._children.items()
+            if not fut.done()
         ]
         waits += [
-            ("await", cid, target) for cid, (target, fut) in self._awaits.items() if not fut.done()
+            ("await", cid, target)
+            for cid, (target, fut) in self._awaits.items()
+            if not fut.done()
         ]
         return sorted(waits, key=lambda w: w[1])
 
@@ -495,7 +536,8 @@ class WorkflowInstance:
     def waiting_local_activity_ids(self) -> list[int]:
         """Local activities the code still waits on."""
         return [
-            aid for aid in sorted(self._local_ids)
+            aid
+            for aid in sorted(self._local_ids)
             if aid in self._activities and not self._activities[aid].done()
         ]
 
@@ -510,7 +552,9 @@ class WorkflowInstance:
             try:
                 self.loop.run_until_quiescent()
             except BaseException:
-                log.debug("closing instance of %s raised", self.run.exec_id, exc_info=True)
+                log.debug(
+                    "closing instance of %s raised", self.run.exec_id, exc_info=True
+                )
         self.loop.close()
 
     # -- queries and updates (runtime/queries.py, runtime/updates.py) ----------

@@ -76,7 +76,9 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
     def create_future(self) -> asyncio.Future[Any]:
         return asyncio.Future(loop=self)
 
-    def create_task(self, coro: Any, *, name: str | None = None, context: Any = None) -> Any:
+    def create_task(
+        self, coro: Any, *, name: str | None = None, context: Any = None
+    ) -> Any:
         if context is None:
             task = asyncio.Task(coro, loop=self, name=name)
         else:
@@ -128,7 +130,9 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
         # not be logged and forgotten. Unretrieved task exceptions at garbage
         # collection are noise from torn-down instances and are ignored.
         exc = context.get("exception")
-        if isinstance(exc, BaseException) and "Task exception was never retrieved" not in str(
+        if isinstance(
+            exc, BaseException
+        ) and "Task exception was never retrieved" not in str(
             context.get("message", "")
         ):
             self._exception = exc
@@ -151,20 +155,32 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
     # -- refused: time ----------------------------------------------------
 
     def time(self) -> float:
-        raise _violation("asyncio.timeout / asyncio.wait_for / loop.time()", _TIMEOUT_INSTEAD)
+        raise _violation(
+            "asyncio.timeout / asyncio.wait_for / loop.time()", _TIMEOUT_INSTEAD
+        )
 
-    def call_later(self, delay: float, callback: Any, *args: Any, context: Any = None) -> Any:  # type: ignore[override]
-        raise _violation("asyncio.sleep(d > 0) / asyncio.wait_for / loop.call_later", _SLEEP_INSTEAD)
+    def call_later(  # type: ignore[override]
+        self, delay: float, callback: Any, *args: Any, context: Any = None
+    ) -> Any:
+        raise _violation(
+            "asyncio.sleep(d > 0) / asyncio.wait_for / loop.call_later", _SLEEP_INSTEAD
+        )
 
-    def call_at(self, when: float, callback: Any, *args: Any, context: Any = None) -> Any:  # type: ignore[override]
-        raise _violation("asyncio.timeout / asyncio.wait_for / loop.call_at", _TIMEOUT_INSTEAD)
+    def call_at(  # type: ignore[override]
+        self, when: float, callback: Any, *args: Any, context: Any = None
+    ) -> Any:
+        raise _violation(
+            "asyncio.timeout / asyncio.wait_for / loop.call_at", _TIMEOUT_INSTEAD
+        )
 
     # -- refused: threads and I/O -------------------------------------------
 
     def run_in_executor(self, executor: Any, func: Any, *args: Any) -> Any:  # type: ignore[override]
         raise _violation("loop.run_in_executor / asyncio.to_thread", _IO_INSTEAD)
 
-    def call_soon_threadsafe(self, callback: Any, *args: Any, context: Any = None) -> Any:  # type: ignore[override]
+    def call_soon_threadsafe(  # type: ignore[override]
+        self, callback: Any, *args: Any, context: Any = None
+    ) -> Any:
         raise _violation("loop.call_soon_threadsafe", _IO_INSTEAD)
 
     def run_forever(self) -> None:
@@ -184,13 +200,36 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
 
 
 _IO_METHODS = (
-    "getaddrinfo", "getnameinfo", "create_connection", "create_server", "create_unix_connection",
-    "create_unix_server", "create_datagram_endpoint", "connect_accepted_socket",
-    "connect_read_pipe", "connect_write_pipe", "subprocess_exec", "subprocess_shell",
-    "add_reader", "remove_reader", "add_writer", "remove_writer", "sock_recv", "sock_recv_into",
-    "sock_recvfrom", "sock_recvfrom_into", "sock_sendall", "sock_sendto", "sock_connect",
-    "sock_accept", "sock_sendfile", "sendfile", "start_tls", "add_signal_handler",
-    "remove_signal_handler", "set_default_executor",
+    "getaddrinfo",
+    "getnameinfo",
+    "create_connection",
+    "create_server",
+    "create_unix_connection",
+    "create_unix_server",
+    "create_datagram_endpoint",
+    "connect_accepted_socket",
+    "connect_read_pipe",
+    "connect_write_pipe",
+    "subprocess_exec",
+    "subprocess_shell",
+    "add_reader",
+    "remove_reader",
+    "add_writer",
+    "remove_writer",
+    "sock_recv",
+    "sock_recv_into",
+    "sock_recvfrom",
+    "sock_recvfrom_into",
+    "sock_sendall",
+    "sock_sendto",
+    "sock_connect",
+    "sock_accept",
+    "sock_sendfile",
+    "sendfile",
+    "start_tls",
+    "add_signal_handler",
+    "remove_signal_handler",
+    "set_default_executor",
 )
 for _name in _IO_METHODS:
     setattr(DeterministicLoop, _name, _refuse(f"loop.{_name} (I/O)", _IO_INSTEAD))
@@ -202,7 +241,9 @@ def _caller_allowed() -> bool:
     return any(module == p or module.startswith(p) for p in _CLOCK_CALLERS_ALLOWED)
 
 
-def _guarded(original: Callable[..., Any], call: str, instead: str) -> Callable[..., Any]:
+def _guarded(
+    original: Callable[..., Any], call: str, instead: str
+) -> Callable[..., Any]:
     def guarded(*args: Any, **kwargs: Any) -> Any:
         if getattr(_stepping, "active", False) and not _caller_allowed():
             raise _violation(call, instead)

@@ -38,7 +38,9 @@ class ReplayResult:
 class WorkflowReplayer:
     """Replays histories of the given workflows; synchronous and storage-free."""
 
-    def __init__(self, workflows: Iterable[Callable[..., Any] | WorkflowInfo | HandlerInfo]) -> None:
+    def __init__(
+        self, workflows: Iterable[Callable[..., Any] | WorkflowInfo | HandlerInfo]
+    ) -> None:
         """`workflows` may also hold `@query` functions, which `query` then answers too."""
         self._workflows: dict[str, WorkflowInfo] = {}
         self._queries: dict[tuple[str, str], HandlerInfo] = {}
@@ -74,10 +76,16 @@ class WorkflowReplayer:
             workflow_name = instance.run.workflow_name
             declared = self._queries.get((workflow_name, name))
             if declared is not None:
-                return declared.fn(instance.ctx, payloads.from_json(arg, declared.input_type))
-            known = set(instance.queries) | {n for (w, n) in self._queries if w == workflow_name}
+                return declared.fn(
+                    instance.ctx, payloads.from_json(arg, declared.input_type)
+                )
+            known = set(instance.queries) | {
+                n for (w, n) in self._queries if w == workflow_name
+            }
             raise QueryNotFound(
-                exec_id=instance.run.exec_id, name=name, known=", ".join(sorted(known)) or "none"
+                exec_id=instance.run.exec_id,
+                name=name,
+                known=", ".join(sorted(known)) or "none",
             )
 
         return self._replay(history, ask, strict_end=False)[1]
@@ -89,7 +97,11 @@ class WorkflowReplayer:
         *,
         strict_end: bool = True,
     ) -> tuple[ReplayResult, Any]:
-        events = history_from_json(history) if isinstance(history, (str, bytes)) else list(history)
+        events = (
+            history_from_json(history)
+            if isinstance(history, (str, bytes))
+            else list(history)
+        )
         if not events or events[0].type != "WorkflowStarted":
             raise ValueError("a history starts with a WorkflowStarted event")
         started = events[0]
@@ -121,7 +133,9 @@ class WorkflowReplayer:
                     break
                 instance.feed(event)
             answer = then(instance)
-            return ReplayResult(workflow_name=name, events=len(events), closed=closed), answer
+            return ReplayResult(
+                workflow_name=name, events=len(events), closed=closed
+            ), answer
         finally:
             instance.close()
 
@@ -153,7 +167,9 @@ def _check_ending(instance: WorkflowInstance, event: HistoryEvent) -> None:
         # it must have ended on it. A body still parked never saw it.
         if instance.done or instance.pending_commands:
             return
-        raise _diverged(instance, event, "the body still parked (it never checked is_cancelled())")
+        raise _diverged(
+            instance, event, "the body still parked (it never checked is_cancelled())"
+        )
     if event.type == "WorkflowContinuedAsNew":
         if instance.done and isinstance(instance.outcome()[1], ContinueAsNew):
             return
@@ -168,7 +184,12 @@ def _cancel_reason(events: Sequence[HistoryEvent]) -> str | None:
     return None
 
 
-def _diverged(instance: WorkflowInstance, event: HistoryEvent, expected: str) -> NonDeterminismDetected:
+def _diverged(
+    instance: WorkflowInstance, event: HistoryEvent, expected: str
+) -> NonDeterminismDetected:
     return NonDeterminismDetected(
-        exec_id=instance.run.exec_id, seq=event.seq, recorded=describe_event(event), expected=expected
+        exec_id=instance.run.exec_id,
+        seq=event.seq,
+        recorded=describe_event(event),
+        expected=expected,
     )

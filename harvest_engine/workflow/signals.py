@@ -85,7 +85,9 @@ class SignalInbox:
 
     def waiting_names(self) -> list[str]:
         """Signal names with a parked waiter, in the order they were parked."""
-        return [name for name, ws in self._waiters.items() if any(not w.done() for w in ws)]
+        return [
+            name for name, ws in self._waiters.items() if any(not w.done() for w in ws)
+        ]
 
     def buffered(self) -> dict[str, int]:
         """How many payloads of each name are buffered (for queries and the GUI)."""

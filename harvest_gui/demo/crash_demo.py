@@ -91,7 +91,9 @@ class CrashDemoView(QWidget):
         self.status.setObjectName("demoStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
-        self.pending = self._table("demoPending", ["Task", "Status", "Attempt", "Since"])
+        self.pending = self._table(
+            "demoPending", ["Task", "Status", "Attempt", "Since"]
+        )
         self.ran = self._table("demoMarks", ["Time", "Step", "Event", "Process"])
         self.timeline = TimelineView()
         self.run_button = QPushButton("&Run the demo")
@@ -163,14 +165,23 @@ class CrashDemoView(QWidget):
         self.ran.setRowCount(len(marks))
         for r, (at, step, what, pid) in enumerate(marks):
             who = "worker" if pid == self.result.worker_pid else "this window"
-            cells = (_clock(datetime.fromtimestamp(at, UTC)), step, what, f"{who} (pid {pid})")
+            cells = (
+                _clock(datetime.fromtimestamp(at, UTC)),
+                step,
+                what,
+                f"{who} (pid {pid})",
+            )
             for c, text in enumerate(cells):
                 self.ran.setItem(r, c, QTableWidgetItem(text))
         history = s.load_history(exec_id)
-        attempts = list(s.activity_attempts(exec_id)) + self._killed_attempt(history, marks)
+        attempts = list(s.activity_attempts(exec_id)) + self._killed_attempt(
+            history, marks
+        )
         self.timeline.show_history(history, attempts, datetime.now(UTC))
 
-    def _killed_attempt(self, history: list[Any], marks: list[Any]) -> list[ActivityAttempt]:
+    def _killed_attempt(
+        self, history: list[Any], marks: list[Any]
+    ) -> list[ActivityAttempt]:
         """The attempt SIGKILL cut short: the file never records it, the marks and the kill do."""
         if self.killed_at is None:
             return []
@@ -180,7 +191,9 @@ class CrashDemoView(QWidget):
             if step == SLOW_STEP and what == "start" and pid == self.result.worker_pid
         ]
         scheduled = [
-            e for e in history if e.type == "ActivityScheduled" and e.attrs.get("name") == SLOW_STEP
+            e
+            for e in history
+            if e.type == "ActivityScheduled" and e.attrs.get("name") == SLOW_STEP
         ]
         if not started or not scheduled:
             return []
@@ -239,7 +252,9 @@ class CrashDemoView(QWidget):
             f"This window opens the same file read-only beside the worker (pid {self.worker.pid}):"
             " no lock taken, nothing written; it follows the worker's commits as they land."
         )
-        await self._until(lambda: self._task_status(reader) == "RUNNING", 30, "pack_parcel start")
+        await self._until(
+            lambda: self._task_status(reader) == "RUNNING", 30, "pack_parcel start"
+        )
         self.refresh_views()
         self.say(
             "pack_parcel is RUNNING in the worker: its claim is committed. prepare_order has "
@@ -259,7 +274,9 @@ class CrashDemoView(QWidget):
             f"SIGKILL: the worker (pid {self.worker.pid}) died in the middle of pack_parcel "
             f"(exit status {self.worker.returncode}); no clean-up code ran."
         )
-        await asyncio.sleep(0.3)  # any last commit of the dead process would have landed
+        await asyncio.sleep(
+            0.3
+        )  # any last commit of the dead process would have landed
         self.refresh_views()
         self.result.stranded_seen = self._task_status(reader) == "RUNNING"
         self.say(
@@ -310,7 +327,9 @@ class CrashDemoView(QWidget):
     def _spawn_worker(self) -> subprocess.Popen[bytes]:
         root = str(Path(harvest_gui.__file__).resolve().parent.parent)
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (root, env.get("PYTHONPATH", "")) if p
+        )
         log = (self.workdir / "worker.log").open("wb")
         try:
             return subprocess.Popen(
@@ -340,7 +359,9 @@ class CrashDemoView(QWidget):
             except HarvestError:
                 reader = None
             if reader is not None:
-                runs = reader.list_executions(ExecutionFilter().workflow_id(DEMO_WORKFLOW_ID))
+                runs = reader.list_executions(
+                    ExecutionFilter().workflow_id(DEMO_WORKFLOW_ID)
+                )
                 if runs.executions:
                     self.result.exec_id = str(runs.executions[0].exec_id)
                     self._use(reader)
@@ -393,7 +414,9 @@ class CrashDemoView(QWidget):
                 name = str(e.attrs.get("name"))
                 counts[name] = counts.get(name, 0) + 1
         self.result.completions_in_history = counts
-        self.result.completed = self.session.describe(self.result.exec_id).state == "COMPLETED"
+        self.result.completed = (
+            self.session.describe(self.result.exec_id).state == "COMPLETED"
+        )
 
     # -- closing --------------------------------------------------------------------------
 

@@ -29,7 +29,8 @@ def main(argv: list[str]) -> int:
         "crash_demo_order",
         {"id": "ORD-7", "marks": marks, "seconds": seconds},
         StartOptions(
-            workflow_id=DEMO_WORKFLOW_ID, reuse_policy=WorkflowIdReusePolicy.ALLOW_DUPLICATE
+            workflow_id=DEMO_WORKFLOW_ID,
+            reuse_policy=WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         ),
     )
     print(f"started {outcome.exec_id}", flush=True)

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import ExecutionFilter, Schedule, WorkflowLogPolicy, WorkflowSchedule
+from harvest_engine import (
+    ExecutionFilter,
+    Schedule,
+    WorkflowLogPolicy,
+    WorkflowSchedule,
+)
 from harvest_gui.demo.workflows import ACTIVITIES, WORKFLOWS, order_status
 
 if TYPE_CHECKING:
     from harvest_engine import ExecutionId, SqliteRuntime
 
 DEMO_ORDERS: list[dict[str, Any]] = [
-    {"id": "ORD-1001", "item": "widget", "qty": 3, "unit_price": 4.5, "customer": "ada"},
+    {
+        "id": "ORD-1001",
+        "item": "widget",
+        "qty": 3,
+        "unit_price": 4.5,
+        "customer": "ada",
+    },
     {
         "id": "ORD-1002",
         "item": "gizmo",
@@ -20,7 +31,13 @@ DEMO_ORDERS: list[dict[str, Any]] = [
         "customer": "grace",
         "flaky": True,
     },
-    {"id": "ORD-1003", "item": "sprocket", "qty": 40, "unit_price": 7.25, "customer": "linus"},
+    {
+        "id": "ORD-1003",
+        "item": "sprocket",
+        "qty": 40,
+        "unit_price": 7.25,
+        "customer": "linus",
+    },
     {
         "id": "ORD-1004",
         "item": "doohickey",
@@ -61,7 +78,8 @@ def seed(rt: SqliteRuntime) -> list[ExecutionId]:
     if rt.list_executions(ExecutionFilter().limit(1)).executions:
         return []
     started = [
-        rt.start_workflow_with_id("process_order", order["id"], order) for order in DEMO_ORDERS
+        rt.start_workflow_with_id("process_order", order["id"], order)
+        for order in DEMO_ORDERS
     ]
     rt.upsert_schedule(WorkflowSchedule("nightly_report", Schedule.every("1m")))
     return started

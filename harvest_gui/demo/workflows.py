@@ -20,7 +20,9 @@ APPROVAL_LIMIT = 100.0
 """Orders above this total wait for an "approve" signal."""
 
 
-@activity(retry=RetryPolicy(max_attempts=3, initial_interval="200ms"), start_to_close="10s")
+@activity(
+    retry=RetryPolicy(max_attempts=3, initial_interval="200ms"), start_to_close="10s"
+)
 async def reserve_inventory(ctx: ActivityContext, order: dict[str, Any]) -> str:
     """Reserve the goods (takes a moment, like a real warehouse call)."""
     await asyncio.sleep(0.3)
@@ -40,7 +42,9 @@ async def charge_card(ctx: ActivityContext, order: dict[str, Any]) -> str:
     """Charge the customer; a "flaky" order fails its first attempt, a "declined" one for good."""
     await asyncio.sleep(0.2)
     if order.get("declined"):
-        raise ApplicationError("card declined by the bank", type="CardDeclined", non_retryable=True)
+        raise ApplicationError(
+            "card declined by the bank", type="CardDeclined", non_retryable=True
+        )
     if order.get("flaky") and ctx.info().attempt == 1:
         raise ApplicationError("payment gateway timed out", type="GatewayTimeout")
     total = order["qty"] * order["unit_price"]
@@ -52,7 +56,9 @@ async def write_confirmation(ctx: ActivityContext, order: dict[str, Any]) -> str
     """Draft the confirmation e-mail with a (pretend) language model; the call lands in Costs."""
     await asyncio.sleep(0.2)
     words = 40 + 5 * int(order["qty"])
-    ctx.record_llm_call(LlmCall("demo-writer-small", 180 + words, words).with_latency(0.2))
+    ctx.record_llm_call(
+        LlmCall("demo-writer-small", 180 + words, words).with_latency(0.2)
+    )
     return f"Dear customer, your order {order['id']} is on its way."
 
 
@@ -89,7 +95,9 @@ async def process_order(ctx: WorkflowContext, order: dict[str, Any]) -> str:
     status = {"stage": "received"}
     ctx.register_query("status", lambda: status["stage"])
     total = float(order["qty"]) * float(order["unit_price"])
-    ctx.upsert_search_attrs({"customer": str(order.get("customer", "anon")), "total": total})
+    ctx.upsert_search_attrs(
+        {"customer": str(order.get("customer", "anon")), "total": total}
+    )
     ctx.log(f"order {order['id']} received, total {total:.2f} EUR")
     reservation = await ctx.execute_activity(reserve_inventory, order)
     status["stage"] = "reserved, cooling off"
@@ -126,4 +134,10 @@ async def nightly_report(ctx: WorkflowContext, _: Any) -> str:
 
 
 WORKFLOWS = [process_order, ship_order, nightly_report]
-ACTIVITIES = [reserve_inventory, charge_card, write_confirmation, ship_parcel, compile_report]
+ACTIVITIES = [
+    reserve_inventory,
+    charge_card,
+    write_confirmation,
+    ship_parcel,
+    compile_report,
+]

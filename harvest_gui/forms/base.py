@@ -38,7 +38,12 @@ class ActionDialog(QDialog):
     succeeded = Signal(object)
 
     def __init__(
-        self, session: Any, title: str, submit_text: str, name: str, parent: QWidget | None = None
+        self,
+        session: Any,
+        title: str,
+        submit_text: str,
+        name: str,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName(name)
@@ -58,21 +63,29 @@ class ActionDialog(QDialog):
         self.error_label.setTextFormat(Qt.TextFormat.PlainText)
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet("color: #c62828;")
-        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+        )
         self.error_label.hide()
         self.result_view = QPlainTextEdit()
         self.result_view.setObjectName("formResult")
         self.result_view.setAccessibleName("Result")
         self.result_view.setReadOnly(True)
-        self.result_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.result_view.setFont(
+            QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        )
         self.result_view.setMaximumHeight(120)
         self.result_view.hide()
         self.buttons = QDialogButtonBox()
         self.submit_button = QPushButton(submit_text)
         self.submit_button.setObjectName("submitButton")
         self.submit_button.setDefault(True)
-        self.buttons.addButton(self.submit_button, QDialogButtonBox.ButtonRole.AcceptRole)
-        self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        self.buttons.addButton(
+            self.submit_button, QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.close_button = self.buttons.addButton(
+            QDialogButtonBox.StandardButton.Close
+        )
         self.close_button.setObjectName("closeButton")
         self.close_button.clicked.connect(self.close)
         self.submit_button.clicked.connect(self.on_submit_clicked)
@@ -99,7 +112,10 @@ class ActionDialog(QDialog):
         self.notice.setText(reason)
         self.notice.show()
         for i in range(self.form.rowCount()):
-            for role in (QFormLayout.ItemRole.FieldRole, QFormLayout.ItemRole.SpanningRole):
+            for role in (
+                QFormLayout.ItemRole.FieldRole,
+                QFormLayout.ItemRole.SpanningRole,
+            ):
                 item = self.form.itemAt(i, role)
                 widget = item.widget() if item is not None else None
                 if widget is not None:
@@ -117,7 +133,9 @@ class ActionDialog(QDialog):
 
     def show_error(self, exc_or_text: BaseException | str) -> None:
         """Put an error, in words, under the fields."""
-        text = exc_or_text if isinstance(exc_or_text, str) else describe_error(exc_or_text)
+        text = (
+            exc_or_text if isinstance(exc_or_text, str) else describe_error(exc_or_text)
+        )
         self.error_label.setText(text)
         self.error_label.show()
 

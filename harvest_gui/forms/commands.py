@@ -19,12 +19,18 @@ READ_ONLY_REASON = (
     "Read-only: this window opened the file without the writer lock, so nothing can be "
     "changed from here. Reopen it with File ▸ Open to act on runs."
 )
-NO_CODE_REASON = "No workflows are registered in this window (start it with --app MODULE)."
+NO_CODE_REASON = (
+    "No workflows are registered in this window (start it with --app MODULE)."
+)
 
 
 def runtime_of(session: Any) -> SqliteRuntime | None:
     """The session's runtime, or None for a read-only session."""
-    return getattr(session, "runtime", None) if getattr(session, "can_write", False) else None
+    return (
+        getattr(session, "runtime", None)
+        if getattr(session, "can_write", False)
+        else None
+    )
 
 
 def workflow_infos(session: Any) -> list[WorkflowInfo]:
@@ -65,7 +71,9 @@ def start_workflow(session: Any, request: StartRequest) -> StartOutcome:
     return rt.start_workflow_with_options(request.workflow_name, request.input, options)
 
 
-def send_signal(session: Any, exec_id: str, name: str, payload: Any, key: str | None) -> bool:
+def send_signal(
+    session: Any, exec_id: str, name: str, payload: Any, key: str | None
+) -> bool:
     """Stage a signal; with a key, False when the run already holds that key."""
     rt = _writer(session)
     if key:
@@ -109,7 +117,11 @@ def save_schedule(session: Any, schedule: WorkflowSchedule) -> ScheduleRow:
 def set_schedule_paused(session: Any, workflow_name: str, paused: bool) -> bool:
     """Pause or resume; False when there is no such schedule."""
     rt = _writer(session)
-    return rt.pause_schedule(workflow_name) if paused else rt.resume_schedule(workflow_name)
+    return (
+        rt.pause_schedule(workflow_name)
+        if paused
+        else rt.resume_schedule(workflow_name)
+    )
 
 
 def delete_schedule(session: Any, workflow_name: str) -> bool:

@@ -28,7 +28,13 @@ class HandlerCallDialog(ActionDialog):
     kind = "query"
 
     def __init__(
-        self, session: Any, exec_id: str, title: str, submit: str, name: str, parent: QWidget | None
+        self,
+        session: Any,
+        exec_id: str,
+        title: str,
+        submit: str,
+        name: str,
+        parent: QWidget | None,
     ) -> None:
         super().__init__(session, title, submit, name, parent)
         self.exec_id = exec_id
@@ -56,7 +62,9 @@ class HandlerCallDialog(ActionDialog):
 
     def on_name_changed(self, name: str) -> None:
         """Type the argument after the handler's annotation."""
-        self.arg.set_type(handler_input_type(self.session, self.workflow_name, self.kind, name))
+        self.arg.set_type(
+            handler_input_type(self.session, self.workflow_name, self.kind, name)
+        )
         self.refresh_submit()
 
     def can_submit(self) -> bool:
@@ -92,7 +100,9 @@ class QueryDialog(HandlerCallDialog):
 
     kind = "query"
 
-    def __init__(self, session: Any, exec_id: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, session: Any, exec_id: str, parent: QWidget | None = None
+    ) -> None:
         super().__init__(session, exec_id, "Run query", "&Query", "queryDialog", parent)
 
 
@@ -101,8 +111,12 @@ class UpdateDialog(HandlerCallDialog):
 
     kind = "update"
 
-    def __init__(self, session: Any, exec_id: str, parent: QWidget | None = None) -> None:
-        super().__init__(session, exec_id, "Run update", "&Update", "updateDialog", parent)
+    def __init__(
+        self, session: Any, exec_id: str, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(
+            session, exec_id, "Run update", "&Update", "updateDialog", parent
+        )
 
     async def call(self, name: str, arg: Any) -> Any:
         """Run the update."""

@@ -65,7 +65,9 @@ class PayloadEditor(QWidget):
         self.stack.addWidget(self.fields_page)
         self.raw_toggle = QCheckBox("Raw JSON")
         self.raw_toggle.setObjectName(f"{name}RawToggle")
-        self.raw_toggle.setToolTip("Edit the whole value as JSON instead of field by field")
+        self.raw_toggle.setToolTip(
+            "Edit the whole value as JSON instead of field by field"
+        )
         self.raw_toggle.toggled.connect(self.on_raw_toggled)
         self.raw_toggle.hide()
         self.status = QLabel()
@@ -142,7 +144,9 @@ class PayloadEditor(QWidget):
         if raw:
             parsed = fields_to_json(self.specs, self._field_texts())
             if parsed.ok:
-                self.raw.setPlainText(json.dumps(parsed.value, indent=2, ensure_ascii=False))
+                self.raw.setPlainText(
+                    json.dumps(parsed.value, indent=2, ensure_ascii=False)
+                )
         else:
             parsed = parse_json(self.raw.toPlainText())
             if parsed.ok:
@@ -169,7 +173,9 @@ class PayloadEditor(QWidget):
                 return parsed
             return parse_typed(json.dumps(parsed.value), self.hint)
         parsed = parse_typed(self.raw.toPlainText(), self.hint)
-        wrong_shape = self.object_json and not isinstance(parsed.value, (dict, type(None)))
+        wrong_shape = self.object_json and not isinstance(
+            parsed.value, (dict, type(None))
+        )
         if parsed.ok and wrong_shape:
             return Parsed(None, 'must be a JSON object, e.g. {"key": "value"}')
         return parsed

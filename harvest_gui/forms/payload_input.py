@@ -41,7 +41,9 @@ def parse_json(text: str, *, empty: Any = None) -> Parsed:
     try:
         return Parsed(json.loads(text))
     except json.JSONDecodeError as exc:
-        return Parsed(None, f"not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}")
+        return Parsed(
+            None, f"not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        )
 
 
 def parse_typed(text: str, hint: Any, *, empty: Any = None) -> Parsed:
@@ -95,9 +97,17 @@ def type_problem(value: Any, hint: Any, path: str = "input") -> str | None:
         return _dataclass_problem(value, hint, path)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         known = [m.value for m in hint]
-        return None if value in known else f"{path} must be one of {known!r}, got {value!r}"
+        return (
+            None
+            if value in known
+            else f"{path} must be one of {known!r}, got {value!r}"
+        )
     if hint is bool:
-        return None if isinstance(value, bool) else f"{path} must be true or false, got {value!r}"
+        return (
+            None
+            if isinstance(value, bool)
+            else f"{path} must be true or false, got {value!r}"
+        )
     if hint is int:
         ok = isinstance(value, int) and not isinstance(value, bool)
         return None if ok else f"{path} must be a whole number, got {value!r}"
@@ -300,4 +310,6 @@ def skeleton(hint: Any) -> str:
 
 
 def _sample(spec: FieldSpec) -> Any:
-    return {KIND_TEXT: "", KIND_INT: 0, KIND_FLOAT: 0.0, KIND_BOOL: False}.get(spec.kind)
+    return {KIND_TEXT: "", KIND_INT: 0, KIND_FLOAT: 0.0, KIND_BOOL: False}.get(
+        spec.kind
+    )

@@ -5,7 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QWidget,
+)
 
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import purge_terminal
@@ -22,7 +29,9 @@ class PurgeDialog(ActionDialog):
     """
 
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
-        super().__init__(session, "Purge finished runs", "&Purge", "purgeDialog", parent)
+        super().__init__(
+            session, "Purge finished runs", "&Purge", "purgeDialog", parent
+        )
         self.amount = QSpinBox()
         self.amount.setObjectName("purgeAmount")
         self.amount.setAccessibleName("Age")
@@ -43,7 +52,9 @@ class PurgeDialog(ActionDialog):
         self.preview = QLabel()
         self.preview.setObjectName("purgePreview")
         self.preview.setWordWrap(True)
-        self.confirm = QCheckBox("I understand purged runs and their histories are gone for good")
+        self.confirm = QCheckBox(
+            "I understand purged runs and their histories are gone for good"
+        )
         self.confirm.setObjectName("confirmCheck")
         self.form.addRow("Closed more than", age)
         self.form.addRow("Would remove", self.preview)

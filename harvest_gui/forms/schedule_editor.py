@@ -31,7 +31,13 @@ from harvest_gui.forms.commands import (
     workflow_infos,
 )
 from harvest_gui.forms.payload_editor import PayloadEditor
-from harvest_gui.forms.schedule_spec import CRON, INTERVAL, SpecCheck, fields_of, read_spec
+from harvest_gui.forms.schedule_spec import (
+    CRON,
+    INTERVAL,
+    SpecCheck,
+    fields_of,
+    read_spec,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,9 +58,14 @@ class ScheduleEditorDialog(ActionDialog):
     """
 
     def __init__(
-        self, session: Any, row: ScheduleRow | None = None, parent: QWidget | None = None
+        self,
+        session: Any,
+        row: ScheduleRow | None = None,
+        parent: QWidget | None = None,
     ) -> None:
-        super().__init__(session, "Edit schedule", "&Save", "scheduleEditorDialog", parent)
+        super().__init__(
+            session, "Edit schedule", "&Save", "scheduleEditorDialog", parent
+        )
         self.row = row
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.workflow = QComboBox()
@@ -80,7 +91,9 @@ class ScheduleEditorDialog(ActionDialog):
         self.cron = QLineEdit()
         self.cron.setObjectName("cronEdit")
         self.cron.setAccessibleName("Cron expression")
-        self.cron.setPlaceholderText("minute hour day-of-month month day-of-week, e.g. 0 3 * * *")
+        self.cron.setPlaceholderText(
+            "minute hour day-of-month month day-of-week, e.g. 0 3 * * *"
+        )
         self.timezone = QLineEdit("UTC")
         self.timezone.setObjectName("timezoneEdit")
         self.timezone.setAccessibleName("Time zone")
@@ -121,7 +134,12 @@ class ScheduleEditorDialog(ActionDialog):
         actions = QWidget()
         actions_layout = QHBoxLayout(actions)
         actions_layout.setContentsMargins(0, 0, 0, 0)
-        for b in (self.pause_button, self.resume_button, self.delete_button, self.confirm_delete):
+        for b in (
+            self.pause_button,
+            self.resume_button,
+            self.delete_button,
+            self.confirm_delete,
+        ):
             actions_layout.addWidget(b)
         actions_layout.addStretch(1)
         self.form.addRow("&Workflow", self.workflow)
@@ -165,7 +183,9 @@ class ScheduleEditorDialog(ActionDialog):
         else:
             self.workflow.setCurrentText(row.workflow_name)
             fields = fields_of(row)
-            (self.cron_radio if fields["kind"] == CRON else self.interval_radio).setChecked(True)
+            (
+                self.cron_radio if fields["kind"] == CRON else self.interval_radio
+            ).setChecked(True)
             self.cron.setText(fields["cron"])
             self.timezone.setText(fields["timezone"])
             self.interval.setText(fields["interval"])
@@ -197,7 +217,11 @@ class ScheduleEditorDialog(ActionDialog):
         elif row.problem:
             self.state_label.setText(f"cannot fire: {row.problem}")
         else:
-            state = "paused" if row.paused else f"active, next fire {when(row.next_fire_at)}"
+            state = (
+                "paused"
+                if row.paused
+                else f"active, next fire {when(row.next_fire_at)}"
+            )
             self.state_label.setText(state)
         writable = self.disabled_reason is None
         self.pause_button.setEnabled(writable and stored and not (row and row.paused))
@@ -219,7 +243,11 @@ class ScheduleEditorDialog(ActionDialog):
         self.timezone.setEnabled(cron and self.disabled_reason is None)
         self.interval.setEnabled(not cron and self.disabled_reason is None)
         self.check = read_spec(
-            self.kind, self.cron.text(), self.timezone.text(), self.interval.text(), self.now()
+            self.kind,
+            self.cron.text(),
+            self.timezone.text(),
+            self.interval.text(),
+            self.now(),
         )
         self.preview.clear()
         if self.check.schedule is None:
@@ -229,7 +257,9 @@ class ScheduleEditorDialog(ActionDialog):
             self.spec_status.setText(f"valid: {self.check.schedule.describe()}")
             self.spec_status.setStyleSheet("color: palette(mid);")
             for at in self.check.next_fires:
-                self.preview.addItem(f"{when(at)}  ({at.strftime('%Y-%m-%d %H:%M:%S')} UTC)")
+                self.preview.addItem(
+                    f"{when(at)}  ({at.strftime('%Y-%m-%d %H:%M:%S')} UTC)"
+                )
         self.refresh_submit()
 
     def can_submit(self) -> bool:
@@ -264,7 +294,9 @@ class ScheduleEditorDialog(ActionDialog):
     def submit(self) -> Any:
         """Store the schedule."""
         row = save_schedule(self.session, self.schedule())
-        self.show_result(f"Saved: {row.workflow_name}, next fire {when(row.next_fire_at)}")
+        self.show_result(
+            f"Saved: {row.workflow_name}, next fire {when(row.next_fire_at)}"
+        )
         self.load(row)
         return row
 
@@ -307,5 +339,7 @@ class ScheduleEditorDialog(ActionDialog):
             self.show_error(exc)
             return
         self.load(None)
-        self.show_result(f"Deleted the schedule of {name}; runs it started keep running.")
+        self.show_result(
+            f"Deleted the schedule of {name}; runs it started keep running."
+        )
         self.succeeded.emit(name)

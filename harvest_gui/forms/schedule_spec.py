@@ -32,7 +32,9 @@ def read_spec(
     try:
         if kind == CRON:
             if not cron_text.strip():
-                return SpecCheck(None, "type a cron expression, e.g. 0 3 * * * (03:00 daily)")
+                return SpecCheck(
+                    None, "type a cron expression, e.g. 0 3 * * * (03:00 daily)"
+                )
             schedule = Schedule.cron(cron_text, timezone.strip() or "UTC")
         else:
             text = interval_text.strip()
@@ -68,7 +70,12 @@ def fields_of(row: ScheduleRow) -> dict[str, str]:
     if spec is None:
         return {"kind": CRON, "cron": "", "timezone": "UTC", "interval": ""}
     if spec.interval is not None:
-        return {"kind": INTERVAL, "cron": "", "timezone": "UTC", "interval": interval_text(spec)}
+        return {
+            "kind": INTERVAL,
+            "cron": "",
+            "timezone": "UTC",
+            "interval": interval_text(spec),
+        }
     return {
         "kind": CRON,
         "cron": spec.cron_expression or "",

@@ -19,7 +19,9 @@ class SignalDialog(ActionDialog):
         succeeded(bool): True when staged, False when the key was already used.
     """
 
-    def __init__(self, session: Any, exec_id: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, session: Any, exec_id: str, parent: QWidget | None = None
+    ) -> None:
         super().__init__(session, "Send signal", "&Send", "signalDialog", parent)
         self.exec_id = exec_id
         self.run_label = QLineEdit(exec_id)
@@ -32,7 +34,9 @@ class SignalDialog(ActionDialog):
         self.name.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.name.addItems(self._suggestions())
         line_edit = self.name.lineEdit()
-        if line_edit is not None:  # always: setEditable(True) above gave the combo its line edit
+        if (
+            line_edit is not None
+        ):  # always: setEditable(True) above gave the combo its line edit
             line_edit.setPlaceholderText("signal name")
         self.payload = PayloadEditor("signalPayload")
         self.key = QLineEdit()
@@ -71,7 +75,11 @@ class SignalDialog(ActionDialog):
         key = self.key.text().strip() or None
         staged = send_signal(self.session, self.exec_id, name, parsed.value, key)
         if staged:
-            self.show_result(f"Signal {name!r} staged; the run takes it in on its next drive.")
+            self.show_result(
+                f"Signal {name!r} staged; the run takes it in on its next drive."
+            )
         else:
-            self.show_result(f"Not staged: this run already received a signal with key {key!r}.")
+            self.show_result(
+                f"Not staged: this run already received a signal with key {key!r}."
+            )
         return staged

@@ -34,7 +34,9 @@ class StartWorkflowDialog(ActionDialog):
     """
 
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
-        super().__init__(session, "Start workflow", "&Start", "startWorkflowDialog", parent)
+        super().__init__(
+            session, "Start workflow", "&Start", "startWorkflowDialog", parent
+        )
         self.workflow = QComboBox()
         self.workflow.setObjectName("workflowCombo")
         self.workflow.setAccessibleName("Workflow")
@@ -109,6 +111,10 @@ class StartWorkflowDialog(ActionDialog):
     def submit(self) -> Any:
         """Start the run and say what happened."""
         outcome = start_workflow(self.session, self.request())
-        how = "Started a new run" if outcome.started_fresh else "Attached to the running run"
+        how = (
+            "Started a new run"
+            if outcome.started_fresh
+            else "Attached to the running run"
+        )
         self.show_result(f"{how}: {outcome.exec_id}")
         return outcome

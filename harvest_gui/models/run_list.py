@@ -81,7 +81,9 @@ class RunListModel(QAbstractTableModel):
 
     def reload(self) -> None:
         """Drop every row and load the first page."""
-        page = self.session.list_executions(self._filter.limit(self.page_size).before(None))
+        page = self.session.list_executions(
+            self._filter.limit(self.page_size).before(None)
+        )
         self.beginResetModel()
         self.rows = list(page.executions)
         self._cells = [self._format(r) for r in self.rows]
@@ -104,7 +106,9 @@ class RunListModel(QAbstractTableModel):
             self._next = page.next if page.executions else None
             if page.executions:
                 first = len(self.rows)
-                self.beginInsertRows(QModelIndex(), first, first + len(page.executions) - 1)
+                self.beginInsertRows(
+                    QModelIndex(), first, first + len(page.executions) - 1
+                )
                 self.rows.extend(page.executions)
                 self._cells.extend(self._format(r) for r in page.executions)
                 self.endInsertRows()
@@ -123,7 +127,9 @@ class RunListModel(QAbstractTableModel):
         next_cursor: int | None = None
         while True:
             limit = REFRESH_PAGE if bottom is not None else self.page_size
-            page = self.session.list_executions(self._filter.limit(limit).before(cursor))
+            page = self.session.list_executions(
+                self._filter.limit(limit).before(cursor)
+            )
             fresh.extend(page.executions)
             next_cursor = page.next
             if page.next is None or bottom is None or page.next <= bottom:
@@ -142,7 +148,9 @@ class RunListModel(QAbstractTableModel):
         while i < len(rows) or j < len(fresh):
             if j < len(fresh) and (i >= len(rows) or fresh[j].cursor > rows[i].cursor):
                 k = j
-                while k < len(fresh) and (i >= len(rows) or fresh[k].cursor > rows[i].cursor):
+                while k < len(fresh) and (
+                    i >= len(rows) or fresh[k].cursor > rows[i].cursor
+                ):
                     k += 1
                 self.beginInsertRows(QModelIndex(), i, i + k - j - 1)
                 rows[i:i] = fresh[j:k]
@@ -152,7 +160,9 @@ class RunListModel(QAbstractTableModel):
                 j = k
             elif j >= len(fresh) or rows[i].cursor > fresh[j].cursor:
                 k = i
-                while k < len(rows) and (j >= len(fresh) or rows[k].cursor > fresh[j].cursor):
+                while k < len(rows) and (
+                    j >= len(fresh) or rows[k].cursor > fresh[j].cursor
+                ):
                     k += 1
                 self.beginRemoveRows(QModelIndex(), i, k - 1)
                 del rows[i:k]
@@ -162,7 +172,9 @@ class RunListModel(QAbstractTableModel):
                 if rows[i] != fresh[j]:
                     rows[i] = fresh[j]
                     self._cells[i] = self._format(fresh[j])
-                    self.dataChanged.emit(self.index(i, 0), self.index(i, len(COLUMNS) - 1))
+                    self.dataChanged.emit(
+                        self.index(i, 0), self.index(i, len(COLUMNS) - 1)
+                    )
                 i += 1
                 j += 1
 

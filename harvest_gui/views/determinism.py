@@ -54,7 +54,9 @@ class DeterminismView(QWidget):
         self.event_box = QWidget()
         event_layout = QVBoxLayout(self.event_box)
         event_layout.setContentsMargins(0, 0, 0, 0)
-        event_layout.addWidget(QLabel("The recorded event where the code parts from the history"))
+        event_layout.addWidget(
+            QLabel("The recorded event where the code parts from the history")
+        )
         event_layout.addWidget(self.event_json)
         layout.addWidget(self.event_box)
         layout.addStretch(1)
@@ -67,7 +69,8 @@ class DeterminismView(QWidget):
         rt = runtime_of(self.session)
         if rt is None or not rt.registry.workflows:
             self.verdict_label.setText(
-                "Cannot check: the workflow code is not loaded in this window. " + NO_CODE_REASON
+                "Cannot check: the workflow code is not loaded in this window. "
+                + NO_CODE_REASON
             )
             self.sides.hide()
             self.event_box.hide()
@@ -87,5 +90,7 @@ class DeterminismView(QWidget):
         self.expected.setPlainText(self.verdict.expected)
         event = self.verdict.event
         self.event_box.setVisible(event is not None)
-        self.event_json.setPlainText("" if event is None else json_text(event.to_dict()))
+        self.event_json.setPlainText(
+            "" if event is None else json_text(event.to_dict())
+        )
         return self.verdict

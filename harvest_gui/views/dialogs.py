@@ -75,7 +75,9 @@ def locked_box(parent: QWidget, path: Path, exc: DatabaseLocked) -> QMessageBox:
         f"{exc}\n\nOpen it read-only? The views will follow the other writer live; "
         "nothing will be written.",
     )
-    box.setStandardButtons(QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel)
+    box.setStandardButtons(
+        QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel
+    )
     box.button(QMessageBox.StandardButton.Open).setText("Open read-only")
     box.setDefaultButton(QMessageBox.StandardButton.Open)
     return box
@@ -90,5 +92,7 @@ def about_text(session: Session | None) -> str:
         f"Python {platform.python_version()} on {platform.system()}",
     ]
     if session is not None:
-        lines.append(f"File: {session.path} (schema v{session.schema_version}, {session.mode})")
+        lines.append(
+            f"File: {session.path} (schema v{session.schema_version}, {session.mode})"
+        )
     return "\n".join(lines)

@@ -21,7 +21,14 @@ from PySide6.QtWidgets import (
 from harvest_engine import ExecutionFilter
 from harvest_gui import formatting
 from harvest_gui.forms.error_text import describe_error
-from harvest_gui.history_diff import CHANGED, LEFT_ONLY, RIGHT_ONLY, SAME, DiffRow, diff_histories
+from harvest_gui.history_diff import (
+    CHANGED,
+    LEFT_ONLY,
+    RIGHT_ONLY,
+    SAME,
+    DiffRow,
+    diff_histories,
+)
 
 if TYPE_CHECKING:
     from harvest_engine import HistoryEvent
@@ -35,7 +42,11 @@ Index = QModelIndex | QPersistentModelIndex
 def _side(event: HistoryEvent | None) -> tuple[str, str, str]:
     if event is None:
         return "", "", ""
-    return str(event.seq), event.type, event.summary() or formatting.json_text(event.attrs, None)
+    return (
+        str(event.seq),
+        event.type,
+        event.summary() or formatting.json_text(event.attrs, None),
+    )
 
 
 class DiffModel(QAbstractTableModel):
@@ -54,7 +65,9 @@ class DiffModel(QAbstractTableModel):
         self.beginResetModel()
         self.rows = [] if diff is None else diff.rows
         self.first = None if diff is None else diff.first_difference
-        self._cells = [(*_side(r.left), _MARK[r.kind], *_side(r.right)) for r in self.rows]
+        self._cells = [
+            (*_side(r.left), _MARK[r.kind], *_side(r.right)) for r in self.rows
+        ]
         self.endResetModel()
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
@@ -83,10 +96,16 @@ class DiffModel(QAbstractTableModel):
         return None
 
     def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+        self,
+        section: int,
+        orientation: Qt.Orientation,
+        role: int = Qt.ItemDataRole.DisplayRole,
     ) -> Any:
         """Column titles."""
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and orientation == Qt.Orientation.Horizontal
+        ):
             return self.HEADERS[section]
         return None
 
@@ -94,7 +113,9 @@ class DiffModel(QAbstractTableModel):
 class DiffView(QWidget):
     """Pick two runs; see their histories aligned, the first difference selected."""
 
-    def __init__(self, session: Any, left: str | None = None, right: str | None = None) -> None:
+    def __init__(
+        self, session: Any, left: str | None = None, right: str | None = None
+    ) -> None:
         super().__init__()
         self.setObjectName("diffView")
         self.setWindowTitle("Diff two runs")
@@ -164,7 +185,9 @@ class DiffView(QWidget):
                 combo.addItem(f"{run.exec_id}", str(run.exec_id))
                 combo.setItemData(
                     combo.count() - 1,
-                    formatting.tooltip(f"{run.workflow_name} · {run.workflow_id} · {run.state}"),
+                    formatting.tooltip(
+                        f"{run.workflow_name} · {run.workflow_id} · {run.state}"
+                    ),
                     Qt.ItemDataRole.ToolTipRole,
                 )
         ids = [str(r.exec_id) for r in runs]

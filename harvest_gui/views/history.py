@@ -71,12 +71,16 @@ class HistoryView(QWidget):
         self.text_filter = QLineEdit()
         self.text_filter.setObjectName("historyTextFilter")
         self.text_filter.setAccessibleName("Event name filter")
-        self.text_filter.setPlaceholderText("Filter by activity, signal, timer or child name…")
+        self.text_filter.setPlaceholderText(
+            "Filter by activity, signal, timer or child name…"
+        )
         self.text_filter.setClearButtonEnabled(True)
         self.text_filter.textChanged.connect(lambda _t: self.apply_filters())
         self.regex_check = QCheckBox("Re&gex")
         self.regex_check.setObjectName("historyRegex")
-        self.regex_check.setAccessibleName("Read the name filter as a regular expression")
+        self.regex_check.setAccessibleName(
+            "Read the name filter as a regular expression"
+        )
         self.regex_check.toggled.connect(lambda _c: self.apply_filters())
         self.filter_error = QLabel()
         self.filter_error.setObjectName("historyFilterError")
@@ -114,7 +118,9 @@ class HistoryView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.table.verticalHeader().setDefaultSectionSize(
+            self.fontMetrics().height() + 6
+        )
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setColumnWidth(0, 60)
         self.table.setColumnWidth(1, 110)
@@ -152,7 +158,9 @@ class HistoryView(QWidget):
         """Show a run's events (new ones extend the last page, keeping the selection)."""
         self.events = list(events)
         types = sorted({e.type for e in self.events})
-        known = [self.type_filter.itemText(i) for i in range(1, self.type_filter.count())]
+        known = [
+            self.type_filter.itemText(i) for i in range(1, self.type_filter.count())
+        ]
         if types != known:
             current = self.type_filter.currentText()
             self.type_filter.blockSignals(True)
@@ -168,7 +176,9 @@ class HistoryView(QWidget):
         chosen = self.type_filter.currentText()
         types = frozenset() if chosen in ("", ALL_TYPES) else frozenset({chosen})
         return HistoryQuery(
-            types=types, name=self.text_filter.text().strip(), regex=self.regex_check.isChecked()
+            types=types,
+            name=self.text_filter.text().strip(),
+            regex=self.regex_check.isChecked(),
         )
 
     def apply_filters(self, keep_page: bool = False) -> None:
@@ -178,7 +188,9 @@ class HistoryView(QWidget):
             self.filtered = filter_history(self.events, q)
             self.filter_error.hide()
         except re.error as exc:
-            self.filter_error.setText(f"The name filter is not a valid regular expression: {exc}")
+            self.filter_error.setText(
+                f"The name filter is not a valid regular expression: {exc}"
+            )
             self.filter_error.show()
             self.filtered = filter_history(self.events, HistoryQuery(types=q.types))
         self.show_page(self.page_index if keep_page else 0, force=True)
@@ -220,7 +232,9 @@ class HistoryView(QWidget):
     def on_current_changed(self, _current: object, _previous: object) -> None:
         """Show the selected event's JSON."""
         event = self.current_event()
-        self.event_json.set_text(formatting.json_text(event.to_dict()) if event is not None else "")
+        self.event_json.set_text(
+            formatting.json_text(event.to_dict()) if event is not None else ""
+        )
 
     def current_event(self) -> HistoryEvent | None:
         """The selected event, if any."""

@@ -51,4 +51,6 @@ class LogsView(QWidget):
         if markers:
             self.note.setText(f"{len(kept)} lines kept; {markers[-1].message}")
         else:
-            self.note.setText(f"{len(kept)} lines" if kept else "This run has logged nothing.")
+            self.note.setText(
+                f"{len(kept)} lines" if kept else "This run has logged nothing."
+            )

@@ -29,7 +29,12 @@ from harvest_gui import theme
 from harvest_gui.async_bridge import track
 from harvest_gui.session import ReaderSession, Session, WriterSession
 from harvest_gui.views import operations
-from harvest_gui.views.dialogs import about_text, locked_box, message_box, open_error_text
+from harvest_gui.views.dialogs import (
+    about_text,
+    locked_box,
+    message_box,
+    open_error_text,
+)
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
 from harvest_gui.views.schedules import SchedulesView
@@ -143,10 +148,14 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
-        self.open_action = self._action("&Open…", "actionOpen", QKeySequence.StandardKey.Open)
+        self.open_action = self._action(
+            "&Open…", "actionOpen", QKeySequence.StandardKey.Open
+        )
         self.open_action.setStatusTip("Open a harvest file as its writer")
         self.open_action.triggered.connect(lambda: self.on_open(read_only=False))
-        self.open_ro_action = self._action("Open &read-only…", "actionOpenReadOnly", "Ctrl+Shift+O")
+        self.open_ro_action = self._action(
+            "Open &read-only…", "actionOpenReadOnly", "Ctrl+Shift+O"
+        )
         self.open_ro_action.setStatusTip("Inspect a file without taking its lock")
         self.open_ro_action.triggered.connect(lambda: self.on_open(read_only=True))
         self.close_action = self._action("&Close file", "actionCloseFile", "Ctrl+W")
@@ -159,7 +168,9 @@ class MainWindow(QMainWindow):
         self.refresh_action = self._action(
             "&Refresh", "actionRefresh", QKeySequence.StandardKey.Refresh
         )
-        self.refresh_action.setStatusTip("Re-read the file now (it also refreshes by itself)")
+        self.refresh_action.setStatusTip(
+            "Re-read the file now (it also refreshes by itself)"
+        )
         self.refresh_action.triggered.connect(self.on_refresh)
         self.filter_action = self._action(
             "&Filter runs", "actionFilter", QKeySequence.StandardKey.Find
@@ -170,14 +181,20 @@ class MainWindow(QMainWindow):
         self.schedules_action = self._action("&Schedules", "actionSchedules", "Ctrl+2")
         self.schedules_action.triggered.connect(lambda: self.pages.setCurrentIndex(1))
         self.about_action = self._action(
-            "&About harvest inspector", "actionAbout", QKeySequence.StandardKey.HelpContents
+            "&About harvest inspector",
+            "actionAbout",
+            QKeySequence.StandardKey.HelpContents,
         )
         self.about_action.triggered.connect(self.on_about)
         self.about_qt_action = self._action("About &Qt", "actionAboutQt")
         self.about_qt_action.triggered.connect(QApplication.aboutQt)
         self.theme_group = QActionGroup(self)
         self.theme_actions: dict[str, QAction] = {}
-        for key, text in (("system", "&System"), ("light", "&Light"), ("dark", "&Dark")):
+        for key, text in (
+            ("system", "&System"),
+            ("light", "&Light"),
+            ("dark", "&Dark"),
+        ):
             action = self._action(text, f"actionTheme_{key}")
             action.setCheckable(True)
             action.setChecked(self.settings.theme() == key)
@@ -253,7 +270,9 @@ class MainWindow(QMainWindow):
         dialog.setObjectName("openDialog")
         dialog.setNameFilter(FILE_FILTER)
         dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
-        dialog.fileSelected.connect(lambda p: self.open_path(Path(p), read_only=read_only))
+        dialog.fileSelected.connect(
+            lambda p: self.open_path(Path(p), read_only=read_only)
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
 
@@ -266,7 +285,9 @@ class MainWindow(QMainWindow):
         """
         try:
             session: Session = (
-                ReaderSession.open(path) if read_only else WriterSession.open(path, self.app_module)
+                ReaderSession.open(path)
+                if read_only
+                else WriterSession.open(path, self.app_module)
             )
         except DatabaseLocked as exc:
             box = locked_box(self, path, exc)
@@ -277,7 +298,9 @@ class MainWindow(QMainWindow):
             headline, detail = open_error_text(path, exc)
             self.welcome_message.setText(f"{headline}\n{detail.splitlines()[0]}")
             self._show_dialog(
-                message_box(self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail)
+                message_box(
+                    self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail
+                )
             )
             return False
         self.set_session(session)

@@ -90,13 +90,21 @@ class Operations(QObject):
 
     def _build(self) -> None:
         m = self.run_menu
-        self._add(m, "start", "&Start workflow…", self.on_start, "Ctrl+N", "Start a run")
+        self._add(
+            m, "start", "&Start workflow…", self.on_start, "Ctrl+N", "Start a run"
+        )
         self._add(m, "signal", "Send &signal…", self.on_signal, "Ctrl+Shift+S")
         self._add(m, "query", "Run &query…", self.on_query, "Ctrl+Shift+Q")
         self._add(m, "update", "Run &update…", self.on_update, "Ctrl+Shift+U")
-        self._add(m, "cancel", "&Cancel run…", lambda: self.on_end("cancel"), "Ctrl+Shift+C")
         self._add(
-            m, "terminate", "&Terminate run…", lambda: self.on_end("terminate"), "Ctrl+Shift+T"
+            m, "cancel", "&Cancel run…", lambda: self.on_end("cancel"), "Ctrl+Shift+C"
+        )
+        self._add(
+            m,
+            "terminate",
+            "&Terminate run…",
+            lambda: self.on_end("terminate"),
+            "Ctrl+Shift+T",
         )
         m.addSeparator()
         auto = self._add(m, "auto_drive", "&Auto-drive", self.on_auto_drive, "Ctrl+D")
@@ -106,29 +114,43 @@ class Operations(QObject):
         self.interval_group = QActionGroup(self)
         chosen = self.interval_ms()
         for ms in driving.INTERVALS_MS:
-            action = self.interval_menu.addAction(f"{ms} ms" if ms < 1000 else f"{ms // 1000} s")
+            action = self.interval_menu.addAction(
+                f"{ms} ms" if ms < 1000 else f"{ms // 1000} s"
+            )
             action.setObjectName(f"action_interval_{ms}")
             action.setCheckable(True)
             action.setChecked(ms == chosen)
             action.triggered.connect(lambda _=False, v=ms: self.on_interval(v))
             self.interval_group.addAction(action)
         self._add(m, "until_idle", "Run until &idle", self.on_until_idle, "Ctrl+I")
-        self._add(m, "until_blocked", "Run until &blocked", self.on_until_blocked, "Ctrl+B")
+        self._add(
+            m, "until_blocked", "Run until &blocked", self.on_until_blocked, "Ctrl+B"
+        )
         m.addSeparator()
-        self._add(m, "determinism", "Check &determinism", self.on_determinism, "Ctrl+Shift+D")
+        self._add(
+            m, "determinism", "Check &determinism", self.on_determinism, "Ctrl+Shift+D"
+        )
         self._add(m, "time_travel", "Time tra&vel…", self.on_time_travel, "Ctrl+T")
         self._add(m, "diff", "Di&ff with another run…", self.on_diff, "Ctrl+Shift+F")
         self._add(m, "export", "&Export history…", self.on_export, "Ctrl+E")
         s = self.schedule_menu
-        self._add(s, "new_schedule", "&New schedule…", self.on_new_schedule, "Ctrl+Shift+N")
         self._add(
-            s, "edit_schedule", "&Edit selected schedule…", self.on_edit_schedule, "Ctrl+Shift+E"
+            s, "new_schedule", "&New schedule…", self.on_new_schedule, "Ctrl+Shift+N"
+        )
+        self._add(
+            s,
+            "edit_schedule",
+            "&Edit selected schedule…",
+            self.on_edit_schedule,
+            "Ctrl+Shift+E",
         )
         t = self.tools_menu
         self._add(t, "storage", "&Storage…", self.on_storage, "Ctrl+Shift+I")
         self._add(t, "purge", "&Purge finished runs…", self.on_purge, "Ctrl+Shift+P")
         t.addSeparator()
-        self._add(t, "crash_demo", "&Crash-recovery demo", self.on_crash_demo, "Ctrl+Shift+K")
+        self._add(
+            t, "crash_demo", "&Crash-recovery demo", self.on_crash_demo, "Ctrl+Shift+K"
+        )
 
     # -- state ------------------------------------------------------------------------------
 
@@ -145,7 +167,9 @@ class Operations(QObject):
 
     def interval_ms(self) -> int:
         """The remembered auto-drive tick."""
-        value = self.window.settings.qsettings.value(INTERVAL_KEY, driving.DEFAULT_INTERVAL_MS)
+        value = self.window.settings.qsettings.value(
+            INTERVAL_KEY, driving.DEFAULT_INTERVAL_MS
+        )
         if not isinstance(value, int | float | str):  # QSettings reads back `object`
             return driving.DEFAULT_INTERVAL_MS
         try:
@@ -329,7 +353,9 @@ class Operations(QObject):
         try:
             detail = self.session.describe(exec_id)
             events = self.session.load_history(exec_id)
-            out = export_history(path, events, exec_id=exec_id, workflow_name=detail.workflow_name)
+            out = export_history(
+                path, events, exec_id=exec_id, workflow_name=detail.workflow_name
+            )
         except Exception as exc:  # a purged run or an unwritable folder, in words
             self.say(f"Export failed: {describe_error(exc)}", 10000)
             return None
@@ -376,7 +402,9 @@ class Operations(QObject):
         """Tools ▸ Crash-recovery demo: runs in a folder of its own, beside any open file."""
         from harvest_gui.demo.crash_demo import CrashDemoView
 
-        base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+        base = QStandardPaths.writableLocation(
+            QStandardPaths.StandardLocation.AppDataLocation
+        )
         view = CrashDemoView(Path(base) / "crash-demo")
         self.show_window(view, child=False)
         view.start()

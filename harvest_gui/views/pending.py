@@ -38,7 +38,10 @@ class PendingView(QWidget):
             ]
         )
         self.timers: RecordTableModel[TimerRow] = RecordTableModel(
-            [("Timer", lambda t: t.timer_id), ("Fires at", lambda t: formatting.when(t.fire_at))]
+            [
+                ("Timer", lambda t: t.timer_id),
+                ("Fires at", lambda t: formatting.when(t.fire_at)),
+            ]
         )
         self.signals: RecordTableModel[StagedSignal] = RecordTableModel(
             [

@@ -66,7 +66,9 @@ class RunDetailView(QWidget):
             self.tabs.addTab(widget, name)
         self.summary.open_run.connect(self.open_run)
         self.timeline.event_clicked.connect(self.on_event_clicked)
-        self.empty = QLabel("Select a run in the list to see its summary, history and timeline.")
+        self.empty = QLabel(
+            "Select a run in the list to see its summary, history and timeline."
+        )
         self.empty.setObjectName("runDetailEmpty")
         self.empty.setTextFormat(Qt.TextFormat.PlainText)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -116,7 +118,9 @@ class RunDetailView(QWidget):
             ledger = s.llm_ledger(self.exec_id)
             totals = s.llm_totals(self.exec_id)
         except ExecutionNotFound:
-            self.title.setText(f"Run {self.exec_id} is no longer in the file (purged?).")
+            self.title.setText(
+                f"Run {self.exec_id} is no longer in the file (purged?)."
+            )
             self.stack.setCurrentIndex(1)
             return
         shown = self._seen or (None,) * 5

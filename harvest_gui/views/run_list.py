@@ -75,7 +75,9 @@ def parse_search(text: str) -> tuple[str, Any] | None:
 
 def _aware(value: QDateTime) -> datetime:
     """A date edit's local wall time as an aware datetime (the filter compares instants)."""
-    py = value.toPython()  # typed `object` in PySide6's stubs: it may also be a date or time
+    py = (
+        value.toPython()
+    )  # typed `object` in PySide6's stubs: it may also be a date or time
     if not isinstance(py, datetime):
         raise TypeError(f"expected a datetime from QDateTime.toPython(), got {py!r}")
     return py.astimezone()
@@ -105,17 +107,32 @@ class RunListView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         header = self.table.horizontalHeader()
         header.setSortIndicatorShown(True)
-        header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # source order: newest first
+        header.setSortIndicator(
+            -1, Qt.SortOrder.AscendingOrder
+        )  # source order: newest first
         self.table.setSortingEnabled(True)
         metrics = self.table.fontMetrics()
-        widths = (140, 130, metrics.horizontalAdvance(EXEC_ID_SAMPLE) + 16, 120, 150, 150, 80, 60)
+        widths = (
+            140,
+            130,
+            metrics.horizontalAdvance(EXEC_ID_SAMPLE) + 16,
+            120,
+            150,
+            150,
+            80,
+            60,
+        )
         for col, width in enumerate(widths):
             self.table.setColumnWidth(col, width)
         # A cut id keeps both ends readable: "86dc6b02-e9…b248b", never a bare prefix.
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
         self.model.rowsInserted.connect(self.on_rows_inserted)
-        for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
+        for signal in (
+            self.model.modelReset,
+            self.model.rowsInserted,
+            self.model.rowsRemoved,
+        ):
             signal.connect(self.update_empty_note)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -214,9 +231,14 @@ class RunListView(QWidget):
         for state, box in self.state_boxes.items():
             box.setStyleSheet(f"color: {state_colour(state).name()};")
         self.message.setStyleSheet(f"color: {state_colour('FAILED').name()};")
-        top, bottom = self.model.index(0, 0), self.model.index(self.model.rowCount() - 1, 0)
+        top, bottom = (
+            self.model.index(0, 0),
+            self.model.index(self.model.rowCount() - 1, 0),
+        )
         if self.model.rowCount():
-            self.model.dataChanged.emit(top, bottom.siblingAtColumn(len(self.model.COLUMNS) - 1))
+            self.model.dataChanged.emit(
+                top, bottom.siblingAtColumn(len(self.model.COLUMNS) - 1)
+            )
 
     # -- filters --------------------------------------------------------------------------
 
@@ -265,7 +287,8 @@ class RunListView(QWidget):
     def filters_active(self) -> bool:
         """Whether any filter of the bar narrows the list."""
         return any(
-            e.text().strip() for e in (self.name_filter, self.prefix_filter, self.search_filter)
+            e.text().strip()
+            for e in (self.name_filter, self.prefix_filter, self.search_filter)
         ) or any(
             box.isChecked()
             for box in [self.after_check, self.before_check, *self.state_boxes.values()]

@@ -31,7 +31,10 @@ class SchedulesView(QWidget):
             [
                 ("Workflow", lambda r: r.workflow_name),
                 ("Spec", _spec),
-                ("Next fire", lambda r: formatting.when(r.next_fire_at) if not r.paused else ""),
+                (
+                    "Next fire",
+                    lambda r: formatting.when(r.next_fire_at) if not r.paused else "",
+                ),
                 ("Paused", lambda r: "paused" if r.paused else "active"),
                 ("Overlap", lambda r: str(r.overlap)),
                 ("Max active runs", lambda r: str(r.max_active_runs)),
@@ -58,5 +61,7 @@ class SchedulesView(QWidget):
         rows = self.session.list_schedules()
         self.model.set_records(rows)
         self.note.setText(
-            f"{len(rows)} schedules." if rows else "No schedules are stored in this file."
+            f"{len(rows)} schedules."
+            if rows
+            else "No schedules are stored in this file."
         )

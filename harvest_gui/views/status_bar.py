@@ -52,4 +52,6 @@ class InspectorStatusBar(QStatusBar):
 
     def show_refresh(self, at: datetime | None) -> None:
         """The time of the last refresh."""
-        self.refresh.setText(f"refreshed {formatting.when(at)[11:]}" if at else "refreshed: -")
+        self.refresh.setText(
+            f"refreshed {formatting.when(at)[11:]}" if at else "refreshed: -"
+        )

@@ -63,7 +63,13 @@ class StorageView(QWidget):
         self.note = QLabel()
         self.note.setObjectName("storageNote")
         self.note.setWordWrap(True)
-        for label in (self.file_size, self.wal_size, self.oldest, self.suggestion, self.note):
+        for label in (
+            self.file_size,
+            self.wal_size,
+            self.oldest,
+            self.suggestion,
+            self.note,
+        ):
             label.setTextFormat(Qt.TextFormat.PlainText)
         self.table = QTableWidget(0, 3)
         self.table.setObjectName("stateTable")
@@ -124,12 +130,20 @@ class StorageView(QWidget):
         self.report = report
         self.file_size.setText(_bytes(report.file_bytes))
         self.wal_size.setText(_bytes(report.wal_bytes) if report.wal_bytes else "none")
-        self.oldest.setText(formatting.when(report.oldest_terminal) or "no finished runs")
+        self.oldest.setText(
+            formatting.when(report.oldest_terminal) or "no finished runs"
+        )
         self.suggestion.setText(report.suggestion)
-        states = [s for s, n in report.runs_by_state.items() if n] or list(report.runs_by_state)
+        states = [s for s, n in report.runs_by_state.items() if n] or list(
+            report.runs_by_state
+        )
         self.table.setRowCount(len(states) + 1)
         for r, state in enumerate([*states, "total"]):
-            runs = report.total_runs if state == "total" else report.runs_by_state.get(state, 0)
+            runs = (
+                report.total_runs
+                if state == "total"
+                else report.runs_by_state.get(state, 0)
+            )
             events = (
                 sum(report.events_by_state.values())
                 if state == "total"

@@ -45,15 +45,23 @@ def plain_label(object_name: str) -> QLabel:
     return label
 
 
-
 def absent_text(field: str, state: str) -> str:
     """What an empty payload box says: why there is no value."""
     if field == "output":
-        return "No output yet: the run is still running." if state == "RUNNING" else "No output."
+        return (
+            "No output yet: the run is still running."
+            if state == "RUNNING"
+            else "No output."
+        )
     if field == "error":
-        return "No error." if state != "RUNNING" else "No error (the run is still running)."
+        return (
+            "No error."
+            if state != "RUNNING"
+            else "No error (the run is still running)."
+        )
     names = {"input": "input", "memo": "memo", "search_attributes": "search attributes"}
     return f"No {names.get(field, field)}."
+
 
 class SummaryView(QWidget):
     """Facts, payloads (input, output, error, memo, search attributes) and links.
@@ -105,7 +113,9 @@ class SummaryView(QWidget):
     def show_run(self, d: ExecutionDetail, history: list[HistoryEvent]) -> None:
         """Fill every field from a described run and its history (for child links)."""
         duration = (
-            (d.closed_at - d.started_at).total_seconds() if d.closed_at and d.started_at else None
+            (d.closed_at - d.started_at).total_seconds()
+            if d.closed_at and d.started_at
+            else None
         )
         values = {
             "exec_id": str(d.exec_id),
@@ -137,7 +147,11 @@ class SummaryView(QWidget):
         if d.successor is not None:
             links.append(("Successor", str(d.successor)))
         for event in history:
-            child = event.attrs.get("child") if event.type == "ChildWorkflowStarted" else None
+            child = (
+                event.attrs.get("child")
+                if event.type == "ChildWorkflowStarted"
+                else None
+            )
             if child:
                 links.append(("Child", str(child)))
         self._set_links(links)

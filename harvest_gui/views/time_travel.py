@@ -130,8 +130,12 @@ class TimeTravelView(QWidget):
         layout.addWidget(self.position)
         layout.addWidget(body, 1)
         self.slider.valueChanged.connect(self.show_seq)
-        self.prev_button.clicked.connect(lambda: self.slider.setValue(self.slider.value() - 1))
-        self.next_button.clicked.connect(lambda: self.slider.setValue(self.slider.value() + 1))
+        self.prev_button.clicked.connect(
+            lambda: self.slider.setValue(self.slider.value() - 1)
+        )
+        self.next_button.clicked.connect(
+            lambda: self.slider.setValue(self.slider.value() + 1)
+        )
         self.current: RunAsOf | None = None
         self.resize(1000, 680)
         self.reload()
@@ -163,7 +167,9 @@ class TimeTravelView(QWidget):
         box = QWidget()
         layout = QVBoxLayout(box)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("Query as of this event (replays the history up to it)"))
+        layout.addWidget(
+            QLabel("Query as of this event (replays the history up to it)")
+        )
         row = QHBoxLayout()
         row.addWidget(self.query_name, 1)
         row.addWidget(self.query_arg, 1)
@@ -175,7 +181,9 @@ class TimeTravelView(QWidget):
 
     def workflow_name(self) -> str:
         """The run's workflow, from its first event."""
-        return str(self.history[0].attrs.get("workflow_name", "")) if self.history else ""
+        return (
+            str(self.history[0].attrs.get("workflow_name", "")) if self.history else ""
+        )
 
     def workflow_code(self) -> list[Callable[..., Any]] | None:
         """The registered workflow and `@query` functions the replay needs, or None (the panel says why)."""
@@ -200,7 +208,12 @@ class TimeTravelView(QWidget):
         else:
             reason = ""
             self.query_name.addItems(handler_names(self.session, name, "query"))
-        for widget in (self.query_name, self.query_arg, self.query_button, self.query_result):
+        for widget in (
+            self.query_name,
+            self.query_arg,
+            self.query_button,
+            self.query_result,
+        ):
             widget.setEnabled(not reason)
         self.query_notice.setText(reason)
         self.query_notice.setVisible(bool(reason))
@@ -269,8 +282,13 @@ class TimeTravelView(QWidget):
             self.pending,
             [(p.kind, p.name, str(p.since_seq), p.detail) for p in s.pending],
         )
-        rows = [(str(q), what, formatting.json_text(v, None)) for q, what, v in s.results]
-        rows += [(str(q), f"signal {n}", formatting.json_text(v, None)) for q, n, v in s.signals]
+        rows = [
+            (str(q), what, formatting.json_text(v, None)) for q, what, v in s.results
+        ]
+        rows += [
+            (str(q), f"signal {n}", formatting.json_text(v, None))
+            for q, n, v in s.signals
+        ]
         _fill(self.results, sorted(rows, key=lambda r: int(r[0])))
         self.prev_button.setEnabled(seq > 1)
         self.next_button.setEnabled(seq < self.slider.maximum())

@@ -44,7 +44,12 @@ class LaneBarsItem(pg.GraphicsObject):  # type: ignore[misc]
         for bar in self.bars:
             colour = RESULT_COLOURS.get(bar.result, "#64748b")
             by_colour.setdefault(colour, []).append(
-                QRectF(bar.start - self.origin, top, max(bar.end - bar.start, 0.0), BAR_HEIGHT)
+                QRectF(
+                    bar.start - self.origin,
+                    top,
+                    max(bar.end - bar.start, 0.0),
+                    BAR_HEIGHT,
+                )
             )
         # One drawRects call per colour: fewer painter calls is faster, and a
         # per-bar call loop over 25k bars crashed PySide6 6.12 on Python 3.11

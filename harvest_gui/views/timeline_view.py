@@ -64,7 +64,9 @@ class OffsetDateAxis(pg.DateAxisItem):  # type: ignore[misc]
         if self.relative:
             return pg.AxisItem.tickValues(self, min_val, max_val, size)
         levels = super().tickValues(min_val + self.origin, max_val + self.origin, size)
-        return [(spacing, [v - self.origin for v in values]) for spacing, values in levels]
+        return [
+            (spacing, [v - self.origin for v in values]) for spacing, values in levels
+        ]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> Any:
         """Tick labels: seconds since start, or local clock time."""
@@ -98,7 +100,9 @@ class TimelineView(QWidget):
         self.plot.setMouseEnabled(x=True, y=False)
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
-        self.hover = QLabel("Hover over a bar or marker; click it to open its event in History.")
+        self.hover = QLabel(
+            "Hover over a bar or marker; click it to open its event in History."
+        )
         self.hover.setObjectName("timelineHover")
         self.hover.setTextFormat(Qt.TextFormat.PlainText)
         self.hover.setWordWrap(True)
@@ -144,7 +148,9 @@ class TimelineView(QWidget):
         assert isinstance(axis, OffsetDateAxis)
         axis.origin = timeline.start
         axis.relative = timeline.end - timeline.start < RELATIVE_SPAN_S
-        self.plot.setLabel("bottom", "seconds since start" if axis.relative else "local time")
+        self.plot.setLabel(
+            "bottom", "seconds since start" if axis.relative else "local time"
+        )
         origin = timeline.start
         for lane in range(len(timeline.lanes)):
             bars = timeline.bars_in_lane(lane)
@@ -152,7 +158,9 @@ class TimelineView(QWidget):
                 self.plot.addItem(LaneBarsItem(lane, bars, origin))
         self._scatter = None
         if timeline.markers:
-            self._scatter = pg.ScatterPlotItem(spots=marker_spots(timeline.markers, origin))
+            self._scatter = pg.ScatterPlotItem(
+                spots=marker_spots(timeline.markers, origin)
+            )
             self.plot.addItem(self._scatter)
         self.plot.getAxis("left").setTicks(
             [[(i, lane.label) for i, lane in enumerate(timeline.lanes)]]
@@ -176,7 +184,9 @@ class TimelineView(QWidget):
         if abs(point.y() - lane) > 0.45:
             return None
         pixel = vb.viewPixelSize()[0]
-        return self.timeline.item_at(lane, point.x() + self.timeline.start, tolerance=4 * pixel)
+        return self.timeline.item_at(
+            lane, point.x() + self.timeline.start, tolerance=4 * pixel
+        )
 
     def on_mouse_moved(self, pos: QPointF) -> None:
         """Name the item under the mouse (plain text)."""

@@ -30,7 +30,9 @@ POLL_INTERVAL = 0.01
 def child_env(**extra: str) -> dict[str, str]:
     """The environment of a worker: this one, with the repository importable."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p
+    )
     env.update(extra)
     return env
 
@@ -43,7 +45,9 @@ class Workers:
     def __init__(self) -> None:
         self._started: list[subprocess.Popen[str]] = []
 
-    def spawn(self, script: str, *args: str | Path, **env: str) -> subprocess.Popen[str]:
+    def spawn(
+        self, script: str, *args: str | Path, **env: str
+    ) -> subprocess.Popen[str]:
         """Start `workers/<script>.py` with `args` in a fresh interpreter."""
         return self.spawn_path(WORKERS / f"{script}.py", *args, **env)
 
@@ -62,7 +66,9 @@ class Workers:
         self._started.append(proc)
         return proc
 
-    def run(self, script: str, *args: str | Path, **env: str) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, script: str, *args: str | Path, **env: str
+    ) -> subprocess.CompletedProcess[str]:
         """Run a worker to its end (bounded by PROCESS_TIMEOUT)."""
         return self.finish(self.spawn(script, *args, **env))
 
@@ -79,7 +85,9 @@ class Workers:
     def run_json(self, script: str, *args: str | Path, **env: str) -> Any:
         """Run a worker that must exit 0 and print one JSON document; the document."""
         done = self.run(script, *args, **env)
-        assert done.returncode == 0, f"worker {script} failed ({done.returncode}):\n{done.stderr}"
+        assert done.returncode == 0, (
+            f"worker {script} failed ({done.returncode}):\n{done.stderr}"
+        )
         return json.loads(done.stdout)
 
     @staticmethod
@@ -94,7 +102,9 @@ class Workers:
         while not condition():
             if proc is not None and proc.poll() is not None:
                 out, err = proc.communicate()
-                pytest.fail(f"worker exited ({proc.returncode}) before {what}:\n{out}\n{err}")
+                pytest.fail(
+                    f"worker exited ({proc.returncode}) before {what}:\n{out}\n{err}"
+                )
             if time.monotonic() > deadline:
                 pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
             time.sleep(POLL_INTERVAL)

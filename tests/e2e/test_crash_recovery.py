@@ -51,7 +51,9 @@ def kill_while_running(workers: Workers, db: Path, folder: Path, step: str) -> i
     (folder / f"block-{step}").touch()
     writer = workers.spawn("crash_writer", "start", db, folder, "pipeline")
     workers.wait_for(
-        lambda: (folder / f"running-{step}").exists(), f"{step} to start running", writer
+        lambda: (folder / f"running-{step}").exists(),
+        f"{step} to start running",
+        writer,
     )
     workers.sigkill(writer)
     (folder / f"running-{step}").unlink()
@@ -68,11 +70,14 @@ def task_rows(db: Path) -> list[dict[str, Any]]:
     finally:
         conn.close()
     return [
-        {"status": s, "attempt": a, "key": k, "step": json.loads(i)["step"]} for s, a, k, i in rows
+        {"status": s, "attempt": a, "key": k, "step": json.loads(i)["step"]}
+        for s, a, k, i in rows
     ]
 
 
-def resume_in_process(workers: Workers, db: Path, exec_id: str) -> tuple[RunState, list[str]]:
+def resume_in_process(
+    workers: Workers, db: Path, exec_id: str
+) -> tuple[RunState, list[str]]:
     """Reopen the file here, register again, drive to the end; the state and event types."""
     flows = workers.load("crash_flows")
     with SqliteRuntime.open(db) as rt:
@@ -114,7 +119,12 @@ def test_a_body_killed_mid_flight_runs_again_once_and_recorded_bodies_never_reru
     # The kill left the claim behind: the killed body's task is still RUNNING.
     running = [row for row in task_rows(db) if row["status"] == "RUNNING"]
     assert running == [
-        {"status": "RUNNING", "attempt": killed_attempt, "key": killed_key, "step": killed}
+        {
+            "status": "RUNNING",
+            "attempt": killed_attempt,
+            "key": killed_key,
+            "step": killed,
+        }
     ]
 
     (folder / f"block-{killed}").unlink()
@@ -156,7 +166,9 @@ def test_a_retried_attempt_killed_mid_body_reruns_with_its_attempt_number_and_ke
     ]
     assert publish_runs[0][0] != key  # each activity call has its own key
     with SqliteRuntime.open(db) as rt:
-        attempts = [(a.attempt, a.outcome) for a in rt.activity_attempts(exec_id, "publish")]
+        attempts = [
+            (a.attempt, a.outcome) for a in rt.activity_attempts(exec_id, "publish")
+        ]
     assert attempts == [(1, "failed"), (2, "completed")]
 
 
@@ -195,14 +207,23 @@ def test_a_run_parked_on_a_signal_resumes_in_a_new_process_instead_of_restarting
         first_pid = runs(folder, "reserve")[0][2]
     else:
         writer = workers.spawn("crash_writer", "start", db, folder, "order", "--park")
-        workers.wait_for(lambda: (folder / "parked").exists(), "the run to park", writer)
+        workers.wait_for(
+            lambda: (folder / "parked").exists(), "the run to park", writer
+        )
         first = json.loads(workers.sigkill(writer))
         first_pid = writer.pid
     assert first["state"] == "WaitingSignal"
     assert runs(folder, "ship") == []
 
     second = workers.run_json(
-        "crash_writer", "resume", db, folder, first["exec_id"], "--signal", "approve", '"yes"'
+        "crash_writer",
+        "resume",
+        db,
+        folder,
+        first["exec_id"],
+        "--signal",
+        "approve",
+        '"yes"',
     )
 
     assert second["state"] == "Completed"
@@ -225,7 +246,10 @@ async def three_timers(ctx: WorkflowContext, _: object) -> list[str]:
         await ctx.sleep(seconds)
         return label
 
-    return [await aw for aw in ctx.as_completed([after(1, "a"), after(2, "b"), after(3, "c")])]
+    return [
+        await aw
+        for aw in ctx.as_completed([after(1, "a"), after(2, "b"), after(3, "c")])
+    ]
 
 
 async def park_in_as_completed_then_drop_and_resume(db: Path) -> RunState:

@@ -34,7 +34,9 @@ def run_everywhere(workers: Workers, tmp_path: Path) -> list[dict[str, Any]]:
         procs.append((proc, out))
     reports = []
     for proc, out in procs:
-        workers.wait_for(lambda p=proc: p.poll() is not None, "a determinism run to finish")
+        workers.wait_for(
+            lambda p=proc: p.poll() is not None, "a determinism run to finish"
+        )
         assert proc.returncode == 0, proc.communicate()[1]
         reports.append(json.loads(out.read_text()))
     return reports
@@ -56,7 +58,11 @@ def test_the_same_workflow_gives_byte_identical_histories_in_fresh_interpreters(
     trace = first["output"]
     assert [item["echo"] for item in trace["gather"]] == [0, 1, 2]
     assert trace["wait"] == {"done": [1], "pending": [0]}  # the activity beat the timer
-    assert trace["as_completed"][1:] == ["1s", "2s", "3s"]  # completion order, not input
+    assert trace["as_completed"][1:] == [
+        "1s",
+        "2s",
+        "3s",
+    ]  # completion order, not input
     assert trace["late"] is None
     assert trace["extra"] == [1, 2]
     assert trace["notes"] == ["a", "b"]

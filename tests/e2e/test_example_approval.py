@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 def test_the_approval_example_queries_updates_and_charges_once(
     workers: Workers, tmp_path: Path
 ) -> None:
-    done = workers.finish(workers.spawn_path(workers.examples / "approval.py", tmp_path))
+    done = workers.finish(
+        workers.spawn_path(workers.examples / "approval.py", tmp_path)
+    )
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [

@@ -12,17 +12,23 @@ if TYPE_CHECKING:
     from conftest import Workers
 
 
-def run_example(workers: Workers, name: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_example(
+    workers: Workers, name: str, cwd: Path
+) -> subprocess.CompletedProcess[str]:
     """`python examples/<name>.py` in a fresh interpreter, from `cwd`."""
     return workers.finish(workers.spawn_path(workers.examples / f"{name}.py", cwd=cwd))
 
 
-def test_the_quickstart_completes_an_order_in_memory(workers: Workers, tmp_path: Path) -> None:
+def test_the_quickstart_completes_an_order_in_memory(
+    workers: Workers, tmp_path: Path
+) -> None:
     done = run_example(workers, "quickstart", tmp_path)
 
     assert done.returncode == 0, done.stderr
     assert "outcome: ExecutionOutcome.Completed(" in done.stdout
-    assert re.search(r"completed: order ORD-1 confirmed: reserved 3x widget .*charged", done.stdout)
+    assert re.search(
+        r"completed: order ORD-1 confirmed: reserved 3x widget .*charged", done.stdout
+    )
     assert (
         "history: 6 events: WorkflowStarted, ActivityScheduled, ActivityCompleted, "
         "ActivityScheduled, ActivityCompleted, WorkflowCompleted"
@@ -39,7 +45,9 @@ def test_the_durability_example_proves_the_run_resumed_instead_of_restarting(
     lines = done.stdout.splitlines()
     assert "drive returned RunState.WaitingSignal(name='approve')" in lines[0]
     assert "session 1: runtime dropped" in lines
-    assert any("RunState.Completed(" in line for line in lines if line.startswith("session 2"))
+    assert any(
+        "RunState.Completed(" in line for line in lines if line.startswith("session 2")
+    )
     assert "reserve ran 1 time(s), in session(s) [1]" in lines
     assert "ship ran 1 time(s), in session(s) [2]" in lines
     assert lines[-1] == "proved: the run resumed by replay; no completed step ran again"

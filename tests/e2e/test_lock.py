@@ -104,7 +104,9 @@ def test_another_path_to_the_same_file_maps_to_the_same_lock(
         SqliteRuntime.open(db)
 
 
-def test_a_hard_link_is_a_second_path_with_its_own_lock_as_the_guide_warns(db: Path) -> None:
+def test_a_hard_link_is_a_second_path_with_its_own_lock_as_the_guide_warns(
+    db: Path,
+) -> None:
     # Guide §11: "A hard link or a bind mount gives a second path, and so a
     # second lock. Open the database through one path."
     link = db.with_name("hard.db")
@@ -170,7 +172,9 @@ def test_an_open_here_is_refused_while_another_process_holds_the_file(
     assert holder.poll() is None
 
 
-def test_the_lock_is_free_as_soon_as_the_holder_is_sigkilled(workers: Workers, db: Path) -> None:
+def test_the_lock_is_free_as_soon_as_the_holder_is_sigkilled(
+    workers: Workers, db: Path
+) -> None:
     holder = hold_in_another_process(workers, db)
     assert probe(workers, db)[0] == LOCKED_EXIT
 
@@ -202,7 +206,9 @@ def test_a_refused_open_of_a_missing_file_creates_no_database(tmp_path: Path) ->
     assert sorted(p.name for p in tmp_path.iterdir()) == ["never.db.lock"]
 
 
-def test_a_refused_open_changes_nothing_beside_a_live_holder(workers: Workers, db: Path) -> None:
+def test_a_refused_open_changes_nothing_beside_a_live_holder(
+    workers: Workers, db: Path
+) -> None:
     hold_in_another_process(workers, db)
     before = snapshot(db.parent)
     with pytest.raises(DatabaseLocked):
@@ -256,7 +262,9 @@ SHARED_URIS = [
         "file:harvest-e2e-{n}?cache=shared&mode=memory",
         id="cache-shared",
     ),
-    pytest.param("file:/harvest-e2e-{n}?vfs=memdb", "file:/harvest-e2e-{n}?vfs=memdb", id="memdb"),
+    pytest.param(
+        "file:/harvest-e2e-{n}?vfs=memdb", "file:/harvest-e2e-{n}?vfs=memdb", id="memdb"
+    ),
 ]
 
 
@@ -274,13 +282,15 @@ def test_two_writers_on_one_shared_in_memory_database_conflict(
         try:
             with pytest.raises(DatabaseLocked):
                 SqliteStore.open_memory(alias)
-            with pytest.raises(DatabaseLocked):  # the refused open left the owner row alone
+            with pytest.raises(
+                DatabaseLocked
+            ):  # the refused open left the owner row alone
                 SqliteStore.open_memory(uri)
         finally:
             first.close()
-        assert bystander.execute("SELECT count(*) FROM harvest_memory_writer_lock").fetchone() == (
-            0,
-        )
+        assert bystander.execute(
+            "SELECT count(*) FROM harvest_memory_writer_lock"
+        ).fetchone() == (0,)
         SqliteStore.open_memory(alias).close()
     finally:
         bystander.close()
@@ -288,7 +298,12 @@ def test_two_writers_on_one_shared_in_memory_database_conflict(
 
 @pytest.mark.parametrize(
     "uri",
-    ["{dir}/plain.db", "file:{dir}/plain.db", "file:{dir}/plain.db?cache=shared", "file:{dir}/held.db"],
+    [
+        "{dir}/plain.db",
+        "file:{dir}/plain.db",
+        "file:{dir}/plain.db?cache=shared",
+        "file:{dir}/held.db",
+    ],
 )
 def test_an_in_memory_open_refuses_a_uri_that_names_a_file_so_the_flock_cannot_be_skipped(
     uri: str, tmp_path: Path

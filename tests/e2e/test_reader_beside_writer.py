@@ -28,7 +28,8 @@ def spawn() -> Iterator[Spawn]:
 
     def start(*args: str | Path) -> subprocess.Popen[str]:
         env = dict(
-            os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+            os.environ,
+            PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
         )
         proc = subprocess.Popen(
             [sys.executable, *map(str, args)],

@@ -63,5 +63,6 @@ def seed_many(store: SqliteStore, count: int, **kwargs: Any) -> list[str]:
     """`count` runs, one second apart, oldest first."""
     start: datetime = kwargs.pop("started_at", T0)
     return [
-        seed_run(store, started_at=start + timedelta(seconds=i), **kwargs) for i in range(count)
+        seed_run(store, started_at=start + timedelta(seconds=i), **kwargs)
+        for i in range(count)
     ]

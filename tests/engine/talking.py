@@ -38,7 +38,9 @@ def run_count(rt: SqliteRuntime) -> int:
     return sum(rt.counts_by_state().values())
 
 
-def seal_as(rt: SqliteRuntime, exec_id: ExecutionId | str, state: str, reason: str) -> None:
+def seal_as(
+    rt: SqliteRuntime, exec_id: ExecutionId | str, state: str, reason: str
+) -> None:
     """End a RUNNING run the way cancel / terminate do: WorkflowCancelled, then the seal."""
     with rt.store.write() as txn:
         row = txn.execution(str(exec_id))
@@ -48,7 +50,10 @@ def seal_as(rt: SqliteRuntime, exec_id: ExecutionId | str, state: str, reason: s
             row.exec_id,
             [
                 HistoryEvent(
-                    seq=row.next_seq, type="WorkflowCancelled", at=now, attrs={"reason": reason}
+                    seq=row.next_seq,
+                    type="WorkflowCancelled",
+                    at=now,
+                    attrs={"reason": reason},
                 )
             ],
         )

@@ -57,7 +57,11 @@ async def call_one(ctx: WorkflowContext, spec: dict[str, Any]) -> Any:
     try:
         return {"ok": await ctx.execute_activity(spec["name"], spec.get("input"))}
     except ActivityError as exc:
-        return {"error": exc.type, "message": exc.message, "non_retryable": exc.non_retryable}
+        return {
+            "error": exc.type,
+            "message": exc.message,
+            "non_retryable": exc.non_retryable,
+        }
 
 
 def runtime_with(open_rt: Open, *activities: Any) -> SqliteRuntime:
@@ -73,7 +77,9 @@ async def run(rt: SqliteRuntime, name: str, value: Any = None) -> RunState:
     return await rt.run_until_blocked(exec_id)
 
 
-async def test_a_sync_activity_body_runs_off_the_event_loop_thread(open_rt: Open) -> None:
+async def test_a_sync_activity_body_runs_off_the_event_loop_thread(
+    open_rt: Open,
+) -> None:
     threads: list[str] = []
 
     @activity
@@ -87,15 +93,21 @@ async def test_a_sync_activity_body_runs_off_the_event_loop_thread(open_rt: Open
     assert threads[0] != threading.main_thread().name
 
 
-async def test_activity_context_reports_run_attempt_queue_and_task(open_rt: Open) -> None:
+async def test_activity_context_reports_run_attempt_queue_and_task(
+    open_rt: Open,
+) -> None:
     seen: dict[str, Any] = {}
 
     @activity(queue="billing")
     async def inspect_ctx(ctx: ActivityContext, _: Any) -> str:
         info = ctx.info()
         seen.update(
-            exec_id=info.exec_id, name=info.activity_name, attempt=info.attempt,
-            max_attempts=info.max_attempts, queue=info.queue, task_id=info.task_id,
+            exec_id=info.exec_id,
+            name=info.activity_name,
+            attempt=info.attempt,
+            max_attempts=info.max_attempts,
+            queue=info.queue,
+            task_id=info.task_id,
         )
         return ctx.idempotency_key()
 
@@ -103,7 +115,12 @@ async def test_activity_context_reports_run_attempt_queue_and_task(open_rt: Open
     exec_id = rt.start_workflow("call_one", {"name": "inspect_ctx"})
     state = await rt.run_until_blocked(exec_id)
     assert seen["exec_id"] == str(exec_id)
-    assert seen == seen | {"name": "inspect_ctx", "attempt": 1, "max_attempts": 1, "queue": "billing"}
+    assert seen == seen | {
+        "name": "inspect_ctx",
+        "attempt": 1,
+        "max_attempts": 1,
+        "queue": "billing",
+    }
     assert isinstance(seen["task_id"], int)
     assert isinstance(state, RunState.Completed)
     assert str(exec_id) in state.output["ok"]
@@ -141,11 +158,15 @@ async def test_idempotency_key_is_stable_across_attempts_and_differs_per_call(
 async def test_retry_backoff_returns_waiting_timer_until_the_backoff_ends(
     open_rt: Open, clock: ManualClock
 ) -> None:
-    @activity(retry=RetryPolicy(max_attempts=3, initial_interval="10s", backoff_coefficient=2))
+    @activity(
+        retry=RetryPolicy(max_attempts=3, initial_interval="10s", backoff_coefficient=2)
+    )
     async def wobbly(ctx: ActivityContext, _: Any) -> int:
         if ctx.info().attempt < 3:
             raise RuntimeError(f"attempt {ctx.info().attempt}")
-        assert ctx.previous_failure() == ErrorInfo(type="RuntimeError", message="attempt 2")
+        assert ctx.previous_failure() == ErrorInfo(
+            type="RuntimeError", message="attempt 2"
+        )
         return ctx.info().attempt
 
     rt = runtime_with(open_rt, wobbly)
@@ -154,14 +175,22 @@ async def test_retry_backoff_returns_waiting_timer_until_the_backoff_ends(
     clock.advance(9)
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
     clock.advance(1)
-    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()  # second backoff: 20 s
+    assert (
+        await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    )  # second backoff: 20 s
     clock.advance(20)
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output={"ok": 3})
     attempts = rt.activity_attempts(exec_id, "wobbly")
-    assert [(a.attempt, a.outcome) for a in attempts] == [(1, "failed"), (2, "failed"), (3, "completed")]
+    assert [(a.attempt, a.outcome) for a in attempts] == [
+        (1, "failed"),
+        (2, "failed"),
+        (3, "completed"),
+    ]
 
 
-async def test_without_a_retry_policy_an_activity_gets_exactly_one_attempt(open_rt: Open) -> None:
+async def test_without_a_retry_policy_an_activity_gets_exactly_one_attempt(
+    open_rt: Open,
+) -> None:
     runs: list[int] = []
 
     @activity
@@ -193,10 +222,14 @@ async def test_a_non_retryable_application_error_fails_at_once(open_rt: Open) ->
     assert runs == [1]
 
 
-async def test_non_retryable_error_types_stop_retries_by_type_name(open_rt: Open) -> None:
+async def test_non_retryable_error_types_stop_retries_by_type_name(
+    open_rt: Open,
+) -> None:
     runs: list[int] = []
 
-    @activity(retry=RetryPolicy(max_attempts=5, non_retryable_error_types=["ValueError"]))
+    @activity(
+        retry=RetryPolicy(max_attempts=5, non_retryable_error_types=["ValueError"])
+    )
     async def picky(ctx: ActivityContext, _: Any) -> None:
         runs.append(1)
         raise ValueError("bad input")
@@ -238,7 +271,10 @@ async def test_start_to_close_checks_a_sync_body_when_it_returns(open_rt: Open) 
 async def test_schedule_to_close_ends_retries_when_the_window_closes(
     open_rt: Open, clock: ManualClock
 ) -> None:
-    @activity(retry=RetryPolicy(max_attempts=0, initial_interval="30s"), schedule_to_close="1m")
+    @activity(
+        retry=RetryPolicy(max_attempts=0, initial_interval="30s"),
+        schedule_to_close="1m",
+    )
     async def never(ctx: ActivityContext, _: Any) -> None:
         raise RuntimeError("still down")
 
@@ -269,10 +305,14 @@ async def test_heartbeat_details_survive_into_the_next_attempt(
     exec_id = rt.start_workflow("call_one", {"name": "resumable"})
     await rt.run_until_blocked(exec_id)
     clock.advance(2)
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output={"ok": {"done": 40}})
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output={"ok": {"done": 40}}
+    )
 
 
-async def test_an_oversized_activity_result_fails_the_activity_without_retry(open_rt: Open) -> None:
+async def test_an_oversized_activity_result_fails_the_activity_without_retry(
+    open_rt: Open,
+) -> None:
     runs: list[int] = []
 
     @activity(retry=RetryPolicy(max_attempts=3))
@@ -296,7 +336,9 @@ async def test_an_oversized_activity_result_fails_the_activity_without_retry(ope
     assert runs == [1, 1]
 
 
-async def test_dataclass_inputs_and_results_convert_automatically(open_rt: Open) -> None:
+async def test_dataclass_inputs_and_results_convert_automatically(
+    open_rt: Open,
+) -> None:
     @activity
     async def price(ctx: ActivityContext, order: Order) -> Receipt:
         assert isinstance(order, Order)
@@ -319,14 +361,18 @@ async def test_dataclass_inputs_and_results_convert_automatically(open_rt: Open)
 
 
 @pytest.mark.parametrize("parallel", [2, 5])
-async def test_parallel_activities_each_record_one_completion(open_rt: Open, parallel: int) -> None:
+async def test_parallel_activities_each_record_one_completion(
+    open_rt: Open, parallel: int
+) -> None:
     @activity
     async def square(ctx: ActivityContext, n: int) -> int:
         return n * n
 
     @workflow
     async def squares(ctx: WorkflowContext, n: int) -> list[int]:
-        return list(await asyncio.gather(*(ctx.execute_activity(square, i) for i in range(n))))
+        return list(
+            await asyncio.gather(*(ctx.execute_activity(square, i) for i in range(n)))
+        )
 
     rt = open_rt()
     rt.register_workflow(squares)
@@ -354,10 +400,14 @@ async def test_a_sync_body_can_heartbeat_from_its_worker_thread(
     exec_id = rt.start_workflow("call_one", {"name": "checkpointing"})
     await rt.run_until_blocked(exec_id)
     clock.advance(2)
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output={"ok": {"done": 19}})
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output={"ok": {"done": 19}}
+    )
 
 
-async def test_poll_once_runs_the_bodies_of_different_runs_side_by_side(open_rt: Open) -> None:
+async def test_poll_once_runs_the_bodies_of_different_runs_side_by_side(
+    open_rt: Open,
+) -> None:
     barrier = threading.Barrier(2, timeout=5)
 
     @activity
@@ -373,10 +423,15 @@ async def test_poll_once_runs_the_bodies_of_different_runs_side_by_side(open_rt:
     assert rt.describe(second).output.value == {"ok": "met"}
 
 
-async def test_a_result_too_deep_and_too_large_fails_as_payload_too_deep(open_rt: Open) -> None:
+async def test_a_result_too_deep_and_too_large_fails_as_payload_too_deep(
+    open_rt: Open,
+) -> None:
     @activity(retry=RetryPolicy(max_attempts=3))
     async def both(ctx: ActivityContext, _: Any) -> Any:
-        return {"deep": nested(MAX_PAYLOAD_DEPTH + 5), "big": "x" * (MAX_PAYLOAD_BYTES + 1)}
+        return {
+            "deep": nested(MAX_PAYLOAD_DEPTH + 5),
+            "big": "x" * (MAX_PAYLOAD_BYTES + 1),
+        }
 
     rt = runtime_with(open_rt, both)
     state = await run(rt, "both")
@@ -407,14 +462,18 @@ async def test_a_heartbeat_over_the_caps_is_dropped_with_a_warning_keeping_the_l
     dropped = [r for r in caplog.records if "heartbeat dropped" in r.getMessage()]
     assert len(dropped) == 2
     clock.advance(2)
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output={"ok": {"done": 3}})
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output={"ok": {"done": 3}}
+    )
     assert seen == [None, {"done": 3}]
 
 
 def stranded_tasks(db: Path) -> list[Any]:
     """Tasks left RUNNING: a live runtime would never run them again before a reopen."""
     with closing(sqlite3.connect(db)) as conn:
-        return conn.execute("SELECT id FROM harvest_tasks WHERE status = 'RUNNING'").fetchall()
+        return conn.execute(
+            "SELECT id FROM harvest_tasks WHERE status = 'RUNNING'"
+        ).fetchall()
 
 
 async def test_a_result_that_is_not_json_fails_the_activity_and_leaves_no_task_running(
@@ -462,7 +521,9 @@ async def test_error_details_that_are_not_json_are_dropped_and_the_failure_recor
     state = await run(rt, "odd_details")
     assert isinstance(state, RunState.Completed)
     assert state.output["error"] == "Odd"
-    assert state.output["message"] == "boom (details dropped: a set is not a JSON value)"
+    assert (
+        state.output["message"] == "boom (details dropped: a set is not a JSON value)"
+    )
     assert stranded_tasks(db_path) == []
 
 

@@ -17,15 +17,22 @@ if TYPE_CHECKING:
 
 
 def triggers(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    return {
+        r[0]
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    }
 
 
-def test_an_event_cannot_be_updated_or_overwritten_but_can_be_deleted(db_path: Path) -> None:
+def test_an_event_cannot_be_updated_or_overwritten_but_can_be_deleted(
+    db_path: Path,
+) -> None:
     store = SqliteStore.open(db_path)
     exec_id = seed_run(store)
     conn = store.connection
     with pytest.raises(sqlite3.IntegrityError, match="UPDATE refused"):
-        conn.execute("UPDATE harvest_events SET attrs = '{}' WHERE exec_id = ?", (exec_id,))
+        conn.execute(
+            "UPDATE harvest_events SET attrs = '{}' WHERE exec_id = ?", (exec_id,)
+        )
     with pytest.raises(sqlite3.IntegrityError, match="overwrite refused"):
         conn.execute(
             "INSERT OR REPLACE INTO harvest_events (exec_id, seq, type, at, attrs) "
@@ -53,7 +60,9 @@ def test_with_guard_off_lifts_the_guard_for_its_block_only(db_path: Path) -> Non
     exec_id = seed_run(store)
     with with_guard_off(store) as conn:
         assert not triggers(conn) & set(TRIGGER_NAMES)
-        conn.execute("UPDATE harvest_events SET type = 'Damaged' WHERE exec_id = ?", (exec_id,))
+        conn.execute(
+            "UPDATE harvest_events SET type = 'Damaged' WHERE exec_id = ?", (exec_id,)
+        )
     assert triggers(store.connection) >= set(TRIGGER_NAMES)
     row = store.connection.execute(
         "SELECT type FROM harvest_events WHERE exec_id = ?", (exec_id,)

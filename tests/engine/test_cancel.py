@@ -23,7 +23,10 @@ from harvest_engine import (
     activity,
     workflow,
 )
-from harvest_engine.runtime.cancel import DEFAULT_CANCEL_REASON, DEFAULT_TERMINATE_REASON
+from harvest_engine.runtime.cancel import (
+    DEFAULT_CANCEL_REASON,
+    DEFAULT_TERMINATE_REASON,
+)
 
 Open = Callable[..., SqliteRuntime]
 
@@ -90,7 +93,15 @@ async def cleanup_with_session(ctx: WorkflowContext, _: Any) -> Any:
     return await ctx.wait_for_signal("next")
 
 
-WORKFLOWS = [session, parked, ignores_cancel, busy, waits_on_retry, continues, cleanup_with_session]
+WORKFLOWS = [
+    session,
+    parked,
+    ignores_cancel,
+    busy,
+    waits_on_retry,
+    continues,
+    cleanup_with_session,
+]
 
 
 def runtime(open_rt: Open) -> SqliteRuntime:
@@ -106,7 +117,9 @@ def types(rt: SqliteRuntime, exec_id: Any) -> list[str]:
     return [e.type for e in rt.load_history(exec_id)]
 
 
-async def test_a_cancel_runs_cleanup_activities_and_ends_cancelled(open_rt: Open) -> None:
+async def test_a_cancel_runs_cleanup_activities_and_ends_cancelled(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("session", None)
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="next")
@@ -114,14 +127,24 @@ async def test_a_cancel_runs_cleanup_activities_and_ends_cancelled(open_rt: Open
 
     rt.cancel(exec_id, "user stopped the session")
 
-    assert len(rt.load_history(exec_id)) == history_before  # the request appends no event
-    assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(reason="user stopped the session")
+    assert (
+        len(rt.load_history(exec_id)) == history_before
+    )  # the request appends no event
+    assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(
+        reason="user stopped the session"
+    )
     assert rt.outcome(exec_id) == ExecutionOutcome.Terminated(state="CANCELLED")
     history = rt.load_history(exec_id)
-    assert [e.type for e in history][-3:] == ["ActivityScheduled", "ActivityCompleted", "WorkflowCancelled"]
+    assert [e.type for e in history][-3:] == [
+        "ActivityScheduled",
+        "ActivityCompleted",
+        "WorkflowCancelled",
+    ]
     assert history[-3].attrs["name"] == "cleanup"
     assert history[-1].attrs == {"reason": "user stopped the session"}
-    assert rt.describe(exec_id).output.value is None  # the body's "cleaned up" is not kept
+    assert (
+        rt.describe(exec_id).output.value is None
+    )  # the body's "cleaned up" is not kept
     assert WorkflowReplayer(WORKFLOWS).replay(history).closed
 
 
@@ -134,8 +157,12 @@ async def test_a_blank_reason_gets_the_default_text(open_rt: Open) -> None:
     rt.cancel(cancelled, "  ")
     rt.terminate(terminated, "")
 
-    assert await rt.run_until_blocked(cancelled) == RunState.Cancelled(reason=DEFAULT_CANCEL_REASON)
-    assert await rt.run_until_blocked(terminated) == RunState.Terminated(reason=DEFAULT_TERMINATE_REASON)
+    assert await rt.run_until_blocked(cancelled) == RunState.Cancelled(
+        reason=DEFAULT_CANCEL_REASON
+    )
+    assert await rt.run_until_blocked(terminated) == RunState.Terminated(
+        reason=DEFAULT_TERMINATE_REASON
+    )
 
 
 async def test_a_repeat_cancel_keeps_the_first_reason(open_rt: Open) -> None:
@@ -149,7 +176,9 @@ async def test_a_repeat_cancel_keeps_the_first_reason(open_rt: Open) -> None:
     assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(reason="first")
 
 
-async def test_cancel_and_terminate_refuse_unknown_and_terminal_runs(open_rt: Open) -> None:
+async def test_cancel_and_terminate_refuse_unknown_and_terminal_runs(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("ignores_cancel", None)
     await rt.run_until_blocked(exec_id)
@@ -183,7 +212,9 @@ async def test_a_reason_that_is_not_text_is_refused_and_changes_nothing(
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="next")
 
 
-async def test_a_body_parked_on_a_signal_ends_cancelled_when_no_task_is_left(open_rt: Open) -> None:
+async def test_a_body_parked_on_a_signal_ends_cancelled_when_no_task_is_left(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("parked", None)
     await rt.run_until_blocked(exec_id)
@@ -197,26 +228,36 @@ async def test_a_body_parked_on_a_signal_ends_cancelled_when_no_task_is_left(ope
         WorkflowReplayer(WORKFLOWS).replay(rt.load_history(exec_id))
 
 
-async def test_a_body_that_returns_ends_cancelled_and_its_output_is_dropped(open_rt: Open) -> None:
+async def test_a_body_that_returns_ends_cancelled_and_its_output_is_dropped(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("ignores_cancel", None)
     rt.cancel(exec_id, "never mind")
 
-    assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(reason="never mind")
+    assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(
+        reason="never mind"
+    )
     assert "WorkflowCompleted" not in types(rt, exec_id)
 
 
-async def test_a_continue_as_new_under_cancel_starts_no_successor(open_rt: Open) -> None:
+async def test_a_continue_as_new_under_cancel_starts_no_successor(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("continues", 1)
     rt.cancel(exec_id, "stop the loop")
 
-    assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(reason="stop the loop")
+    assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(
+        reason="stop the loop"
+    )
     assert rt.successor(exec_id) is None
     assert sum(rt.counts_by_state().values()) == 1
 
 
-async def test_the_cancel_request_survives_a_reopen(open_rt: Open, db_path: Any) -> None:
+async def test_the_cancel_request_survives_a_reopen(
+    open_rt: Open, db_path: Any
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("session", None)
     await rt.run_until_blocked(exec_id)
@@ -225,21 +266,29 @@ async def test_the_cancel_request_survives_a_reopen(open_rt: Open, db_path: Any)
 
     reopened = runtime(open_rt)
 
-    assert await reopened.run_until_blocked(exec_id) == RunState.Cancelled(reason="before the crash")
+    assert await reopened.run_until_blocked(exec_id) == RunState.Cancelled(
+        reason="before the crash"
+    )
     assert "cleanup" in [e.attrs.get("name") for e in reopened.load_history(exec_id)]
 
 
-async def test_an_error_that_repeats_on_every_drive_ends_the_cancelled_run(open_rt: Open) -> None:
+async def test_an_error_that_repeats_on_every_drive_ends_the_cancelled_run(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("waits_on_retry", None)
-    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()  # flaky in backoff
+    assert (
+        await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    )  # flaky in backoff
     rt.close()
     reopened = open_rt()  # the workflow is not registered here: every drive fails
     reopened.register_activity(flaky)
 
     reopened.cancel(exec_id, "give up")
 
-    assert await reopened.run_until_blocked(exec_id) == RunState.Cancelled(reason="give up")
+    assert await reopened.run_until_blocked(exec_id) == RunState.Cancelled(
+        reason="give up"
+    )
     failed = [e for e in reopened.load_history(exec_id) if e.type == "ActivityFailed"]
     assert failed[-1].attrs["error"]["type"] == "CancelSealed"
     assert failed[-1].attrs["error"]["non_retryable"] is True
@@ -258,7 +307,9 @@ async def test_an_unregistered_activity_task_fails_with_unregistered_activity(
 
     reopened.cancel(exec_id, "give up")
 
-    assert await reopened.run_until_blocked(exec_id) == RunState.Cancelled(reason="give up")
+    assert await reopened.run_until_blocked(exec_id) == RunState.Cancelled(
+        reason="give up"
+    )
     failed = [e for e in reopened.load_history(exec_id) if e.type == "ActivityFailed"]
     assert failed[-1].attrs["error"]["type"] == "UnregisteredActivity"
     assert WorkflowReplayer(WORKFLOWS).replay(reopened.load_history(exec_id)).closed
@@ -277,7 +328,9 @@ async def test_a_pending_retry_still_runs_and_the_body_sees_the_cancel_when_it_r
     assert len(rt.store.pending_tasks(str(exec_id))) == 1
 
 
-async def test_a_body_ignoring_the_cancel_ends_at_the_cleanup_budget(open_rt: Open) -> None:
+async def test_a_body_ignoring_the_cancel_ends_at_the_cleanup_budget(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("busy", None)
     requested_at = len(rt.load_history(exec_id))
@@ -337,7 +390,9 @@ async def test_terminate_ends_the_run_at_once_and_keeps_keyed_signals(
     assert history[-1].type == "WorkflowCancelled"
     assert history[-1].attrs == {"reason": "stuck for an hour"}
     assert rt.outcome(exec_id) == ExecutionOutcome.Terminated(state="TERMINATED")
-    assert await rt.run_until_blocked(exec_id) == RunState.Terminated(reason="stuck for an hour")
+    assert await rt.run_until_blocked(exec_id) == RunState.Terminated(
+        reason="stuck for an hour"
+    )
     with SqliteReader.open(db_path) as reader:
         assert reader.pending_tasks(exec_id) == []
         assert reader.timers(exec_id) == []

@@ -35,18 +35,25 @@ async def charge(ctx: Any, cents: int) -> str:
 
 @workflow
 async def charge_card(ctx: WorkflowContext, cents: int) -> Any:
-    return {"receipt": await ctx.execute_activity(charge, cents), "parent": ctx.info().parent_execution_id}
+    return {
+        "receipt": await ctx.execute_activity(charge, cents),
+        "parent": ctx.info().parent_execution_id,
+    }
 
 
 @workflow
 async def fan_out(ctx: WorkflowContext, amounts: list[int]) -> Any:
-    results = await asyncio.gather(*(ctx.spawn_child_workflow(charge_card, a) for a in amounts))
+    results = await asyncio.gather(
+        *(ctx.spawn_child_workflow(charge_card, a) for a in amounts)
+    )
     return [r["receipt"] for r in results]
 
 
 @workflow
 async def failing_child(ctx: WorkflowContext, _: Any) -> Any:
-    raise ApplicationError("card declined", type="Declined", non_retryable=True, details={"code": 51})
+    raise ApplicationError(
+        "card declined", type="Declined", non_retryable=True, details={"code": 51}
+    )
 
 
 @workflow
@@ -67,11 +74,18 @@ async def session_child(ctx: WorkflowContext, _: Any) -> Any:
 @workflow
 async def parent_of(ctx: WorkflowContext, spec: dict[str, Any]) -> Any:
     try:
-        return {"ok": await ctx.spawn_child_workflow(spec["child"], spec.get("input"),
-                                                      timeout=spec.get("timeout"))}
+        return {
+            "ok": await ctx.spawn_child_workflow(
+                spec["child"], spec.get("input"), timeout=spec.get("timeout")
+            )
+        }
     except ChildWorkflowError as exc:
-        return {"error": exc.type, "message": exc.message, "details": exc.details,
-                "non_retryable": exc.non_retryable}
+        return {
+            "error": exc.type,
+            "message": exc.message,
+            "details": exc.details,
+            "non_retryable": exc.non_retryable,
+        }
 
 
 @workflow
@@ -85,7 +99,9 @@ async def detaches(ctx: WorkflowContext, spec: dict[str, Any]) -> Any:
 
 @workflow
 async def middle(ctx: WorkflowContext, _: Any) -> Any:
-    await ctx.spawn_child_workflow_detached(waiting_child, None, ParentClosePolicy.REQUEST_CANCEL)
+    await ctx.spawn_child_workflow_detached(
+        waiting_child, None, ParentClosePolicy.REQUEST_CANCEL
+    )
     return await ctx.wait_for_signal("never")
 
 
@@ -121,8 +137,18 @@ async def loop_three(ctx: WorkflowContext, n: int) -> Any:
 
 
 WORKFLOWS = [
-    charge_card, fan_out, failing_child, waiting_child, looping_child, session_child,
-    parent_of, detaches, middle, talks_to, cancels_own_parent, loop_three,
+    charge_card,
+    fan_out,
+    failing_child,
+    waiting_child,
+    looping_child,
+    session_child,
+    parent_of,
+    detaches,
+    middle,
+    talks_to,
+    cancels_own_parent,
+    loop_three,
 ]
 
 
@@ -142,13 +168,17 @@ def children_of(rt: SqliteRuntime, exec_id: Any) -> list[ExecutionId]:
     ]
 
 
-async def test_a_parent_fans_out_and_gathers_its_children_in_one_drive(open_rt: Open) -> None:
+async def test_a_parent_fans_out_and_gathers_its_children_in_one_drive(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     parent = rt.start_workflow("fan_out", [100, 250, 75])
 
     state = await rt.run_until_blocked(parent)
 
-    assert state == RunState.Completed(output=["charged 100", "charged 250", "charged 75"])
+    assert state == RunState.Completed(
+        output=["charged 100", "charged 250", "charged 75"]
+    )
     kids = children_of(rt, parent)
     assert len(kids) == 3
     for kid in kids:
@@ -162,15 +192,21 @@ async def test_a_parent_fans_out_and_gathers_its_children_in_one_drive(open_rt: 
     assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(parent)).closed
 
 
-async def test_a_child_failure_reaches_the_parent_with_its_type_and_details(open_rt: Open) -> None:
+async def test_a_child_failure_reaches_the_parent_with_its_type_and_details(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     parent = rt.start_workflow("parent_of", {"child": "failing_child"})
 
     state = await rt.run_until_blocked(parent)
 
     assert state == RunState.Completed(
-        output={"error": "Declined", "message": "card declined", "details": {"code": 51},
-                "non_retryable": True}
+        output={
+            "error": "Declined",
+            "message": "card declined",
+            "details": {"code": 51},
+            "non_retryable": True,
+        }
     )
     assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(parent)).closed
 
@@ -201,7 +237,9 @@ async def test_a_parent_waits_on_a_blocked_child_and_resumes_after_a_reopen(
     parent = rt.start_workflow("parent_of", {"child": "waiting_child"})
     state = await rt.run_until_blocked(parent)
     assert isinstance(state, RunState.WaitingWorkflow)
-    assert await rt.run_until_blocked(state.exec_id) == RunState.WaitingSignal(name="approve")
+    assert await rt.run_until_blocked(state.exec_id) == RunState.WaitingSignal(
+        name="approve"
+    )
     rt.close()
 
     reopened = runtime(open_rt)
@@ -257,10 +295,14 @@ async def test_an_unregistered_child_leaves_the_parent_running_until_a_fix(
         return "audited"
 
     rt.register_workflow(audit)
-    assert await rt.run_until_blocked(parent) == RunState.Completed(output={"ok": "audited"})
+    assert await rt.run_until_blocked(parent) == RunState.Completed(
+        output={"ok": "audited"}
+    )
 
 
-async def test_a_rejected_child_fails_the_parent_wait_without_raising(open_rt: Open) -> None:
+async def test_a_rejected_child_fails_the_parent_wait_without_raising(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     parent = rt.start_workflow("parent_of", {"child": "session_child"})
 
@@ -272,7 +314,11 @@ async def test_a_rejected_child_fails_the_parent_wait_without_raising(open_rt: O
 
 @pytest.mark.parametrize(
     ("policy", "state"),
-    [("request_cancel", "CANCELLED"), ("terminate", "TERMINATED"), ("abandon", "RUNNING")],
+    [
+        ("request_cancel", "CANCELLED"),
+        ("terminate", "TERMINATED"),
+        ("abandon", "RUNNING"),
+    ],
 )
 async def test_a_detached_child_gets_its_parent_close_policy(
     open_rt: Open, policy: str, state: str
@@ -288,9 +334,13 @@ async def test_a_detached_child_gets_its_parent_close_policy(
 
     assert rt.describe(child).state == state
     if state == "CANCELLED":
-        assert await rt.run_until_blocked(child) == RunState.Cancelled(reason="parent closed")
+        assert await rt.run_until_blocked(child) == RunState.Cancelled(
+            reason="parent closed"
+        )
     if state == "TERMINATED":
-        assert await rt.run_until_blocked(child) == RunState.Terminated(reason="ParentClosed")
+        assert await rt.run_until_blocked(child) == RunState.Terminated(
+            reason="ParentClosed"
+        )
 
 
 async def test_the_close_policy_cascades_through_every_level(open_rt: Open) -> None:
@@ -324,7 +374,9 @@ async def test_a_cancel_from_another_run_is_a_hard_seal(open_rt: Open) -> None:
     rt.send_signal_idempotent(target, "note", 1, "dedupe-me")
     canceller = rt.start_workflow("talks_to", {"op": "cancel", "target": str(target)})
 
-    assert await rt.run_until_blocked(canceller) == RunState.Completed(output="cancelled")
+    assert await rt.run_until_blocked(canceller) == RunState.Completed(
+        output="cancelled"
+    )
 
     assert rt.outcome(target) == ExecutionOutcome.Terminated(state="CANCELLED")
     reason = f"cancelled by run {canceller}"
@@ -336,7 +388,9 @@ async def test_a_run_sealed_by_its_own_cancel_applies_no_more_of_its_batch(
     open_rt: Open,
 ) -> None:
     rt = runtime(open_rt)
-    parent = rt.start_workflow("detaches", {"child": "cancels_own_parent", "policy": "terminate"})
+    parent = rt.start_workflow(
+        "detaches", {"child": "cancels_own_parent", "policy": "terminate"}
+    )
 
     await rt.run_until_idle()
 
@@ -348,8 +402,11 @@ async def test_a_run_sealed_by_its_own_cancel_applies_no_more_of_its_batch(
 
 @pytest.mark.parametrize(
     ("setup", "expected"),
-    [("unknown", {"error": "target_unknown"}), ("terminated", {"error": "target_terminated"}),
-     ("chain", {"result": "finished at 3"})],
+    [
+        ("unknown", {"error": "target_unknown"}),
+        ("terminated", {"error": "target_terminated"}),
+        ("chain", {"result": "finished at 3"}),
+    ],
 )
 async def test_await_external_follows_the_chain_or_names_why_it_cannot(
     open_rt: Open, setup: str, expected: dict[str, Any]
@@ -372,8 +429,11 @@ async def test_await_external_follows_the_chain_or_names_why_it_cannot(
 @pytest.mark.parametrize("op", ["signal", "cancel"])
 @pytest.mark.parametrize(
     ("setup", "error"),
-    [("unknown", "target_unknown"), ("terminated", "target_terminated"),
-     ("completed", "target_not_running")],
+    [
+        ("unknown", "target_unknown"),
+        ("terminated", "target_terminated"),
+        ("completed", "target_not_running"),
+    ],
 )
 async def test_a_signal_or_cancel_of_a_run_that_cannot_take_it_fails_at_once_naming_why(
     open_rt: Open, op: str, setup: str, error: str
@@ -392,13 +452,19 @@ async def test_a_signal_or_cancel_of_a_run_that_cannot_take_it_fails_at_once_nam
         target = str(run)
     sender = rt.start_workflow("talks_to", {"op": op, "target": target})
 
-    assert await rt.run_until_blocked(sender) == RunState.Completed(output={"error": error})
+    assert await rt.run_until_blocked(sender) == RunState.Completed(
+        output={"error": error}
+    )
     if setup == "completed":
-        assert rt.outcome(ExecutionId(target)) == ExecutionOutcome.Completed(output="done")
+        assert rt.outcome(ExecutionId(target)) == ExecutionOutcome.Completed(
+            output="done"
+        )
     assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(sender)).closed
 
 
-async def test_an_attached_child_is_left_running_when_its_parent_ends(open_rt: Open) -> None:
+async def test_an_attached_child_is_left_running_when_its_parent_ends(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     parent = rt.start_workflow("parent_of", {"child": "waiting_child"})
     state = await rt.run_until_blocked(parent)
@@ -407,7 +473,9 @@ async def test_an_attached_child_is_left_running_when_its_parent_ends(open_rt: O
 
     rt.cancel(parent, "parent stops")
 
-    assert await rt.run_until_blocked(parent) == RunState.Cancelled(reason="parent stops")
+    assert await rt.run_until_blocked(parent) == RunState.Cancelled(
+        reason="parent stops"
+    )
     assert rt.describe(child).state == "RUNNING"
     rt.send_signal(child, "approve", "still here")
     assert await rt.run_until_blocked(child) == RunState.Completed(output="still here")
@@ -420,7 +488,9 @@ async def test_a_waiter_on_a_blocked_target_returns_waiting_workflow_naming_it(
     target = rt.start_workflow("waiting_child", None)
     waiter = rt.start_workflow("talks_to", {"op": "await", "target": str(target)})
 
-    assert await rt.run_until_blocked(waiter) == RunState.WaitingWorkflow(exec_id=target)
+    assert await rt.run_until_blocked(waiter) == RunState.WaitingWorkflow(
+        exec_id=target
+    )
     rt.send_signal(target, "approve", "fine")
     await rt.run_until_idle()
 

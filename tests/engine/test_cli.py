@@ -14,13 +14,21 @@ from typing import Any
 import cli_flows
 import pytest
 
-from harvest_engine import ManualClock, Schedule, SqliteRuntime, WorkflowLogPolicy, WorkflowSchedule
+from harvest_engine import (
+    ManualClock,
+    Schedule,
+    SqliteRuntime,
+    WorkflowLogPolicy,
+    WorkflowSchedule,
+)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 
-def harvest(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def harvest(
+    *args: str | Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE)])
     return subprocess.run(
@@ -55,25 +63,34 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     asyncio.run(rt.run_until_blocked(done))
     parked = rt.start_workflow("approval", None)
     asyncio.run(rt.run_until_blocked(parked))
-    rt.upsert_schedule(WorkflowSchedule("report", Schedule.cron("0 3 * * *"), input="nightly"))
+    rt.upsert_schedule(
+        WorkflowSchedule("report", Schedule.cron("0 3 * * *"), input="nightly")
+    )
     # Log lines written as the runtime's cycle writes them, so this test covers
     # the reader and the CLI whatever the path from ctx.log to the store does.
     with rt.store.write() as txn:
         at = clock.now()
-        txn.append_log_lines(str(done), [(1, at, "summarising hello"), (2, at, "done")], None)
+        txn.append_log_lines(
+            str(done), [(1, at, "summarising hello"), (2, at, "done")], None
+        )
     clock.advance(timedelta(days=60))
     rt.close()
     return {"path": path, "done": str(done), "parked": str(parked)}
 
 
-def test_runs_lists_newest_first_as_a_table_and_as_json(workspace: dict[str, Any]) -> None:
+def test_runs_lists_newest_first_as_a_table_and_as_json(
+    workspace: dict[str, Any],
+) -> None:
     table = harvest("runs", workspace["path"])
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
     assert lines[0].split()[:4] == ["EXEC", "ID", "WORKFLOW", "WORKFLOW"]
     assert workspace["parked"] in lines[1]
     data = ok_json("runs", workspace["path"])
-    assert [r["exec_id"] for r in data["executions"]] == [workspace["parked"], workspace["done"]]
+    assert [r["exec_id"] for r in data["executions"]] == [
+        workspace["parked"],
+        workspace["done"],
+    ]
     assert data["next"] is None
 
 
@@ -112,7 +129,9 @@ def test_history_json_replays_with_todays_code_and_fails_on_changed_code(
     good = harvest("replay", "--history", saved, "--module", "cli_flows")
     assert good.returncode == 0, good.stderr
     assert "ok: report replayed" in good.stdout
-    direct = harvest("replay", workspace["path"], workspace["done"], "--module", "cli_flows")
+    direct = harvest(
+        "replay", workspace["path"], workspace["done"], "--module", "cli_flows"
+    )
     assert direct.returncode == 0, direct.stderr
     bad = harvest("replay", "--history", saved, "--module", "cli_flows_changed")
     assert bad.returncode == 1
@@ -150,7 +169,9 @@ def test_purge_removes_old_terminal_runs_as_the_writer(
     kept = ok_json("purge", copy, "--older-than", "30d")
     assert kept == {"removed": 0}
     conn = sqlite3.connect(copy)
-    conn.execute("UPDATE harvest_executions SET closed_at = 0 WHERE closed_at IS NOT NULL")
+    conn.execute(
+        "UPDATE harvest_executions SET closed_at = 0 WHERE closed_at IS NOT NULL"
+    )
     conn.commit()
     conn.close()
     assert ok_json("purge", copy, "--older-than", "30d") == {"removed": 1}

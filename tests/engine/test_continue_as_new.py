@@ -98,7 +98,9 @@ async def test_continue_as_new_seals_the_run_and_starts_a_successor_with_the_sam
     assert WorkflowReplayer(WORKFLOWS).replay(history).closed
 
 
-async def test_a_later_drive_of_the_old_run_returns_the_same_successor(open_rt: Open) -> None:
+async def test_a_later_drive_of_the_old_run_returns_the_same_successor(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     first = rt.start_workflow("poller", 1)
     state = await rt.run_until_blocked(first)
@@ -158,7 +160,12 @@ async def test_each_signal_arrives_exactly_once_across_the_chain(open_rt: Open) 
         for e in rt.load_history(run)
         if e.type == "SignalReceived"
     ]
-    assert received == ["a", "b", "c", "last"]  # b and c stay with the old run, read or not
+    assert received == [
+        "a",
+        "b",
+        "c",
+        "last",
+    ]  # b and c stay with the old run, read or not
     assert len(chain) == 2
     assert rt.outcome(chain[-1]) == ExecutionOutcome.Completed(output=["a", "last"])
 
@@ -172,13 +179,19 @@ async def test_a_chain_continues_after_a_reopen_in_the_middle(open_rt: Open) -> 
     rt.close()
 
     reopened = runtime(open_rt)
-    assert await reopened.run_until_blocked(state.next) == RunState.WaitingSignal(name="item")
+    assert await reopened.run_until_blocked(state.next) == RunState.WaitingSignal(
+        name="item"
+    )
     reopened.send_signal(state.next, "item", "last")
 
-    assert await reopened.run_until_blocked(state.next) == RunState.Completed(output=["a", "last"])
+    assert await reopened.run_until_blocked(state.next) == RunState.Completed(
+        output=["a", "last"]
+    )
 
 
-async def test_should_continue_as_new_turns_true_at_ten_thousand_events(open_rt: Open) -> None:
+async def test_should_continue_as_new_turns_true_at_ten_thousand_events(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     first = rt.start_workflow("until_advised", 0)
 
@@ -186,8 +199,12 @@ async def test_should_continue_as_new_turns_true_at_ten_thousand_events(open_rt:
 
     assert isinstance(state, RunState.ContinuedAsNew)
     history = rt.load_history(first)
-    assert len(history) == CONTINUE_AS_NEW_ADVICE_EVENTS + 1  # the advice, then the hand-off
-    assert await rt.run_until_blocked(state.next) == RunState.Completed(output=str(first))
+    assert (
+        len(history) == CONTINUE_AS_NEW_ADVICE_EVENTS + 1
+    )  # the advice, then the hand-off
+    assert await rt.run_until_blocked(state.next) == RunState.Completed(
+        output=str(first)
+    )
 
 
 def test_an_event_cap_at_or_below_the_advice_logs_a_warning(

@@ -52,10 +52,14 @@ def test_loop_runs_callbacks_in_fifo_order() -> None:
 async def test_gather_of_activities_returns_results_in_argument_order() -> None:
     @workflow
     async def fan_out(ctx: WorkflowContext, n: int) -> list[int]:
-        return list(await asyncio.gather(*(ctx.execute_activity(echo, i) for i in range(n))))
+        return list(
+            await asyncio.gather(*(ctx.execute_activity(echo, i) for i in range(n)))
+        )
 
     with runtime(fan_out) as rt:
-        assert await drive(rt, "fan_out", 5) == RunState.Completed(output=[0, 1, 2, 3, 4])
+        assert await drive(rt, "fan_out", 5) == RunState.Completed(
+            output=[0, 1, 2, 3, 4]
+        )
 
 
 async def test_tasks_futures_and_events_work_on_the_workflow_loop() -> None:
@@ -105,7 +109,9 @@ async def test_as_completed_yields_in_completion_order() -> None:
     @workflow
     async def racing(ctx: WorkflowContext, _: Any) -> list[Any]:
         results = []
-        for next_done in ctx.as_completed([ctx.execute_activity(echo, i) for i in range(3)]):
+        for next_done in ctx.as_completed(
+            [ctx.execute_activity(echo, i) for i in range(3)]
+        ):
             results.append(await next_done)
         return results
 
@@ -119,17 +125,28 @@ async def test_as_completed_yields_in_completion_order() -> None:
         ("time.time()", "time.time()"),
         ("time.sleep(0.001)", "time.sleep()"),
         ("await asyncio.sleep(1)", "asyncio.sleep(d > 0)"),
-        ("await asyncio.wait_for(asyncio.get_running_loop().create_future(), 5)", "asyncio.wait_for"),
+        (
+            "await asyncio.wait_for(asyncio.get_running_loop().create_future(), 5)",
+            "asyncio.wait_for",
+        ),
         ("await asyncio.to_thread(print)", "asyncio.to_thread"),
         ("open('/etc/hostname')", "open()"),
         ("threading.Thread(target=print).start()", "threading.Thread.start()"),
-        ("await asyncio.get_running_loop().getaddrinfo('localhost', 80)", "getaddrinfo"),
+        (
+            "await asyncio.get_running_loop().getaddrinfo('localhost', 80)",
+            "getaddrinfo",
+        ),
     ],
 )
 async def test_outside_world_calls_raise_non_deterministic_call_naming_the_call(
     body: str, call_named: str
 ) -> None:
-    namespace: dict[str, Any] = {"asyncio": asyncio, "time": time, "threading": threading, "echo": echo}
+    namespace: dict[str, Any] = {
+        "asyncio": asyncio,
+        "time": time,
+        "threading": threading,
+        "echo": echo,
+    }
     exec(f"async def forbidden(ctx, _):\n    {body}\n", namespace)
     forbidden = workflow(namespace["forbidden"])
     with runtime(forbidden) as rt:
@@ -173,7 +190,9 @@ async def test_a_refused_call_swallowed_by_user_code_still_fails_the_cycle() -> 
         assert type(rt.outcome(exec_id)).__name__ == "ExecutionOutcome.Running"
 
 
-def test_continue_as_new_is_a_base_exception_that_except_exception_cannot_swallow() -> None:
+def test_continue_as_new_is_a_base_exception_that_except_exception_cannot_swallow() -> (
+    None
+):
     assert issubclass(ContinueAsNew, BaseException)
     assert not issubclass(ContinueAsNew, Exception)
 

@@ -57,7 +57,9 @@ def test_a_golden_history_also_replays_from_its_json_text(scenario: Scenario) ->
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=SCENARIO_IDS)
-def test_the_event_encoding_of_a_golden_history_is_unchanged(scenario: Scenario) -> None:
+def test_the_event_encoding_of_a_golden_history_is_unchanged(
+    scenario: Scenario,
+) -> None:
     text = golden_text(scenario)
     assert regenerate.encode(regenerate.decode(text)) == text
 
@@ -66,7 +68,9 @@ def test_the_event_encoding_of_a_golden_history_is_unchanged(scenario: Scenario)
 def test_recording_a_golden_scenario_today_gives_the_committed_bytes(
     scenario: Scenario, tmp_path: Path
 ) -> None:
-    recorded = regenerate.encode(asyncio.run(regenerate.record(scenario, tmp_path / "g.db")))
+    recorded = regenerate.encode(
+        asyncio.run(regenerate.record(scenario, tmp_path / "g.db"))
+    )
     assert recorded == golden_text(scenario), (
         "the engine now records this scenario differently; if that is deliberate, "
         "run `python -m tests.golden.regenerate` and review the diff"
@@ -75,7 +79,9 @@ def test_recording_a_golden_scenario_today_gives_the_committed_bytes(
 
 def test_the_golden_set_covers_the_failed_run_and_every_primitive() -> None:
     types = {
-        event.type for scenario in SCENARIOS for event in regenerate.decode(golden_text(scenario))
+        event.type
+        for scenario in SCENARIOS
+        for event in regenerate.decode(golden_text(scenario))
     }
     assert {
         "ActivityScheduled",
@@ -90,7 +96,9 @@ def test_the_golden_set_covers_the_failed_run_and_every_primitive() -> None:
         "WorkflowFailed",
     } <= types
     retried = regenerate.decode(golden_text(SCENARIOS[SCENARIO_IDS.index("retries")]))
-    assert any(e.attrs.get("attempt") == 3 for e in retried if e.type == "ActivityCompleted")
+    assert any(
+        e.attrs.get("attempt") == 3 for e in retried if e.type == "ActivityCompleted"
+    )
 
 
 # -- a changed workflow is caught -------------------------------------------------
@@ -138,7 +146,9 @@ def replay_golden(changed: Any, name: str) -> NonDeterminismDetected:
     scenario = SCENARIOS[SCENARIO_IDS.index(name)]
     others = [wf for wf in WORKFLOWS if wf.info.name != changed.info.name]
     with pytest.raises(NonDeterminismDetected) as caught:
-        WorkflowReplayer([changed, *others]).replay(regenerate.decode(golden_text(scenario)))
+        WorkflowReplayer([changed, *others]).replay(
+            regenerate.decode(golden_text(scenario))
+        )
     return caught.value
 
 

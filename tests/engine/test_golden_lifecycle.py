@@ -44,15 +44,30 @@ def test_recording_a_lifecycle_scenario_today_gives_the_committed_bytes(
 
 def test_the_lifecycle_goldens_cover_every_new_event_type() -> None:
     types = {
-        event.type for name in NAMES for event in decode(golden.path_of(name).read_text())
+        event.type
+        for name in NAMES
+        for event in decode(golden.path_of(name).read_text())
     }
     assert {
-        "WorkflowCancelled", "WorkflowContinuedAsNew", "WorkflowExecutionTimedOut",
-        "WorkflowRetryScheduled", "MutexRequested", "MutexGranted", "MutexReleased",
-        "LocalActivityScheduled", "LocalActivityCompleted", "LocalActivityFailed",
-        "LocalActivityExhausted", "ChildWorkflowStarted", "ChildWorkflowCompleted",
-        "ChildWorkflowFailed", "ExternalSignalSent", "ExternalCancelRequested",
-        "ExternalWorkflowAwaited", "ExternalWorkflowCompleted", "ExternalWorkflowFailed",
+        "WorkflowCancelled",
+        "WorkflowContinuedAsNew",
+        "WorkflowExecutionTimedOut",
+        "WorkflowRetryScheduled",
+        "MutexRequested",
+        "MutexGranted",
+        "MutexReleased",
+        "LocalActivityScheduled",
+        "LocalActivityCompleted",
+        "LocalActivityFailed",
+        "LocalActivityExhausted",
+        "ChildWorkflowStarted",
+        "ChildWorkflowCompleted",
+        "ChildWorkflowFailed",
+        "ExternalSignalSent",
+        "ExternalCancelRequested",
+        "ExternalWorkflowAwaited",
+        "ExternalWorkflowCompleted",
+        "ExternalWorkflowFailed",
     } <= types
 
 

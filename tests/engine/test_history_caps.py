@@ -84,7 +84,9 @@ async def test_a_decision_reaching_the_event_cap_fails_the_run_with_the_reason(
     with SqliteReader.open(db_path) as reader:
         assert reader.pending_tasks(str(exec_id)) == []
         assert reader.timers(str(exec_id)) == []
-    assert rt.send_signal_idempotent(exec_id, "stop", None, "key-1") is False  # the key stays
+    assert (
+        rt.send_signal_idempotent(exec_id, "stop", None, "key-1") is False
+    )  # the key stays
     assert WorkflowReplayer([chatty]).replay(history).closed
 
 
@@ -98,13 +100,17 @@ async def test_the_byte_cap_counts_the_stored_event_json(open_rt: Open) -> None:
     assert json.loads(state.error.message)["cap"] == "max_bytes"
 
 
-@pytest.mark.parametrize("bad", [{"max_events": True}, {"max_bytes": 0}, {"max_events": "10"}])
+@pytest.mark.parametrize(
+    "bad", [{"max_events": True}, {"max_bytes": 0}, {"max_events": "10"}]
+)
 def test_a_cap_that_is_not_a_positive_int_is_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="must be a positive int or None"):
         HistoryCaps(**bad)
 
 
-async def test_set_history_caps_refuses_anything_but_history_caps(open_rt: Open) -> None:
+async def test_set_history_caps_refuses_anything_but_history_caps(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt, HistoryCaps(max_events=None, max_bytes=None))
 
     with pytest.raises(TypeError, match="takes a HistoryCaps"):

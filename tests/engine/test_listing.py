@@ -69,7 +69,11 @@ def test_a_list_carries_no_payloads_but_visit_does(store: SqliteStore) -> None:
 
 def test_summary_fields_are_plain_values(store: SqliteStore) -> None:
     exec_id = seed_run(
-        store, "order", workflow_id="order-7", state="FAILED", closed_at=T0 + timedelta(hours=1)
+        store,
+        "order",
+        workflow_id="order-7",
+        state="FAILED",
+        closed_at=T0 + timedelta(hours=1),
     )
     (run,) = store.list_executions(ExecutionFilter()).executions
     assert str(run.exec_id) == exec_id
@@ -88,13 +92,18 @@ def test_name_id_and_exec_id_filters_match_exactly(store: SqliteStore) -> None:
     a = seed_run(store, "order", workflow_id="order-1")
     seed_run(store, "order", workflow_id="order-10")
     seed_run(store, "refund", workflow_id="order-1")
-    assert ids(store.list_executions(ExecutionFilter().workflow_name("refund")).executions) != []
+    assert (
+        ids(store.list_executions(ExecutionFilter().workflow_name("refund")).executions)
+        != []
+    )
     by_key = ExecutionFilter().workflow_name("order").workflow_id("order-1")
     assert ids(store.list_executions(by_key).executions) == [a]
     assert ids(store.list_executions(ExecutionFilter().exec_id(a)).executions) == [a]
 
 
-def test_prefix_filter_takes_wildcards_literally_and_case_sensitively(store: SqliteStore) -> None:
+def test_prefix_filter_takes_wildcards_literally_and_case_sensitively(
+    store: SqliteStore,
+) -> None:
     hit = seed_run(store, workflow_id="50%_off:1")
     seed_run(store, workflow_id="50x_off:1")
     seed_run(store, workflow_id="50%_OFF:1")
@@ -110,7 +119,9 @@ def test_several_states_match_any_of_them(store: SqliteStore) -> None:
     assert set(ids(store.list_executions(flt).executions)) == {running, failed}
 
 
-def test_time_window_is_inclusive_after_and_exclusive_before(store: SqliteStore) -> None:
+def test_time_window_is_inclusive_after_and_exclusive_before(
+    store: SqliteStore,
+) -> None:
     runs = seed_many(store, 5)  # started at T0 + 0..4 s
     flt = (
         ExecutionFilter()
@@ -198,7 +209,9 @@ def test_a_visit_reads_one_snapshot_while_the_writer_commits(
         commit_between_rows(detail)
     other.close()
     assert [d.state for d in seen] == ["RUNNING"] * 3
-    assert {r.state for r in store.list_executions(ExecutionFilter()).executions} == {"FAILED"}
+    assert {r.state for r in store.list_executions(ExecutionFilter()).executions} == {
+        "FAILED"
+    }
 
 
 def test_counts_by_state_names_every_state(store: SqliteStore) -> None:
@@ -208,7 +221,13 @@ def test_counts_by_state_names_every_state(store: SqliteStore) -> None:
     assert counts["RUNNING"] == 2
     assert counts["COMPLETED"] == 1
     assert counts["TIMED_OUT"] == 0
-    assert set(counts) >= {"RUNNING", "FAILED", "CANCELLED", "TERMINATED", "CONTINUED_AS_NEW"}
+    assert set(counts) >= {
+        "RUNNING",
+        "FAILED",
+        "CANCELLED",
+        "TERMINATED",
+        "CONTINUED_AS_NEW",
+    }
 
 
 @settings(max_examples=40, deadline=None)
@@ -288,12 +307,15 @@ def _equal_json(stored: object, wanted: object) -> bool:
 @settings(max_examples=150, deadline=None)
 @given(
     name=st.none() | st.sampled_from(NAMES),
-    workflow_id=st.none() | st.sampled_from([w + s for w in WORKFLOW_IDS for s in "01"]),
+    workflow_id=st.none()
+    | st.sampled_from([w + s for w in WORKFLOW_IDS for s in "01"]),
     prefix=st.none() | st.sampled_from(["a", "a%", "a_", "A", "", "ab1"]),
     states=st.lists(st.sampled_from(STATES), max_size=3),
     after=st.none() | st.integers(0, 30),
     before=st.none() | st.integers(0, 30),
-    attrs=st.dictionaries(st.sampled_from(["k", "t", "missing"]), st.sampled_from(ATTR_VALUES)),
+    attrs=st.dictionaries(
+        st.sampled_from(["k", "t", "missing"]), st.sampled_from(ATTR_VALUES)
+    ),
     limit=st.integers(1, 7),
 )
 def test_every_filter_combination_returns_what_a_plain_model_selects(

@@ -92,10 +92,15 @@ async def test_a_local_activity_records_scheduled_and_completed(open_rt: Open) -
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("uses_lookup", "k")
 
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="value of k")
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output="value of k"
+    )
     history = rt.load_history(exec_id)
     assert [e.type for e in history] == [
-        "WorkflowStarted", "LocalActivityScheduled", "LocalActivityCompleted", "WorkflowCompleted",
+        "WorkflowStarted",
+        "LocalActivityScheduled",
+        "LocalActivityCompleted",
+        "WorkflowCompleted",
     ]
     assert history[1].attrs["start_to_close"] == 60.0  # "5m" is capped at 60 s
     assert WorkflowReplayer(WORKFLOWS).replay(history).closed
@@ -114,8 +119,11 @@ async def test_a_retry_backoff_ends_the_cycle_and_the_next_attempt_runs_after_it
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="ok on 2")
     types = [e.type for e in rt.load_history(exec_id)]
     assert types == [
-        "WorkflowStarted", "LocalActivityScheduled", "LocalActivityFailed",
-        "LocalActivityCompleted", "WorkflowCompleted",
+        "WorkflowStarted",
+        "LocalActivityScheduled",
+        "LocalActivityFailed",
+        "LocalActivityCompleted",
+        "WorkflowCompleted",
     ]
 
 
@@ -130,7 +138,9 @@ async def test_a_crash_between_attempts_resumes_at_the_next_attempt(
 
     reopened = runtime(open_rt)
 
-    assert await reopened.run_until_blocked(exec_id) == RunState.Completed(output="ok on 2")
+    assert await reopened.run_until_blocked(exec_id) == RunState.Completed(
+        output="ok on 2"
+    )
     assert attempts == [2]
 
 
@@ -164,7 +174,9 @@ async def test_a_pending_cancel_skips_the_backoff(open_rt: Open) -> None:
 
 
 @pytest.mark.parametrize("name", ["two_locals", "local_beside_remote"])
-async def test_a_local_activity_must_be_alone_in_its_batch(open_rt: Open, name: str) -> None:
+async def test_a_local_activity_must_be_alone_in_its_batch(
+    open_rt: Open, name: str
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow(name, None)
 

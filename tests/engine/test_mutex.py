@@ -78,8 +78,13 @@ async def cancels_run(ctx: WorkflowContext, target: str) -> Any:
 
 
 WORKFLOWS = [
-    holder, fails_holding, acquire_beside_activity, acquire_beside_timer,
-    times_out_holding, continues_holding, cancels_run,
+    holder,
+    fails_holding,
+    acquire_beside_activity,
+    acquire_beside_timer,
+    times_out_holding,
+    continues_holding,
+    cancels_run,
 ]
 
 
@@ -104,7 +109,9 @@ async def test_the_second_run_waits_and_gets_the_key_with_a_higher_lock_seq(
         assert [m.key for m in reader.mutexes(str(second))] == ["printer"]
 
     rt.send_signal(first, "go", None)
-    await rt.run_until_idle()  # the release is progress: the waiter runs in the same call
+    await (
+        rt.run_until_idle()
+    )  # the release is progress: the waiter runs in the same call
 
     assert rt.outcome(first) == ExecutionOutcome.Completed(output=1)
     assert await rt.run_until_blocked(second) == RunState.WaitingSignal(name="go")
@@ -116,7 +123,9 @@ async def test_the_second_run_waits_and_gets_the_key_with_a_higher_lock_seq(
 
 
 @pytest.mark.parametrize("ending", ["terminate", "cancel", "fail"])
-async def test_a_run_that_ends_any_way_releases_its_lock(open_rt: Open, ending: str) -> None:
+async def test_a_run_that_ends_any_way_releases_its_lock(
+    open_rt: Open, ending: str
+) -> None:
     rt = runtime(open_rt)
     first = rt.start_workflow("fails_holding", "k")
     second = rt.start_workflow("holder", "k")
@@ -154,10 +163,14 @@ async def test_a_run_that_times_out_continues_or_is_sealed_by_another_run_releas
         state = await rt.run_until_blocked(first)
         assert isinstance(state, RunState.ContinuedAsNew)
         # The successor starts without the lock: it does not inherit it.
-        assert await rt.run_until_blocked(state.next) == RunState.WaitingSignal(name="go")
+        assert await rt.run_until_blocked(state.next) == RunState.WaitingSignal(
+            name="go"
+        )
     else:
         canceller = rt.start_workflow("cancels_run", str(first))
-        assert await rt.run_until_blocked(canceller) == RunState.Completed(output="sealed")
+        assert await rt.run_until_blocked(canceller) == RunState.Completed(
+            output="sealed"
+        )
 
     assert await rt.run_until_blocked(second) == RunState.WaitingSignal(name="go")
     granted = [e.attrs for e in rt.load_history(second) if e.type == "MutexGranted"]

@@ -62,7 +62,10 @@ async def buggy(ctx: WorkflowContext, _: Any) -> Any:
 @workflow
 async def side_effects_over_the_caps(ctx: WorkflowContext, _: Any) -> list[str]:
     caught = []
-    for make in (lambda: deep(MAX_PAYLOAD_DEPTH + 1), lambda: "x" * (MAX_PAYLOAD_BYTES + 1)):
+    for make in (
+        lambda: deep(MAX_PAYLOAD_DEPTH + 1),
+        lambda: "x" * (MAX_PAYLOAD_BYTES + 1),
+    ):
         try:
             await ctx.side_effect(make)
         except (PayloadTooDeep, PayloadTooLarge) as exc:
@@ -83,8 +86,12 @@ async def fails_with_odd_details(ctx: WorkflowContext, _: Any) -> Any:
 
 def row_counts(path: Path) -> dict[str, int]:
     conn = sqlite3.connect(path)
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-    counts = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables}
+    tables = [
+        r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+    ]
+    counts = {
+        t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables
+    }
     conn.close()
     return counts
 
@@ -93,7 +100,11 @@ def row_counts(path: Path) -> dict[str, int]:
 def rt(open_rt: Open) -> SqliteRuntime:
     runtime = open_rt()
     for wf in (
-        sends_deep_input, returns_deep, buggy, returns_a_set, fails_with_odd_details,
+        sends_deep_input,
+        returns_deep,
+        buggy,
+        returns_a_set,
+        fails_with_odd_details,
         side_effects_over_the_caps,
     ):
         runtime.register_workflow(wf)
@@ -103,7 +114,10 @@ def rt(open_rt: Open) -> SqliteRuntime:
 
 @pytest.mark.parametrize(
     ("value", "error"),
-    [("x" * (MAX_PAYLOAD_BYTES + 1), PayloadTooLarge), (deep(MAX_PAYLOAD_DEPTH + 1), PayloadTooDeep)],
+    [
+        ("x" * (MAX_PAYLOAD_BYTES + 1), PayloadTooLarge),
+        (deep(MAX_PAYLOAD_DEPTH + 1), PayloadTooDeep),
+    ],
 )
 def test_an_oversized_start_input_is_refused_before_anything_persists(
     rt: SqliteRuntime, db_path: Path, value: Any, error: type[Exception]
@@ -120,7 +134,9 @@ def test_a_payload_at_the_depth_cap_is_accepted(rt: SqliteRuntime) -> None:
     rt.start_workflow("buggy", deep(MAX_PAYLOAD_DEPTH - 1))
 
 
-async def test_workflow_code_gets_payload_too_deep_at_the_call_site(rt: SqliteRuntime) -> None:
+async def test_workflow_code_gets_payload_too_deep_at_the_call_site(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = rt.start_workflow("sends_deep_input")
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(
         output="caught activity input"
@@ -146,7 +162,9 @@ async def test_a_side_effect_value_over_a_cap_is_refused_with_the_caps_own_error
     )
 
 
-async def test_a_too_deep_workflow_result_fails_the_run_non_retryably(rt: SqliteRuntime) -> None:
+async def test_a_too_deep_workflow_result_fails_the_run_non_retryably(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = rt.start_workflow("returns_deep")
     state = await rt.run_until_blocked(exec_id)
     assert isinstance(state, RunState.Failed)
@@ -171,7 +189,9 @@ async def test_a_bug_leaves_the_run_running_then_the_third_cycle_fails_it_as_pan
     assert "KeyError" in state.error.message
 
 
-async def test_a_fixed_bug_resumes_the_run_in_the_same_runtime(rt: SqliteRuntime) -> None:
+async def test_a_fixed_bug_resumes_the_run_in_the_same_runtime(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = rt.start_workflow("buggy")
     with pytest.raises(WorkflowPanicked):
         await rt.run_until_blocked(exec_id)

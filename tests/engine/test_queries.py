@@ -129,7 +129,9 @@ async def test_a_query_of_a_run_never_driven_runs_no_activity_and_writes_nothing
     assert rt.store.pending_tasks(str(exec_id)) == []
 
 
-async def test_a_due_timer_does_not_fire_for_a_query(rt: SqliteRuntime, clock: ManualClock) -> None:
+async def test_a_due_timer_does_not_fire_for_a_query(
+    rt: SqliteRuntime, clock: ManualClock
+) -> None:
     exec_id = await waiting_run(rt)
     rt.send_signal(exec_id, "approve", "yes")
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
@@ -138,7 +140,9 @@ async def test_a_due_timer_does_not_fire_for_a_query(rt: SqliteRuntime, clock: M
 
     assert await rt.query(exec_id, "stage") == "sleeping"
     assert file_rows(rt) == before
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=["did reserve", "yes"])
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output=["did reserve", "yes"]
+    )
 
 
 async def test_a_terminal_run_answers_with_the_state_at_its_end(
@@ -169,7 +173,9 @@ async def test_declarative_handlers_serve_their_workflow_and_the_body_wins(
     exec_id = await waiting_run(rt)
 
     assert await rt.query(exec_id, "phase", "x") == "order-7:x"
-    assert await rt.query(exec_id, "stage") == "waiting"  # not "the declarative handler"
+    assert (
+        await rt.query(exec_id, "stage") == "waiting"
+    )  # not "the declarative handler"
     with pytest.raises(QueryNotFound) as missing:
         await rt.query(exec_id, "audit_only")
     assert "phase" in missing.value.known
@@ -184,7 +190,9 @@ async def test_the_replayer_answers_declarative_queries_as_of_a_prefix_and_the_b
     replayer = WorkflowReplayer([order, phase, declared_stage, audit_only])
 
     assert replayer.query(history[:1], "phase", "x") == "order-7:x"
-    assert replayer.query(history[:1], "stage") == "reserving"  # the body's handler, not the declared one
+    assert (
+        replayer.query(history[:1], "stage") == "reserving"
+    )  # the body's handler, not the declared one
     assert replayer.query(history, "stage") == "waiting"
     with pytest.raises(QueryNotFound) as missing:
         replayer.query(history, "audit_only")  # declared for another workflow
@@ -211,7 +219,9 @@ async def test_the_query_errors(rt: SqliteRuntime) -> None:
         await rt.query(ExecutionId.new(), "stage")
 
 
-async def test_a_query_of_a_run_whose_code_diverged_is_non_determinism(open_rt: Open) -> None:
+async def test_a_query_of_a_run_whose_code_diverged_is_non_determinism(
+    open_rt: Open,
+) -> None:
     rt = register(open_rt())
     exec_id = await waiting_run(rt)
     rt.close()
@@ -228,7 +238,9 @@ async def test_a_query_reads_the_rows_when_made_so_a_later_drive_does_not_change
     rt: SqliteRuntime,
 ) -> None:
     exec_id = await waiting_run(rt)
-    made_before = rt.query(exec_id, "stage")  # guide §8: the call reads the rows at once
+    made_before = rt.query(
+        exec_id, "stage"
+    )  # guide §8: the call reads the rows at once
 
     rt.send_signal(exec_id, "approve", "ok")
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
@@ -262,7 +274,9 @@ async def test_a_query_timeout_set_later_does_not_change_a_query_already_made(
         rt.set_query_timeout(0)
 
 
-async def test_a_cached_instance_and_a_fresh_replay_answer_the_same(open_rt: Open) -> None:
+async def test_a_cached_instance_and_a_fresh_replay_answer_the_same(
+    open_rt: Open,
+) -> None:
     rt = register(open_rt())
     exec_id = await waiting_run(rt)
     assert len(rt.cache) == 1
@@ -279,7 +293,9 @@ async def test_a_cached_instance_and_a_fresh_replay_answer_the_same(open_rt: Ope
     assert from_cache_era == fresh == after_reopen == expected
 
 
-async def test_a_query_does_not_advance_the_instance_the_decider_caches(rt: SqliteRuntime) -> None:
+async def test_a_query_does_not_advance_the_instance_the_decider_caches(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = await waiting_run(rt)
     for _ in range(3):
         await rt.query(exec_id, "stage")
@@ -317,7 +333,9 @@ async def test_code_past_the_last_recorded_event_runs_again_in_each_query(
     assert len(calls) == 3
 
 
-async def test_queries_answer_across_a_reopen(open_rt: Open, clock: ManualClock) -> None:
+async def test_queries_answer_across_a_reopen(
+    open_rt: Open, clock: ManualClock
+) -> None:
     rt = register(open_rt())
     exec_id = await waiting_run(rt)
     rt.send_signal(exec_id, "approve", "before the reopen")

@@ -46,7 +46,9 @@ def populated(db_path: Path) -> tuple[Path, str]:
         txn.stage_signal(exec_id, "approve", "true", None, at)
         txn.add_timer(exec_id, "t1", at + timedelta(hours=1))
         txn.add_ledger([LedgerEntry(exec_id, "summarise", 1, "m", 10, 3, 0.5, at)])
-        txn.append_log_lines(exec_id, [(1, at, "one"), (2, at, "two"), (3, at, "three")], 2)
+        txn.append_log_lines(
+            exec_id, [(1, at, "one"), (2, at, "two"), (3, at, "three")], 2
+        )
     store.close()
     return db_path, exec_id
 
@@ -110,7 +112,10 @@ def test_every_read_reports_what_the_writer_stored(populated: tuple[Path, str]) 
         assert (row.model, row.input_tokens, row.output_tokens) == ("m", 10, 3)
         totals = reader.llm_totals(exec_id)
         assert (totals.calls, totals.input_tokens, totals.latency) == (1, 10, 0.5)
-        assert [line.message for line in reader.workflow_logs(exec_id)][:2] == ["one", "two"]
+        assert [line.message for line in reader.workflow_logs(exec_id)][:2] == [
+            "one",
+            "two",
+        ]
         assert reader.count_workflow_logs(exec_id) == 2
         assert reader.workflow_log_truncated(exec_id) is True
         assert reader.counts_by_state()["RUNNING"] == 1
@@ -129,7 +134,8 @@ def test_a_visit_returns_the_next_cursor_like_a_page(db_path: Path) -> None:
         assert cursor == reader.list_executions(ExecutionFilter().limit(2)).next
         assert cursor is not None
         rest = reader.visit_executions(
-            ExecutionFilter().limit(2).before(cursor), lambda d: seen.append(str(d.exec_id))
+            ExecutionFilter().limit(2).before(cursor),
+            lambda d: seen.append(str(d.exec_id)),
         )
         assert rest is None
         assert len(set(seen)) == 3
@@ -155,7 +161,9 @@ def test_an_unknown_id_is_execution_not_found_on_every_read(
                 read("no-such-run")
 
 
-def test_a_list_with_a_wrong_filter_type_is_invalid_filter(populated: tuple[Path, str]) -> None:
+def test_a_list_with_a_wrong_filter_type_is_invalid_filter(
+    populated: tuple[Path, str],
+) -> None:
     with SqliteReader.open(populated[0]) as reader, pytest.raises(InvalidFilter):
         reader.list_executions({"state": "RUNNING"})  # type: ignore[arg-type]
 
@@ -221,10 +229,15 @@ def test_an_early_file_reads_its_missing_columns_as_null(tmp_path: Path) -> None
         done = next(r for r in page.executions if r.workflow_id == "order-2")
         assert reader.describe(done.exec_id).output == Stored.Value("shipped")
         # A run with no started_at matches no time filter and no attribute filter.
-        assert reader.list_executions(ExecutionFilter().started_after(T0)).executions == []
+        assert (
+            reader.list_executions(ExecutionFilter().started_after(T0)).executions == []
+        )
         flt = ExecutionFilter().search_attribute("tenant", "acme")
         assert reader.list_executions(flt).executions == []
-        assert len(reader.list_executions(ExecutionFilter().state("COMPLETED")).executions) == 1
+        assert (
+            len(reader.list_executions(ExecutionFilter().state("COMPLETED")).executions)
+            == 1
+        )
         seen: list[str] = []
         reader.visit_executions(None, lambda d: seen.append(d.workflow_id))
         assert sorted(seen) == ["order-1", "order-2"]
@@ -246,7 +259,9 @@ def test_damaged_rows_read_as_unreadable_fields(tmp_path: Path) -> None:
         assert detail.output.is_unreadable
         assert [
             r.workflow_id
-            for r in reader.list_executions(ExecutionFilter().state("FAILED")).executions
+            for r in reader.list_executions(
+                ExecutionFilter().state("FAILED")
+            ).executions
         ] == ["bad"]
         (broken,) = reader.list_schedules()
         assert broken.workflow_name == "broken"

@@ -82,7 +82,16 @@ async def healthy(ctx: WorkflowContext, n: int) -> Any:
     return await ctx.execute_activity(fetch, n)
 
 
-WORKFLOWS = [other_type, with_session, task_token, swallows, needs_fetch, changes_code, buggy, healthy]
+WORKFLOWS = [
+    other_type,
+    with_session,
+    task_token,
+    swallows,
+    needs_fetch,
+    changes_code,
+    buggy,
+    healthy,
+]
 
 
 def runtime(open_rt: Open) -> SqliteRuntime:
@@ -124,7 +133,9 @@ async def test_an_out_of_subset_command_seals_the_run_failed_naming_the_feature(
     with SqliteReader.open(db_path) as reader:
         assert reader.timers(str(exec_id)) == []
         assert reader.pending_tasks(str(exec_id)) == []
-    assert rt.send_signal_idempotent(exec_id, "ping", None, "ping-1") is False  # key kept
+    assert (
+        rt.send_signal_idempotent(exec_id, "ping", None, "ping-1") is False
+    )  # key kept
     # A later drive reports the failure without running the body again.
     assert isinstance(await rt.run_until_blocked(exec_id), RunState.Failed)
     assert WorkflowReplayer(WORKFLOWS).replay(history).closed
@@ -140,7 +151,9 @@ async def test_an_unregistered_activity_leaves_the_run_running_until_a_fix(
         await rt.run_until_blocked(exec_id)
     assert rt.outcome(exec_id) == ExecutionOutcome.Running()
 
-    rt.register_activity_with_body(ActivityInfo(name="fetch_later", fn=None), lambda v: v * 6)
+    rt.register_activity_with_body(
+        ActivityInfo(name="fetch_later", fn=None), lambda v: v * 6
+    )
 
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=42)
 
@@ -177,7 +190,9 @@ async def test_a_contained_exception_under_its_budget_leaves_the_run_running(
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="fine")
 
 
-async def test_one_failing_run_never_blocks_the_rest_of_the_fleet(open_rt: Open) -> None:
+async def test_one_failing_run_never_blocks_the_rest_of_the_fleet(
+    open_rt: Open,
+) -> None:
     rt = runtime(open_rt)
     bad = rt.start_workflow("with_session", None)
     good = [rt.start_workflow("healthy", n) for n in range(3)]
@@ -186,7 +201,9 @@ async def test_one_failing_run_never_blocks_the_rest_of_the_fleet(open_rt: Open)
         await rt.run_until_idle()
 
     assert rt.describe(bad).state == "FAILED"
-    assert [rt.outcome(g) for g in good] == [ExecutionOutcome.Completed(output=n) for n in range(3)]
+    assert [rt.outcome(g) for g in good] == [
+        ExecutionOutcome.Completed(output=n) for n in range(3)
+    ]
     # The sealed run is terminal: later passes skip it.
     await rt.run_until_idle()
     assert await rt.poll_once() is False

@@ -43,7 +43,13 @@ async def program(ctx: WorkflowContext, steps: list[list[Any]]) -> list[Any]:
         if kind == "act":
             out.append(await ctx.execute_activity(step, arg))
         elif kind == "gather":
-            out.append(list(await asyncio.gather(*(ctx.execute_activity(step, i) for i in range(arg)))))
+            out.append(
+                list(
+                    await asyncio.gather(
+                        *(ctx.execute_activity(step, i) for i in range(arg))
+                    )
+                )
+            )
         elif kind == "timer":
             await ctx.timer(arg)
             out.append(f"slept {arg}")
@@ -162,7 +168,9 @@ async def normalised_history(
             clock.advance(60)
         else:
             break
-    history = [e.to_json().replace(str(exec_id), "EXEC") for e in rt.load_history(exec_id)]
+    history = [
+        e.to_json().replace(str(exec_id), "EXEC") for e in rt.load_history(exec_id)
+    ]
     rt.close()
     return history
 
@@ -176,15 +184,25 @@ step_strategy = st.one_of(
 ).map(list)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(steps=st.lists(step_strategy, max_size=6), reopen=st.integers(0, 6))
 def test_history_is_the_same_with_the_cache_on_off_and_after_a_reopen(
     tmp_path_factory: pytest.TempPathFactory, steps: list[list[Any]], reopen: int
 ) -> None:
     base = tmp_path_factory.mktemp("prop")
-    cached = asyncio.run(normalised_history(base / "a.db", steps, cache=True, reopen_after=None))
-    uncached = asyncio.run(normalised_history(base / "b.db", steps, cache=False, reopen_after=None))
-    reopened = asyncio.run(normalised_history(base / "c.db", steps, cache=True, reopen_after=reopen))
+    cached = asyncio.run(
+        normalised_history(base / "a.db", steps, cache=True, reopen_after=None)
+    )
+    uncached = asyncio.run(
+        normalised_history(base / "b.db", steps, cache=False, reopen_after=None)
+    )
+    reopened = asyncio.run(
+        normalised_history(base / "c.db", steps, cache=True, reopen_after=reopen)
+    )
     assert cached == uncached == reopened
     assert cached[-1].find("WorkflowCompleted") >= 0
 
@@ -212,7 +230,9 @@ async def test_the_replayer_answers_a_query_as_of_any_prefix_of_the_history(
     history = rt.load_history(exec_id)
     replayer = WorkflowReplayer([stages])
     assert replayer.query(history[:1], "stage") == "reserving"
-    completed_at = next(i for i, e in enumerate(history) if e.type == "ActivityCompleted")
+    completed_at = next(
+        i for i, e in enumerate(history) if e.type == "ActivityCompleted"
+    )
     assert replayer.query(history[: completed_at + 1], "stage") == "waiting"
     assert replayer.query(history, "stage") == "done"
     with pytest.raises(QueryNotFound):

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from seeding import T0, seed_run
 
-from harvest_engine import ExecutionFilter, ManualClock, SqliteRuntime, WorkflowContext, workflow
+from harvest_engine import (
+    ExecutionFilter,
+    ManualClock,
+    SqliteRuntime,
+    WorkflowContext,
+    workflow,
+)
 from harvest_engine.store.protocol import LedgerEntry
 from harvest_engine.store.sqlite.retention import RUN_TABLES, SELECT_BATCH
 
@@ -127,7 +133,8 @@ def test_each_batch_seeks_on_indexes(open_rt: Open) -> None:
         detail = " ".join(
             str(r[-1])
             for r in conn.execute(
-                f"EXPLAIN QUERY PLAN DELETE FROM {table} WHERE exec_id IN (?, ?)", ("a", "b")
+                f"EXPLAIN QUERY PLAN DELETE FROM {table} WHERE exec_id IN (?, ?)",
+                ("a", "b"),
             )
         )
         assert "SCAN" not in detail, (table, detail)
@@ -139,6 +146,7 @@ def test_a_damaged_close_time_is_skipped(open_rt: Open) -> None:
     bad = seed_run(store, state="COMPLETED", closed_at=T0 - timedelta(days=99))
     with store.write():
         store.connection.execute(
-            "UPDATE harvest_executions SET closed_at = 'long ago' WHERE exec_id = ?", (bad,)
+            "UPDATE harvest_executions SET closed_at = 'long ago' WHERE exec_id = ?",
+            (bad,),
         )
     assert rt.purge_terminal(0) == 0

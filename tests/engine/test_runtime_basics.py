@@ -83,7 +83,12 @@ async def test_a_workflow_with_an_activity_completes(open_rt: Open) -> None:
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="hello ada")
     assert rt.outcome(exec_id) == ExecutionOutcome.Completed(output="hello ada")
     types = [e.type for e in rt.load_history(exec_id)]
-    assert types == ["WorkflowStarted", "ActivityScheduled", "ActivityCompleted", "WorkflowCompleted"]
+    assert types == [
+        "WorkflowStarted",
+        "ActivityScheduled",
+        "ActivityCompleted",
+        "WorkflowCompleted",
+    ]
 
 
 async def test_start_appends_workflow_started_and_runs_nothing(open_rt: Open) -> None:
@@ -109,10 +114,14 @@ async def test_a_run_blocked_on_a_signal_reports_its_name_and_resumes_after_send
     exec_id = rt.start_workflow("waits_for_approval")
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="approve")
     rt.send_signal(exec_id, "approve", {"by": "kim"})
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output={"by": "kim"})
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output={"by": "kim"}
+    )
 
 
-async def test_an_application_error_fails_the_run_with_its_type_and_details(open_rt: Open) -> None:
+async def test_an_application_error_fails_the_run_with_its_type_and_details(
+    open_rt: Open,
+) -> None:
     rt = registered(open_rt())
     exec_id = rt.start_workflow("fails")
     state = await rt.run_until_blocked(exec_id)
@@ -233,13 +242,17 @@ def test_every_exec_id_call_raises_execution_not_found_for_an_unknown_id(
         call(rt, "no-such-run")
 
 
-async def test_drivers_raise_execution_not_found_for_an_unknown_id(open_rt: Open) -> None:
+async def test_drivers_raise_execution_not_found_for_an_unknown_id(
+    open_rt: Open,
+) -> None:
     rt = registered(open_rt())
     with pytest.raises(ExecutionNotFound):
         await rt.run_until_blocked(ExecutionId.new())
 
 
-async def test_send_signal_to_a_closed_run_is_workflow_not_running(open_rt: Open) -> None:
+async def test_send_signal_to_a_closed_run_is_workflow_not_running(
+    open_rt: Open,
+) -> None:
     rt = registered(open_rt())
     exec_id = rt.start_workflow("hello", "x")
     await rt.run_until_blocked(exec_id)
@@ -269,14 +282,18 @@ async def test_start_with_id_attaches_to_the_running_run_and_discards_the_input(
 
 
 @pytest.mark.parametrize("blank", ["", "   "])
-def test_start_with_a_blank_id_always_makes_a_fresh_run(open_rt: Open, blank: str) -> None:
+def test_start_with_a_blank_id_always_makes_a_fresh_run(
+    open_rt: Open, blank: str
+) -> None:
     rt = registered(open_rt())
     a = rt.start_workflow_with_id("waits_for_approval", blank, 1)
     b = rt.start_workflow_with_id("waits_for_approval", blank, 2)
     assert a != b
 
 
-def test_register_refuses_an_option_this_backend_cannot_honour_by_name(open_rt: Open) -> None:
+def test_register_refuses_an_option_this_backend_cannot_honour_by_name(
+    open_rt: Open,
+) -> None:
     rt = open_rt()
 
     @workflow(concurrency=2)

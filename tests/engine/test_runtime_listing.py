@@ -58,19 +58,29 @@ async def test_upserts_merge_into_the_row_and_filters_see_them(open_rt: Open) ->
         "staged",
         None,
         StartOptions(
-            workflow_id="order-7", memo={"owner": "ops"}, search_attributes={"tenant": "acme"}
+            workflow_id="order-7",
+            memo={"owner": "ops"},
+            search_attributes={"tenant": "acme"},
         ),
     )
     exec_id = started.exec_id
     await rt.run_until_blocked(exec_id)
-    paid = ExecutionFilter().search_attribute("stage", "paid").search_attribute("tier", 2.0)
+    paid = (
+        ExecutionFilter()
+        .search_attribute("stage", "paid")
+        .search_attribute("tier", 2.0)
+    )
     assert only(rt, paid) == [str(exec_id)]
     (run,) = rt.list_executions(ExecutionFilter().workflow_id("order-7")).executions
     assert run.memo == Stored.Value({"owner": "ops"})
-    assert run.search_attributes == Stored.Value({"tenant": "acme", "stage": "paid", "tier": 2})
+    assert run.search_attributes == Stored.Value(
+        {"tenant": "acme", "stage": "paid", "tier": 2}
+    )
     rt.send_signal(exec_id, "ship", None)
     await rt.run_until_blocked(exec_id)
-    assert only(rt, ExecutionFilter().search_attribute("stage", "shipped")) == [str(exec_id)]
+    assert only(rt, ExecutionFilter().search_attribute("stage", "shipped")) == [
+        str(exec_id)
+    ]
     assert only(rt, paid) == []
     with SqliteReader.open(rt.store.path) as reader:  # type: ignore[attr-defined]
         assert reader.describe(exec_id).output == Stored.Value("done")
@@ -95,7 +105,9 @@ async def test_visit_passes_payloads_and_returns_the_next_cursor(open_rt: Open) 
     for n in range(3):
         rt.start_workflow_with_options("chain", 0, StartOptions(workflow_id=f"c{n}"))
     inputs: list[Any] = []
-    cursor = rt.visit_executions(ExecutionFilter().limit(2), lambda d: inputs.append(d.input))
+    cursor = rt.visit_executions(
+        ExecutionFilter().limit(2), lambda d: inputs.append(d.input)
+    )
     assert inputs == [Stored.Value(0), Stored.Value(0)]
     assert cursor is not None
     assert rt.visit_executions(ExecutionFilter().before(cursor), lambda d: None) is None
@@ -108,12 +120,16 @@ def test_a_wrong_filter_is_invalid_filter(open_rt: Open) -> None:
 
 
 @pytest.mark.parametrize("where", ["file", "memory"])
-async def test_a_visitor_may_write_through_the_runtime(open_rt: Open, where: str) -> None:
+async def test_a_visitor_may_write_through_the_runtime(
+    open_rt: Open, where: str
+) -> None:
     rt = open_rt() if where == "file" else SqliteRuntime.open_in_memory()
     try:
         rt.register_workflow(chain)
         for n in range(2):
-            rt.start_workflow_with_options("chain", 0, StartOptions(workflow_id=f"v{n}"))
+            rt.start_workflow_with_options(
+                "chain", 0, StartOptions(workflow_id=f"v{n}")
+            )
         await rt.run_until_idle()
         rt.visit_executions(None, lambda d: rt.send_signal(d.exec_id, "stop", 1))
         await rt.run_until_idle()

@@ -64,7 +64,9 @@ def runs_of(rt: SqliteRuntime, name: str) -> list[Any]:
 
 
 aware_times = st.datetimes(
-    min_value=datetime(2000, 1, 1), max_value=datetime(2090, 1, 1), timezones=st.just(UTC)
+    min_value=datetime(2000, 1, 1),
+    max_value=datetime(2090, 1, 1),
+    timezones=st.just(UTC),
 )
 
 
@@ -76,13 +78,23 @@ def test_a_cron_slot_is_the_first_matching_minute_after(
     spec = Schedule.cron(f"{minute} {hour} * * *")
     slot = spec.next_after(after)
     assert slot > after
-    assert (slot.hour, slot.minute, slot.second, slot.microsecond) == (hour, minute, 0, 0)
+    assert (slot.hour, slot.minute, slot.second, slot.microsecond) == (
+        hour,
+        minute,
+        0,
+        0,
+    )
     assert slot - after <= timedelta(days=1)
 
 
 @settings(max_examples=80)
-@given(after=aware_times, expression=st.sampled_from(["*/7 * * * *", "0 9-17 * * 1-5", "@hourly"]))
-def test_cron_slots_agree_with_croniter_matching(after: datetime, expression: str) -> None:
+@given(
+    after=aware_times,
+    expression=st.sampled_from(["*/7 * * * *", "0 9-17 * * 1-5", "@hourly"]),
+)
+def test_cron_slots_agree_with_croniter_matching(
+    after: datetime, expression: str
+) -> None:
     slots = next_fire_times(Schedule.cron(expression), after, 3)
     assert slots == sorted(slots)
     assert all(croniter.match(expression, s) for s in slots)
@@ -153,7 +165,10 @@ def test_an_accepted_cron_has_its_next_slot_after_any_time(
 
 def test_a_slot_run_has_the_sched_workflow_id() -> None:
     slot = datetime(2030, 1, 1, 0, 15, tzinfo=UTC)
-    assert schedule_workflow_id("nightly", slot) == f"sched:nightly:{int(slot.timestamp())}"
+    assert (
+        schedule_workflow_id("nightly", slot)
+        == f"sched:nightly:{int(slot.timestamp())}"
+    )
 
 
 def test_specs_round_trip_through_their_stored_json() -> None:
@@ -220,7 +235,9 @@ def rt(open_rt: Open) -> SqliteRuntime:
 def test_a_due_slot_starts_one_run_with_the_slot_id_and_input(
     rt: SqliteRuntime, clock: ManualClock
 ) -> None:
-    row = rt.upsert_schedule(WorkflowSchedule("tick", Schedule.every("15m"), input={"n": 1}))
+    row = rt.upsert_schedule(
+        WorkflowSchedule("tick", Schedule.every("15m"), input={"n": 1})
+    )
     assert row.next_fire_at == clock.now() + timedelta(minutes=15)
     assert not fire(rt)
     clock.advance("15m")
@@ -259,7 +276,9 @@ def test_after_a_gap_one_run_fires_and_the_next_slot_counts_from_now(
 def test_skip_drops_slots_while_max_active_runs_are_running(
     rt: SqliteRuntime, clock: ManualClock
 ) -> None:
-    rt.upsert_schedule(WorkflowSchedule("parked", Schedule.every("1m"), max_active_runs=2))
+    rt.upsert_schedule(
+        WorkflowSchedule("parked", Schedule.every("1m"), max_active_runs=2)
+    )
     for _ in range(4):
         clock.advance("1m")
         fire(rt)
@@ -268,8 +287,12 @@ def test_skip_drops_slots_while_max_active_runs_are_running(
     assert row.next_fire_at == clock.now() + timedelta(minutes=1)
 
 
-def test_allow_all_starts_a_run_for_every_slot(rt: SqliteRuntime, clock: ManualClock) -> None:
-    rt.upsert_schedule(WorkflowSchedule("parked", Schedule.every("1m"), overlap="allow_all"))
+def test_allow_all_starts_a_run_for_every_slot(
+    rt: SqliteRuntime, clock: ManualClock
+) -> None:
+    rt.upsert_schedule(
+        WorkflowSchedule("parked", Schedule.every("1m"), overlap="allow_all")
+    )
     for _ in range(3):
         clock.advance("1m")
         fire(rt)
@@ -345,7 +368,9 @@ def test_the_same_spec_keeps_its_slot_and_pause_on_every_open(
     first = rt.upsert_schedule(WorkflowSchedule("tick", Schedule.every("1h")))
     rt.pause_schedule("tick")
     clock.advance("20m")
-    again = rt.upsert_schedule(WorkflowSchedule("tick", Schedule.every("1h"), input="new"))
+    again = rt.upsert_schedule(
+        WorkflowSchedule("tick", Schedule.every("1h"), input="new")
+    )
     assert again.next_fire_at == first.next_fire_at
     assert again.paused
     assert again.input.value == "new"
@@ -381,7 +406,8 @@ def test_a_damaged_row_only_warns_and_the_others_still_fire(
     # "parked" sorts first, so the pass meets the damage before "tick".
     with rt.store.write():
         rt.store.connection.execute(  # type: ignore[attr-defined]
-            "UPDATE harvest_schedules SET spec = ? WHERE workflow_name = 'parked'", (spec,)
+            "UPDATE harvest_schedules SET spec = ? WHERE workflow_name = 'parked'",
+            (spec,),
         )
     clock.advance("1m")
     with caplog.at_level(logging.WARNING, logger="harvest.schedules"):
@@ -421,7 +447,9 @@ async def test_poll_once_as_of_fires_the_slots_due_at_that_time(
     assert len(runs_of(rt, "tick")) == 1
 
 
-async def test_run_until_idle_fires_once_per_call(rt: SqliteRuntime, clock: ManualClock) -> None:
+async def test_run_until_idle_fires_once_per_call(
+    rt: SqliteRuntime, clock: ManualClock
+) -> None:
     rt.upsert_schedule(
         WorkflowSchedule("tick", Schedule.every("1m"), input="hi", overlap="allow_all")
     )

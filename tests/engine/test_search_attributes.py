@@ -64,7 +64,9 @@ def test_keys_with_json_path_characters_are_plain_keys(store: SqliteStore) -> No
 def test_several_attributes_combine_with_and(store: SqliteStore) -> None:
     both = seed_run(store, search_attributes={"tenant": "acme", "tier": 2})
     seed_run(store, search_attributes={"tenant": "acme", "tier": 3})
-    flt = ExecutionFilter().search_attribute("tenant", "acme").search_attribute("tier", 2)
+    flt = (
+        ExecutionFilter().search_attribute("tenant", "acme").search_attribute("tier", 2)
+    )
     assert [str(r.exec_id) for r in store.list_executions(flt).executions] == [both]
 
 
@@ -83,7 +85,9 @@ def test_the_largest_exact_integer_is_accepted() -> None:
 
 @settings(max_examples=60)
 @given(st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False)))
-def test_every_number_below_the_bound_is_accepted_and_the_rest_refused(n: float) -> None:
+def test_every_number_below_the_bound_is_accepted_and_the_rest_refused(
+    n: float,
+) -> None:
     if abs(n) < SEARCH_NUMBER_BOUND:
         assert check_search_value("k", n) == n
     else:
@@ -98,9 +102,13 @@ def test_text_holding_nul_is_refused_where_it_would_be_written_or_searched(
         ExecutionFilter().search_attribute("k", "a\x00b")
     opened = SqliteStore.open(tmp_path_factory.mktemp("nul") / "sa.db")
     try:
-        cut = seed_run(opened, search_attributes={"k": "a\x00b"})  # a foreign writer's row
+        cut = seed_run(
+            opened, search_attributes={"k": "a\x00b"}
+        )  # a foreign writer's row
         plain = seed_run(opened, search_attributes={"k": "a"})
-        assert matches(opened, "k", "a") == [plain]  # not the row JSON1 would cut to "a"
+        assert matches(opened, "k", "a") == [
+            plain
+        ]  # not the row JSON1 would cut to "a"
         assert cut not in matches(opened, "k", "a")
     finally:
         opened.close()

@@ -84,7 +84,13 @@ async def test_with_no_run_it_starts_one_and_the_next_drive_delivers_the_signal(
 async def test_the_request_reads_in_the_guides_field_order(rt: SqliteRuntime) -> None:
     out = rt.signal_with_start(
         SignalWithStart(
-            "order", "order-7", {"sku": "A1"}, P.ALLOW_DUPLICATE, "approve", True, "hook-42"
+            "order",
+            "order-7",
+            {"sku": "A1"},
+            P.ALLOW_DUPLICATE,
+            "approve",
+            True,
+            "hook-42",
         )
     )
 
@@ -92,11 +98,15 @@ async def test_the_request_reads_in_the_guides_field_order(rt: SqliteRuntime) ->
     assert out.signal_delivered
 
 
-async def test_a_running_run_is_signalled_and_its_input_is_ignored(rt: SqliteRuntime) -> None:
+async def test_a_running_run_is_signalled_and_its_input_is_ignored(
+    rt: SqliteRuntime,
+) -> None:
     first = rt.signal_with_start(request(signal_payload="wait-again"))
     await rt.run_until_blocked(first.exec_id)
 
-    second = rt.signal_with_start(request(input="x" * MAX_PAYLOAD_BYTES, signal_payload="ok"))
+    second = rt.signal_with_start(
+        request(input="x" * MAX_PAYLOAD_BYTES, signal_payload="ok")
+    )
 
     assert second == SignalWithStartOutcome(
         exec_id=first.exec_id, started_fresh=False, signal_delivered=True
@@ -126,7 +136,9 @@ async def test_terminate_if_running_replaces_the_running_run(rt: SqliteRuntime) 
     prior = rt.signal_with_start(request(signal_payload="wait-again"))
     await rt.run_until_blocked(prior.exec_id)
 
-    out = rt.signal_with_start(request(reuse_policy=P.TERMINATE_IF_RUNNING, signal_payload=2))
+    out = rt.signal_with_start(
+        request(reuse_policy=P.TERMINATE_IF_RUNNING, signal_payload=2)
+    )
 
     assert out.started_fresh
     assert out.signal_delivered
@@ -135,8 +147,12 @@ async def test_terminate_if_running_replaces_the_running_run(rt: SqliteRuntime) 
         "WorkflowCancelled",
         "terminated by signal-with-start",
     )
-    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
-    assert await rt.run_until_blocked(out.exec_id) == RunState.Completed(output=[{"sku": "A1"}, 2])
+    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(
+        state="CONTINUED_AS_NEW"
+    )
+    assert await rt.run_until_blocked(out.exec_id) == RunState.Completed(
+        output=[{"sku": "A1"}, 2]
+    )
 
 
 async def test_a_completed_prior_is_replaced_and_its_result_stays_in_its_history(
@@ -151,12 +167,21 @@ async def test_a_completed_prior_is_replaced_and_its_result_stays_in_its_history
 
     assert out.started_fresh
     assert out.signal_delivered
-    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
+    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(
+        state="CONTINUED_AS_NEW"
+    )
     assert rt.successor(prior.exec_id) == out.exec_id
-    assert rt.describe(prior.exec_id).closed_at == closed_at  # a reseal does not move it
+    assert (
+        rt.describe(prior.exec_id).closed_at == closed_at
+    )  # a reseal does not move it
     last = rt.load_history(prior.exec_id)[-1]
-    assert (last.type, last.attrs["output"]) == ("WorkflowCompleted", [{"sku": "A1"}, True])
-    assert await rt.run_until_blocked(prior.exec_id) == RunState.ContinuedAsNew(next=out.exec_id)
+    assert (last.type, last.attrs["output"]) == (
+        "WorkflowCompleted",
+        [{"sku": "A1"}, True],
+    )
+    assert await rt.run_until_blocked(prior.exec_id) == RunState.ContinuedAsNew(
+        next=out.exec_id
+    )
     assert await rt.run_until_blocked(out.exec_id) == RunState.Completed(
         output=[{"sku": "B2"}, "second"]
     )
@@ -178,7 +203,9 @@ async def test_a_running_run_with_a_pending_cancel_counts_as_cancelled(
         "WorkflowCancelled",
         "terminated by signal-with-start",
     )
-    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
+    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(
+        state="CONTINUED_AS_NEW"
+    )
 
 
 async def test_a_pending_cancel_under_reject_duplicate_refuses_and_writes_nothing(
@@ -215,14 +242,18 @@ async def test_a_completed_prior_follows_the_start_matrix(
         with pytest.raises(WorkflowAlreadyStarted):
             rt.signal_with_start(request(reuse_policy=policy))
         assert file_rows(rt) == before  # no start, no stage, no reseal
-        assert rt.outcome(prior.exec_id) == ExecutionOutcome.Completed(output=[{"sku": "A1"}, True])
+        assert rt.outcome(prior.exec_id) == ExecutionOutcome.Completed(
+            output=[{"sku": "A1"}, True]
+        )
         return
     out = rt.signal_with_start(request(reuse_policy=policy))
     assert out.started_fresh
     assert out.signal_delivered
 
 
-async def test_a_terminated_prior_frees_the_id_and_stays_terminated(rt: SqliteRuntime) -> None:
+async def test_a_terminated_prior_frees_the_id_and_stays_terminated(
+    rt: SqliteRuntime,
+) -> None:
     prior = rt.signal_with_start(request(signal_payload="wait-again"))
     await rt.run_until_blocked(prior.exec_id)
     seal_as(rt, prior.exec_id, "TERMINATED", "stopped")
@@ -276,7 +307,9 @@ async def test_a_key_is_deduped_across_every_run_of_the_id(rt: SqliteRuntime) ->
     assert nxt == SignalWithStartOutcome(
         exec_id=state.next, started_fresh=False, signal_delivered=True
     )
-    assert await rt.run_until_blocked(state.next) == RunState.Completed(output=[1, "bye"])
+    assert await rt.run_until_blocked(state.next) == RunState.Completed(
+        output=[1, "bye"]
+    )
     # After the chain ended, a retry still starts nothing.
     again = rt.signal_with_start(
         request(
@@ -358,12 +391,16 @@ async def test_a_cancelled_prior_follows_the_start_matrix_and_is_resealed(
     if not starts:
         with pytest.raises(WorkflowAlreadyStarted):
             rt.signal_with_start(request(reuse_policy=policy))
-        assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CANCELLED")
+        assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(
+            state="CANCELLED"
+        )
         return
     out = rt.signal_with_start(request(reuse_policy=policy))
     assert out.started_fresh
     assert out.signal_delivered
-    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
+    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(
+        state="CONTINUED_AS_NEW"
+    )
     assert rt.successor(prior.exec_id) == out.exec_id
 
 
@@ -384,7 +421,9 @@ async def test_a_running_run_past_its_deadline_counts_as_timed_out(
 
     assert out.started_fresh
     assert out.exec_id != prior.exec_id
-    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
+    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(
+        state="CONTINUED_AS_NEW"
+    )
     assert await rt.run_until_blocked(out.exec_id) == RunState.Completed(
         output=[{"sku": "A1"}, True]
     )

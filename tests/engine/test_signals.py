@@ -41,8 +41,11 @@ async def blocking_waits(ctx: WorkflowContext, _: Any) -> list[Any]:
 @workflow
 async def non_blocking(ctx: WorkflowContext, _: Any) -> dict[str, Any]:
     await ctx.wait_for_signal("go")
-    return {"drained": ctx.drain_signals("item"), "one": ctx.try_receive_signal("other"),
-            "none": ctx.try_receive_signal("missing")}
+    return {
+        "drained": ctx.drain_signals("item"),
+        "one": ctx.try_receive_signal("other"),
+        "none": ctx.try_receive_signal("missing"),
+    }
 
 
 @workflow
@@ -59,7 +62,9 @@ async def typed_deadline(ctx: WorkflowContext, _: Any) -> Any:
 @workflow
 async def handler_counts(ctx: WorkflowContext, _: Any) -> int:
     total = {"n": 0}
-    ctx.register_signal_handler("add", lambda payload: total.__setitem__("n", total["n"] + payload))
+    ctx.register_signal_handler(
+        "add", lambda payload: total.__setitem__("n", total["n"] + payload)
+    )
     await ctx.await_condition(lambda: total["n"] >= 10)
     return total["n"]
 
@@ -73,8 +78,14 @@ async def parks_on_condition(ctx: WorkflowContext, _: Any) -> str:
 @pytest.fixture
 def rt(open_rt: Open) -> SqliteRuntime:
     runtime = open_rt()
-    for wf in (blocking_waits, non_blocking, with_deadline, typed_deadline, handler_counts,
-               parks_on_condition):
+    for wf in (
+        blocking_waits,
+        non_blocking,
+        with_deadline,
+        typed_deadline,
+        handler_counts,
+        parks_on_condition,
+    ):
         runtime.register_workflow(wf)
     return runtime
 
@@ -83,7 +94,9 @@ async def test_signal_sent_before_wait_is_delivered_once(rt: SqliteRuntime) -> N
     exec_id = rt.start_workflow("blocking_waits")
     rt.send_signal(exec_id, "step", 1)
     rt.send_signal(exec_id, "approval", {"by": "kim", "ok": True})
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=[1, "kim", True])
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output=[1, "kim", True]
+    )
     received = [e for e in rt.load_history(exec_id) if e.type == "SignalReceived"]
     assert [e.attrs["name"] for e in received] == ["step", "approval"]
     assert rt.store.staged_signals(str(exec_id)) == []
@@ -93,7 +106,9 @@ async def test_blocking_wait_reports_the_awaited_name(rt: SqliteRuntime) -> None
     exec_id = rt.start_workflow("blocking_waits")
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="step")
     rt.send_signal(exec_id, "step", "a")
-    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="approval")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(
+        name="approval"
+    )
 
 
 async def test_drain_and_try_receive_read_buffered_signals_in_arrival_order(
@@ -109,7 +124,9 @@ async def test_drain_and_try_receive_read_buffered_signals_in_arrival_order(
     )
 
 
-async def test_signal_before_the_deadline_wins_the_race(rt: SqliteRuntime, clock: ManualClock) -> None:
+async def test_signal_before_the_deadline_wins_the_race(
+    rt: SqliteRuntime, clock: ManualClock
+) -> None:
     exec_id = rt.start_workflow("with_deadline")
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="answer")
     clock.advance(30)
@@ -118,7 +135,9 @@ async def test_signal_before_the_deadline_wins_the_race(rt: SqliteRuntime, clock
     assert rt.store.timers(str(exec_id)) == []
 
 
-async def test_deadline_before_the_signal_returns_none(rt: SqliteRuntime, clock: ManualClock) -> None:
+async def test_deadline_before_the_signal_returns_none(
+    rt: SqliteRuntime, clock: ManualClock
+) -> None:
     exec_id = rt.start_workflow("typed_deadline")
     await rt.run_until_blocked(exec_id)
     clock.advance(61)
@@ -145,7 +164,9 @@ async def test_push_handler_with_await_condition(rt: SqliteRuntime) -> None:
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=10)
 
 
-async def test_a_run_parked_on_a_condition_is_stuck_but_stays_running(rt: SqliteRuntime) -> None:
+async def test_a_run_parked_on_a_condition_is_stuck_but_stays_running(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = rt.start_workflow("parks_on_condition")
     with pytest.raises(Stuck):
         await rt.run_until_blocked(exec_id)
@@ -165,14 +186,18 @@ async def test_poll_once_reports_a_stuck_run_and_still_drives_the_others(
 
 
 @pytest.mark.parametrize("name", ["", "   ", None, 5])
-def test_a_blank_signal_name_is_invalid_and_stages_nothing(rt: SqliteRuntime, name: Any) -> None:
+def test_a_blank_signal_name_is_invalid_and_stages_nothing(
+    rt: SqliteRuntime, name: Any
+) -> None:
     exec_id = rt.start_workflow("blocking_waits")
     with pytest.raises(InvalidSignal):
         rt.send_signal(exec_id, name, 1)
     assert rt.store.staged_signals(str(exec_id)) == []
 
 
-def test_signal_payloads_over_the_caps_are_refused_and_stage_nothing(rt: SqliteRuntime) -> None:
+def test_signal_payloads_over_the_caps_are_refused_and_stage_nothing(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = rt.start_workflow("blocking_waits")
     with pytest.raises(PayloadTooLarge):
         rt.send_signal(exec_id, "step", "x" * (MAX_PAYLOAD_BYTES + 1))
@@ -184,7 +209,9 @@ def test_signal_payloads_over_the_caps_are_refused_and_stage_nothing(rt: SqliteR
     assert rt.store.staged_signals(str(exec_id)) == []
 
 
-async def test_a_signal_handler_that_raises_is_a_panic_and_consumes_nothing(open_rt: Open) -> None:
+async def test_a_signal_handler_that_raises_is_a_panic_and_consumes_nothing(
+    open_rt: Open,
+) -> None:
     from harvest_engine import WorkflowPanicked
 
     @workflow

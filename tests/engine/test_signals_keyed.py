@@ -63,19 +63,27 @@ def rt(open_rt: Open) -> SqliteRuntime:
 
 
 def received(rt: SqliteRuntime, exec_id: ExecutionId | str) -> list[Any]:
-    return [e.attrs["payload"] for e in rt.load_history(exec_id) if e.type == "SignalReceived"]
+    return [
+        e.attrs["payload"]
+        for e in rt.load_history(exec_id)
+        if e.type == "SignalReceived"
+    ]
 
 
 # -- send_signal_idempotent -------------------------------------------------------
 
 
-async def test_a_keyed_signal_is_staged_once_and_reaches_the_run_once(rt: SqliteRuntime) -> None:
+async def test_a_keyed_signal_is_staged_once_and_reaches_the_run_once(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = rt.start_workflow("approvals", 2)
 
     assert rt.send_signal_idempotent(exec_id, "approve", "first", "hook-42") is True
     assert rt.send_signal_idempotent(exec_id, "approve", "again", "hook-42") is False
     assert rt.send_signal_idempotent(exec_id, "approve", "second", "hook-43") is True
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=["first", "second"])
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output=["first", "second"]
+    )
     assert received(rt, exec_id) == ["first", "second"]
 
 
@@ -95,7 +103,9 @@ async def test_the_key_still_dedupes_after_delivery_and_after_the_run_ends(
     assert file_rows(rt) == before
 
 
-async def test_a_seal_keeps_keyed_rows_and_drops_unkeyed_ones(rt: SqliteRuntime) -> None:
+async def test_a_seal_keeps_keyed_rows_and_drops_unkeyed_ones(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = rt.start_workflow("approvals", 5)
     await rt.run_until_blocked(exec_id)
     rt.send_signal_idempotent(exec_id, "approve", "keyed", "k1")
@@ -110,7 +120,9 @@ async def test_a_seal_keeps_keyed_rows_and_drops_unkeyed_ones(rt: SqliteRuntime)
 
 
 @pytest.mark.parametrize("seal", ["terminate", "cancel", "replace"])
-async def test_the_real_seals_keep_keyed_rows_across_a_reopen(open_rt: Open, seal: str) -> None:
+async def test_the_real_seals_keep_keyed_rows_across_a_reopen(
+    open_rt: Open, seal: str
+) -> None:
     rt = open_rt()
     rt.register_workflow(approvals)
     exec_id = rt.start_workflow_with_id("approvals", "sealed", 5)
@@ -121,7 +133,9 @@ async def test_the_real_seals_keep_keyed_rows_across_a_reopen(open_rt: Open, sea
         rt.terminate(exec_id, "stopped")
     elif seal == "cancel":
         rt.cancel(exec_id, "stopped")
-        assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(reason="stopped")
+        assert await rt.run_until_blocked(exec_id) == RunState.Cancelled(
+            reason="stopped"
+        )
     else:
         rt.start_workflow_with_reuse_policy(
             "approvals", "sealed", 1, WorkflowIdReusePolicy.TERMINATE_IF_RUNNING
@@ -153,7 +167,9 @@ async def test_an_empty_key_is_no_key(rt: SqliteRuntime, empty: str | None) -> N
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=["a", "b"])
 
 
-async def test_a_promise_key_is_refused_and_nothing_is_staged(rt: SqliteRuntime) -> None:
+async def test_a_promise_key_is_refused_and_nothing_is_staged(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = rt.start_workflow("approvals", 1)
     before = file_rows(rt)
 
@@ -171,11 +187,16 @@ async def test_an_unknown_run_is_execution_not_found(rt: SqliteRuntime) -> None:
         rt.send_signal_idempotent(ExecutionId.new(), "approve", True, "k")
 
 
-async def test_a_duplicate_is_answered_before_its_payload_is_judged(rt: SqliteRuntime) -> None:
+async def test_a_duplicate_is_answered_before_its_payload_is_judged(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = rt.start_workflow("approvals", 1)
     rt.send_signal_idempotent(exec_id, "approve", "small", "k")
 
-    assert rt.send_signal_idempotent(exec_id, "approve", "x" * MAX_PAYLOAD_BYTES, "k") is False
+    assert (
+        rt.send_signal_idempotent(exec_id, "approve", "x" * MAX_PAYLOAD_BYTES, "k")
+        is False
+    )
     with pytest.raises(PayloadTooLarge):
         rt.send_signal_idempotent(exec_id, "approve", "x" * MAX_PAYLOAD_BYTES, "k2")
 
@@ -183,7 +204,9 @@ async def test_a_duplicate_is_answered_before_its_payload_is_judged(rt: SqliteRu
 # -- send_signal_by_workflow_id ----------------------------------------------------
 
 
-async def test_a_signal_by_workflow_id_reaches_the_running_run(rt: SqliteRuntime) -> None:
+async def test_a_signal_by_workflow_id_reaches_the_running_run(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = rt.start_workflow_with_id("approvals", "order-7", 1)
 
     delivery = rt.send_signal_by_workflow_id("approvals", "order-7", "approve", "yes")
@@ -196,20 +219,20 @@ async def test_a_signal_by_id_follows_continue_as_new_and_dedupes_across_the_cha
     rt: SqliteRuntime,
 ) -> None:
     first = rt.start_workflow_with_id("chain", "c-1", 0)
-    assert rt.send_signal_by_workflow_id("chain", "c-1", "go", "a", "k1") == SignalDelivery(
-        exec_id=first, delivered=True
-    )
+    assert rt.send_signal_by_workflow_id(
+        "chain", "c-1", "go", "a", "k1"
+    ) == SignalDelivery(exec_id=first, delivered=True)
     state = await rt.run_until_blocked(first)
     assert isinstance(state, RunState.ContinuedAsNew)
     second = state.next
 
     # The first run holds k1 (delivered, now sealed): the chain still dedupes it.
-    assert rt.send_signal_by_workflow_id("chain", "c-1", "go", "again", "k1") == SignalDelivery(
-        exec_id=first, delivered=False
-    )
-    assert rt.send_signal_by_workflow_id("chain", "c-1", "go", "b", "k2") == SignalDelivery(
-        exec_id=second, delivered=True
-    )
+    assert rt.send_signal_by_workflow_id(
+        "chain", "c-1", "go", "again", "k1"
+    ) == SignalDelivery(exec_id=first, delivered=False)
+    assert rt.send_signal_by_workflow_id(
+        "chain", "c-1", "go", "b", "k2"
+    ) == SignalDelivery(exec_id=second, delivered=True)
     assert await rt.run_until_blocked(second) == RunState.Completed(output=[1, "b"])
     # By exec id the key is scoped to the run: the sealed first run refuses a new key.
     with pytest.raises(WorkflowNotRunning):
@@ -237,7 +260,9 @@ async def test_by_id_checks_run_in_the_guides_order(rt: SqliteRuntime) -> None:
 
     # blank id before the key rules
     with pytest.raises(BlankWorkflowId):
-        rt.send_signal_by_workflow_id("approvals", "", "approve", True, "harvest.promise:1")
+        rt.send_signal_by_workflow_id(
+            "approvals", "", "approve", True, "harvest.promise:1"
+        )
     # key rules before the run lookup
     with pytest.raises(InvalidSignal):
         rt.send_signal_by_workflow_id("approvals", "nobody", "", True)
@@ -341,13 +366,15 @@ async def test_continue_as_new_moves_an_undelivered_keyed_row_to_the_successor(
     assert isinstance(state, RunState.ContinuedAsNew)
     successor = state.next
     assert received(rt, first) == [0, 1, 2]
-    assert [s.idempotency_key for s in rt.store.staged_signals(str(successor))] == ["k3"]
+    assert [s.idempotency_key for s in rt.store.staged_signals(str(successor))] == [
+        "k3"
+    ]
     # The key moved with its row: the old run no longer holds it.
     with pytest.raises(WorkflowNotRunning):
         rt.send_signal_idempotent(first, "go", 3, "k3")
     assert rt.send_signal_idempotent(successor, "go", 3, "k3") is False
-    assert rt.send_signal_by_workflow_id("chain", "c-2", "go", 3, "k3") == SignalDelivery(
-        exec_id=successor, delivered=False
-    )
+    assert rt.send_signal_by_workflow_id(
+        "chain", "c-2", "go", 3, "k3"
+    ) == SignalDelivery(exec_id=successor, delivered=False)
     rt.set_history_caps(HistoryCaps())
     assert await rt.run_until_blocked(successor) == RunState.Completed(output=[1, 3])

@@ -30,11 +30,15 @@ Open = Callable[..., SqliteRuntime]
 
 
 def file_state(path: Path) -> tuple[bytes, list[str]]:
-    siblings = sorted(p.name for p in path.parent.iterdir() if p.name != path.name + ".lock")
+    siblings = sorted(
+        p.name for p in path.parent.iterdir() if p.name != path.name + ".lock"
+    )
     return path.read_bytes(), siblings
 
 
-def test_a_file_from_a_newer_version_is_refused_and_left_untouched(db_path: Path) -> None:
+def test_a_file_from_a_newer_version_is_refused_and_left_untouched(
+    db_path: Path,
+) -> None:
     SqliteRuntime.open(db_path).close()
     conn = sqlite3.connect(db_path)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
@@ -74,7 +78,9 @@ def test_a_file_whose_harvest_meta_names_another_application_is_refused_untouche
     SqliteRuntime.open(db_path).close()
     conn = sqlite3.connect(db_path)
     conn.execute("PRAGMA journal_mode = DELETE")
-    conn.execute("UPDATE harvest_meta SET value = 'someone-else' WHERE key = 'application'")
+    conn.execute(
+        "UPDATE harvest_meta SET value = 'someone-else' WHERE key = 'application'"
+    )
     conn.commit()
     conn.close()
     before = file_state(db_path)
@@ -98,7 +104,9 @@ def test_a_harvest_file_missing_its_tables_is_refused_untouched_naming_them(
         SqliteRuntime.open(db_path)
     assert file_state(db_path) == before
     conn = sqlite3.connect(db_path)
-    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"  # no WAL switch
+    assert (
+        conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    )  # no WAL switch
     conn.close()
 
 
@@ -133,7 +141,9 @@ async def count_runs(ctx: ActivityContext, _: Any) -> int:
     return len(runs)
 
 
-async def test_events_are_append_only_update_and_overwrite_are_refused(open_rt: Open) -> None:
+async def test_events_are_append_only_update_and_overwrite_are_refused(
+    open_rt: Open,
+) -> None:
     rt = open_rt()
     rt.register_workflow(one_step)
     rt.register_activity(count_runs)
@@ -141,14 +151,18 @@ async def test_events_are_append_only_update_and_overwrite_are_refused(open_rt: 
     await rt.run_until_blocked(exec_id)
     conn = rt.store.connection  # type: ignore[attr-defined]
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        conn.execute("UPDATE harvest_events SET type = 'X' WHERE exec_id = ?", (str(exec_id),))
+        conn.execute(
+            "UPDATE harvest_events SET type = 'X' WHERE exec_id = ?", (str(exec_id),)
+        )
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         conn.execute(
             "INSERT OR REPLACE INTO harvest_events (exec_id, seq, type, at, attrs) "
             "VALUES (?, 1, 'WorkflowStarted', 0, '{}')",
             (str(exec_id),),
         )
-    conn.execute("DELETE FROM harvest_events WHERE exec_id = 'nobody'")  # retention may delete
+    conn.execute(
+        "DELETE FROM harvest_events WHERE exec_id = 'nobody'"
+    )  # retention may delete
 
 
 def test_the_guard_triggers_are_recreated_on_open(db_path: Path) -> None:
@@ -159,18 +173,25 @@ def test_the_guard_triggers_are_recreated_on_open(db_path: Path) -> None:
     conn.close()
     SqliteRuntime.open(db_path).close()
     conn = sqlite3.connect(db_path)
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    names = {
+        r[0]
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    }
     conn.close()
     assert {"harvest_events_no_update", "harvest_events_no_overwrite"} <= names
 
 
-async def test_open_reclaims_a_task_stranded_running_and_runs_it_again(db_path: Path) -> None:
+async def test_open_reclaims_a_task_stranded_running_and_runs_it_again(
+    db_path: Path,
+) -> None:
     runs.clear()
     with SqliteRuntime.open(db_path) as rt:
         rt.register_workflow(one_step)
         rt.register_activity(count_runs)
         exec_id = rt.start_workflow("one_step")
-        rt._decider.decide(str(exec_id), rt.clock.now())  # schedules the task, runs nothing
+        rt._decider.decide(
+            str(exec_id), rt.clock.now()
+        )  # schedules the task, runs nothing
         task = rt.store.ready_tasks(str(exec_id), rt.clock.now())[0]
         # What a crash mid-body leaves behind: the claim committed, no result.
         assert rt.store.claim_task(task.id, rt.clock.now()) is not None
@@ -193,7 +214,10 @@ def test_a_version_1_file_is_migrated_forward_on_open(db_path: Path) -> None:
     SqliteRuntime.open(db_path).close()
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    indexes = {
+        r[0]
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+    }
     conn.close()
     assert "harvest_executions_name" in indexes
 
@@ -217,7 +241,9 @@ def test_a_workflow_name_filter_pages_by_seeking_its_index(db_path: Path) -> Non
 def schema_of(path: Path) -> tuple[int, list[tuple[Any, ...]]]:
     conn = sqlite3.connect(path)
     version = conn.execute("PRAGMA user_version").fetchone()[0]
-    objects = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    objects = conn.execute(
+        "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+    ).fetchall()
     conn.close()
     return version, objects
 
@@ -240,7 +266,9 @@ async def test_an_early_v1_file_gains_its_late_columns_and_takes_new_runs(
     assert schema_of(db_path)[0] == SCHEMA_VERSION
     rt.register_workflow(order)
     fresh = rt.start_workflow_with_options(
-        "order", None, StartOptions(memo={"owner": "ops"}, search_attributes={"tenant": "a"})
+        "order",
+        None,
+        StartOptions(memo={"owner": "ops"}, search_attributes={"tenant": "a"}),
     ).exec_id
     assert await rt.run_until_blocked(fresh) == RunState.Completed(output="shipped")
     runs = {str(r.exec_id): r for r in rt.list_executions().executions}
@@ -254,7 +282,9 @@ async def test_an_early_v1_file_gains_its_late_columns_and_takes_new_runs(
 
 
 def test_running_the_migrations_again_changes_nothing(db_path: Path) -> None:
-    db_path.write_bytes((Path(__file__).parent / "schemas" / "v1_early.db").read_bytes())
+    db_path.write_bytes(
+        (Path(__file__).parent / "schemas" / "v1_early.db").read_bytes()
+    )
     SqliteRuntime.open(db_path).close()
     first = schema_of(db_path)
     SqliteRuntime.open(db_path).close()
@@ -295,14 +325,18 @@ def test_a_failed_step_leaves_the_version_unbumped_and_its_changes_undone(
     ],
 )
 def test_a_path_that_cannot_hold_a_database_is_refused_before_any_file_is_made(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, error: type[Exception], words: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+    error: type[Exception],
+    words: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(error, match=re.escape(words)):
         SqliteRuntime.open(where)
-    assert sorted(p.name for p in tmp_path.parent.iterdir() if p.name.startswith(tmp_path.name)) == [
-        tmp_path.name
-    ]
+    assert sorted(
+        p.name for p in tmp_path.parent.iterdir() if p.name.startswith(tmp_path.name)
+    ) == [tmp_path.name]
     assert list(tmp_path.iterdir()) == []
 
 

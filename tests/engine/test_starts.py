@@ -116,7 +116,11 @@ MATRIX: dict[str, dict[P, str]] = {
         P.TERMINATE_IF_RUNNING: "fresh",
     },
 }
-CASES = [(prior, policy, want) for prior, row in MATRIX.items() for policy, want in row.items()]
+CASES = [
+    (prior, policy, want)
+    for prior, row in MATRIX.items()
+    for policy, want in row.items()
+]
 
 
 @pytest.mark.parametrize(
@@ -147,15 +151,21 @@ async def test_the_reuse_policy_matrix(
     assert str(out.exec_id) != prior
     assert rt.describe(out.exec_id).input == Stored.Value({"n": 2})
     if want == "replace":
-        assert rt.outcome(prior) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
+        assert rt.outcome(prior) == ExecutionOutcome.Terminated(
+            state="CONTINUED_AS_NEW"
+        )
         assert event_types(rt, prior)[-1] == "WorkflowCancelled"
         assert rt.successor(prior) == out.exec_id
     else:
-        assert rt.describe(prior).state == prior_state  # a plain fresh start leaves it alone
+        assert (
+            rt.describe(prior).state == prior_state
+        )  # a plain fresh start leaves it alone
 
 
 @pytest.mark.parametrize("policy", list(P), ids=[p.name for p in P])
-async def test_with_no_prior_every_policy_starts_fresh(rt: SqliteRuntime, policy: P) -> None:
+async def test_with_no_prior_every_policy_starts_fresh(
+    rt: SqliteRuntime, policy: P
+) -> None:
     out = rt.start_workflow_with_reuse_policy("order", KEY, None, policy)
 
     assert out.started_fresh
@@ -179,21 +189,31 @@ async def test_a_blank_workflow_id_has_no_reuse_key_so_every_start_is_fresh(
 async def test_terminate_if_running_replaces_the_run_in_one_transaction(
     rt: SqliteRuntime, clock: ManualClock
 ) -> None:
-    prior = rt.start_workflow_with_reuse_policy("sleeper", "nap", None, P.ALLOW_DUPLICATE)
+    prior = rt.start_workflow_with_reuse_policy(
+        "sleeper", "nap", None, P.ALLOW_DUPLICATE
+    )
     assert await rt.run_until_blocked(prior.exec_id) == RunState.WaitingTimer()
     assert rt.store.timers(str(prior.exec_id))
 
-    fresh = rt.start_workflow_with_reuse_policy("sleeper", "nap", None, P.TERMINATE_IF_RUNNING)
+    fresh = rt.start_workflow_with_reuse_policy(
+        "sleeper", "nap", None, P.TERMINATE_IF_RUNNING
+    )
 
     assert fresh.started_fresh
     history = rt.load_history(prior.exec_id)
     assert history[-1].type == "WorkflowCancelled"
     assert history[-1].attrs["reason"] == "terminated by a TERMINATE_IF_RUNNING start"
     assert rt.store.timers(str(prior.exec_id)) == []  # the seal dropped its open rows
-    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
-    assert await rt.run_until_blocked(prior.exec_id) == RunState.ContinuedAsNew(next=fresh.exec_id)
+    assert rt.outcome(prior.exec_id) == ExecutionOutcome.Terminated(
+        state="CONTINUED_AS_NEW"
+    )
+    assert await rt.run_until_blocked(prior.exec_id) == RunState.ContinuedAsNew(
+        next=fresh.exec_id
+    )
     clock.advance("2h")
-    assert await rt.run_until_blocked(fresh.exec_id) == RunState.Completed(output="woke")
+    assert await rt.run_until_blocked(fresh.exec_id) == RunState.Completed(
+        output="woke"
+    )
 
 
 async def test_start_with_id_attaches_like_allow_duplicate_and_discards_the_new_input(
@@ -201,7 +221,9 @@ async def test_start_with_id_attaches_like_allow_duplicate_and_discards_the_new_
 ) -> None:
     first = rt.start_workflow_with_id("order", KEY, {"n": 1})
     again = rt.start_workflow_with_id("order", KEY, {"n": 99})
-    policy = rt.start_workflow_with_reuse_policy("order", KEY, {"n": 100}, P.ALLOW_DUPLICATE)
+    policy = rt.start_workflow_with_reuse_policy(
+        "order", KEY, {"n": 100}, P.ALLOW_DUPLICATE
+    )
 
     assert again == first == policy.exec_id
     assert not policy.started_fresh
@@ -229,7 +251,9 @@ async def test_a_retried_webhook_does_not_repeat_side_effects(open_rt: Open) -> 
     for _ in range(2):
         exec_id = rt.start_workflow_with_id("checkout", "cart-1", 500)
         rt.send_signal_idempotent(exec_id, "paid", True, "evt-1")
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="charged 500")
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output="charged 500"
+    )
     # Delivered again after the run ended: signal-with-start probes the key
     # across every run of the id, so it starts nothing and stages nothing.
     again = rt.signal_with_start(
@@ -272,7 +296,9 @@ async def test_an_oversized_or_too_deep_input_is_refused_before_anything_persist
 
     for policy in P:
         with pytest.raises(PayloadTooLarge):
-            rt.start_workflow_with_reuse_policy("order", KEY, "x" * MAX_PAYLOAD_BYTES, policy)
+            rt.start_workflow_with_reuse_policy(
+                "order", KEY, "x" * MAX_PAYLOAD_BYTES, policy
+            )
         with pytest.raises(PayloadTooDeep):
             rt.start_workflow_with_reuse_policy("order", "other", deep, policy)
 
@@ -293,12 +319,16 @@ async def test_an_unregistered_workflow_is_refused_before_anything_persists(
 # -- StartOptions --------------------------------------------------------------------
 
 
-async def test_options_store_the_memo_and_the_first_search_attributes(rt: SqliteRuntime) -> None:
+async def test_options_store_the_memo_and_the_first_search_attributes(
+    rt: SqliteRuntime,
+) -> None:
     out = rt.start_workflow_with_options(
         "order",
         {"id": 7},
         StartOptions(
-            workflow_id=KEY, memo={"owner": "ops"}, search_attributes={"tenant": "acme", "tier": 2}
+            workflow_id=KEY,
+            memo={"owner": "ops"},
+            search_attributes={"tenant": "acme", "tier": 2},
         ),
     )
 
@@ -313,10 +343,14 @@ async def test_a_start_that_returns_an_existing_run_leaves_its_memo_and_attribut
     rt: SqliteRuntime,
 ) -> None:
     first = rt.start_workflow_with_options(
-        "order", 1, StartOptions(workflow_id=KEY, memo="first", search_attributes={"a": 1})
+        "order",
+        1,
+        StartOptions(workflow_id=KEY, memo="first", search_attributes={"a": 1}),
     )
     again = rt.start_workflow_with_options(
-        "order", 2, StartOptions(workflow_id=KEY, memo="second", search_attributes={"a": 2})
+        "order",
+        2,
+        StartOptions(workflow_id=KEY, memo="second", search_attributes={"a": 2}),
     )
 
     assert again == StartOutcome(exec_id=first.exec_id, started_fresh=False)
@@ -334,7 +368,9 @@ async def test_options_apply_their_reuse_policy(rt: SqliteRuntime) -> None:
         )
 
 
-async def test_options_without_an_id_start_a_run_keyed_by_its_own_id(rt: SqliteRuntime) -> None:
+async def test_options_without_an_id_start_a_run_keyed_by_its_own_id(
+    rt: SqliteRuntime,
+) -> None:
     out = rt.start_workflow_with_options("order", 1, StartOptions())
 
     detail = rt.describe(out.exec_id)
@@ -351,7 +387,9 @@ async def test_a_bad_memo_or_attribute_set_persists_nothing(rt: SqliteRuntime) -
         deep = {"d": deep}
 
     with pytest.raises(PayloadTooDeep):
-        rt.start_workflow_with_options("order", 1, StartOptions(workflow_id=KEY, memo=deep))
+        rt.start_workflow_with_options(
+            "order", 1, StartOptions(workflow_id=KEY, memo=deep)
+        )
     with pytest.raises(PayloadTooLarge):
         rt.start_workflow_with_options(
             "order", 1, StartOptions(workflow_id=KEY, memo="m" * MAX_PAYLOAD_BYTES)

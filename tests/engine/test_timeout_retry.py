@@ -33,14 +33,26 @@ async def bounded(ctx: WorkflowContext, _: Any) -> Any:
     return ctx.deadline().isoformat() if ctx.deadline() else None
 
 
-@workflow(retry=RetryPolicy(max_attempts=3, initial_interval="5s", non_retryable_error_types=["Fatal"]))
+@workflow(
+    retry=RetryPolicy(
+        max_attempts=3, initial_interval="5s", non_retryable_error_types=["Fatal"]
+    )
+)
 async def flaky_flow(ctx: WorkflowContext, plan: dict[str, Any]) -> Any:
     attempt = ctx.info().attempt
     # Attempt n reads n notes: a retry gets the failed run's notes again.
-    received = [await ctx.wait_for_signal("note") for _ in range(plan.get("notes", 0) * attempt)]
+    received = [
+        await ctx.wait_for_signal("note") for _ in range(plan.get("notes", 0) * attempt)
+    ]
     if attempt < plan["succeed_on"]:
-        raise ApplicationError(f"attempt {attempt} failed", type=plan.get("type", "Flaky"))
-    return {"attempt": attempt, "notes": received, "workflow_id": ctx.info().workflow_id}
+        raise ApplicationError(
+            f"attempt {attempt} failed", type=plan.get("type", "Flaky")
+        )
+    return {
+        "attempt": attempt,
+        "notes": received,
+        "workflow_id": ctx.info().workflow_id,
+    }
 
 
 @workflow(retry=RetryPolicy(max_attempts=3, initial_interval="5s"))
@@ -82,7 +94,9 @@ async def bounded_chain(ctx: WorkflowContext, step: int) -> Any:
     return str(ctx.deadline())
 
 
-@workflow(execution_timeout="30s", retry=RetryPolicy(max_attempts=2, initial_interval="20s"))
+@workflow(
+    execution_timeout="30s", retry=RetryPolicy(max_attempts=2, initial_interval="20s")
+)
 async def bounded_flaky(ctx: WorkflowContext, _: Any) -> Any:
     if ctx.info().attempt == 1:
         raise ApplicationError("first attempt fails", type="Flaky")
@@ -120,8 +134,18 @@ async def flaky_loop(ctx: WorkflowContext, step: int) -> Any:
 
 
 WORKFLOWS = [
-    bounded, flaky_flow, buggy_flow, bounded_retry, bounded_activity, bounded_nap,
-    bounded_chain, bounded_flaky, bounded_updatable, flaky_child, patient_parent, flaky_loop,
+    bounded,
+    flaky_flow,
+    buggy_flow,
+    bounded_retry,
+    bounded_activity,
+    bounded_nap,
+    bounded_chain,
+    bounded_flaky,
+    bounded_updatable,
+    flaky_child,
+    patient_parent,
+    flaky_loop,
 ]
 
 
@@ -164,7 +188,9 @@ async def test_ctx_deadline_reports_the_start_plus_the_timeout(
 
     state = await rt.run_until_blocked(exec_id)
 
-    assert state == RunState.Completed(output=(started + timedelta(seconds=30)).isoformat())
+    assert state == RunState.Completed(
+        output=(started + timedelta(seconds=30)).isoformat()
+    )
 
 
 async def test_a_retryable_failure_starts_the_next_attempt_after_its_backoff(
@@ -178,7 +204,10 @@ async def test_a_retryable_failure_starts_the_next_attempt_after_its_backoff(
 
     assert isinstance(state, RunState.Failed)
     history = rt.load_history(first)
-    assert [e.type for e in history][-2:] == ["WorkflowFailed", "WorkflowRetryScheduled"]
+    assert [e.type for e in history][-2:] == [
+        "WorkflowFailed",
+        "WorkflowRetryScheduled",
+    ]
     retry = rt.successor(first)
     assert retry is not None
     assert history[-1].attrs == {"successor": str(retry), "attempt": 2, "backoff": 5.0}
@@ -210,11 +239,14 @@ async def test_a_continue_as_new_successor_keeps_the_frozen_retry_policy(
     retry = rt.successor(successor)
     assert retry is not None
     assert [e.type for e in rt.load_history(successor)][-2:] == [
-        "WorkflowFailed", "WorkflowRetryScheduled",
+        "WorkflowFailed",
+        "WorkflowRetryScheduled",
     ]
     assert await rt.run_until_blocked(retry) == RunState.WaitingTimer()
     clock.advance("5s")
-    assert await rt.run_until_blocked(retry) == RunState.Completed(output={"step": 1, "attempt": 2})
+    assert await rt.run_until_blocked(retry) == RunState.Completed(
+        output={"step": 1, "attempt": 2}
+    )
 
 
 async def test_a_cancel_during_the_retry_backoff_ends_the_retry_without_waiting(
@@ -232,11 +264,15 @@ async def test_a_cancel_during_the_retry_backoff_ends_the_retry_without_waiting(
     await rt.run_until_idle()
 
     assert rt.outcome(retry) == ExecutionOutcome.Terminated(state="CANCELLED")
-    assert await rt.run_until_blocked(retry) == RunState.Cancelled(reason="not needed any more")
+    assert await rt.run_until_blocked(retry) == RunState.Cancelled(
+        reason="not needed any more"
+    )
     assert rt.successor(retry) is None
 
 
-async def test_the_attempts_stop_at_max_attempts(open_rt: Open, clock: ManualClock) -> None:
+async def test_the_attempts_stop_at_max_attempts(
+    open_rt: Open, clock: ManualClock
+) -> None:
     rt = runtime(open_rt)
     run = rt.start_workflow("flaky_flow", {"succeed_on": 99})
     chain = [run]
@@ -253,7 +289,9 @@ async def test_the_attempts_stop_at_max_attempts(open_rt: Open, clock: ManualClo
 @pytest.mark.parametrize(
     "case", ["non_retryable_type", "panic", "timeout", "cancel", "cap"]
 )
-async def test_these_failures_never_retry(open_rt: Open, clock: ManualClock, case: str) -> None:
+async def test_these_failures_never_retry(
+    open_rt: Open, clock: ManualClock, case: str
+) -> None:
     rt = runtime(open_rt)
     if case == "non_retryable_type":
         exec_id = rt.start_workflow("flaky_flow", {"succeed_on": 9, "type": "Fatal"})
@@ -292,7 +330,9 @@ async def test_a_deadline_passed_while_the_body_ran_times_the_run_out(
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("bounded_activity", None)
 
-    state = await rt.run_until_blocked(exec_id)  # the activity ends 40s in: checked after the body
+    state = await rt.run_until_blocked(
+        exec_id
+    )  # the activity ends 40s in: checked after the body
 
     assert isinstance(state, RunState.TimedOut)
     types = [e.type for e in rt.load_history(exec_id)]
@@ -323,24 +363,34 @@ async def test_a_continue_as_new_successor_counts_its_own_deadline(
     state = await rt.run_until_blocked(first)
     assert isinstance(state, RunState.ContinuedAsNew)
     successor_start = clock.now()
-    clock.advance("20s")  # 40s after the first start: only the successor's own deadline counts
+    clock.advance(
+        "20s"
+    )  # 40s after the first start: only the successor's own deadline counts
 
     done = await rt.run_until_blocked(state.next)
 
-    assert done == RunState.Completed(output=str(successor_start + timedelta(seconds=30)))
+    assert done == RunState.Completed(
+        output=str(successor_start + timedelta(seconds=30))
+    )
 
 
-async def test_a_retry_counts_its_own_deadline(open_rt: Open, clock: ManualClock) -> None:
+async def test_a_retry_counts_its_own_deadline(
+    open_rt: Open, clock: ManualClock
+) -> None:
     rt = runtime(open_rt)
     first = rt.start_workflow("bounded_flaky", None)
     assert isinstance(await rt.run_until_blocked(first), RunState.Failed)
     retry = rt.successor(first)
     assert retry is not None
-    clock.advance("20s")  # the backoff; a deadline from the first start would have 10s left
+    clock.advance(
+        "20s"
+    )  # the backoff; a deadline from the first start would have 10s left
 
     done = await rt.run_until_blocked(retry)
 
-    assert done == RunState.Completed(output=str(clock.now() - timedelta(seconds=20) + timedelta(seconds=30)))
+    assert done == RunState.Completed(
+        output=str(clock.now() - timedelta(seconds=20) + timedelta(seconds=30))
+    )
 
 
 async def test_an_update_after_the_deadline_gets_workflow_not_running(
@@ -370,5 +420,10 @@ async def test_a_child_with_its_own_retry_policy_hands_the_parent_the_retry_resu
 
     assert done == RunState.Completed(output="child ok on attempt 2")
     types = [e.type for e in rt.load_history(parent)]
-    assert types == ["WorkflowStarted", "ChildWorkflowStarted", "ChildWorkflowCompleted", "WorkflowCompleted"]
+    assert types == [
+        "WorkflowStarted",
+        "ChildWorkflowStarted",
+        "ChildWorkflowCompleted",
+        "WorkflowCompleted",
+    ]
     assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(parent)).closed

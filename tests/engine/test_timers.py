@@ -69,7 +69,9 @@ def runtime(open_rt: Open) -> SqliteRuntime:
     return rt
 
 
-async def test_a_timer_fires_once_its_time_has_come(open_rt: Open, clock: ManualClock) -> None:
+async def test_a_timer_fires_once_its_time_has_come(
+    open_rt: Open, clock: ManualClock
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("reminder", None)
 
@@ -78,10 +80,15 @@ async def test_a_timer_fires_once_its_time_has_come(open_rt: Open, clock: Manual
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
     clock.advance("1m")
 
-    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=TimerOutcome.FIRED.value)
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output=TimerOutcome.FIRED.value
+    )
     history = rt.load_history(exec_id)
     assert [e.type for e in history] == [
-        "WorkflowStarted", "TimerStarted", "TimerFired", "WorkflowCompleted",
+        "WorkflowStarted",
+        "TimerStarted",
+        "TimerFired",
+        "WorkflowCompleted",
     ]
     assert history[1].attrs["timer_id"] == "remind"
     assert WorkflowReplayer(WORKFLOWS).replay(history).closed
@@ -98,7 +105,9 @@ async def test_cancel_deletes_the_row_and_await_fire_returns_cancelled(
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
     with SqliteReader.open(db_path) as reader:
         assert [t.timer_id for t in reader.timers(str(exec_id))] == ["remind"]
-        assert reader.timers(str(exec_id))[0].fire_at == clock.now() + timedelta(minutes=1)
+        assert reader.timers(str(exec_id))[0].fire_at == clock.now() + timedelta(
+            minutes=1
+        )
     clock.advance("1m")
 
     state = await rt.run_until_blocked(exec_id)
@@ -110,7 +119,9 @@ async def test_cancel_deletes_the_row_and_await_fire_returns_cancelled(
     assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(exec_id)).closed
 
 
-async def test_reset_cancels_and_arms_again_from_now(open_rt: Open, clock: ManualClock) -> None:
+async def test_reset_cancels_and_arms_again_from_now(
+    open_rt: Open, clock: ManualClock
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("snoozed", None)
     await rt.run_until_blocked(exec_id)
@@ -124,10 +135,17 @@ async def test_reset_cancels_and_arms_again_from_now(open_rt: Open, clock: Manua
 
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="fired")
     types = [e.type for e in rt.load_history(exec_id)]
-    assert types[-4:] == ["TimerCancelled", "TimerStarted", "TimerFired", "WorkflowCompleted"]
+    assert types[-4:] == [
+        "TimerCancelled",
+        "TimerStarted",
+        "TimerFired",
+        "WorkflowCompleted",
+    ]
 
 
-async def test_an_armed_timer_survives_a_reopen(open_rt: Open, clock: ManualClock) -> None:
+async def test_an_armed_timer_survives_a_reopen(
+    open_rt: Open, clock: ManualClock
+) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("reminder", None)
     await rt.run_until_blocked(exec_id)
@@ -136,10 +154,14 @@ async def test_an_armed_timer_survives_a_reopen(open_rt: Open, clock: ManualCloc
 
     reopened = runtime(open_rt)
 
-    assert await reopened.run_until_blocked(exec_id) == RunState.Completed(output="fired")
+    assert await reopened.run_until_blocked(exec_id) == RunState.Completed(
+        output="fired"
+    )
 
 
-async def await_two_hours_late(rt: SqliteRuntime, clock: ManualClock, db_path: Any) -> Any:
+async def await_two_hours_late(
+    rt: SqliteRuntime, clock: ManualClock, db_path: Any
+) -> Any:
     """A `late_await` run whose 1h handle is first awaited 2h after it was started."""
     exec_id = rt.start_workflow("late_await", None)
     await rt.run_until_blocked(exec_id)
@@ -158,7 +180,9 @@ async def test_start_timer_deadline_counts_from_the_first_await(
     exec_id = await await_two_hours_late(rt, clock, db_path)
 
     with SqliteReader.open(db_path) as reader:
-        assert [t.fire_at for t in reader.timers(str(exec_id))] == [clock.now() + timedelta(hours=1)]
+        assert [t.fire_at for t in reader.timers(str(exec_id))] == [
+            clock.now() + timedelta(hours=1)
+        ]
     clock.advance("59m")
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
     clock.advance("1m")
@@ -181,7 +205,9 @@ async def test_a_replay_after_reopen_keeps_the_armed_fire_time(
     with SqliteReader.open(db_path) as reader:
         assert [t.fire_at for t in reader.timers(str(exec_id))] == [armed]
     clock.advance("30m")
-    assert await reopened.run_until_blocked(exec_id) == RunState.Completed(output="fired")
+    assert await reopened.run_until_blocked(exec_id) == RunState.Completed(
+        output="fired"
+    )
 
 
 async def test_a_timer_never_awaited_is_never_armed(

@@ -159,7 +159,9 @@ async def test_the_update_does_not_drive_the_run(rt: SqliteRuntime) -> None:
     )
 
 
-async def test_state_the_handler_writes_does_not_reach_the_body(rt: SqliteRuntime) -> None:
+async def test_state_the_handler_writes_does_not_reach_the_body(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = await waiting_run(rt)
 
     await rt.update(exec_id, "requote", {"price": 99})
@@ -193,7 +195,9 @@ async def test_a_recorded_update_is_never_run_again_by_replay(open_rt: Open) -> 
     WorkflowReplayer([order]).replay(rt.load_history(exec_id))
 
 
-async def test_an_invalid_input_and_a_rejection_write_nothing(rt: SqliteRuntime) -> None:
+async def test_an_invalid_input_and_a_rejection_write_nothing(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = await waiting_run(rt)
     before = file_rows(rt)
 
@@ -317,9 +321,15 @@ async def test_an_update_reaching_the_cleanup_budget_ends_the_cancelled_run_canc
     # Guide §7 "Both paths": the cleanup budget counts an update's events too.
     exec_id = await waiting_run(rt)
     request_cancel(rt, exec_id, "user stopped the session")
-    monkeypatch.setattr(cancel, "CLEANUP_BUDGET", 4)  # room for one update (2 events), not two
+    monkeypatch.setattr(
+        cancel, "CLEANUP_BUDGET", 4
+    )  # room for one update (2 events), not two
 
-    assert await rt.update(exec_id, "requote", {"price": 7}) == {"old": 5, "new": 7, "currency": "EUR"}
+    assert await rt.update(exec_id, "requote", {"price": 7}) == {
+        "old": 5,
+        "new": 7,
+        "currency": "EUR",
+    }
     with pytest.raises(UpdateHistoryCapReached):
         await rt.update(exec_id, "requote", {"price": 8})
 
@@ -330,7 +340,9 @@ async def test_an_update_reaching_the_cleanup_budget_ends_the_cancelled_run_canc
     )
 
 
-async def test_declarative_updates_work_and_the_body_handler_wins(rt: SqliteRuntime) -> None:
+async def test_declarative_updates_work_and_the_body_handler_wins(
+    rt: SqliteRuntime,
+) -> None:
     exec_id = await waiting_run(rt)
 
     assert await rt.update(exec_id, "discount", 10) == "order-7: 10% off"

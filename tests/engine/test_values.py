@@ -14,29 +14,66 @@ import harvest_engine
 from harvest_engine import ExecutionId, HistoryEvent, RetryPolicy, errors
 from harvest_engine.durations import format_duration, to_timedelta
 from harvest_engine.events import history_from_json, history_to_json
-from harvest_engine.payloads import MAX_PAYLOAD_DEPTH, PayloadTooDeep, check, dumps, loads
+from harvest_engine.payloads import (
+    MAX_PAYLOAD_DEPTH,
+    PayloadTooDeep,
+    check,
+    dumps,
+    loads,
+)
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=20)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.text(max_size=20)
     | st.floats(allow_nan=False, allow_infinity=False),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("250ms", 0.25), ("30s", 30), ("5m", 300), ("1h", 3600), ("1d", 86400), ("1h30m", 5400),
-     (" 2s ", 2), (1.5, 1.5), (timedelta(minutes=2), 120)],
+    [
+        ("250ms", 0.25),
+        ("30s", 30),
+        ("5m", 300),
+        ("1h", 3600),
+        ("1d", 86400),
+        ("1h30m", 5400),
+        (" 2s ", 2),
+        (1.5, 1.5),
+        (timedelta(minutes=2), 120),
+    ],
 )
-def test_durations_accept_text_numbers_and_timedeltas(text: Any, seconds: float) -> None:
+def test_durations_accept_text_numbers_and_timedeltas(
+    text: Any, seconds: float
+) -> None:
     assert to_timedelta(text).total_seconds() == pytest.approx(seconds)
 
 
 @pytest.mark.parametrize(
     "bad",
-    ["", "soon", "5 parsecs", -1, "1x", None, True, "inf", "nan", "1e400s", "99999999999d",
-     float("inf"), float("nan"), 1e300],
+    [
+        "",
+        "soon",
+        "5 parsecs",
+        -1,
+        "1x",
+        None,
+        True,
+        "inf",
+        "nan",
+        "1e400s",
+        "99999999999d",
+        float("inf"),
+        float("nan"),
+        1e300,
+    ],
 )
 def test_bad_durations_are_a_value_error_naming_what(bad: Any) -> None:
     with pytest.raises(ValueError, match="timer"):
@@ -50,13 +87,20 @@ def test_formatted_durations_parse_back(millis: int) -> None:
 
 
 def test_retry_backoff_grows_by_the_coefficient_up_to_the_maximum() -> None:
-    policy = RetryPolicy(max_attempts=10, initial_interval="1s", backoff_coefficient=2,
-                         maximum_interval="5s")
+    policy = RetryPolicy(
+        max_attempts=10,
+        initial_interval="1s",
+        backoff_coefficient=2,
+        maximum_interval="5s",
+    )
     assert [policy.backoff(n).total_seconds() for n in range(1, 6)] == [1, 2, 4, 5, 5]
     assert policy.retries(1, "Boom", non_retryable=False)
     assert not policy.retries(10, "Boom", non_retryable=False)
     assert RetryPolicy.from_json(policy.to_json()) == RetryPolicy(
-        max_attempts=10, initial_interval=1.0, backoff_coefficient=2, maximum_interval=5.0
+        max_attempts=10,
+        initial_interval=1.0,
+        backoff_coefficient=2,
+        maximum_interval=5.0,
     )
 
 
@@ -98,7 +142,9 @@ def test_a_payload_reads_back_as_the_value_that_was_written(value: Any) -> None:
 
 @pytest.mark.parametrize("big", [2**64, -(2**63) - 1, {"n": [10**30]}])
 def test_an_integer_past_64_bits_is_refused_not_turned_into_a_float(big: Any) -> None:
-    with pytest.raises(TypeError, match="start input is not JSON: an integer beyond the 64-bit range"):
+    with pytest.raises(
+        TypeError, match="start input is not JSON: an integer beyond the 64-bit range"
+    ):
         check(big, "start input")
     assert loads(dumps(2**64 - 1)) == 2**64 - 1
     assert loads(dumps(-(2**63))) == -(2**63)
@@ -137,15 +183,38 @@ def test_every_error_is_exported_subclasses_harvest_error_and_pickles() -> None:
     assert type(again) is errors.ExecutionNotFound
     assert again.exec_id == "abc"
     assert "abc" in str(again)
-    for cls in (errors.DatabaseLocked, errors.SchemaTooNew, errors.Stuck, errors.UnknownWorkflow):
+    for cls in (
+        errors.DatabaseLocked,
+        errors.SchemaTooNew,
+        errors.Stuck,
+        errors.UnknownWorkflow,
+    ):
         assert issubclass(cls, errors.SqliteError)
 
 
 def test_api_names_exist_at_the_top_level() -> None:
-    for name in ["workflow", "activity", "query", "update", "RetryPolicy", "WorkflowContext",
-                 "ActivityContext", "SqliteRuntime", "RunState", "ExecutionOutcome",
-                 "HistoryEvent", "ExecutionId", "ErrorInfo", "WorkflowReplayer", "HistoryCaps",
-                 "WorkflowLogPolicy", "LlmCall", "ActivitySpec", "Stored", "TimerOutcome"]:
+    for name in [
+        "workflow",
+        "activity",
+        "query",
+        "update",
+        "RetryPolicy",
+        "WorkflowContext",
+        "ActivityContext",
+        "SqliteRuntime",
+        "RunState",
+        "ExecutionOutcome",
+        "HistoryEvent",
+        "ExecutionId",
+        "ErrorInfo",
+        "WorkflowReplayer",
+        "HistoryCaps",
+        "WorkflowLogPolicy",
+        "LlmCall",
+        "ActivitySpec",
+        "Stored",
+        "TimerOutcome",
+    ]:
         assert hasattr(harvest_engine, name), name
     assert callable(harvest_engine.workflow)
     assert callable(harvest_engine.activity)

@@ -35,7 +35,9 @@ async def chatty(ctx: WorkflowContext, n: int) -> str:
     return "done"
 
 
-def runtime(open_rt: Open, policy: WorkflowLogPolicy | None, cache: bool = True) -> SqliteRuntime:
+def runtime(
+    open_rt: Open, policy: WorkflowLogPolicy | None, cache: bool = True
+) -> SqliteRuntime:
     rt = open_rt()
     rt.register_workflow(chatty)
     rt.register_activity(work)
@@ -58,7 +60,9 @@ async def test_each_log_line_is_stored_once_even_when_cycles_replay(
         assert not reader.workflow_log_truncated(exec_id)
 
 
-async def test_lines_past_max_lines_leave_one_truncation_marker(open_rt: Open, db_path: Path) -> None:
+async def test_lines_past_max_lines_leave_one_truncation_marker(
+    open_rt: Open, db_path: Path
+) -> None:
     rt = runtime(open_rt, WorkflowLogPolicy(max_lines=2))
     exec_id = rt.start_workflow("chatty", 5)
     await rt.run_until_blocked(exec_id)
@@ -69,7 +73,9 @@ async def test_lines_past_max_lines_leave_one_truncation_marker(open_rt: Open, d
         assert len(markers) == 1
 
 
-async def test_without_a_policy_no_lines_are_stored(open_rt: Open, db_path: Path) -> None:
+async def test_without_a_policy_no_lines_are_stored(
+    open_rt: Open, db_path: Path
+) -> None:
     rt = runtime(open_rt, None)
     exec_id = rt.start_workflow("chatty", 2)
     await rt.run_until_blocked(exec_id)
@@ -77,7 +83,9 @@ async def test_without_a_policy_no_lines_are_stored(open_rt: Open, db_path: Path
         assert reader.workflow_logs(exec_id) == []
 
 
-async def test_lines_logged_before_a_reopen_are_not_stored_twice(open_rt: Open, db_path: Path) -> None:
+async def test_lines_logged_before_a_reopen_are_not_stored_twice(
+    open_rt: Open, db_path: Path
+) -> None:
     @workflow(name="chatty")
     async def waits(ctx: WorkflowContext, _: Any) -> str:
         ctx.log("before")
@@ -97,7 +105,10 @@ async def test_lines_logged_before_a_reopen_are_not_stored_twice(open_rt: Open, 
     second.send_signal(exec_id, "go", 1)
     await second.run_until_blocked(exec_id)
     with SqliteReader.open(db_path) as reader:
-        assert [line.message for line in reader.workflow_logs(exec_id)] == ["before", "after"]
+        assert [line.message for line in reader.workflow_logs(exec_id)] == [
+            "before",
+            "after",
+        ]
 
 
 async def test_a_failed_log_write_rolls_back_alone_and_the_cycle_commits(
@@ -114,5 +125,8 @@ async def test_a_failed_log_write_rolls_back_alone_and_the_cycle_commits(
     with SqliteReader.open(db_path) as reader:
         # Each cycle after the refusal writes its lines as one batch; the
         # batch holding "line 2" rolls back to its savepoint every time.
-        assert [line.message for line in reader.workflow_logs(exec_id)] == ["line 0", "line 1"]
+        assert [line.message for line in reader.workflow_logs(exec_id)] == [
+            "line 0",
+            "line 1",
+        ]
         assert [e.type for e in reader.load_history(exec_id)][-1] == "WorkflowCompleted"

@@ -139,8 +139,19 @@ async def g_continue(ctx: WorkflowContext, n: int) -> Any:
     ctx.continue_as_new(n + 1)
 
 
-WORKFLOWS = [g_cancel, g_cancel_sealed, g_mutex, g_local, g_child, g_parent, g_target,
-             g_external, g_timeout, g_retry, g_continue]
+WORKFLOWS = [
+    g_cancel,
+    g_cancel_sealed,
+    g_mutex,
+    g_local,
+    g_child,
+    g_parent,
+    g_target,
+    g_external,
+    g_timeout,
+    g_retry,
+    g_continue,
+]
 ACTIVITIES = [note, local_flaky]
 
 Scenario = Callable[[SqliteRuntime, ManualClock], Awaitable[ExecutionId]]
@@ -225,9 +236,10 @@ async def record(name: str, db: Path) -> list[HistoryEvent]:
     """Run one scenario on a fresh file; the history of its main run."""
     counter = itertools.count(1)
     pinned = classmethod(lambda cls: cls(str(uuid.UUID(int=next(counter)))))
-    with mock.patch.object(ExecutionId, "new", pinned), SqliteRuntime.open(
-        db, clock=ManualClock()
-    ) as rt:
+    with (
+        mock.patch.object(ExecutionId, "new", pinned),
+        SqliteRuntime.open(db, clock=ManualClock()) as rt,
+    ):
         clock = rt.clock
         assert isinstance(clock, ManualClock)
         for wf in WORKFLOWS:

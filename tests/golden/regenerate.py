@@ -66,13 +66,17 @@ async def record(scenario: Scenario, db: Path) -> list[HistoryEvent]:
                 rt.send_signal(exec_id, state.name, script[state.name].pop(0))
                 continue
             clock.advance(scenario.step)
-    raise RuntimeError(f"scenario {scenario.name} did not finish in {DRIVE_LIMIT} drives")
+    raise RuntimeError(
+        f"scenario {scenario.name} did not finish in {DRIVE_LIMIT} drives"
+    )
 
 
 def record_all(folder: Path) -> dict[str, str]:
     """Every scenario's encoded history, recorded on files in `folder`."""
     return {
-        scenario.name: encode(asyncio.run(record(scenario, folder / f"{scenario.name}.db")))
+        scenario.name: encode(
+            asyncio.run(record(scenario, folder / f"{scenario.name}.db"))
+        )
         for scenario in SCENARIOS
     }
 

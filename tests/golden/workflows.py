@@ -43,10 +43,16 @@ async def charge(ctx: ActivityContext, order: Order) -> str:
 @activity
 def ship(ctx: ActivityContext, order: Order) -> dict[str, Any]:
     """Ship an order (a sync body, off the loop thread)."""
-    return {"order": order.id, "parcel": f"P-{order.qty}", "attempt": ctx.info().attempt}
+    return {
+        "order": order.id,
+        "parcel": f"P-{order.qty}",
+        "attempt": ctx.info().attempt,
+    }
 
 
-@activity(retry=RetryPolicy(max_attempts=4, initial_interval="1s", backoff_coefficient=2.0))
+@activity(
+    retry=RetryPolicy(max_attempts=4, initial_interval="1s", backoff_coefficient=2.0)
+)
 def flaky_lookup(ctx: ActivityContext, key: str) -> str:
     """Fail the first two attempts, then answer."""
     attempt = ctx.info().attempt
@@ -58,7 +64,9 @@ def flaky_lookup(ctx: ActivityContext, key: str) -> str:
 @activity(retry=RetryPolicy(max_attempts=5, initial_interval="1s"))
 def reject(ctx: ActivityContext, order: Order) -> str:
     """Fail for good: a non-retryable error stops the retries at once."""
-    raise ApplicationError(f"{order.item} is out of stock", type="OutOfStock", non_retryable=True)
+    raise ApplicationError(
+        f"{order.item} is out of stock", type="OutOfStock", non_retryable=True
+    )
 
 
 @activity
@@ -139,7 +147,9 @@ async def golden_gather(ctx: WorkflowContext, order: Order) -> dict[str, Any]:
         await ctx.sleep(seconds)
         return label
 
-    order_of = [await aw for aw in ctx.as_completed([after(20, "slow"), after(10, "fast")])]
+    order_of = [
+        await aw for aw in ctx.as_completed([after(20, "slow"), after(10, "fast")])
+    ]
     return {
         "charged": charged,
         "shipped": shipped,
@@ -171,7 +181,8 @@ async def golden_failed_run(ctx: WorkflowContext, order: Order) -> str:
     except ActivityError as exc:
         refunded = await ctx.execute_activity(refund, order)
         raise ApplicationError(
-            f"order {order.id} rejected: {exc.message} ({refunded})", type="OrderRejected"
+            f"order {order.id} rejected: {exc.message} ({refunded})",
+            type="OrderRejected",
         ) from exc
     return "unreachable"
 
@@ -213,7 +224,12 @@ SCENARIOS = [
     Scenario(
         "signals",
         golden_signals,
-        early_signals=[("extra", 1), ("note", "first"), ("extra", 2), ("note", "second")],
+        early_signals=[
+            ("extra", 1),
+            ("note", "first"),
+            ("extra", 2),
+            ("note", "second"),
+        ],
         on_block={"approve": [{"by": "ops"}], "soon": ["in time"], "late": []},
         step="20s",
     ),

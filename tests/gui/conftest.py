@@ -52,11 +52,14 @@ def _qt_warnings_fail(request: pytest.FixtureRequest) -> Iterator[None]:
     bad = [
         rec
         for rec in qtlog.records
-        if rec.type in (QtMsgType.QtWarningMsg, QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg)
+        if rec.type
+        in (QtMsgType.QtWarningMsg, QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg)
         and not any(ignored in rec.message for ignored in IGNORED_QT_MESSAGES)
     ]
     if bad:
-        pytest.fail("Qt warnings: " + "; ".join(rec.message for rec in bad), pytrace=False)
+        pytest.fail(
+            "Qt warnings: " + "; ".join(rec.message for rec in bad), pytrace=False
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -94,7 +97,9 @@ def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     """Settings in a file of this test's own."""
-    return Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    return Settings(
+        QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    )
 
 
 @pytest.fixture

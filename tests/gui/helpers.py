@@ -35,14 +35,19 @@ async def quick(ctx: WorkflowContext, arg: Any) -> Any:
     return arg
 
 
-def make_runs(path: Path, n: int, *, finish: int = 0, name: str = "waits_for_go") -> list[str]:
+def make_runs(
+    path: Path, n: int, *, finish: int = 0, name: str = "waits_for_go"
+) -> list[str]:
     """Create `path` with `n` runs of `name`; the first `finish` are signalled and completed."""
     rt = SqliteRuntime.open(path)
     try:
         rt.register_workflow(waits_for_go)
         rt.register_workflow(quick)
         rt.set_workflow_log_policy(WorkflowLogPolicy())
-        ids = [str(rt.start_workflow_with_id(name, f"wf-{i:05d}", {"i": i})) for i in range(n)]
+        ids = [
+            str(rt.start_workflow_with_id(name, f"wf-{i:05d}", {"i": i}))
+            for i in range(n)
+        ]
 
         async def drive() -> None:
             await rt.run_until_idle()

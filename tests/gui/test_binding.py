@@ -8,7 +8,8 @@ import pytest
 from PySide6.QtCore import QObject, Signal
 
 pytestmark = pytest.mark.skipif(
-    sys.version_info >= (3, 12), reason="None, True and False are immortal from Python 3.12"
+    sys.version_info >= (3, 12),
+    reason="None, True and False are immortal from Python 3.12",
 )
 
 CALLS = 5000
@@ -24,10 +25,18 @@ def test_signals_and_slots_do_not_drop_references_to_singletons() -> None:
     emitter = _Emitter()
     hits: list[int] = []
     emitter.fired.connect(lambda: hits.append(1))
-    before = {name: sys.getrefcount(obj) for name, obj in (("None", None), ("True", True))}
+    before = {
+        name: sys.getrefcount(obj) for name, obj in (("None", None), ("True", True))
+    }
     for _ in range(CALLS):
         emitter.fired.emit()
-    after = {name: sys.getrefcount(obj) for name, obj in (("None", None), ("True", True))}
+    after = {
+        name: sys.getrefcount(obj) for name, obj in (("None", None), ("True", True))
+    }
     assert len(hits) == CALLS
     for name in before:
-        assert abs(after[name] - before[name]) < CALLS // 10, (name, before[name], after[name])
+        assert abs(after[name] - before[name]) < CALLS // 10, (
+            name,
+            before[name],
+            after[name],
+        )

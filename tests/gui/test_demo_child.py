@@ -76,7 +76,9 @@ def window(qtbot: Any, settings: Any) -> Iterator[MainWindow]:
     w.close()
 
 
-def test_the_order_ships_through_a_ship_order_child(demo_file: tuple[Path, str, str]) -> None:
+def test_the_order_ships_through_a_ship_order_child(
+    demo_file: tuple[Path, str, str],
+) -> None:
     path, order, child = demo_file
     with SqliteReader.open(path) as reader:
         kid = reader.describe(child)
@@ -148,7 +150,9 @@ def test_the_timeline_shows_the_child_lane_and_clicks_through(
     view.on_mouse_moved(scene)
     assert child in view.hover.text()
     qtbot.mouseClick(
-        view.plot.viewport(), Qt.MouseButton.LeftButton, pos=view.plot.mapFromScene(scene)
+        view.plot.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=view.plot.mapFromScene(scene),
     )
     assert detail.tabs.currentIndex() == TAB_HISTORY
     current = detail.history.current_event()

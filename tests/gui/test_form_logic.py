@@ -86,7 +86,9 @@ def test_dataclass_becomes_one_field_per_attribute_with_kinds_and_defaults() -> 
 
 def test_fields_round_trip_through_json() -> None:
     specs = form_fields(Order)
-    texts = json_to_fields(specs, {"id": "A", "qty": 3, "items": [{"sku": "x", "qty": 2}]})
+    texts = json_to_fields(
+        specs, {"id": "A", "qty": 3, "items": [{"sku": "x", "qty": 2}]}
+    )
     assert texts["qty"] == "3"
     assert texts["price"] == "2.5"
     assert texts["gift"] == "false"
@@ -101,7 +103,9 @@ def test_fields_round_trip_through_json() -> None:
         "items": [{"sku": "x", "qty": 2}],
     }
     texts["qty"] = "three"
-    assert fields_to_json(specs, texts).error == "qty must be a whole number, got 'three'"
+    assert (
+        fields_to_json(specs, texts).error == "qty must be a whole number, got 'three'"
+    )
     texts["qty"] = "3"
     texts["items"] = '[{"sku": 5}]'
     assert fields_to_json(specs, texts).error == "items[0].sku must be text, got 5"
@@ -110,14 +114,21 @@ def test_fields_round_trip_through_json() -> None:
 def test_type_problems_are_said_in_words() -> None:
     assert type_problem({"id": "A", "qty": 1}, Order) is None
     assert type_problem({"qty": 1}, Order) == "input: Order.id is required"
-    assert type_problem({"id": "A", "qty": 1, "x": 0}, Order) == "input: Order has no field 'x'"
+    assert (
+        type_problem({"id": "A", "qty": 1, "x": 0}, Order)
+        == "input: Order has no field 'x'"
+    )
     assert type_problem({"id": "A", "qty": True}, Order) == (
         "input.qty must be a whole number, got True"
     )
-    assert "one of ['red', 'blue']" in type_problem({"id": "A", "qty": 1, "colour": "g"}, Order)
+    assert "one of ['red', 'blue']" in type_problem(
+        {"id": "A", "qty": 1, "colour": "g"}, Order
+    )
     assert type_problem(None, int | None) is None
     assert type_problem(None, int) == "input must not be null"
-    assert type_problem([1, "a"], list[int]) == "input[1] must be a whole number, got 'a'"
+    assert (
+        type_problem([1, "a"], list[int]) == "input[1] must be a whole number, got 'a'"
+    )
     assert type_problem({"a": 1}, dict[str, str]) == "input.a must be text, got 1"
     assert type_problem("anything", Any) is None
     assert parse_typed("[1]", dict).error == "input must be a JSON object, got [1]"
@@ -138,8 +149,12 @@ def test_errors_in_words_never_a_traceback() -> None:
     )
     assert error_title(exc) == "Workflow already started"
     assert describe_error(exc).startswith("Workflow already started: ")
-    assert describe_error(ExecutionNotFound(exec_id="x")).startswith("Execution not found: ")
-    assert describe_error(HarvestInternalError("broken")).startswith("Internal error — please")
+    assert describe_error(ExecutionNotFound(exec_id="x")).startswith(
+        "Execution not found: "
+    )
+    assert describe_error(HarvestInternalError("broken")).startswith(
+        "Internal error — please"
+    )
     assert describe_error(ValueError("bad value")) == "bad value"
 
 
@@ -156,7 +171,9 @@ def test_schedule_spec_validates_and_previews_five_fires() -> None:
     assert "five fields" in read_spec(CRON, "0 3 * *", "UTC", "", NOW).error
     assert "not valid" in read_spec(CRON, "99 3 * * *", "UTC", "", NOW).error
     assert read_spec(CRON, "0 3 * * *", "Mars/Base", "", NOW).schedule is None
-    assert "whole number of seconds" in read_spec(INTERVAL, "", "UTC", "1.5s", NOW).error
+    assert (
+        "whole number of seconds" in read_spec(INTERVAL, "", "UTC", "1.5s", NOW).error
+    )
     assert read_spec(INTERVAL, "", "UTC", "", NOW).error.startswith("type an interval")
     assert read_spec(INTERVAL, "", "UTC", "90", NOW).next_fires[0].second in (0, 30)
 
@@ -174,7 +191,12 @@ def test_signal_names_come_from_the_code_then_staged_then_received() -> None:
         HistoryEvent(1, "WorkflowStarted", NOW, {}),
         HistoryEvent(2, "SignalReceived", NOW, {"name": "poke"}),
     ]
-    assert suggest_signals(waits, history, ["later"]) == ["approve", "extra", "later", "poke"]
+    assert suggest_signals(waits, history, ["later"]) == [
+        "approve",
+        "extra",
+        "later",
+        "poke",
+    ]
     assert suggest_signals(None, history) == ["poke"]
     assert queries_in_code(waits) == ["stage"]
     assert updates_in_code(waits) == ["bump"]

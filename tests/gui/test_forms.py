@@ -107,7 +107,9 @@ def test_start_form_offers_one_field_per_dataclass_attribute_and_starts_the_run(
     assert detail.search_attributes.value == {"region": "eu"}
 
 
-def test_start_form_checks_the_typed_input_before_submit(qtbot: Any, writer: WriterSession) -> None:
+def test_start_form_checks_the_typed_input_before_submit(
+    qtbot: Any, writer: WriterSession
+) -> None:
     dlg = shown(qtbot, StartWorkflowDialog(writer))
     dlg.workflow.setCurrentText("typed_order")
     dlg.input.field_widgets["qty"].setText("many")
@@ -136,7 +138,9 @@ def test_start_form_shows_a_refused_start_in_words_and_writes_nothing(
     dlg.workflow.setCurrentText("plain")
     dlg.input.set_text('{"y": 2}')
     dlg.workflow_id.setText("plain-1")
-    dlg.reuse.setCurrentIndex(dlg.reuse.findData(WorkflowIdReusePolicy.REJECT_DUPLICATE))
+    dlg.reuse.setCurrentIndex(
+        dlg.reuse.findData(WorkflowIdReusePolicy.REJECT_DUPLICATE)
+    )
     qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
     text = dlg.error_label.text()
     assert text.startswith("Workflow already started:"), text
@@ -144,7 +148,9 @@ def test_start_form_shows_a_refused_start_in_words_and_writes_nothing(
     with SqliteReader.open(form_file) as reader:
         from harvest_engine import ExecutionFilter
 
-        runs = reader.list_executions(ExecutionFilter().workflow_id("plain-1")).executions
+        runs = reader.list_executions(
+            ExecutionFilter().workflow_id("plain-1")
+        ).executions
     assert len(runs) == 1
 
 
@@ -160,7 +166,9 @@ def test_start_form_attaches_to_a_running_run_under_allow_duplicate(
     assert "Attached to the running run" in dlg.result_view.toPlainText()
 
 
-def test_forms_in_read_only_mode_are_disabled_with_the_reason(qtbot: Any, form_file: Path) -> None:
+def test_forms_in_read_only_mode_are_disabled_with_the_reason(
+    qtbot: Any, form_file: Path
+) -> None:
     session = ReaderSession.open(form_file)
     try:
         exec_id = run_id(session, "order-1")
@@ -195,11 +203,15 @@ def test_signal_form_suggests_the_awaited_name_and_drops_a_repeated_key(
     qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
     assert "staged" in dlg.result_view.toPlainText()
     qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
-    assert "already received a signal with key 'webhook-1'" in dlg.result_view.toPlainText()
+    assert (
+        "already received a signal with key 'webhook-1'"
+        in dlg.result_view.toPlainText()
+    )
     with SqliteReader.open(form_file) as reader:
         staged = reader.staged_signals(exec_id)
     assert [
-        (s.name, s.payload.value if hasattr(s.payload, "value") else s.payload) for s in staged
+        (s.name, s.payload.value if hasattr(s.payload, "value") else s.payload)
+        for s in staged
     ] in ([("approve", "yes")],)
 
 
@@ -300,7 +312,9 @@ def test_end_run_form_waits_for_the_confirmation(
 ) -> None:
     exec_id = run_id(writer, "plain-1")
     dlg = shown(qtbot, EndRunDialog(writer, exec_id, action))
-    assert dlg.notice.isHidden()  # the engine's rt.cancel / rt.terminate are used for real
+    assert (
+        dlg.notice.isHidden()
+    )  # the engine's rt.cancel / rt.terminate are used for real
     dlg.reason.setText("tests say so")
     assert not dlg.submit_button.isEnabled()
     dlg.confirm.setChecked(True)
@@ -318,7 +332,9 @@ def test_end_run_form_waits_for_the_confirmation(
         detail = reader.describe(exec_id)
         ending = reader.load_history(exec_id)[-1]
     assert detail.state == ("CANCELLED" if action == "cancel" else "TERMINATED")
-    assert ending.type == "WorkflowCancelled"  # both end on it; the run's state tells them apart
+    assert (
+        ending.type == "WorkflowCancelled"
+    )  # both end on it; the run's state tells them apart
     assert "tests say so" in ending.to_json()
     assert not dlg.confirm.isChecked()  # each action needs its own confirmation
     dlg.confirm.setChecked(True)

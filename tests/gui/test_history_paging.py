@@ -70,7 +70,9 @@ def detail(qtbot: Any, huge_file: tuple[Path, str]) -> Iterator[RunDetailView]:
     session.close()
 
 
-def test_a_50000_event_history_shows_one_page(qtbot: Any, detail: RunDetailView) -> None:
+def test_a_50000_event_history_shows_one_page(
+    qtbot: Any, detail: RunDetailView
+) -> None:
     history = detail.history
     assert len(history.events) == EVENTS
     assert history.model.rowCount() == PAGE_SIZE  # never every row
@@ -88,7 +90,9 @@ def test_a_50000_event_history_shows_one_page(qtbot: Any, detail: RunDetailView)
     assert history.page_box.value() == 50
 
 
-def test_filters_by_type_and_by_name_text_or_regex(qtbot: Any, detail: RunDetailView) -> None:
+def test_filters_by_type_and_by_name_text_or_regex(
+    qtbot: Any, detail: RunDetailView
+) -> None:
     history = detail.history
     history.type_filter.setCurrentText("TimerCancelled")
     assert history.model.rowCount() == TIMERS
@@ -109,7 +113,9 @@ def test_filters_by_type_and_by_name_text_or_regex(qtbot: Any, detail: RunDetail
     assert history.filter_error.isHidden()
 
 
-def test_an_invalid_regex_is_a_message_in_the_tab(qtbot: Any, detail: RunDetailView) -> None:
+def test_an_invalid_regex_is_a_message_in_the_tab(
+    qtbot: Any, detail: RunDetailView
+) -> None:
     history = detail.history
     history.regex_check.setChecked(True)
     qtbot.keyClicks(history.text_filter, "poll-(")
@@ -141,7 +147,9 @@ def test_selecting_an_event_turns_to_its_page_and_shows_its_json(
     assert not detail.open_event(EVENTS + 1)
 
 
-def test_a_running_runs_new_events_keep_the_selection(qtbot: Any, tmp_path: Path) -> None:
+def test_a_running_runs_new_events_keep_the_selection(
+    qtbot: Any, tmp_path: Path
+) -> None:
     from tests.gui.helpers import make_runs
 
     path = tmp_path / "live.db"

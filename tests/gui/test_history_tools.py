@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harvest_engine import SqliteReader, SqliteRuntime, WorkflowReplayer
-from harvest_gui.export import FORMAT, export_history, history_document, load_history_file
+from harvest_gui.export import (
+    FORMAT,
+    export_history,
+    history_document,
+    load_history_file,
+)
 from harvest_gui.history_as_of import state_as_of
 from harvest_gui.history_diff import CHANGED, LEFT_ONLY, SAME, diff_histories
 from harvest_gui.history_filter import (
@@ -68,15 +73,9 @@ def test_diff_marks_the_first_difference_and_ignores_run_ids(steps_file: Any) ->
     kinds = [r.kind for r in d.rows]
     assert kinds.count(SAME) == len(h1) - 2  # the signal payload and the output differ
     first = d.rows[d.first_difference]
-    assert (
-        first.kind == CHANGED
-    )
-    assert (
-        first.left.type == "SignalReceived"
-    )
-    assert (
-        first.keys == ("payload",)
-    )
+    assert first.kind == CHANGED
+    assert first.left.type == "SignalReceived"
+    assert first.keys == ("payload",)
     assert "First difference at event" in d.summary()
     d13 = diff_histories(h1, h3)
     assert d13.rows[d13.first_difference].left.type == "WorkflowStarted"  # input 1 vs 5
@@ -108,7 +107,9 @@ def test_filter_by_type_and_name_text_or_regex_and_pages(steps_file: Any) -> Non
     only = filter_history(h1, HistoryQuery(types=frozenset({"ActivityCompleted"})))
     assert len(only) == 3
     assert {e.type for e in only} == {"ActivityCompleted"}
-    assert [e.type for e in filter_history(h1, HistoryQuery(name="GO"))] == ["SignalReceived"]
+    assert [e.type for e in filter_history(h1, HistoryQuery(name="GO"))] == [
+        "SignalReceived"
+    ]
     # "steps" (the workflow) and "step" (six activity events) match ^st
     assert len(filter_history(h1, HistoryQuery(name="^st", regex=True))) == 7
     assert filter_history(h1, HistoryQuery(name="^ST", regex=True)) == []
@@ -160,13 +161,18 @@ def test_storage_report_and_purge_preview(steps_file: Any) -> None:
     path, _ids = steps_file
     with SqliteReader.open(path) as reader:
         report = storage_report(path, reader)
-        future = storage_report(path, reader, now=datetime.now(UTC) + timedelta(days=40))
+        future = storage_report(
+            path, reader, now=datetime.now(UTC) + timedelta(days=40)
+        )
         soon = purge_preview(reader, datetime.now(UTC) + timedelta(seconds=5))
         never = purge_preview(reader, datetime.now(UTC) - timedelta(days=1))
     assert report.file_bytes > 0
     assert report.total_runs == 3
     assert not report.partial
-    assert {k: v for k, v in report.runs_by_state.items() if v} == {"COMPLETED": 2, "RUNNING": 1}
+    assert {k: v for k, v in report.runs_by_state.items() if v} == {
+        "COMPLETED": 2,
+        "RUNNING": 1,
+    }
     assert report.events_by_state["COMPLETED"] > report.events_by_state["RUNNING"] > 0
     assert report.oldest_terminal is not None
     assert "closed within the last day" in report.suggestion

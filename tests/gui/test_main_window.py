@@ -50,7 +50,9 @@ def test_opens_a_file_and_lists_its_runs(window: MainWindow, db_file: Path) -> N
     assert window.status.lock.text().startswith("lock: not taken")
 
 
-def test_selecting_a_run_fills_every_tab(qtbot, window: MainWindow, db_file: Path) -> None:  # type: ignore[no-untyped-def]
+def test_selecting_a_run_fills_every_tab(
+    qtbot, window: MainWindow, db_file: Path
+) -> None:  # type: ignore[no-untyped-def]
     window.open_path(db_file, read_only=True)
     assert window.run_list is not None
     assert window.detail is not None
@@ -75,18 +77,23 @@ def test_selecting_a_run_fills_every_tab(qtbot, window: MainWindow, db_file: Pat
     assert window.detail.timeline.timeline.lanes[0].key == "workflow"
 
 
-def test_history_filter_and_event_json(qtbot, window: MainWindow, db_file: Path) -> None:  # type: ignore[no-untyped-def]
+def test_history_filter_and_event_json(
+    qtbot, window: MainWindow, db_file: Path
+) -> None:  # type: ignore[no-untyped-def]
     window.open_path(db_file, read_only=True)
     assert window.run_list is not None
     assert window.detail is not None
     done = [
         r
         for r in range(5)
-        if window.run_list.model.data(window.run_list.model.index(r, COL_STATE)) == "COMPLETED"
+        if window.run_list.model.data(window.run_list.model.index(r, COL_STATE))
+        == "COMPLETED"
     ]
     window.run_list.table.selectRow(done[0])
     history = window.detail.history
-    types = [history.type_filter.itemText(i) for i in range(history.type_filter.count())]
+    types = [
+        history.type_filter.itemText(i) for i in range(history.type_filter.count())
+    ]
     assert "SignalReceived" in types
     history.type_filter.setCurrentText("SignalReceived")
     assert history.model.rowCount() == 1
@@ -96,7 +103,10 @@ def test_history_filter_and_event_json(qtbot, window: MainWindow, db_file: Path)
     assert event["attrs"]["name"] == "go"
     history.type_filter.setCurrentIndex(0)
     qtbot.keyClicks(history.text_filter, "GO")  # by name, case-insensitive
-    assert [e.type for e in history.model.records] == ["WorkflowStarted", "SignalReceived"]
+    assert [e.type for e in history.model.records] == [
+        "WorkflowStarted",
+        "SignalReceived",
+    ]
     history.regex_check.setChecked(True)  # waits_for_go vs go
     assert history.model.rowCount() == 0  # a regex is case-sensitive
     history.text_filter.setText("^go$")
@@ -112,7 +122,8 @@ def test_timeline_click_selects_the_event_in_history(
     done = [
         r
         for r in range(5)
-        if window.run_list.model.data(window.run_list.model.index(r, COL_STATE)) == "COMPLETED"
+        if window.run_list.model.data(window.run_list.model.index(r, COL_STATE))
+        == "COMPLETED"
     ]
     window.run_list.table.selectRow(done[0])
     detail = window.detail
@@ -162,7 +173,9 @@ def test_filters_states_prefix_search_and_bad_input(
     assert rl.model.rowCount() == 5
 
 
-def test_shortcuts_f5_ctrl_f_and_sorting(qtbot, window: MainWindow, db_file: Path) -> None:  # type: ignore[no-untyped-def]
+def test_shortcuts_f5_ctrl_f_and_sorting(
+    qtbot, window: MainWindow, db_file: Path
+) -> None:  # type: ignore[no-untyped-def]
     window.open_path(db_file, read_only=True)
     rl = window.run_list
     assert rl is not None
@@ -175,7 +188,9 @@ def test_shortcuts_f5_ctrl_f_and_sorting(qtbot, window: MainWindow, db_file: Pat
     assert ids == sorted(ids)
 
 
-def test_writer_mode_drives_runs_live(qtbot, qloop, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_writer_mode_drives_runs_live(
+    qtbot, qloop, window: MainWindow, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "w.db"
     ids = make_runs(path, 2)
 
@@ -191,12 +206,20 @@ def test_writer_mode_drives_runs_live(qtbot, qloop, window: MainWindow, tmp_path
         rl.select_exec_id(ids[0])
         session.runtime.send_signal(ids[0], "go", "from the test")
         await async_wait_until(
-            lambda: rl.model.data(rl.model.index(rl.model.row_of(ids[0]), COL_STATE)) == "COMPLETED"
+            lambda: (
+                rl.model.data(rl.model.index(rl.model.row_of(ids[0]), COL_STATE))
+                == "COMPLETED"
+            )
         )
         assert rl.selected_exec_id() == ids[0]
         assert window.detail is not None
-        await async_wait_until(lambda: window.detail.summary.labels["state"].text() == "COMPLETED")
-        assert json.loads(window.detail.summary.payloads["output"].full_text) == "from the test"
+        await async_wait_until(
+            lambda: window.detail.summary.labels["state"].text() == "COMPLETED"
+        )
+        assert (
+            json.loads(window.detail.summary.payloads["output"].full_text)
+            == "from the test"
+        )
         window.close_session()
         await async_wait_until(lambda: session.closed)
 
@@ -220,7 +243,9 @@ def test_recent_files_and_settings_survive(qtbot, settings, db_file: Path) -> No
     actions[0].trigger()
     assert again.session is not None
     assert again.session.path == db_file.resolve()
-    assert again.size().height() == saved.height()  # widths clamp to the 800 px offscreen screen
+    assert (
+        again.size().height() == saved.height()
+    )  # widths clamp to the 800 px offscreen screen
     again.close()
 
 
@@ -297,12 +322,16 @@ def test_bad_files_explain_themselves_and_the_window_stays_usable(
     assert window.stack.currentIndex() == 0
     window.resize(1000, 700)
     qtbot.waitUntil(lambda: window.welcome_message.width() > 0)
-    for label in window.stack.widget(0).findChildren(QLabel):  # every line readable, none cut
+    for label in window.stack.widget(0).findChildren(
+        QLabel
+    ):  # every line readable, none cut
         assert label.height() >= label.heightForWidth(label.width()), label.text()
     assert window.open_path(db_file, read_only=True)  # still usable
 
 
-def test_payload_html_is_shown_as_plain_text(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_payload_html_is_shown_as_plain_text(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "html.db"
     rt = SqliteRuntime.open(path)
     rt.register_workflow(waits_for_go)
@@ -325,7 +354,9 @@ def _tooltip_as_drawn(table: QTableView, row: int, column: int) -> str:
         QEvent.Type.ToolTip, rect.center(), table.viewport().mapToGlobal(rect.center())
     )
     QApplication.sendEvent(table.viewport(), event)
-    label = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "qtooltip_label")
+    label = next(
+        w for w in QApplication.topLevelWidgets() if w.objectName() == "qtooltip_label"
+    )
     assert isinstance(label, QLabel)
     text = label.text()
     QToolTip.hideText()
@@ -360,7 +391,9 @@ def test_tooltips_show_ids_and_payloads_as_written(
     assert "<i>it</i>" in _tooltip_as_drawn(history, start_row, 3)
 
 
-def test_huge_payload_is_cut_until_show_all(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_huge_payload_is_cut_until_show_all(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "huge.db"
     rt = SqliteRuntime.open(path)
     rt.register_workflow(waits_for_go)
@@ -397,7 +430,9 @@ def test_read_only_follows_a_writer_in_another_process(
         assert proc.stdout is not None
         assert proc.stdin is not None
         assert proc.stdout.readline().strip() == "ready"
-        assert not window.open_path(path)  # the writer holds the lock: read-only is offered
+        assert not window.open_path(
+            path
+        )  # the writer holds the lock: read-only is offered
         box = window.last_dialog
         assert box is not None
         box.button(QMessageBox.StandardButton.Open).click()
@@ -439,7 +474,9 @@ def test_an_empty_list_says_why_and_what_fills_it(
     assert rl.empty_note.isVisibleTo(window)
     assert "no runs yet" in rl.empty_note.text()
     assert "another process" in rl.empty_note.text()
-    assert window.status.refresh.text().startswith("refreshed ")  # when the views read it
+    assert window.status.refresh.text().startswith(
+        "refreshed "
+    )  # when the views read it
     assert window.open_path(empty)
     rl = window.run_list
     assert rl is not None

@@ -9,7 +9,12 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
-from harvest_engine import ExecutionFilter, SqliteReader, SqliteRuntime, WorkflowReplayer
+from harvest_engine import (
+    ExecutionFilter,
+    SqliteReader,
+    SqliteRuntime,
+    WorkflowReplayer,
+)
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
@@ -50,7 +55,9 @@ def window(qtbot: Any, settings: Any) -> Iterator[MainWindow]:
 
 def exec_of(path: Path, workflow_id: str) -> str:
     with SqliteReader.open(path) as reader:
-        runs = reader.list_executions(ExecutionFilter().workflow_id(workflow_id)).executions
+        runs = reader.list_executions(
+            ExecutionFilter().workflow_id(workflow_id)
+        ).executions
     return str(runs[0].exec_id)
 
 
@@ -58,7 +65,15 @@ def test_menus_hold_every_operation(window: MainWindow) -> None:
     ops = window.operations  # type: ignore[attr-defined]
     titles = [a.text() for a in window.menuBar().actions()]
     assert titles[-4:] == ["&Run", "S&chedules", "&Tools", "&Help"]
-    for key in ("start", "signal", "query", "update", "cancel", "terminate", "auto_drive"):
+    for key in (
+        "start",
+        "signal",
+        "query",
+        "update",
+        "cancel",
+        "terminate",
+        "auto_drive",
+    ):
         assert key in ops.actions
     assert not ops.actions["signal"].isEnabled()  # nothing open yet
     ops.on_signal()
@@ -88,12 +103,16 @@ def test_drive_switch_interval_and_run_until_blocked(
         ops.update_actions()
         ops.actions["until_blocked"].trigger()
         await async_wait_until(
-            lambda: "waiting for signal 'approve'" in window.statusBar().currentMessage()
+            lambda: (
+                "waiting for signal 'approve'" in window.statusBar().currentMessage()
+            )
         )
         assert not session.driving  # it stays off when it was off
         session.runtime.send_signal(order, "approve", "ok")
         ops.actions["until_idle"].trigger()
-        await async_wait_until(lambda: window.statusBar().currentMessage().startswith("Idle"))
+        await async_wait_until(
+            lambda: window.statusBar().currentMessage().startswith("Idle")
+        )
         assert session.describe(order).state == "COMPLETED"
         ops.actions["auto_drive"].trigger()  # on again
         assert session.driving
@@ -101,7 +120,9 @@ def test_drive_switch_interval_and_run_until_blocked(
         await async_wait_until(lambda: session.closed)
 
     qloop.run_until_complete(body())
-    SqliteRuntime.open(form_file).close()  # closing stopped the drive and freed the lock
+    SqliteRuntime.open(
+        form_file
+    ).close()  # closing stopped the drive and freed the lock
 
 
 def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
@@ -121,7 +142,13 @@ def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
         ops.actions["diff"].trigger()
         ops.actions["storage"].trigger()
         kinds = [type(w) for w in ops.windows]
-        assert kinds == [StartWorkflowDialog, SignalDialog, TimeTravelView, DiffView, StorageView]
+        assert kinds == [
+            StartWorkflowDialog,
+            SignalDialog,
+            TimeTravelView,
+            DiffView,
+            StorageView,
+        ]
         storage = ops.windows[-1]
         await async_wait_until(lambda: storage.report is not None)
         signal = ops.windows[1]
@@ -130,7 +157,9 @@ def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
         assert "staged" in signal.result_view.toPlainText()
         out = ops.export_to(tmp_path / "order.json", order)
         assert out is not None
-        assert WorkflowReplayer([form_app.typed_order]).replay(out.read_text()).events >= 1
+        assert (
+            WorkflowReplayer([form_app.typed_order]).replay(out.read_text()).events >= 1
+        )
 
     qloop.run_until_complete(body())
     opened = list(ops.windows)
@@ -194,7 +223,9 @@ def test_read_only_window_disables_driving_and_explains_forms(
     assert window.statusBar().currentMessage().startswith("Read-only:")
 
 
-def test_edit_selected_schedule(qtbot: Any, window: MainWindow, form_file: Path) -> None:
+def test_edit_selected_schedule(
+    qtbot: Any, window: MainWindow, form_file: Path
+) -> None:
     with SqliteRuntime.open(form_file) as rt:
         from harvest_engine import Schedule, WorkflowSchedule
 
@@ -219,7 +250,10 @@ EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
 def _snapshot(folder: Path) -> dict[str, str]:
     import hashlib
 
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.iterdir())
+    }
 
 
 def test_read_only_window_writes_nothing_whatever_the_user_tries(
@@ -246,7 +280,9 @@ def test_read_only_window_writes_nothing_whatever_the_user_tries(
         window.schedules.table.selectRow(0)
         ops.update_actions()
         for key, action in ops.actions.items():
-            if key != "crash_demo" and action.isEnabled():  # the demo uses a file of its own
+            if (
+                key != "crash_demo" and action.isEnabled()
+            ):  # the demo uses a file of its own
                 action.trigger()
         export = window.findChild(QFileDialog, "exportDialog")
         assert export is not None
@@ -302,7 +338,9 @@ def test_every_menu_command_has_its_own_shortcut(
     assert missing == []
     keys = [a.shortcut().toString() for a in commands]
     assert len(keys) == len(set(keys)), keys
-    assert window.quit_action.shortcut().toString() == "Ctrl+Q"  # even where Qt binds none
+    assert (
+        window.quit_action.shortcut().toString() == "Ctrl+Q"
+    )  # even where Qt binds none
     ops = window.operations  # type: ignore[attr-defined]
     assert window.open_path(form_file)
     ctrl_shift = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
@@ -312,7 +350,9 @@ def test_every_menu_command_has_its_own_shortcut(
     qtbot.keyClick(window, Qt.Key.Key_E, ctrl_shift)
     assert window.statusBar().currentMessage().startswith("Select a schedule")
     assert window.run_list is not None
-    window.run_list.select_exec_id(exec_of(form_file, "order-1"))  # no menu opened since
+    window.run_list.select_exec_id(
+        exec_of(form_file, "order-1")
+    )  # no menu opened since
     qtbot.keyClick(window, Qt.Key.Key_S, ctrl_shift)
     assert isinstance(ops.windows[-1], SignalDialog)
     qtbot.keyClick(window, Qt.Key.Key_F1)

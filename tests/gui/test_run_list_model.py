@@ -31,7 +31,9 @@ def session(many: Path, qapp: object) -> ReaderSession:
     s.close()
 
 
-def test_model_passes_qtmodeltester(qtmodeltester: object, session: ReaderSession) -> None:
+def test_model_passes_qtmodeltester(
+    qtmodeltester: object, session: ReaderSession
+) -> None:
     model = RunListModel(session, page_size=10)
     qtmodeltester.check(model)  # type: ignore[attr-defined]
     while model.canFetchMore():
@@ -58,8 +60,13 @@ def test_cells_show_state_and_colour(session: ReaderSession) -> None:
     model = RunListModel(session, page_size=100)
     states = {model.data(model.index(r, COL_STATE)) for r in range(model.rowCount())}
     assert states == {"RUNNING", "COMPLETED"}
-    assert model.data(model.index(0, COL_STATE), Qt.ItemDataRole.ForegroundRole) is not None
-    done = [r for r in range(45) if model.data(model.index(r, COL_STATE)) == "COMPLETED"]
+    assert (
+        model.data(model.index(0, COL_STATE), Qt.ItemDataRole.ForegroundRole)
+        is not None
+    )
+    done = [
+        r for r in range(45) if model.data(model.index(r, COL_STATE)) == "COMPLETED"
+    ]
     assert model.data(model.index(done[0], 6))  # a duration for closed runs
     assert model.data(model.index(0, 6)) == ""  # none while running
 

@@ -15,7 +15,9 @@ import pytest
 pytestmark = [
     pytest.mark.xvfb,
     pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="xvfb-run is not installed"),
+    pytest.mark.skipif(
+        shutil.which("xvfb-run") is None, reason="xvfb-run is not installed"
+    ),
 ]
 
 START_TIMEOUT_S = 30.0
@@ -31,7 +33,9 @@ def _wait_for(predicate: object, timeout: float) -> bool:
     return False
 
 
-def test_app_runs_the_demo_under_xvfb_and_exits_cleanly_on_sigterm(tmp_path: Path) -> None:
+def test_app_runs_the_demo_under_xvfb_and_exits_cleanly_on_sigterm(
+    tmp_path: Path,
+) -> None:
     env = dict(
         os.environ,
         XDG_DATA_HOME=str(tmp_path / "data"),
@@ -50,9 +54,13 @@ def test_app_runs_the_demo_under_xvfb_and_exits_cleanly_on_sigterm(tmp_path: Pat
         text=True,
     )
     try:
-        assert _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), START_TIMEOUT_S)
+        assert _wait_for(
+            lambda: pid_file.exists() and pid_file.read_text().strip(), START_TIMEOUT_S
+        )
         demo = tmp_path / "data" / "harvest" / "harvest-gui" / "demo.harvest.db"
-        assert _wait_for(demo.exists, START_TIMEOUT_S), "the demo workspace was not created"
+        assert _wait_for(demo.exists, START_TIMEOUT_S), (
+            "the demo workspace was not created"
+        )
         time.sleep(RUN_FOR_S)  # the writer drives the demo runs meanwhile
         assert proc.poll() is None, "the app ended by itself"
         os.kill(int(pid_file.read_text()), signal.SIGTERM)
@@ -71,9 +79,15 @@ def test_app_runs_the_demo_under_xvfb_and_exits_cleanly_on_sigterm(tmp_path: Pat
 def test_harvest_gui_entry_point_starts() -> None:
     script = Path(sys.executable).with_name("harvest-gui")
     if not script.exists():
-        pytest.skip("harvest-gui is not installed next to this python (pip install -e .)")
+        pytest.skip(
+            "harvest-gui is not installed next to this python (pip install -e .)"
+        )
     done = subprocess.run(
-        [str(script), "--version"], capture_output=True, text=True, timeout=60, check=False
+        [str(script), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("harvest-gui ")

@@ -29,7 +29,9 @@ def start_more(path: Path, n: int) -> None:
         rt.close()
 
 
-def test_a_quick_count_is_shown_before_the_call_returns(qtbot: QtBot, db_file: Path) -> None:
+def test_a_quick_count_is_shown_before_the_call_returns(
+    qtbot: QtBot, db_file: Path
+) -> None:
     session = ReaderSession.open(db_file)
     view = RunListView(session)
     qtbot.addWidget(view)
@@ -65,8 +67,12 @@ def test_a_slow_count_moves_to_a_worker_thread_and_still_arrives(
         view.update_counts()
         view.update_counts()  # a repeat while one is in flight is coalesced
 
-        assert view.state_boxes["RUNNING"].text() == "RUNNING 3"  # not yet: it is in flight
-        qtbot.waitUntil(lambda: view.state_boxes["RUNNING"].text() == "RUNNING 7", timeout=3000)
+        assert (
+            view.state_boxes["RUNNING"].text() == "RUNNING 3"
+        )  # not yet: it is in flight
+        qtbot.waitUntil(
+            lambda: view.state_boxes["RUNNING"].text() == "RUNNING 7", timeout=3000
+        )
         qtbot.waitUntil(lambda: not session._counter._busy, timeout=3000)
         assert view.total.text() == "9 runs"
         assert counted_on

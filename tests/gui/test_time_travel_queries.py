@@ -72,13 +72,19 @@ def test_the_panel_answers_as_of_the_slider_and_follows_it(
     view.show()
     assert view.query_notice.isHidden()
     names = [view.query_name.itemText(i) for i in range(view.query_name.count())]
-    assert names == ["clock", "stage", "boxes"]  # the @query function first, then the body's
+    assert names == [
+        "clock",
+        "stage",
+        "boxes",
+    ]  # the @query function first, then the body's
     view.slider.setValue(1)
     view.query_name.setCurrentText("stage")
     qtbot.mouseClick(view.query_button, Qt.MouseButton.LeftButton)
     assert view.query_error is None
     assert view.query_result.toPlainText() == 'stage at event 1: "started"'
-    view.slider.setValue(seq_of(view, "ActivityCompleted"))  # the answer follows the slider
+    view.slider.setValue(
+        seq_of(view, "ActivityCompleted")
+    )  # the answer follows the slider
     assert view.query_result.toPlainText().endswith('"packed"')
     qtbot.keyClick(view.slider, Qt.Key.Key_End)
     assert view.query_result.toPlainText().endswith('"shipped now"')
@@ -99,7 +105,10 @@ def test_a_declarative_query_is_answered_as_of_the_slider_too(
     view.query_name.setCurrentText("clock")
     qtbot.mouseClick(view.query_button, Qt.MouseButton.LeftButton)
     assert view.query_error is None
-    assert view.query_result.toPlainText() == f'clock at event 1: "{view.history[0].at.isoformat()}"'
+    assert (
+        view.query_result.toPlainText()
+        == f'clock at event 1: "{view.history[0].at.isoformat()}"'
+    )
     view.slider.setValue(done)
     at = view.history[done - 1].at.isoformat()
     assert view.query_result.toPlainText() == f'clock at event {done}: "{at}"'

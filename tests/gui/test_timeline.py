@@ -38,7 +38,14 @@ class History:
 
 
 def started(h: History) -> None:
-    h.add(0, "WorkflowStarted", workflow_name="order", workflow_id="o-1", input={}, attempt=1)
+    h.add(
+        0,
+        "WorkflowStarted",
+        workflow_name="order",
+        workflow_id="o-1",
+        input={},
+        attempt=1,
+    )
 
 
 def lane_of(tl: Any, key: str) -> int:
@@ -81,11 +88,17 @@ def test_running_workflow_ends_at_now() -> None:
 def test_activity_attempts_give_one_bar_each_coloured_by_result() -> None:
     h = History()
     started(h)
-    h.add(1, "ActivityScheduled", activity_id=1, name="charge", input={}, queue="default")
-    done = h.add(9, "ActivityCompleted", activity_id=1, name="charge", result="ok", attempt=2)
+    h.add(
+        1, "ActivityScheduled", activity_id=1, name="charge", input={}, queue="default"
+    )
+    done = h.add(
+        9, "ActivityCompleted", activity_id=1, name="charge", result="ok", attempt=2
+    )
     h.add(10, "WorkflowCompleted", output="ok")
     attempts = [
-        ActivityAttempt(1, "charge", 1, at(1), at(2), "failed", ErrorInfo("Boom", "went boom")),
+        ActivityAttempt(
+            1, "charge", 1, at(1), at(2), "failed", ErrorInfo("Boom", "went boom")
+        ),
         ActivityAttempt(1, "charge", 2, at(5), at(9), "completed", None),
     ]
     tl = build_timeline(h.events, attempts)
@@ -130,7 +143,9 @@ def test_activity_without_attempt_rows_falls_back_to_events() -> None:
 def test_unfinished_activity_is_pending_until_now() -> None:
     h = History()
     started(h)
-    seq = h.add(1, "ActivityScheduled", activity_id=1, name="slow", input={}, queue="default")
+    seq = h.add(
+        1, "ActivityScheduled", activity_id=1, name="slow", input={}, queue="default"
+    )
     tl = build_timeline(h.events, now=at(4))
     (bar,) = tl.bars_in_lane(lane_of(tl, "activity:slow"))
     assert (bar.result, bar.end, bar.seq) == ("pending", at(4).timestamp(), seq)
@@ -141,13 +156,21 @@ def test_running_attempt_row_is_drawn_running() -> None:
     started(h)
     h.add(1, "ActivityScheduled", activity_id=1, name="slow", input={}, queue="default")
     tl = build_timeline(
-        h.events, [ActivityAttempt(1, "slow", 1, at(2), None, "running", None)], now=at(5)
+        h.events,
+        [ActivityAttempt(1, "slow", 1, at(2), None, "running", None)],
+        now=at(5),
     )
     (bar,) = tl.bars_in_lane(lane_of(tl, "activity:slow"))
-    assert (bar.result, bar.start, bar.end) == ("running", at(2).timestamp(), at(5).timestamp())
+    assert (bar.result, bar.start, bar.end) == (
+        "running",
+        at(2).timestamp(),
+        at(5).timestamp(),
+    )
 
 
-def test_timers_span_start_to_fire_or_cancel_and_pending_ones_to_their_due_time() -> None:
+def test_timers_span_start_to_fire_or_cancel_and_pending_ones_to_their_due_time() -> (
+    None
+):
     h = History()
     started(h)
     h.add(1, "TimerStarted", timer_id="a", fire_at=at(3).isoformat(), duration=2.0)
@@ -186,8 +209,22 @@ def test_children_are_bars_from_start_to_result() -> None:
     h = History()
     started(h)
     # The engine's shape: started {command_id, child}, ended {command_id, target, run}.
-    h.add(1, "ChildWorkflowStarted", command_id=1, child="c1", workflow_name="ship", input={})
-    h.add(2, "ChildWorkflowStarted", command_id=2, child="c3", workflow_name="bill", input={})
+    h.add(
+        1,
+        "ChildWorkflowStarted",
+        command_id=1,
+        child="c1",
+        workflow_name="ship",
+        input={},
+    )
+    h.add(
+        2,
+        "ChildWorkflowStarted",
+        command_id=2,
+        child="c3",
+        workflow_name="bill",
+        input={},
+    )
     h.add(
         4,
         "ChildWorkflowFailed",
@@ -196,8 +233,17 @@ def test_children_are_bars_from_start_to_result() -> None:
         run="c1",
         error={"type": "X", "message": "lost", "non_retryable": True, "details": None},
     )
-    h.add(5, "ChildWorkflowStarted", command_id=3, child="c2", workflow_name="ship", input={})
-    h.add(6, "ChildWorkflowCompleted", command_id=2, target="c3", run="c3", result="paid")
+    h.add(
+        5,
+        "ChildWorkflowStarted",
+        command_id=3,
+        child="c2",
+        workflow_name="ship",
+        input={},
+    )
+    h.add(
+        6, "ChildWorkflowCompleted", command_id=2, target="c3", run="c3", result="paid"
+    )
     tl = build_timeline(h.events, now=at(9))
     bars = tl.bars_in_lane(lane_of(tl, CHILDREN_LANE))
     assert [(b.label, b.result, b.end) for b in bars] == [
@@ -212,7 +258,11 @@ def test_children_are_bars_from_start_to_result() -> None:
 def test_failed_workflow_shows_its_error() -> None:
     h = History()
     started(h)
-    h.add(2, "WorkflowFailed", error={"type": "CardDeclined", "message": "no", "details": None})
+    h.add(
+        2,
+        "WorkflowFailed",
+        error={"type": "CardDeclined", "message": "no", "details": None},
+    )
     (bar,) = build_timeline(h.events).bars
     assert bar.result == "failed"
     assert "CardDeclined: no" in bar.detail
@@ -237,7 +287,14 @@ def test_item_at_finds_bars_and_misses_gaps() -> None:
 def test_local_activities_get_their_own_lane() -> None:
     h = History()
     started(h)
-    h.add(1, "LocalActivityScheduled", activity_id=1, name="hash", input={}, queue="default")
+    h.add(
+        1,
+        "LocalActivityScheduled",
+        activity_id=1,
+        name="hash",
+        input={},
+        queue="default",
+    )
     h.add(
         2,
         "LocalActivityExhausted",
@@ -257,8 +314,22 @@ def test_fifty_thousand_events_build_quickly_enough_to_stay_pure() -> None:
     h = History()
     started(h)
     for i in range(25_000):
-        h.add(i, "ActivityScheduled", activity_id=i, name=f"a{i % 7}", input={}, queue="default")
-        h.add(i + 0.5, "ActivityCompleted", activity_id=i, name=f"a{i % 7}", attempt=1, result=i)
+        h.add(
+            i,
+            "ActivityScheduled",
+            activity_id=i,
+            name=f"a{i % 7}",
+            input={},
+            queue="default",
+        )
+        h.add(
+            i + 0.5,
+            "ActivityCompleted",
+            activity_id=i,
+            name=f"a{i % 7}",
+            attempt=1,
+            result=i,
+        )
     tl = build_timeline(h.events)
     assert len(tl.lanes) == 8
     assert len(tl.bars) == 25_001

@@ -89,7 +89,10 @@ def test_time_travel_slider_shows_the_run_as_of_each_event(
 
 def test_determinism_check_clean_and_divergent(qtbot: Any, steps: Any) -> None:
     path, ids = steps
-    for app, clean in (("tests.gui.apps.steps_v1", True), ("tests.gui.apps.steps_v2", False)):
+    for app, clean in (
+        ("tests.gui.apps.steps_v1", True),
+        ("tests.gui.apps.steps_v2", False),
+    ):
         session = WriterSession.open(path, app)
         try:
             view = DeterminismView(session, ids[0])
@@ -110,7 +113,9 @@ def test_determinism_check_clean_and_divergent(qtbot: Any, steps: Any) -> None:
             session.close()
 
 
-def test_determinism_check_needs_the_code(qtbot: Any, reader: ReaderSession, steps: Any) -> None:
+def test_determinism_check_needs_the_code(
+    qtbot: Any, reader: ReaderSession, steps: Any
+) -> None:
     view = DeterminismView(reader, steps[1][0])
     qtbot.addWidget(view)
     assert view.verdict is None
@@ -127,7 +132,9 @@ def test_storage_view_measures_off_the_ui_thread(
     assert report is not None
     assert report.total_runs == 3
     assert view.file_size.text().endswith(("KiB", "MiB", "B"))
-    rows = {view.table.item(r, 0).text(): view.table.item(r, 1).text() for r in range(3)}
+    rows = {
+        view.table.item(r, 0).text(): view.table.item(r, 1).text() for r in range(3)
+    }
     assert rows == {"COMPLETED": "2", "RUNNING": "1", "total": "3"}
     assert "closed within the last day" in view.suggestion.text()
     assert not view.purge_button.isEnabled()  # read-only
@@ -142,5 +149,7 @@ def test_every_record_table_column_is_wide_enough_for_its_title(qtbot: Any) -> N
         header = table.horizontalHeader()
         for col in range(table.model().columnCount()):
             title = str(table.model().headerData(col, Qt.Orientation.Horizontal))
-            room = header.fontMetrics().horizontalAdvance(title) + 20  # the sort arrow, margins
+            room = (
+                header.fontMetrics().horizontalAdvance(title) + 20
+            )  # the sort arrow, margins
             assert header.sectionSize(col) >= room, title

@@ -11,7 +11,9 @@ from harvest_engine.errors import DatabaseClosed
 BUSY_TIMEOUT_MS = 5000
 
 
-def connect(path: str | Path, *, read_only: bool = False, uri: bool = False) -> sqlite3.Connection:
+def connect(
+    path: str | Path, *, read_only: bool = False, uri: bool = False
+) -> sqlite3.Connection:
     """Open a connection with harvest's pragmas.
 
     Args:
@@ -21,7 +23,9 @@ def connect(path: str | Path, *, read_only: bool = False, uri: bool = False) -> 
     """
     if read_only:
         target = f"file:{Path(path).resolve()}?mode=ro"
-        conn = sqlite3.connect(target, uri=True, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            target, uri=True, isolation_level=None, check_same_thread=False
+        )
     else:
         conn = sqlite3.connect(
             str(path), uri=uri, isolation_level=None, check_same_thread=False

@@ -139,7 +139,8 @@ def _search_clause(key: str, value: SearchValue) -> tuple[str, list[Any]]:
         # JSON1 cuts text at an escaped NUL, so "a\u0000b" would equal "a":
         # attributes holding one (only a foreign writer stores them) never match text.
         return (
-            head + "sa.type = 'text' AND sa.value = ? AND instr(search_attributes, ?) = 0)",
+            head
+            + "sa.type = 'text' AND sa.value = ? AND instr(search_attributes, ?) = 0)",
             [key, value, "\\u0000"],
         )
     # SQLite compares INTEGER and REAL by value, so 1 matches 1.0 (guide §8).
@@ -161,7 +162,9 @@ def list_executions(
         ).fetchall()
     page = [summary_from_row(row) for row in rows[: flt.page_size]]
     more = len(rows) > flt.page_size
-    return ExecutionPage(executions=page, next=page[-1].cursor if more and page else None)
+    return ExecutionPage(
+        executions=page, next=page[-1].cursor if more and page else None
+    )
 
 
 def visit_executions(

@@ -42,7 +42,9 @@ class WriterLock:
                     holder = _holder_pid(self._fd)
                     os.close(self._fd)
                     raise DatabaseLocked(
-                        path=str(canonical), lock_path=str(self.lock_path), holder_pid=holder
+                        path=str(canonical),
+                        lock_path=str(self.lock_path),
+                        holder_pid=holder,
                     ) from None
                 time.sleep(0.01)
                 continue
@@ -67,7 +69,9 @@ def canonical_database_path(db_path: str | Path) -> Path:
     if canonical.is_dir():
         raise IsADirectoryError(f"{canonical} is a folder, not a database file")
     if not canonical.parent.is_dir():
-        raise FileNotFoundError(f"the folder {canonical.parent} does not exist (for {canonical.name})")
+        raise FileNotFoundError(
+            f"the folder {canonical.parent} does not exist (for {canonical.name})"
+        )
     return canonical
 
 

@@ -26,7 +26,8 @@ def _to_v1(conn: sqlite3.Connection) -> None:
     for statement in _split(V1):
         conn.execute(statement)
     conn.execute(
-        "INSERT INTO harvest_meta (key, value) VALUES ('application', ?)", (APPLICATION_MARK,)
+        "INSERT INTO harvest_meta (key, value) VALUES ('application', ?)",
+        (APPLICATION_MARK,),
     )
 
 
@@ -68,10 +69,14 @@ def read_version(conn: sqlite3.Connection, path: str) -> int:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         tables = {
             row[0]
-            for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+            )
         }
     except sqlite3.DatabaseError as exc:
-        raise NotAHarvestDatabase(path=path, reason=f"not a readable SQLite file ({exc})") from exc
+        raise NotAHarvestDatabase(
+            path=path, reason=f"not a readable SQLite file ({exc})"
+        ) from exc
     if version == 0 and tables:
         raise NotAHarvestDatabase(
             path=path, reason="it holds tables but no harvest schema version"
@@ -99,12 +104,18 @@ def check_harvest_file(conn: sqlite3.Connection, path: str, version: int) -> Non
         ).fetchone()
         tables = {
             row[0]
-            for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+            )
         }
     except sqlite3.DatabaseError as exc:
-        raise NotAHarvestDatabase(path=path, reason=f"unreadable harvest_meta ({exc})") from exc
+        raise NotAHarvestDatabase(
+            path=path, reason=f"unreadable harvest_meta ({exc})"
+        ) from exc
     if mark is None or mark[0] != APPLICATION_MARK:
-        raise NotAHarvestDatabase(path=path, reason="harvest_meta does not name harvest")
+        raise NotAHarvestDatabase(
+            path=path, reason="harvest_meta does not name harvest"
+        )
     missing = sorted(V1_TABLES - tables)
     if missing:
         raise NotAHarvestDatabase(
@@ -125,7 +136,9 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
     Returns the version found before migrating.
     """
     if len(STEPS) != SCHEMA_VERSION:
-        raise HarvestInternalError(f"{len(STEPS)} migration steps for schema {SCHEMA_VERSION}")
+        raise HarvestInternalError(
+            f"{len(STEPS)} migration steps for schema {SCHEMA_VERSION}"
+        )
     found = read_version(conn, path)
     check_supported(found, path)
     for version in range(found, SCHEMA_VERSION):

@@ -132,7 +132,8 @@ def task_from_row(row: tuple[Any, ...]) -> TaskRecord:
 def execution(conn: sqlite3.Connection, exec_id: str) -> ExecutionRecord | None:
     """One run's row."""
     row = conn.execute(
-        f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?", (exec_id,)
+        f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?",
+        (exec_id,),
     ).fetchone()
     return None if row is None else execution_from_row(row)
 
@@ -140,12 +141,16 @@ def execution(conn: sqlite3.Connection, exec_id: str) -> ExecutionRecord | None:
 def exists(conn: sqlite3.Connection, exec_id: str) -> bool:
     """Whether a run with this id exists."""
     return (
-        conn.execute("SELECT 1 FROM harvest_executions WHERE exec_id = ?", (exec_id,)).fetchone()
+        conn.execute(
+            "SELECT 1 FROM harvest_executions WHERE exec_id = ?", (exec_id,)
+        ).fetchone()
         is not None
     )
 
 
-def load_events(conn: sqlite3.Connection, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+def load_events(
+    conn: sqlite3.Connection, exec_id: str, after_seq: int = 0
+) -> list[HistoryEvent]:
     """A run's events after `after_seq`, in order."""
     rows = conn.execute(
         "SELECT seq, type, at, attrs FROM harvest_events WHERE exec_id = ? AND seq > ? "
@@ -153,7 +158,9 @@ def load_events(conn: sqlite3.Connection, exec_id: str, after_seq: int = 0) -> l
         (exec_id, after_seq),
     ).fetchall()
     return [
-        HistoryEvent(seq=seq, type=type_, at=from_micros(at), attrs=payloads.loads(attrs))
+        HistoryEvent(
+            seq=seq, type=type_, at=from_micros(at), attrs=payloads.loads(attrs)
+        )
         for seq, type_, at, attrs in rows
     ]
 
@@ -197,7 +204,8 @@ def activity_attempts(
 def pending_tasks(conn: sqlite3.Connection, exec_id: str) -> list[PendingTask]:
     """A run's unfinished activity tasks."""
     rows = conn.execute(
-        f"SELECT {TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id", (exec_id,)
+        f"SELECT {TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id",
+        (exec_id,),
     ).fetchall()
     result = []
     for row in rows:
@@ -229,7 +237,10 @@ def timers(conn: sqlite3.Connection, exec_id: str) -> list[TimerRow]:
 
 
 def staged_signals(
-    conn: sqlite3.Connection, exec_id: str, limit: int = -1, max_bytes: int | None = None
+    conn: sqlite3.Connection,
+    exec_id: str,
+    limit: int = -1,
+    max_bytes: int | None = None,
 ) -> list[StagedSignal]:
     """A run's undelivered signals in arrival order.
 
@@ -312,13 +323,17 @@ def workflow_logs(conn: sqlite3.Connection, exec_id: str) -> list[LogLine]:
         "SELECT seq, at, message, marker FROM harvest_workflow_logs WHERE exec_id = ? ORDER BY seq",
         (exec_id,),
     ).fetchall()
-    return [LogLine(seq=r[0], at=from_micros(r[1]), message=r[2], marker=bool(r[3])) for r in rows]
+    return [
+        LogLine(seq=r[0], at=from_micros(r[1]), message=r[2], marker=bool(r[3]))
+        for r in rows
+    ]
 
 
 def describe(conn: sqlite3.Connection, exec_id: str) -> ExecutionDetail | None:
     """One run with payloads as Stored values."""
     row = conn.execute(
-        f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?", (exec_id,)
+        f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?",
+        (exec_id,),
     ).fetchone()
     return None if row is None else detail_from_row(row)
 

@@ -52,11 +52,17 @@ def open_read_only(path: str | Path) -> tuple[sqlite3.Connection, int]:
 
 def _check_mark(conn: sqlite3.Connection, path: str) -> None:
     try:
-        row = conn.execute("SELECT value FROM harvest_meta WHERE key = 'application'").fetchone()
+        row = conn.execute(
+            "SELECT value FROM harvest_meta WHERE key = 'application'"
+        ).fetchone()
     except sqlite3.DatabaseError as exc:
-        raise NotAHarvestDatabase(path=path, reason=f"unreadable harvest_meta ({exc})") from exc
+        raise NotAHarvestDatabase(
+            path=path, reason=f"unreadable harvest_meta ({exc})"
+        ) from exc
     if row is None or row[0] != APPLICATION_MARK:
-        raise NotAHarvestDatabase(path=path, reason="harvest_meta does not name harvest")
+        raise NotAHarvestDatabase(
+            path=path, reason="harvest_meta does not name harvest"
+        )
 
 
 def table_columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:

@@ -34,7 +34,9 @@ RUN_TABLES = (
 )
 
 
-def purge_batch(conn: sqlite3.Connection, cutoff: datetime, limit: int = PURGE_BATCH) -> int:
+def purge_batch(
+    conn: sqlite3.Connection, cutoff: datetime, limit: int = PURGE_BATCH
+) -> int:
     """Delete up to `limit` terminal runs closed before `cutoff`; the caller holds the transaction.
 
     Returns:

@@ -132,13 +132,16 @@ def put(
     )
 
 
-def update(conn: sqlite3.Connection, workflow_name: str, now: datetime, **fields: Any) -> None:
+def update(
+    conn: sqlite3.Connection, workflow_name: str, now: datetime, **fields: Any
+) -> None:
     """Set `next_fire_at`, `paused` and/or `last_fired_at` of a schedule."""
     unknown = set(fields) - _SETTABLE
     if unknown:
         raise ValueError(f"schedule update got unknown columns {sorted(unknown)}")
     values = [
-        int(v) if k == "paused" else (None if v is None else micros(v)) for k, v in fields.items()
+        int(v) if k == "paused" else (None if v is None else micros(v))
+        for k, v in fields.items()
     ]
     sets = ", ".join(f"{k} = ?" for k in fields)
     conn.execute(
@@ -149,7 +152,9 @@ def update(conn: sqlite3.Connection, workflow_name: str, now: datetime, **fields
 
 def delete(conn: sqlite3.Connection, workflow_name: str) -> bool:
     """Remove a schedule; True if there was one. Its runs keep running."""
-    cursor = conn.execute("DELETE FROM harvest_schedules WHERE workflow_name = ?", (workflow_name,))
+    cursor = conn.execute(
+        "DELETE FROM harvest_schedules WHERE workflow_name = ?", (workflow_name,)
+    )
     return cursor.rowcount > 0
 
 
@@ -171,7 +176,9 @@ SELECT COUNT(DISTINCT start) FROM chain WHERE substr(workflow_id, 1, :plen) = :p
 """
 
 
-def active_runs(conn: sqlite3.Connection, workflow_name: str, id_prefix: str, now: datetime) -> int:
+def active_runs(
+    conn: sqlite3.Connection, workflow_name: str, id_prefix: str, now: datetime
+) -> int:
     """How many runs of a schedule count against its `max_active_runs`."""
     row = conn.execute(
         _ACTIVE_RUNS,

@@ -25,7 +25,11 @@ from harvest_engine.store.records import (
 from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
 from harvest_engine.store.sqlite import retention as retention_sql
 from harvest_engine.store.sqlite import schedules as schedule_sql
-from harvest_engine.store.sqlite.connection import ClosedConnection, apply_writer_pragmas, connect
+from harvest_engine.store.sqlite.connection import (
+    ClosedConnection,
+    apply_writer_pragmas,
+    connect,
+)
 from harvest_engine.store.sqlite.lock import WriterLock
 from harvest_engine.store.sqlite.migrations import (
     check_harvest_file,
@@ -55,9 +59,21 @@ if TYPE_CHECKING:
 _TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 _EXECUTION_FIELDS = frozenset(
     {
-        "state", "attempt", "output", "error", "memo", "search_attributes", "successor",
-        "closed_at", "deadline", "cancel_reason", "cancel_seq", "not_before",
-        "needs_decision", "panic_count", "workflow_id",
+        "state",
+        "attempt",
+        "output",
+        "error",
+        "memo",
+        "search_attributes",
+        "successor",
+        "closed_at",
+        "deadline",
+        "cancel_reason",
+        "cancel_seq",
+        "not_before",
+        "needs_decision",
+        "panic_count",
+        "workflow_id",
     }
 )
 
@@ -69,7 +85,7 @@ def _opt_micros(value: datetime | None) -> int | None:
 def _require_memory_uri(uri: str) -> None:
     """Accept only a ``file:`` URI that SQLite keeps in memory (mode=memory, vfs=memdb)."""
     if isinstance(uri, str) and uri.startswith("file:"):
-        path, _, query = uri[len("file:"):].partition("?")
+        path, _, query = uri[len("file:") :].partition("?")
         params = parse_qs(query.partition("#")[0])
         if (
             path == ":memory:"
@@ -94,7 +110,9 @@ class SqliteWriteTxn:
     def execution(self, exec_id: str) -> ExecutionRecord | None:
         return queries.execution(self._conn, exec_id)
 
-    def runs_of_key(self, workflow_name: str, workflow_id: str) -> list[ExecutionRecord]:
+    def runs_of_key(
+        self, workflow_name: str, workflow_id: str
+    ) -> list[ExecutionRecord]:
         rows = self._conn.execute(
             f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE workflow_name = ? AND workflow_id = ? ORDER BY id DESC",
@@ -109,10 +127,20 @@ class SqliteWriteTxn:
             "started_at, deadline, retry_policy, not_before, next_seq, needs_decision) "
             "VALUES (?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1)",
             (
-                new.exec_id, new.workflow_name, new.workflow_id, new.attempt, new.input,
-                new.memo, new.search_attributes, new.parent_exec_id, new.parent_close_policy,
-                new.predecessor, micros(started.at), _opt_micros(new.deadline),
-                new.retry_policy, _opt_micros(new.not_before),
+                new.exec_id,
+                new.workflow_name,
+                new.workflow_id,
+                new.attempt,
+                new.input,
+                new.memo,
+                new.search_attributes,
+                new.parent_exec_id,
+                new.parent_close_policy,
+                new.predecessor,
+                micros(started.at),
+                _opt_micros(new.deadline),
+                new.retry_policy,
+                _opt_micros(new.not_before),
             ),
         )
         self.append_events(new.exec_id, [started])
@@ -120,7 +148,9 @@ class SqliteWriteTxn:
     def update_execution(self, exec_id: str, **fields: Any) -> None:
         unknown = set(fields) - _EXECUTION_FIELDS
         if unknown:
-            raise HarvestInternalError(f"update_execution got unknown columns {sorted(unknown)}")
+            raise HarvestInternalError(
+                f"update_execution got unknown columns {sorted(unknown)}"
+            )
         if not fields:
             return
         values = [
@@ -224,7 +254,8 @@ class SqliteWriteTxn:
         except sqlite3.IntegrityError:
             return False
         self._conn.execute(
-            "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = ?", (exec_id,)
+            "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = ?",
+            (exec_id,),
         )
         return True
 
@@ -276,10 +307,19 @@ class SqliteWriteTxn:
             "schedule_to_close_at, idempotency_key, local) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                task.exec_id, task.activity_id, task.activity_name, task.input, task.queue,
-                task.max_attempts, micros(task.ready_at), micros(task.ready_at),
-                task.retry_policy, task.start_to_close,
-                _opt_micros(task.schedule_to_close_at), task.idempotency_key, int(task.local),
+                task.exec_id,
+                task.activity_id,
+                task.activity_name,
+                task.input,
+                task.queue,
+                task.max_attempts,
+                micros(task.ready_at),
+                micros(task.ready_at),
+                task.retry_policy,
+                task.start_to_close,
+                _opt_micros(task.schedule_to_close_at),
+                task.idempotency_key,
+                int(task.local),
             ),
         )
         if cursor.lastrowid is None:
@@ -309,8 +349,13 @@ class SqliteWriteTxn:
             "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
             "attempt, started_at, ended_at, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                attempt.exec_id, attempt.activity_id, attempt.activity_name, attempt.attempt,
-                micros(attempt.started_at), micros(attempt.ended_at), attempt.outcome,
+                attempt.exec_id,
+                attempt.activity_id,
+                attempt.activity_name,
+                attempt.attempt,
+                micros(attempt.started_at),
+                micros(attempt.ended_at),
+                attempt.outcome,
                 attempt.error,
             ),
         )
@@ -321,8 +366,14 @@ class SqliteWriteTxn:
             "output_tokens, latency, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
-                    e.exec_id, e.activity, e.attempt, e.model, e.input_tokens,
-                    e.output_tokens, e.latency, micros(e.recorded_at),
+                    e.exec_id,
+                    e.activity,
+                    e.attempt,
+                    e.model,
+                    e.input_tokens,
+                    e.output_tokens,
+                    e.latency,
+                    micros(e.recorded_at),
                 )
                 for e in entries
             ],
@@ -345,7 +396,10 @@ class SqliteWriteTxn:
     # -- logs ---------------------------------------------------------------
 
     def append_log_lines(
-        self, exec_id: str, lines: Sequence[tuple[int, datetime, str]], max_lines: int | None
+        self,
+        exec_id: str,
+        lines: Sequence[tuple[int, datetime, str]],
+        max_lines: int | None,
     ) -> None:
         if not lines:
             return
@@ -365,7 +419,12 @@ class SqliteWriteTxn:
                     conn.execute(
                         "INSERT OR IGNORE INTO harvest_workflow_logs (exec_id, seq, at, message, "
                         "marker) VALUES (?, ?, ?, ?, 1)",
-                        (exec_id, max_lines + 1, micros(at), f"log truncated at {max_lines} lines"),
+                        (
+                            exec_id,
+                            max_lines + 1,
+                            micros(at),
+                            f"log truncated at {max_lines} lines",
+                        ),
                     )
                     continue
                 conn.execute(
@@ -412,7 +471,9 @@ class SqliteWriteTxn:
     def delete_schedule(self, workflow_name: str) -> bool:
         return schedule_sql.delete(self._conn, workflow_name)
 
-    def active_schedule_runs(self, workflow_name: str, id_prefix: str, now: datetime) -> int:
+    def active_schedule_runs(
+        self, workflow_name: str, id_prefix: str, now: datetime
+    ) -> int:
         return schedule_sql.active_runs(self._conn, workflow_name, id_prefix, now)
 
     def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
@@ -455,7 +516,9 @@ class SqliteWriteTxn:
         if head is None or head[0] != exec_id:
             return None
         meta_key = f"mutex_lock_seq:{key}"
-        row = conn.execute("SELECT value FROM harvest_meta WHERE key = ?", (meta_key,)).fetchone()
+        row = conn.execute(
+            "SELECT value FROM harvest_meta WHERE key = ?", (meta_key,)
+        ).fetchone()
         lock_seq = (int(row[0]) if row is not None else 0) + 1
         conn.execute(
             "INSERT OR REPLACE INTO harvest_meta (key, value) VALUES (?, ?)",
@@ -543,22 +606,32 @@ class SqliteStore:
             _require_memory_uri(uri)
         conn = connect(uri or ":memory:", uri=uri is not None)
         try:
-            held = conn.execute("SELECT owner FROM harvest_memory_writer_lock").fetchone()
+            held = conn.execute(
+                "SELECT owner FROM harvest_memory_writer_lock"
+            ).fetchone()
         except sqlite3.OperationalError:
             held = None  # a fresh database: nothing holds it yet
         if held is not None:
             # Refused before any schema step, like a held file (guide §11).
             conn.close()
-            raise DatabaseLocked(path=uri or ":memory:", lock_path="harvest_memory_writer_lock")
+            raise DatabaseLocked(
+                path=uri or ":memory:", lock_path="harvest_memory_writer_lock"
+            )
         migrate(conn, uri or ":memory:")
         owner = uuid.uuid4().hex
         conn.execute("BEGIN IMMEDIATE")
-        held = conn.execute("SELECT owner FROM harvest_memory_writer_lock WHERE id = 1").fetchone()
+        held = conn.execute(
+            "SELECT owner FROM harvest_memory_writer_lock WHERE id = 1"
+        ).fetchone()
         if held is not None:
             conn.execute("ROLLBACK")
             conn.close()
-            raise DatabaseLocked(path=uri or ":memory:", lock_path="harvest_memory_writer_lock")
-        conn.execute("INSERT INTO harvest_memory_writer_lock (id, owner) VALUES (1, ?)", (owner,))
+            raise DatabaseLocked(
+                path=uri or ":memory:", lock_path="harvest_memory_writer_lock"
+            )
+        conn.execute(
+            "INSERT INTO harvest_memory_writer_lock (id, owner) VALUES (1, ?)", (owner,)
+        )
         conn.execute("COMMIT")
         return cls(conn, uri or ":memory:", None, owner)
 
@@ -584,7 +657,8 @@ class SqliteStore:
         try:
             if self._owner is not None:
                 self._conn.execute(
-                    "DELETE FROM harvest_memory_writer_lock WHERE owner = ?", (self._owner,)
+                    "DELETE FROM harvest_memory_writer_lock WHERE owner = ?",
+                    (self._owner,),
                 )
             self._conn.close()
         finally:
@@ -647,8 +721,10 @@ class SqliteStore:
         return [r[0] for r in rows]
 
     def ready_tasks(self, exec_id: str | None, now: datetime) -> list[TaskRecord]:
-        sql = f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'PENDING' " \
+        sql = (
+            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'PENDING' "
             "AND ready_at <= ?"
+        )
         args: tuple[Any, ...] = (micros(now),)
         if exec_id is not None:
             sql += " AND exec_id = ?"
@@ -670,7 +746,8 @@ class SqliteStore:
     def save_heartbeat(self, task_id: int, details: str) -> None:
         with self.write():
             self._conn.execute(
-                "UPDATE harvest_tasks SET heartbeat = ? WHERE id = ?", (details, task_id)
+                "UPDATE harvest_tasks SET heartbeat = ? WHERE id = ?",
+                (details, task_id),
             )
 
     def next_wakeup(self, exec_id: str) -> datetime | None:
@@ -683,7 +760,9 @@ class SqliteStore:
         ).fetchone()
         return queries.opt_time(row[0])
 
-    def activity_attempts(self, exec_id: str, name: str | None) -> list[ActivityAttempt]:
+    def activity_attempts(
+        self, exec_id: str, name: str | None
+    ) -> list[ActivityAttempt]:
         return queries.activity_attempts(self._conn, exec_id, name)
 
     def describe(self, exec_id: str) -> ExecutionDetail | None:

@@ -26,7 +26,12 @@ from harvest_engine import (
 # Sent when the run blocks on the named signal.
 SIGNAL_SCRIPT: dict[str, Any] = {"go": {"speed": 3}}
 # Staged before the first drive: they wait in the run's buffer.
-EARLY_SIGNALS: list[tuple[str, Any]] = [("extra", 1), ("note", "a"), ("extra", 2), ("note", "b")]
+EARLY_SIGNALS: list[tuple[str, Any]] = [
+    ("extra", 1),
+    ("note", "a"),
+    ("extra", 2),
+    ("note", "b"),
+]
 DRIVE_LIMIT = 1000
 
 
@@ -36,7 +41,9 @@ async def echo(ctx: ActivityContext, payload: Any) -> dict[str, Any]:
     return {"echo": payload, "key": ctx.idempotency_key()}
 
 
-@activity(retry=RetryPolicy(max_attempts=3, initial_interval="2s", backoff_coefficient=2.0))
+@activity(
+    retry=RetryPolicy(max_attempts=3, initial_interval="2s", backoff_coefficient=2.0)
+)
 def flaky(ctx: ActivityContext, payload: Any) -> dict[str, Any]:
     """Fail the first two attempts, then succeed (in a worker thread)."""
     if ctx.info().attempt < 3:
@@ -73,7 +80,12 @@ async def choreography(ctx: WorkflowContext, payload: dict[str, Any]) -> dict[st
     order = [
         await aw
         for aw in ctx.as_completed(
-            [after(3, "3s"), after(1, "1s"), ctx.execute_activity(echo, "now"), after(2, "2s")]
+            [
+                after(3, "3s"),
+                after(1, "1s"),
+                ctx.execute_activity(echo, "now"),
+                after(2, "2s"),
+            ]
         )
     ]
     trace["as_completed"] = order

@@ -44,7 +44,9 @@ def main() -> None:
         elif command == "finish":
             rt.send_signal(arg, "approve", "yes")
             state = asyncio.run(rt.run_until_blocked(arg))
-            answer("completed" if isinstance(state, RunState.Completed) else repr(state))
+            answer(
+                "completed" if isinstance(state, RunState.Completed) else repr(state)
+            )
         elif command == "quit":
             break
     rt.close()

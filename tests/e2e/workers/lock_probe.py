@@ -23,7 +23,9 @@ def main() -> None:
     try:
         SqliteRuntime.open(sys.argv[1]).close()
     except DatabaseLocked as exc:
-        print(json.dumps({"locked": True, "error": str(exc), "lock_path": exc.lock_path}))
+        print(
+            json.dumps({"locked": True, "error": str(exc), "lock_path": exc.lock_path})
+        )
         sys.exit(LOCKED_EXIT)
     print(json.dumps({"locked": False, "seconds": time.monotonic() - started}))
 

@@ -63,7 +63,11 @@ def damaged(path: Path) -> None:
         search_attributes={"tenant": "acme"},
     )
     bad = seed_run(
-        store, "order", workflow_id="bad", state="FAILED", closed_at=T0 + timedelta(minutes=5)
+        store,
+        "order",
+        workflow_id="bad",
+        state="FAILED",
+        closed_at=T0 + timedelta(minutes=5),
     )
     conn = store.connection
     conn.execute(
@@ -74,7 +78,8 @@ def damaged(path: Path) -> None:
     )
     with with_guard_off(store):
         conn.execute(
-            "UPDATE harvest_events SET attrs = '{\"damaged\": true}' WHERE exec_id = ?", (bad,)
+            "UPDATE harvest_events SET attrs = '{\"damaged\": true}' WHERE exec_id = ?",
+            (bad,),
         )
     conn.execute(
         "INSERT INTO harvest_schedules (workflow_name, spec, input, next_fire_at, created_at, "
