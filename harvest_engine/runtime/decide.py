@@ -54,6 +54,15 @@ CHILD_CONTINUE_AS_NEW = (
 )
 
 
+FIRST_DRIVE_SEQ = 2
+"""The next seq of a run whose history is WorkflowStarted alone: its first drive.
+
+Such a run is always replayed afresh (one event) instead of taken from the
+cache, so signals staged before it go in before the body begins whether or
+not an earlier drive ran the body to a park that recorded nothing.
+"""
+
+
 @dataclass
 class Decision:
     """What a cycle did: whether it appended anything, and where it left the run."""
@@ -217,9 +226,14 @@ class Decider:
         try:
             for event in txn.load_events(exec_id, instance.applied_seq):
                 instance.feed(event)
+            first_drive = instance.start_pending and cycle.next_seq == FIRST_DRIVE_SEQ
+            if first_drive:
+                self._deliver_inputs(cycle, instance, before_start=True)
+            instance.begin()
             cycle.take(instance.flush(cycle.next_seq, now))
             if instance.halted is None:
-                self._deliver_inputs(cycle, instance)
+                # One signal read a cycle: the first drive's came before the body.
+                self._deliver_inputs(cycle, instance, signals=not first_drive)
             if instance.halted is None:
                 self._settle_waits(cycle, instance)
         except (NonDeterminismDetected, HarvestInternalError):
@@ -260,6 +274,7 @@ class Decider:
         if (
             cached is not None
             and cached.applied_seq < row.next_seq
+            and row.next_seq > FIRST_DRIVE_SEQ
             and cached.fn is info.fn
             and cached.cancel_reason == row.cancel_reason
         ):
@@ -273,34 +288,48 @@ class Decider:
             cancel_reason=row.cancel_reason,
         )
 
-    def _deliver_inputs(self, cycle: _Cycle, instance: WorkflowInstance) -> None:
-        """Staged signals and due timers, merged by arrival time, each followed by a flush."""
+    def _deliver_inputs(
+        self,
+        cycle: _Cycle,
+        instance: WorkflowInstance,
+        *,
+        before_start: bool = False,
+        signals: bool = True,
+    ) -> None:
+        """Staged signals and due timers, merged by arrival time, each followed by a flush.
+
+        With `before_start` (a run's first drive) the body has not begun: the
+        signals go into its buffer, marked so replay buffers them first too.
+        Without `signals`, only timers are read.
+        """
         txn, exec_id = cycle.txn, cycle.row.exec_id
         # The history caps bound the ingest (guide §8): the event cap by
         # count, the byte cap by the payload bytes left under it.
         room = self.settings.signal_room(cycle.next_seq)
         byte_room = self.settings.signal_byte_room(cycle.row)
-        signals = txn.staged_signals(exec_id, room, byte_room)
+        staged = txn.staged_signals(exec_id, room, byte_room) if signals else []
         signal_bytes = 0
-        timers = list(txn.due_timers(exec_id, cycle.now))
+        timers = [] if before_start else list(txn.due_timers(exec_id, cycle.now))
         inputs: list[tuple[datetime, int, Any]] = [
-            (s.received_at, 1, s) for s in signals
+            (s.received_at, 1, s) for s in staged
         ] + [(t.fire_at, 0, t) for t in timers]
         inputs.sort(key=lambda item: (item[0], item[1]))
         delivered: list[int] = []
         fired: list[str] = []
         for _, kind, item in inputs:
             if kind == 1:
-                event = cycle.event(
-                    "SignalReceived", {"name": item.name, "payload": item.payload.value}
-                )
+                attrs = {"name": item.name, "payload": item.payload.value}
+                if before_start:
+                    attrs["before_start"] = True
+                event = cycle.event("SignalReceived", attrs)
                 delivered.append(item.signal_id)
                 signal_bytes += len(payloads.dumps(event.attrs))
             else:
                 event = cycle.event("TimerFired", {"timer_id": item.timer_id})
                 fired.append(item.timer_id)
             instance.deliver(event)
-            cycle.take(instance.flush(cycle.next_seq, cycle.now))
+            if not before_start:
+                cycle.take(instance.flush(cycle.next_seq, cycle.now))
             if instance.halted is not None:
                 break
         if byte_room is not None and delivered and signal_bytes >= byte_room:

@@ -62,6 +62,7 @@ def replay(
     try:
         for event in events:
             instance.feed(event)
+        instance.begin()
         if row.state == "RUNNING":
             instance.flush(row.next_seq, now)
     except (NonDeterminismDetected, HarvestInternalError):

@@ -83,6 +83,9 @@ class WorkflowInstance:
         self.applied_seq = 0
         self.history_length = 0
         self.main: asyncio.Task[Any] | None = None
+        # WorkflowStarted waits here until the signals staged before the first
+        # drive are in (guide §8: appended before the body runs); see `begin`.
+        self._pending_start: HistoryEvent | None = None
         self._emitted: collections.deque[Command] = collections.deque()
         self._command_ids = 0
         self._activities: dict[int, asyncio.Future[Any]] = {}
@@ -283,8 +286,12 @@ class WorkflowInstance:
         self.now = event.at
         self._live = live
         self._marks.clear()
+        if self._pending_start is not None and not is_before_start(event):
+            self.begin()
         if event.type == "WorkflowStarted":
-            self._start(event)
+            if self.main is not None or self._pending_start is not None:
+                raise HarvestInternalError("WorkflowStarted applied twice")
+            self._pending_start = event
         elif event.is_command:
             self._match(event)
         else:
@@ -292,6 +299,24 @@ class WorkflowInstance:
             # completions appended between decisions come before them.
             self._resolve(event)
         self._quiesce()
+
+    @property
+    def start_pending(self) -> bool:
+        """WorkflowStarted is applied but the body has not begun (see `begin`)."""
+        return self._pending_start is not None
+
+    def begin(self) -> None:
+        """Start the body once the signals staged before the first drive are buffered.
+
+        The first drive appends those signals before the body runs (guide
+        §8), marked ``before_start``, so every signal API sees them from the
+        body's first line; replay starts the body after the same marked
+        events. Safe to call when the body already runs.
+        """
+        event, self._pending_start = self._pending_start, None
+        if event is not None:
+            self._start(event)
+            self._quiesce()
 
     def _match(self, event: HistoryEvent) -> None:
         if not self._emitted:
@@ -312,8 +337,6 @@ class WorkflowInstance:
         )
 
     def _start(self, event: HistoryEvent) -> None:
-        if self.main is not None:
-            raise HarvestInternalError("WorkflowStarted applied twice")
         raw = event.attrs.get("input")
         params = list(inspect.signature(self.fn).parameters)
         if len(params) >= 2:
@@ -589,3 +612,8 @@ def activity_error(attrs: dict[str, Any]) -> ActivityError:
         non_retryable=info.non_retryable,
         details=info.details,
     )
+
+
+def is_before_start(event: HistoryEvent) -> bool:
+    """A signal the first drive appended before the body began (see `begin`)."""
+    return event.type == "SignalReceived" and event.attrs.get("before_start") is True

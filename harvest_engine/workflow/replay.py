@@ -127,11 +127,13 @@ class WorkflowReplayer:
             closed = False
             for event in events:
                 if event.type in TERMINAL_EVENTS:
+                    instance.begin()
                     if strict_end:
                         _check_ending(instance, event)
                     closed = True
                     break
                 instance.feed(event)
+            instance.begin()
             answer = then(instance)
             return ReplayResult(
                 workflow_name=name, events=len(events), closed=closed

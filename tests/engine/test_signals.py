@@ -17,6 +17,7 @@ from harvest_engine import (
     SqliteRuntime,
     Stuck,
     WorkflowContext,
+    WorkflowReplayer,
     workflow,
 )
 from harvest_engine.payloads import MAX_PAYLOAD_BYTES
@@ -75,6 +76,14 @@ async def parks_on_condition(ctx: WorkflowContext, _: Any) -> str:
     return "never"
 
 
+@workflow
+async def reads_at_once(ctx: WorkflowContext, _: Any) -> dict[str, Any]:
+    """Reads without waiting on its first line, then waits for "go"."""
+    early = {"notes": ctx.drain_signals("note"), "one": ctx.try_receive_signal("one")}
+    await ctx.wait_for_signal("go")
+    return {**early, "later": ctx.drain_signals("note")}
+
+
 @pytest.fixture
 def rt(open_rt: Open) -> SqliteRuntime:
     runtime = open_rt()
@@ -85,6 +94,7 @@ def rt(open_rt: Open) -> SqliteRuntime:
         typed_deadline,
         handler_counts,
         parks_on_condition,
+        reads_at_once,
     ):
         runtime.register_workflow(wf)
     return runtime
@@ -100,6 +110,77 @@ async def test_signal_sent_before_wait_is_delivered_once(rt: SqliteRuntime) -> N
     received = [e for e in rt.load_history(exec_id) if e.type == "SignalReceived"]
     assert [e.attrs["name"] for e in received] == ["step", "approval"]
     assert rt.store.staged_signals(str(exec_id)) == []
+
+
+async def test_signals_staged_before_the_first_drive_are_read_from_the_first_line(
+    rt: SqliteRuntime,
+) -> None:
+    # Guide §8: each drive appends every staged signal before the workflow
+    # runs, so the non-blocking reads see them too.
+    exec_id = rt.start_workflow("reads_at_once")
+    rt.send_signal(exec_id, "note", "a")
+    rt.send_signal(exec_id, "one", 1)
+    rt.send_signal(exec_id, "note", "b")
+    rt.send_signal(exec_id, "go", None)
+
+    state = await rt.run_until_blocked(exec_id)
+
+    assert state == RunState.Completed(
+        output={"notes": ["a", "b"], "one": 1, "later": []}
+    )
+    history = rt.load_history(exec_id)
+    assert all(
+        e.attrs.get("before_start") for e in history if e.type == "SignalReceived"
+    )
+    assert WorkflowReplayer([reads_at_once]).replay(history).closed
+
+
+async def test_a_first_drive_that_recorded_nothing_still_lets_later_signals_in_first(
+    open_rt: Open,
+) -> None:
+    rt = open_rt()
+    rt.register_workflow(reads_at_once)
+    exec_id = rt.start_workflow("reads_at_once")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="go")
+    assert len(rt.load_history(exec_id)) == 1  # the park recorded nothing
+    rt.send_signal(exec_id, "note", "a")
+    rt.send_signal(exec_id, "go", None)
+
+    state = await rt.run_until_blocked(exec_id)
+
+    # The history is still WorkflowStarted alone, so this is the first drive
+    # that counts: the body begins again after the signals, as replay will.
+    assert state == RunState.Completed(
+        output={"notes": ["a"], "one": None, "later": []}
+    )
+    assert WorkflowReplayer([reads_at_once]).replay(rt.load_history(exec_id)).closed
+
+
+async def test_signals_after_the_body_began_reach_it_where_it_waits(
+    rt: SqliteRuntime,
+) -> None:
+    exec_id = rt.start_workflow("blocking_waits")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="step")
+    rt.send_signal(exec_id, "step", 1)
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(
+        name="approval"
+    )
+    rt.send_signal(exec_id, "approval", {"by": "kim", "ok": True})
+    await rt.run_until_blocked(exec_id)
+
+    history = rt.load_history(exec_id)
+    received = [e for e in history if e.type == "SignalReceived"]
+    assert [e.attrs.get("before_start") for e in received] == [True, None]
+    assert WorkflowReplayer([blocking_waits]).replay(history).closed
+
+
+def test_a_history_recorded_before_the_before_start_mark_still_replays() -> None:
+    from tests.golden.regenerate import GOLDEN_DIR, decode
+    from tests.golden.workflows import WORKFLOWS
+
+    earlier = decode((GOLDEN_DIR / "earlier" / "signals_unmarked.json").read_text())
+    assert not any(e.attrs.get("before_start") for e in earlier)
+    assert WorkflowReplayer(WORKFLOWS).replay(earlier).closed
 
 
 async def test_blocking_wait_reports_the_awaited_name(rt: SqliteRuntime) -> None:
