@@ -26,7 +26,7 @@ import asyncio
 import sys
 import tempfile
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +146,7 @@ async def main(folder: Path) -> None:
             "approval", "ORD-8", Order("ORD-8", "desk", 300)
         )
         print(f"second order: {await rt.run_until_blocked(late)}")
-        a_day_later = rt.clock.now() + timedelta(days=1, minutes=1)
+        a_day_later = datetime.now(UTC) + timedelta(days=1, minutes=1)
         state = await rt.run_until_blocked_as_of(late, a_day_later)
         assert isinstance(state, RunState.Completed)
         print(f"a day later: {state.output['status']}")
