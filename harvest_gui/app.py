@@ -17,6 +17,7 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import qasync
 from PySide6.QtCore import QStandardPaths, Qt, QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from harvest_gui import __version__, async_bridge, theme
@@ -44,8 +45,24 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     app.setApplicationDisplayName("harvest inspector")
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("harvest-gui")
+    icon = resource_path("icons/harvest.svg")
+    if icon is not None:
+        app.setWindowIcon(QIcon(str(icon)))
     # High-DPI: Qt 6 scales by itself with the PassThrough rounding policy (QT-NOTES §2).
     return app
+
+
+def resource_path(name: str) -> Path | None:
+    """A file of the top-level resources/ folder, or None if this install lacks it.
+
+    A wheel ships the folder inside the package (harvest_gui/resources); an
+    editable install or a checkout has it beside the package.
+    """
+    here = Path(__file__).resolve().parent
+    for folder in (here / "resources", here.parent / "resources"):
+        if (folder / name).is_file():
+            return folder / name
+    return None
 
 
 def demo_path() -> Path:
