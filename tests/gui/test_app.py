@@ -10,7 +10,9 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
 
-def test_the_application_carries_its_name_and_the_harvest_icon(qapp: QApplication) -> None:
+def test_the_application_carries_its_name_and_the_harvest_icon(
+    qapp: QApplication,
+) -> None:
     app = make_application()
 
     assert app is qapp
