@@ -281,13 +281,15 @@ class WorkflowInstance:
             raise HarvestInternalError(
                 f"run {self.run.exec_id}: event {event.seq} applied after {self.applied_seq}"
             )
+        if self._pending_start is not None and not is_before_start(event):
+            # The body began after the events already applied (the live drive
+            # began it there): it must not see this event's clock or seq.
+            self.begin()
         self.applied_seq = event.seq
         self.history_length = event.seq
         self.now = event.at
         self._live = live
         self._marks.clear()
-        if self._pending_start is not None and not is_before_start(event):
-            self.begin()
         if event.type == "WorkflowStarted":
             if self.main is not None or self._pending_start is not None:
                 raise HarvestInternalError("WorkflowStarted applied twice")

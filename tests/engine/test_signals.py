@@ -309,3 +309,44 @@ async def test_a_signal_handler_that_raises_is_a_panic_and_consumes_nothing(
         await rt.run_until_blocked(exec_id)
     assert isinstance(caught.value.__cause__, ZeroDivisionError)
     assert len(rt.store.staged_signals(str(exec_id))) == 1
+
+
+@workflow
+async def notes_the_time_first(ctx: WorkflowContext, _: Any) -> dict[str, Any]:
+    """Reads the clock and the buffer on its first line, records, then waits."""
+    first = {"at": ctx.now().isoformat(), "notes": ctx.drain_signals("note")}
+    await ctx.side_effect(lambda: 0)
+    await ctx.wait_for_signal("go")
+    return first
+
+
+@pytest.mark.parametrize("reopen", [False, True])
+@pytest.mark.parametrize("staged", [[], ["a", "b"]])
+async def test_the_first_line_sees_the_same_clock_live_and_on_replay_after_reopen(
+    open_rt: Open, clock: ManualClock, *, reopen: bool, staged: list[str]
+) -> None:
+    # The body begins after the start (and any before_start signals); a
+    # replay must begin it at that same point, not at the first later event,
+    # or ctx.now() on its first line reads another time than the live drive.
+    rt = open_rt()
+    rt.register_workflow(notes_the_time_first)
+    exec_id = rt.start_workflow("notes_the_time_first")
+    for note in staged:
+        rt.send_signal(exec_id, "note", note)
+    clock.advance("10m")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="go")
+    if reopen:
+        rt.close()
+        rt = open_rt()
+        rt.register_workflow(notes_the_time_first)
+    clock.advance("5m")
+    rt.send_signal(exec_id, "go", None)
+
+    state = await rt.run_until_blocked(exec_id)
+
+    history = rt.load_history(exec_id)
+    began = history[len(staged)].at  # WorkflowStarted, or the last staged signal
+    assert state == RunState.Completed(
+        output={"at": began.isoformat(), "notes": staged}
+    )
+    assert WorkflowReplayer([notes_the_time_first]).replay(history).closed
