@@ -478,6 +478,8 @@ class WorkflowInstance:
             if answered and command.future is not None:
                 command.future.set_result(attrs)
                 self._marks.clear()
+                # The code resumes at this event, as replay's `feed` resumes it.
+                self.now = event.at
                 self._quiesce()
                 batch_start = True
         self._marks.clear()

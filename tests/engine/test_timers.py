@@ -6,6 +6,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from harvest_engine import (
     ManualClock,
     RunState,
@@ -222,3 +224,47 @@ async def test_a_timer_never_awaited_is_never_armed(
     with SqliteReader.open(db_path) as reader:
         assert reader.timers(str(exec_id)) == []
     assert "TimerFired" not in [e.type for e in rt.load_history(exec_id)]
+
+
+@workflow
+async def awaits_after_an_effect(ctx: WorkflowContext, _: Any) -> Any:
+    await ctx.side_effect(lambda: 0)
+    at = ctx.now()
+    handle = ctx.start_timer("after", "1h")
+    await handle.await_fire()
+    return at.isoformat()
+
+
+@pytest.mark.parametrize("reopen", [False, True])
+async def test_a_handle_awaited_after_a_side_effect_counts_from_that_drive(
+    open_rt: Open, clock: ManualClock, db_path: Any, *, reopen: bool
+) -> None:
+    # Live, the code resumed after the side effect with the clock of the
+    # event before it (the start), while replay resumes it at the side
+    # effect's own event: ctx.now() and the armed deadline must agree.
+    rt = open_rt()
+    rt.register_workflow(awaits_after_an_effect)
+    exec_id = rt.start_workflow("awaits_after_an_effect", None)
+    clock.advance("10m")
+    driven = clock.now()
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    with SqliteReader.open(db_path) as reader:
+        assert [t.fire_at for t in reader.timers(str(exec_id))] == [
+            driven + timedelta(hours=1)
+        ]
+    if reopen:
+        rt.close()
+        rt = open_rt()
+        rt.register_workflow(awaits_after_an_effect)
+    clock.advance("1h")
+
+    state = await rt.run_until_blocked(exec_id)
+
+    assert state == RunState.Completed(output=driven.isoformat())
+    history = rt.load_history(exec_id)
+    assert (
+        history[2]
+        .attrs["fire_at"]
+        .startswith((driven + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S"))
+    )
+    assert WorkflowReplayer([awaits_after_an_effect]).replay(history).closed
