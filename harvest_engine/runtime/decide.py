@@ -325,6 +325,11 @@ class Decider:
                 delivered.append(item.signal_id)
                 signal_bytes += len(payloads.dumps(event.attrs))
             else:
+                if _cancelled_in(cycle, item.timer_id):
+                    # Read as due before this drive cancelled it (a handler's
+                    # reset, say): the row is dropped with the cancel, and a
+                    # timer started again under its id must not take its fire.
+                    continue
                 event = cycle.event("TimerFired", {"timer_id": item.timer_id})
                 fired.append(item.timer_id)
             instance.deliver(event)
@@ -723,6 +728,14 @@ class Decider:
             count=count,
             budget=PANIC_BUDGET,
         ) from error
+
+
+def _cancelled_in(cycle: _Cycle, timer_id: str) -> bool:
+    """Whether this cycle recorded TimerCancelled for `timer_id`."""
+    return any(
+        e.type == "TimerCancelled" and e.attrs.get("timer_id") == timer_id
+        for e in cycle.events
+    )
 
 
 class _Panic(Exception):

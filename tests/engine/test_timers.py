@@ -268,3 +268,49 @@ async def test_a_handle_awaited_after_a_side_effect_counts_from_that_drive(
         .startswith((driven + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S"))
     )
     assert WorkflowReplayer([awaits_after_an_effect]).replay(history).closed
+
+
+@workflow
+async def snoozed_by_handler(ctx: WorkflowContext, _: Any) -> Any:
+    handle = ctx.start_timer("alarm", "10m")
+    ctx.register_signal_handler("snooze", lambda _: handle.reset("30m"))
+    first = await handle.await_fire()  # a reset cancels this wait
+    second = await handle.await_fire()
+    return [first.value, second.value, ctx.now().isoformat()]
+
+
+@pytest.mark.parametrize("reopen", [False, True])
+async def test_a_reset_in_a_handler_is_not_fired_by_the_deadline_it_replaced(
+    open_rt: Open, clock: ManualClock, db_path: Any, *, reopen: bool
+) -> None:
+    # The snooze arrived before the first deadline, but the drive comes after
+    # it: the old row was read as due, and its TimerFired must not reach the
+    # timer the handler started again under the same id.
+    rt = open_rt()
+    rt.register_workflow(snoozed_by_handler)
+    exec_id = rt.start_workflow("snoozed_by_handler", None)
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    clock.advance("5m")
+    rt.send_signal(exec_id, "snooze", None)
+    clock.advance("10m")
+
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
+    with SqliteReader.open(db_path) as reader:
+        assert [t.fire_at for t in reader.timers(str(exec_id))] == [
+            clock.now() + timedelta(minutes=30)
+        ]
+    if reopen:
+        rt.close()
+        rt = open_rt()
+        rt.register_workflow(snoozed_by_handler)
+    clock.advance("30m")
+    state = await rt.run_until_blocked(exec_id)
+
+    assert state == RunState.Completed(
+        output=["cancelled", "fired", clock.now().isoformat()]
+    )
+    types = [e.type for e in rt.load_history(exec_id)]
+    assert types.count("TimerFired") == 1
+    assert (
+        WorkflowReplayer([snoozed_by_handler]).replay(rt.load_history(exec_id)).closed
+    )
