@@ -191,5 +191,15 @@ def query_as_of(
         Exception: whatever the handler itself raised.
 
     """
+    # The signals a first drive appends before the body begins go in together:
+    # the body never ran between them, so a prefix ending inside that batch
+    # is answered as of its end.
+    while seq < len(history) and _before_start(history[seq]):
+        seq += 1
     prefix = [event for event in history if event.seq <= seq]
     return WorkflowReplayer(list(workflows)).query(prefix, name, arg)
+
+
+def _before_start(event: HistoryEvent) -> bool:
+    """A signal the first drive appended before the body began (engine: ``before_start``)."""
+    return event.type == "SignalReceived" and event.attrs.get("before_start") is True

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from PySide6.QtCore import Qt
 
-from harvest_engine import QueryNotFound, SqliteReader, SqliteRuntime
+from harvest_engine import (
+    QueryNotFound,
+    SqliteReader,
+    SqliteRuntime,
+    WorkflowContext,
+    workflow,
+)
 from harvest_gui.history_as_of import query_as_of
 from harvest_gui.session import ReaderSession, WriterSession
 from harvest_gui.views.time_travel import NO_CODE_TEXT, TimeTravelView
@@ -163,3 +169,32 @@ def test_a_writer_without_the_workflow_registered_says_so(
         assert not view.query_button.isEnabled()
     finally:
         session.close()
+
+
+@workflow
+async def early_reader(ctx: WorkflowContext, _: Any) -> Any:
+    """Reads its notes on its first line and answers them in a query."""
+    early = ctx.drain_signals("note")
+    ctx.register_query("early", lambda: early)
+    return await ctx.wait_for_signal("go")
+
+
+def test_a_query_inside_the_first_drives_signal_batch_answers_as_of_its_end(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "batch.db"
+    with SqliteRuntime.open(path) as rt:
+        rt.register_workflow(early_reader)
+        exec_id = str(rt.start_workflow("early_reader", None))
+        rt.send_signal(exec_id, "note", "a")
+        rt.send_signal(exec_id, "note", "b")
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(rt.run_until_idle())
+        finally:
+            loop.close()
+        history = rt.load_history(exec_id)
+    assert [e.seq for e in history if e.attrs.get("before_start")] == [2, 3]
+    # Event 2 is the first of two signals the body only ever met together.
+    assert query_as_of([early_reader], history, 2, "early") == ["a", "b"]
+    assert query_as_of([early_reader], history, 3, "early") == ["a", "b"]
