@@ -67,12 +67,7 @@ def read_version(conn: sqlite3.Connection, path: str) -> int:
     """The file's schema version; raise NotAHarvestDatabase for foreign files."""
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        tables = {
-            row[0]
-            for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"
-            )
-        }
+        tables = table_names(conn)
     except sqlite3.DatabaseError as exc:
         raise NotAHarvestDatabase(
             path=path, reason=f"not a readable SQLite file ({exc})"
@@ -98,16 +93,27 @@ def check_harvest_file(conn: sqlite3.Connection, path: str, version: int) -> Non
     """
     if version == 0 or version > SCHEMA_VERSION:
         return
+    check_application_mark(conn, path)
+    missing = sorted(V1_TABLES - table_names(conn))
+    if missing:
+        raise NotAHarvestDatabase(
+            path=path,
+            reason=f"it lacks the tables {', '.join(missing)} of schema version {version}",
+        )
+
+
+def table_names(conn: sqlite3.Connection) -> set[str]:
+    """The names of the file's tables."""
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    return {row[0] for row in rows}
+
+
+def check_application_mark(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse a file whose harvest_meta does not name harvest (writer and reader alike)."""
     try:
         mark = conn.execute(
             "SELECT value FROM harvest_meta WHERE key = 'application'"
         ).fetchone()
-        tables = {
-            row[0]
-            for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"
-            )
-        }
     except sqlite3.DatabaseError as exc:
         raise NotAHarvestDatabase(
             path=path, reason=f"unreadable harvest_meta ({exc})"
@@ -115,12 +121,6 @@ def check_harvest_file(conn: sqlite3.Connection, path: str, version: int) -> Non
     if mark is None or mark[0] != APPLICATION_MARK:
         raise NotAHarvestDatabase(
             path=path, reason="harvest_meta does not name harvest"
-        )
-    missing = sorted(V1_TABLES - tables)
-    if missing:
-        raise NotAHarvestDatabase(
-            path=path,
-            reason=f"it lacks the tables {', '.join(missing)} of schema version {version}",
         )
 
 

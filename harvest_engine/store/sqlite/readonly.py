@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.errors import NotAHarvestDatabase
 from harvest_engine.store.sqlite.connection import connect
-from harvest_engine.store.sqlite.migrations import check_supported, read_version
-from harvest_engine.store.sqlite.schema import APPLICATION_MARK
+from harvest_engine.store.sqlite.migrations import (
+    check_application_mark,
+    check_supported,
+    read_version,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -43,26 +46,11 @@ def open_read_only(path: str | Path) -> tuple[sqlite3.Connection, int]:
         if version == 0:
             raise NotAHarvestDatabase(path=str(path), reason="it has no harvest schema")
         check_supported(version, str(path))
-        _check_mark(conn, str(path))
+        check_application_mark(conn, str(path))
     except BaseException:
         conn.close()
         raise
     return conn, version
-
-
-def _check_mark(conn: sqlite3.Connection, path: str) -> None:
-    try:
-        row = conn.execute(
-            "SELECT value FROM harvest_meta WHERE key = 'application'"
-        ).fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise NotAHarvestDatabase(
-            path=path, reason=f"unreadable harvest_meta ({exc})"
-        ) from exc
-    if row is None or row[0] != APPLICATION_MARK:
-        raise NotAHarvestDatabase(
-            path=path, reason="harvest_meta does not name harvest"
-        )
 
 
 def table_columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
