@@ -154,15 +154,15 @@ def checked_output(value: Any) -> AttemptResult:
     except (PayloadTooDeep, PayloadTooLarge) as exc:
         return AttemptResult(ok=False, error=error_info(exc))
     except (TypeError, ValueError, RecursionError) as exc:
-        return AttemptResult(
-            ok=False,
-            error=ErrorInfo(
-                type="TypeError",
-                message=f"activity result is not a JSON value: {exc}",
-                non_retryable=True,
-            ),
-        )
+        return wrong_shape(f"activity result is not a JSON value: {exc}")
     return AttemptResult(ok=True, output=value)
+
+
+def wrong_shape(message: str) -> AttemptResult:
+    """A final TypeError failure: a body returned what can never be stored, so no retry helps."""
+    return AttemptResult(
+        ok=False, error=ErrorInfo(type="TypeError", message=message, non_retryable=True)
+    )
 
 
 async def run_attempt(

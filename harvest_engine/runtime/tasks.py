@@ -18,6 +18,7 @@ from harvest_engine.activity import (
     AttemptResult,
     error_info,
     run_attempt,
+    wrong_shape,
 )
 from harvest_engine.authoring import RetryPolicy
 from harvest_engine.errors import UnknownActivity
@@ -224,6 +225,9 @@ def _retry_at(task: TaskRecord, error: ErrorInfo, ended: datetime) -> datetime |
     return ready_at
 
 
+LEDGER_SHAPE = "a ledger body returns (output, [LlmCall, ...])"
+
+
 def _split_ledger(result: AttemptResult) -> AttemptResult:
     value = result.output
     if (
@@ -231,25 +235,11 @@ def _split_ledger(result: AttemptResult) -> AttemptResult:
         or len(value) != 2
         or not isinstance(value[1], (list, tuple))
     ):
-        return AttemptResult(
-            ok=False,
-            error=ErrorInfo(
-                type="TypeError",
-                message="a ledger body returns (output, [LlmCall, ...])",
-                non_retryable=True,
-            ),
-        )
+        return wrong_shape(LEDGER_SHAPE)
     try:
         calls = [c if isinstance(c, LlmCall) else LlmCall(**c) for c in value[1]]
     except TypeError as exc:
-        return AttemptResult(
-            ok=False,
-            error=ErrorInfo(
-                type="TypeError",
-                message=f"a ledger body returns (output, [LlmCall, ...]): {exc}",
-                non_retryable=True,
-            ),
-        )
+        return wrong_shape(f"{LEDGER_SHAPE}: {exc}")
     return AttemptResult(ok=True, output=value[0], llm_calls=calls)
 
 
