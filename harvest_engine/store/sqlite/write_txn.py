@@ -1,0 +1,501 @@
+"""SqliteWriteTxn: one write transaction's statements, the WriteTxn half of the store boundary."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine import payloads
+from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.records import (
+    StagedSignal,
+    TimerRow,
+)
+from harvest_engine.store.sqlite import queries
+from harvest_engine.store.sqlite import retention as retention_sql
+from harvest_engine.store.sqlite import schedules as schedule_sql
+from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.store.operations import ScheduleRow
+    from harvest_engine.store.protocol import (
+        AttemptRecord,
+        ExecutionRecord,
+        LedgerEntry,
+        NewExecution,
+        NewTask,
+        TaskRecord,
+    )
+
+_TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
+_EXECUTION_FIELDS = frozenset(
+    {
+        "state",
+        "attempt",
+        "output",
+        "error",
+        "memo",
+        "search_attributes",
+        "successor",
+        "closed_at",
+        "deadline",
+        "cancel_reason",
+        "cancel_seq",
+        "not_before",
+        "needs_decision",
+        "panic_count",
+        "workflow_id",
+    }
+)
+
+
+def _opt_micros(value: datetime | None) -> int | None:
+    return None if value is None else micros(value)
+
+
+class SqliteWriteTxn:
+    """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    # -- runs ---------------------------------------------------------------
+
+    def execution(self, exec_id: str) -> ExecutionRecord | None:
+        return queries.execution(self._conn, exec_id)
+
+    def runs_of_key(
+        self, workflow_name: str, workflow_id: str
+    ) -> list[ExecutionRecord]:
+        rows = self._conn.execute(
+            f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE workflow_name = ? AND workflow_id = ? ORDER BY id DESC",
+            (workflow_name, workflow_id),
+        ).fetchall()
+        return [queries.execution_from_row(row) for row in rows]
+
+    def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
+        self._conn.execute(
+            "INSERT INTO harvest_executions (exec_id, workflow_name, workflow_id, state, attempt, "
+            "input, memo, search_attributes, parent_exec_id, parent_close_policy, predecessor, "
+            "started_at, deadline, retry_policy, not_before, next_seq, needs_decision) "
+            "VALUES (?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1)",
+            (
+                new.exec_id,
+                new.workflow_name,
+                new.workflow_id,
+                new.attempt,
+                new.input,
+                new.memo,
+                new.search_attributes,
+                new.parent_exec_id,
+                new.parent_close_policy,
+                new.predecessor,
+                micros(started.at),
+                _opt_micros(new.deadline),
+                new.retry_policy,
+                _opt_micros(new.not_before),
+            ),
+        )
+        self.append_events(new.exec_id, [started])
+
+    def update_execution(self, exec_id: str, **fields: Any) -> None:
+        unknown = set(fields) - _EXECUTION_FIELDS
+        if unknown:
+            raise HarvestInternalError(
+                f"update_execution got unknown columns {sorted(unknown)}"
+            )
+        if not fields:
+            return
+        values = [
+            _opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()
+        ]
+        assignments = ", ".join(f"{k} = ?" for k in fields)
+        self._conn.execute(
+            f"UPDATE harvest_executions SET {assignments} WHERE exec_id = ?",
+            (*values, exec_id),
+        )
+
+    def seal(
+        self,
+        exec_id: str,
+        state: str,
+        *,
+        closed_at: datetime,
+        output: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        conn = self._conn
+        conn.execute(
+            "UPDATE harvest_executions SET state = ?, closed_at = ?, output = ?, error = ?, "
+            "needs_decision = 0 WHERE exec_id = ?",
+            (state, micros(closed_at), output, error, exec_id),
+        )
+        conn.execute("DELETE FROM harvest_tasks WHERE exec_id = ?", (exec_id,))
+        conn.execute("DELETE FROM harvest_timers WHERE exec_id = ?", (exec_id,))
+        conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = ?", (exec_id,))
+        conn.execute(
+            "DELETE FROM harvest_signals WHERE exec_id = ? AND idempotency_key IS NULL",
+            (exec_id,),
+        )
+        conn.execute(
+            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND delivered = 0",
+            (exec_id,),
+        )
+
+    # -- events -------------------------------------------------------------
+
+    def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        return queries.load_events(self._conn, exec_id, after_seq)
+
+    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
+        if not events:
+            return
+        row = self._conn.execute(
+            "SELECT next_seq FROM harvest_executions WHERE exec_id = ?", (exec_id,)
+        ).fetchone()
+        if row is None:
+            raise HarvestInternalError(f"append_events to unknown run {exec_id}")
+        expected = row[0]
+        encoded = []
+        size = 0
+        for event in events:
+            if event.seq != expected:
+                raise HarvestInternalError(
+                    f"event seq {event.seq} does not continue run {exec_id} (next is {expected})"
+                )
+            attrs = payloads.dumps(event.attrs)
+            size += len(attrs)
+            encoded.append((exec_id, event.seq, event.type, micros(event.at), attrs))
+            expected += 1
+        self._conn.executemany(
+            "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) VALUES (?, ?, ?, ?, ?)",
+            encoded,
+        )
+        self._conn.execute(
+            "UPDATE harvest_executions SET next_seq = ?, history_bytes = history_bytes + ? "
+            "WHERE exec_id = ?",
+            (expected, size, exec_id),
+        )
+
+    # -- signals ------------------------------------------------------------
+
+    def staged_signals(
+        self, exec_id: str, limit: int, max_bytes: int | None = None
+    ) -> list[StagedSignal]:
+        return queries.staged_signals(self._conn, exec_id, limit, max_bytes)
+
+    def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
+        ids = [(exec_id, i) for i in signal_ids]
+        self._conn.executemany(
+            "DELETE FROM harvest_signals WHERE exec_id = ? AND id = ? "
+            "AND idempotency_key IS NULL",
+            ids,
+        )
+        self._conn.executemany(
+            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND id = ?", ids
+        )
+
+    def stage_signal(
+        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
+    ) -> bool:
+        try:
+            self._conn.execute(
+                "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
+                "received_at) VALUES (?, ?, ?, ?, ?)",
+                (exec_id, name, payload, key, micros(at)),
+            )
+        except sqlite3.IntegrityError:
+            return False
+        self._conn.execute(
+            "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = ?",
+            (exec_id,),
+        )
+        return True
+
+    def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
+        """Hand undelivered signals to a successor run (continue-as-new)."""
+        self._conn.execute(
+            "UPDATE harvest_signals SET exec_id = ? WHERE exec_id = ? AND delivered = 0",
+            (to_exec, from_exec),
+        )
+
+    def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
+        for exec_id in exec_ids:
+            hit = self._conn.execute(
+                "SELECT 1 FROM harvest_signals WHERE exec_id = ? AND idempotency_key = ?",
+                (exec_id, key),
+            ).fetchone()
+            if hit is not None:
+                return exec_id
+        return None
+
+    # -- timers -------------------------------------------------------------
+
+    def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
+        rows = self._conn.execute(
+            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = ? AND fire_at <= ? "
+            "ORDER BY fire_at, timer_id",
+            (exec_id, micros(now)),
+        ).fetchall()
+        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+
+    def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
+        self._conn.execute(
+            "INSERT OR IGNORE INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (?, ?, ?)",
+            (exec_id, timer_id, micros(fire_at)),
+        )
+
+    def delete_timers(self, exec_id: str, timer_ids: Sequence[str]) -> None:
+        self._conn.executemany(
+            "DELETE FROM harvest_timers WHERE exec_id = ? AND timer_id = ?",
+            [(exec_id, t) for t in timer_ids],
+        )
+
+    # -- tasks --------------------------------------------------------------
+
+    def add_task(self, task: NewTask) -> int:
+        cursor = self._conn.execute(
+            "INSERT INTO harvest_tasks (exec_id, activity_id, activity_name, input, queue, "
+            "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
+            "schedule_to_close_at, idempotency_key, local) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                task.exec_id,
+                task.activity_id,
+                task.activity_name,
+                task.input,
+                task.queue,
+                task.max_attempts,
+                micros(task.ready_at),
+                micros(task.ready_at),
+                task.retry_policy,
+                task.start_to_close,
+                _opt_micros(task.schedule_to_close_at),
+                task.idempotency_key,
+                int(task.local),
+            ),
+        )
+        if cursor.lastrowid is None:
+            raise HarvestInternalError("task insert returned no row id")
+        return cursor.lastrowid
+
+    def task(self, task_id: int) -> TaskRecord | None:
+        row = self._conn.execute(
+            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE id = ?", (task_id,)
+        ).fetchone()
+        return None if row is None else queries.task_from_row(row)
+
+    def delete_task(self, task_id: int) -> None:
+        self._conn.execute("DELETE FROM harvest_tasks WHERE id = ?", (task_id,))
+
+    def reschedule_task(
+        self, task_id: int, attempt: int, ready_at: datetime, last_error: str
+    ) -> None:
+        self._conn.execute(
+            "UPDATE harvest_tasks SET status = 'PENDING', attempt = ?, ready_at = ?, "
+            "last_error = ?, claimed_at = NULL WHERE id = ?",
+            (attempt, micros(ready_at), last_error, task_id),
+        )
+
+    def record_attempt(self, attempt: AttemptRecord) -> None:
+        self._conn.execute(
+            "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
+            "attempt, started_at, ended_at, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                attempt.exec_id,
+                attempt.activity_id,
+                attempt.activity_name,
+                attempt.attempt,
+                micros(attempt.started_at),
+                micros(attempt.ended_at),
+                attempt.outcome,
+                attempt.error,
+            ),
+        )
+
+    def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
+        self._conn.executemany(
+            "INSERT INTO harvest_llm_ledger (exec_id, activity, attempt, model, input_tokens, "
+            "output_tokens, latency, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    e.exec_id,
+                    e.activity,
+                    e.attempt,
+                    e.model,
+                    e.input_tokens,
+                    e.output_tokens,
+                    e.latency,
+                    micros(e.recorded_at),
+                )
+                for e in entries
+            ],
+        )
+
+    def pending_task_count(self, exec_id: str) -> int:
+        row = self._conn.execute(
+            "SELECT COUNT(*) FROM harvest_tasks WHERE exec_id = ?", (exec_id,)
+        ).fetchone()
+        return int(row[0])
+
+    def tasks_of(self, exec_id: str) -> list[TaskRecord]:
+        """Every task row of a run, oldest first."""
+        rows = self._conn.execute(
+            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id",
+            (exec_id,),
+        ).fetchall()
+        return [queries.task_from_row(row) for row in rows]
+
+    # -- logs ---------------------------------------------------------------
+
+    def append_log_lines(
+        self,
+        exec_id: str,
+        lines: Sequence[tuple[int, datetime, str]],
+        max_lines: int | None,
+    ) -> None:
+        if not lines:
+            return
+        conn = self._conn
+        conn.execute("SAVEPOINT harvest_logs")
+        try:
+            row = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM harvest_workflow_logs "
+                "WHERE exec_id = ? AND marker = 0",
+                (exec_id,),
+            ).fetchone()
+            stored = int(row[0])
+            for line_no, at, message in lines:
+                if line_no <= stored:
+                    continue  # a re-run cycle emitted it again
+                if max_lines is not None and line_no > max_lines:
+                    conn.execute(
+                        "INSERT OR IGNORE INTO harvest_workflow_logs (exec_id, seq, at, message, "
+                        "marker) VALUES (?, ?, ?, ?, 1)",
+                        (
+                            exec_id,
+                            max_lines + 1,
+                            micros(at),
+                            f"log truncated at {max_lines} lines",
+                        ),
+                    )
+                    continue
+                conn.execute(
+                    "INSERT INTO harvest_workflow_logs (exec_id, seq, at, message) "
+                    "VALUES (?, ?, ?, ?)",
+                    (exec_id, line_no, micros(at), message),
+                )
+        except sqlite3.Error:
+            conn.execute("ROLLBACK TO harvest_logs")
+        conn.execute("RELEASE harvest_logs")
+
+    # -- schedules and retention (issue 5) ------------------------------------
+
+    def schedule(self, workflow_name: str) -> ScheduleRow | None:
+        return schedule_sql.get(self._conn, workflow_name)
+
+    def put_schedule(
+        self,
+        *,
+        workflow_name: str,
+        spec: str,
+        input: str,
+        overlap: str,
+        max_active_runs: int,
+        next_fire_at: datetime,
+        paused: bool,
+        now: datetime,
+    ) -> None:
+        schedule_sql.put(
+            self._conn,
+            workflow_name=workflow_name,
+            spec=spec,
+            input=input,
+            overlap=overlap,
+            max_active_runs=max_active_runs,
+            next_fire_at=next_fire_at,
+            paused=paused,
+            now=now,
+        )
+
+    def update_schedule(self, workflow_name: str, now: datetime, **fields: Any) -> None:
+        schedule_sql.update(self._conn, workflow_name, now, **fields)
+
+    def delete_schedule(self, workflow_name: str) -> bool:
+        return schedule_sql.delete(self._conn, workflow_name)
+
+    def active_schedule_runs(
+        self, workflow_name: str, id_prefix: str, now: datetime
+    ) -> int:
+        return schedule_sql.active_runs(self._conn, workflow_name, id_prefix, now)
+
+    def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
+        return retention_sql.purge_batch(self._conn, cutoff, limit)
+
+    # -- run lifecycle (issue 3) ------------------------------------------------
+
+    def running_children(self, exec_id: str) -> list[ExecutionRecord]:
+        rows = self._conn.execute(
+            f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE parent_exec_id = ? AND state = 'RUNNING' ORDER BY id",
+            (exec_id,),
+        ).fetchall()
+        return [queries.execution_from_row(row) for row in rows]
+
+    def enqueue_mutex(self, key: str, exec_id: str, at: datetime) -> None:
+        # queued_at orders the queue; it only grows per key, so two requests
+        # at one clock instant keep their arrival order.
+        row = self._conn.execute(
+            "SELECT MAX(queued_at) FROM harvest_mutexes WHERE key = ?", (key,)
+        ).fetchone()
+        queued = max(micros(at), int(row[0]) + 1 if row[0] is not None else 0)
+        self._conn.execute(
+            "INSERT OR IGNORE INTO harvest_mutexes (key, exec_id, queued_at) VALUES (?, ?, ?)",
+            (key, exec_id, queued),
+        )
+
+    def grant_mutex(self, key: str, exec_id: str) -> int | None:
+        conn = self._conn
+        held = conn.execute(
+            "SELECT 1 FROM harvest_mutexes WHERE key = ? AND granted = 1", (key,)
+        ).fetchone()
+        if held is not None:
+            return None
+        head = conn.execute(
+            "SELECT exec_id FROM harvest_mutexes WHERE key = ? AND granted = 0 "
+            "ORDER BY queued_at, exec_id LIMIT 1",
+            (key,),
+        ).fetchone()
+        if head is None or head[0] != exec_id:
+            return None
+        meta_key = f"mutex_lock_seq:{key}"
+        row = conn.execute(
+            "SELECT value FROM harvest_meta WHERE key = ?", (meta_key,)
+        ).fetchone()
+        lock_seq = (int(row[0]) if row is not None else 0) + 1
+        conn.execute(
+            "INSERT OR REPLACE INTO harvest_meta (key, value) VALUES (?, ?)",
+            (meta_key, str(lock_seq)),
+        )
+        conn.execute(
+            "UPDATE harvest_mutexes SET granted = 1, lock_seq = ? WHERE key = ? AND exec_id = ?",
+            (lock_seq, key, exec_id),
+        )
+        return lock_seq
+
+    def release_mutex(self, key: str, exec_id: str) -> None:
+        self._conn.execute(
+            "DELETE FROM harvest_mutexes WHERE key = ? AND exec_id = ?", (key, exec_id)
+        )
+
+    def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
+        self._conn.execute(
+            "UPDATE harvest_tasks SET ready_at = MIN(ready_at, ?) "
+            "WHERE exec_id = ? AND local = 1 AND status = 'PENDING'",
+            (micros(now), exec_id),
+        )
