@@ -76,6 +76,18 @@ def window(qtbot: Any, settings: Any) -> Iterator[MainWindow]:
     w.close()
 
 
+def open_on_order(
+    window: MainWindow, demo_file: tuple[Path, str, str]
+) -> tuple[str, str]:
+    """Open the demo file read-only with the order selected; (order, child)."""
+    path, order, child = demo_file
+    assert window.open_path(path, read_only=True)
+    assert window.run_list is not None
+    assert window.detail is not None
+    assert window.run_list.select_exec_id(order)
+    return order, child
+
+
 def test_the_order_ships_through_a_ship_order_child(
     demo_file: tuple[Path, str, str],
 ) -> None:
@@ -108,11 +120,7 @@ def test_the_order_ships_through_a_ship_order_child(
 def test_summary_links_go_to_the_child_and_back(
     qtbot: Any, window: MainWindow, demo_file: tuple[Path, str, str]
 ) -> None:
-    path, order, child = demo_file
-    assert window.open_path(path, read_only=True)
-    assert window.run_list is not None
-    assert window.detail is not None
-    assert window.run_list.select_exec_id(order)
+    order, child = open_on_order(window, demo_file)
     summary = window.detail.summary
     links = {b.text(): b for b in summary.link_buttons}
     assert list(links) == [f"Child: {child}"]
@@ -128,11 +136,7 @@ def test_summary_links_go_to_the_child_and_back(
 def test_the_timeline_shows_the_child_lane_and_clicks_through(
     qtbot: Any, window: MainWindow, demo_file: tuple[Path, str, str]
 ) -> None:
-    path, order, child = demo_file
-    assert window.open_path(path, read_only=True)
-    assert window.run_list is not None
-    assert window.detail is not None
-    assert window.run_list.select_exec_id(order)
+    _order, child = open_on_order(window, demo_file)
     detail = window.detail
     detail.tabs.setCurrentIndex(TAB_TIMELINE)
     view = detail.timeline
