@@ -19,7 +19,9 @@ QT_APT_OFFSCREEN := libglib2.0-0 libegl1 libgl1 libx11-6 libxkbcommon0 libfontco
 QT_APT_XCB := libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-render-util0 \
 	libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 libxkbcommon-x11-0 libx11-xcb1 libxcb1 \
 	libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb-glx0 xvfb xauth
-APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB)
+# (3) the Postgres store's tests: a throwaway server (tests/pg_server.py runs its initdb and pg_ctl).
+PG_APT := postgresql
+APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB) $(PG_APT)
 
 .PHONY: venv system-deps lint ruff types contracts test run screenshots bench clean distclean
 

@@ -200,6 +200,8 @@ class Decider:
     # -- the cycle ---------------------------------------------------------------
 
     def _cycle(self, txn: WriteTxn, exec_id: str, now: datetime) -> Decision:
+        if not txn.lock_for_decision(exec_id):
+            return Decision(exec_id)  # another worker is deciding it right now
         row = txn.execution(exec_id)
         if row is None:
             raise HarvestInternalError(f"decide() of unknown run {exec_id}")

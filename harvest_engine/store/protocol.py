@@ -154,6 +154,15 @@ class LedgerEntry:
 class WriteTxn(Protocol):
     """The operations available inside one write transaction."""
 
+    def lock_for_decision(self, exec_id: str) -> bool:
+        """Take the run for this decision; False when another worker is deciding it now.
+
+        A single-writer store always takes it. On a shared store the run's row
+        stays locked until the transaction ends, and a run held by another
+        worker is skipped (not waited for): that worker is deciding it.
+        """
+        ...
+
     def execution(self, exec_id: str) -> ExecutionRecord | None:
         """The run's row, or None."""
         ...

@@ -65,6 +65,10 @@ class SqliteWriteTxn:
 
     # -- runs ---------------------------------------------------------------
 
+    def lock_for_decision(self, exec_id: str) -> bool:
+        del exec_id  # BEGIN IMMEDIATE already made this the only writer
+        return True
+
     def execution(self, exec_id: str) -> ExecutionRecord | None:
         return queries.execution(self._conn, exec_id)
 

@@ -1,0 +1,322 @@
+"""PostgresStore: the DurableStore on one Postgres database, shared by many workers.
+
+Each store is one worker: a connection for its transactions and reads, and a
+second one for lease renewals and heartbeats (they never wait for a decision
+of this worker). Claims are leases (leases.py); decisions lock their run's
+row (write_txn.py). Errors of the server or the network are `psycopg.Error`
+inside the engine (`storage_errors`) and typed errors at the public edge.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from harvest_engine.errors import DatabaseClosed, HarvestInternalError
+from harvest_engine.store.postgres import leases, listing, reads
+from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.postgres.connection import connect, redact
+from harvest_engine.store.postgres.migrations import migrate
+from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
+from harvest_engine.timestamps import micros
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from datetime import datetime, timedelta
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
+    from harvest_engine.store.protocol import ExecutionRecord, TaskRecord
+    from harvest_engine.store.records import (
+        ActivityAttempt,
+        ExecutionDetail,
+        ExecutionPage,
+        LedgerRow,
+        LogLine,
+        MutexRow,
+        PendingTask,
+        StagedSignal,
+        TimerRow,
+    )
+
+
+def default_worker_id() -> str:
+    """A worker id unique across machines and processes: host, pid and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class PostgresStore:
+    """The DurableStore on Postgres; any number of them, in any processes, share one database."""
+
+    storage_errors: tuple[type[Exception], ...] = (psycopg.Error,)
+
+    def __init__(
+        self,
+        conn: psycopg.Connection[tuple[Any, ...]],
+        lease_conn: psycopg.Connection[tuple[Any, ...]],
+        dsn: str,
+        worker_id: str,
+        lease: timedelta,
+    ) -> None:
+        self._conn = conn
+        self._lease_conn = lease_conn
+        self.dsn = dsn
+        self.path = redact(dsn)
+        self.worker_id = worker_id
+        self.lease = lease
+        self._lock = threading.RLock()
+        self._lease_lock = threading.Lock()
+        self._in_txn = False
+        self.closed = False
+        self._renewer = leases.Renewer(self.renew_leases, lease)
+
+    @classmethod
+    def connect(
+        cls,
+        dsn: str,
+        *,
+        worker_id: str | None = None,
+        lease: timedelta = leases.DEFAULT_LEASE,
+    ) -> PostgresStore:
+        """Connect, create or upgrade the schema, and start renewing leases.
+
+        A `worker_id` given again after a crash frees the tasks that the dead
+        process held at once, instead of after their lease.
+
+        Raises:
+            NotAHarvestDatabase: a wrong DSN, an unreachable server, a missing
+                database, or a database with foreign harvest-named tables.
+            SchemaTooNew: a newer harvest wrote the schema (nothing changed).
+        """
+        where = redact(dsn) if isinstance(dsn, str) else repr(dsn)
+        if worker_id is not None and (not isinstance(worker_id, str) or not worker_id):
+            raise ValueError(f"worker_id must be a non-empty string, got {worker_id!r}")
+        conn = connect(dsn)
+        try:
+            migrate(conn, where)
+            lease_conn = connect(dsn)
+        except BaseException:
+            conn.close()
+            raise
+        me = worker_id or default_worker_id()
+        if worker_id is not None:
+            leases.release_own(lease_conn, me)
+        return cls(conn, lease_conn, dsn, me, lease)
+
+    @property
+    def connection(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """The raw connection (store-internal modules and test fixtures only)."""
+        return self._conn
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._renewer.stop()
+        with self._lock:
+            self._conn.close()
+        with self._lease_lock:
+            self._lease_conn.close()
+
+    def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
+        if self.closed:
+            raise DatabaseClosed(path=self.path)
+        return self._conn
+
+    @contextmanager
+    def write(self) -> Iterator[PostgresWriteTxn]:
+        with self._lock:
+            if self._in_txn:
+                raise HarvestInternalError("nested write transaction")
+            conn = self._live()
+            self._in_txn = True
+            try:
+                with conn.transaction():
+                    yield PostgresWriteTxn(conn)
+            finally:
+                self._in_txn = False
+
+    # -- leases ---------------------------------------------------------------
+
+    def renew_leases(self) -> int:
+        """Extend every lease this worker holds (the renewal timer calls it)."""
+        with self._lease_lock:
+            if self.closed:
+                return 0
+            return leases.renew(self._lease_conn, self.worker_id, self.lease)
+
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        with self.write() as txn:
+            return leases.claim(
+                txn, self._conn, task_id, now, self.worker_id, self.lease
+            )
+
+    def save_heartbeat(self, task_id: int, details: str) -> None:
+        # On the lease connection: a heartbeat from a body's thread never waits
+        # for this worker's decision, and it renews the attempt's lease.
+        with self._lease_lock:
+            if self.closed:
+                raise DatabaseClosed(path=self.path)
+            self._lease_conn.execute(
+                "UPDATE harvest_tasks SET heartbeat = %s, "
+                "lease_expires_at = clock_timestamp() + %s "
+                "WHERE id = %s AND worker_id = %s",
+                (details, self.lease, task_id, self.worker_id),
+            )
+
+    def expired_leases(self) -> list[TaskRecord]:
+        """RUNNING tasks whose worker stopped renewing: any live worker may retake them."""
+        with self._lock:
+            rows = (
+                self._live()
+                .execute(
+                    f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'RUNNING' "
+                    "AND lease_expires_at < clock_timestamp() ORDER BY id"
+                )
+                .fetchall()
+            )
+        return [reads.task_from_row(row) for row in rows]
+
+    # -- reads outside a transaction ----------------------------------------
+
+    def execution(self, exec_id: str) -> ExecutionRecord | None:
+        with self._lock:
+            return reads.execution(self._live(), exec_id)
+
+    def exists(self, exec_id: str) -> bool:
+        """Whether a run has this id."""
+        return self.execution(exec_id) is not None
+
+    def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        with self._lock:
+            return reads.load_events(self._live(), exec_id, after_seq)
+
+    def runs_needing_decision(self, now: datetime) -> list[str]:
+        at = micros(now)
+        with self._lock:
+            rows = (
+                self._live()
+                .execute(
+                    "SELECT exec_id FROM harvest_executions e WHERE state = 'RUNNING' AND ("
+                    " needs_decision = 1"
+                    " OR (deadline IS NOT NULL AND deadline <= %s)"
+                    " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
+                    "            AND t.fire_at <= %s)"
+                    ") ORDER BY id",
+                    (at, at),
+                )
+                .fetchall()
+            )
+        return [r[0] for r in rows]
+
+    def running_exec_ids(self) -> list[str]:
+        """Every RUNNING run, oldest first."""
+        with self._lock:
+            rows = (
+                self._live()
+                .execute(
+                    "SELECT exec_id FROM harvest_executions WHERE state = 'RUNNING' ORDER BY id"
+                )
+                .fetchall()
+            )
+        return [r[0] for r in rows]
+
+    def ready_tasks(self, exec_id: str | None, now: datetime) -> list[TaskRecord]:
+        # Ready: PENDING and due, or RUNNING under a lease that expired (a dead worker's).
+        sql = (
+            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE "
+            "((status = 'PENDING' AND ready_at <= %s) OR "
+            "(status = 'RUNNING' AND lease_expires_at < clock_timestamp()))"
+        )
+        args: tuple[Any, ...] = (micros(now),)
+        if exec_id is not None:
+            sql += " AND exec_id = %s"
+            args += (exec_id,)
+        with self._lock:
+            rows = self._live().execute(sql + " ORDER BY ready_at, id", args).fetchall()
+        return [reads.task_from_row(row) for row in rows]
+
+    def next_wakeup(self, exec_id: str) -> datetime | None:
+        with self._lock:
+            row = (
+                self._live()
+                .execute(
+                    "SELECT LEAST("
+                    " (SELECT MIN(fire_at) FROM harvest_timers WHERE exec_id = %s),"
+                    " (SELECT MIN(ready_at) FROM harvest_tasks WHERE exec_id = %s"
+                    "  AND status = 'PENDING'))",
+                    (exec_id, exec_id),
+                )
+                .fetchone()
+            )
+        return reads.opt_time(row[0] if row is not None else None)
+
+    def activity_attempts(
+        self, exec_id: str, name: str | None
+    ) -> list[ActivityAttempt]:
+        with self._lock:
+            return reads.activity_attempts(self._live(), exec_id, name)
+
+    def describe(self, exec_id: str) -> ExecutionDetail | None:
+        with self._lock:
+            return reads.describe(self._live(), exec_id)
+
+    def pending_tasks(self, exec_id: str) -> list[PendingTask]:
+        with self._lock:
+            return reads.pending_tasks(self._live(), exec_id)
+
+    def timers(self, exec_id: str) -> list[TimerRow]:
+        with self._lock:
+            return reads.timers(self._live(), exec_id)
+
+    def staged_signals(self, exec_id: str) -> list[StagedSignal]:
+        with self._lock:
+            return reads.staged_signals(self._live(), exec_id)
+
+    def mutexes(self, exec_id: str) -> list[MutexRow]:
+        with self._lock:
+            return reads.mutexes(self._live(), exec_id)
+
+    def llm_ledger(self, exec_id: str) -> list[LedgerRow]:
+        with self._lock:
+            return reads.llm_ledger(self._live(), exec_id)
+
+    def workflow_logs(self, exec_id: str) -> list[LogLine]:
+        with self._lock:
+            return reads.workflow_logs(self._live(), exec_id)
+
+    # -- operating (issue 5) ----------------------------------------------------
+
+    def list_executions(self, filter_: ExecutionFilter) -> ExecutionPage:
+        with self._lock:
+            return listing.list_executions(self._live(), filter_)
+
+    def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
+        # One statement is one snapshot; the page (at most 1000 rows) is read
+        # whole before the visitor runs, so it may write through the runtime.
+        with self._lock:
+            rows = list(listing.visit_executions(self._live(), filter_))
+        yield from rows
+
+    def counts_by_state(self) -> dict[str, int]:
+        with self._lock:
+            return listing.counts_by_state(self._live())
+
+    def list_schedules(self) -> list[ScheduleRow]:
+        with self._lock:
+            return schedule_sql.list_all(self._live())
+
+    def due_schedules(self, now: datetime) -> list[ScheduleRow]:
+        with self._lock:
+            return schedule_sql.due(self._live(), now)
+
+    def llm_totals(self, exec_id: str) -> LedgerTotals:
+        with self._lock:
+            return reads.llm_totals(self._live(), exec_id)
