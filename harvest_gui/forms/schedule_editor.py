@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
 )
 
 from harvest_engine import Overlap, WorkflowSchedule
-from harvest_gui.formatting import json_text, when
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import (
     NO_CODE_REASON,
@@ -38,6 +37,7 @@ from harvest_gui.forms.schedule_spec import (
     fields_of,
     read_spec,
 )
+from harvest_gui.inspect.formatting import json_text, when
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 from harvest_gui import driving
 from harvest_gui.async_bridge import async_slot
-from harvest_gui.export import export_history
 from harvest_gui.forms.commands import READ_ONLY_REASON
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.error_text import describe_error
@@ -20,6 +19,7 @@ from harvest_gui.forms.purge import PurgeDialog
 from harvest_gui.forms.schedule_editor import ScheduleEditorDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
+from harvest_gui.inspect.export import export_history
 from harvest_gui.session import WriterSession
 from harvest_gui.views.determinism import DeterminismView
 from harvest_gui.views.diff import DiffView
@@ -400,7 +400,7 @@ class Operations(QObject):
 
     def on_crash_demo(self) -> None:
         """Tools ▸ Crash-recovery demo: runs in a folder of its own, beside any open file."""
-        from harvest_gui.demo.crash_demo import CrashDemoView
+        from harvest_gui.views.crash_demo import CrashDemoView
 
         base = QStandardPaths.writableLocation(
             QStandardPaths.StandardLocation.AppDataLocation

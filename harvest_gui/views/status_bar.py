@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QStatusBar
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -9,8 +9,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from harvest_gui.inspect.timeline import Bar, Marker, Timeline, build_timeline
 from harvest_gui.theme import is_dark
-from harvest_gui.timeline import Bar, Marker, Timeline, build_timeline
 from harvest_gui.views.timeline_items import LaneBarsItem, marker_spots
 
 if TYPE_CHECKING:

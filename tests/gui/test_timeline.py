@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harvest_engine import ActivityAttempt, ErrorInfo, HistoryEvent
-from harvest_gui.timeline import (
+from harvest_gui.inspect.timeline import (
     CHILDREN_LANE,
     SIGNALS_LANE,
     TIMERS_LANE,
@@ -340,8 +340,8 @@ def test_fifty_thousand_events_build_quickly_enough_to_stay_pure() -> None:
 
 
 def test_timeline_module_imports_no_qt() -> None:
-    assert "harvest_gui.timeline" in sys.modules
-    import harvest_gui.timeline as module
+    assert "harvest_gui.inspect.timeline" in sys.modules
+    import harvest_gui.inspect.timeline as module
 
     source = Path(module.__file__).read_text(encoding="utf-8")
     assert "PySide6" not in source
