@@ -392,6 +392,24 @@ class DurableStore(Protocol):
         """The earliest timer or task ready time of a run."""
         ...
 
+    def earliest_due(self, now: datetime) -> datetime | None:
+        """The earliest due time over every run, schedule and queued command.
+
+        Timers, task ready times (retry backoff), execution deadlines, a
+        flagged run's not-before time (`now` when it is ready at once),
+        schedule slots and pending client commands (`now`); None when
+        nothing waits. The serving loop sleeps until then.
+        """
+        ...
+
+    def data_version(self) -> int:
+        """A number that changes when another process commits to the store."""
+        ...
+
+    def requeue_claimed_tasks(self) -> None:
+        """Put every claimed task back to PENDING (a stopped server's unfinished bodies)."""
+        ...
+
     def activity_attempts(
         self, exec_id: str, name: str | None
     ) -> list[ActivityAttempt]:

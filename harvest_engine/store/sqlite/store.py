@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs
 
 from harvest_engine.errors import DatabaseLocked, HarvestInternalError
-from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
+from harvest_engine.store.sqlite import (
+    listing,
+    operator_reads,
+    queries,
+    readonly,
+    wakeups,
+)
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import (
     ClosedConnection,
@@ -164,6 +170,10 @@ class SqliteStore:
     def _reclaim_orphans(self) -> None:
         # Under the single-writer contract a RUNNING task at open was claimed
         # by a process that died mid-body: run it again (at-least-once, §10).
+        self.requeue_claimed_tasks()
+
+    def requeue_claimed_tasks(self) -> None:
+        """Put every claimed (RUNNING) task back to PENDING: its body will run again."""
         with self.write() as txn:
             del txn
             self._conn.execute(
@@ -285,6 +295,14 @@ class SqliteStore:
             (exec_id, exec_id),
         ).fetchone()
         return queries.opt_time(row[0])
+
+    def earliest_due(self, now: datetime) -> datetime | None:
+        """The earliest time any waiting row comes due (`now` for ready work); None if none."""
+        return wakeups.earliest_due(self._conn, now)
+
+    def data_version(self) -> int:
+        """A number that changes when another connection (another process) commits."""
+        return readonly.data_version(self._conn)
 
     def activity_attempts(
         self, exec_id: str, name: str | None
