@@ -14,12 +14,14 @@ from harvest_engine.authoring import (
     query,
     update,
 )
+from harvest_engine.client import HarvestClient
 from harvest_engine.clock import Clock, ManualClock, SystemClock
 from harvest_engine.errors import (
     ActivityError,
     ApplicationError,
     BlankWorkflowId,
     ChildWorkflowError,
+    CommandTimedOut,
     ContinueAsNew,
     DatabaseClosed,
     DatabaseLocked,
@@ -70,6 +72,10 @@ from harvest_engine.runtime.starts import (
     StartOutcome,
     WorkflowIdReusePolicy,
 )
+from harvest_engine.runtime.update_with_start import (
+    UpdateWithStart,
+    UpdateWithStartOutcome,
+)
 from harvest_engine.schedules import (
     Overlap,
     Schedule,
@@ -119,6 +125,7 @@ __all__ = [
     "BlankWorkflowId",
     "ChildWorkflowError",
     "Clock",
+    "CommandTimedOut",
     "ContinueAsNew",
     "DatabaseClosed",
     "DatabaseLocked",
@@ -132,6 +139,7 @@ __all__ = [
     "ExecutionSummary",
     "ExternalWorkflowError",
     "HandlerInfo",
+    "HarvestClient",
     "HarvestError",
     "HarvestInternalError",
     "HistoryCaps",
@@ -185,6 +193,8 @@ __all__ = [
     "UpdateInputInvalid",
     "UpdateRejected",
     "UpdateTimedOut",
+    "UpdateWithStart",
+    "UpdateWithStartOutcome",
     "WorkflowAlreadyStarted",
     "WorkflowContext",
     "WorkflowIdNotFound",

@@ -23,6 +23,7 @@ from harvest_engine.runtime import (
     signal_with_start,
     signals,
     starts,
+    update_with_start,
     updates,
 )
 from harvest_engine.runtime.cache import InstanceCache
@@ -632,6 +633,22 @@ class SqliteRuntime:
         return self._woken(
             await updates.update(self, self._require(exec_id), name, arg)
         )
+
+    async def update_with_start(
+        self, request: update_with_start.UpdateWithStart
+    ) -> update_with_start.UpdateWithStartOutcome:
+        """Start (or attach to) the run of the id and run an update on it, in one transaction.
+
+        The start, a fresh run's first decision and the update's events land
+        together; an update that is rejected, invalid or fails still leaves
+        the started run, and its typed error is raised.
+
+        Raises:
+            BlankWorkflowId, WorkflowAlreadyStarted, UnknownWorkflow,
+            PayloadTooLarge / PayloadTooDeep (nothing written), then the
+            update's errors as `update` raises them.
+        """
+        return self._woken(update_with_start.update_with_start(self, request))
 
     def set_query_timeout(self, timeout: Duration) -> None:
         """How long a query may take from now on (default 5 s); a query already made keeps its own."""

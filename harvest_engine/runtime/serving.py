@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import HarvestError
+from harvest_engine.runtime import commands
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -184,17 +185,18 @@ class Server:
             await self._sleep(version)
 
     async def _round(self) -> tuple[bool, list[HarvestError]]:
-        """Due schedules, then one pass over every run; whether any made progress."""
+        """Client commands, due schedules, then one pass over every run; any progress."""
         rt = self.rt
         errors: list[HarvestError] = []
         try:
+            applied = commands.apply_pending(rt)
             fired, fire_error = rt._fire_schedules(rt.clock.now())
             if fire_error is not None:
                 errors.append(fire_error)
             passed, pass_errors = await rt._pass(rt.clock.now)
         except HarvestError as exc:  # a step that failed as a whole (storage)
             return False, [*errors, exc]
-        return fired or passed, errors + pass_errors
+        return applied or fired or passed, errors + pass_errors
 
     async def _sleep(self, version: int) -> None:
         """Sleep until the next due time, a wake, another process's commit or the poll tick."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs
 
 from harvest_engine.errors import DatabaseLocked, HarvestInternalError
+from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import (
     listing,
     operator_reads,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
     from harvest_engine.store.protocol import (
+        CommandRecord,
         ExecutionRecord,
         TaskRecord,
     )
@@ -98,6 +100,8 @@ class SqliteStore:
         self._in_txn = False
         self._txn_thread = 0
         self._write_lock = threading.Lock()
+        self._joinable = False
+        self._depth = 0
         self.closed = False
 
     @classmethod
@@ -208,7 +212,11 @@ class SqliteStore:
         # connection: the lock keeps their writes out of the loop thread's
         # transaction. A nested write on one thread is a bug, not a wait.
         if self._in_txn and self._txn_thread == threading.get_ident():
-            raise HarvestInternalError("nested write transaction")
+            if not self._joinable:
+                raise HarvestInternalError("nested write transaction")
+            with self._savepoint() as txn:
+                yield txn
+            return
         with self._write_lock:
             self._conn.execute("BEGIN IMMEDIATE")
             self._in_txn = True
@@ -223,6 +231,43 @@ class SqliteStore:
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
+
+    @contextmanager
+    def write_together(self) -> Iterator[SqliteWriteTxn]:
+        """One transaction that every `write()` on this thread joins until it ends.
+
+        A joined write is a savepoint: its error rolls back its own changes
+        and leaves the outer transaction going, so a client command's effect
+        (a start, a signal, an update) and its reply row commit together, or
+        the reply alone records the error (DESIGN "Serving").
+        """
+        with self.write() as txn:
+            joined = self._joinable  # already inside one: stay joinable after
+            self._joinable = True
+            try:
+                yield txn
+            finally:
+                self._joinable = joined
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[SqliteWriteTxn]:
+        self._depth += 1
+        name = f"harvest_joined_{self._depth}"
+        self._conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield SqliteWriteTxn(self._conn)
+        except BaseException:
+            self._conn.execute(f"ROLLBACK TO {name}")
+            self._conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            self._conn.execute(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
+
+    def pending_commands(self, limit: int) -> list[CommandRecord]:
+        """Client commands not applied yet, in arrival order."""
+        return command_sql.pending(self._conn, limit)
 
     # -- reads outside a transaction ----------------------------------------
 

@@ -34,6 +34,8 @@ DUE_SOURCES: tuple[str, ...] = (
     # the next slot of an unpaused schedule (a damaged slot is skipped: it only warns)
     "SELECT MIN(next_fire_at) FROM harvest_schedules"
     " WHERE paused = 0 AND typeof(next_fire_at) = 'integer'",
+    # a client command waiting to be applied: now
+    "SELECT MIN(:now) FROM harvest_commands WHERE applied_at IS NULL",
 )
 
 
