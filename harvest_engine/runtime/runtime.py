@@ -90,13 +90,10 @@ class SqliteRuntime:
         self._decider = Decider(store, self.registry, self.cache, self.settings)
         self._tasks = TaskRunner(store, self.registry)
         self._closed = False
-<<<<<<< HEAD
         # A write that storage failed may have carried any run's cycle (one
         # run's, or a batch's): no cached instance may run ahead of the file.
         store.add_rollback_listener(lambda _error: self.cache.clear())
-=======
         self.waker = serving.Waker()
->>>>>>> serve
 
     # -- opening ------------------------------------------------------------------
 

@@ -10,16 +10,12 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs
 
-<<<<<<< HEAD
 from harvest_engine.errors import (
     DatabaseCorrupt,
     DatabaseLocked,
     HarvestInternalError,
     StorageError,
 )
-from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
-=======
-from harvest_engine.errors import DatabaseLocked, HarvestInternalError
 from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import (
     listing,
@@ -28,7 +24,6 @@ from harvest_engine.store.sqlite import (
     readonly,
     wakeups,
 )
->>>>>>> serve
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import (
     ClosedConnection,
@@ -123,13 +118,10 @@ class SqliteStore:
         self._in_txn = False
         self._txn_thread = 0
         self._write_lock = threading.Lock()
-<<<<<<< HEAD
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
-=======
         self._joinable = False
         self._depth = 0
->>>>>>> serve
         self.closed = False
 
     @classmethod
@@ -283,7 +275,6 @@ class SqliteStore:
                 self._in_txn = False
                 self._txn_thread = 0
 
-<<<<<<< HEAD
     def _rolled_back(self, txn: SqliteWriteTxn, exc: BaseException) -> None:
         # SQLite may already have rolled back (a full disk, an I/O error):
         # ROLLBACK then fails with "no transaction is active", which must not
@@ -311,7 +302,7 @@ class SqliteStore:
                 f"WHERE status = 'RUNNING' AND id IN ({marks})",
                 tuple(self._released_claims),
             )
-=======
+
     @contextmanager
     def write_together(self) -> Iterator[SqliteWriteTxn]:
         """One transaction that every `write()` on this thread joins until it ends.
@@ -334,11 +325,14 @@ class SqliteStore:
         self._depth += 1
         name = f"harvest_joined_{self._depth}"
         self._conn.execute(f"SAVEPOINT {name}")
+        txn = SqliteWriteTxn(self._conn)
         try:
-            yield SqliteWriteTxn(self._conn)
+            yield txn
         except BaseException:
             self._conn.execute(f"ROLLBACK TO {name}")
             self._conn.execute(f"RELEASE {name}")
+            for undo in reversed(txn.undo):
+                undo()
             raise
         else:
             self._conn.execute(f"RELEASE {name}")
@@ -348,7 +342,6 @@ class SqliteStore:
     def pending_commands(self, limit: int) -> list[CommandRecord]:
         """Client commands not applied yet, in arrival order."""
         return command_sql.pending(self._conn, limit)
->>>>>>> serve
 
     # -- reads outside a transaction ----------------------------------------
 
