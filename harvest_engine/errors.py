@@ -28,11 +28,13 @@ __all__ = [
     "HarvestError",
     "HarvestInternalError",
     "InvalidFilter",
+    "InvalidName",
     "InvalidSearchAttribute",
     "InvalidSignal",
     "NonDeterminismDetected",
     "NonDeterministicCall",
     "NotAHarvestDatabase",
+    "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",
     "QueryFailed",
@@ -300,6 +302,37 @@ class PayloadTooDeep(SqliteError):
 
     def __init__(self, *, what: str, limit: int) -> None:
         super().__init__(what=what, limit=limit)
+
+
+class InvalidName(SqliteError, TypeError, ValueError):
+    """A name or id that is not text, is over the length cap, or cannot be stored.
+
+    Workflow names and ids, signal, query and update names, search-attribute
+    keys, idempotency and mutex keys are text of at most 1,000 characters
+    with no lone surrogates. A `TypeError` and a `ValueError` too, the errors
+    such calls raised before.
+    """
+
+    _template = "invalid {what}: {reason}"
+
+    def __init__(self, *, what: str, reason: str) -> None:
+        super().__init__(what=what, reason=reason)
+
+
+class PayloadNotJson(SqliteError, TypeError):
+    """A payload holds a value JSON cannot keep exactly; nothing was written.
+
+    NaN or an infinity, a non-text object key, an integer past 64 bits, a
+    lone surrogate in text, or a value of another type (a datetime, a set,
+    bytes, an object). `path` names where (`$.items[3].price`). A
+    `TypeError` too, as these payloads were refused (or silently changed)
+    with a plain `TypeError` before.
+    """
+
+    _template = "{what} is not JSON: {reason} at {path}"
+
+    def __init__(self, *, what: str, path: str, reason: str) -> None:
+        super().__init__(what=what, path=path, reason=reason)
 
 
 class UnsupportedFeature(SqliteError):

@@ -21,6 +21,7 @@ from harvest_engine.errors import (
     HarvestError,
     HarvestInternalError,
     NonDeterminismDetected,
+    PayloadNotJson,
     PayloadTooDeep,
     PayloadTooLarge,
     Unsupported,
@@ -377,10 +378,10 @@ class Decider:
         kind, value = instance.outcome()
         if kind == "completed":
             try:
-                output = payloads.check(value, "workflow result")
+                value, output = payloads.checked(value, "workflow result")
             except (PayloadTooDeep, PayloadTooLarge) as exc:
                 return self._fail(cycle, _failure(exc, non_retryable=True))
-            except (TypeError, ValueError, RecursionError) as exc:
+            except PayloadNotJson as exc:
                 # Returning something that is not JSON is a bug in the code:
                 # it counts against the panic budget instead of escaping the
                 # drive untyped on every cycle.
