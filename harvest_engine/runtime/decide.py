@@ -384,10 +384,8 @@ class Decider:
             except PayloadNotJson as exc:
                 # Returning something that is not JSON is a bug in the code:
                 # it counts against the panic budget instead of escaping the
-                # drive untyped on every cycle.
-                raise _Panic(
-                    TypeError(f"the workflow result is not a JSON value: {exc}")
-                ) from exc
+                # drive on every cycle.
+                raise _Panic(exc) from exc
             cycle.event("WorkflowCompleted", {"output": value})
             self._seal(cycle, "COMPLETED", output=output)
             return Decision(row.exec_id, state=RunState.Completed(output=value))
