@@ -204,13 +204,9 @@ class WorkflowSchedule:
 
     def __post_init__(self) -> None:
         """Check the fields; refuse every field this backend cannot honour."""
-        if not isinstance(self.workflow_name, str) or not self.workflow_name.strip():
-            raise ValueError(
-                f"workflow_name must be non-empty text, got {self.workflow_name!r}"[
-                    :200
-                ]
-            )
         check_name(self.workflow_name, "schedule name")
+        if not self.workflow_name.strip():
+            raise ValueError("workflow_name must be non-empty text, got blank text")
         if not isinstance(self.schedule, Schedule):
             raise ValueError(
                 "schedule must be Schedule.cron(...) or Schedule.every(...)"

@@ -12,6 +12,7 @@ from harvest_engine import payloads
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
+from harvest_engine.names import MAX_NAME_CHARS
 from harvest_engine.runtime import cancel as cancel_requests
 from harvest_engine.runtime import drive_targets as children_drive
 from harvest_engine.runtime import (
@@ -382,7 +383,7 @@ class SqliteRuntime:
     def _require(self, exec_id: str | ExecutionId) -> str:
         """The id as text; ExecutionNotFound when no run has it."""
         text = str(exec_id).strip() if exec_id is not None else ""
-        if not text or self._store.execution(text) is None:
+        if not _could_be_id(text) or self._store.execution(text) is None:
             raise ExecutionNotFound(exec_id=str(exec_id))
         return text
 
@@ -612,6 +613,17 @@ class SqliteRuntime:
         cancel_requests.terminate(
             self._store, self.cache, self._require(exec_id), reason, self.clock.now()
         )
+
+
+def _could_be_id(text: str) -> bool:
+    """Whether any run could have this id: not blank, within the name cap, storable text."""
+    if not text or len(text) > MAX_NAME_CHARS:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _fixed(when: datetime) -> Now:

@@ -252,11 +252,11 @@ class WorkflowContext:
 
     def log(self, message: str) -> None:
         """A workflow log line, stored once per run when a log policy is set."""
-        self._machine.log_line(str(message))
+        self._machine.log_line(payloads.check_value(str(message), "log message"))
 
     def set_current_details(self, text: str) -> None:
         """Describe what the run is doing now (kept in memory, not in history)."""
-        self._machine.current_details = str(text)
+        self._machine.current_details = payloads.check_value(str(text), "details")
 
     # -- activities ----------------------------------------------------------
 
