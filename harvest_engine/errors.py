@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harvest_engine.states import ExecutionId
+
 __all__ = [
     "ActivityError",
     "ApplicationError",
@@ -93,6 +95,19 @@ def _rebuild(
     return err
 
 
+def _run_id(value: Any) -> Any:
+    """An error's id field: the `ExecutionId` passed or found, parsed from its text.
+
+    So ``err.exec_id == exec_id`` holds for the id a caller has in hand.
+    A value that is no id at all (blank text, a number) is kept as given.
+    """
+    if isinstance(value, ExecutionId):
+        return value
+    if isinstance(value, str) and value.strip():
+        return ExecutionId.parse(value)
+    return value
+
+
 class HarvestInternalError(HarvestError):
     """A broken invariant inside harvest: a bug to report, never user error."""
 
@@ -112,9 +127,16 @@ class NonDeterminismDetected(HarvestError):
     )
 
     def __init__(
-        self, *, exec_id: str, seq: int | None, recorded: str, expected: str
+        self,
+        *,
+        exec_id: ExecutionId | str,
+        seq: int | None,
+        recorded: str,
+        expected: str,
     ) -> None:
-        super().__init__(exec_id=exec_id, seq=seq, recorded=recorded, expected=expected)
+        super().__init__(
+            exec_id=_run_id(exec_id), seq=seq, recorded=recorded, expected=expected
+        )
 
 
 class NonDeterministicCall(HarvestError):
@@ -229,8 +251,8 @@ class ExecutionNotFound(SqliteError):
 
     _template = "no execution with id {exec_id}"
 
-    def __init__(self, *, exec_id: str) -> None:
-        super().__init__(exec_id=str(exec_id))
+    def __init__(self, *, exec_id: ExecutionId | str) -> None:
+        super().__init__(exec_id=_run_id(exec_id))
 
 
 class WorkflowNotRunning(SqliteError):
@@ -238,8 +260,8 @@ class WorkflowNotRunning(SqliteError):
 
     _template = "execution {exec_id} is not running (state {state})"
 
-    def __init__(self, *, exec_id: str, state: str) -> None:
-        super().__init__(exec_id=str(exec_id), state=state)
+    def __init__(self, *, exec_id: ExecutionId | str, state: str) -> None:
+        super().__init__(exec_id=_run_id(exec_id), state=state)
 
 
 class WorkflowAlreadyStarted(SqliteError):
@@ -255,14 +277,14 @@ class WorkflowAlreadyStarted(SqliteError):
         *,
         workflow_name: str,
         workflow_id: str,
-        exec_id: str,
+        exec_id: ExecutionId | str,
         state: str,
         policy: str,
     ) -> None:
         super().__init__(
             workflow_name=workflow_name,
             workflow_id=workflow_id,
-            exec_id=str(exec_id),
+            exec_id=_run_id(exec_id),
             state=state,
             policy=policy,
         )
@@ -379,8 +401,8 @@ class Stuck(SqliteError):
         "signal or update that changes it, then drive again"
     )
 
-    def __init__(self, *, exec_id: str) -> None:
-        super().__init__(exec_id=str(exec_id))
+    def __init__(self, *, exec_id: ExecutionId | str) -> None:
+        super().__init__(exec_id=_run_id(exec_id))
 
 
 class WorkflowPanicked(SqliteError):
@@ -394,8 +416,12 @@ class WorkflowPanicked(SqliteError):
         "workflow code of run {exec_id} raised {error} (panic {count} of {budget})"
     )
 
-    def __init__(self, *, exec_id: str, error: str, count: int, budget: int) -> None:
-        super().__init__(exec_id=str(exec_id), error=error, count=count, budget=budget)
+    def __init__(
+        self, *, exec_id: ExecutionId | str, error: str, count: int, budget: int
+    ) -> None:
+        super().__init__(
+            exec_id=_run_id(exec_id), error=error, count=count, budget=budget
+        )
 
 
 class InvalidSignal(SqliteError):
@@ -430,8 +456,10 @@ class QueryNotFound(SqliteError):
 
     _template = "run {exec_id} has no query handler {name!r} (known: {known})"
 
-    def __init__(self, *, exec_id: str, name: str, known: str = "none") -> None:
-        super().__init__(exec_id=str(exec_id), name=name, known=known)
+    def __init__(
+        self, *, exec_id: ExecutionId | str, name: str, known: str = "none"
+    ) -> None:
+        super().__init__(exec_id=_run_id(exec_id), name=name, known=known)
 
 
 class QueryFailed(SqliteError):
@@ -439,8 +467,8 @@ class QueryFailed(SqliteError):
 
     _template = "query {name!r} of run {exec_id} failed: {error}"
 
-    def __init__(self, *, exec_id: str, name: str, error: str) -> None:
-        super().__init__(exec_id=str(exec_id), name=name, error=error)
+    def __init__(self, *, exec_id: ExecutionId | str, name: str, error: str) -> None:
+        super().__init__(exec_id=_run_id(exec_id), name=name, error=error)
 
 
 class QueryTimedOut(SqliteError):
@@ -448,8 +476,10 @@ class QueryTimedOut(SqliteError):
 
     _template = "query {name!r} of run {exec_id} timed out after {seconds}s"
 
-    def __init__(self, *, exec_id: str, name: str, seconds: float) -> None:
-        super().__init__(exec_id=str(exec_id), name=name, seconds=seconds)
+    def __init__(
+        self, *, exec_id: ExecutionId | str, name: str, seconds: float
+    ) -> None:
+        super().__init__(exec_id=_run_id(exec_id), name=name, seconds=seconds)
 
 
 class UpdateInputInvalid(SqliteError):
@@ -493,8 +523,8 @@ class UpdateHistoryCapReached(SqliteError):
 
     _template = "update {name!r} would reach the history cap of run {exec_id}"
 
-    def __init__(self, *, name: str, exec_id: str) -> None:
-        super().__init__(name=name, exec_id=str(exec_id))
+    def __init__(self, *, name: str, exec_id: ExecutionId | str) -> None:
+        super().__init__(name=name, exec_id=_run_id(exec_id))
 
 
 class ContinueAsNew(BaseException):

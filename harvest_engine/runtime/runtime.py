@@ -318,7 +318,7 @@ class SqliteRuntime:
         """The stored outcome, without driving."""
         row = self._store.execution(self._require(exec_id))
         if row is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         if row.state == "RUNNING":
             return ExecutionOutcome.Running()
         if row.state == "COMPLETED":
@@ -357,7 +357,7 @@ class SqliteRuntime:
         """One run with its payloads as Stored values."""
         detail = self._store.describe(self._require(exec_id))
         if detail is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         return detail
 
     def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
@@ -384,7 +384,7 @@ class SqliteRuntime:
         """The id as text; ExecutionNotFound when no run has it."""
         text = str(exec_id).strip() if exec_id is not None else ""
         if not _could_be_id(text) or self._store.execution(text) is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         return text
 
     # -- operating (issue 5) --------------------------------------------------------
