@@ -604,13 +604,14 @@ class Decider:
         elif event.type == "TimerCancelled":
             txn.delete_timers(row.exec_id, [str(attrs["timer_id"])])
         elif event.type == "SearchAttributesUpserted":
-            current = (
-                payloads.loads(row.search_attributes) if row.search_attributes else {}
+            # Read again: an earlier upsert of this cycle changed the row.
+            fresh = txn.execution(row.exec_id) or row
+            txn.update_execution(
+                row.exec_id,
+                search_attributes=merged_search_attributes(
+                    fresh.search_attributes, attrs.get("attributes") or {}
+                ),
             )
-            if not isinstance(current, dict):
-                current = {}
-            current.update(attrs.get("attributes") or {})
-            txn.update_execution(row.exec_id, search_attributes=payloads.dumps(current))
 
     def _task(
         self, row: ExecutionRecord, attrs: dict[str, Any], now: datetime
@@ -759,6 +760,19 @@ def _failure(exc: BaseException, *, non_retryable: bool = False) -> ErrorInfo:
     return ErrorInfo(
         type=type(exc).__name__, message=str(exc), non_retryable=non_retryable
     )
+
+
+def merged_search_attributes(stored: str | None, patch: dict[str, Any]) -> str | None:
+    """A run's search attributes after an upsert: None removes a key (guide §8)."""
+    current = payloads.loads(stored) if stored else {}
+    if not isinstance(current, dict):
+        current = {}
+    for key, value in patch.items():
+        if value is None:
+            current.pop(key, None)
+        else:
+            current[key] = value
+    return payloads.dumps(current) if current else None
 
 
 def terminal_state(row: ExecutionRecord) -> RunState:
