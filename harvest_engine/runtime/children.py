@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError
+from harvest_engine.runtime.drive_time import real_time
 from harvest_engine.runtime.runs import append, start_run
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
@@ -64,7 +65,7 @@ def seal_run(
     Returns the (state, reason) the cascade would give `skip` (the run whose
     own command is being applied), which the caller seals itself.
     """
-    txn.seal(exec_id, state, closed_at=now, output=output, error=error)
+    txn.seal(exec_id, state, closed_at=real_time(now), output=output, error=error)
     evict(exec_id)
     return close_children(txn, exec_id, now, evict, skip=skip)
 

@@ -27,6 +27,7 @@ from harvest_engine.runtime import (
 )
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.decide import Decider, Decision
+from harvest_engine.runtime.drive_time import DriveTime
 from harvest_engine.runtime.registry import ActivitySpec, Registry
 from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
 from harvest_engine.runtime.signals import send_signal
@@ -179,7 +180,7 @@ class SqliteRuntime:
         self, exec_id: str | ExecutionId, when: datetime
     ) -> RunState:
         """`run_until_blocked` with every clock read at `when` (an aware datetime)."""
-        fixed = _fixed(when)
+        fixed = _fixed(when, self.clock)
         return await self._run_until_blocked(self._require(exec_id), fixed)
 
     async def run_until_idle(self) -> None:
@@ -201,7 +202,7 @@ class SqliteRuntime:
 
     async def poll_once_as_of(self, when: datetime) -> bool:
         """`poll_once` with every clock read at `when`."""
-        return await self._poll(_fixed(when))
+        return await self._poll(_fixed(when, self.clock))
 
     async def _poll(self, now: Now) -> bool:
         fired, fire_error = self._fire_schedules(now())
@@ -626,7 +627,8 @@ def _could_be_id(text: str) -> bool:
     return True
 
 
-def _fixed(when: datetime) -> Now:
+def _fixed(when: datetime, clock: Clock) -> Now:
     if not isinstance(when, datetime) or when.tzinfo is None:
         raise ValueError(f"the *_as_of drivers take an aware datetime, got {when!r}")
-    return lambda: when
+    # Each reading carries the real clock's, for the stamps that must be real.
+    return lambda: DriveTime.of(when, clock.now())
