@@ -163,6 +163,7 @@ def to_json(value: Any, what: str = "payload") -> Json:
                         key = str.__str__(key)
                     if not key.isascii():
                         _check_text(key, what, path, key=True)
+                    out[key] = None  # the place, so the object keeps its key order
                     stack.append((child, out, key, level + 1, (path, key)))
             else:
                 out = [None] * len(item)

@@ -30,7 +30,9 @@ Evict = Callable[[str], None]
 Halt = tuple[str, str]
 
 PARENT_CLOSED_CANCEL = "parent closed"
+# The TERMINATE policy fails the child (guide §9) with this error type.
 PARENT_CLOSED_TERMINATE = "ParentClosed"
+PARENT_CLOSED_FAILED = "parent closed (parent-close policy TERMINATE)"
 _CHAIN_LIMIT = 10_000
 
 
@@ -79,7 +81,7 @@ def close_children(
         if child.parent_close_policy == "request_cancel":
             ending = ("CANCELLED", PARENT_CLOSED_CANCEL)
         elif child.parent_close_policy == "terminate":
-            ending = ("TERMINATED", PARENT_CLOSED_TERMINATE)
+            ending = ("FAILED", PARENT_CLOSED_FAILED)
         else:
             continue  # abandon, or an attached child: left running (guide §9)
         if child.exec_id == skip:
@@ -102,16 +104,24 @@ def hard_seal(
     *,
     skip: str | None = None,
 ) -> Halt | None:
-    """End a RUNNING run at once: WorkflowCancelled {reason}, sealed CANCELLED or TERMINATED."""
-    append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, now)
-    return seal_run(
-        txn, exec_id, state, now, evict, error=ending_error(state, reason), skip=skip
-    )
+    """End a RUNNING run at once: WorkflowCancelled {reason}, sealed CANCELLED or TERMINATED.
+
+    FAILED is the parent-close TERMINATE policy: WorkflowFailed with a
+    `ParentClosed` error instead (guide §9).
+    """
+    error = ending_error(state, reason)
+    if state == "FAILED":
+        append(txn, exec_id, "WorkflowFailed", {"error": payloads.loads(error)}, now)
+    else:
+        append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, now)
+    return seal_run(txn, exec_id, state, now, evict, error=error, skip=skip)
 
 
 def ending_error(state: str, reason: str) -> str:
     """The stored error of a cancelled or terminated run (its reason as the message)."""
-    kind = "Cancelled" if state == "CANCELLED" else "Terminated"
+    kind = {"CANCELLED": "Cancelled", "FAILED": PARENT_CLOSED_TERMINATE}.get(
+        state, "Terminated"
+    )
     return payloads.dumps(
         ErrorInfo(type=kind, message=reason, non_retryable=True).to_json()
     )

@@ -448,20 +448,20 @@ class Decider:
         state, reason = instance.halted or ("CANCELLED", "")
         self._record(cycle, instance, None)
         txn, exec_id = cycle.txn, cycle.row.exec_id
-        append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
-        children.seal_run(
-            txn,
-            exec_id,
-            state,
-            cycle.now,
-            self.cache.evict,
-            error=children.ending_error(state, reason),
-        )
-        ended = (
-            RunState.Cancelled(reason=reason)
-            if state == "CANCELLED"
-            else RunState.Terminated(reason=reason)
-        )
+        error = children.ending_error(state, reason)
+        if state == "FAILED":  # the parent-close TERMINATE policy
+            info = ErrorInfo.from_json(payloads.loads(error))
+            append(txn, exec_id, "WorkflowFailed", {"error": info.to_json()}, cycle.now)
+        else:
+            append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
+        children.seal_run(txn, exec_id, state, cycle.now, self.cache.evict, error=error)
+        ended: RunState
+        if state == "FAILED":
+            ended = RunState.Failed(error=info)
+        elif state == "CANCELLED":
+            ended = RunState.Cancelled(reason=reason)
+        else:
+            ended = RunState.Terminated(reason=reason)
         return Decision(exec_id, state=ended)
 
     def _fail(self, cycle: _Cycle, error: ErrorInfo) -> Decision:

@@ -73,7 +73,7 @@ class ParentClosePolicy(enum.Enum):
     """What happens to a RUNNING detached child when its parent ends (guide §9).
 
     REQUEST_CANCEL seals it CANCELLED with the reason ``parent closed``;
-    TERMINATE seals it TERMINATED with the reason ``ParentClosed``; ABANDON
+    TERMINATE fails it (FAILED, error type ``ParentClosed``); ABANDON
     leaves it running. The policy cascades through every level.
     """
 

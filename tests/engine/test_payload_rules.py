@@ -334,3 +334,10 @@ async def test_workflow_values_json_cannot_keep_are_refused_not_stored_as_null(
     assert isinstance(caught.value.__cause__, PayloadNotJson)
     assert what in str(caught.value.__cause__)
     assert rt.describe(exec_id).state == "RUNNING"
+
+
+def test_an_object_keeps_its_key_order() -> None:
+    value = {"order": "ORD-7", "old": {"z": 1, "a": 2}, "new": 120}
+    converted = to_json(value)
+    assert list(converted) == ["order", "old", "new"]
+    assert list(converted["old"]) == ["z", "a"]
