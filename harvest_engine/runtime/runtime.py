@@ -12,6 +12,7 @@ from harvest_engine import payloads
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
+from harvest_engine.names import MAX_NAME_CHARS
 from harvest_engine.runtime import cancel as cancel_requests
 from harvest_engine.runtime import drive_targets as children_drive
 from harvest_engine.runtime import (
@@ -28,6 +29,7 @@ from harvest_engine.runtime import (
 )
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.decide import Decider, Decision
+from harvest_engine.runtime.drive_time import DriveTime
 from harvest_engine.runtime.registry import ActivitySpec, Registry
 from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
 from harvest_engine.runtime.signals import send_signal
@@ -199,7 +201,7 @@ class SqliteRuntime:
         self, exec_id: str | ExecutionId, when: datetime
     ) -> RunState:
         """`run_until_blocked` with every clock read at `when` (an aware datetime)."""
-        fixed = _fixed(when)
+        fixed = _fixed(when, self.clock)
         return await self._run_until_blocked(self._require(exec_id), fixed)
 
     async def run_until_idle(self) -> None:
@@ -221,7 +223,7 @@ class SqliteRuntime:
 
     async def poll_once_as_of(self, when: datetime) -> bool:
         """`poll_once` with every clock read at `when`."""
-        return await self._poll(_fixed(when))
+        return await self._poll(_fixed(when, self.clock))
 
     async def _poll(self, now: Now) -> bool:
         fired, fire_error = self._fire_schedules(now())
@@ -376,7 +378,7 @@ class SqliteRuntime:
         """The stored outcome, without driving."""
         row = self._store.execution(self._require(exec_id))
         if row is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         if row.state == "RUNNING":
             return ExecutionOutcome.Running()
         if row.state == "COMPLETED":
@@ -415,7 +417,7 @@ class SqliteRuntime:
         """One run with its payloads as Stored values."""
         detail = self._store.describe(self._require(exec_id))
         if detail is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         return detail
 
     def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
@@ -441,8 +443,8 @@ class SqliteRuntime:
     def _require(self, exec_id: str | ExecutionId) -> str:
         """The id as text; ExecutionNotFound when no run has it."""
         text = str(exec_id).strip() if exec_id is not None else ""
-        if not text or self._store.execution(text) is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+        if not _could_be_id(text) or self._store.execution(text) is None:
+            raise ExecutionNotFound(exec_id=exec_id)
         return text
 
     # -- operating (issue 5) --------------------------------------------------------
@@ -706,7 +708,19 @@ class SqliteRuntime:
         self.waker.wake()
 
 
-def _fixed(when: datetime) -> Now:
+def _could_be_id(text: str) -> bool:
+    """Whether any run could have this id: not blank, within the name cap, storable text."""
+    if not text or len(text) > MAX_NAME_CHARS:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _fixed(when: datetime, clock: Clock) -> Now:
     if not isinstance(when, datetime) or when.tzinfo is None:
         raise ValueError(f"the *_as_of drivers take an aware datetime, got {when!r}")
-    return lambda: when
+    # Each reading carries the real clock's, for the stamps that must be real.
+    return lambda: DriveTime.of(when, clock.now())

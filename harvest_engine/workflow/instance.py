@@ -523,7 +523,7 @@ class WorkflowInstance:
         error = self.main.exception()
         if error is not None:
             return "raised", error
-        return "completed", payloads.to_json(self.main.result())
+        return "completed", self.main.result()
 
     @property
     def pending_commands(self) -> list[Command]:

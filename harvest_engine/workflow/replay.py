@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
 # Failures the engine imposes on a run whatever its code did.
-_IMPOSED_FAILURES = frozenset({"Panic", "HistoryCapReached", "Unsupported"})
+_IMPOSED_FAILURES = frozenset(
+    {"Panic", "HistoryCapReached", "Unsupported", "ParentClosed"}
+)
 
 
 @dataclass(frozen=True)
