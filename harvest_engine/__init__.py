@@ -100,6 +100,8 @@ from harvest_engine.workflow.context import (
     WorkflowContext,
 )
 from harvest_engine.workflow.replay import WorkflowReplayer
+from harvest_engine.workflow.stack import CoroutineStack, StackFrame
+from harvest_engine.workflow.waits import RunWait
 
 # Importing the `activity` module and the `workflow` package binds those
 # names on this package after the imports above: the decorators must win.
@@ -120,6 +122,7 @@ __all__ = [
     "ChildWorkflowError",
     "Clock",
     "ContinueAsNew",
+    "CoroutineStack",
     "DatabaseClosed",
     "DatabaseLocked",
     "ErrorInfo",
@@ -159,6 +162,7 @@ __all__ = [
     "RetryPolicy",
     "RunInfo",
     "RunState",
+    "RunWait",
     "Schedule",
     "ScheduleRow",
     "SchemaTooNew",
@@ -168,6 +172,7 @@ __all__ = [
     "SqliteError",
     "SqliteReader",
     "SqliteRuntime",
+    "StackFrame",
     "StagedSignal",
     "StartOptions",
     "StartOutcome",
