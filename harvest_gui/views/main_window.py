@@ -285,7 +285,7 @@ class MainWindow(QMainWindow):
         """
         try:
             session: Session = (
-                ReaderSession.open(path)
+                ReaderSession.open(path, self.app_module)
                 if read_only
                 else WriterSession.open(path, self.app_module)
             )
