@@ -423,6 +423,7 @@ class MainWindow(QMainWindow):
         if self.session is not None:
             self.session.refresh()
             if self.run_list is not None:
+                self.run_list.show_new_runs()
                 self.run_list.update_counts()
             self.status.showMessage("Refreshed", 2000)
 
