@@ -43,6 +43,8 @@ NO_CODE = (
     "await_condition cannot be read (they leave no row in the file); open the "
     "file with --app MODULE to see them."
 )
+REPLAY_LIMIT = 5_000
+"""Runs with more events are not replayed on every change (it would stall the window)."""
 NO_STACK = (
     "The call stack needs the workflow code: open the file as its writer, or "
     "read-only with --app MODULE."
@@ -91,6 +93,15 @@ def read_report(
     if detail.state != "RUNNING":
         return WaitingReport(running=False, panic=panic_text(detail))
     exec_id = str(detail.exec_id)
+    if len(history) > REPLAY_LIMIT:
+        text = (
+            f"This run has {len(history):,} events: the window does not replay it on "
+            "every change, so signal waits, conditions and the stack are not shown "
+            "(rt.where_waiting / rt.stack give them)."
+        )
+        return WaitingReport(
+            running=True, waits=from_file(history, rows), note=text, stack_note=text
+        )
     try:
         if runtime is not None:
             waits = runtime.where_waiting(exec_id)

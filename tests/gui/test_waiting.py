@@ -190,3 +190,17 @@ def _line_of(text: str) -> int:
             if text in line and "await" in line:
                 return number
     raise AssertionError(text)
+
+
+def test_a_very_long_run_is_read_from_the_file_without_a_replay(
+    qtbot: Any, writer: WriterSession, runs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harvest_gui import waiting
+
+    monkeypatch.setattr(waiting, "REPLAY_LIMIT", 1)
+    view = detail_of(qtbot, writer, runs[1]["approval"])
+
+    (line,) = view.summary.waiting.lines()
+    assert line.startswith("timer harvest.t")
+    assert "does not replay it on every change" in view.summary.waiting.note.text()
+    assert view.stack_view.rows() == []
