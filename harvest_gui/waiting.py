@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -196,7 +197,34 @@ def where_text(wait: RunWait) -> str:
     """`file:line in function: source` of the line that waits ("" when unknown)."""
     if wait.where is None:
         return ""
-    return f"{wait.where.describe()}: {wait.where.source}"
+    where = wait.where
+    return f"{short_path(where.file)}:{where.line} in {where.function}: {where.source}"
+
+
+def short_path(path: str) -> str:
+    """A source path as a person reads it: from the working folder or the package root."""
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    here = os.getcwd().rstrip(os.sep) + os.sep
+    return path[len(here) :] if path.startswith(here) else path
+
+
+def stack_text(stacks: Iterable[CoroutineStack]) -> str:
+    """The suspended coroutines written the way a Python traceback is."""
+    blocks = []
+    for stack in stacks:
+        lines = [f"{stack.task}: awaiting {stack.awaiting}"]
+        for frame in stack.frames:
+            lines.append(
+                f'  File "{short_path(frame.file)}", line {frame.line}, in {frame.function}'
+            )
+            if frame.source:
+                lines.append(f"    {frame.source}")
+        if not stack.frames:
+            lines.append("  (suspended inside the engine only: no frame of your code)")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def span(seconds: float) -> str:
@@ -220,7 +248,7 @@ def summary_line(report: WaitingReport) -> str:
             return f"Waiting on nothing the file shows. {report.note}"
         return "Waiting on nothing: the next drive moves it on."
     return (
-        f"Waiting on {len(report.waits)} thing{'s' if len(report.waits) != 1 else ''}."
+        f"Waiting on {len(report.waits)} thing{'s' if len(report.waits) != 1 else ''}:"
     )
 
 

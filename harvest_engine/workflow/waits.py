@@ -39,6 +39,8 @@ _TYPED_SIGNAL_CALLS = {
     WorkflowContext.receive_signal_timeout.__code__,
 }
 _CONDITION_CALL = WorkflowContext.await_condition.__code__
+_CHILD_CALL = WorkflowContext.spawn_child_workflow.__code__
+_AWAIT_CALL = WorkflowContext.await_external_workflow.__code__
 _TIMER_CALLS = {WorkflowContext.timer.__code__, TimerHandle.await_fire.__code__}
 _MUTEX_CALLS = {WorkflowMutex.acquire.__code__, WorkflowMutex.__aenter__.__code__}
 _ACTIVITY_CALLS = {
@@ -155,8 +157,16 @@ def run_waits(
             )
         )
     for kind, _, target in instance.waiting_workflows():
+        site = _site(calls, {_CHILD_CALL}, "child", target) or _site(
+            calls, {_AWAIT_CALL}, "exec_id", target
+        )
         waits.append(
-            RunWait("child" if kind == "child" else "workflow", target, target=target)
+            RunWait(
+                "child" if kind == "child" else "workflow",
+                target,
+                target=target,
+                where=None if site is None else site[1],
+            )
         )
     for key in instance.waiting_mutex_keys():
         site = _owner_site(calls, _MUTEX_CALLS, WorkflowMutex, "key", key)
@@ -203,9 +213,16 @@ def _call_sites(instance: WorkflowInstance) -> list[_Site]:
 
 def _site(calls: list[_Site], codes: set[Any], local: str, value: Any) -> _Site | None:
     for frame, where in calls:
-        if frame.f_code in codes and frame.f_locals.get(local) == value:
+        if frame.f_code in codes and _same(frame.f_locals.get(local), value):
             return frame, where
     return None
+
+
+def _same(local: Any, value: Any) -> bool:
+    """Equal, or the same text (an ExecutionId local against a str target)."""
+    if local is value or local == value:
+        return True
+    return isinstance(value, str) and isinstance(local, str) and str(local) == value
 
 
 def _owner_site(

@@ -5,16 +5,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+
+from harvest_gui.waiting import stack_text
 
 if TYPE_CHECKING:
     from harvest_gui.waiting import WaitingReport
 
-COLUMNS = ("Task / function", "File:line", "Source line")
-
 
 class StackView(QWidget):
-    """A tree: one item per suspended task (what it awaits), its frames outermost first."""
+    """The suspended coroutines as a Python traceback reads: task, then its frames, outermost first."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -24,21 +25,16 @@ class StackView(QWidget):
         self.note.setTextFormat(Qt.TextFormat.PlainText)
         self.note.setWordWrap(True)
         self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.tree = QTreeWidget()
-        self.tree.setObjectName("stackTree")
-        self.tree.setAccessibleName("Call stack of the run's workflow coroutines")
-        self.tree.setColumnCount(len(COLUMNS))
-        self.tree.setHeaderLabels(list(COLUMNS))
-        self.tree.setUniformRowHeights(True)
-        self.tree.setAlternatingRowColors(True)
-        header = self.tree.header()
-        metrics = header.fontMetrics()
-        header.resizeSection(0, metrics.horizontalAdvance("x" * 34))
-        header.resizeSection(1, metrics.horizontalAdvance("x" * 30))
+        self.text = QPlainTextEdit()
+        self.text.setObjectName("stackText")
+        self.text.setAccessibleName("Call stack of the run's workflow coroutines")
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.note)
-        layout.addWidget(self.tree)
+        layout.addWidget(self.text)
         self.report: WaitingReport | None = None
 
     def show_report(self, report: WaitingReport) -> None:
@@ -46,7 +42,7 @@ class StackView(QWidget):
         if report == self.report:
             return
         self.report = report
-        self.tree.clear()
+        self.text.clear()
         if not report.running:
             self.note.setText(
                 "The run has ended: no coroutine is suspended."
@@ -59,35 +55,8 @@ class StackView(QWidget):
         count = len(report.stacks)
         self.note.setText(
             f"{count} suspended coroutine{'s' if count != 1 else ''}, replayed to the "
-            "run's frontier (innermost frame last)."
+            "run's frontier; each reads like a traceback (innermost frame last)."
             if count
             else "No coroutine is suspended: the next drive moves the run on."
         )
-        for stack in report.stacks:
-            task = QTreeWidgetItem([stack.task, "", f"awaiting {stack.awaiting}"])
-            font = task.font(0)
-            font.setBold(True)
-            task.setFont(0, font)
-            for frame in stack.frames:
-                item = QTreeWidgetItem(
-                    [frame.function, f"{frame.file}:{frame.line}", frame.source]
-                )
-                item.setToolTip(1, frame.file)
-                item.setToolTip(2, frame.source)
-                task.addChild(item)
-            self.tree.addTopLevelItem(task)
-        self.tree.expandAll()
-
-    def rows(self) -> list[list[str]]:
-        """Every item's texts, tasks and frames in display order (for tests)."""
-        out: list[list[str]] = []
-        for i in range(self.tree.topLevelItemCount()):
-            task = self.tree.topLevelItem(i)
-            if task is None:
-                continue
-            out.append([task.text(c) for c in range(len(COLUMNS))])
-            for j in range(task.childCount()):
-                child = task.child(j)
-                if child is not None:
-                    out.append([child.text(c) for c in range(len(COLUMNS))])
-        return out
+        self.text.setPlainText(stack_text(report.stacks))

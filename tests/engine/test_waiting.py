@@ -84,7 +84,7 @@ async def child_flow(ctx: WorkflowContext) -> Any:
 
 @workflow
 async def parent_flow(ctx: WorkflowContext) -> Any:
-    return await ctx.spawn_child_workflow(child_flow)
+    return await ctx.spawn_child_workflow(child_flow)  # waits: child
 
 
 @workflow
@@ -240,6 +240,8 @@ async def test_a_parent_waits_on_its_child_run_by_exec_id(open_rt: Open) -> None
     (wait,) = rt.where_waiting(parent)
 
     assert (wait.kind, wait.target) == ("child", child)
+    assert wait.where is not None
+    assert wait.where.line == line_of("waits: child")
     assert [w.name for w in rt.where_waiting(child)] == ["done"]
 
 
