@@ -245,7 +245,10 @@ def summary_line(report: WaitingReport) -> str:
         return ""
     if not report.waits:
         if report.note:
-            return f"Waiting on nothing the file shows. {report.note}"
+            return (
+                "The file shows nothing it waits on: it waits on a signal or a "
+                "condition, or its next drive is due."
+            )
         return "Waiting on nothing: the next drive moves it on."
     return (
         f"Waiting on {len(report.waits)} thing{'s' if len(report.waits) != 1 else ''}:"

@@ -43,6 +43,7 @@ class StackView(QWidget):
             return
         self.report = report
         self.text.clear()
+        self.text.setVisible(report.running and not report.stack_note)
         if not report.running:
             self.note.setText(
                 "The run has ended: no coroutine is suspended."

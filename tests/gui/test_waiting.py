@@ -148,10 +148,17 @@ def test_read_only_without_the_code_shows_what_the_file_knows_and_says_why(
         view = detail_of(qtbot, session, runs[1]["approval"])
         (line,) = view.summary.waiting.lines()
         assert line.startswith("timer harvest.t")
+        assert view.summary.waiting.headline.text() == "Waiting on 1 thing:"
         assert "not loaded" in view.summary.waiting.note.text()
         assert "--app" in view.summary.waiting.note.text()
         assert view.stack_view.note.text() == NO_STACK
-        assert view.stack_view.text.toPlainText() == ""
+        view.show_run(runs[1]["child"])  # waits on a signal only: no row says so
+        assert view.summary.waiting.lines() == []
+        assert view.summary.waiting.headline.text().startswith(
+            "The file shows nothing it waits on: it waits on a signal or a condition"
+        )
+        assert "Nothing is pending" not in view.pending.note.text()
+        assert view.stack_view.text.isHidden()
     finally:
         session.close()
 
@@ -199,4 +206,4 @@ def test_a_very_long_run_is_read_from_the_file_without_a_replay(
     (line,) = view.summary.waiting.lines()
     assert line.startswith("timer harvest.t")
     assert "does not replay it on every change" in view.summary.waiting.note.text()
-    assert view.stack_view.text.toPlainText() == ""
+    assert view.stack_view.text.isHidden()
