@@ -13,7 +13,7 @@ from PySide6.QtCore import (
 )
 
 from harvest_engine import ExecutionFilter
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 from harvest_gui.theme import state_colour
 
 if TYPE_CHECKING:

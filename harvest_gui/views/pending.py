@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
+from harvest_gui.inspect.waiting import WaitingReport
 from harvest_gui.models.records import RecordTableModel
 from harvest_gui.views.tables import fit_columns_to_titles, record_table
 from harvest_gui.views.waiting import WaitingView
-from harvest_gui.waiting import WaitingReport
 
 if TYPE_CHECKING:
     from harvest_engine import PendingTask, StagedSignal, TimerRow

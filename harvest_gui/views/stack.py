@@ -8,10 +8,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from harvest_gui.waiting import stack_text
+from harvest_gui.inspect.waiting import stack_text
 
 if TYPE_CHECKING:
-    from harvest_gui.waiting import WaitingReport
+    from harvest_gui.inspect.waiting import WaitingReport
 
 
 class StackView(QWidget):

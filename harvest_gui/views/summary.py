@@ -15,14 +15,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 from harvest_gui.theme import state_colour
 from harvest_gui.views.payload import PayloadView
 from harvest_gui.views.waiting import WaitingView
 
 if TYPE_CHECKING:
     from harvest_engine import ExecutionDetail, HistoryEvent
-    from harvest_gui.waiting import WaitingReport
+    from harvest_gui.inspect.waiting import WaitingReport
 
 FIELDS = (
     ("exec_id", "Exec ID"),

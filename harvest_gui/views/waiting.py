@@ -15,7 +15,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from harvest_gui.waiting import WaitingReport, describe, summary_line, where_text
+from harvest_gui.inspect.waiting import (
+    WaitingReport,
+    describe,
+    summary_line,
+    where_text,
+)
 
 if TYPE_CHECKING:
     from harvest_engine import RunWait

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 from harvest_engine import RunWait, SqliteRuntime, WorkflowPanicked
+from harvest_gui.inspect.waiting import NO_STACK, describe, short_path
 from harvest_gui.session import ReaderSession, WriterSession
 from harvest_gui.views.run_detail import TAB_STACK, RunDetailView
-from harvest_gui.waiting import NO_STACK, describe, short_path
 from tests.gui.apps import waiting as app
 
 if TYPE_CHECKING:
@@ -87,10 +88,7 @@ def test_a_run_waiting_on_a_typed_signal_says_so_in_summary_and_pending(
     assert view.summary.waiting.headline.text() == "Waiting on 2 things:"
     assert view.pending.waiting.lines() == lines
     assert "Nothing is pending" not in view.pending.note.text()
-    wheres = [
-        w.text()
-        for w in view.summary.waiting.findChildren(type(view.title), "waitWhere")
-    ]
+    wheres = [w.text() for w in view.summary.waiting.findChildren(QLabel, "waitWhere")]
     assert any(
         "in approval: decision = await ctx.receive_signal_timeout" in w for w in wheres
     )
@@ -198,7 +196,7 @@ def _line_of(text: str) -> int:
 def test_a_very_long_run_is_read_from_the_file_without_a_replay(
     qtbot: Any, writer: WriterSession, runs: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harvest_gui import waiting
+    from harvest_gui.inspect import waiting
 
     monkeypatch.setattr(waiting, "REPLAY_LIMIT", 1)
     view = detail_of(qtbot, writer, runs[1]["approval"])
