@@ -60,11 +60,15 @@ class CoroutineStack:
             is suspended inside the engine only, e.g. a handler wrapper).
         awaiting: what the innermost frame awaits, e.g.
             "WorkflowContext.wait_for_signal" or "asyncio.gather".
+        error: for a body that raised instead of parking (a panicking
+            run), "Type: message" of the exception, and `frames` are its
+            traceback into the user's code; "" for a suspended task.
     """
 
     task: str
     frames: tuple[StackFrame, ...]
     awaiting: str
+    error: str = ""
 
 
 def coroutine_stacks(instance: WorkflowInstance) -> tuple[CoroutineStack, ...]:
@@ -114,10 +118,12 @@ def _raised(main: asyncio.Task[Any]) -> CoroutineStack | None:
         )
         if is_user(frame)
     )
+    text = f"{type(error).__name__}: {error}"
     return CoroutineStack(
         task=main.get_name(),
         frames=frames,
-        awaiting=f"nothing: it raised {type(error).__name__}: {error}",
+        awaiting=f"nothing: it raised {text}",
+        error=text,
     )
 
 

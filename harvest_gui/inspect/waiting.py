@@ -132,7 +132,15 @@ def read_report(
         return WaitingReport(
             running=True, waits=from_file(history, rows), note=text, stack_note=text
         )
-    return WaitingReport(running=True, waits=waits, stacks=stacks)
+    raised = [stack for stack in stacks if stack.error]
+    panic = (
+        "Its code raises instead of waiting (a panic: each drive rolls back, and "
+        "the third in a row fails the run). Fix the code and drive again.\n\n"
+        + stack_text(raised)
+        if raised
+        else ""
+    )
+    return WaitingReport(running=True, waits=waits, stacks=stacks, panic=panic)
 
 
 def with_rows(waits: Iterable[RunWait], rows: FileRows) -> tuple[RunWait, ...]:
@@ -214,7 +222,11 @@ def stack_text(stacks: Iterable[CoroutineStack]) -> str:
     """The suspended coroutines written the way a Python traceback is."""
     blocks = []
     for stack in stacks:
-        lines = [f"{stack.task}: awaiting {stack.awaiting}"]
+        lines = [
+            f"{stack.task} raised {stack.error}"
+            if stack.error
+            else f"{stack.task}: awaiting {stack.awaiting}"
+        ]
         for frame in stack.frames:
             lines.append(
                 f'  File "{short_path(frame.file)}", line {frame.line}, in {frame.function}'
@@ -242,7 +254,9 @@ def span(seconds: float) -> str:
 def summary_line(report: WaitingReport) -> str:
     """The one line the Summary and Pending tabs lead with."""
     if not report.running:
-        return ""
+        return "The run panicked: its code raised a bug." if report.panic else ""
+    if report.panic:
+        return "Its code raises: the run cannot move on."
     if not report.waits:
         if report.note:
             return (

@@ -87,7 +87,7 @@ class WaitingView(QWidget):
         self.report = report
         self._clear()
         self.headline.setText(summary_line(report))
-        self.headline.setVisible(report.running)
+        self.headline.setVisible(report.running or bool(report.panic))
         now = datetime.now(UTC)
         for wait in report.waits:
             self._add_row(wait, now)
@@ -95,9 +95,6 @@ class WaitingView(QWidget):
         self.note.setVisible(bool(report.note))
         self.panic.setPlainText(report.panic)
         self.panic.setVisible(bool(report.panic))
-        if report.panic and not report.running:
-            self.headline.setText("The run panicked: its code raised a bug.")
-            self.headline.setVisible(True)
         if any(w.kind == "timer" and w.due_at for w in report.waits):
             self._clock.start()
         else:

@@ -301,6 +301,7 @@ async def test_a_panicking_body_shows_its_traceback_into_the_users_code(
     (raised,) = rt.stack(run)
 
     assert raised.awaiting.startswith("nothing: it raised ZeroDivisionError")
+    assert raised.error == "ZeroDivisionError: integer division or modulo by zero"
     assert [f.function for f in raised.frames] == ["broken", "_share"]
     assert raised.frames[-1].line == line_of("raises: ZeroDivisionError")
     assert rt.where_waiting(run) == ()

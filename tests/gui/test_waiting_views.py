@@ -38,6 +38,7 @@ def runs(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         "approval": str(rt.start_workflow("approval", "ORD-1")),
         "parent": str(rt.start_workflow("parent")),
         "panics": str(rt.start_workflow("panics")),
+        "panicking": str(rt.start_workflow("panics")),
     }
 
     async def drive() -> None:
@@ -46,6 +47,8 @@ def runs(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         for _ in range(3):
             with contextlib.suppress(WorkflowPanicked):
                 await rt.run_until_blocked(ids["panics"])
+        with contextlib.suppress(WorkflowPanicked):  # one panic: still RUNNING
+            await rt.run_until_blocked(ids["panicking"])
 
     loop = asyncio.new_event_loop()
     try:
@@ -188,7 +191,7 @@ def test_a_timer_line_counts_down_and_then_says_how_late_it_is() -> None:
 def _line_of(text: str) -> int:
     with open(app.__file__, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
-            if text in line and "await" in line:
+            if text in line and ("await" in line or "//" in text):
                 return number
     raise AssertionError(text)
 
@@ -205,3 +208,19 @@ def test_a_very_long_run_is_read_from_the_file_without_a_replay(
     assert line.startswith("timer harvest.t")
     assert "does not replay it on every change" in view.summary.waiting.note.text()
     assert view.stack_view.text.isHidden()
+
+
+def test_a_running_run_whose_code_raises_shows_the_traceback_not_a_wait(
+    qtbot: Any, writer: WriterSession, runs: Any
+) -> None:
+    view = detail_of(qtbot, writer, runs[1]["panicking"])
+
+    waiting = view.summary.waiting
+    assert waiting.headline.text() == "Its code raises: the run cannot move on."
+    text = waiting.panic.toPlainText()
+    assert "workflow panics raised ZeroDivisionError" in text
+    assert f'File "{short_path(app.__file__)}", line {_line_of("1 // 0")}' in text
+    assert "    return 1 // 0" in text
+    assert "workflow panics raised ZeroDivisionError" in (
+        view.stack_view.text.toPlainText()
+    )
