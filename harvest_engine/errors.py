@@ -20,6 +20,7 @@ __all__ = [
     "ApplicationError",
     "BlankWorkflowId",
     "ChildWorkflowError",
+    "CommandTimedOut",
     "ContinueAsNew",
     "DatabaseClosed",
     "DatabaseCorrupt",
@@ -492,6 +493,21 @@ class UpdateHistoryCapReached(SqliteError):
 
     def __init__(self, *, name: str, exec_id: str) -> None:
         super().__init__(name=name, exec_id=str(exec_id))
+
+
+class CommandTimedOut(SqliteError):
+    """No serving process answered a client command in time; it stays queued and applies later."""
+
+    _template = (
+        "command {command_id} ({kind}) got no reply within {seconds}s: no process "
+        "serves {path} (start one with `await rt.serve()`); the command stays queued "
+        "and is applied when one does"
+    )
+
+    def __init__(
+        self, *, command_id: str, kind: str = "", seconds: float = 0.0, path: str = ""
+    ) -> None:
+        super().__init__(command_id=command_id, kind=kind, seconds=seconds, path=path)
 
 
 class ContinueAsNew(BaseException):

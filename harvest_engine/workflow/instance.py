@@ -40,7 +40,7 @@ from harvest_engine.workflow.context import RunInfo, TimerOutcome, WorkflowConte
 from harvest_engine.workflow.loop import DeterministicLoop
 from harvest_engine.workflow.signals import SignalInbox
 
-log = logging.getLogger("harvest.workflow")
+log = logging.getLogger("harvest_engine.workflow")
 
 # Events the engine records that answer no command and need no action here.
 _PASSIVE_EVENTS = frozenset(
