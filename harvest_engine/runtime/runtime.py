@@ -26,6 +26,7 @@ from harvest_engine.runtime import (
     starts,
     update_with_start,
     updates,
+    waiting,
 )
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.decide import Decider, Decision
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
         ExecutionPage,
         LedgerRow,
     )
+    from harvest_engine.workflow.stack import CoroutineStack
+    from harvest_engine.workflow.waits import RunWait
 
 log = logging.getLogger("harvest_engine.runtime")
 
@@ -662,6 +665,38 @@ class SqliteRuntime:
             update's errors as `update` raises them.
         """
         return self._woken(update_with_start.update_with_start(self, request))
+
+    def where_waiting(self, exec_id: str | ExecutionId) -> tuple[RunWait, ...]:
+        """What a running run is blocked on now (empty once it has ended); writes nothing.
+
+        Replays the run to its frontier with the registered code: signal
+        waits (with the payload type a `receive_signal` call or a handler
+        declares), armed timers (due time), activities, children and awaited
+        runs, mutex keys (runs ahead in the queue) and `await_condition`
+        predicates, each with the user-code line that waits when known.
+
+        Raises:
+            ExecutionNotFound, UnknownWorkflow (the code is not registered),
+            NonDeterminismDetected, HarvestError (the code raised before parking).
+        """
+        return waiting.where_waiting(
+            self._store, self.registry, self.clock, self._require(exec_id)
+        )
+
+    def stack(self, exec_id: str | ExecutionId) -> tuple[CoroutineStack, ...]:
+        """Where each of a running run's workflow coroutines is suspended in the user's code.
+
+        The body's task first, then gather children and handler tasks; a
+        body that raised (a panicking run) gives its traceback instead.
+        Empty once the run has ended; writes nothing.
+
+        Raises:
+            ExecutionNotFound, UnknownWorkflow, NonDeterminismDetected,
+            HarvestError (the code raised before parking).
+        """
+        return waiting.stack(
+            self._store, self.registry, self.clock, self._require(exec_id)
+        )
 
     def set_query_timeout(self, timeout: Duration) -> None:
         """How long a query may take from now on (default 5 s); a query already made keeps its own."""

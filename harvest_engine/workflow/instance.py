@@ -568,6 +568,14 @@ class WorkflowInstance:
             if aid in self._activities and not self._activities[aid].done()
         ]
 
+    def armed_timers(self) -> list[tuple[str, datetime]]:
+        """(timer id, fire time) of every armed timer still waiting, without taking them."""
+        return [(tid, at) for tid, at, fut in self._timer_arms if not fut.done()]
+
+    def waiting_predicates(self) -> list[Callable[[], bool]]:
+        """The predicates of the parked `await_condition` waits, in the order they parked."""
+        return [predicate for predicate, fut in self._conditions if not fut.done()]
+
     def waiting_conditions(self) -> int:
         """How many `await_condition` waits are parked."""
         return sum(1 for _, fut in self._conditions if not fut.done())
