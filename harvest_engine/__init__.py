@@ -14,25 +14,30 @@ from harvest_engine.authoring import (
     query,
     update,
 )
+from harvest_engine.client import HarvestClient
 from harvest_engine.clock import Clock, ManualClock, SystemClock
 from harvest_engine.errors import (
     ActivityError,
     ApplicationError,
     BlankWorkflowId,
     ChildWorkflowError,
+    CommandTimedOut,
     ContinueAsNew,
     DatabaseClosed,
+    DatabaseCorrupt,
     DatabaseLocked,
     ExecutionNotFound,
     ExternalWorkflowError,
     HarvestError,
     HarvestInternalError,
     InvalidFilter,
+    InvalidName,
     InvalidSearchAttribute,
     InvalidSignal,
     NonDeterminismDetected,
     NonDeterministicCall,
     NotAHarvestDatabase,
+    PayloadNotJson,
     PayloadTooDeep,
     PayloadTooLarge,
     QueryFailed,
@@ -40,6 +45,7 @@ from harvest_engine.errors import (
     QueryTimedOut,
     SchemaTooNew,
     SqliteError,
+    StorageError,
     Stuck,
     UnknownWorkflow,
     Unsupported,
@@ -70,6 +76,10 @@ from harvest_engine.runtime.starts import (
     StartOptions,
     StartOutcome,
     WorkflowIdReusePolicy,
+)
+from harvest_engine.runtime.update_with_start import (
+    UpdateWithStart,
+    UpdateWithStartOutcome,
 )
 from harvest_engine.schedules import (
     Overlap,
@@ -102,6 +112,8 @@ from harvest_engine.workflow.context import (
     WorkflowContext,
 )
 from harvest_engine.workflow.replay import WorkflowReplayer
+from harvest_engine.workflow.stack import CoroutineStack, StackFrame
+from harvest_engine.workflow.waits import RunWait
 
 # Importing the `activity` module and the `workflow` package binds those
 # names on this package after the imports above: the decorators must win.
@@ -121,8 +133,11 @@ __all__ = [
     "BlankWorkflowId",
     "ChildWorkflowError",
     "Clock",
+    "CommandTimedOut",
     "ContinueAsNew",
+    "CoroutineStack",
     "DatabaseClosed",
+    "DatabaseCorrupt",
     "DatabaseLocked",
     "ErrorInfo",
     "ExecutionDetail",
@@ -134,11 +149,13 @@ __all__ = [
     "ExecutionSummary",
     "ExternalWorkflowError",
     "HandlerInfo",
+    "HarvestClient",
     "HarvestError",
     "HarvestInternalError",
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidName",
     "InvalidSearchAttribute",
     "InvalidSignal",
     "LedgerRow",
@@ -152,6 +169,7 @@ __all__ = [
     "NotAHarvestDatabase",
     "Overlap",
     "ParentClosePolicy",
+    "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",
     "PendingTask",
@@ -163,6 +181,7 @@ __all__ = [
     "RetryPolicy",
     "RunInfo",
     "RunState",
+    "RunWait",
     "Schedule",
     "ScheduleRow",
     "SchemaTooNew",
@@ -172,9 +191,11 @@ __all__ = [
     "SqliteError",
     "SqliteReader",
     "SqliteRuntime",
+    "StackFrame",
     "StagedSignal",
     "StartOptions",
     "StartOutcome",
+    "StorageError",
     "Stored",
     "Stuck",
     "SystemClock",
@@ -189,6 +210,8 @@ __all__ = [
     "UpdateInputInvalid",
     "UpdateRejected",
     "UpdateTimedOut",
+    "UpdateWithStart",
+    "UpdateWithStartOutcome",
     "WorkflowAlreadyStarted",
     "WorkflowContext",
     "WorkflowIdNotFound",

@@ -173,6 +173,23 @@ CREATE TABLE harvest_mutexes (
 );
 CREATE INDEX harvest_mutexes_exec ON harvest_mutexes (exec_id);
 
+-- Client commands (DESIGN "Serving"): a client inserts one row; a serving
+-- worker applies it, writing the effect, `reply` and `applied_at` together.
+CREATE TABLE harvest_commands (
+    id            BIGSERIAL PRIMARY KEY,
+    command_id    TEXT NOT NULL UNIQUE,
+    kind          TEXT NOT NULL,
+    args          TEXT NOT NULL,
+    submitted_at  BIGINT NOT NULL,
+    applied_at    BIGINT,
+    exec_id       TEXT,
+    reply         TEXT
+);
+CREATE INDEX harvest_commands_pending ON harvest_commands (id) WHERE applied_at IS NULL;
+CREATE INDEX harvest_commands_applied ON harvest_commands (applied_at)
+    WHERE applied_at IS NOT NULL;
+CREATE INDEX harvest_commands_exec ON harvest_commands (exec_id);
+
 -- The event log is the truth (DESIGN): an UPDATE of a stored event is refused
 -- whoever sends it; the primary key already refuses an overwrite.
 CREATE FUNCTION harvest_events_refuse_update() RETURNS trigger

@@ -4,7 +4,8 @@ Each store is one worker: a connection for its transactions and reads, and a
 second one for lease renewals and heartbeats (they never wait for a decision
 of this worker). Claims are leases (leases.py); decisions lock their run's
 row (write_txn.py). Errors of the server or the network are `psycopg.Error`
-inside the engine (`storage_errors`) and typed errors at the public edge.
+inside a transaction and typed errors (`faults`) at every public method; a
+broken connection is replaced on the next call.
 """
 
 from __future__ import annotations
@@ -18,22 +19,29 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from harvest_engine.errors import DatabaseClosed, HarvestInternalError
-from harvest_engine.store.postgres import leases, listing, reads
+from harvest_engine.errors import (
+    DatabaseClosed,
+    DatabaseCorrupt,
+    HarvestInternalError,
+    StorageError,
+)
+from harvest_engine.store.postgres import commands as command_sql
+from harvest_engine.store.postgres import leases, listing, reads, wakeups
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.connection import connect, redact
+from harvest_engine.store.postgres.faults import guard_public_methods, translate
 from harvest_engine.store.postgres.migrations import migrate
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from datetime import datetime, timedelta
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
-    from harvest_engine.store.protocol import ExecutionRecord, TaskRecord
+    from harvest_engine.store.protocol import CommandRecord, ExecutionRecord, TaskRecord
     from harvest_engine.store.records import (
         ActivityAttempt,
         ExecutionDetail,
@@ -52,10 +60,15 @@ def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+@guard_public_methods(skip=("write", "write_together", "connection", "connect"))
 class PostgresStore:
     """The DurableStore on Postgres; any number of them, in any processes, share one database."""
 
-    storage_errors: tuple[type[Exception], ...] = (psycopg.Error,)
+    storage_errors: tuple[type[Exception], ...] = (
+        psycopg.Error,
+        StorageError,
+        DatabaseCorrupt,
+    )
 
     def __init__(
         self,
@@ -74,6 +87,10 @@ class PostgresStore:
         self._lock = threading.RLock()
         self._lease_lock = threading.Lock()
         self._in_txn = False
+        self._txn_thread = 0
+        self._joinable = False
+        self._rollback_listeners: list[Callable[[BaseException], None]] = []
+        self._released_claims: set[int] = set()
         self.closed = False
         self._renewer = leases.Renewer(self.renew_leases, lease)
 
@@ -126,22 +143,125 @@ class PostgresStore:
             self._lease_conn.close()
 
     def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """The connection, replaced first when the server or the network broke it."""
         if self.closed:
             raise DatabaseClosed(path=self.path)
+        if self._conn.broken or self._conn.closed:
+            self._conn = connect(self.dsn)
         return self._conn
 
     @contextmanager
     def write(self) -> Iterator[PostgresWriteTxn]:
-        with self._lock:
-            if self._in_txn:
+        """One write transaction; a psycopg failure rolls it back and arrives typed.
+
+        Inside `write_together` a write on the same thread is a savepoint: its
+        error undoes only its own changes.
+        """
+        if self._in_txn and self._txn_thread == threading.get_ident():
+            if not self._joinable:
                 raise HarvestInternalError("nested write transaction")
-            conn = self._live()
+            joined = PostgresWriteTxn(self._conn)
+            try:
+                with self._conn.transaction():  # a savepoint
+                    yield joined
+            except BaseException:
+                for undo in reversed(joined.undo):
+                    undo()
+                raise
+            return
+        with self._lock:
+            conn = self._live_or_typed()
+            txn = PostgresWriteTxn(conn)
             self._in_txn = True
+            self._txn_thread = threading.get_ident()
             try:
                 with conn.transaction():
-                    yield PostgresWriteTxn(conn)
+                    self._apply_released_claims(conn)
+                    yield txn
+            except BaseException as exc:
+                self._rolled_back(txn, exc)
+                typed = translate(exc, self.path)
+                if typed is exc:
+                    raise
+                raise typed from exc
+            else:
+                self._released_claims.clear()
             finally:
                 self._in_txn = False
+                self._txn_thread = 0
+
+    def _live_or_typed(self) -> psycopg.Connection[tuple[Any, ...]]:
+        try:
+            return self._live()
+        except psycopg.Error as exc:
+            raise translate(exc, self.path) from exc
+
+    def _rolled_back(self, txn: PostgresWriteTxn, exc: BaseException) -> None:
+        for undo in reversed(txn.undo):
+            undo()
+        if isinstance(exc, self.storage_errors):
+            for listener in self._rollback_listeners:
+                listener(exc)
+
+    @contextmanager
+    def write_together(self) -> Iterator[PostgresWriteTxn]:
+        """One transaction that every `write()` on this thread joins until it ends."""
+        with self.write() as txn:
+            joined = self._joinable
+            self._joinable = True
+            try:
+                yield txn
+            finally:
+                self._joinable = joined
+
+    def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
+        self._rollback_listeners.append(fn)
+
+    def release_claim(self, task_id: int) -> None:
+        self._released_claims.add(task_id)
+
+    def _apply_released_claims(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+        if self._released_claims:
+            conn.execute(
+                "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL, "
+                "worker_id = NULL, lease_expires_at = NULL "
+                "WHERE status = 'RUNNING' AND worker_id = %s AND id = ANY(%s)",
+                (self.worker_id, list(self._released_claims)),
+            )
+
+    def requeue_claimed_tasks(self) -> None:
+        """Put this worker's claimed tasks back to PENDING (its unfinished bodies).
+
+        Only its own: the other workers' bodies are running.
+        """
+        with self.write() as txn:
+            del txn
+            self._conn.execute(
+                "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL, "
+                "worker_id = NULL, lease_expires_at = NULL "
+                "WHERE status = 'RUNNING' AND worker_id = %s",
+                (self.worker_id,),
+            )
+
+    def pending_commands(self, limit: int) -> list[CommandRecord]:
+        """Client commands not applied yet, in arrival order."""
+        with self._lock:
+            return command_sql.pending(self._live(), limit)
+
+    def earliest_due(self, now: datetime) -> datetime | None:
+        """The earliest time any waiting row comes due (`now` for ready work); None if none."""
+        with self._lock:
+            return wakeups.earliest_due(self._live(), now)
+
+    def data_version(self) -> int:
+        """A number that changes when another worker (another process) commits a write."""
+        with self._lock:
+            row = (
+                self._live()
+                .execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")
+                .fetchone()
+            )
+        return int(row[0]) if row is not None else 0
 
     # -- leases ---------------------------------------------------------------
 
@@ -229,6 +349,9 @@ class PostgresStore:
         return [r[0] for r in rows]
 
     def ready_tasks(self, exec_id: str | None, now: datetime) -> list[TaskRecord]:
+        if self._released_claims:
+            with self.write():
+                pass  # puts the released claims back to PENDING first
         # Ready: PENDING and due, or RUNNING under a lease that expired (a dead worker's).
         sql = (
             f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE "

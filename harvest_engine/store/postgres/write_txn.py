@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.postgres import commands as command_sql
 from harvest_engine.store.postgres import reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
@@ -24,7 +25,7 @@ from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from datetime import datetime
 
     import psycopg
@@ -71,6 +72,11 @@ class PostgresWriteTxn:
 
     def __init__(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         self._conn = conn
+        self.undo: list[Callable[[], None]] = []
+
+    def on_rollback(self, fn: Callable[[], None]) -> None:
+        """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
+        self.undo.append(fn)
 
     def _key_lock(self, *parts: str) -> None:
         """Hold an advisory lock on a key until the transaction ends."""
@@ -501,6 +507,24 @@ class PostgresWriteTxn:
 
     def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
         return retention_sql.purge_batch(self._conn, cutoff, limit)
+
+    # -- client commands (serving) ------------------------------------------------
+
+    def claim_command(self, row_id: int) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM harvest_commands WHERE id = %s AND applied_at IS NULL "
+            "FOR UPDATE SKIP LOCKED",
+            (row_id,),
+        ).fetchone()
+        return row is not None
+
+    def finish_command(
+        self, row_id: int, reply: str, exec_id: str | None, now: datetime
+    ) -> None:
+        command_sql.finish(self._conn, row_id, reply, exec_id, now)
+
+    def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
+        return command_sql.purge_applied(self._conn, cutoff, limit)
 
     # -- run lifecycle (issue 3) ------------------------------------------------
 
