@@ -150,6 +150,14 @@ class PostgresStore:
             self._conn = connect(self.dsn)
         return self._conn
 
+    def _lease_live(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """The lease connection (the caller holds `_lease_lock`), replaced when broken."""
+        if self.closed:
+            raise DatabaseClosed(path=self.path)
+        if self._lease_conn.broken or self._lease_conn.closed:
+            self._lease_conn = connect(self.dsn)
+        return self._lease_conn
+
     @contextmanager
     def write(self) -> Iterator[PostgresWriteTxn]:
         """One write transaction; a psycopg failure rolls it back and arrives typed.
@@ -270,7 +278,7 @@ class PostgresStore:
         with self._lease_lock:
             if self.closed:
                 return 0
-            return leases.renew(self._lease_conn, self.worker_id, self.lease)
+            return leases.renew(self._lease_live(), self.worker_id, self.lease)
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         with self.write() as txn:
@@ -282,9 +290,7 @@ class PostgresStore:
         # On the lease connection: a heartbeat from a body's thread never waits
         # for this worker's decision, and it renews the attempt's lease.
         with self._lease_lock:
-            if self.closed:
-                raise DatabaseClosed(path=self.path)
-            self._lease_conn.execute(
+            self._lease_live().execute(
                 "UPDATE harvest_tasks SET heartbeat = %s, "
                 "lease_expires_at = clock_timestamp() + %s "
                 "WHERE id = %s AND worker_id = %s",
