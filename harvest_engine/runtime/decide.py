@@ -641,6 +641,7 @@ class Decider:
             if schedule_to_close is None
             else now + timedelta(seconds=float(schedule_to_close)),
             idempotency_key=f"{row.exec_id}:{attrs['activity_id']}",
+            heartbeat_timeout=activity.heartbeat_timeout,
         )
 
     def _seal_at_cap(

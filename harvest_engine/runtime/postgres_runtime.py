@@ -75,7 +75,9 @@ class PostgresRuntime(SqliteRuntime):
             SchemaTooNew: a newer harvest wrote the schema; nothing is changed.
             Unsupported: psycopg (the `postgres` extra) is not installed.
         """
-        return cls(open_store(dsn, worker_id=worker_id, lease=lease), clock=clock)
+        rt = cls(open_store(dsn, worker_id=worker_id, lease=lease), clock=clock)
+        rt.registry.heartbeat_timeouts = True
+        return rt
 
     @classmethod
     def open(cls, path: str | Path, *, clock: Clock | None = None) -> PostgresRuntime:

@@ -121,6 +121,8 @@ class NewTask:
     schedule_to_close_at: datetime | None
     idempotency_key: str
     local: bool = False
+    heartbeat_timeout: float | None = None
+    """Seconds an attempt may go without a heartbeat (stores with leases only)."""
 
 
 @dataclass(frozen=True)

@@ -317,3 +317,68 @@ async def test_a_lost_connection_is_a_storage_error_and_the_next_call_reconnects
     assert rt.describe(exec_id).state == "RUNNING"
     # The lease connection broke too: a claim's renewals heal the same way.
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="HI")
+
+
+# -- heartbeat_timeout --------------------------------------------------------------
+
+
+@activity(heartbeat_timeout="5s")
+def watched(ctx: ActivityContext, text: str) -> str:
+    ctx.heartbeat({"at": text})
+    return text
+
+
+@workflow
+async def one_watched(ctx: WorkflowContext, text: str) -> str:
+    return await ctx.execute_activity(watched, text)
+
+
+def lease_left(dsn: str) -> float:
+    ((left,),) = raw(
+        dsn, "SELECT EXTRACT(EPOCH FROM lease_expires_at - now()) FROM harvest_tasks"
+    )
+    return float(left)
+
+
+async def test_heartbeat_timeout_is_supported_and_an_attempt_that_stops_heartbeating_is_retaken(
+    pg_dsn: str, runtimes: list[PostgresRuntime]
+) -> None:
+    rt_a = connect(runtimes, pg_dsn, "a")
+    rt_b = connect(runtimes, pg_dsn, "b")
+    for rt in (rt_a, rt_b):
+        rt.register_workflow(one_watched)
+        rt.register_activity(watched)
+    exec_id = rt_a.start_workflow("one_watched", "x")
+    rt_a._decider.decide(str(exec_id), rt_a.clock.now())
+    (task,) = rt_a.store.ready_tasks(None, rt_a.clock.now())
+    a, b = store_of(rt_a), store_of(rt_b)
+
+    claimed = a.claim_task(task.id, rt_a.clock.now())
+    assert claimed is not None
+    assert 3 < lease_left(pg_dsn) <= 5  # the heartbeat timeout, not the 30s lease
+    assert a.renew_leases() == 0  # the timer keeps only the other tasks alive
+    raw(pg_dsn, "UPDATE harvest_tasks SET lease_expires_at = now() + interval '1s'")
+    a.save_heartbeat(task.id, '{"at": "x"}')  # a heartbeat renews it
+    assert lease_left(pg_dsn) > 3
+
+    # a's body goes silent past the timeout: b retakes the attempt and finishes.
+    raw(pg_dsn, "UPDATE harvest_tasks SET lease_expires_at = now() - interval '1s'")
+    assert b.claim_task(task.id, rt_b.clock.now()) is not None
+    raw(pg_dsn, "UPDATE harvest_tasks SET status = 'PENDING'")
+    assert await rt_b.run_until_blocked(exec_id) == RunState.Completed(output="x")
+    outcomes = [x.outcome for x in rt_b.activity_attempts(exec_id)]
+    assert outcomes == ["lost", "completed"]
+
+
+def test_a_local_activity_with_heartbeat_timeout_is_refused_on_postgres(
+    pg_dsn: str, runtimes: list[PostgresRuntime]
+) -> None:
+    from harvest_engine import UnsupportedFeature
+
+    @activity(local=True, heartbeat_timeout="5s")
+    def quick(ctx: ActivityContext, n: int) -> int:
+        return n
+
+    rt = connect(runtimes, pg_dsn)
+    with pytest.raises(UnsupportedFeature, match="heartbeat_timeout"):
+        rt.register_activity(quick)

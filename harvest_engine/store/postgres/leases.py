@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("harvest.postgres")
 
+# A task whose activity declares heartbeat_timeout holds its lease that long
+# from its claim or its last heartbeat, and the timer does not renew it: an
+# attempt that stops heartbeating is retaken though its worker lives.
+LEASE_OF_TASK = "COALESCE(make_interval(secs => heartbeat_timeout), %s::interval)"
+
 DEFAULT_LEASE = timedelta(seconds=30)
 """How long a claim lasts without renewal; a dead worker's task is retaken after it."""
 
@@ -70,7 +75,7 @@ def claim(
         _record_lost(txn, current, holder, claimed_at, now)
     conn.execute(
         "UPDATE harvest_tasks SET status = 'RUNNING', claimed_at = %s, worker_id = %s, "
-        "lease_expires_at = clock_timestamp() + %s WHERE id = %s",
+        f"lease_expires_at = clock_timestamp() + {LEASE_OF_TASK} WHERE id = %s",
         (micros(now), worker_id, lease, task_id),
     )
     return txn.task(task_id)
@@ -114,7 +119,7 @@ def renew(
     """Extend this worker's leases (all, or one task's); how many were renewed."""
     sql = (
         "UPDATE harvest_tasks SET lease_expires_at = clock_timestamp() + %s "
-        "WHERE worker_id = %s AND status = 'RUNNING'"
+        "WHERE worker_id = %s AND status = 'RUNNING' AND heartbeat_timeout IS NULL"
     )
     args: tuple[object, ...] = (lease, worker_id)
     if task_id is not None:

@@ -86,7 +86,8 @@ CREATE TABLE harvest_tasks (
     idempotency_key      TEXT NOT NULL,
     local                INTEGER NOT NULL DEFAULT 0,
     worker_id            TEXT,
-    lease_expires_at     TIMESTAMPTZ
+    lease_expires_at     TIMESTAMPTZ,
+    heartbeat_timeout    DOUBLE PRECISION
 );
 CREATE INDEX harvest_tasks_ready ON harvest_tasks (status, ready_at);
 CREATE INDEX harvest_tasks_exec ON harvest_tasks (exec_id);

@@ -292,7 +292,7 @@ class PostgresStore:
         with self._lease_lock:
             self._lease_live().execute(
                 "UPDATE harvest_tasks SET heartbeat = %s, "
-                "lease_expires_at = clock_timestamp() + %s "
+                f"lease_expires_at = clock_timestamp() + {leases.LEASE_OF_TASK} "
                 "WHERE id = %s AND worker_id = %s",
                 (details, self.lease, task_id, self.worker_id),
             )

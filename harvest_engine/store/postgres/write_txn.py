@@ -314,8 +314,8 @@ class PostgresWriteTxn:
         row = self._conn.execute(
             "INSERT INTO harvest_tasks (exec_id, activity_id, activity_name, input, queue, "
             "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
-            "schedule_to_close_at, idempotency_key, local) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            "schedule_to_close_at, idempotency_key, local, heartbeat_timeout) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
             (
                 task.exec_id,
                 task.activity_id,
@@ -330,6 +330,7 @@ class PostgresWriteTxn:
                 _opt_micros(task.schedule_to_close_at),
                 task.idempotency_key,
                 int(task.local),
+                task.heartbeat_timeout,
             ),
         ).fetchone()
         if row is None:
