@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import pytest
 
-from harvest_engine import PostgresReader, PostgresRuntime
+from harvest_engine import (
+    Overlap,
+    PostgresReader,
+    PostgresRuntime,
+    Schedule,
+    WorkflowSchedule,
+)
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import Workers
@@ -102,3 +108,33 @@ def test_a_worker_killed_mid_activity_has_its_attempt_retaken_within_the_lease(
         types = [e.type for e in reader.load_history(exec_id)]
         assert types.count("ActivityCompleted") == 3
         assert reader.describe(exec_id).output.value == 3
+
+
+def test_a_schedule_fires_each_slot_once_across_three_workers(
+    pg_dsn: str, workers: Workers
+) -> None:
+    module = workers.load("pg_worker")
+    with PostgresRuntime.connect(pg_dsn) as rt:
+        rt.register_workflow(module.three_steps)
+        rt.upsert_schedule(
+            WorkflowSchedule(
+                "three_steps",
+                Schedule.every("1s"),
+                input=0,
+                overlap=Overlap.ALLOW_ALL,
+                max_active_runs=100,
+            )
+        )
+    procs = [workers.spawn("pg_worker", pg_dsn, f"w{i}") for i in range(3)]
+    workers.wait_for(
+        lambda: int(sql(pg_dsn, "SELECT COUNT(*) FROM harvest_executions")[0][0]) >= 3,
+        "three slots to fire",
+    )
+    stop_workers(pg_dsn, workers, procs)
+
+    slots = sql(
+        pg_dsn,
+        "SELECT workflow_id, COUNT(*) FROM harvest_executions GROUP BY workflow_id",
+    )
+    assert len(slots) >= 3
+    assert all(count == 1 for _, count in slots), slots
