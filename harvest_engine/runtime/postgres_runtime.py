@@ -75,8 +75,14 @@ class PostgresRuntime(SqliteRuntime):
             SchemaTooNew: a newer harvest wrote the schema; nothing is changed.
             Unsupported: psycopg (the `postgres` extra) is not installed.
         """
-        rt = cls(open_store(dsn, worker_id=worker_id, lease=lease), clock=clock)
+        store = open_store(dsn, worker_id=worker_id, lease=lease)
+        rt = cls(store, clock=clock)
         rt.registry.heartbeat_timeouts = True
+        try:
+            store.listen(rt.waker.wake)  # LISTEN/NOTIFY: served at once, not at a poll
+        except BaseException:
+            rt.close()
+            raise
         return rt
 
     @classmethod

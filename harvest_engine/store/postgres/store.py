@@ -26,7 +26,7 @@ from harvest_engine.errors import (
     StorageError,
 )
 from harvest_engine.store.postgres import commands as command_sql
-from harvest_engine.store.postgres import leases, listing, reads, wakeups
+from harvest_engine.store.postgres import leases, listing, notify, reads, wakeups
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.connection import connect, redact
 from harvest_engine.store.postgres.faults import guard_public_methods, translate
@@ -91,6 +91,7 @@ class PostgresStore:
         self._joinable = False
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
+        self._listeners: list[notify.Listener] = []
         self.closed = False
         self._renewer = leases.Renewer(self.renew_leases, lease)
 
@@ -137,6 +138,8 @@ class PostgresStore:
             return
         self.closed = True
         self._renewer.stop()
+        for listener in self._listeners:
+            listener.stop()
         with self._lock:
             self._conn.close()
         with self._lease_lock:
@@ -186,6 +189,7 @@ class PostgresStore:
                 with conn.transaction():
                     self._apply_released_claims(conn)
                     yield txn
+                    conn.execute(notify.NOTIFY, (self.worker_id,))
             except BaseException as exc:
                 self._rolled_back(txn, exc)
                 typed = translate(exc, self.path)
@@ -221,6 +225,10 @@ class PostgresStore:
                 yield txn
             finally:
                 self._joinable = joined
+
+    def listen(self, on_wake: Callable[[], None]) -> None:
+        """Call `on_wake()` (from a thread) whenever another worker or a client commits."""
+        self._listeners.append(notify.Listener(self.dsn, self.worker_id, on_wake))
 
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         self._rollback_listeners.append(fn)
