@@ -8,6 +8,7 @@ idempotency key (at-least-once, guide §10).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from harvest_engine.errors import UnknownActivity
 from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime import local_activities
+from harvest_engine.runtime.registry import RegisteredActivity
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.protocol import (
     AttemptRecord,
@@ -34,9 +36,20 @@ from harvest_engine.store.protocol import (
 )
 
 if TYPE_CHECKING:
-    from harvest_engine.runtime.registry import RegisteredActivity, Registry
+    from harvest_engine.runtime.registry import Registry
 
 Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class Finished:
+    """An attempt whose body has run and whose outcome is not yet recorded."""
+
+    task: TaskRecord
+    activity: RegisteredActivity
+    result: AttemptResult
+    started: datetime
+    ended: datetime
 
 
 class TaskRunner:
@@ -48,13 +61,24 @@ class TaskRunner:
 
     async def run(self, task: TaskRecord, clock: Clock) -> bool:
         """Run one attempt of `task`; False when it was gone or not ready."""
+        self.activity(task)
+        claimed = self.store.claim_task(task.id, clock())
+        if claimed is None:
+            return False
+        self.record(await self.execute(claimed, clock))
+        return True
+
+    def activity(self, task: TaskRecord) -> RegisteredActivity:
+        """The task's registered activity; UnknownActivity when this runtime lacks it."""
         activity = self.registry.activities.get(task.activity_name)
         if activity is None:
             raise UnknownActivity(name=task.activity_name)
+        return activity
+
+    async def execute(self, claimed: TaskRecord, clock: Clock) -> Finished:
+        """Run the body of a claimed task outside any transaction; its unrecorded outcome."""
+        activity = self.activity(claimed)
         started = clock()
-        claimed = self.store.claim_task(task.id, started)
-        if claimed is None:
-            return False
         budget = _budget(claimed, activity, started)
         if claimed.local:
             budget = local_activities.budget(
@@ -69,8 +93,7 @@ class TaskRunner:
                     non_retryable=True,
                 ),
             )
-            self._record(claimed, activity, result, started, clock())
-            return True
+            return Finished(claimed, activity, result, started, clock())
         ctx = self._context(claimed)
         try:
             args = self._args(activity, claimed, ctx)
@@ -85,8 +108,21 @@ class TaskRunner:
             result = AttemptResult(
                 ok=True, output=result.output, llm_calls=list(ctx.llm_calls)
             )
-        self._record(claimed, activity, result, started, clock())
-        return True
+        return Finished(claimed, activity, result, started, clock())
+
+    def record(self, finished: Finished) -> bool:
+        """Write an attempt's outcome in one transaction (a savepoint inside a batch).
+
+        Returns whether the run now has something to decide (an appended
+        completion or failure), not a rescheduled retry or a task gone.
+        """
+        return self._record(
+            finished.task,
+            finished.activity,
+            finished.result,
+            finished.started,
+            finished.ended,
+        )
 
     def _context(self, task: TaskRecord) -> ActivityContext:
         heartbeat = payloads.loads(task.heartbeat) if task.heartbeat else None
@@ -129,15 +165,15 @@ class TaskRunner:
         result: AttemptResult,
         started: datetime,
         ended: datetime,
-    ) -> None:
+    ) -> bool:
         with self.store.write() as txn:
             current = txn.task(task.id)
             if current is None:
-                return  # the run was sealed while the body ran
+                return False  # the run was sealed while the body ran
             row = txn.execution(task.exec_id)
             if row is None or row.state != "RUNNING":
                 txn.delete_task(task.id)
-                return
+                return False
             error_text = (
                 None if result.error is None else payloads.dumps(result.error.to_json())
             )
@@ -160,7 +196,7 @@ class TaskRunner:
             )
             if task.local:
                 local_activities.record(txn, current, row, result, ended)
-                return
+                return True
             if result.ok:
                 txn.add_ledger(
                     [_ledger(task, call, ended) for call in result.llm_calls]
@@ -183,7 +219,7 @@ class TaskRunner:
                     txn.reschedule_task(
                         task.id, task.attempt + 1, ready_at, error_text or ""
                     )
-                    return
+                    return False
                 event = HistoryEvent(
                     seq=row.next_seq,
                     type="ActivityFailed",
@@ -198,6 +234,7 @@ class TaskRunner:
             txn.append_events(task.exec_id, [event])
             txn.delete_task(task.id)
             txn.update_execution(task.exec_id, needs_decision=1)
+            return True
 
 
 def _budget(
@@ -256,4 +293,4 @@ def _ledger(task: TaskRecord, call: LlmCall, at: datetime) -> LedgerEntry:
     )
 
 
-__all__ = ["TaskRunner", "timedelta"]
+__all__ = ["Finished", "TaskRunner", "timedelta"]

@@ -220,6 +220,10 @@ class WriteTxn(Protocol):
         """A task row by id."""
         ...
 
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        """Flip a PENDING task to RUNNING in this transaction (compare-and-swap); None if gone or taken."""
+        ...
+
     def delete_task(self, task_id: int) -> None:
         """Remove a finished task."""
         ...
@@ -362,6 +366,19 @@ class DurableStore(Protocol):
 
     def write(self) -> AbstractContextManager[WriteTxn]:
         """One write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error)."""
+        ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """One transaction for many `write()` blocks, each its own savepoint (group commit).
+
+        A `write()` inside that raises rolls back alone; the rest commit
+        together when the batch ends; an exception out of the batch rolls it
+        all back.
+        """
+        ...
+
+    def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
+        """Which of these tasks are still RUNNING (claimed, not yet recorded or dropped)."""
         ...
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:

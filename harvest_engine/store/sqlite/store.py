@@ -28,7 +28,7 @@ from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
     from datetime import datetime
     from pathlib import Path
 
@@ -92,6 +92,8 @@ class SqliteStore:
         self._in_txn = False
         self._txn_thread = 0
         self._write_lock = threading.Lock()
+        self._batch_depth = 0
+        self._savepoints = 0
         self.closed = False
 
     @classmethod
@@ -196,9 +198,14 @@ class SqliteStore:
     def write(self) -> Iterator[SqliteWriteTxn]:
         # Sync activity bodies heartbeat from worker threads on this same
         # connection: the lock keeps their writes out of the loop thread's
-        # transaction. A nested write on one thread is a bug, not a wait.
+        # transaction. A nested write on one thread is a bug, not a wait,
+        # except inside `batch()`, where each write is a savepoint.
         if self._in_txn and self._txn_thread == threading.get_ident():
-            raise HarvestInternalError("nested write transaction")
+            if self._batch_depth == 0:
+                raise HarvestInternalError("nested write transaction")
+            with self._savepoint():
+                yield SqliteWriteTxn(self._conn)
+            return
         with self._write_lock:
             self._conn.execute("BEGIN IMMEDIATE")
             self._in_txn = True
@@ -206,13 +213,57 @@ class SqliteStore:
             try:
                 yield SqliteWriteTxn(self._conn)
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             else:
                 self._conn.execute("COMMIT")
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction that many `write()` blocks join, each as its own savepoint.
+
+        Group commit (DESIGN "Group commit"): a `write()` inside the batch
+        that raises rolls back to its savepoint alone; the others commit
+        together when the batch ends. An exception out of the batch itself
+        rolls everything back. A batch inside a write or a batch joins it.
+        """
+        if self._in_txn and self._txn_thread == threading.get_ident():
+            self._batch_depth += 1
+            try:
+                yield
+            finally:
+                self._batch_depth -= 1
+            return
+        with self.write():
+            self._batch_depth += 1
+            try:
+                yield
+            finally:
+                self._batch_depth -= 1
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        self._savepoints += 1
+        name = f"harvest_sp{self._savepoints}"
+        self._conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute(f"ROLLBACK TO {name}")
+                self._conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            self._conn.execute(f"RELEASE {name}")
+
+    def _rollback(self) -> None:
+        # SQLite itself may have rolled the transaction back (a full disk,
+        # an I/O error): then there is nothing left to roll back.
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
 
     # -- reads outside a transaction ----------------------------------------
 
@@ -260,14 +311,11 @@ class SqliteStore:
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         with self.write() as txn:
-            task = txn.task(task_id)
-            if task is None or task.status != "PENDING":
-                return None
-            self._conn.execute(
-                "UPDATE harvest_tasks SET status = 'RUNNING', claimed_at = ? WHERE id = ?",
-                (micros(now), task_id),
-            )
-            return txn.task(task_id)
+            return txn.claim_task(task_id, now)
+
+    def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
+        """Which of these tasks are still RUNNING (claimed and neither recorded nor dropped)."""
+        return queries.claimed_task_ids(self._conn, task_ids)
 
     def save_heartbeat(self, task_id: int, details: str) -> None:
         with self.write():

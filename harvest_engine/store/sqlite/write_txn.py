@@ -290,6 +290,17 @@ class SqliteWriteTxn:
         ).fetchone()
         return None if row is None else queries.task_from_row(row)
 
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        """Flip a PENDING task RUNNING (compare-and-swap); None when it is gone or taken."""
+        cursor = self._conn.execute(
+            "UPDATE harvest_tasks SET status = 'RUNNING', claimed_at = ? "
+            "WHERE id = ? AND status = 'PENDING'",
+            (micros(now), task_id),
+        )
+        if cursor.rowcount != 1:
+            return None
+        return self.task(task_id)
+
     def delete_task(self, task_id: int) -> None:
         self._conn.execute("DELETE FROM harvest_tasks WHERE id = ?", (task_id,))
 
