@@ -612,11 +612,11 @@ class Decider:
         txn, row, now = cycle.txn, cycle.row, cycle.now
         attrs = event.attrs
         if event.type == "ActivityScheduled":
-            task_id = txn.add_task(self._task(row, attrs, now))
+            task = self._task(row, attrs, now)
             if cycle.claimed is not None:
-                claimed = txn.claim_task(task_id, now)
-                if claimed is not None:
-                    cycle.claimed.append(claimed)
+                cycle.claimed.append(txn.add_claimed_task(task, now))
+            else:
+                txn.add_task(task)
         elif event.type == "LocalActivityScheduled":
             txn.add_task(local_activities.new_task(self.registry, row, attrs, now))
         elif event.type == "TimerCancelled":

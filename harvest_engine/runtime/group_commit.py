@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.decide import Decider, Decision
     from harvest_engine.runtime.settings import Settings
     from harvest_engine.runtime.tasks import Finished, TaskRunner
-    from harvest_engine.store.protocol import DurableStore, TaskRecord
+    from harvest_engine.store.protocol import DurableStore, TaskRecord, WriteTxn
 
 Now = Callable[[], datetime]
 
@@ -89,7 +89,8 @@ class GroupCommit:
         for start in range(0, len(exec_ids), size):
             chunk = exec_ids[start : start + size]
 
-            def work(chunk: list[str] = chunk) -> list[Decision]:
+            def work(txn: WriteTxn, chunk: list[str] = chunk) -> list[Decision]:
+                del txn  # each decision takes its own savepoint
                 return self._decide(chunk, now, errors)
 
             decisions = self._in_batch(chunk, work)
@@ -117,7 +118,7 @@ class GroupCommit:
     def _in_batch(
         self,
         exec_ids: list[str],
-        work: Callable[[], list[Decision]],
+        work: Callable[[WriteTxn], list[Decision]],
         *,
         carry: bool = True,
     ) -> list[Decision]:
@@ -127,8 +128,8 @@ class GroupCommit:
         pass; without, the caller runs them itself.
         """
         try:
-            with self.store.batch():
-                decisions = work()
+            with self.store.batch() as txn:
+                decisions = work(txn)
         except BaseException:
             for exec_id in exec_ids:
                 self.cache.evict(exec_id)
@@ -147,12 +148,11 @@ class GroupCommit:
             return []
         at = now()
         claimed: list[TaskRecord] = []
-        with self.store.batch():
+        with self.store.batch() as txn:
             for task in ready:
                 if task.activity_name not in self.tasks.registry.activities:
                     continue  # reported when the pass runs it (UnknownActivity)
-                with self.store.write() as txn:
-                    got = txn.claim_task(task.id, at)
+                got = txn.claim_task(task.id, at)
                 if got is not None:
                     claimed.append(got)
         unknown = [
@@ -191,6 +191,18 @@ class GroupCommit:
             task = queues[exec_id].popleft()
             running[asyncio.ensure_future(self._execute(task, now, errors))] = exec_id
 
+        if len(queues) == 1:
+            # One run: its bodies in order, no tasks to schedule or wait on.
+            exec_id = waiting.popleft()
+            while queues[exec_id]:
+                item = await self._execute(queues[exec_id].popleft(), now, errors)
+                last = [] if queues[exec_id] else [exec_id]
+                batch = [] if item is None else [item]
+                for decision in self._flush(
+                    batch, last, news, now, errors, carry=carry
+                ):
+                    decided[decision.exec_id] = decision
+            return decided
         while waiting and len(running) < limit:
             start(waiting.popleft())
         while running:
@@ -237,9 +249,10 @@ class GroupCommit:
             return []
         runs = list(dict.fromkeys(item.task.exec_id for item in finished))
 
-        def work() -> list[Decision]:
+        def work(txn: WriteTxn) -> list[Decision]:
+            # Recording fails only with the storage: no savepoint of its own.
             for item in finished:
-                if self.tasks.record(item):
+                if self.tasks.record(item, txn):
                     news.add(item.task.exec_id)
             ready = [r for r in last if r in news]
             news.difference_update(ready)
@@ -276,7 +289,8 @@ class GroupCommit:
         decided: list[Decision] = []
         errors: list[HarvestError] = []
 
-        def work() -> list[Decision]:
+        def work(txn: WriteTxn) -> list[Decision]:
+            del txn  # the decision takes its own savepoint
             try:
                 decided.append(self.decider.decide(exec_id, at, claim=True))
             except HarvestError as exc:

@@ -33,12 +33,16 @@ from harvest_engine.store.protocol import (
     DurableStore,
     LedgerEntry,
     TaskRecord,
+    WriteTxn,
 )
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.registry import Registry
 
 Clock = Callable[[], datetime]
+
+# How many runs' workflow names the runner remembers before it starts over.
+NAME_MEMORY = 4096
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class TaskRunner:
     def __init__(self, store: DurableStore, registry: Registry) -> None:
         self.store = store
         self.registry = registry
+        self._names: dict[str, str] = {}
 
     async def run(self, task: TaskRecord, clock: Clock) -> bool:
         """Run one attempt of `task`; False when it was gone or not ready."""
@@ -110,19 +115,16 @@ class TaskRunner:
             )
         return Finished(claimed, activity, result, started, clock())
 
-    def record(self, finished: Finished) -> bool:
-        """Write an attempt's outcome in one transaction (a savepoint inside a batch).
+    def record(self, finished: Finished, txn: WriteTxn | None = None) -> bool:
+        """Write an attempt's outcome in its own transaction, or in `txn` (a batch's).
 
         Returns whether the run now has something to decide (an appended
         completion or failure), not a rescheduled retry or a task gone.
         """
-        return self._record(
-            finished.task,
-            finished.activity,
-            finished.result,
-            finished.started,
-            finished.ended,
-        )
+        if txn is None:
+            with self.store.write() as own:
+                return self._record_in(own, finished)
+        return self._record_in(txn, finished)
 
     def _context(self, task: TaskRecord) -> ActivityContext:
         heartbeat = payloads.loads(task.heartbeat) if task.heartbeat else None
@@ -131,7 +133,6 @@ class TaskRunner:
             if task.last_error
             else None
         )
-        row = self.store.execution(task.exec_id)
         return ActivityContext(
             ActivityRunInfo(
                 exec_id=task.exec_id,
@@ -141,13 +142,24 @@ class TaskRunner:
                 queue=task.queue,
                 task_id=task.id,
                 activity_id=task.activity_id,
-                workflow_name=row.workflow_name if row else "",
+                workflow_name=self._workflow_name(task.exec_id),
             ),
             idempotency_key=task.idempotency_key,
             heartbeat_details=heartbeat,
             previous_failure=previous,
             save_heartbeat=lambda text: self.store.save_heartbeat(task.id, text),
         )
+
+    def _workflow_name(self, exec_id: str) -> str:
+        """The run's workflow name; remembered, since a run never changes it."""
+        name = self._names.get(exec_id)
+        if name is None:
+            row = self.store.execution(exec_id)
+            name = row.workflow_name if row else ""
+            if len(self._names) >= NAME_MEMORY:
+                self._names.clear()
+            self._names[exec_id] = name
+        return name
 
     @staticmethod
     def _args(
@@ -158,83 +170,75 @@ class TaskRunner:
             return (ctx, payloads.from_json(value, activity.input_type))
         return (value,)
 
-    def _record(
-        self,
-        task: TaskRecord,
-        activity: RegisteredActivity,
-        result: AttemptResult,
-        started: datetime,
-        ended: datetime,
-    ) -> bool:
-        with self.store.write() as txn:
-            current = txn.task(task.id)
-            if current is None:
-                return False  # the run was sealed while the body ran
-            row = txn.execution(task.exec_id)
-            if row is None or row.state != "RUNNING":
-                txn.delete_task(task.id)
-                return False
-            error_text = (
-                None if result.error is None else payloads.dumps(result.error.to_json())
-            )
-            outcome = (
-                "completed"
-                if result.ok
-                else ("timed_out" if result.timed_out else "failed")
-            )
-            txn.record_attempt(
-                AttemptRecord(
-                    exec_id=task.exec_id,
-                    activity_id=task.activity_id,
-                    activity_name=task.activity_name,
-                    attempt=task.attempt,
-                    started_at=started,
-                    ended_at=ended,
-                    outcome=outcome,
-                    error=error_text,
-                )
-            )
-            if task.local:
-                local_activities.record(txn, current, row, result, ended)
-                return True
-            if result.ok:
-                txn.add_ledger(
-                    [_ledger(task, call, ended) for call in result.llm_calls]
-                )
-                event = HistoryEvent(
-                    seq=row.next_seq,
-                    type="ActivityCompleted",
-                    at=ended,
-                    attrs={
-                        "activity_id": task.activity_id,
-                        "name": task.activity_name,
-                        "result": result.output,
-                        "attempt": task.attempt,
-                    },
-                )
-            else:
-                assert_error = result.error or ErrorInfo(type="Error", message="failed")
-                ready_at = _retry_at(task, assert_error, ended)
-                if ready_at is not None:
-                    txn.reschedule_task(
-                        task.id, task.attempt + 1, ready_at, error_text or ""
-                    )
-                    return False
-                event = HistoryEvent(
-                    seq=row.next_seq,
-                    type="ActivityFailed",
-                    at=ended,
-                    attrs={
-                        "activity_id": task.activity_id,
-                        "name": task.activity_name,
-                        "error": assert_error.to_json(),
-                        "attempt": task.attempt,
-                    },
-                )
-            txn.append_events(task.exec_id, [event])
+    def _record_in(self, txn: WriteTxn, finished: Finished) -> bool:
+        task, result = finished.task, finished.result
+        started, ended = finished.started, finished.ended
+        current = txn.task(task.id)
+        if current is None:
+            return False  # the run was sealed while the body ran
+        row = txn.execution(task.exec_id)
+        if row is None or row.state != "RUNNING":
             txn.delete_task(task.id)
-            txn.update_execution(task.exec_id, needs_decision=1)
+            return False
+        error_text = (
+            None if result.error is None else payloads.dumps(result.error.to_json())
+        )
+        outcome = (
+            "completed"
+            if result.ok
+            else ("timed_out" if result.timed_out else "failed")
+        )
+        txn.record_attempt(
+            AttemptRecord(
+                exec_id=task.exec_id,
+                activity_id=task.activity_id,
+                activity_name=task.activity_name,
+                attempt=task.attempt,
+                started_at=started,
+                ended_at=ended,
+                outcome=outcome,
+                error=error_text,
+            )
+        )
+        if task.local:
+            local_activities.record(txn, current, row, result, ended)
             return True
+        if result.ok:
+            txn.add_ledger([_ledger(task, call, ended) for call in result.llm_calls])
+            event = HistoryEvent(
+                seq=row.next_seq,
+                type="ActivityCompleted",
+                at=ended,
+                attrs={
+                    "activity_id": task.activity_id,
+                    "name": task.activity_name,
+                    "result": result.output,
+                    "attempt": task.attempt,
+                },
+            )
+        else:
+            assert_error = result.error or ErrorInfo(type="Error", message="failed")
+            ready_at = _retry_at(task, assert_error, ended)
+            if ready_at is not None:
+                txn.reschedule_task(
+                    task.id, task.attempt + 1, ready_at, error_text or ""
+                )
+                return False
+            event = HistoryEvent(
+                seq=row.next_seq,
+                type="ActivityFailed",
+                at=ended,
+                attrs={
+                    "activity_id": task.activity_id,
+                    "name": task.activity_name,
+                    "error": assert_error.to_json(),
+                    "attempt": task.attempt,
+                },
+            )
+        txn.append_events(task.exec_id, [event])
+        txn.delete_task(task.id)
+        txn.update_execution(task.exec_id, needs_decision=1)
+        return True
 
 
 def _budget(

@@ -224,6 +224,10 @@ class WriteTxn(Protocol):
         """Flip a PENDING task to RUNNING in this transaction (compare-and-swap); None if gone or taken."""
         ...
 
+    def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
+        """Insert an activity task already claimed (RUNNING) at `now`; its row."""
+        ...
+
     def delete_task(self, task_id: int) -> None:
         """Remove a finished task."""
         ...
@@ -368,12 +372,12 @@ class DurableStore(Protocol):
         """One write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error)."""
         ...
 
-    def batch(self) -> AbstractContextManager[None]:
+    def batch(self) -> AbstractContextManager[WriteTxn]:
         """One transaction for many `write()` blocks, each its own savepoint (group commit).
 
         A `write()` inside that raises rolls back alone; the rest commit
         together when the batch ends; an exception out of the batch rolls it
-        all back.
+        all back. Writes through the yielded transaction take no savepoint.
         """
         ...
 

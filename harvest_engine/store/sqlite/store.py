@@ -222,30 +222,37 @@ class SqliteStore:
                 self._txn_thread = 0
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self) -> Iterator[SqliteWriteTxn]:
         """One transaction that many `write()` blocks join, each as its own savepoint.
 
         Group commit (DESIGN "Group commit"): a `write()` inside the batch
         that raises rolls back to its savepoint alone; the others commit
         together when the batch ends. An exception out of the batch itself
         rolls everything back. A batch inside a write or a batch joins it.
+        Writes through the yielded transaction itself take no savepoint.
         """
         if self._in_txn and self._txn_thread == threading.get_ident():
             self._batch_depth += 1
             try:
-                yield
+                yield SqliteWriteTxn(self._conn)
             finally:
                 self._batch_depth -= 1
             return
-        with self.write():
+        with self.write() as txn:
             self._batch_depth += 1
             try:
-                yield
+                yield txn
             finally:
                 self._batch_depth -= 1
 
     @contextmanager
     def _savepoint(self) -> Iterator[None]:
+        # Named by depth, not by a counter: the same few statements each
+        # time, so the connection's statement cache keeps them compiled.
+        if not self._conn.in_transaction:
+            # SQLite rolled the whole batch back (a full disk, an I/O error):
+            # a write now would run outside it, in autocommit.
+            raise sqlite3.OperationalError("the batch transaction was rolled back")
         self._savepoints += 1
         name = f"harvest_sp{self._savepoints}"
         self._conn.execute(f"SAVEPOINT {name}")
@@ -258,6 +265,8 @@ class SqliteStore:
             raise
         else:
             self._conn.execute(f"RELEASE {name}")
+        finally:
+            self._savepoints -= 1
 
     def _rollback(self) -> None:
         # SQLite itself may have rolled the transaction back (a full disk,
