@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestError, Stuck
+
+log = logging.getLogger("harvest.runtime")
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.cache import InstanceCache
@@ -110,6 +113,9 @@ class GroupCommit:
                 if decision.stuck:
                     raise Stuck(exec_id=exec_id)
             except HarvestError as exc:
+                # The pass raises the first error; each one is logged, so a
+                # second failing run in the same batch is reported too.
+                log.warning("run %s: %s: %s", exec_id, type(exc).__name__, exc)
                 errors.append(exc)
                 continue
             decisions.append(decision)
