@@ -55,8 +55,8 @@ class GroupCommit:
 
     # -- the pass ------------------------------------------------------------------
 
-    async def run_pass(self, now: Now) -> tuple[bool, HarvestError | None]:
-        """Decide, claim, run bodies, record + decide; (whether anything moved, first error)."""
+    async def run_pass(self, now: Now) -> tuple[bool, list[HarvestError]]:
+        """Decide, claim, run bodies, record + decide; (whether anything moved, every error)."""
         errors: list[HarvestError] = []
         exec_ids = self.store.runs_needing_decision(now())
         progressed = await self._decide_all(exec_ids, now, errors)
@@ -64,7 +64,7 @@ class GroupCommit:
         if claimed:
             await self._run_and_record(claimed, now, errors, carry=True)
             progressed = True
-        return progressed or bool(self._carried), (errors[0] if errors else None)
+        return progressed or bool(self._carried), errors
 
     def take_carried(self, exec_id: str | None) -> list[TaskRecord]:
         """Hand over the carried claims (of one run, or all) that are still claimed.
@@ -134,7 +134,7 @@ class GroupCommit:
         pass; without, the caller runs them itself.
         """
         try:
-            with self.store.batch() as txn:
+            with self.store.write_together() as txn:
                 decisions = work(txn)
         except BaseException:
             for exec_id in exec_ids:
@@ -154,7 +154,7 @@ class GroupCommit:
             return []
         at = now()
         claimed: list[TaskRecord] = []
-        with self.store.batch() as txn:
+        with self.store.write_together() as txn:
             for task in ready:
                 if task.activity_name not in self.tasks.registry.activities:
                     continue  # reported when the pass runs it (UnknownActivity)

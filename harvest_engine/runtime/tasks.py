@@ -173,6 +173,9 @@ class TaskRunner:
     def _record_in(self, txn: WriteTxn, finished: Finished) -> bool:
         task, result = finished.task, finished.result
         started, ended = finished.started, finished.ended
+        # If this outcome does not commit, the claim must not strand the
+        # task RUNNING: the next pass runs the attempt again.
+        txn.on_rollback(lambda: self.store.release_claim(task.id))
         current = txn.task(task.id)
         if current is None:
             return False  # the run was sealed while the body ran
