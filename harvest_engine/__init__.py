@@ -14,14 +14,17 @@ from harvest_engine.authoring import (
     query,
     update,
 )
+from harvest_engine.client import HarvestClient
 from harvest_engine.clock import Clock, ManualClock, SystemClock
 from harvest_engine.errors import (
     ActivityError,
     ApplicationError,
     BlankWorkflowId,
     ChildWorkflowError,
+    CommandTimedOut,
     ContinueAsNew,
     DatabaseClosed,
+    DatabaseCorrupt,
     DatabaseLocked,
     ExecutionNotFound,
     ExternalWorkflowError,
@@ -42,6 +45,7 @@ from harvest_engine.errors import (
     QueryTimedOut,
     SchemaTooNew,
     SqliteError,
+    StorageError,
     Stuck,
     UnknownWorkflow,
     Unsupported,
@@ -71,6 +75,10 @@ from harvest_engine.runtime.starts import (
     StartOptions,
     StartOutcome,
     WorkflowIdReusePolicy,
+)
+from harvest_engine.runtime.update_with_start import (
+    UpdateWithStart,
+    UpdateWithStartOutcome,
 )
 from harvest_engine.schedules import (
     Overlap,
@@ -102,6 +110,8 @@ from harvest_engine.workflow.context import (
     WorkflowContext,
 )
 from harvest_engine.workflow.replay import WorkflowReplayer
+from harvest_engine.workflow.stack import CoroutineStack, StackFrame
+from harvest_engine.workflow.waits import RunWait
 
 # Importing the `activity` module and the `workflow` package binds those
 # names on this package after the imports above: the decorators must win.
@@ -121,8 +131,11 @@ __all__ = [
     "BlankWorkflowId",
     "ChildWorkflowError",
     "Clock",
+    "CommandTimedOut",
     "ContinueAsNew",
+    "CoroutineStack",
     "DatabaseClosed",
+    "DatabaseCorrupt",
     "DatabaseLocked",
     "ErrorInfo",
     "ExecutionDetail",
@@ -134,6 +147,7 @@ __all__ = [
     "ExecutionSummary",
     "ExternalWorkflowError",
     "HandlerInfo",
+    "HarvestClient",
     "HarvestError",
     "HarvestInternalError",
     "HistoryCaps",
@@ -163,6 +177,7 @@ __all__ = [
     "RetryPolicy",
     "RunInfo",
     "RunState",
+    "RunWait",
     "Schedule",
     "ScheduleRow",
     "SchemaTooNew",
@@ -172,9 +187,11 @@ __all__ = [
     "SqliteError",
     "SqliteReader",
     "SqliteRuntime",
+    "StackFrame",
     "StagedSignal",
     "StartOptions",
     "StartOutcome",
+    "StorageError",
     "Stored",
     "Stuck",
     "SystemClock",
@@ -189,6 +206,8 @@ __all__ = [
     "UpdateInputInvalid",
     "UpdateRejected",
     "UpdateTimedOut",
+    "UpdateWithStart",
+    "UpdateWithStartOutcome",
     "WorkflowAlreadyStarted",
     "WorkflowContext",
     "WorkflowIdNotFound",

@@ -23,7 +23,7 @@ from harvest_engine.states import ErrorInfo
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-log = logging.getLogger("harvest.activity")
+log = logging.getLogger("harvest_engine.activity")
 
 
 @dataclass(frozen=True)

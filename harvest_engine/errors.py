@@ -22,8 +22,10 @@ __all__ = [
     "ApplicationError",
     "BlankWorkflowId",
     "ChildWorkflowError",
+    "CommandTimedOut",
     "ContinueAsNew",
     "DatabaseClosed",
+    "DatabaseCorrupt",
     "DatabaseLocked",
     "ExecutionNotFound",
     "ExternalWorkflowError",
@@ -44,6 +46,7 @@ __all__ = [
     "QueryTimedOut",
     "SchemaTooNew",
     "SqliteError",
+    "StorageError",
     "Stuck",
     "UnknownWorkflow",
     "Unsupported",
@@ -244,6 +247,34 @@ class DatabaseClosed(SqliteError):
 
     def __init__(self, *, path: str) -> None:
         super().__init__(path=path)
+
+
+class StorageError(SqliteError):
+    """The file could not be written or read: disk full, I/O error, read-only, permission.
+
+    The operating system's error (or the driver's) is the ``__cause__``. Nothing
+    half-done stays: the transaction that met it is rolled back, the runtime
+    stays usable, and the same call succeeds once the cause is gone.
+    """
+
+    _template = "{path}: storage failed ({reason})"
+
+    def __init__(self, *, path: str, reason: str) -> None:
+        super().__init__(path=path, reason=reason)
+
+
+class DatabaseCorrupt(SqliteError):
+    """A read met a damaged file or row that `Stored.Unreadable` cannot stand for.
+
+    A single-run read (describe, history, outcome) of a damaged run raises it;
+    a listing flags the row (`ExecutionSummary.damaged`) instead, so one bad
+    row never fails a page.
+    """
+
+    _template = "{path} is damaged: {reason}"
+
+    def __init__(self, *, path: str, reason: str) -> None:
+        super().__init__(path=path, reason=reason)
 
 
 class ExecutionNotFound(SqliteError):
@@ -525,6 +556,21 @@ class UpdateHistoryCapReached(SqliteError):
 
     def __init__(self, *, name: str, exec_id: ExecutionId | str) -> None:
         super().__init__(name=name, exec_id=_run_id(exec_id))
+
+
+class CommandTimedOut(SqliteError):
+    """No serving process answered a client command in time; it stays queued and applies later."""
+
+    _template = (
+        "command {command_id} ({kind}) got no reply within {seconds}s: no process "
+        "serves {path} (start one with `await rt.serve()`); the command stays queued "
+        "and is applied when one does"
+    )
+
+    def __init__(
+        self, *, command_id: str, kind: str = "", seconds: float = 0.0, path: str = ""
+    ) -> None:
+        super().__init__(command_id=command_id, kind=kind, seconds=seconds, path=path)
 
 
 class ContinueAsNew(BaseException):

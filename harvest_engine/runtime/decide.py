@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.cache import InstanceCache
     from harvest_engine.runtime.registry import Registry
 
-log = logging.getLogger("harvest.runtime")
+log = logging.getLogger("harvest_engine.runtime")
 
 PANIC_BUDGET = 3
 

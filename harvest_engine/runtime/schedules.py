@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.runtime import SqliteRuntime
     from harvest_engine.store.operations import ScheduleRow
 
-log = logging.getLogger("harvest.schedules")
+log = logging.getLogger("harvest_engine.schedules")
 
 StartRun = Callable[[WriteTxn, str, str, str, datetime], str]
 """Start a run in the fire's transaction: (txn, workflow, id, input JSON, now) -> exec id."""

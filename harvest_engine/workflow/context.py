@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from harvest_engine.workflow.instance import WorkflowInstance
 
-log = logging.getLogger("harvest.workflow")
+log = logging.getLogger("harvest_engine.workflow")
 
 # `should_continue_as_new()` turns true at this many events (API.md defaults).
 CONTINUE_AS_NEW_ADVICE_EVENTS = 10_000

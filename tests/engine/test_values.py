@@ -214,6 +214,9 @@ def test_api_names_exist_at_the_top_level() -> None:
         "ActivitySpec",
         "Stored",
         "TimerOutcome",
+        "RunWait",
+        "StackFrame",
+        "CoroutineStack",
     ]:
         assert hasattr(harvest_engine, name), name
     assert callable(harvest_engine.workflow)
