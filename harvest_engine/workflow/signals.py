@@ -44,7 +44,7 @@ class SignalInbox:
         self._buffers[name].append(payload)
 
     def _call(self, handler: Callable[[Any], Any], payload: Any) -> None:
-        result = handler(payload)
+        result = self._machine.loop.call_inside(handler, payload)
         if inspect.isawaitable(result):
             self._machine.loop.create_task(_await(result))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -402,3 +403,43 @@ async def test_a_signal_that_lost_a_deadline_race_is_exempt(
     history = rt.load_history(exec_id)
     assert "SignalReceived" in [e.type for e in history]
     assert WorkflowReplayer([go_or_give_up]).replay(history).closed
+
+
+@workflow
+async def little_child(ctx: WorkflowContext, _: Any) -> str:
+    return "child done"
+
+
+@workflow
+async def notes_in_tasks(ctx: WorkflowContext, _: Any) -> Any:
+    notes: list[Any] = []
+
+    async def note(payload: Any) -> None:
+        notes.append(payload)
+
+    def on_note(payload: Any) -> None:
+        asyncio.create_task(note(payload))  # noqa: RUF006 - the loop keeps it
+
+    ctx.register_signal_handler("note", on_note)
+    child = await ctx.spawn_child_workflow(little_child, None)
+    await ctx.wait_for_signal("end")
+    return [child, notes]
+
+
+async def test_a_task_a_sync_handler_creates_runs_on_the_engines_loop(
+    open_rt: Callable[..., SqliteRuntime],
+) -> None:
+    rt = open_rt()
+    rt.register_workflow(little_child)
+    rt.register_workflow(notes_in_tasks)
+    exec_id = rt.start_workflow("notes_in_tasks")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="end")
+    rt.send_signal(exec_id, "note", 1)
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="end")
+    rt.send_signal(exec_id, "end", None)
+
+    done = await rt.run_until_blocked(exec_id)
+
+    assert done == RunState.Completed(output=["child done", [1]])
+    workflows = [little_child, notes_in_tasks]
+    assert WorkflowReplayer(workflows).replay(rt.load_history(exec_id)).closed
