@@ -140,9 +140,14 @@ class ActionDialog(QDialog):
         self.error_label.show()
 
     def clear_messages(self) -> None:
-        """Hide the error line before a new attempt."""
+        """Hide the error line and the last answer before a new attempt.
+
+        An answer left under a new error reads as the new call's answer.
+        """
         self.error_label.clear()
         self.error_label.hide()
+        self.result_view.clear()
+        self.result_view.hide()
 
     def show_result(self, text: str) -> None:
         """Show what the action returned."""
