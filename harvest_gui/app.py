@@ -20,7 +20,7 @@ from PySide6.QtCore import QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from harvest_gui import __version__, async_bridge, theme
+from harvest_gui import APP_TITLE, __version__, async_bridge, theme
 from harvest_gui.settings import APPLICATION, ORGANIZATION, Settings
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     )
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
-    app.setApplicationDisplayName("harvest inspector")
+    app.setApplicationDisplayName(APP_TITLE)
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("harvest-gui")
     icon = resource_path("icons/harvest.svg")

@@ -72,13 +72,16 @@ def open_error_text(path: Path, exc: BaseException) -> tuple[str, str]:
 
 def locked_box(parent: QWidget, path: Path, exc: DatabaseLocked) -> QMessageBox:
     """Offer read-only mode for a file another writer holds."""
+    holder = getattr(exc, "holder_pid", None)
+    who = "another harvest writer" + ("" if holder is None else f" (process {holder})")
     box = message_box(
         parent,
         QMessageBox.Icon.Question,
         "File in use",
-        f"{path.name} is open in another harvest writer.",
-        f"{exc}\n\nOpen it read-only? The views will follow the other writer live; "
-        "nothing will be written.",
+        f"{path.name} is open in {who}.",
+        f"Only one writer at a time may open a harvest file (its lock file is "
+        f"{getattr(exc, 'lock_path', path.name + '.lock')}).\n\nOpen it read-only? "
+        "The views will follow the other writer live; nothing will be written.",
     )
     box.setStandardButtons(
         QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel

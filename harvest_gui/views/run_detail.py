@@ -94,6 +94,7 @@ class RunDetailView(QWidget):
             return
         self.exec_id = exec_id
         self._seen = None
+        self.history.reset_filters()  # a filter typed for one run hid another's events
         if exec_id is None:
             self.stack.setCurrentIndex(0)
             return

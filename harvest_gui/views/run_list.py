@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from harvest_engine import ExecutionFilter, HarvestError
 from harvest_gui.models.run_list import EXEC_ID_ROLE, SORT_ROLE, RunListModel
 from harvest_gui.theme import state_colour
-from harvest_gui.views.tables import record_table
+from harvest_gui.views.tables import fit_columns_to_titles, record_table
 
 if TYPE_CHECKING:
     from harvest_gui.session import Session
@@ -126,6 +126,7 @@ class RunListView(QWidget):
         )
         for col, width in enumerate(widths):
             self.table.setColumnWidth(col, width)
+        fit_columns_to_titles(self.table)  # "Attempt" was cut at 60 px
         # A cut id keeps both ends readable: "86dc6b02-e9…b248b", never a bare prefix.
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
