@@ -70,8 +70,9 @@ contracts: venv
 	$(BIN)/lint-imports --no-cache
 
 # GUI tests run offscreen; pytest-xdist and pytest-qt work together (one QApplication per worker).
+# The slow payload property takes 10,000 examples alone (pytest -m slow), 1,000 here.
 test: system-deps venv lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/pytest -n 2 -q
+	HARVEST_PAYLOAD_EXAMPLES=1000 QT_QPA_PLATFORM=offscreen $(BIN)/pytest -n 2 -q
 
 # --- running ------------------------------------------------------------------------------
 

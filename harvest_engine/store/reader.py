@@ -142,7 +142,7 @@ class SqliteReader:
         """One run with its payloads as Stored values."""
         detail = listing.describe(self._conn, str(exec_id).strip(), self._columns)
         if detail is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         return detail
 
     def counts_by_state(self) -> dict[str, int]:
@@ -206,7 +206,7 @@ class SqliteReader:
     def _require(self, exec_id: str | ExecutionId) -> str:
         text = str(exec_id).strip() if exec_id is not None else ""
         if not text or not queries.exists(self._conn, text):
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         return text
 
 

@@ -289,7 +289,7 @@ class MainWindow(QMainWindow):
         """
         try:
             session: Session = (
-                ReaderSession.open(path)
+                ReaderSession.open(path, self.app_module)
                 if read_only
                 else WriterSession.open(path, self.app_module)
             )
@@ -427,6 +427,7 @@ class MainWindow(QMainWindow):
         if self.session is not None:
             self.session.refresh()
             if self.run_list is not None:
+                self.run_list.show_new_runs()
                 self.run_list.update_counts()
             self.status.showMessage("Refreshed", 2000)
 

@@ -127,6 +127,7 @@ class RunListView(QWidget):
         layout.addLayout(self.counts_row)
         layout.addWidget(self.message)
         layout.addWidget(self.empty_note)
+        layout.addWidget(self.new_runs_bar)
         layout.addWidget(self.table, 1)
         self.session.counts_ready.connect(self.show_counts)
         self.update_counts()
@@ -214,6 +215,15 @@ class RunListView(QWidget):
         self.empty_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_note.setContentsMargins(12, 24, 12, 24)
         self.empty_note.hide()
+        self.new_runs_bar = QPushButton()
+        self.new_runs_bar.setObjectName("newRunsBar")
+        self.new_runs_bar.setAccessibleName("Show the new runs")
+        self.new_runs_bar.setToolTip(
+            "New runs are held here instead of pushing the rows down under the pointer"
+        )
+        self.new_runs_bar.clicked.connect(self.show_new_runs)
+        self.new_runs_bar.hide()
+        self.model.held_changed.connect(self.on_held_changed)
         self.restyle()
 
     def restyle(self) -> None:
@@ -378,6 +388,19 @@ class RunListView(QWidget):
             self.message.setText(hint)
             self.message.show()
 
+    def on_held_changed(self, count: int) -> None:
+        """Show (or hide) the "N new runs" bar above the table."""
+        if count:
+            self.new_runs_bar.setText(
+                f"▲ {count:,} new run{'s' if count != 1 else ''}: click to show"
+            )
+        self.new_runs_bar.setVisible(count > 0)
+
+    def show_new_runs(self) -> None:
+        """Put the held new runs in the list, keep the selection, scroll to the top."""
+        if self.model.show_held():
+            self.table.scrollToTop()
+
     def on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
         """Rows went in above the viewport: keep showing the same rows."""
         bar = self.table.verticalScrollBar()
@@ -396,6 +419,8 @@ class RunListView(QWidget):
 
     def select_exec_id(self, exec_id: str) -> bool:
         """Make `exec_id` the current row (loading pages until found); False if not listed."""
+        if self.model.held_row_of(exec_id) >= 0:
+            self.model.show_held()
         row = self.model.row_of(exec_id)
         pages = 0
         while row < 0 and self.model.canFetchMore() and pages < 50:

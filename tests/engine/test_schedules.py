@@ -395,7 +395,7 @@ def test_an_unregistered_workflow_only_warns_and_fires_once_registered(
     rt = open_rt()
     rt.upsert_schedule(WorkflowSchedule("tick", Schedule.every("1m")))
     clock.advance("1m")
-    with caplog.at_level(logging.WARNING, logger="harvest.schedules"):
+    with caplog.at_level(logging.WARNING, logger="harvest_engine.schedules"):
         assert not fire(rt)
     assert "not registered" in caplog.text
     rt.register_workflow(tick)
@@ -419,7 +419,7 @@ def test_a_damaged_row_only_warns_and_the_others_still_fire(
             (spec,),
         )
     clock.advance("1m")
-    with caplog.at_level(logging.WARNING, logger="harvest.schedules"):
+    with caplog.at_level(logging.WARNING, logger="harvest_engine.schedules"):
         assert fire(rt)
     assert "damaged spec" in caplog.text
     assert len(runs_of(rt, "tick")) == 1
