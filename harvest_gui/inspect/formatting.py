@@ -132,6 +132,15 @@ def attributes_text(stored: Stored, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+FIT_CHARS = 200
+"""Longer label lines are capped and given break points (a megabyte name, issue 17)."""
+
+
+def fit_line(text: str) -> str:
+    """`text` as is, or capped with break points so a label neither stalls nor widens."""
+    return text if len(text) <= FIT_CHARS else breakable(capped(text))
+
+
 def truncate(text: str, limit: int = TRUNCATE_AT) -> tuple[str, bool]:
     """`text` cut to `limit` characters, and whether it was cut."""
     if len(text) <= limit:

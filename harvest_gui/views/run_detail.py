@@ -138,7 +138,7 @@ class RunDetailView(QWidget):
         # The state stays in view however long the name and id are (the label elides
         # the middle; an id of a megabyte is cut before it reaches the label).
         title = (
-            f"{middle(detail.workflow_name, 200)} · {middle(detail.workflow_id, 300)} "
+            f"{middle(detail.workflow_name, 120)} · {middle(detail.workflow_id, 240)} "
             f"· {detail.state}"
         )
         if self.title.text() != title:
