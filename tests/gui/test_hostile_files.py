@@ -161,3 +161,36 @@ def test_a_file_that_breaks_under_a_reader_is_said_once_and_polling_stops(
         assert session._timer.isActive()
     finally:
         session.close()
+
+
+def test_a_run_with_damaged_rows_shows_a_banner_and_the_others_still_read(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    path = tmp_path / "damaged-run.db"
+    bad, good = make_runs(path, 2)
+    conn = sqlite3.connect(path)
+    triggers = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' "
+        "AND tbl_name = 'harvest_events'"
+    ).fetchall()
+    for (name,) in triggers:  # the file's guard against edits, as damage ignores it
+        conn.execute(f"DROP TRIGGER {name}")
+    conn.execute(
+        "UPDATE harvest_events SET attrs = '{not json' WHERE exec_id = ?", (bad,)
+    )
+    conn.commit()
+    conn.close()
+    assert window.open_path(path, read_only=True)
+    assert window.run_list is not None
+    assert window.detail is not None
+    assert window.run_list.select_exec_id(bad)
+    detail = window.detail
+    assert detail.damaged.isVisible()
+    assert "stored rows are damaged" in detail.damaged.text()
+    assert detail.title.text().endswith(": damaged")
+    assert not detail.tabs.isVisible()
+    assert window.last_dialog is None  # a banner, not an error box
+    assert window.run_list.select_exec_id(good)
+    assert not detail.damaged.isVisible()
+    assert detail.tabs.isVisible()
+    assert detail.summary.labels["exec_id"].text() == good
