@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from harvest_engine import DatabaseLocked
-from harvest_gui import theme
+from harvest_gui import APP_TITLE, theme
 from harvest_gui.async_bridge import track
 from harvest_gui.session import ReaderSession, Session, WriterSession
 from harvest_gui.views import operations
@@ -256,11 +256,13 @@ class MainWindow(QMainWindow):
             action.setEnabled(has)
 
     def _update_title(self) -> None:
+        # The platform appends the application's display name ("… — harvest inspector")
+        # to a title that does not end with it: the title names only the file.
         if self.session is None:
-            self.setWindowTitle("harvest inspector")
+            self.setWindowTitle(APP_TITLE)
             return
         suffix = " (read-only)" if self.session.mode == "read-only" else ""
-        self.setWindowTitle(f"harvest inspector — {self.session.path.name}{suffix}")
+        self.setWindowTitle(f"{self.session.path.name}{suffix}")
 
     # -- opening --------------------------------------------------------------------------
 
