@@ -102,6 +102,8 @@ def _from_sqlite(exc: sqlite3.Error, path: str) -> HarvestError:
         return DatabaseLocked(path=path, lock_path=path)
     if primary in _STORAGE_CODES:
         return StorageError(path=path, reason=f"{_STORAGE_CODES[primary]}: {text}")
+    if primary is None and text.startswith("Could not decode to UTF-8"):
+        return DatabaseCorrupt(path=path, reason=f"text is not UTF-8 ({text})")
     if primary is None and isinstance(exc, sqlite3.OperationalError):
         return StorageError(path=path, reason=text)
     if primary in _CORRUPT_CODES or isinstance(exc, sqlite3.DatabaseError):

@@ -16,7 +16,13 @@ from harvest_engine.errors import (
     HarvestInternalError,
     StorageError,
 )
-from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
+from harvest_engine.store.sqlite import (
+    listing,
+    operator_reads,
+    queries,
+    readonly,
+    verify,
+)
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import (
     ClosedConnection,
@@ -295,7 +301,10 @@ class SqliteStore:
         return queries.exists(self._conn, exec_id)
 
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
-        return queries.load_events(self._conn, exec_id, after_seq)
+        events = queries.load_events(self._conn, exec_id, after_seq)
+        if after_seq == 0:  # a whole history: its end must match the row
+            verify.check_run(self._conn, exec_id)
+        return events
 
     def runs_needing_decision(self, now: datetime) -> list[str]:
         at = micros(now)
