@@ -14,12 +14,14 @@ from harvest_engine.authoring import (
     query,
     update,
 )
+from harvest_engine.client import HarvestClient
 from harvest_engine.clock import Clock, ManualClock, SystemClock
 from harvest_engine.errors import (
     ActivityError,
     ApplicationError,
     BlankWorkflowId,
     ChildWorkflowError,
+    CommandTimedOut,
     ContinueAsNew,
     DatabaseClosed,
     DatabaseCorrupt,
@@ -29,11 +31,13 @@ from harvest_engine.errors import (
     HarvestError,
     HarvestInternalError,
     InvalidFilter,
+    InvalidName,
     InvalidSearchAttribute,
     InvalidSignal,
     NonDeterminismDetected,
     NonDeterministicCall,
     NotAHarvestDatabase,
+    PayloadNotJson,
     PayloadTooDeep,
     PayloadTooLarge,
     QueryFailed,
@@ -72,6 +76,10 @@ from harvest_engine.runtime.starts import (
     StartOutcome,
     WorkflowIdReusePolicy,
 )
+from harvest_engine.runtime.update_with_start import (
+    UpdateWithStart,
+    UpdateWithStartOutcome,
+)
 from harvest_engine.schedules import (
     Overlap,
     Schedule,
@@ -102,6 +110,8 @@ from harvest_engine.workflow.context import (
     WorkflowContext,
 )
 from harvest_engine.workflow.replay import WorkflowReplayer
+from harvest_engine.workflow.stack import CoroutineStack, StackFrame
+from harvest_engine.workflow.waits import RunWait
 
 # Importing the `activity` module and the `workflow` package binds those
 # names on this package after the imports above: the decorators must win.
@@ -121,7 +131,9 @@ __all__ = [
     "BlankWorkflowId",
     "ChildWorkflowError",
     "Clock",
+    "CommandTimedOut",
     "ContinueAsNew",
+    "CoroutineStack",
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
@@ -135,11 +147,13 @@ __all__ = [
     "ExecutionSummary",
     "ExternalWorkflowError",
     "HandlerInfo",
+    "HarvestClient",
     "HarvestError",
     "HarvestInternalError",
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidName",
     "InvalidSearchAttribute",
     "InvalidSignal",
     "LedgerRow",
@@ -153,6 +167,7 @@ __all__ = [
     "NotAHarvestDatabase",
     "Overlap",
     "ParentClosePolicy",
+    "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",
     "PendingTask",
@@ -162,6 +177,7 @@ __all__ = [
     "RetryPolicy",
     "RunInfo",
     "RunState",
+    "RunWait",
     "Schedule",
     "ScheduleRow",
     "SchemaTooNew",
@@ -171,6 +187,7 @@ __all__ = [
     "SqliteError",
     "SqliteReader",
     "SqliteRuntime",
+    "StackFrame",
     "StagedSignal",
     "StartOptions",
     "StartOutcome",
@@ -189,6 +206,8 @@ __all__ = [
     "UpdateInputInvalid",
     "UpdateRejected",
     "UpdateTimedOut",
+    "UpdateWithStart",
+    "UpdateWithStartOutcome",
     "WorkflowAlreadyStarted",
     "WorkflowContext",
     "WorkflowIdNotFound",

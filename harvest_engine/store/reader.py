@@ -155,7 +155,7 @@ class SqliteReader:
         text = str(exec_id).strip()
         detail = listing.describe(self._conn, text, self._columns)
         if detail is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         if detail.damaged is not None:
             raise verify.corrupt(self._conn, text, detail.damaged)
         return detail
@@ -230,7 +230,7 @@ class SqliteReader:
     def _require(self, exec_id: str | ExecutionId) -> str:
         text = str(exec_id).strip() if exec_id is not None else ""
         if not text or not queries.exists(self._conn, text):
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         return text
 
 

@@ -211,10 +211,10 @@ def test_an_event_cap_at_or_below_the_advice_logs_a_warning(
     open_rt: Open, caplog: pytest.LogCaptureFixture
 ) -> None:
     rt = runtime(open_rt)
-    with caplog.at_level(logging.WARNING, logger="harvest.runtime"):
+    with caplog.at_level(logging.WARNING, logger="harvest_engine.runtime"):
         rt.set_history_caps(HistoryCaps(max_events=10_000))
     assert "continue-as-new" in caplog.text
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="harvest.runtime"):
+    with caplog.at_level(logging.WARNING, logger="harvest_engine.runtime"):
         rt.set_history_caps(HistoryCaps(max_events=10_001))
     assert caplog.text == ""

@@ -308,7 +308,9 @@ def test_a_failed_step_leaves_the_version_unbumped_and_its_changes_undone(
         conn.execute("CREATE INDEX half_done ON harvest_executions (workflow_id)")
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(migrations, "STEPS", [migrations.STEPS[0], broken])
+    steps = list(migrations.STEPS)
+    steps[1] = broken
+    monkeypatch.setattr(migrations, "STEPS", steps)
     with pytest.raises(StorageError, match="disk I/O"):
         SqliteRuntime.open(db_path)
     assert schema_of(db_path) == before

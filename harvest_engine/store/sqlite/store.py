@@ -16,12 +16,14 @@ from harvest_engine.errors import (
     HarvestInternalError,
     StorageError,
 )
+from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import (
     listing,
     operator_reads,
     queries,
     readonly,
     verify,
+    wakeups,
 )
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import (
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
     from harvest_engine.store.protocol import (
+        CommandRecord,
         ExecutionRecord,
         TaskRecord,
     )
@@ -118,6 +121,9 @@ class SqliteStore:
         self._write_lock = threading.Lock()
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
+        self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
+        self._joinable = False
+        self._depth = 0
         self.closed = False
 
     @classmethod
@@ -200,6 +206,10 @@ class SqliteStore:
     def _reclaim_orphans(self) -> None:
         # Under the single-writer contract a RUNNING task at open was claimed
         # by a process that died mid-body: run it again (at-least-once, §10).
+        self.requeue_claimed_tasks()
+
+    def requeue_claimed_tasks(self) -> None:
+        """Put every claimed (RUNNING) task back to PENDING: its body will run again."""
         with self.write() as txn:
             del txn
             self._conn.execute(
@@ -241,9 +251,14 @@ class SqliteStore:
         # connection: the lock keeps their writes out of the loop thread's
         # transaction. A nested write on one thread is a bug, not a wait.
         if self._in_txn and self._txn_thread == threading.get_ident():
-            raise HarvestInternalError("nested write transaction")
+            if not self._joinable:
+                raise HarvestInternalError("nested write transaction")
+            with self._savepoint() as txn:
+                yield txn
+            return
         with self._write_lock:
             txn = SqliteWriteTxn(self._conn)
+            self._txns.append(txn)
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._in_txn = True
@@ -262,6 +277,7 @@ class SqliteStore:
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
+                self._txns.clear()
 
     def _rolled_back(self, txn: SqliteWriteTxn, exc: BaseException) -> None:
         # SQLite may already have rolled back (a full disk, an I/O error):
@@ -290,6 +306,52 @@ class SqliteStore:
                 f"WHERE status = 'RUNNING' AND id IN ({marks})",
                 tuple(self._released_claims),
             )
+
+    @contextmanager
+    def write_together(self) -> Iterator[SqliteWriteTxn]:
+        """One transaction that every `write()` on this thread joins until it ends.
+
+        A joined write is a savepoint: its error rolls back its own changes
+        and leaves the outer transaction going, so a client command's effect
+        (a start, a signal, an update) and its reply row commit together, or
+        the reply alone records the error (DESIGN "Serving").
+        """
+        with self.write() as txn:
+            joined = self._joinable  # already inside one: stay joinable after
+            self._joinable = True
+            try:
+                yield txn
+            finally:
+                self._joinable = joined
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[SqliteWriteTxn]:
+        self._depth += 1
+        name = f"harvest_joined_{self._depth}"
+        self._conn.execute(f"SAVEPOINT {name}")
+        txn = SqliteWriteTxn(self._conn)
+        self._txns.append(txn)
+        try:
+            yield txn
+        except BaseException:
+            self._txns.pop()
+            self._conn.execute(f"ROLLBACK TO {name}")
+            self._conn.execute(f"RELEASE {name}")
+            for undo in reversed(txn.undo):
+                undo()
+            raise
+        else:
+            self._txns.pop()
+            self._conn.execute(f"RELEASE {name}")
+            # Released into the enclosing transaction: if that rolls back, so
+            # must the memory this savepoint's work changed.
+            self._txns[-1].undo.extend(txn.undo)
+        finally:
+            self._depth -= 1
+
+    def pending_commands(self, limit: int) -> list[CommandRecord]:
+        """Client commands not applied yet, in arrival order."""
+        return command_sql.pending(self._conn, limit)
 
     # -- reads outside a transaction ----------------------------------------
 
@@ -368,6 +430,14 @@ class SqliteStore:
             (exec_id, exec_id),
         ).fetchone()
         return queries.opt_time(row[0])
+
+    def earliest_due(self, now: datetime) -> datetime | None:
+        """The earliest time any waiting row comes due (`now` for ready work); None if none."""
+        return wakeups.earliest_due(self._conn, now)
+
+    def data_version(self) -> int:
+        """A number that changes when another connection (another process) commits."""
+        return readonly.data_version(self._conn)
 
     def activity_attempts(
         self, exec_id: str, name: str | None
