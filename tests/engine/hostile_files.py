@@ -10,6 +10,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import (
+    ActivityContext,
     ManualClock,
     Schedule,
     SqliteRuntime,
@@ -28,7 +29,7 @@ RUNS = 12
 
 
 @activity
-async def shout(text: str) -> str:
+async def shout(ctx: ActivityContext, text: str) -> str:
     return text.upper()
 
 
