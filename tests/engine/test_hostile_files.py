@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 import hostile_files as hf
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harvest_engine import (
     DatabaseCorrupt,
@@ -24,6 +26,7 @@ from harvest_engine import (
     SqliteReader,
     SqliteRuntime,
 )
+from harvest_engine.append_only import with_guard_off
 from harvest_engine.cli import main as cli_main
 
 if TYPE_CHECKING:
@@ -290,3 +293,75 @@ def test_a_file_without_read_permission_is_a_typed_error_for_another_user(
         assert sorted(p.name for p in folder.iterdir()) == ["secret.db"]
     finally:
         shutil.rmtree(folder)
+
+
+# -- any value in any column -------------------------------------------------------
+
+COLUMN_VALUES = st.one_of(
+    st.none(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=True),
+    st.text(max_size=30),
+    st.binary(max_size=30),
+    st.sampled_from(["{", "[[[[", '{"a": 1}', "RUNNING", "COMPLETED", "[" * 5000]),
+)
+EXECUTION_COLUMNS = [
+    "workflow_name",
+    "workflow_id",
+    "state",
+    "attempt",
+    "input",
+    "output",
+    "error",
+    "memo",
+    "search_attributes",
+    "started_at",
+    "closed_at",
+    "deadline",
+    "next_seq",
+    "cancel_reason",
+]
+EVENT_COLUMNS = ["seq", "type", "at", "attrs"]
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    table_column=st.one_of(
+        st.tuples(st.just("harvest_executions"), st.sampled_from(EXECUTION_COLUMNS)),
+        st.tuples(st.just("harvest_events"), st.sampled_from(EVENT_COLUMNS)),
+    ),
+    value=COLUMN_VALUES,
+)
+def test_any_value_in_any_column_is_served_flagged_or_a_typed_error(
+    sound: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    table_column: tuple[str, str],
+    value: Any,
+) -> None:
+    table, column = table_column
+    path = tmp_path_factory.mktemp("column") / "c.db"
+    shutil.copy(sound, path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    held = True
+    with with_guard_off(conn):
+        try:
+            conn.execute(
+                f"UPDATE {table} SET {column} = ? WHERE rowid IN "
+                f"(SELECT rowid FROM {table} LIMIT 3)"
+                if table == "harvest_executions"
+                else f"UPDATE {table} SET {column} = ? WHERE seq = 2",
+                (value,),
+            )
+        except sqlite3.IntegrityError:
+            held = False  # NOT NULL or a unique key: the file cannot hold it
+    conn.close()
+    if not held:
+        return
+    with SqliteReader.open(path) as reader:
+        read_everything(reader, "bad_json")  # a row's damage never fails a page
+    with SqliteRuntime.open(path) as rt:
+        read_everything(rt, "bad_json")
