@@ -71,20 +71,24 @@ def open_error_text(path: Path, exc: BaseException) -> tuple[str, str]:
 
 
 def locked_box(parent: QWidget, path: Path, exc: DatabaseLocked) -> QMessageBox:
-    """Offer read-only mode for a file another writer holds."""
+    """Offer client mode (act through the process that serves it) or read-only mode."""
     box = message_box(
         parent,
         QMessageBox.Icon.Question,
         "File in use",
         f"{path.name} is open in another harvest writer.",
-        f"{exc}\n\nOpen it read-only? The views will follow the other writer live; "
-        "nothing will be written.",
+        f"{exc}\n\nOpen it as a client? If that process serves the file "
+        "(rt.serve(), a harvest inspector window), this window can start, signal, "
+        "cancel, terminate, query and update its runs through it.\n\nOr open it "
+        "read-only: the views follow the other writer live; nothing is written.",
     )
     box.setStandardButtons(
         QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel
     )
     box.button(QMessageBox.StandardButton.Open).setText("Open read-only")
-    box.setDefaultButton(QMessageBox.StandardButton.Open)
+    client = box.addButton("Open as client", QMessageBox.ButtonRole.YesRole)
+    client.setObjectName("openAsClient")
+    box.setDefaultButton(client)
     return box
 
 
