@@ -35,7 +35,7 @@ from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
     from datetime import datetime, timedelta
 
     from harvest_engine.events import HistoryEvent
@@ -171,7 +171,7 @@ class PostgresStore:
         if self._in_txn and self._txn_thread == threading.get_ident():
             if not self._joinable:
                 raise HarvestInternalError("nested write transaction")
-            joined = PostgresWriteTxn(self._conn)
+            joined = PostgresWriteTxn(self._conn, self.worker_id, self.lease)
             try:
                 with self._conn.transaction():  # a savepoint
                     yield joined
@@ -182,7 +182,7 @@ class PostgresStore:
             return
         with self._lock:
             conn = self._live_or_typed()
-            txn = PostgresWriteTxn(conn)
+            txn = PostgresWriteTxn(conn, self.worker_id, self.lease)
             self._in_txn = True
             self._txn_thread = threading.get_ident()
             try:
@@ -290,9 +290,21 @@ class PostgresStore:
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         with self.write() as txn:
-            return leases.claim(
-                txn, self._conn, task_id, now, self.worker_id, self.lease
+            return txn.claim_task(task_id, now)
+
+    def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
+        """Which of these tasks this worker still holds (RUNNING under its lease)."""
+        with self._lock:
+            rows = (
+                self._live()
+                .execute(
+                    "SELECT id FROM harvest_tasks WHERE id = ANY(%s) "
+                    "AND status = 'RUNNING' AND worker_id = %s",
+                    (list(task_ids), self.worker_id),
+                )
+                .fetchall()
             )
+        return {int(r[0]) for r in rows}
 
     def save_heartbeat(self, task_id: int, details: str) -> None:
         # On the lease connection: a heartbeat from a body's thread never waits

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres import commands as command_sql
-from harvest_engine.store.postgres import reads
+from harvest_engine.store.postgres import leases, reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.records import StagedSignal, TimerRow
@@ -26,7 +26,7 @@ from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from datetime import datetime
+    from datetime import datetime, timedelta
 
     import psycopg
 
@@ -67,11 +67,37 @@ def _opt_micros(value: datetime | None) -> int | None:
     return None if value is None else micros(value)
 
 
+def _task_values(task: NewTask) -> tuple[object, ...]:
+    return (
+        task.exec_id,
+        task.activity_id,
+        task.activity_name,
+        task.input,
+        task.queue,
+        task.max_attempts,
+        micros(task.ready_at),
+        micros(task.ready_at),
+        task.retry_policy,
+        task.start_to_close,
+        _opt_micros(task.schedule_to_close_at),
+        task.idempotency_key,
+        int(task.local),
+        task.heartbeat_timeout,
+    )
+
+
 class PostgresWriteTxn:
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
-    def __init__(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    def __init__(
+        self,
+        conn: psycopg.Connection[tuple[Any, ...]],
+        worker_id: str,
+        lease: timedelta,
+    ) -> None:
         self._conn = conn
+        self.worker_id = worker_id
+        self.lease = lease
         self.undo: list[Callable[[], None]] = []
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
@@ -316,22 +342,7 @@ class PostgresWriteTxn:
             "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
             "schedule_to_close_at, idempotency_key, local, heartbeat_timeout) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (
-                task.exec_id,
-                task.activity_id,
-                task.activity_name,
-                task.input,
-                task.queue,
-                task.max_attempts,
-                micros(task.ready_at),
-                micros(task.ready_at),
-                task.retry_policy,
-                task.start_to_close,
-                _opt_micros(task.schedule_to_close_at),
-                task.idempotency_key,
-                int(task.local),
-                task.heartbeat_timeout,
-            ),
+            _task_values(task),
         ).fetchone()
         if row is None:
             raise HarvestInternalError("task insert returned no row id")
@@ -353,6 +364,30 @@ class PostgresWriteTxn:
             (task_id,),
         ).fetchone()
         return None if row is None else reads.task_from_row(row)
+
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        return leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
+
+    def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
+        row = self._conn.execute(
+            "INSERT INTO harvest_tasks (exec_id, activity_id, activity_name, input, queue, "
+            "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
+            "schedule_to_close_at, idempotency_key, local, heartbeat_timeout, status, "
+            "claimed_at, worker_id, lease_expires_at) VALUES "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'RUNNING', %s, %s, "
+            "clock_timestamp() + COALESCE(make_interval(secs => %s), %s::interval)) "
+            f"RETURNING {reads.TASK_COLUMNS}",
+            (
+                *_task_values(task),
+                micros(now),
+                self.worker_id,
+                task.heartbeat_timeout,
+                self.lease,
+            ),
+        ).fetchone()
+        if row is None:
+            raise HarvestInternalError("task insert returned no row")
+        return reads.task_from_row(row)
 
     def delete_task(self, task_id: int) -> None:
         self._conn.execute("DELETE FROM harvest_tasks WHERE id = %s", (task_id,))
