@@ -146,8 +146,18 @@ class PostgresServer:
                         "'harvest_schema_version'"
                     ).fetchall()
                 ]
-                if tables:
-                    conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
+                sequences = [
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT sequencename FROM pg_sequences "
+                        "WHERE schemaname = 'public'"
+                    ).fetchall()
+                ]
+                # DELETE, not TRUNCATE: a test's few rows go faster than new files.
+                conn.execute(
+                    "".join(f"DELETE FROM {t};" for t in tables)
+                    + "".join(f"SELECT setval('{q}', 1, false);" for q in sequences)
+                )
         except psycopg.Error:
             self.drop_database(dsn)
             return
