@@ -25,9 +25,10 @@ def is_dsn(text: str) -> bool:
     return text.startswith(("postgresql://", "postgres://"))
 
 
-def _target(
+def target(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> Target | None:
+    """A click callback: FILE as a Path, or a Postgres URL kept as text."""
     del ctx, param
     if value is None:
         return None
@@ -37,7 +38,7 @@ def _target(
 # The engine checks the path itself (a folder, no permission, a symlink loop),
 # so each case ends in its typed error and exit status, not a usage message.
 # A postgresql:// URL opens that database the same way.
-FILE = click.argument("file", callback=_target)
+FILE = click.argument("file", callback=target)
 EXEC = click.argument("exec_id")
 JSON = click.option(
     "--json", "as_json", is_flag=True, help="Print JSON instead of text."

@@ -71,6 +71,11 @@ async def test_the_read_commands_and_purge_open_a_postgres_url(pg_dsn: str) -> N
     assert [e["type"] for e in events] == history
     assert ok_json("counts", pg_dsn)["COMPLETED"] == 1
     assert ok_json("purge", pg_dsn, "--older-than", "1d") == {"removed": 0}
+    replayed = harvest(
+        "replay", pg_dsn, exec_id, "--module", "tests.engine.test_cli_postgres"
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    assert "ok: one_shout replayed" in replayed.stdout
 
 
 def test_a_missing_database_is_one_line_naming_it_and_exit_5(pg_dsn: str) -> None:
