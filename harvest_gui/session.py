@@ -20,6 +20,7 @@ from harvest_engine import (
 from harvest_engine import (
     __version__ as engine_version,
 )
+from harvest_gui import async_bridge
 from harvest_gui.async_bridge import track
 from harvest_gui.inspect.waiting import FileRows, WaitingReport, read_report
 from harvest_gui.models.state_counts import StateCounter
@@ -141,6 +142,7 @@ class Session(QObject):
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self.on_poll)
         self._timer.start()
+        self.poll_failed = False
         self._counter = StateCounter(path, reader.counts_by_state)
         self._counter.counted.connect(self.counts_ready)
         self.closed = False
@@ -151,15 +153,25 @@ class Session(QObject):
 
     def on_poll(self) -> None:
         """Read `data_version`; announce a change when it moved."""
-        if self.closed:
+        if self.closed or self.poll_failed:
             return
-        version = self.reader.data_version()
+        try:
+            version = self.reader.data_version()
+        except HarvestError as exc:  # the file vanished or broke under the window
+            # Said once (not every POLL_MS); F5 or reopening tries again.
+            self.poll_failed = True
+            self._timer.stop()
+            async_bridge.present_error(exc)
+            return
         if version != self._version:
             self._version = version
             self.refresh()
 
     def refresh(self) -> None:
-        """Tell the views to re-read now."""
+        """Tell the views to re-read now (and poll again, if an error stopped it)."""
+        if not self.closed and self.poll_failed:
+            self.poll_failed = False
+            self._timer.start()
         self.last_refresh = datetime.now(UTC)
         self.changed.emit()
         self.refreshed.emit(self.last_refresh)

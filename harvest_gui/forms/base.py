@@ -154,16 +154,40 @@ class ActionDialog(QDialog):
         )
         self.error_label.setText(text)
         self.error_label.show()
+        self.grow_to_fit()
 
     def clear_messages(self) -> None:
-        """Hide the error line before a new attempt."""
+        """Hide the error line and the last answer before a new attempt.
+
+        An answer left under a new error reads as the new call's answer.
+        """
         self.error_label.clear()
         self.error_label.hide()
+        self.result_view.clear()
+        self.result_view.hide()
 
     def show_result(self, text: str) -> None:
         """Show what the action returned."""
         self.result_view.setPlainText(text)
         self.result_view.show()
+        self.grow_to_fit()
+
+    def grow_to_fit(self) -> None:
+        """Grow (never shrink) to the height the shown parts need.
+
+        A result or error line appearing under the fields squeezed the
+        word-wrapped lines above it: the first line of the cancel dialog's
+        explanation was cut off (issue 17).
+        """
+        layout = self.layout()
+        if layout is None:
+            return
+        layout.activate()
+        wanted = layout.totalHeightForWidth(self.width())
+        if wanted < 0:
+            wanted = layout.totalSizeHint().height()
+        if self.height() < wanted:
+            self.resize(self.width(), wanted)
 
     def set_busy(self, busy: bool) -> None:
         """Grey the submit button while an async call is out."""

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from harvest_engine import DatabaseLocked
-from harvest_gui import theme
+from harvest_gui import APP_TITLE, theme
 from harvest_gui.async_bridge import track
 from harvest_gui.client_session import ClientSession
 from harvest_gui.session import ReaderSession, Session, WriterSession
@@ -258,15 +258,17 @@ class MainWindow(QMainWindow):
             action.setEnabled(has)
 
     def _update_title(self) -> None:
+        # The platform appends the application's display name ("… — harvest inspector")
+        # to a title that does not end with it: the title names only the file.
         if self.session is None:
-            self.setWindowTitle("harvest inspector")
+            self.setWindowTitle(APP_TITLE)
             return
         suffix = (
             f" ({self.session.mode})"
             if self.session.mode in ("read-only", "client")
             else ""
         )
-        self.setWindowTitle(f"harvest inspector — {self.session.path.name}{suffix}")
+        self.setWindowTitle(f"{self.session.path.name}{suffix}")
 
     # -- opening --------------------------------------------------------------------------
 
