@@ -23,6 +23,7 @@ __all__ = [
     "CommandTimedOut",
     "ContinueAsNew",
     "DatabaseClosed",
+    "DatabaseCorrupt",
     "DatabaseLocked",
     "ExecutionNotFound",
     "ExternalWorkflowError",
@@ -41,6 +42,7 @@ __all__ = [
     "QueryTimedOut",
     "SchemaTooNew",
     "SqliteError",
+    "StorageError",
     "Stuck",
     "UnknownWorkflow",
     "Unsupported",
@@ -221,6 +223,34 @@ class DatabaseClosed(SqliteError):
 
     def __init__(self, *, path: str) -> None:
         super().__init__(path=path)
+
+
+class StorageError(SqliteError):
+    """The file could not be written or read: disk full, I/O error, read-only, permission.
+
+    The operating system's error (or the driver's) is the ``__cause__``. Nothing
+    half-done stays: the transaction that met it is rolled back, the runtime
+    stays usable, and the same call succeeds once the cause is gone.
+    """
+
+    _template = "{path}: storage failed ({reason})"
+
+    def __init__(self, *, path: str, reason: str) -> None:
+        super().__init__(path=path, reason=reason)
+
+
+class DatabaseCorrupt(SqliteError):
+    """A read met a damaged file or row that `Stored.Unreadable` cannot stand for.
+
+    A single-run read (describe, history, outcome) of a damaged run raises it;
+    a listing flags the row (`ExecutionSummary.damaged`) instead, so one bad
+    row never fails a page.
+    """
+
+    _template = "{path} is damaged: {reason}"
+
+    def __init__(self, *, path: str, reason: str) -> None:
+        super().__init__(path=path, reason=reason)
 
 
 class ExecutionNotFound(SqliteError):

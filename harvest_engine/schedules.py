@@ -271,9 +271,11 @@ def _overlap(value: Overlap | str) -> Overlap:
 
 
 def _zone(name: str) -> ZoneInfo:
+    # A prefix of a real zone ("Europe") names a folder of the tz database, and ZoneInfo
+    # then raises IsADirectoryError: an OSError, so it is caught with the lookup errors.
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
+    except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):
         raise ValueError(f"unknown time zone {name!r}") from None
 
 

@@ -21,7 +21,7 @@ from harvest_engine import (
     __version__ as engine_version,
 )
 from harvest_gui.async_bridge import track
-from harvest_gui.state_counts import StateCounter
+from harvest_gui.models.state_counts import StateCounter
 
 if TYPE_CHECKING:
     from harvest_engine import (

@@ -33,6 +33,7 @@ from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPo
 from harvest_engine.runtime.signals import send_signal
 from harvest_engine.runtime.tasks import TaskRunner
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
+from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
@@ -65,12 +66,19 @@ _T = TypeVar("_T")
 TASK_CONCURRENCY = 8
 
 
+@guard_public_methods()
 class SqliteRuntime:
     """An embedded workflow runtime on one SQLite file (or a private in-memory database).
 
     Open it, register the workflow and activity functions, start runs, and
     drive them with the async drivers. Registrations live in memory: a
     reopened runtime registers again and resumes every run by replay.
+
+    Every public call raises typed errors only: a full disk or an I/O error
+    is `StorageError`, a damaged file `DatabaseCorrupt`. A failed commit
+    rolls back what the runtime holds in memory with it (cached instances,
+    the claim of a task whose outcome was not recorded), so the next pass
+    after the cause is gone finishes the work without a reopen.
     """
 
     def __init__(self, store: DurableStore, *, clock: Clock | None = None) -> None:
@@ -83,6 +91,9 @@ class SqliteRuntime:
         self._tasks = TaskRunner(store, self.registry)
         self._closed = False
         self.waker = serving.Waker()
+        # A write that storage failed may have carried any run's cycle (one
+        # run's, or a batch's): no cached instance may run ahead of the file.
+        store.add_rollback_listener(lambda _error: self.cache.clear())
 
     # -- opening ------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from contextlib import AbstractContextManager
 
     from harvest_engine.events import HistoryEvent
@@ -164,6 +164,15 @@ class LedgerEntry:
 
 class WriteTxn(Protocol):
     """The operations available inside one write transaction."""
+
+    def on_rollback(self, fn: Callable[[], None]) -> None:
+        """Call `fn` if this transaction rolls back (its COMMIT failing included).
+
+        The runtime registers here what undoes its in-memory state of the
+        transaction's work (a claim to release, a cached instance to drop),
+        so memory never runs ahead of the file after a failed commit.
+        """
+        ...
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
         """The run's row, or None."""
@@ -376,6 +385,23 @@ class DurableStore(Protocol):
 
     storage_errors: tuple[type[Exception], ...]
     """What this store raises when storage itself fails (never blamed on workflow code)."""
+
+    def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
+        """Call `fn(error)` after any write transaction that storage failed is rolled back.
+
+        The runtime drops what it keeps in memory of transactions in flight
+        (its instance cache), whichever code path opened the transaction.
+        """
+        ...
+
+    def release_claim(self, task_id: int) -> None:
+        """Put a task this process claimed back to PENDING (its outcome was not recorded).
+
+        Done by the next write that succeeds (or the next `ready_tasks`), so a
+        task whose completion commit failed is not stranded RUNNING until a
+        reopen.
+        """
+        ...
 
     def close(self) -> None:
         """Release the connection and the writer lock."""

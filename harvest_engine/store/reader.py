@@ -10,6 +10,7 @@ from harvest_engine.filters import ExecutionFilter
 from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import ClosedConnection
+from harvest_engine.store.sqlite.faults import guard_public_methods
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,8 +34,12 @@ if TYPE_CHECKING:
     from harvest_engine.store.sqlite.readonly import ReadConnection
 
 
+@guard_public_methods()
 class SqliteReader:
     """A read-only view of a harvest database file.
+
+    Every public method raises typed errors only: `StorageError` when the
+    file cannot be read, `DatabaseCorrupt` when what it reads is damaged.
 
     It opens the file ``mode=ro`` and takes no writer lock, so it works beside
     a runtime in another process; it never changes the file. `list_executions`,

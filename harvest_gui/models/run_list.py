@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from harvest_engine import ExecutionFilter
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 from harvest_gui.theme import state_colour
 
 if TYPE_CHECKING:

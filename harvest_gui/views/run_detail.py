@@ -10,11 +10,13 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from harvest_engine import ExecutionNotFound
+from harvest_gui.inspect.formatting import middle
 from harvest_gui.views.costs import CostsView
+from harvest_gui.views.elided import ElidedLabel
 from harvest_gui.views.history import HistoryView
 from harvest_gui.views.logs import LogsView
 from harvest_gui.views.pending import PendingView
-from harvest_gui.views.summary import SummaryView, plain_label
+from harvest_gui.views.summary import SummaryView
 from harvest_gui.views.timeline_view import TimelineView
 
 if TYPE_CHECKING:
@@ -41,7 +43,8 @@ class RunDetailView(QWidget):
         self.exec_id: str | None = None
         self._seen: tuple[Any, ...] | None = None
         self._timeline_drawn = 0.0
-        self.title = plain_label("runTitle")
+        self.title = ElidedLabel("runTitle", Qt.TextElideMode.ElideMiddle)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         font = self.title.font()
         font.setPointSizeF(font.pointSizeF() * 1.2)
         font.setBold(True)
@@ -124,7 +127,12 @@ class RunDetailView(QWidget):
             self.stack.setCurrentIndex(1)
             return
         shown = self._seen or (None,) * 5
-        title = f"{detail.workflow_name} · {detail.workflow_id} · {detail.state}"
+        # The state stays in view however long the name and id are (the label elides
+        # the middle; an id of a megabyte is cut before it reaches the label).
+        title = (
+            f"{middle(detail.workflow_name, 200)} · {middle(detail.workflow_id, 300)} "
+            f"· {detail.state}"
+        )
         if self.title.text() != title:
             self.title.setText(title)
         # Only the parts that changed are re-shown: re-setting an unchanged view

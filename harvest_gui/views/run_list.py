@@ -48,6 +48,8 @@ STATES = (
     "TIMED_OUT",
     "CONTINUED_AS_NEW",
 )
+STATE_COLUMNS = 4
+"""State boxes per row of the counts grid."""
 
 
 def parse_search(text: str) -> tuple[str, Any] | None:
@@ -199,20 +201,24 @@ class RunListView(QWidget):
         grid.addLayout(time_row, 1, 0, 1, 3)
         grid.addWidget(self.clear_button, 1, 3)
         self.filter_grid = grid
-        self.counts_row = QHBoxLayout()
+        # Two rows of four: seven state boxes on one line made the list alone 850 px
+        # wide at least, and the window wider than a 1366 px screen (issue 17).
+        self.counts_row = QGridLayout()
         self.state_boxes: dict[str, QCheckBox] = {}
-        for state in STATES:
+        for i, state in enumerate(STATES):
             box = QCheckBox(state)
             box.setObjectName(f"state_{state}")
             box.setAccessibleName(f"Show {state.lower()} runs")
             box.toggled.connect(self.apply_filters)
             self.state_boxes[state] = box
-            self.counts_row.addWidget(box)
-        self.counts_row.addStretch(1)
+            self.counts_row.addWidget(box, i // STATE_COLUMNS, i % STATE_COLUMNS)
         self.total = QLabel()
         self.total.setObjectName("runTotal")
         self.total.setTextFormat(Qt.TextFormat.PlainText)
-        self.counts_row.addWidget(self.total)
+        self.counts_row.addWidget(
+            self.total, 1, STATE_COLUMNS - 1, Qt.AlignmentFlag.AlignRight
+        )
+        self.counts_row.setColumnStretch(STATE_COLUMNS, 1)
         self.message = QLabel()
         self.message.setObjectName("filterMessage")
         self.message.setTextFormat(Qt.TextFormat.PlainText)

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 from harvest_gui.theme import state_colour
 from harvest_gui.views.payload import PayloadView
 

@@ -119,6 +119,15 @@ def test_a_cron_reads_its_fields_in_its_time_zone() -> None:
 
 
 @pytest.mark.parametrize(
+    "zone", ["Europe", "America/", "Europe/Par", "", "../etc", "/"]
+)
+def test_a_zone_that_is_not_one_is_a_value_error_naming_it(zone: str) -> None:
+    with pytest.raises(ValueError, match="unknown time zone") as caught:
+        Schedule.cron("0 3 * * *", timezone=zone)
+    assert repr(zone) in str(caught.value)
+
+
+@pytest.mark.parametrize(
     "build",
     [
         lambda: Schedule.cron("61 * * * *"),

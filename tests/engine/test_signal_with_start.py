@@ -19,6 +19,7 @@ from harvest_engine import (
     SignalWithStart,
     SignalWithStartOutcome,
     SqliteRuntime,
+    StorageError,
     UnknownWorkflow,
     WorkflowAlreadyStarted,
     WorkflowContext,
@@ -363,7 +364,7 @@ async def test_an_error_after_the_replace_rolls_back_the_replace_and_the_start(
         raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr(SqliteWriteTxn, "stage_signal", disk_full)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StorageError, match="disk is full"):
         rt.signal_with_start(request(reuse_policy=P.TERMINATE_IF_RUNNING))
     monkeypatch.undo()
 

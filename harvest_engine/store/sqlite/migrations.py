@@ -78,6 +78,10 @@ def read_version(conn: sqlite3.Connection, path: str) -> int:
         raise NotAHarvestDatabase(
             path=path, reason=f"not a readable SQLite file ({exc})"
         ) from exc
+    if version < 0:
+        raise NotAHarvestDatabase(
+            path=path, reason=f"its schema version {version} is not one harvest writes"
+        )
     if version == 0 and tables:
         raise NotAHarvestDatabase(
             path=path, reason="it holds tables but no harvest schema version"

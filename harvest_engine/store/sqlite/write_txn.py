@@ -18,7 +18,7 @@ from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
@@ -63,6 +63,11 @@ class SqliteWriteTxn:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
+        self.undo: list[Callable[[], None]] = []
+
+    def on_rollback(self, fn: Callable[[], None]) -> None:
+        """Call `fn` if this transaction rolls back, so in-memory state follows the file."""
+        self.undo.append(fn)
 
     # -- runs ---------------------------------------------------------------
 
