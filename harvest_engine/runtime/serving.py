@@ -2,10 +2,11 @@
 
 `serve()` repeats one round (fire due schedules, one pass over every run
 with ready work) while rounds make progress, then sleeps until
-`next_wakeup()`, an in-process call's wake, a commit by another process
-(`data_version`, checked every `poll_interval`) or the stop event. Beside
-it, one applier applies queued client commands as they arrive and wakes the
-round for what they changed. A round that fails for one run logs the error under the
+`next_wakeup()`, an in-process call's wake, or the stop event. A round
+waiting on activity bodies stays in flight while others start beside it.
+Client commands are applied by one applier as they arrive; another
+process's commit is seen by one poller of `data_version` every
+`poll_interval`. A round that fails for one run logs the error under the
 ``harvest_engine`` logger and backs off; the server keeps running.
 """
 
@@ -133,7 +134,7 @@ class Server:
         self.stopping = False
         self.errors = _ErrorLog()
         self.wake: asyncio.Event | None = None
-        self.version = 0
+        self.commit = asyncio.Event()
         self.woke_by_time = False
         self.inflight: set[asyncio.Task[tuple[bool, list[HarvestError]]]] = set()
 
@@ -142,12 +143,13 @@ class Server:
         self.wake = self.rt.waker.attach()
         work = asyncio.create_task(self._work())
         applier = asyncio.create_task(self._commands())
+        watcher = asyncio.create_task(self._watch_commits())
         stopper = asyncio.create_task(self._wait_stop())
         try:
             done, _ = await asyncio.wait(
-                {work, applier, stopper}, return_when=asyncio.FIRST_COMPLETED
+                {work, applier, watcher, stopper}, return_when=asyncio.FIRST_COMPLETED
             )
-            for loop_task in done & {work, applier}:
+            for loop_task in done & {work, applier, watcher}:
                 loop_task.result()  # an unexpected crash of a loop itself surfaces here
                 return
             self.stopping = True
@@ -162,7 +164,7 @@ class Server:
                         self.grace,
                     )
         finally:
-            rest = [stopper, applier, work, *self.inflight]
+            rest = [stopper, watcher, applier, work, *self.inflight]
             for task in rest:
                 task.cancel()
             await asyncio.gather(*rest, return_exceptions=True)
@@ -194,7 +196,6 @@ class Server:
         while not self.stopping:
             if again and len(inflight) < MAX_ROUNDS:
                 self.wake.clear()
-                self.version = self.rt.store.data_version()
                 inflight.add(asyncio.create_task(self._round()))
                 again = False
             finished = await self._wait(inflight)
@@ -215,10 +216,10 @@ class Server:
     async def _wait(
         self, inflight: set[asyncio.Task[tuple[bool, list[HarvestError]]]]
     ) -> set[asyncio.Task[tuple[bool, list[HarvestError]]]]:
-        """Wait for a round to end, a wake, the next due time or another process's commit.
+        """Wait for a round to end, a wake or the next due time; the rounds that ended.
 
-        Returns the rounds that ended; sets `woke_by_time` when the due time
-        passed or another process committed.
+        Sets `woke_by_time` when the due time passed. Commits by other
+        processes reach this loop through the command applier's wake.
         """
         assert self.wake is not None
         self.woke_by_time = False
@@ -227,30 +228,18 @@ class Server:
             return done
         if self.wake.is_set():
             return {t for t in inflight if t.done()}
-        loop = asyncio.get_running_loop()
         delay = None if inflight and self._busy() else self._delay()
-        deadline = None if delay is None else loop.time() + delay
         waker = asyncio.create_task(self.wake.wait())
         try:
-            while True:
-                left = self.poll if deadline is None else deadline - loop.time()
-                if left <= 0:
-                    self.woke_by_time = True
-                    return {t for t in inflight if t.done()}
-                watched: set[asyncio.Task[Any]] = {*inflight, waker}
-                done, _ = await asyncio.wait(
-                    watched,
-                    timeout=min(self.poll, left),
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                if done:
-                    return {t for t in inflight if t.done()}
-                if self.rt.store.data_version() != self.version:
-                    self.version = self.rt.store.data_version()
-                    self.woke_by_time = True
-                    return set()
+            watched: set[asyncio.Task[Any]] = {*inflight, waker}
+            done, _ = await asyncio.wait(
+                watched, timeout=delay, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             waker.cancel()
+        if not done:
+            self.woke_by_time = True
+        return {t for t in inflight if t.done()}
 
     def _busy(self) -> bool:
         """Whether the next due time is already due (a round in flight is on it)."""
@@ -267,7 +256,7 @@ class Server:
         assert self.wake is not None
         failures = 0
         while not self.stopping:
-            version = self.rt.store.data_version()
+            self.commit.clear()
             try:
                 applied = commands.apply_pending(self.rt)
                 failures = 0
@@ -285,9 +274,22 @@ class Server:
                 self.wake.set()  # the run loop drives what the commands changed
                 await asyncio.sleep(0)
                 continue
-            # Another process's commit sets no event here: poll its data_version.
-            while self.rt.store.data_version() == version and not self.stopping:  # noqa: ASYNC110
-                await asyncio.sleep(self.poll)
+            await self.commit.wait()
+
+    async def _watch_commits(self) -> None:
+        """The one poller: another process committed (a client queued a command).
+
+        SQLite signals no other process's commit, so `data_version` (one
+        cheap read) is checked every `poll_interval`; a change wakes the
+        applier. Nothing else polls: an idle server wakes only here.
+        """
+        version = self.rt.store.data_version()
+        while not self.stopping:
+            await asyncio.sleep(self.poll)
+            seen = self.rt.store.data_version()
+            if seen != version:
+                version = seen
+                self.commit.set()
 
     async def _round(self) -> tuple[bool, list[HarvestError]]:
         """Due schedules, then one pass over every run; whether any made progress."""
