@@ -31,11 +31,13 @@ from harvest_engine.errors import (
     HarvestError,
     HarvestInternalError,
     InvalidFilter,
+    InvalidName,
     InvalidSearchAttribute,
     InvalidSignal,
     NonDeterminismDetected,
     NonDeterministicCall,
     NotAHarvestDatabase,
+    PayloadNotJson,
     PayloadTooDeep,
     PayloadTooLarge,
     QueryFailed,
@@ -108,6 +110,8 @@ from harvest_engine.workflow.context import (
     WorkflowContext,
 )
 from harvest_engine.workflow.replay import WorkflowReplayer
+from harvest_engine.workflow.stack import CoroutineStack, StackFrame
+from harvest_engine.workflow.waits import RunWait
 
 # Importing the `activity` module and the `workflow` package binds those
 # names on this package after the imports above: the decorators must win.
@@ -129,6 +133,7 @@ __all__ = [
     "Clock",
     "CommandTimedOut",
     "ContinueAsNew",
+    "CoroutineStack",
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
@@ -148,6 +153,7 @@ __all__ = [
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidName",
     "InvalidSearchAttribute",
     "InvalidSignal",
     "LedgerRow",
@@ -161,6 +167,7 @@ __all__ = [
     "NotAHarvestDatabase",
     "Overlap",
     "ParentClosePolicy",
+    "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",
     "PendingTask",
@@ -170,6 +177,7 @@ __all__ = [
     "RetryPolicy",
     "RunInfo",
     "RunState",
+    "RunWait",
     "Schedule",
     "ScheduleRow",
     "SchemaTooNew",
@@ -179,6 +187,7 @@ __all__ = [
     "SqliteError",
     "SqliteReader",
     "SqliteRuntime",
+    "StackFrame",
     "StagedSignal",
     "StartOptions",
     "StartOutcome",

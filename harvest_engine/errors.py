@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harvest_engine.states import ExecutionId
+
 __all__ = [
     "ActivityError",
     "ApplicationError",
@@ -30,11 +32,13 @@ __all__ = [
     "HarvestError",
     "HarvestInternalError",
     "InvalidFilter",
+    "InvalidName",
     "InvalidSearchAttribute",
     "InvalidSignal",
     "NonDeterminismDetected",
     "NonDeterministicCall",
     "NotAHarvestDatabase",
+    "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",
     "QueryFailed",
@@ -90,8 +94,23 @@ def _rebuild(
     cls: type[HarvestError], message: str, fields: dict[str, Any]
 ) -> HarvestError:
     err = cls.__new__(cls)
+    if "exec_id" in fields:  # JSON from another process carries the id as text
+        fields = {**fields, "exec_id": _run_id(fields["exec_id"])}
     HarvestError.__init__(err, message, **fields)
     return err
+
+
+def _run_id(value: Any) -> Any:
+    """An error's id field: the `ExecutionId` passed or found, parsed from its text.
+
+    So ``err.exec_id == exec_id`` holds for the id a caller has in hand.
+    A value that is no id at all (blank text, a number) is kept as given.
+    """
+    if isinstance(value, ExecutionId):
+        return value
+    if isinstance(value, str) and value.strip():
+        return ExecutionId.parse(value)
+    return value
 
 
 class HarvestInternalError(HarvestError):
@@ -113,9 +132,16 @@ class NonDeterminismDetected(HarvestError):
     )
 
     def __init__(
-        self, *, exec_id: str, seq: int | None, recorded: str, expected: str
+        self,
+        *,
+        exec_id: ExecutionId | str,
+        seq: int | None,
+        recorded: str,
+        expected: str,
     ) -> None:
-        super().__init__(exec_id=exec_id, seq=seq, recorded=recorded, expected=expected)
+        super().__init__(
+            exec_id=_run_id(exec_id), seq=seq, recorded=recorded, expected=expected
+        )
 
 
 class NonDeterministicCall(HarvestError):
@@ -258,8 +284,8 @@ class ExecutionNotFound(SqliteError):
 
     _template = "no execution with id {exec_id}"
 
-    def __init__(self, *, exec_id: str) -> None:
-        super().__init__(exec_id=str(exec_id))
+    def __init__(self, *, exec_id: ExecutionId | str) -> None:
+        super().__init__(exec_id=_run_id(exec_id))
 
 
 class WorkflowNotRunning(SqliteError):
@@ -267,8 +293,8 @@ class WorkflowNotRunning(SqliteError):
 
     _template = "execution {exec_id} is not running (state {state})"
 
-    def __init__(self, *, exec_id: str, state: str) -> None:
-        super().__init__(exec_id=str(exec_id), state=state)
+    def __init__(self, *, exec_id: ExecutionId | str, state: str) -> None:
+        super().__init__(exec_id=_run_id(exec_id), state=state)
 
 
 class WorkflowAlreadyStarted(SqliteError):
@@ -284,14 +310,14 @@ class WorkflowAlreadyStarted(SqliteError):
         *,
         workflow_name: str,
         workflow_id: str,
-        exec_id: str,
+        exec_id: ExecutionId | str,
         state: str,
         policy: str,
     ) -> None:
         super().__init__(
             workflow_name=workflow_name,
             workflow_id=workflow_id,
-            exec_id=str(exec_id),
+            exec_id=_run_id(exec_id),
             state=state,
             policy=policy,
         )
@@ -331,6 +357,37 @@ class PayloadTooDeep(SqliteError):
 
     def __init__(self, *, what: str, limit: int) -> None:
         super().__init__(what=what, limit=limit)
+
+
+class InvalidName(SqliteError, TypeError, ValueError):
+    """A name or id that is not text, is over the length cap, or cannot be stored.
+
+    Workflow names and ids, signal, query and update names, search-attribute
+    keys, idempotency and mutex keys are text of at most 1,000 characters
+    with no lone surrogates. A `TypeError` and a `ValueError` too, the errors
+    such calls raised before.
+    """
+
+    _template = "invalid {what}: {reason}"
+
+    def __init__(self, *, what: str, reason: str) -> None:
+        super().__init__(what=what, reason=reason)
+
+
+class PayloadNotJson(SqliteError, TypeError):
+    """A payload holds a value JSON cannot keep exactly; nothing was written.
+
+    NaN or an infinity, a non-text object key, an integer past 64 bits, a
+    lone surrogate in text, or a value of another type (a datetime, a set,
+    bytes, an object). `path` names where (`$.items[3].price`). A
+    `TypeError` too, as these payloads were refused (or silently changed)
+    with a plain `TypeError` before.
+    """
+
+    _template = "{what} is not JSON: {reason} at {path}"
+
+    def __init__(self, *, what: str, path: str, reason: str) -> None:
+        super().__init__(what=what, path=path, reason=reason)
 
 
 class UnsupportedFeature(SqliteError):
@@ -377,8 +434,8 @@ class Stuck(SqliteError):
         "signal or update that changes it, then drive again"
     )
 
-    def __init__(self, *, exec_id: str) -> None:
-        super().__init__(exec_id=str(exec_id))
+    def __init__(self, *, exec_id: ExecutionId | str) -> None:
+        super().__init__(exec_id=_run_id(exec_id))
 
 
 class WorkflowPanicked(SqliteError):
@@ -392,8 +449,12 @@ class WorkflowPanicked(SqliteError):
         "workflow code of run {exec_id} raised {error} (panic {count} of {budget})"
     )
 
-    def __init__(self, *, exec_id: str, error: str, count: int, budget: int) -> None:
-        super().__init__(exec_id=str(exec_id), error=error, count=count, budget=budget)
+    def __init__(
+        self, *, exec_id: ExecutionId | str, error: str, count: int, budget: int
+    ) -> None:
+        super().__init__(
+            exec_id=_run_id(exec_id), error=error, count=count, budget=budget
+        )
 
 
 class InvalidSignal(SqliteError):
@@ -428,8 +489,10 @@ class QueryNotFound(SqliteError):
 
     _template = "run {exec_id} has no query handler {name!r} (known: {known})"
 
-    def __init__(self, *, exec_id: str, name: str, known: str = "none") -> None:
-        super().__init__(exec_id=str(exec_id), name=name, known=known)
+    def __init__(
+        self, *, exec_id: ExecutionId | str, name: str, known: str = "none"
+    ) -> None:
+        super().__init__(exec_id=_run_id(exec_id), name=name, known=known)
 
 
 class QueryFailed(SqliteError):
@@ -437,8 +500,8 @@ class QueryFailed(SqliteError):
 
     _template = "query {name!r} of run {exec_id} failed: {error}"
 
-    def __init__(self, *, exec_id: str, name: str, error: str) -> None:
-        super().__init__(exec_id=str(exec_id), name=name, error=error)
+    def __init__(self, *, exec_id: ExecutionId | str, name: str, error: str) -> None:
+        super().__init__(exec_id=_run_id(exec_id), name=name, error=error)
 
 
 class QueryTimedOut(SqliteError):
@@ -446,8 +509,10 @@ class QueryTimedOut(SqliteError):
 
     _template = "query {name!r} of run {exec_id} timed out after {seconds}s"
 
-    def __init__(self, *, exec_id: str, name: str, seconds: float) -> None:
-        super().__init__(exec_id=str(exec_id), name=name, seconds=seconds)
+    def __init__(
+        self, *, exec_id: ExecutionId | str, name: str, seconds: float
+    ) -> None:
+        super().__init__(exec_id=_run_id(exec_id), name=name, seconds=seconds)
 
 
 class UpdateInputInvalid(SqliteError):
@@ -491,8 +556,8 @@ class UpdateHistoryCapReached(SqliteError):
 
     _template = "update {name!r} would reach the history cap of run {exec_id}"
 
-    def __init__(self, *, name: str, exec_id: str) -> None:
-        super().__init__(name=name, exec_id=str(exec_id))
+    def __init__(self, *, name: str, exec_id: ExecutionId | str) -> None:
+        super().__init__(name=name, exec_id=_run_id(exec_id))
 
 
 class CommandTimedOut(SqliteError):

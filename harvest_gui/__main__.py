@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from harvest_gui import __version__
+from harvest_gui.display import missing_display
 
 EPILOG = """\
 With no PATH, the demo workspace opens: a file in your data folder with the
@@ -14,6 +16,8 @@ bundled demo workflows registered and a few runs started.
 
 An --app module either defines register(rt) or lists WORKFLOWS and ACTIVITIES
 (optionally QUERIES and UPDATES); its workflows are registered on the writer.
+With --read-only, the module's code only replays runs (where a run waits, its
+call stack on the Stack tab); nothing is written.
 """
 
 
@@ -34,7 +38,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--app",
         metavar="MODULE",
-        help="module whose workflows and activities are registered",
+        help="module whose workflows and activities are registered (read-only: used for replays)",
     )
     parser.add_argument(
         "--version", action="version", version=f"harvest-gui {__version__}"
@@ -42,16 +46,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.path is None and (args.read_only or args.app):
         parser.error("--read-only and --app need a PATH")
-    if args.read_only and args.app:
-        parser.error(
-            "--app registers workflows on a writer; it does not go with --read-only"
-        )
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `harvest-gui` and `python -m harvest_gui`."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    problem = missing_display(os.environ)
+    if problem is not None:
+        print(problem, file=sys.stderr, end="")
+        return 2
     from harvest_gui.app import run
 
     return run(args.path, args.read_only, args.app)

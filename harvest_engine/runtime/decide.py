@@ -21,13 +21,21 @@ from harvest_engine.errors import (
     HarvestError,
     HarvestInternalError,
     NonDeterminismDetected,
+    PayloadNotJson,
     PayloadTooDeep,
     PayloadTooLarge,
     Unsupported,
     WorkflowPanicked,
 )
 from harvest_engine.events import HistoryEvent
-from harvest_engine.runtime import cancel, children, local_activities, mutex, retry
+from harvest_engine.runtime import (
+    cancel,
+    children,
+    drive_time,
+    local_activities,
+    mutex,
+    retry,
+)
 from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
@@ -36,6 +44,7 @@ from harvest_engine.store.protocol import (
     ExecutionRecord,
     NewExecution,
     NewTask,
+    TaskRecord,
     WriteTxn,
 )
 from harvest_engine.workflow.commands import CommandRejected
@@ -77,6 +86,9 @@ class Decision:
     stuck: bool = False
     inputs_left: bool = False
     events: list[HistoryEvent] = field(default_factory=list)
+    # Activity tasks this cycle scheduled and claimed in its own transaction
+    # (group commit): the caller runs their bodies once the commit is done.
+    claimed: list[TaskRecord] = field(default_factory=list)
 
     @property
     def terminal(self) -> bool:
@@ -115,6 +127,8 @@ class _Cycle:
     recorded: bool = False
     # The signal ingest used up the byte cap's room (guide §8).
     inputs_left: bool = False
+    # Claim the activity tasks this cycle schedules (None: leave them PENDING).
+    claimed: list[TaskRecord] | None = None
 
     def event(self, type_: str, attrs: dict[str, Any]) -> HistoryEvent:
         event = HistoryEvent(seq=self.next_seq, type=type_, at=self.now, attrs=attrs)
@@ -142,11 +156,16 @@ class Decider:
         self.cache = cache
         self.settings = settings
 
-    def decide(self, exec_id: str, now: datetime) -> Decision:
-        """One cycle; raises (and rolls back) on divergence, unknown names and panics."""
+    def decide(self, exec_id: str, now: datetime, *, claim: bool = False) -> Decision:
+        """One cycle; raises (and rolls back) on divergence, unknown names and panics.
+
+        With `claim`, the activity tasks the cycle schedules are claimed
+        (RUNNING) in the same transaction and listed in `Decision.claimed`,
+        which saves a claim commit per activity; the caller must run them.
+        """
         try:
             with self.store.write() as txn:
-                return self._cycle(txn, exec_id, now)
+                return self._cycle(txn, exec_id, now, claim)
         except children.EffectFailed as failed:
             self.cache.evict(exec_id)
             return self._after_error(exec_id, failed.error, now)
@@ -199,7 +218,9 @@ class Decider:
 
     # -- the cycle ---------------------------------------------------------------
 
-    def _cycle(self, txn: WriteTxn, exec_id: str, now: datetime) -> Decision:
+    def _cycle(
+        self, txn: WriteTxn, exec_id: str, now: datetime, claim: bool = False
+    ) -> Decision:
         row = txn.execution(exec_id)
         if row is None:
             raise HarvestInternalError(f"decide() of unknown run {exec_id}")
@@ -219,10 +240,11 @@ class Decider:
             return self._time_out(txn, row, now)
         info = self.registry.workflow(row.workflow_name)
         instance = self._instance(row, info)
-        cycle = _Cycle(txn, row, now, row.next_seq)
+        cycle = _Cycle(txn, row, now, row.next_seq, claimed=[] if claim else None)
         instance.effects = children.Effects(
             txn, row, now, self.registry, self.cache.evict, instance
         )
+        instance.drive_now = drive_time.plain(now)
         try:
             for event in txn.load_events(exec_id, instance.applied_seq):
                 instance.feed(event)
@@ -246,6 +268,7 @@ class Decider:
             raise _Panic(exc) from exc
         finally:
             instance.effects = None
+            instance.drive_now = None
         self._check_violation(instance)
         if instance.rejection is not None:
             raise instance.rejection
@@ -265,6 +288,7 @@ class Decider:
         else:
             self.cache.put(exec_id, instance)
         decision.events = cycle.events
+        decision.claimed = cycle.claimed or []
         decision.progressed = bool(cycle.events) or decision.terminal
         return decision
 
@@ -377,16 +401,14 @@ class Decider:
         kind, value = instance.outcome()
         if kind == "completed":
             try:
-                output = payloads.check(value, "workflow result")
+                value, output = payloads.checked(value, "workflow result")
             except (PayloadTooDeep, PayloadTooLarge) as exc:
                 return self._fail(cycle, _failure(exc, non_retryable=True))
-            except (TypeError, ValueError, RecursionError) as exc:
+            except PayloadNotJson as exc:
                 # Returning something that is not JSON is a bug in the code:
                 # it counts against the panic budget instead of escaping the
-                # drive untyped on every cycle.
-                raise _Panic(
-                    TypeError(f"the workflow result is not a JSON value: {exc}")
-                ) from exc
+                # drive on every cycle.
+                raise _Panic(exc) from exc
             cycle.event("WorkflowCompleted", {"output": value})
             self._seal(cycle, "COMPLETED", output=output)
             return Decision(row.exec_id, state=RunState.Completed(output=value))
@@ -449,20 +471,20 @@ class Decider:
         state, reason = instance.halted or ("CANCELLED", "")
         self._record(cycle, instance, None)
         txn, exec_id = cycle.txn, cycle.row.exec_id
-        append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
-        children.seal_run(
-            txn,
-            exec_id,
-            state,
-            cycle.now,
-            self.cache.evict,
-            error=children.ending_error(state, reason),
-        )
-        ended = (
-            RunState.Cancelled(reason=reason)
-            if state == "CANCELLED"
-            else RunState.Terminated(reason=reason)
-        )
+        error = children.ending_error(state, reason)
+        if state == "FAILED":  # the parent-close TERMINATE policy
+            info = ErrorInfo.from_json(payloads.loads(error))
+            append(txn, exec_id, "WorkflowFailed", {"error": info.to_json()}, cycle.now)
+        else:
+            append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
+        children.seal_run(txn, exec_id, state, cycle.now, self.cache.evict, error=error)
+        ended: RunState
+        if state == "FAILED":
+            ended = RunState.Failed(error=info)
+        elif state == "CANCELLED":
+            ended = RunState.Cancelled(reason=reason)
+        else:
+            ended = RunState.Terminated(reason=reason)
         return Decision(exec_id, state=ended)
 
     def _fail(self, cycle: _Cycle, error: ErrorInfo) -> Decision:
@@ -577,7 +599,7 @@ class Decider:
         if instance is not None:
             self.settings.check_caps(row, cycle.events, cycle.seal)
         for event in cycle.events:
-            self._project(txn, row, event, cycle.now)
+            self._project(cycle, event)
         if instance is not None:
             for timer_id, fire_at in instance.take_timer_arms():
                 txn.add_timer(exec_id, timer_id, fire_at)
@@ -594,24 +616,28 @@ class Decider:
                 txn, exec_id, state, cycle.now, self.cache.evict, **values
             )
 
-    def _project(
-        self, txn: WriteTxn, row: ExecutionRecord, event: HistoryEvent, now: datetime
-    ) -> None:
+    def _project(self, cycle: _Cycle, event: HistoryEvent) -> None:
+        txn, row, now = cycle.txn, cycle.row, cycle.now
         attrs = event.attrs
         if event.type == "ActivityScheduled":
-            txn.add_task(self._task(row, attrs, now))
+            task = self._task(row, attrs, now)
+            if cycle.claimed is not None:
+                cycle.claimed.append(txn.add_claimed_task(task, now))
+            else:
+                txn.add_task(task)
         elif event.type == "LocalActivityScheduled":
             txn.add_task(local_activities.new_task(self.registry, row, attrs, now))
         elif event.type == "TimerCancelled":
             txn.delete_timers(row.exec_id, [str(attrs["timer_id"])])
         elif event.type == "SearchAttributesUpserted":
-            current = (
-                payloads.loads(row.search_attributes) if row.search_attributes else {}
+            # Read again: an earlier upsert of this cycle changed the row.
+            fresh = txn.execution(row.exec_id) or row
+            txn.update_execution(
+                row.exec_id,
+                search_attributes=merged_search_attributes(
+                    fresh.search_attributes, attrs.get("attributes") or {}
+                ),
             )
-            if not isinstance(current, dict):
-                current = {}
-            current.update(attrs.get("attributes") or {})
-            txn.update_execution(row.exec_id, search_attributes=payloads.dumps(current))
 
     def _task(
         self, row: ExecutionRecord, attrs: dict[str, Any], now: datetime
@@ -760,6 +786,19 @@ def _failure(exc: BaseException, *, non_retryable: bool = False) -> ErrorInfo:
     return ErrorInfo(
         type=type(exc).__name__, message=str(exc), non_retryable=non_retryable
     )
+
+
+def merged_search_attributes(stored: str | None, patch: dict[str, Any]) -> str | None:
+    """A run's search attributes after an upsert: None removes a key (guide §8)."""
+    current = payloads.loads(stored) if stored else {}
+    if not isinstance(current, dict):
+        current = {}
+    for key, value in patch.items():
+        if value is None:
+            current.pop(key, None)
+        else:
+            current[key] = value
+    return payloads.dumps(current) if current else None
 
 
 def terminal_state(row: ExecutionRecord) -> RunState:

@@ -8,16 +8,17 @@ from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harvest_engine import payloads
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
+from harvest_engine.names import MAX_NAME_CHARS
 from harvest_engine.runtime import cancel as cancel_requests
 from harvest_engine.runtime import drive_targets as children_drive
 from harvest_engine.runtime import (
     listing,
     queries,
     retention,
+    runs,
     schedules,
     serving,
     signal_with_start,
@@ -25,14 +26,17 @@ from harvest_engine.runtime import (
     starts,
     update_with_start,
     updates,
+    waiting,
 )
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.decide import Decider, Decision
+from harvest_engine.runtime.drive_time import DriveTime
+from harvest_engine.runtime.group_commit import GroupCommit
 from harvest_engine.runtime.registry import ActivitySpec, Registry
 from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
 from harvest_engine.runtime.signals import send_signal
 from harvest_engine.runtime.tasks import TaskRunner
-from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
+from harvest_engine.states import ExecutionId, ExecutionOutcome, RunState
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.store import SqliteStore
 
@@ -52,6 +56,8 @@ if TYPE_CHECKING:
         ExecutionPage,
         LedgerRow,
     )
+    from harvest_engine.workflow.stack import CoroutineStack
+    from harvest_engine.workflow.waits import RunWait
 
 log = logging.getLogger("harvest_engine.runtime")
 
@@ -89,11 +95,14 @@ class SqliteRuntime:
         self.cache = InstanceCache()
         self._decider = Decider(store, self.registry, self.cache, self.settings)
         self._tasks = TaskRunner(store, self.registry)
+        self._group = GroupCommit(
+            store, self._decider, self._tasks, self.cache, self.settings
+        )
         self._closed = False
-        self.waker = serving.Waker()
         # A write that storage failed may have carried any run's cycle (one
         # run's, or a batch's): no cached instance may run ahead of the file.
         store.add_rollback_listener(lambda _error: self.cache.clear())
+        self.waker = serving.Waker()
 
     # -- opening ------------------------------------------------------------------
 
@@ -199,7 +208,7 @@ class SqliteRuntime:
         self, exec_id: str | ExecutionId, when: datetime
     ) -> RunState:
         """`run_until_blocked` with every clock read at `when` (an aware datetime)."""
-        fixed = _fixed(when)
+        fixed = _fixed(when, self.clock)
         return await self._run_until_blocked(self._require(exec_id), fixed)
 
     async def run_until_idle(self) -> None:
@@ -221,7 +230,7 @@ class SqliteRuntime:
 
     async def poll_once_as_of(self, when: datetime) -> bool:
         """`poll_once` with every clock read at `when`."""
-        return await self._poll(_fixed(when))
+        return await self._poll(_fixed(when, self.clock))
 
     async def _poll(self, now: Now) -> bool:
         fired, fire_error = self._fire_schedules(now())
@@ -232,7 +241,14 @@ class SqliteRuntime:
         return progressed or fired
 
     async def _pass(self, now: Now) -> tuple[bool, list[HarvestError]]:
-        """Drive the fleet once; one failing run never blocks the others; every run's error."""
+        """Drive the fleet once; one failing run never blocks the others; every run's error.
+
+        With group commit (the default), a pass decides, claims and records
+        many runs per transaction (`group_commit.GroupCommit`); without, each
+        decision, claim and completion is its own transaction.
+        """
+        if self.settings.group_commit:
+            return await self._group.run_pass(now)
         progressed = False
         errors: list[HarvestError] = []
         for exec_id in self._store.runs_needing_decision(now()):
@@ -280,24 +296,42 @@ class SqliteRuntime:
     async def _run_until_blocked(
         self, exec_id: str, now: Now, visiting: frozenset[str] = frozenset()
     ) -> RunState:
+        decision: Decision | None = None
         for _ in range(CYCLE_BUDGET):
             at = now()
-            decision = self._decider.decide(exec_id, at)
+            if decision is None:
+                decision = self._decide_one(exec_id, at)
             if decision.state is not None:
                 return decision.state
-            tasks = self._store.ready_tasks(exec_id, at)
-            if tasks:
-                for task in tasks:
-                    await self._tasks.run(task, now)
-                continue
+            if self.settings.group_commit:
+                # The run's tasks, recorded in one commit with its next decision.
+                ran, stepped = await self._group.drive_step(exec_id, now, decision)
+                if ran:
+                    decision = stepped
+                    continue
+            else:
+                tasks = self._store.ready_tasks(exec_id, at)
+                if tasks:
+                    for task in tasks:
+                        await self._tasks.run(task, now)
+                    decision = None
+                    continue
             if await children_drive.drive_targets(
                 self, decision.waiting_workflows, now, visiting | {exec_id}
             ):
+                decision = None
                 continue
             blocked = self._blocked(exec_id, decision, at)
             if blocked is not None:
                 return blocked
+            decision = None
         return RunState.InProgress()
+
+    def _decide_one(self, exec_id: str, at: datetime) -> Decision:
+        """One decision of one run; with group commit it claims what it schedules."""
+        if self.settings.group_commit:
+            return self._group.decide_alone(exec_id, at)
+        return self._decider.decide(exec_id, at)
 
     # -- serving ----------------------------------------------------------------
 
@@ -376,20 +410,8 @@ class SqliteRuntime:
         """The stored outcome, without driving."""
         row = self._store.execution(self._require(exec_id))
         if row is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
-        if row.state == "RUNNING":
-            return ExecutionOutcome.Running()
-        if row.state == "COMPLETED":
-            return ExecutionOutcome.Completed(
-                output=payloads.loads(row.output) if row.output else None
-            )
-        if row.state == "FAILED":
-            return ExecutionOutcome.Failed(
-                error=ErrorInfo.from_json(
-                    payloads.loads(row.error) if row.error else None
-                )
-            )
-        return ExecutionOutcome.Terminated(state=row.state)
+            raise ExecutionNotFound(exec_id=exec_id)
+        return runs.outcome_of(row, str(getattr(self._store, "path", "?")))
 
     def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
         """Every recorded event of the run, in order."""
@@ -415,7 +437,7 @@ class SqliteRuntime:
         """One run with its payloads as Stored values."""
         detail = self._store.describe(self._require(exec_id))
         if detail is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         return detail
 
     def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
@@ -441,8 +463,8 @@ class SqliteRuntime:
     def _require(self, exec_id: str | ExecutionId) -> str:
         """The id as text; ExecutionNotFound when no run has it."""
         text = str(exec_id).strip() if exec_id is not None else ""
-        if not text or self._store.execution(text) is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+        if not _could_be_id(text) or self._store.execution(text) is None:
+            raise ExecutionNotFound(exec_id=exec_id)
         return text
 
     # -- operating (issue 5) --------------------------------------------------------
@@ -661,6 +683,38 @@ class SqliteRuntime:
         """
         return self._woken(update_with_start.update_with_start(self, request))
 
+    def where_waiting(self, exec_id: str | ExecutionId) -> tuple[RunWait, ...]:
+        """What a running run is blocked on now (empty once it has ended); writes nothing.
+
+        Replays the run to its frontier with the registered code: signal
+        waits (with the payload type a `receive_signal` call or a handler
+        declares), armed timers (due time), activities, children and awaited
+        runs, mutex keys (runs ahead in the queue) and `await_condition`
+        predicates, each with the user-code line that waits when known.
+
+        Raises:
+            ExecutionNotFound, UnknownWorkflow (the code is not registered),
+            NonDeterminismDetected, HarvestError (the code raised before parking).
+        """
+        return waiting.where_waiting(
+            self._store, self.registry, self.clock, self._require(exec_id)
+        )
+
+    def stack(self, exec_id: str | ExecutionId) -> tuple[CoroutineStack, ...]:
+        """Where each of a running run's workflow coroutines is suspended in the user's code.
+
+        The body's task first, then gather children and handler tasks; a
+        body that raised (a panicking run) gives its traceback instead.
+        Empty once the run has ended; writes nothing.
+
+        Raises:
+            ExecutionNotFound, UnknownWorkflow, NonDeterminismDetected,
+            HarvestError (the code raised before parking).
+        """
+        return waiting.stack(
+            self._store, self.registry, self.clock, self._require(exec_id)
+        )
+
     def set_query_timeout(self, timeout: Duration) -> None:
         """How long a query may take from now on (default 5 s); a query already made keeps its own."""
         seconds = to_timedelta(timeout, what="query timeout").total_seconds()
@@ -706,7 +760,19 @@ class SqliteRuntime:
         self.waker.wake()
 
 
-def _fixed(when: datetime) -> Now:
+def _could_be_id(text: str) -> bool:
+    """Whether any run could have this id: not blank, within the name cap, storable text."""
+    if not text or len(text) > MAX_NAME_CHARS:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _fixed(when: datetime, clock: Clock) -> Now:
     if not isinstance(when, datetime) or when.tzinfo is None:
         raise ValueError(f"the *_as_of drivers take an aware datetime, got {when!r}")
-    return lambda: when
+    # Each reading carries the real clock's, for the stamps that must be real.
+    return lambda: DriveTime.of(when, clock.now())

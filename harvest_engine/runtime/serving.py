@@ -229,17 +229,32 @@ class Server:
         if self.wake.is_set():
             return {t for t in inflight if t.done()}
         delay = None if inflight and self._busy() else self._delay()
+        loop = asyncio.get_running_loop()
+        deadline = None if delay is None else loop.time() + delay
         waker = asyncio.create_task(self.wake.wait())
         try:
-            watched: set[asyncio.Task[Any]] = {*inflight, waker}
-            done, _ = await asyncio.wait(
-                watched, timeout=delay, return_when=asyncio.FIRST_COMPLETED
-            )
+            while True:
+                timeout = None if deadline is None else deadline - loop.time()
+                if inflight:
+                    # A round in flight may carry claims of other runs (their
+                    # next activity) until it ends: look every poll tick.
+                    timeout = self.poll if timeout is None else min(timeout, self.poll)
+                watched: set[asyncio.Task[Any]] = {*inflight, waker}
+                done, _ = await asyncio.wait(
+                    watched,
+                    timeout=None if timeout is None else max(0.0, timeout),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if done:
+                    return {t for t in inflight if t.done()}
+                if deadline is not None and loop.time() >= deadline:
+                    self.woke_by_time = True
+                    return set()
+                if self.rt._group.has_carried:
+                    self.woke_by_time = True
+                    return set()
         finally:
             waker.cancel()
-        if not done:
-            self.woke_by_time = True
-        return {t for t in inflight if t.done()}
 
     def _busy(self) -> bool:
         """Whether the next due time is already due (a round in flight is on it)."""

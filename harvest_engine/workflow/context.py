@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import hashlib
 import inspect
 import logging
@@ -27,6 +28,7 @@ from harvest_engine.errors import (
     PayloadTooLarge,
 )
 from harvest_engine.filters import NUL, NUL_REASON
+from harvest_engine.names import check_name
 from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
 from harvest_engine.workflow.commands import Command
@@ -72,7 +74,7 @@ class ParentClosePolicy(enum.Enum):
     """What happens to a RUNNING detached child when its parent ends (guide §9).
 
     REQUEST_CANCEL seals it CANCELLED with the reason ``parent closed``;
-    TERMINATE seals it TERMINATED with the reason ``ParentClosed``; ABANDON
+    TERMINATE fails it (FAILED, error type ``ParentClosed``); ABANDON
     leaves it running. The policy cascades through every level.
     """
 
@@ -200,8 +202,12 @@ class WorkflowContext:
         return self._machine.now
 
     def system_now(self) -> datetime:
-        """The decision cycle's clock (the same value `now()` gives on replay)."""
-        return self._machine.now
+        """The decision cycle's clock (the same value `now()` gives on replay).
+
+        Under `run_until_blocked_as_of` it is the time the call names, also
+        in a run's first drive, whose body starts at WorkflowStarted's time.
+        """
+        return self._machine.clock()
 
     def random(self) -> float:
         """A float in [0, 1) from a generator seeded by the run id."""
@@ -246,17 +252,16 @@ class WorkflowContext:
                 f"continue_as_new to another workflow type ({workflow_type!r}) is not supported "
                 "by the SQLite backend",
             )
-        value = payloads.to_json(input)
-        payloads.check(value, "continue_as_new input")
+        value, _ = payloads.checked(input, "continue_as_new input")
         raise ContinueAsNew(value)
 
     def log(self, message: str) -> None:
         """A workflow log line, stored once per run when a log policy is set."""
-        self._machine.log_line(str(message))
+        self._machine.log_line(payloads.check_value(str(message), "log message"))
 
     def set_current_details(self, text: str) -> None:
         """Describe what the run is doing now (kept in memory, not in history)."""
-        self._machine.current_details = str(text)
+        self._machine.current_details = payloads.check_value(str(text), "details")
 
     # -- activities ----------------------------------------------------------
 
@@ -417,6 +422,7 @@ class WorkflowContext:
         """Stage a signal on another RUNNING run (ExternalWorkflowError when it cannot)."""
         if not isinstance(name, str) or not name.strip():
             raise ValueError("a signal name is non-empty text")
+        check_name(name, "signal name")
         recorded = await self._machine.external(
             "ExternalSignalSent",
             {
@@ -451,6 +457,7 @@ class WorkflowContext:
         """A durable mutex shared by every run of this file: ``async with ctx.mutex("k"):``."""
         if not isinstance(key, str) or not key.strip():
             raise ValueError("a mutex key is non-empty text")
+        check_name(key, "mutex key")
         return WorkflowMutex(self, key)
 
     # -- timers --------------------------------------------------------------
@@ -471,6 +478,7 @@ class WorkflowContext:
         """A cancellable durable timer named `timer_id`."""
         if not isinstance(timer_id, str) or not timer_id.strip():
             raise ValueError("start_timer needs a non-empty timer id")
+        check_name(timer_id, "timer id")
         if timer_id.startswith("harvest."):
             raise ValueError("timer ids starting with 'harvest.' are reserved")
         return TimerHandle(
@@ -479,7 +487,7 @@ class WorkflowContext:
 
     def _start_timer(self, timer_id: str, duration: timedelta) -> asyncio.Future[Any]:
         """Record TimerStarted (`fire_at` is the earliest fire time); the row is armed apart."""
-        fire_at = self._machine.now + duration
+        fire_at = self._machine.clock() + duration
         return self._machine.start_timer(
             {
                 "timer_id": timer_id,
@@ -492,7 +500,7 @@ class WorkflowContext:
 
     async def wait_for_signal(self, name: str) -> Any:
         """Wait for the next signal `name`; its JSON payload."""
-        return await self._machine.signals.next(name)
+        return await self._machine.signals.next(check_name(name, "signal name"))
 
     async def receive_signal(self, name: str, type: Any = None) -> Any:
         """Like `wait_for_signal`, converting the payload to `type` (e.g. a dataclass)."""
@@ -500,16 +508,16 @@ class WorkflowContext:
 
     def drain_signals(self, name: str) -> list[Any]:
         """Every buffered payload of `name`, in arrival order (empty when none)."""
-        return self._machine.signals.drain(name)
+        return self._machine.signals.drain(check_name(name, "signal name"))
 
     def try_receive_signal(self, name: str) -> Any:
         """The oldest buffered payload of `name`, or None without waiting."""
-        return self._machine.signals.pop(name)
+        return self._machine.signals.pop(check_name(name, "signal name"))
 
     async def wait_for_signal_timeout(self, name: str, duration: Duration) -> Any:
         """Wait for signal `name` or a durable deadline; None when the deadline wins."""
         signals = self._machine.signals
-        if signals.has(name):
+        if signals.has(check_name(name, "signal name")):
             return signals.pop(name)
         waiter = signals.waiter(name)
         handle = TimerHandle(
@@ -540,7 +548,7 @@ class WorkflowContext:
 
     def register_signal_handler(self, name: str, fn: Callable[[Any], Any]) -> None:
         """Call `fn(payload)` for every signal `name` (buffered ones first, in order)."""
-        self._machine.signals.set_handler(name, fn)
+        self._machine.signals.set_handler(check_name(name, "signal name"), fn)
 
     async def await_condition(self, predicate: Callable[[], bool]) -> None:
         """Wait until `predicate()` is true (checked whenever the workflow is idle)."""
@@ -552,7 +560,7 @@ class WorkflowContext:
 
     def register_query(self, name: str, fn: Callable[..., Any]) -> None:
         """Serve `rt.query(exec_id, name, arg)` with `fn()` or `fn(arg)`; must not mutate."""
-        self._machine.queries[name] = fn
+        self._machine.queries[check_name(name, "query name")] = fn
 
     def register_update_handler(
         self,
@@ -561,7 +569,7 @@ class WorkflowContext:
         handler: Callable[[Any], Awaitable[Any]],
     ) -> None:
         """Serve `rt.update(exec_id, name, arg)`: `validator(arg)` raises to reject."""
-        self._machine.updates[name] = (validator, handler)
+        self._machine.updates[check_name(name, "update name")] = (validator, handler)
 
     # -- side effects and search attributes ----------------------------------
 
@@ -575,8 +583,7 @@ class WorkflowContext:
                     raise TypeError(
                         "side_effect needs a plain function, not a coroutine"
                     )
-                value = payloads.to_json(value)
-                payloads.check(value, "side effect value")
+                value, _ = payloads.checked(value, "side effect value")
             except PayloadTooDeep as exc:
                 details = {"limit": getattr(exc, "limit", None)}
                 return {"error": {**_error_json(exc), "details": details}}
@@ -601,8 +608,10 @@ class WorkflowContext:
         for key, value in attributes.items():
             if not isinstance(key, str) or not key.strip():
                 raise InvalidSearchAttribute(
-                    key=str(key), reason="keys are non-empty text"
+                    key=repr(key)[:80], reason="keys are non-empty text"
                 )
+            check_name(key, "search attribute key")
+            value = payloads.to_json(value, f"search attribute {key!r}")
             if isinstance(value, (dict, list)) or (
                 isinstance(value, int)
                 and not isinstance(value, bool)
@@ -662,9 +671,7 @@ class WorkflowContext:
 
 
 def _checked(value: Any, what: str) -> Any:
-    value = payloads.to_json(value)
-    payloads.check(value, what)
-    return value
+    return payloads.checked(value, what)[0]
 
 
 def _activity_target(activity: Any) -> tuple[str, Any]:
@@ -679,13 +686,18 @@ def _activity_target(activity: Any) -> tuple[str, Any]:
         raise TypeError(
             f"execute_activity needs an @activity function or a name, got {activity!r}"
         )
-    result_type = None
-    if info.fn is not None:
-        try:
-            result_type = typing.get_type_hints(info.fn).get("return")
-        except (NameError, TypeError):
-            result_type = None
-    return info.name, result_type
+    return info.name, _return_type(info.fn)
+
+
+@functools.lru_cache(maxsize=1024)
+def _return_type(fn: Any) -> Any:
+    """An activity's declared result type (None when absent or unresolvable), once per function."""
+    if fn is None:
+        return None
+    try:
+        return typing.get_type_hints(fn).get("return")
+    except (NameError, TypeError):
+        return None
 
 
 def _workflow_target(workflow: Any) -> tuple[str, Any]:

@@ -1,4 +1,4 @@
-"""RunDetailView: the tabs (Summary, History, Timeline, Pending, Logs, Costs) of one run."""
+"""RunDetailView: the tabs (Summary, History, Timeline, Pending, Stack, Logs, Costs) of one run."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from harvest_engine import ExecutionNotFound
-from harvest_gui.inspect.formatting import middle
+from harvest_engine import DatabaseCorrupt, ExecutionNotFound
+from harvest_gui.inspect.formatting import fit_line, middle
+from harvest_gui.inspect.waiting import FileRows
 from harvest_gui.views.costs import CostsView
 from harvest_gui.views.elided import ElidedLabel
 from harvest_gui.views.history import HistoryView
 from harvest_gui.views.logs import LogsView
 from harvest_gui.views.pending import PendingView
+from harvest_gui.views.stack import StackView
 from harvest_gui.views.summary import SummaryView
 from harvest_gui.views.timeline_view import TimelineView
 
@@ -24,7 +26,9 @@ if TYPE_CHECKING:
 
 TIMELINE_REDRAW_S = 1.0
 """How often a running run's timeline is redrawn when its history did not change."""
-TAB_SUMMARY, TAB_HISTORY, TAB_TIMELINE, TAB_PENDING, TAB_LOGS, TAB_COSTS = range(6)
+TAB_SUMMARY, TAB_HISTORY, TAB_TIMELINE, TAB_PENDING, TAB_STACK, TAB_LOGS, TAB_COSTS = (
+    range(7)
+)
 
 
 class RunDetailView(QWidget):
@@ -53,6 +57,7 @@ class RunDetailView(QWidget):
         self.history = HistoryView()
         self.timeline = TimelineView()
         self.pending = PendingView()
+        self.stack_view = StackView()
         self.logs = LogsView()
         self.costs = CostsView()
         self.tabs = QTabWidget()
@@ -63,11 +68,13 @@ class RunDetailView(QWidget):
             (self.history, "&History"),
             (self.timeline, "&Timeline"),
             (self.pending, "&Pending"),
+            (self.stack_view, "Stac&k"),
             (self.logs, "&Logs"),
             (self.costs, "&Costs"),
         ):
             self.tabs.addTab(widget, name)
         self.summary.open_run.connect(self.open_run)
+        self.pending.open_run.connect(self.open_run)
         self.timeline.event_clicked.connect(self.on_event_clicked)
         self.empty = QLabel(
             "Select a run in the list to see its summary, history and timeline."
@@ -79,7 +86,16 @@ class RunDetailView(QWidget):
         page = QWidget()
         page_layout = QVBoxLayout(page)
         page_layout.setContentsMargins(0, 0, 0, 0)
+        self.damaged = QLabel()
+        self.damaged.setObjectName("runDamagedBanner")
+        self.damaged.setTextFormat(Qt.TextFormat.PlainText)
+        self.damaged.setWordWrap(True)
+        self.damaged.setStyleSheet(
+            "background: #fff3cd; color: #5c4400; border: 1px solid #e0b84c; padding: 6px;"
+        )
+        self.damaged.hide()
         page_layout.addWidget(self.title)
+        page_layout.addWidget(self.damaged)
         page_layout.addWidget(self.tabs)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
@@ -88,12 +104,29 @@ class RunDetailView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.stack)
 
+    def show_damaged(self, exc: BaseException) -> None:
+        """A banner instead of the tabs: this run's rows cannot be read, the others can."""
+        self._seen = None
+        self.title.setText(f"Run {self.exec_id}: damaged")
+        reason = getattr(exc, "reason", None) or str(exc)
+        self.damaged.setText(
+            fit_line(
+                f"This run's stored rows are damaged ({reason}), so its summary, "
+                "history and timeline cannot be shown. The other runs in the file read "
+                "as usual; a backup copy of the file is the way to recover this one."
+            )
+        )
+        self.damaged.show()
+        self.tabs.hide()
+        self.stack.setCurrentIndex(1)
+
     def show_run(self, exec_id: str | None) -> None:
         """Show `exec_id` (None: the empty page)."""
         if exec_id == self.exec_id:
             return
         self.exec_id = exec_id
         self._seen = None
+        self.history.reset_filters()  # a filter typed for one run hid another's events
         if exec_id is None:
             self.stack.setCurrentIndex(0)
             return
@@ -126,11 +159,16 @@ class RunDetailView(QWidget):
             )
             self.stack.setCurrentIndex(1)
             return
+        except (DatabaseCorrupt, ValueError) as exc:  # a damaged row: this run only
+            self.show_damaged(exc)
+            return
+        self.damaged.hide()
+        self.tabs.show()
         shown = self._seen or (None,) * 5
         # The state stays in view however long the name and id are (the label elides
         # the middle; an id of a megabyte is cut before it reaches the label).
         title = (
-            f"{middle(detail.workflow_name, 200)} · {middle(detail.workflow_id, 300)} "
+            f"{middle(detail.workflow_name, 120)} · {middle(detail.workflow_id, 240)} "
             f"· {detail.state}"
         )
         if self.title.text() != title:
@@ -145,8 +183,16 @@ class RunDetailView(QWidget):
             now = detail.closed_at or datetime.now(UTC)
             self.timeline.show_history(history, attempts, now)
             self._timeline_drawn = time.monotonic()
-        if shown[2] != pending:
-            self.pending.show_pending(*pending)
+        if shown[0] != detail or shown[1] != key or shown[2] != pending:
+            # A replay to the frontier: only when the run or its rows changed.
+            report = s.waiting(
+                detail,
+                history,
+                FileRows(tasks=pending[0], timers=pending[1], mutexes=pending[3]),
+            )
+            self.summary.show_waiting(report)
+            self.pending.show_pending(*pending, report=report)
+            self.stack_view.show_report(report)
         if shown[3] != logs:
             self.logs.show_logs(logs)
         if shown[4] != (ledger, totals):

@@ -238,7 +238,7 @@ def test_workflow_panicked_pickles_with_its_fields() -> None:
     error = WorkflowPanicked(exec_id="e1", error="KeyError: 'x'", count=1, budget=3)
     again = pickle.loads(pickle.dumps(error))
     assert isinstance(again, WorkflowPanicked)
-    assert again.exec_id == "e1"  # type: ignore[attr-defined]
+    assert str(again.exec_id) == "e1"  # type: ignore[attr-defined]
     assert str(again) == str(error)
 
 

@@ -219,7 +219,7 @@ async def test_a_pending_cancel_under_reject_duplicate_refuses_and_writes_nothin
 
     with pytest.raises(WorkflowAlreadyStarted) as refused:
         rt.signal_with_start(request(reuse_policy=P.REJECT_DUPLICATE))
-    assert refused.value.exec_id == str(prior.exec_id)
+    assert refused.value.exec_id == prior.exec_id
     assert file_rows(rt) == before
 
 

@@ -11,6 +11,7 @@ from talking import event_types, file_rows, run_count, seal_as
 from harvest_engine import (
     ActivityContext,
     ApplicationError,
+    ExecutionId,
     ExecutionOutcome,
     InvalidSearchAttribute,
     ManualClock,
@@ -135,7 +136,7 @@ async def test_the_reuse_policy_matrix(
     if want == "refused":
         with pytest.raises(WorkflowAlreadyStarted) as refused:
             rt.start_workflow_with_reuse_policy("order", KEY, {"n": 2}, policy)
-        assert refused.value.exec_id == prior
+        assert refused.value.exec_id == ExecutionId(prior)
         assert refused.value.policy == policy.name
         assert file_rows(rt) == before
         return
@@ -210,6 +211,8 @@ async def test_terminate_if_running_replaces_the_run_in_one_transaction(
     assert await rt.run_until_blocked(prior.exec_id) == RunState.ContinuedAsNew(
         next=fresh.exec_id
     )
+    # The fresh run's timer counts from its first drive (guide §7).
+    assert await rt.run_until_blocked(fresh.exec_id) == RunState.WaitingTimer()
     clock.advance("2h")
     assert await rt.run_until_blocked(fresh.exec_id) == RunState.Completed(
         output="woke"
