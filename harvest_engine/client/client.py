@@ -53,7 +53,7 @@ DEFAULT_TIMEOUT = "10s"
 # is read only when it moves. 2 ms keeps a command's round trip near the
 # server's own poll without a busy loop.
 REPLY_POLL_SECONDS = 0.002
-RESULT_POLL_SECONDS = 0.01
+RESULT_POLL_SECONDS = 0.005
 
 
 class HarvestClient:

@@ -66,6 +66,11 @@ class GroupCommit:
             progressed = True
         return progressed or bool(self._carried), errors
 
+    @property
+    def has_carried(self) -> bool:
+        """Whether claims wait for the next pass (the serving loop starts one for them)."""
+        return bool(self._carried)
+
     def take_carried(self, exec_id: str | None) -> list[TaskRecord]:
         """Hand over the carried claims (of one run, or all) that are still claimed.
 
