@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from harvest_engine import (
     DatabaseCorrupt,
+    HarvestClient,
     HarvestError,
     SqliteReader,
     SqliteRuntime,
@@ -157,6 +158,28 @@ def test_the_runtime_opens_and_drives_or_refuses_before_writing(
         rt.register_activity(hf.shout)
         for _ in range(3):
             typed_or_served(asyncio.run, rt.poll_once())
+
+
+@pytest.mark.parametrize("hostile", VARIANTS, indirect=True)
+def test_a_client_serves_or_raises_a_typed_error_and_writes_nothing(
+    hostile: Path, request: pytest.FixtureRequest
+) -> None:
+    variant = request.node.callspec.params["hostile"]
+    before = snapshot_of(hostile)
+    try:
+        client = HarvestClient.open(hostile)
+    except HarvestError:
+        assert variant not in ROW_DAMAGE
+    else:
+        with client:
+            page = typed_or_served(client.list_executions)
+            if variant in ROW_DAMAGE:
+                assert page is not None
+            for run in [] if page is None else page.executions:
+                for read in (client.describe, client.load_history, client.outcome):
+                    typed_or_served(read, run.exec_id)
+    if variant != "hot_journal":
+        assert snapshot_of(hostile) == before
 
 
 CLI_CALLS = [
