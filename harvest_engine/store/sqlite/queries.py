@@ -27,6 +27,7 @@ from harvest_engine.timestamps import from_micros
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Sequence
     from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
@@ -145,6 +146,21 @@ def execution(conn: sqlite3.Connection, exec_id: str) -> ExecutionRecord | None:
         return execution_from_row(row)
     except (ValueError, TypeError, OverflowError) as exc:
         raise verify.corrupt(conn, exec_id, f"its row does not read ({exc})") from exc
+
+
+def claimed_task_ids(conn: sqlite3.Connection, task_ids: Sequence[int]) -> set[int]:
+    """Which of `task_ids` are RUNNING tasks (a claim not yet recorded nor dropped)."""
+    found: set[int] = set()
+    ids = list(task_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = conn.execute(
+            f"SELECT id FROM harvest_tasks WHERE status = 'RUNNING' AND id IN ({marks})",
+            chunk,
+        ).fetchall()
+        found.update(r[0] for r in rows)
+    return found
 
 
 def exists(conn: sqlite3.Connection, exec_id: str) -> bool:

@@ -48,7 +48,7 @@ from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
     from datetime import datetime
     from pathlib import Path
 
@@ -249,7 +249,8 @@ class SqliteStore:
         """
         # Sync activity bodies heartbeat from worker threads on this same
         # connection: the lock keeps their writes out of the loop thread's
-        # transaction. A nested write on one thread is a bug, not a wait.
+        # transaction. A nested write on one thread is a bug, not a wait,
+        # except inside `write_together()`, where each write is a savepoint.
         if self._in_txn and self._txn_thread == threading.get_ident():
             if not self._joinable:
                 raise HarvestInternalError("nested write transaction")
@@ -326,6 +327,10 @@ class SqliteStore:
 
     @contextmanager
     def _savepoint(self) -> Iterator[SqliteWriteTxn]:
+        if not self._conn.in_transaction:
+            # SQLite rolled the whole transaction back (a full disk, an I/O
+            # error): a write now would run outside it, in autocommit.
+            raise sqlite3.OperationalError("the joined transaction was rolled back")
         self._depth += 1
         name = f"harvest_joined_{self._depth}"
         self._conn.execute(f"SAVEPOINT {name}")
@@ -335,8 +340,9 @@ class SqliteStore:
             yield txn
         except BaseException:
             self._txns.pop()
-            self._conn.execute(f"ROLLBACK TO {name}")
-            self._conn.execute(f"RELEASE {name}")
+            if self._conn.in_transaction:
+                self._conn.execute(f"ROLLBACK TO {name}")
+                self._conn.execute(f"RELEASE {name}")
             for undo in reversed(txn.undo):
                 undo()
             raise
@@ -405,14 +411,11 @@ class SqliteStore:
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         with self.write() as txn:
-            task = txn.task(task_id)
-            if task is None or task.status != "PENDING":
-                return None
-            self._conn.execute(
-                "UPDATE harvest_tasks SET status = 'RUNNING', claimed_at = ? WHERE id = ?",
-                (micros(now), task_id),
-            )
-            return txn.task(task_id)
+            return txn.claim_task(task_id, now)
+
+    def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
+        """Which of these tasks are still RUNNING (claimed and neither recorded nor dropped)."""
+        return queries.claimed_task_ids(self._conn, task_ids)
 
     def save_heartbeat(self, task_id: int, details: str) -> None:
         with self.write():
