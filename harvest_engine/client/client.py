@@ -24,6 +24,7 @@ from harvest_engine.runtime import wire
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
 from harvest_engine.store.reader import SqliteReader
 from harvest_engine.store.sqlite.client_queue import CommandQueue
+from harvest_engine.store.sqlite.faults import guard_public_methods
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -56,8 +57,12 @@ REPLY_POLL_SECONDS = 0.002
 RESULT_POLL_SECONDS = 0.005
 
 
+@guard_public_methods()
 class HarvestClient:
     """A client of a served harvest file, in any process (see the module docstring).
+
+    Like the runtime and the reader, every public call raises typed errors
+    only (`StorageError`, `DatabaseCorrupt`, ...), never the driver's.
 
     Open it with `HarvestClient.open(path)`, as a context manager or with
     `close()`. Every command is awaited and takes `timeout=` (default
