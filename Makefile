@@ -1,5 +1,5 @@
 # harvest: set up and check everything from a fresh Debian/Ubuntu machine.
-#   make run    system packages + .venv, then the desktop app
+#   make run    system packages + .venv, then the desktop app (make run-virtual: on Xvfb)
 #   make lint   ruff, mypy --strict and the import contracts (STYLE §20)
 #   make test   system packages + .venv, then `make lint` and the test suite
 
@@ -28,7 +28,7 @@ PEERS_VENV := .venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed-dbos
 DBOS_VERSION ?= 3.4.0
 
-.PHONY: venv system-deps lint ruff types contracts test run screenshots bench clean distclean
+.PHONY: venv system-deps lint ruff types contracts test run run-virtual screenshots bench clean distclean
 
 # --- environment --------------------------------------------------------------------------
 
@@ -83,11 +83,15 @@ test: system-deps venv lint
 
 # --- running ------------------------------------------------------------------------------
 
-# With no display (a headless box, CI), the app still starts on a virtual X server.
+# With no display (SSH, a container, CI) the app says so and how to see it, and exits 2.
 run: system-deps venv
-	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then $(BIN)/harvest-gui; \
-	else echo "make run: no display found; starting on a virtual X server (xvfb-run)"; \
-	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/harvest-gui; fi
+	$(BIN)/harvest-gui
+
+# The app on a virtual 1366x768 X screen: nothing is visible; it prints how to picture it.
+run-virtual: system-deps venv
+	xvfb-run -a -s "-screen 0 1366x768x24" sh -c 'echo "harvest-gui runs on the virtual display $$DISPLAY (invisible)."; \
+	echo "Picture it: DISPLAY=$$DISPLAY import -window root shot.png (imagemagick). Stop: Ctrl+C."; \
+	QT_QPA_PLATFORM=xcb exec $(BIN)/harvest-gui'
 
 screenshots: system-deps venv
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots resources/screenshots

@@ -54,9 +54,14 @@ def main() -> None:
         "",
     ]
     if not only:
-        (HERE / "RESULTS.md").write_text(
-            "\n".join(header) + "\n\n".join(sections) + "\n"
-        )
+        results = HERE / "RESULTS.md"
+        # The kill campaign (bench/kill_campaign.py --record) runs on its own;
+        # its section stays.
+        kept = ""
+        if results.exists():
+            _, marker, rest = results.read_text().partition("## kill_campaign")
+            kept = "\n" + marker + rest if marker else ""
+        results.write_text("\n".join(header) + "\n\n".join(sections) + "\n" + kept)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,14 @@ from harvest_engine.errors import (
     WorkflowPanicked,
 )
 from harvest_engine.events import HistoryEvent
-from harvest_engine.runtime import cancel, children, local_activities, mutex, retry
+from harvest_engine.runtime import (
+    cancel,
+    children,
+    drive_time,
+    local_activities,
+    mutex,
+    retry,
+)
 from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
@@ -237,6 +244,7 @@ class Decider:
         instance.effects = children.Effects(
             txn, row, now, self.registry, self.cache.evict, instance
         )
+        instance.drive_now = drive_time.plain(now)
         try:
             for event in txn.load_events(exec_id, instance.applied_seq):
                 instance.feed(event)
@@ -260,6 +268,7 @@ class Decider:
             raise _Panic(exc) from exc
         finally:
             instance.effects = None
+            instance.drive_now = None
         self._check_violation(instance)
         if instance.rejection is not None:
             raise instance.rejection

@@ -8,7 +8,6 @@ from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harvest_engine import payloads
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
@@ -19,6 +18,7 @@ from harvest_engine.runtime import (
     listing,
     queries,
     retention,
+    runs,
     schedules,
     serving,
     signal_with_start,
@@ -36,7 +36,7 @@ from harvest_engine.runtime.registry import ActivitySpec, Registry
 from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
 from harvest_engine.runtime.signals import send_signal
 from harvest_engine.runtime.tasks import TaskRunner
-from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
+from harvest_engine.states import ExecutionId, ExecutionOutcome, RunState
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.store import SqliteStore
 
@@ -411,19 +411,7 @@ class SqliteRuntime:
         row = self._store.execution(self._require(exec_id))
         if row is None:
             raise ExecutionNotFound(exec_id=exec_id)
-        if row.state == "RUNNING":
-            return ExecutionOutcome.Running()
-        if row.state == "COMPLETED":
-            return ExecutionOutcome.Completed(
-                output=payloads.loads(row.output) if row.output else None
-            )
-        if row.state == "FAILED":
-            return ExecutionOutcome.Failed(
-                error=ErrorInfo.from_json(
-                    payloads.loads(row.error) if row.error else None
-                )
-            )
-        return ExecutionOutcome.Terminated(state=row.state)
+        return runs.outcome_of(row, str(getattr(self._store, "path", "?")))
 
     def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
         """Every recorded event of the run, in order."""

@@ -202,8 +202,12 @@ class WorkflowContext:
         return self._machine.now
 
     def system_now(self) -> datetime:
-        """The decision cycle's clock (the same value `now()` gives on replay)."""
-        return self._machine.now
+        """The decision cycle's clock (the same value `now()` gives on replay).
+
+        Under `run_until_blocked_as_of` it is the time the call names, also
+        in a run's first drive, whose body starts at WorkflowStarted's time.
+        """
+        return self._machine.clock()
 
     def random(self) -> float:
         """A float in [0, 1) from a generator seeded by the run id."""
@@ -483,7 +487,7 @@ class WorkflowContext:
 
     def _start_timer(self, timer_id: str, duration: timedelta) -> asyncio.Future[Any]:
         """Record TimerStarted (`fire_at` is the earliest fire time); the row is armed apart."""
-        fire_at = self._machine.now + duration
+        fire_at = self._machine.clock() + duration
         return self._machine.start_timer(
             {
                 "timer_id": timer_id,

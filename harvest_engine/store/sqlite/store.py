@@ -22,6 +22,7 @@ from harvest_engine.store.sqlite import (
     operator_reads,
     queries,
     readonly,
+    verify,
     wakeups,
 )
 from harvest_engine.store.sqlite import schedules as schedule_sql
@@ -120,6 +121,7 @@ class SqliteStore:
         self._write_lock = threading.Lock()
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
+        self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
         self._joinable = False
         self._depth = 0
         self.closed = False
@@ -257,6 +259,7 @@ class SqliteStore:
             return
         with self._write_lock:
             txn = SqliteWriteTxn(self._conn)
+            self._txns.append(txn)
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._in_txn = True
@@ -275,6 +278,7 @@ class SqliteStore:
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
+                self._txns.clear()
 
     def _rolled_back(self, txn: SqliteWriteTxn, exc: BaseException) -> None:
         # SQLite may already have rolled back (a full disk, an I/O error):
@@ -331,9 +335,11 @@ class SqliteStore:
         name = f"harvest_joined_{self._depth}"
         self._conn.execute(f"SAVEPOINT {name}")
         txn = SqliteWriteTxn(self._conn)
+        self._txns.append(txn)
         try:
             yield txn
         except BaseException:
+            self._txns.pop()
             if self._conn.in_transaction:
                 self._conn.execute(f"ROLLBACK TO {name}")
                 self._conn.execute(f"RELEASE {name}")
@@ -341,7 +347,11 @@ class SqliteStore:
                 undo()
             raise
         else:
+            self._txns.pop()
             self._conn.execute(f"RELEASE {name}")
+            # Released into the enclosing transaction: if that rolls back, so
+            # must the memory this savepoint's work changed.
+            self._txns[-1].undo.extend(txn.undo)
         finally:
             self._depth -= 1
 
@@ -359,7 +369,10 @@ class SqliteStore:
         return queries.exists(self._conn, exec_id)
 
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
-        return queries.load_events(self._conn, exec_id, after_seq)
+        events = queries.load_events(self._conn, exec_id, after_seq)
+        if after_seq == 0:  # a whole history: its end must match the row
+            verify.check_run(self._conn, exec_id)
+        return events
 
     def runs_needing_decision(self, now: datetime) -> list[str]:
         at = micros(now)
