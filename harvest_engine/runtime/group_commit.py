@@ -61,7 +61,12 @@ class GroupCommit:
         errors: list[HarvestError] = []
         exec_ids = self.store.runs_needing_decision(now())
         progressed = await self._decide_all(exec_ids, now, errors)
-        claimed = self.take_carried(None) + self._claim_ready(None, now)
+        claimed = self.take_carried(None)
+        try:
+            claimed += self._claim_ready(None, now)
+        except BaseException:
+            self._release(claimed)
+            raise
         if claimed:
             await self._run_and_record(claimed, now, errors, carry=True)
             progressed = True
@@ -211,14 +216,44 @@ class GroupCommit:
         looks is recorded in one transaction: a finished body never waits
         for a slow one, and a run's follow-up decision joins the commit of
         its last completion. Returns the follow-up decisions by run.
+
+        When a commit fails (storage), the bodies still running are
+        cancelled and every claim of `claimed` is released, so none stays
+        RUNNING: a recorded task is no longer RUNNING, and the others run
+        again on a later pass (at-least-once).
         """
+        running: dict[asyncio.Future[Finished | None], str] = {}
+        try:
+            return await self._run_and_record_all(
+                claimed, running, now, errors, carry=carry
+            )
+        except BaseException:
+            for future in running:
+                future.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            self._release(claimed)
+            raise
+
+    def _release(self, claimed: list[TaskRecord]) -> None:
+        """Put these claims back to PENDING with the store's next write."""
+        for task in claimed:
+            self.store.release_claim(task.id)
+
+    async def _run_and_record_all(
+        self,
+        claimed: list[TaskRecord],
+        running: dict[asyncio.Future[Finished | None], str],
+        now: Now,
+        errors: list[HarvestError],
+        *,
+        carry: bool,
+    ) -> dict[str, Decision]:
         queues: dict[str, collections.deque[TaskRecord]] = {}
         for task in claimed:
             queues.setdefault(task.exec_id, collections.deque()).append(task)
         order = {exec_id: i for i, exec_id in enumerate(queues)}
         waiting = collections.deque(queues)
         limit = max(1, self.settings.group_commit_size)
-        running: dict[asyncio.Future[Finished | None], str] = {}
         decided: dict[str, Decision] = {}
         news: set[str] = set()
 
@@ -317,7 +352,7 @@ class GroupCommit:
         """
         claimed = list(decision.claimed) + self.take_carried(exec_id)
         if not claimed:
-            claimed = self._claim_ready(exec_id, now)
+            claimed = self._claim_ready(exec_id, now)  # claims nothing if it fails
         if not claimed:
             return False, None
         errors: list[HarvestError] = []
