@@ -287,7 +287,8 @@ class SqliteRuntime:
     ) -> RunState:
         for _ in range(CYCLE_BUDGET):
             at = now()
-            decision = self._decider.decide(exec_id, at)
+            # A person asked for this run: a panic's backoff does not apply.
+            decision = self._decider.decide(exec_id, at, retry_panic_now=True)
             if decision.state is not None:
                 return decision.state
             tasks = self._store.ready_tasks(exec_id, at)
