@@ -46,6 +46,7 @@ from harvest_engine.store.protocol import (
     ExecutionRecord,
     NewExecution,
     NewTask,
+    TaskRecord,
     WriteTxn,
 )
 from harvest_engine.workflow.commands import CommandRejected
@@ -86,6 +87,9 @@ class Decision:
     stuck: bool = False
     inputs_left: bool = False
     events: list[HistoryEvent] = field(default_factory=list)
+    # Activity tasks this cycle scheduled and claimed in its own transaction
+    # (group commit): the caller runs their bodies once the commit is done.
+    claimed: list[TaskRecord] = field(default_factory=list)
 
     @property
     def terminal(self) -> bool:
@@ -124,6 +128,8 @@ class _Cycle:
     recorded: bool = False
     # The signal ingest used up the byte cap's room (guide §8).
     inputs_left: bool = False
+    # Claim the activity tasks this cycle schedules (None: leave them PENDING).
+    claimed: list[TaskRecord] | None = None
 
     def event(self, type_: str, attrs: dict[str, Any]) -> HistoryEvent:
         event = HistoryEvent(seq=self.next_seq, type=type_, at=self.now, attrs=attrs)
@@ -152,16 +158,24 @@ class Decider:
         self.settings = settings
 
     def decide(
-        self, exec_id: str, now: datetime, *, retry_panic_now: bool = False
+        self,
+        exec_id: str,
+        now: datetime,
+        *,
+        claim: bool = False,
+        retry_panic_now: bool = False,
     ) -> Decision:
         """One cycle; raises (and rolls back) on divergence, unknown names and panics.
 
+        With `claim`, the activity tasks the cycle schedules are claimed
+        (RUNNING) in the same transaction and listed in `Decision.claimed`,
+        which saves a claim commit per activity; the caller must run them.
         A run that panicked waits out its backoff (`panics.backoff`) unless
         `retry_panic_now` (`run_until_blocked` on that run: a person asked).
         """
         try:
             with self.store.write() as txn:
-                return self._cycle(txn, exec_id, now, retry_panic_now)
+                return self._cycle(txn, exec_id, now, claim, retry_panic_now)
         except children.EffectFailed as failed:
             self.cache.evict(exec_id)
             return self._after_error(exec_id, failed.error, now)
@@ -215,7 +229,12 @@ class Decider:
     # -- the cycle ---------------------------------------------------------------
 
     def _cycle(
-        self, txn: WriteTxn, exec_id: str, now: datetime, retry_panic_now: bool
+        self,
+        txn: WriteTxn,
+        exec_id: str,
+        now: datetime,
+        claim: bool = False,
+        retry_panic_now: bool = False,
     ) -> Decision:
         row = txn.execution(exec_id)
         if row is None:
@@ -237,7 +256,7 @@ class Decider:
             return self._time_out(txn, row, now)
         info = self.registry.workflow(row.workflow_name)
         instance = self._instance(row, info)
-        cycle = _Cycle(txn, row, now, row.next_seq)
+        cycle = _Cycle(txn, row, now, row.next_seq, claimed=[] if claim else None)
         instance.effects = children.Effects(
             txn, row, now, self.registry, self.cache.evict, instance
         )
@@ -285,6 +304,7 @@ class Decider:
         else:
             self.cache.put(exec_id, instance)
         decision.events = cycle.events
+        decision.claimed = cycle.claimed or []
         decision.progressed = bool(cycle.events) or decision.terminal
         return decision
 
@@ -595,7 +615,7 @@ class Decider:
         if instance is not None:
             self.settings.check_caps(row, cycle.events, cycle.seal)
         for event in cycle.events:
-            self._project(txn, row, event, cycle.now)
+            self._project(cycle, event)
         if instance is not None:
             for timer_id, fire_at in instance.take_timer_arms():
                 txn.add_timer(exec_id, timer_id, fire_at)
@@ -615,12 +635,15 @@ class Decider:
                 txn, exec_id, state, cycle.now, self.cache.evict, **values
             )
 
-    def _project(
-        self, txn: WriteTxn, row: ExecutionRecord, event: HistoryEvent, now: datetime
-    ) -> None:
+    def _project(self, cycle: _Cycle, event: HistoryEvent) -> None:
+        txn, row, now = cycle.txn, cycle.row, cycle.now
         attrs = event.attrs
         if event.type == "ActivityScheduled":
-            txn.add_task(self._task(row, attrs, now))
+            task = self._task(row, attrs, now)
+            if cycle.claimed is not None:
+                cycle.claimed.append(txn.add_claimed_task(task, now))
+            else:
+                txn.add_task(task)
         elif event.type == "LocalActivityScheduled":
             txn.add_task(local_activities.new_task(self.registry, row, attrs, now))
         elif event.type == "TimerCancelled":

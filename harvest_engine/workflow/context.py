@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import hashlib
 import inspect
 import logging
@@ -685,13 +686,18 @@ def _activity_target(activity: Any) -> tuple[str, Any]:
         raise TypeError(
             f"execute_activity needs an @activity function or a name, got {activity!r}"
         )
-    result_type = None
-    if info.fn is not None:
-        try:
-            result_type = typing.get_type_hints(info.fn).get("return")
-        except (NameError, TypeError):
-            result_type = None
-    return info.name, result_type
+    return info.name, _return_type(info.fn)
+
+
+@functools.lru_cache(maxsize=1024)
+def _return_type(fn: Any) -> Any:
+    """An activity's declared result type (None when absent or unresolvable), once per function."""
+    if fn is None:
+        return None
+    try:
+        return typing.get_type_hints(fn).get("return")
+    except (NameError, TypeError):
+        return None
 
 
 def _workflow_target(workflow: Any) -> tuple[str, Any]:
