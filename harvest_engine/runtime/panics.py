@@ -9,8 +9,6 @@ import traceback
 from datetime import datetime, timedelta
 from typing import Any
 
-import harvest_engine
-
 PANIC_BUDGET = 3
 """Consecutive panicking cycles before the run is sealed FAILED (type `Panic`)."""
 
@@ -26,7 +24,8 @@ _PATHS = sysconfig.get_paths()
 # Frames in these folders are harvest's or Python's own, not the user's code;
 # installed packages (site-packages, which may sit inside the standard
 # library's folder) are the user's.
-_ENGINE = _folders(os.path.dirname(harvest_engine.__file__))
+# harvest_engine/, this file's package's parent
+_ENGINE = _folders(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _STDLIB = _folders(_PATHS["stdlib"], _PATHS["platstdlib"])
 _INSTALLED = _folders(_PATHS["purelib"], _PATHS["platlib"])
 
