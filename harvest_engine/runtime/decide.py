@@ -28,6 +28,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.runtime import cancel, children, local_activities, mutex, retry
+from harvest_engine.runtime.run_metadata import project_memo
 from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
@@ -224,7 +225,9 @@ class Decider:
             txn, row, now, self.registry, self.cache.evict, instance
         )
         try:
-            for event in txn.load_events(exec_id, instance.applied_seq):
+            stored = list(txn.load_events(exec_id, instance.applied_seq))
+            instance.expect(stored)
+            for event in stored:
                 instance.feed(event)
             first_drive = instance.start_pending and cycle.next_seq == FIRST_DRIVE_SEQ
             if first_drive:
@@ -612,6 +615,8 @@ class Decider:
                 current = {}
             current.update(attrs.get("attributes") or {})
             txn.update_execution(row.exec_id, search_attributes=payloads.dumps(current))
+        elif event.type == "MemoUpserted":
+            project_memo(txn, row.exec_id, attrs.get("patch") or {})
 
     def _task(
         self, row: ExecutionRecord, attrs: dict[str, Any], now: datetime

@@ -27,6 +27,11 @@ def start_run(txn: WriteTxn, new: NewExecution, now: datetime) -> None:
         attrs["parent_exec_id"] = new.parent_exec_id
     if new.predecessor:
         attrs["predecessor"] = new.predecessor
+    # What `ctx.memo()` and `ctx.search_attributes()` start from on every replay.
+    if new.memo is not None:
+        attrs["memo"] = payloads.loads(new.memo)
+    if new.search_attributes is not None:
+        attrs["search_attributes"] = payloads.loads(new.search_attributes)
     txn.insert_execution(
         new, HistoryEvent(seq=1, type="WorkflowStarted", at=now, attrs=attrs)
     )

@@ -30,6 +30,7 @@ from harvest_engine.filters import NUL, NUL_REASON
 from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
 from harvest_engine.workflow.commands import Command
+from harvest_engine.workflow.versioning import check_patch_id
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -226,6 +227,39 @@ class WorkflowContext:
     def should_continue_as_new(self) -> bool:
         """True once the history is long enough that a loop should continue as new."""
         return self._machine.history_length >= CONTINUE_AS_NEW_ADVICE_EVENTS
+
+    def history_length(self) -> int:
+        """How many events the run's history holds at this point of the code (replays alike)."""
+        return self._machine.history_length
+
+    # -- versioning and run metadata (workflow/versioning.py, workflow/run_metadata.py) --
+
+    def patched(self, patch_id: str) -> bool:
+        """Whether this run takes the new code of patch `patch_id` (a plain call).
+
+        True for a run reaching this point now (it records a MarkerRecorded
+        event) and for a run whose history holds that marker; False for a
+        history the old code wrote past this point without it. The first
+        call decides for the whole run.
+        """
+        return self._machine.patched(check_patch_id(patch_id))
+
+    def deprecate_patch(self, patch_id: str) -> None:
+        """Keep only the new branch of `patch_id` once no run can take the old one."""
+        self._machine.deprecate_patch(check_patch_id(patch_id))
+
+    def memo(self) -> dict[str, Any]:
+        """The run's memo as of this point of the code (a copy; {} when it has none)."""
+        return self._machine.metadata.memo()
+
+    def search_attributes(self) -> dict[str, Any]:
+        """The run's search attributes as of this point of the code (a copy)."""
+        return self._machine.metadata.search_attributes()
+
+    def upsert_memo(self, patch: Mapping[str, Any]) -> None:
+        """Merge `patch` into the memo (a None value removes its key); durable, seen by describe."""
+        checked = self._machine.metadata.upsert_memo(patch)
+        self._machine.emit(Command("MemoUpserted", {"patch": checked}))
 
     def continue_as_new(
         self, input: Any = None, *, workflow_type: str | None = None
@@ -615,6 +649,7 @@ class WorkflowContext:
             if isinstance(value, str) and NUL in value:
                 raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
             checked[key] = value
+        self._machine.metadata.upsert_search_attributes(checked)
         self._machine.emit(Command("SearchAttributesUpserted", {"attributes": checked}))
 
     # -- deterministic combinators -------------------------------------------

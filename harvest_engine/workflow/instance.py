@@ -38,7 +38,9 @@ from harvest_engine.workflow.commands import (
 )
 from harvest_engine.workflow.context import RunInfo, TimerOutcome, WorkflowContext
 from harvest_engine.workflow.loop import DeterministicLoop
+from harvest_engine.workflow.run_metadata import RunMetadata
 from harvest_engine.workflow.signals import SignalInbox
+from harvest_engine.workflow.versioning import PatchBook, marker_patch_id
 
 log = logging.getLogger("harvest.workflow")
 
@@ -106,6 +108,8 @@ class WorkflowInstance:
         self._mutex_waits: dict[str, asyncio.Future[Any]] = {}
         self._local_ids: set[int] = set()
         self._marks: list[str] = []
+        self.patches = PatchBook()
+        self.metadata = RunMetadata()
 
     # -- what workflow code calls (through WorkflowContext) -------------------
 
@@ -235,6 +239,19 @@ class WorkflowInstance:
         """Emit MutexReleased (a plain call)."""
         self.emit(Command("MutexReleased", {"key": key}))
 
+    def patched(self, patch_id: str) -> bool:
+        """`ctx.patched`: the run's fixed answer, recording the marker the first time (versioning.py)."""
+        answer, command = self.patches.decide(patch_id, applied_seq=self.applied_seq)
+        if command is not None:
+            self.emit(command)
+        return answer
+
+    def deprecate_patch(self, patch_id: str) -> None:
+        """`ctx.deprecate_patch`: record the marker for new runs only (versioning.py)."""
+        command = self.patches.deprecate(patch_id, applied_seq=self.applied_seq)
+        if command is not None:
+            self.emit(command)
+
     def note_await(self, kind: str) -> None:
         """Workflow code awaits something that emits no command now (solo rules)."""
         self._marks.append(kind)
@@ -272,6 +289,10 @@ class WorkflowInstance:
 
     # -- replay ----------------------------------------------------------------
 
+    def expect(self, events: list[HistoryEvent]) -> None:
+        """Note the recorded events about to be fed, so `patched` knows where history ends."""
+        self.patches.expect(events)
+
     def feed(self, event: HistoryEvent) -> None:
         """Apply one recorded event (replay)."""
         self._apply(event, live=False)
@@ -294,6 +315,7 @@ class WorkflowInstance:
             if self.main is not None or self._pending_start is not None:
                 raise HarvestInternalError("WorkflowStarted applied twice")
             self._pending_start = event
+            self.metadata.start(event.attrs)
         elif event.is_command:
             self._match(event)
         else:
@@ -321,6 +343,11 @@ class WorkflowInstance:
             self._quiesce()
 
     def _match(self, event: HistoryEvent) -> None:
+        if marker_patch_id(event) is not None:
+            self.patches.applied(event)
+            if not self._emitted or not self._emitted[0].matches(event):
+                # A marker no call claims: the patch was retired from the code.
+                return
         if not self._emitted:
             raise self._divergence(event, "no command (the code emitted nothing here)")
         command = self._emitted.popleft()
