@@ -185,6 +185,8 @@ class Effects:
                 else payloads.dumps(info.retry.to_json()),
             ),
             self.now,
+            # A child follows the advice its parent started with.
+            advice_at=self.instance.advice_at,
         )
 
     def _signal(self, attrs: dict[str, Any]) -> dict[str, Any]:

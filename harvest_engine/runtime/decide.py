@@ -407,7 +407,13 @@ class Decider:
         if isinstance(value, (ApplicationError, PayloadTooDeep, PayloadTooLarge)):
             error = _failure(value)
             scheduled = retry.schedule_retry(
-                cycle.txn, row, error, cycle.now, self.registry, cycle.events
+                cycle.txn,
+                row,
+                error,
+                cycle.now,
+                self.registry,
+                cycle.events,
+                advice_at=self.settings.advice_at(),
             )
             decision = self._fail(cycle, error)
             if scheduled is not None:
@@ -505,6 +511,7 @@ class Decider:
                 retry_policy=row.retry_policy,
             ),
             cycle.now,
+            advice_at=self.settings.advice_at(),
         )
         return Decision(
             row.exec_id, state=RunState.ContinuedAsNew(next=ExecutionId(successor))

@@ -225,8 +225,13 @@ class WorkflowContext:
         return self._machine.run.deadline
 
     def should_continue_as_new(self) -> bool:
-        """True once the history is long enough that a loop should continue as new."""
-        return self._machine.history_length >= CONTINUE_AS_NEW_ADVICE_EVENTS
+        """True once the history is long enough that a loop should continue as new.
+
+        At 10,000 events, or at 80% of the event cap when the runtime's caps
+        were set lower when the run started (recorded with its start, so a
+        replay answers the same).
+        """
+        return self._machine.history_length >= self._machine.advice_at_or_default
 
     def history_length(self) -> int:
         """How many events the run's history holds at this point of the code (replays alike)."""

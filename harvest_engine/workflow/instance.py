@@ -36,7 +36,12 @@ from harvest_engine.workflow.commands import (
     describe_event,
     solo_violation,
 )
-from harvest_engine.workflow.context import RunInfo, TimerOutcome, WorkflowContext
+from harvest_engine.workflow.context import (
+    CONTINUE_AS_NEW_ADVICE_EVENTS,
+    RunInfo,
+    TimerOutcome,
+    WorkflowContext,
+)
 from harvest_engine.workflow.loop import DeterministicLoop
 from harvest_engine.workflow.run_metadata import RunMetadata
 from harvest_engine.workflow.signals import SignalInbox
@@ -110,6 +115,8 @@ class WorkflowInstance:
         self._marks: list[str] = []
         self.patches = PatchBook()
         self.metadata = RunMetadata()
+        # The lowered continue-as-new advice WorkflowStarted recorded, if any.
+        self.advice_at: int | None = None
 
     # -- what workflow code calls (through WorkflowContext) -------------------
 
@@ -316,6 +323,9 @@ class WorkflowInstance:
                 raise HarvestInternalError("WorkflowStarted applied twice")
             self._pending_start = event
             self.metadata.start(event.attrs)
+            advised = event.attrs.get("continue_as_new_at")
+            if isinstance(advised, int) and advised > 0:
+                self.advice_at = advised
         elif event.is_command:
             self._match(event)
         else:
@@ -535,6 +545,11 @@ class WorkflowInstance:
         return lines
 
     # -- what the runtime asks ---------------------------------------------
+
+    @property
+    def advice_at_or_default(self) -> int:
+        """The history length at which `should_continue_as_new()` turns true for this run."""
+        return self.advice_at or CONTINUE_AS_NEW_ADVICE_EVENTS
 
     @property
     def done(self) -> bool:
