@@ -105,7 +105,20 @@ class _Failed(RunState):
 
 @dataclass(frozen=True)
 class _WaitingSignal(RunState):
+    """Parked until a signal arrives.
+
+    `name` is the signal awaited (the first one when several are);
+    `names` every signal that can move the run on: ``(name,)`` for a plain
+    wait, and every registered handler's name for a run parked in
+    `await_condition` whose state only signal handlers change.
+    """
+
     name: str
+    names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.names:
+            object.__setattr__(self, "names", (self.name,))
 
 
 @dataclass(frozen=True)

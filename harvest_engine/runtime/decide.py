@@ -72,6 +72,8 @@ class Decision:
     progressed: bool = False
     state: RunState | None = None
     waiting_signal: str | None = None
+    # Every signal that can move the run on, when more than the one awaited.
+    waiting_signal_names: tuple[str, ...] = ()
     waiting_timer: bool = False
     waiting_mutex: str | None = None
     waiting_workflows: list[str] = field(default_factory=list)
@@ -566,6 +568,13 @@ class Decider:
             ]
         elif instance.waiting_timer_ids() or instance.waiting_activity_ids():
             decision.waiting_timer = bool(instance.waiting_timer_ids())
+        elif instance.waiting_conditions() and instance.signals.handler_names():
+            # Only a signal handler can change what the condition reads.
+            handlers = tuple(instance.signals.handler_names())
+            decision.waiting_signal, decision.waiting_signal_names = (
+                handlers[0],
+                handlers,
+            )
         elif not cycle.events:
             decision.stuck = True
         else:

@@ -171,7 +171,19 @@ class SqliteRuntime:
     # -- driving ------------------------------------------------------------------
 
     async def run_until_blocked(self, exec_id: str | ExecutionId) -> RunState:
-        """Drive one run until it ends or waits on outside input; its RunState."""
+        """Drive one run until it ends or waits on outside input; its RunState.
+
+        A run parked in `await_condition` whose registered signal handlers
+        could make the condition true reports `RunState.WaitingSignal`
+        naming those handlers.
+
+        Raises:
+            ExecutionNotFound: no run has that id.
+            Stuck: the run is parked on nothing that can ever move it (no
+                signal, timer, task, run, mutex or signal handler).
+            NonDeterminismDetected / WorkflowPanicked: the code no longer
+                replays, or raised a bug; the run stays RUNNING.
+        """
         return await self._run_until_blocked(self._require(exec_id), self.clock.now)
 
     async def run_until_blocked_as_of(
@@ -288,7 +300,9 @@ class SqliteRuntime:
         if wake is not None and wake <= at:
             return None
         if decision.waiting_signal is not None:
-            return RunState.WaitingSignal(name=decision.waiting_signal)
+            return RunState.WaitingSignal(
+                name=decision.waiting_signal, names=decision.waiting_signal_names
+            )
         if decision.waiting_mutex is not None:
             return RunState.WaitingMutex(key=decision.waiting_mutex)
         if decision.waiting_workflow is not None:

@@ -89,6 +89,10 @@ class SignalInbox:
             name for name, ws in self._waiters.items() if any(not w.done() for w in ws)
         ]
 
+    def handler_names(self) -> list[str]:
+        """Signal names with a registered push handler, sorted."""
+        return sorted(self._handlers)
+
     def buffered(self) -> dict[str, int]:
         """How many payloads of each name are buffered (for queries and the GUI)."""
         return {name: len(b) for name, b in self._buffers.items() if b}
