@@ -195,6 +195,11 @@ class ExecutionOutcome:
     Running: ClassVar[type[_OutcomeRunning]]
     Terminated: ClassVar[type[_OutcomeTerminated]]
 
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the run has ended (every variant but Running), as `RunState.is_terminal`."""
+        return not isinstance(self, _OutcomeRunning)
+
 
 @dataclass(frozen=True)
 class _OutcomeCompleted(ExecutionOutcome):

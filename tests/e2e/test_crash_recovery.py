@@ -169,7 +169,7 @@ def test_a_retried_attempt_killed_mid_body_reruns_with_its_attempt_number_and_ke
         attempts = [
             (a.attempt, a.outcome) for a in rt.activity_attempts(exec_id, "publish")
         ]
-    assert attempts == [(1, "failed"), (2, "completed")]
+    assert attempts == [(1, "FAILED"), (2, "COMPLETED")]
 
 
 def test_a_writer_killed_twice_in_the_same_body_still_finishes_with_one_key(
