@@ -93,12 +93,12 @@ from harvest_engine.store.records import (
     TimerRow,
 )
 from harvest_engine.workflow.context import (
-    ParentClosePolicy,
     RunInfo,
     TimerHandle,
     TimerOutcome,
     WorkflowContext,
 )
+from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.replay import WorkflowReplayer
 
 # Importing the `activity` module and the `workflow` package binds those

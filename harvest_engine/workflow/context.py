@@ -29,7 +29,9 @@ from harvest_engine.errors import (
 from harvest_engine.filters import NUL, NUL_REASON
 from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
+from harvest_engine.workflow.child_options import child_options, refusal_error
 from harvest_engine.workflow.commands import Command
+from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.versioning import check_patch_id
 
 if TYPE_CHECKING:
@@ -67,30 +69,6 @@ class TimerOutcome(enum.Enum):
 
     FIRED = "fired"
     CANCELLED = "cancelled"
-
-
-class ParentClosePolicy(enum.Enum):
-    """What happens to a RUNNING detached child when its parent ends (guide §9).
-
-    REQUEST_CANCEL seals it CANCELLED with the reason ``parent closed``;
-    TERMINATE seals it TERMINATED with the reason ``ParentClosed``; ABANDON
-    leaves it running. The policy cascades through every level.
-    """
-
-    REQUEST_CANCEL = "request_cancel"
-    TERMINATE = "terminate"
-    ABANDON = "abandon"
-
-    @classmethod
-    def coerce(cls, value: ParentClosePolicy | str) -> ParentClosePolicy:
-        """The policy itself, or the one named by its text (``"abandon"``)."""
-        if isinstance(value, cls):
-            return value
-        if isinstance(value, str):
-            for member in cls:
-                if value.strip().lower() in (member.value, member.name.lower()):
-                    return member
-        raise ValueError(f"unknown parent close policy {value!r}")
 
 
 class TimerHandle:
@@ -382,16 +360,43 @@ class WorkflowContext:
         workflow: Callable[..., Any] | WorkflowInfo | str,
         input: Any = None,
         timeout: Duration | None = None,  # noqa: ASYNC109 -- a durable timer (API.md), not asyncio.timeout
+        *,
+        workflow_id: str | None = None,
+        retry: RetryPolicy | None = None,
+        execution_timeout: Duration | None = None,
+        parent_close_policy: ParentClosePolicy | str | None = None,
     ) -> Any:
         """Start a child run and wait for its result.
 
+        Args:
+            workflow: the child's @workflow function or name.
+            input: its start input.
+            timeout: how long the parent waits (a durable timer).
+            workflow_id: the child's business id (default: its run id); a
+                RUNNING run holding it refuses the start.
+            retry: the child's retry policy, instead of its @workflow one.
+            execution_timeout: the child's own deadline, instead of its
+                @workflow one.
+            parent_close_policy: what the child gets if the parent ends
+                first (default: left running).
+
         Raises:
             ChildWorkflowError: the child failed (its type, details and
-                retryability), was cancelled or terminated, or `timeout`
-                passed first (type ``ChildWorkflowTimeout``).
+                retryability), was cancelled or terminated, `timeout` passed
+                first (type ``ChildWorkflowTimeout``), or its workflow id is
+                held by a running run (``ChildWorkflowAlreadyStarted``).
         """
         name, result_type = _workflow_target(workflow)
-        attrs = {"workflow_name": name, "input": _checked(input, "child input")}
+        attrs = {
+            "workflow_name": name,
+            "input": _checked(input, "child input"),
+            **child_options(
+                workflow_id=workflow_id,
+                retry=retry,
+                execution_timeout=execution_timeout,
+                parent_close_policy=parent_close_policy,
+            ),
+        }
         child, future = self._machine.start_child(attrs, attached=True)
         if future is None:
             raise ApplicationError("an attached child has a result future")
@@ -438,16 +443,36 @@ class WorkflowContext:
         workflow: Callable[..., Any] | WorkflowInfo | str,
         input: Any = None,
         parent_close_policy: ParentClosePolicy | str = ParentClosePolicy.REQUEST_CANCEL,
+        *,
+        workflow_id: str | None = None,
+        retry: RetryPolicy | None = None,
+        execution_timeout: Duration | None = None,
     ) -> ExecutionId:
-        """Start a child run the parent does not wait for; its id, at once."""
+        """Start a child run the parent does not wait for; its id once the start is recorded.
+
+        The options are those of `spawn_child_workflow`.
+
+        Raises:
+            ChildWorkflowError: type ``ChildWorkflowAlreadyStarted`` when a
+                RUNNING run holds `workflow_id`.
+        """
         name, _ = _workflow_target(workflow)
-        policy = ParentClosePolicy.coerce(parent_close_policy)
         attrs = {
             "workflow_name": name,
             "input": _checked(input, "child input"),
-            "parent_close_policy": policy.value,
+            **child_options(
+                workflow_id=workflow_id,
+                retry=retry,
+                execution_timeout=execution_timeout,
+                parent_close_policy=parent_close_policy,
+            ),
         }
-        child, _ = self._machine.start_child(attrs, attached=False)
+        child, started = self._machine.start_child(attrs, attached=False)
+        if started is not None:
+            recorded = await started
+            refused = refusal_error(name, recorded)
+            if refused is not None:
+                raise refused
         return ExecutionId(child)
 
     async def signal_external_workflow(

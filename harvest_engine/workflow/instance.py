@@ -30,6 +30,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.states import ErrorInfo
+from harvest_engine.workflow.child_options import refusal_error
 from harvest_engine.workflow.commands import (
     Command,
     CommandRejected,
@@ -190,18 +191,39 @@ class WorkflowInstance:
     def start_child(
         self, attrs: dict[str, Any], *, attached: bool
     ) -> tuple[str, asyncio.Future[Any] | None]:
-        """Emit ChildWorkflowStarted; the child's id and (attached) its result future."""
+        """Emit ChildWorkflowStarted; the child's id and a future.
+
+        Attached: the future of the child's result (failed at once when the
+        start is refused). Detached with a workflow id: the future of the
+        recorded start, whose attrs say whether it was refused. Detached
+        without one: no future (its id never clashes).
+        """
         command_id = self.next_command_id()
         child = str(uuid.uuid5(_CHILD_NAMESPACE, f"{self.run.exec_id}:{command_id}"))
         future: asyncio.Future[Any] | None = None
+        on_recorded: Callable[[HistoryEvent], None] | None = None
         if attached:
             future = self.loop.create_future()
             self._children[command_id] = (child, future)
+
+            def refused(event: HistoryEvent) -> None:
+                error = refusal_error(str(attrs["workflow_name"]), event.attrs)
+                if error is None:
+                    return
+                entry = self._children.pop(command_id, None)
+                if entry is not None and not entry[1].done():
+                    entry[1].set_exception(error)
+
+            on_recorded = refused
+        elif "workflow_id" in attrs:
+            future = self.loop.create_future()
         self.emit(
             Command(
                 "ChildWorkflowStarted",
                 {"command_id": command_id, "child": child, **attrs},
-                future if attached else None,
+                future,
+                on_recorded=on_recorded,
+                answered=not attached and future is not None,
             )
         )
         return child, future
@@ -366,6 +388,8 @@ class WorkflowInstance:
         answered = command.immediate is not None or command.answered
         if answered and command.future is not None:
             command.future.set_result(dict(event.attrs))
+        if command.on_recorded is not None:
+            command.on_recorded(event)
 
     def _divergence(self, event: HistoryEvent, expected: str) -> NonDeterminismDetected:
         return NonDeterminismDetected(
@@ -514,6 +538,13 @@ class WorkflowInstance:
             )
             if answered and command.future is not None:
                 command.future.set_result(attrs)
+            resumed = answered and command.future is not None
+            if command.on_recorded is not None:
+                command.on_recorded(event)
+                resumed = resumed or (
+                    command.future is not None and command.future.done()
+                )
+            if resumed:
                 self._marks.clear()
                 # The code resumes at this event, as replay's `feed` resumes it.
                 self.now = event.at
