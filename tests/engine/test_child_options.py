@@ -235,6 +235,6 @@ async def test_a_bad_child_option_is_a_bug_in_the_parent(
         "child_by_id", {"child": "names_itself", "options": options}
     )
 
-    with pytest.raises(WorkflowPanicked, match="workflow id|execution_timeout|policy"):
+    with pytest.raises(WorkflowPanicked, match=r"workflow id|execution_timeout|policy"):
         await rt.run_until_blocked(parent)
     assert [e.type for e in rt.load_history(parent)] == ["WorkflowStarted"]
