@@ -10,6 +10,7 @@ import pytest
 from harvest_engine import (
     ApplicationError,
     ChildWorkflowError,
+    ExecutionFilter,
     ExecutionOutcome,
     ManualClock,
     ParentClosePolicy,
@@ -121,6 +122,8 @@ async def test_a_child_runs_under_the_workflow_id_the_parent_gave(
         output={"ok": "inv-9"}
     )
     assert rt.describe(only_child(rt, parent)).workflow_id == "inv-9"
+    children = rt.list_executions(ExecutionFilter().parent(parent)).executions
+    assert [(c.workflow_id, c.state) for c in children] == [("inv-9", "COMPLETED")]
 
 
 async def test_a_workflow_id_held_by_a_running_run_refuses_the_child_start(
