@@ -18,6 +18,7 @@ from harvest_engine.runtime import (
     listing,
     queries,
     retention,
+    schedule_actions,
     schedules,
     signal_with_start,
     signals,
@@ -435,6 +436,40 @@ class SqliteRuntime:
     def delete_schedule(self, workflow_name: str) -> bool:
         """Remove a schedule (its runs keep running); False when there was none."""
         return schedules.delete(self._store, workflow_name)
+
+    def trigger_schedule(self, workflow_name: str) -> ExecutionId | None:
+        """Start one run of the schedule now; None when its overlap policy skips it.
+
+        Raises:
+            ScheduleNotFound: no schedule for `workflow_name`.
+            UnknownWorkflow: the workflow is not registered.
+        """
+        exec_id = schedule_actions.trigger(
+            self._store,
+            workflow_name,
+            self.clock.now(),
+            schedules.runtime_starter(self),
+        )
+        return None if exec_id is None else ExecutionId(exec_id)
+
+    def backfill_schedule(
+        self, workflow_name: str, start: datetime, end: datetime
+    ) -> list[ExecutionId]:
+        """Start a run for each slot from `start` to `end` (both included), oldest first.
+
+        Each run has its slot's workflow id; slots that already have a run are
+        skipped, and so are slots a ``skip`` schedule's overlap policy drops.
+        See `schedule_actions.backfill` for the errors.
+        """
+        started = schedule_actions.backfill(
+            self._store,
+            workflow_name,
+            start,
+            end,
+            self.clock.now(),
+            schedules.runtime_starter(self),
+        )
+        return [ExecutionId(exec_id) for exec_id in started]
 
     def list_schedules(self) -> list[ScheduleRow]:
         """Every stored schedule, by workflow name."""
