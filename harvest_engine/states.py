@@ -120,6 +120,12 @@ class _WaitingSignal(RunState):
         if not self.names:
             object.__setattr__(self, "names", (self.name,))
 
+    def __repr__(self) -> str:
+        # A plain wait prints as before `names` existed (scripts print states).
+        if self.names == (self.name,):
+            return f"RunState.WaitingSignal(name={self.name!r})"
+        return f"RunState.WaitingSignal(name={self.name!r}, names={self.names!r})"
+
 
 @dataclass(frozen=True)
 class _WaitingTimer(RunState):

@@ -382,7 +382,8 @@ def _activity_bars(
         seen: set[int] = set()
         for row in sorted(rows, key=lambda r: r.attempt):
             seen.add(row.attempt)
-            end_info = act.ends.get(row.attempt)
+            # A lost attempt's number is the re-run's too: the end event is the re-run's.
+            end_info = None if row.outcome == "LOST" else act.ends.get(row.attempt)
             seq = end_info[0] if end_info else act.scheduled_seq
             start = _epoch(row.started_at)
             end = _epoch(row.ended_at) if row.ended_at is not None else open_end

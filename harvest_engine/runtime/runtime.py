@@ -86,7 +86,8 @@ class SqliteRuntime:
     @classmethod
     def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteRuntime:
         """Open (or create) a database file; raise DatabaseLocked if another runtime holds it."""
-        return cls(SqliteStore.open(path), clock=clock)
+        clock = clock or SystemClock()
+        return cls(SqliteStore.open(path, now=clock.now()), clock=clock)
 
     @classmethod
     def open_in_memory(

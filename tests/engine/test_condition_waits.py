@@ -86,3 +86,12 @@ def test_a_plain_signal_wait_names_its_one_signal() -> None:
     assert RunState.WaitingSignal(name="go") == RunState.WaitingSignal(
         name="go", names=("go",)
     )
+
+
+def test_a_plain_signal_wait_prints_as_it_always_did() -> None:
+    assert (
+        repr(RunState.WaitingSignal(name="go")) == "RunState.WaitingSignal(name='go')"
+    )
+    assert repr(RunState.WaitingSignal(name="a", names=("a", "b"))) == (
+        "RunState.WaitingSignal(name='a', names=('a', 'b'))"
+    )

@@ -6,11 +6,18 @@ import sqlite3
 import threading
 import uuid
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs
 
 from harvest_engine.errors import DatabaseLocked, HarvestInternalError
-from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
+from harvest_engine.store.sqlite import (
+    listing,
+    operator_reads,
+    orphans,
+    queries,
+    readonly,
+)
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import (
     ClosedConnection,
@@ -29,7 +36,6 @@ from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from datetime import datetime
     from pathlib import Path
 
     from harvest_engine.events import HistoryEvent
@@ -95,8 +101,12 @@ class SqliteStore:
         self.closed = False
 
     @classmethod
-    def open(cls, path: str | Path) -> SqliteStore:
-        """Lock, connect, migrate and reclaim orphaned tasks; raise DatabaseLocked if held."""
+    def open(cls, path: str | Path, *, now: datetime | None = None) -> SqliteStore:
+        """Lock, connect, migrate and reclaim orphaned tasks; raise DatabaseLocked if held.
+
+        `now` (the runtime's clock; the wall clock by default) stamps the
+        LOST attempt rows of the tasks a dead process left RUNNING.
+        """
         lock = WriterLock(path)
         try:
             conn = connect(lock.db_path)
@@ -107,7 +117,7 @@ class SqliteStore:
                 apply_writer_pragmas(conn)
                 migrate(conn, str(lock.db_path))
                 store = cls(conn, str(lock.db_path), lock, None)
-                store._reclaim_orphans()
+                store._reclaim_orphans(now or datetime.now(UTC))
             except BaseException:
                 conn.close()
                 raise
@@ -161,15 +171,13 @@ class SqliteStore:
         conn.execute("COMMIT")
         return cls(conn, uri or ":memory:", None, owner)
 
-    def _reclaim_orphans(self) -> None:
+    def _reclaim_orphans(self, now: datetime) -> None:
         # Under the single-writer contract a RUNNING task at open was claimed
-        # by a process that died mid-body: run it again (at-least-once, §10).
+        # by a process that died mid-body: record it LOST, run it again
+        # (at-least-once, §10).
         with self.write() as txn:
             del txn
-            self._conn.execute(
-                "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL "
-                "WHERE status = 'RUNNING'"
-            )
+            orphans.reclaim(self._conn, now)
 
     @property
     def connection(self) -> sqlite3.Connection:
