@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
 # Paths that exist so far: ruff refuses a path that is not there.
-LINT_PATHS := $(wildcard harvest_engine harvest_gui tests examples bench)
+LINT_PATHS := $(wildcard harvest_engine harvest_gui tests examples bench tools)
 
 # Debian packages Qt needs (shared/QT-NOTES.md §1).
 # (1) headless tests, QT_QPA_PLATFORM=offscreen: hard NEEDED libraries of Qt and its offscreen plugin.
@@ -70,8 +70,9 @@ contracts: venv
 	$(BIN)/lint-imports --no-cache
 
 # GUI tests run offscreen; pytest-xdist and pytest-qt work together (one QApplication per worker).
+# The slow payload property takes 10,000 examples alone (pytest -m slow), 1,000 here.
 test: system-deps venv lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/pytest -n 2 -q
+	HARVEST_PAYLOAD_EXAMPLES=1000 QT_QPA_PLATFORM=offscreen $(BIN)/pytest -n 2 -q
 
 # --- running ------------------------------------------------------------------------------
 
@@ -82,8 +83,8 @@ run: system-deps venv
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/harvest-gui; fi
 
 screenshots: system-deps venv
-	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m harvest_gui.screenshots resources/screenshots
-	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m harvest_gui.screenshots_part2 resources/screenshots
+	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots resources/screenshots
+	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots_part2 resources/screenshots
 
 bench: system-deps venv
 	$(BIN)/python -m bench

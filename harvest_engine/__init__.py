@@ -14,25 +14,30 @@ from harvest_engine.authoring import (
     query,
     update,
 )
+from harvest_engine.client import HarvestClient
 from harvest_engine.clock import Clock, ManualClock, SystemClock
 from harvest_engine.errors import (
     ActivityError,
     ApplicationError,
     BlankWorkflowId,
     ChildWorkflowError,
+    CommandTimedOut,
     ContinueAsNew,
     DatabaseClosed,
+    DatabaseCorrupt,
     DatabaseLocked,
     ExecutionNotFound,
     ExternalWorkflowError,
     HarvestError,
     HarvestInternalError,
     InvalidFilter,
+    InvalidName,
     InvalidSearchAttribute,
     InvalidSignal,
     NonDeterminismDetected,
     NonDeterministicCall,
     NotAHarvestDatabase,
+    PayloadNotJson,
     PayloadTooDeep,
     PayloadTooLarge,
     QueryFailed,
@@ -41,6 +46,7 @@ from harvest_engine.errors import (
     ScheduleNotFound,
     SchemaTooNew,
     SqliteError,
+    StorageError,
     Stuck,
     UnknownWorkflow,
     Unsupported,
@@ -70,6 +76,10 @@ from harvest_engine.runtime.starts import (
     StartOptions,
     StartOutcome,
     WorkflowIdReusePolicy,
+)
+from harvest_engine.runtime.update_with_start import (
+    UpdateWithStart,
+    UpdateWithStartOutcome,
 )
 from harvest_engine.schedules import (
     Overlap,
@@ -101,6 +111,8 @@ from harvest_engine.workflow.context import (
 )
 from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.replay import WorkflowReplayer
+from harvest_engine.workflow.stack import CoroutineStack, StackFrame
+from harvest_engine.workflow.waits import RunWait
 
 # Importing the `activity` module and the `workflow` package binds those
 # names on this package after the imports above: the decorators must win.
@@ -120,8 +132,11 @@ __all__ = [
     "BlankWorkflowId",
     "ChildWorkflowError",
     "Clock",
+    "CommandTimedOut",
     "ContinueAsNew",
+    "CoroutineStack",
     "DatabaseClosed",
+    "DatabaseCorrupt",
     "DatabaseLocked",
     "ErrorInfo",
     "ExecutionDetail",
@@ -133,11 +148,13 @@ __all__ = [
     "ExecutionSummary",
     "ExternalWorkflowError",
     "HandlerInfo",
+    "HarvestClient",
     "HarvestError",
     "HarvestInternalError",
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidName",
     "InvalidSearchAttribute",
     "InvalidSignal",
     "LedgerRow",
@@ -151,6 +168,7 @@ __all__ = [
     "NotAHarvestDatabase",
     "Overlap",
     "ParentClosePolicy",
+    "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",
     "PendingTask",
@@ -160,6 +178,7 @@ __all__ = [
     "RetryPolicy",
     "RunInfo",
     "RunState",
+    "RunWait",
     "Schedule",
     "ScheduleNotFound",
     "ScheduleRow",
@@ -170,9 +189,11 @@ __all__ = [
     "SqliteError",
     "SqliteReader",
     "SqliteRuntime",
+    "StackFrame",
     "StagedSignal",
     "StartOptions",
     "StartOutcome",
+    "StorageError",
     "Stored",
     "Stuck",
     "SystemClock",
@@ -187,6 +208,8 @@ __all__ = [
     "UpdateInputInvalid",
     "UpdateRejected",
     "UpdateTimedOut",
+    "UpdateWithStart",
+    "UpdateWithStartOutcome",
     "WorkflowAlreadyStarted",
     "WorkflowContext",
     "WorkflowIdNotFound",

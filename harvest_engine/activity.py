@@ -11,14 +11,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.errors import ApplicationError, PayloadTooDeep, PayloadTooLarge
+from harvest_engine.errors import (
+    ApplicationError,
+    PayloadNotJson,
+    PayloadTooDeep,
+    PayloadTooLarge,
+)
 from harvest_engine.ledger import LlmCall
 from harvest_engine.states import ErrorInfo
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-log = logging.getLogger("harvest.activity")
+log = logging.getLogger("harvest_engine.activity")
 
 
 @dataclass(frozen=True)
@@ -64,9 +69,8 @@ class ActivityContext:
 
     def heartbeat(self, details: Any = None) -> None:
         """Checkpoint progress; a retry or a reopen resumes from `heartbeat_details()`."""
-        value = payloads.to_json(details)
         try:
-            text = payloads.check(value, "heartbeat")
+            value, text = payloads.checked(details, "heartbeat")
         except (PayloadTooDeep, PayloadTooLarge) as exc:
             # A heartbeat over the caps is dropped with a warning; the last
             # good one stays (guide §6).
@@ -133,9 +137,8 @@ def storable_details(exc: ApplicationError) -> tuple[str, Any]:
     The failure itself must still be recorded, so the message says what was
     dropped instead of the write failing (and the task or run staying stuck).
     """
-    details = payloads.to_json(exc.details)
-    if payloads.encodable(details):
-        return exc.message, details
+    if payloads.encodable(exc.details):
+        return exc.message, payloads.to_json(exc.details, "error details")
     return (
         f"{exc.message} (details dropped: a {type(exc.details).__name__} is not a JSON value)",
         None,
@@ -148,12 +151,11 @@ def checked_output(value: Any) -> AttemptResult:
     The same body would return the same value again, so a retry cannot help
     (guide §6 for the caps).
     """
-    value = payloads.to_json(value)
     try:
-        payloads.check(value, "activity result")
+        value, _ = payloads.checked(value, "activity result")
     except (PayloadTooDeep, PayloadTooLarge) as exc:
         return AttemptResult(ok=False, error=error_info(exc))
-    except (TypeError, ValueError, RecursionError) as exc:
+    except PayloadNotJson as exc:
         return wrong_shape(f"activity result is not a JSON value: {exc}")
     return AttemptResult(ok=True, output=value)
 

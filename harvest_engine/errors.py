@@ -15,24 +15,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from harvest_engine.states import ExecutionId
+
 __all__ = [
     "ActivityError",
     "ApplicationError",
     "BlankWorkflowId",
     "ChildWorkflowError",
+    "CommandTimedOut",
     "ContinueAsNew",
     "DatabaseClosed",
+    "DatabaseCorrupt",
     "DatabaseLocked",
     "ExecutionNotFound",
     "ExternalWorkflowError",
     "HarvestError",
     "HarvestInternalError",
     "InvalidFilter",
+    "InvalidName",
     "InvalidSearchAttribute",
     "InvalidSignal",
     "NonDeterminismDetected",
     "NonDeterministicCall",
     "NotAHarvestDatabase",
+    "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",
     "QueryFailed",
@@ -41,6 +47,7 @@ __all__ = [
     "ScheduleNotFound",
     "SchemaTooNew",
     "SqliteError",
+    "StorageError",
     "Stuck",
     "UnknownWorkflow",
     "Unsupported",
@@ -92,6 +99,19 @@ def _rebuild(
     return err
 
 
+def _run_id(value: Any) -> Any:
+    """An error's id field: the `ExecutionId` passed or found, parsed from its text.
+
+    So ``err.exec_id == exec_id`` holds for the id a caller has in hand.
+    A value that is no id at all (blank text, a number) is kept as given.
+    """
+    if isinstance(value, ExecutionId):
+        return value
+    if isinstance(value, str) and value.strip():
+        return ExecutionId.parse(value)
+    return value
+
+
 class HarvestInternalError(HarvestError):
     """A broken invariant inside harvest: a bug to report, never user error."""
 
@@ -111,9 +131,16 @@ class NonDeterminismDetected(HarvestError):
     )
 
     def __init__(
-        self, *, exec_id: str, seq: int | None, recorded: str, expected: str
+        self,
+        *,
+        exec_id: ExecutionId | str,
+        seq: int | None,
+        recorded: str,
+        expected: str,
     ) -> None:
-        super().__init__(exec_id=exec_id, seq=seq, recorded=recorded, expected=expected)
+        super().__init__(
+            exec_id=_run_id(exec_id), seq=seq, recorded=recorded, expected=expected
+        )
 
 
 class NonDeterministicCall(HarvestError):
@@ -223,13 +250,41 @@ class DatabaseClosed(SqliteError):
         super().__init__(path=path)
 
 
+class StorageError(SqliteError):
+    """The file could not be written or read: disk full, I/O error, read-only, permission.
+
+    The operating system's error (or the driver's) is the ``__cause__``. Nothing
+    half-done stays: the transaction that met it is rolled back, the runtime
+    stays usable, and the same call succeeds once the cause is gone.
+    """
+
+    _template = "{path}: storage failed ({reason})"
+
+    def __init__(self, *, path: str, reason: str) -> None:
+        super().__init__(path=path, reason=reason)
+
+
+class DatabaseCorrupt(SqliteError):
+    """A read met a damaged file or row that `Stored.Unreadable` cannot stand for.
+
+    A single-run read (describe, history, outcome) of a damaged run raises it;
+    a listing flags the row (`ExecutionSummary.damaged`) instead, so one bad
+    row never fails a page.
+    """
+
+    _template = "{path} is damaged: {reason}"
+
+    def __init__(self, *, path: str, reason: str) -> None:
+        super().__init__(path=path, reason=reason)
+
+
 class ExecutionNotFound(SqliteError):
     """No execution has this id."""
 
     _template = "no execution with id {exec_id}"
 
-    def __init__(self, *, exec_id: str) -> None:
-        super().__init__(exec_id=str(exec_id))
+    def __init__(self, *, exec_id: ExecutionId | str) -> None:
+        super().__init__(exec_id=_run_id(exec_id))
 
 
 class WorkflowNotRunning(SqliteError):
@@ -237,8 +292,8 @@ class WorkflowNotRunning(SqliteError):
 
     _template = "execution {exec_id} is not running (state {state})"
 
-    def __init__(self, *, exec_id: str, state: str) -> None:
-        super().__init__(exec_id=str(exec_id), state=state)
+    def __init__(self, *, exec_id: ExecutionId | str, state: str) -> None:
+        super().__init__(exec_id=_run_id(exec_id), state=state)
 
 
 class WorkflowAlreadyStarted(SqliteError):
@@ -254,14 +309,14 @@ class WorkflowAlreadyStarted(SqliteError):
         *,
         workflow_name: str,
         workflow_id: str,
-        exec_id: str,
+        exec_id: ExecutionId | str,
         state: str,
         policy: str,
     ) -> None:
         super().__init__(
             workflow_name=workflow_name,
             workflow_id=workflow_id,
-            exec_id=str(exec_id),
+            exec_id=_run_id(exec_id),
             state=state,
             policy=policy,
         )
@@ -301,6 +356,37 @@ class PayloadTooDeep(SqliteError):
 
     def __init__(self, *, what: str, limit: int) -> None:
         super().__init__(what=what, limit=limit)
+
+
+class InvalidName(SqliteError, TypeError, ValueError):
+    """A name or id that is not text, is over the length cap, or cannot be stored.
+
+    Workflow names and ids, signal, query and update names, search-attribute
+    keys, idempotency and mutex keys are text of at most 1,000 characters
+    with no lone surrogates. A `TypeError` and a `ValueError` too, the errors
+    such calls raised before.
+    """
+
+    _template = "invalid {what}: {reason}"
+
+    def __init__(self, *, what: str, reason: str) -> None:
+        super().__init__(what=what, reason=reason)
+
+
+class PayloadNotJson(SqliteError, TypeError):
+    """A payload holds a value JSON cannot keep exactly; nothing was written.
+
+    NaN or an infinity, a non-text object key, an integer past 64 bits, a
+    lone surrogate in text, or a value of another type (a datetime, a set,
+    bytes, an object). `path` names where (`$.items[3].price`). A
+    `TypeError` too, as these payloads were refused (or silently changed)
+    with a plain `TypeError` before.
+    """
+
+    _template = "{what} is not JSON: {reason} at {path}"
+
+    def __init__(self, *, what: str, path: str, reason: str) -> None:
+        super().__init__(what=what, path=path, reason=reason)
 
 
 class UnsupportedFeature(SqliteError):
@@ -356,8 +442,8 @@ class Stuck(SqliteError):
         "signal or update that changes it, then drive again"
     )
 
-    def __init__(self, *, exec_id: str) -> None:
-        super().__init__(exec_id=str(exec_id))
+    def __init__(self, *, exec_id: ExecutionId | str) -> None:
+        super().__init__(exec_id=_run_id(exec_id))
 
 
 class WorkflowPanicked(SqliteError):
@@ -371,8 +457,12 @@ class WorkflowPanicked(SqliteError):
         "workflow code of run {exec_id} raised {error} (panic {count} of {budget})"
     )
 
-    def __init__(self, *, exec_id: str, error: str, count: int, budget: int) -> None:
-        super().__init__(exec_id=str(exec_id), error=error, count=count, budget=budget)
+    def __init__(
+        self, *, exec_id: ExecutionId | str, error: str, count: int, budget: int
+    ) -> None:
+        super().__init__(
+            exec_id=_run_id(exec_id), error=error, count=count, budget=budget
+        )
 
 
 class InvalidSignal(SqliteError):
@@ -407,8 +497,10 @@ class QueryNotFound(SqliteError):
 
     _template = "run {exec_id} has no query handler {name!r} (known: {known})"
 
-    def __init__(self, *, exec_id: str, name: str, known: str = "none") -> None:
-        super().__init__(exec_id=str(exec_id), name=name, known=known)
+    def __init__(
+        self, *, exec_id: ExecutionId | str, name: str, known: str = "none"
+    ) -> None:
+        super().__init__(exec_id=_run_id(exec_id), name=name, known=known)
 
 
 class QueryFailed(SqliteError):
@@ -416,8 +508,8 @@ class QueryFailed(SqliteError):
 
     _template = "query {name!r} of run {exec_id} failed: {error}"
 
-    def __init__(self, *, exec_id: str, name: str, error: str) -> None:
-        super().__init__(exec_id=str(exec_id), name=name, error=error)
+    def __init__(self, *, exec_id: ExecutionId | str, name: str, error: str) -> None:
+        super().__init__(exec_id=_run_id(exec_id), name=name, error=error)
 
 
 class QueryTimedOut(SqliteError):
@@ -425,8 +517,10 @@ class QueryTimedOut(SqliteError):
 
     _template = "query {name!r} of run {exec_id} timed out after {seconds}s"
 
-    def __init__(self, *, exec_id: str, name: str, seconds: float) -> None:
-        super().__init__(exec_id=str(exec_id), name=name, seconds=seconds)
+    def __init__(
+        self, *, exec_id: ExecutionId | str, name: str, seconds: float
+    ) -> None:
+        super().__init__(exec_id=_run_id(exec_id), name=name, seconds=seconds)
 
 
 class UpdateInputInvalid(SqliteError):
@@ -470,8 +564,23 @@ class UpdateHistoryCapReached(SqliteError):
 
     _template = "update {name!r} would reach the history cap of run {exec_id}"
 
-    def __init__(self, *, name: str, exec_id: str) -> None:
-        super().__init__(name=name, exec_id=str(exec_id))
+    def __init__(self, *, name: str, exec_id: ExecutionId | str) -> None:
+        super().__init__(name=name, exec_id=_run_id(exec_id))
+
+
+class CommandTimedOut(SqliteError):
+    """No serving process answered a client command in time; it stays queued and applies later."""
+
+    _template = (
+        "command {command_id} ({kind}) got no reply within {seconds}s: no process "
+        "serves {path} (start one with `await rt.serve()`); the command stays queued "
+        "and is applied when one does"
+    )
+
+    def __init__(
+        self, *, command_id: str, kind: str = "", seconds: float = 0.0, path: str = ""
+    ) -> None:
+        super().__init__(command_id=command_id, kind=kind, seconds=seconds, path=path)
 
 
 class ContinueAsNew(BaseException):

@@ -6,7 +6,9 @@ import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from harvest_engine import payloads
 from harvest_engine.errors import InvalidFilter, InvalidSearchAttribute
+from harvest_engine.names import check_name
 from harvest_engine.states import ALL_STATES, ExecutionId
 
 DEFAULT_LIMIT = 100
@@ -40,9 +42,13 @@ def check_search_value(key: str, value: object) -> SearchValue:
         raise InvalidSearchAttribute(
             key=str(key), reason="the key must be non-empty text"
         )
+    check_name(key, "search attribute key")
     if isinstance(value, str) and NUL in value:
         raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
-    if value is None or isinstance(value, (str, bool)):
+    if isinstance(value, str):
+        text: str = payloads.check_value(value, f"search attribute {key!r}")
+        return text
+    if value is None or isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
@@ -202,7 +208,10 @@ class ExecutionFilter:
 
 def _text(what: str, value: object, *, blank: bool = False) -> str:
     if not isinstance(value, str) or (not blank and not value.strip()):
-        raise InvalidFilter(reason=f"{what} must be non-empty text, got {value!r}")
+        raise InvalidFilter(
+            reason=f"{what} must be non-empty text, got {repr(value)[:80]}"
+        )
+    check_name(value, what)
     return value
 
 

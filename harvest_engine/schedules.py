@@ -19,6 +19,7 @@ from croniter import CroniterBadDateError, croniter
 from harvest_engine import payloads
 from harvest_engine.durations import Duration, format_duration, to_timedelta
 from harvest_engine.errors import Unsupported
+from harvest_engine.names import check_name
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Longer periods put their first slot near the end of the calendar.
@@ -203,10 +204,9 @@ class WorkflowSchedule:
 
     def __post_init__(self) -> None:
         """Check the fields; refuse every field this backend cannot honour."""
-        if not isinstance(self.workflow_name, str) or not self.workflow_name.strip():
-            raise ValueError(
-                f"workflow_name must be non-empty text, got {self.workflow_name!r}"
-            )
+        check_name(self.workflow_name, "schedule name")
+        if not self.workflow_name.strip():
+            raise ValueError("workflow_name must be non-empty text, got blank text")
         if not isinstance(self.schedule, Schedule):
             raise ValueError(
                 "schedule must be Schedule.cron(...) or Schedule.every(...)"
@@ -223,7 +223,7 @@ class WorkflowSchedule:
             to_timedelta(self.jitter, what="jitter")  # ignored, but never nonsense
         self._refuse_unsupported()
         object.__setattr__(self, "overlap", _overlap(self.overlap))
-        payloads.check(payloads.to_json(self.input), "schedule input")
+        payloads.check(self.input, "schedule input")
 
     def _refuse_unsupported(self) -> None:
         refusals: list[tuple[str, str]] = []
@@ -271,9 +271,11 @@ def _overlap(value: Overlap | str) -> Overlap:
 
 
 def _zone(name: str) -> ZoneInfo:
+    # A prefix of a real zone ("Europe") names a folder of the tz database, and ZoneInfo
+    # then raises IsADirectoryError: an OSError, so it is caught with the lookup errors.
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
+    except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):
         raise ValueError(f"unknown time zone {name!r}") from None
 
 

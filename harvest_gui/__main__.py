@@ -14,6 +14,8 @@ bundled demo workflows registered and a few runs started.
 
 An --app module either defines register(rt) or lists WORKFLOWS and ACTIVITIES
 (optionally QUERIES and UPDATES); its workflows are registered on the writer.
+With --read-only, the module's code only replays runs (where a run waits, its
+call stack on the Stack tab); nothing is written.
 """
 
 
@@ -34,7 +36,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--app",
         metavar="MODULE",
-        help="module whose workflows and activities are registered",
+        help="module whose workflows and activities are registered (read-only: used for replays)",
     )
     parser.add_argument(
         "--version", action="version", version=f"harvest-gui {__version__}"
@@ -42,10 +44,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.path is None and (args.read_only or args.app):
         parser.error("--read-only and --app need a PATH")
-    if args.read_only and args.app:
-        parser.error(
-            "--app registers workflows on a writer; it does not go with --read-only"
-        )
     return args
 
 

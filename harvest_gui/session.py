@@ -21,7 +21,8 @@ from harvest_engine import (
     __version__ as engine_version,
 )
 from harvest_gui.async_bridge import track
-from harvest_gui.state_counts import StateCounter
+from harvest_gui.inspect.waiting import FileRows, WaitingReport, read_report
+from harvest_gui.models.state_counts import StateCounter
 
 if TYPE_CHECKING:
     from harvest_engine import (
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         ScheduleRow,
         StagedSignal,
         TimerRow,
+        WorkflowInfo,
     )
 
 WRITER = "writer"
@@ -78,6 +80,21 @@ def register_app(rt: SqliteRuntime, module_name: str) -> None:
         rt.register_update(fn)
 
 
+def load_workflows(module_name: str) -> list[WorkflowInfo]:
+    """The workflows an `--app` module registers, without opening any file.
+
+    The module's ``register(rt)`` (or its lists) runs against a throwaway
+    in-memory runtime, closed at once: only its registry is kept. A read-only
+    window uses them to replay runs (where a run waits, its call stack).
+    """
+    rt = SqliteRuntime.open_in_memory()
+    try:
+        register_app(rt, module_name)
+        return list(rt.registry.workflows.values())
+    finally:
+        rt.close()
+
+
 class Session(QObject):
     """An open database file, as the views see it.
 
@@ -113,6 +130,8 @@ class Session(QObject):
         self._counter = StateCounter(path, reader.counts_by_state)
         self._counter.counted.connect(self.counts_ready)
         self.closed = False
+        self.workflows: list[WorkflowInfo] = []
+        """Workflow code loaded for replays (`--app` in read-only mode)."""
 
     # -- change detection --------------------------------------------------------
 
@@ -211,6 +230,12 @@ class Session(QObject):
         """Every stored schedule."""
         return self.reader.list_schedules()
 
+    def waiting(
+        self, detail: ExecutionDetail, history: list[HistoryEvent], rows: FileRows
+    ) -> WaitingReport:
+        """Where the run stands: replayed with the loaded code, else from the file's rows."""
+        return read_report(detail, history, rows, workflows=self.workflows)
+
     # -- closing --------------------------------------------------------------------------
 
     async def aclose(self) -> None:
@@ -231,16 +256,27 @@ class ReaderSession(Session):
     """Inspector mode: `SqliteReader` only, no lock, nothing written."""
 
     @classmethod
-    def open(cls, path: str | Path) -> ReaderSession:
-        """Open `path` read-only.
+    def open(cls, path: str | Path, app_module: str | None = None) -> ReaderSession:
+        """Open `path` read-only; with `app_module`, load its workflow code for replays.
 
         Raises:
             NotAHarvestDatabase: missing, not SQLite, or not a harvest file.
             SchemaTooNew: written by a newer harvest.
+            ImportError, ValueError: the app module cannot be loaded (the
+                file is closed again).
 
         """
         p = Path(path)
-        return cls(p, SqliteReader.open(p))
+        session = cls(p, SqliteReader.open(p))
+        if app_module:
+            try:
+                session.workflows = load_workflows(app_module)
+            except Exception:
+                # The file is still worth reading without the code; the
+                # Stack tab says it is not available.
+                session.close()
+                raise
+        return session
 
 
 class WriterSession(Session):
@@ -295,6 +331,12 @@ class WriterSession(Session):
     def can_write(self) -> bool:
         """Writer sessions can act on runs."""
         return True
+
+    def waiting(
+        self, detail: ExecutionDetail, history: list[HistoryEvent], rows: FileRows
+    ) -> WaitingReport:
+        """Where the run stands, replayed by the embedded runtime with its registered code."""
+        return read_report(detail, history, rows, runtime=self.runtime)
 
     def start_driving(self) -> None:
         """Start the drive task on the running qasync loop (no-op if already driving)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harvest_engine import payloads
 from harvest_engine.errors import (
     ExecutionNotFound,
     NonDeterminismDetected,
@@ -51,7 +52,7 @@ def _reason(reason: str | None, default: str) -> str:
         raise TypeError(
             f"a cancel or terminate reason is text or None, got {type(reason).__name__}"
         )
-    text = reason or ""
+    text: str = payloads.check_value(reason or "", "reason")
     return text if text.strip() else default
 
 

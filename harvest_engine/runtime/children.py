@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError
 from harvest_engine.runtime import child_start
+from harvest_engine.runtime.drive_time import real_time
 from harvest_engine.runtime.runs import append, start_run
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
@@ -30,7 +31,9 @@ Evict = Callable[[str], None]
 Halt = tuple[str, str]
 
 PARENT_CLOSED_CANCEL = "parent closed"
+# The TERMINATE policy fails the child (guide §9) with this error type.
 PARENT_CLOSED_TERMINATE = "ParentClosed"
+PARENT_CLOSED_FAILED = "parent closed (parent-close policy TERMINATE)"
 _CHAIN_LIMIT = 10_000
 
 
@@ -65,7 +68,7 @@ def seal_run(
     Returns the (state, reason) the cascade would give `skip` (the run whose
     own command is being applied), which the caller seals itself.
     """
-    txn.seal(exec_id, state, closed_at=now, output=output, error=error)
+    txn.seal(exec_id, state, closed_at=real_time(now), output=output, error=error)
     evict(exec_id)
     return close_children(txn, exec_id, now, evict, skip=skip)
 
@@ -79,7 +82,7 @@ def close_children(
         if child.parent_close_policy == "request_cancel":
             ending = ("CANCELLED", PARENT_CLOSED_CANCEL)
         elif child.parent_close_policy == "terminate":
-            ending = ("TERMINATED", PARENT_CLOSED_TERMINATE)
+            ending = ("FAILED", PARENT_CLOSED_FAILED)
         else:
             continue  # abandon, or an attached child: left running (guide §9)
         if child.exec_id == skip:
@@ -102,16 +105,24 @@ def hard_seal(
     *,
     skip: str | None = None,
 ) -> Halt | None:
-    """End a RUNNING run at once: WorkflowCancelled {reason}, sealed CANCELLED or TERMINATED."""
-    append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, now)
-    return seal_run(
-        txn, exec_id, state, now, evict, error=ending_error(state, reason), skip=skip
-    )
+    """End a RUNNING run at once: WorkflowCancelled {reason}, sealed CANCELLED or TERMINATED.
+
+    FAILED is the parent-close TERMINATE policy: WorkflowFailed with a
+    `ParentClosed` error instead (guide §9).
+    """
+    error = ending_error(state, reason)
+    if state == "FAILED":
+        append(txn, exec_id, "WorkflowFailed", {"error": payloads.loads(error)}, now)
+    else:
+        append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, now)
+    return seal_run(txn, exec_id, state, now, evict, error=error, skip=skip)
 
 
 def ending_error(state: str, reason: str) -> str:
     """The stored error of a cancelled or terminated run (its reason as the message)."""
-    kind = "Cancelled" if state == "CANCELLED" else "Terminated"
+    kind = {"CANCELLED": "Cancelled", "FAILED": PARENT_CLOSED_TERMINATE}.get(
+        state, "Terminated"
+    )
     return payloads.dumps(
         ErrorInfo(type=kind, message=reason, non_retryable=True).to_json()
     )

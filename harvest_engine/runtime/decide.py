@@ -21,6 +21,7 @@ from harvest_engine.errors import (
     HarvestError,
     HarvestInternalError,
     NonDeterminismDetected,
+    PayloadNotJson,
     PayloadTooDeep,
     PayloadTooLarge,
     Unsupported,
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.cache import InstanceCache
     from harvest_engine.runtime.registry import Registry
 
-log = logging.getLogger("harvest.runtime")
+log = logging.getLogger("harvest_engine.runtime")
 
 PANIC_BUDGET = 3
 
@@ -382,16 +383,14 @@ class Decider:
         kind, value = instance.outcome()
         if kind == "completed":
             try:
-                output = payloads.check(value, "workflow result")
+                value, output = payloads.checked(value, "workflow result")
             except (PayloadTooDeep, PayloadTooLarge) as exc:
                 return self._fail(cycle, _failure(exc, non_retryable=True))
-            except (TypeError, ValueError, RecursionError) as exc:
+            except PayloadNotJson as exc:
                 # Returning something that is not JSON is a bug in the code:
                 # it counts against the panic budget instead of escaping the
-                # drive untyped on every cycle.
-                raise _Panic(
-                    TypeError(f"the workflow result is not a JSON value: {exc}")
-                ) from exc
+                # drive on every cycle.
+                raise _Panic(exc) from exc
             cycle.event("WorkflowCompleted", {"output": value})
             self._seal(cycle, "COMPLETED", output=output)
             return Decision(row.exec_id, state=RunState.Completed(output=value))
@@ -460,20 +459,20 @@ class Decider:
         state, reason = instance.halted or ("CANCELLED", "")
         self._record(cycle, instance, None)
         txn, exec_id = cycle.txn, cycle.row.exec_id
-        append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
-        children.seal_run(
-            txn,
-            exec_id,
-            state,
-            cycle.now,
-            self.cache.evict,
-            error=children.ending_error(state, reason),
-        )
-        ended = (
-            RunState.Cancelled(reason=reason)
-            if state == "CANCELLED"
-            else RunState.Terminated(reason=reason)
-        )
+        error = children.ending_error(state, reason)
+        if state == "FAILED":  # the parent-close TERMINATE policy
+            info = ErrorInfo.from_json(payloads.loads(error))
+            append(txn, exec_id, "WorkflowFailed", {"error": info.to_json()}, cycle.now)
+        else:
+            append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
+        children.seal_run(txn, exec_id, state, cycle.now, self.cache.evict, error=error)
+        ended: RunState
+        if state == "FAILED":
+            ended = RunState.Failed(error=info)
+        elif state == "CANCELLED":
+            ended = RunState.Cancelled(reason=reason)
+        else:
+            ended = RunState.Terminated(reason=reason)
         return Decision(exec_id, state=ended)
 
     def _fail(self, cycle: _Cycle, error: ErrorInfo) -> Decision:
@@ -624,13 +623,14 @@ class Decider:
         elif event.type == "TimerCancelled":
             txn.delete_timers(row.exec_id, [str(attrs["timer_id"])])
         elif event.type == "SearchAttributesUpserted":
-            current = (
-                payloads.loads(row.search_attributes) if row.search_attributes else {}
+            # Read again: an earlier upsert of this cycle changed the row.
+            fresh = txn.execution(row.exec_id) or row
+            txn.update_execution(
+                row.exec_id,
+                search_attributes=merged_search_attributes(
+                    fresh.search_attributes, attrs.get("attributes") or {}
+                ),
             )
-            if not isinstance(current, dict):
-                current = {}
-            current.update(attrs.get("attributes") or {})
-            txn.update_execution(row.exec_id, search_attributes=payloads.dumps(current))
         elif event.type == "MemoUpserted":
             project_memo(txn, row.exec_id, attrs.get("patch") or {})
 
@@ -781,6 +781,19 @@ def _failure(exc: BaseException, *, non_retryable: bool = False) -> ErrorInfo:
     return ErrorInfo(
         type=type(exc).__name__, message=str(exc), non_retryable=non_retryable
     )
+
+
+def merged_search_attributes(stored: str | None, patch: dict[str, Any]) -> str | None:
+    """A run's search attributes after an upsert: None removes a key (guide §8)."""
+    current = payloads.loads(stored) if stored else {}
+    if not isinstance(current, dict):
+        current = {}
+    for key, value in patch.items():
+        if value is None:
+            current.pop(key, None)
+        else:
+            current[key] = value
+    return payloads.dumps(current) if current else None
 
 
 def terminal_state(row: ExecutionRecord) -> RunState:

@@ -20,11 +20,14 @@ from harvest_engine.authoring import HandlerInfo, WorkflowInfo
 from harvest_engine.errors import (
     ExecutionNotFound,
     HarvestError,
+    PayloadNotJson,
+    PayloadTooDeep,
     QueryFailed,
     QueryNotFound,
     QueryTimedOut,
 )
 from harvest_engine.events import HistoryEvent
+from harvest_engine.names import check_name
 from harvest_engine.runtime.frontier import (
     ReplayBroke,
     describe_error,
@@ -62,7 +65,9 @@ def query(
     coroutine, so ``await rt.query(...)`` and a task made from it both see it.
     """
     try:
+        check_name(name, "query name")
         snapshot = take_snapshot(rt, exec_id)
+        arg = payloads.check_value(arg, "query argument")
     except HarvestError as exc:
         return failing(exc)
     return _answer(snapshot, rt.clock, name, arg)
@@ -138,10 +143,9 @@ def answer(snapshot: QuerySnapshot, clock: Clock, name: str, arg: Any) -> Any:
             raise QueryFailed(
                 exec_id=row.exec_id, name=name, error=describe_error(error)
             ) from error
-        result = payloads.to_json(task.result())
         try:
-            payloads.dumps(result)
-        except (TypeError, ValueError) as exc:
+            result = payloads.to_json(task.result(), "query result")
+        except (PayloadNotJson, PayloadTooDeep) as exc:
             raise QueryFailed(
                 exec_id=row.exec_id, name=name, error=f"the result is not JSON: {exc}"
             ) from exc

@@ -19,6 +19,7 @@ from harvest_engine.authoring import (
     info_of,
 )
 from harvest_engine.errors import UnknownActivity, UnknownWorkflow, UnsupportedFeature
+from harvest_engine.names import check_name
 
 _WORKFLOW_REFUSED = {
     "concurrency": "one writer runs every run; there is no concurrency limiter",
@@ -90,6 +91,7 @@ class Registry:
             UnsupportedFeature: the declaration carries another backend's option (guide §5).
         """
         info: WorkflowInfo = info_of(fn, WorkflowInfo)
+        check_name(info.name, "workflow name")
         for option in info.options:
             raise UnsupportedFeature(
                 owner=f"workflow {info.name!r}",
@@ -124,6 +126,7 @@ class Registry:
             TypeError: there is no callable body to run.
         """
         info: ActivityInfo = info_of(fn, ActivityInfo)
+        check_name(info.name, "activity name")
         _audit_activity(info)
         target = body if body is not None else info.fn
         if target is None or not callable(target):
@@ -154,6 +157,7 @@ class Registry:
         """
         if not isinstance(name, str) or not name.strip():
             raise ValueError("an activity name is non-empty text")
+        check_name(name, "activity name")
         if not isinstance(spec, ActivitySpec):
             raise TypeError(
                 f"register_activity_raw needs an ActivitySpec, got {spec!r}"
@@ -195,6 +199,8 @@ class Registry:
             TypeError: `fn` was declared as the other kind of handler.
         """
         info: HandlerInfo = info_of(fn, HandlerInfo)
+        check_name(info.name, f"{kind} name")
+        check_name(info.workflow, "workflow name")
         if info.kind != kind:
             raise TypeError(f"{fn!r} is an @{info.kind} handler, not an @{kind}")
         table = self.queries if kind == "query" else self.updates

@@ -6,12 +6,13 @@ import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harvest_engine import payloads
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
+from harvest_engine.names import MAX_NAME_CHARS
 from harvest_engine.runtime import cancel as cancel_requests
 from harvest_engine.runtime import drive_targets as children_drive
 from harvest_engine.runtime import (
@@ -20,18 +21,23 @@ from harvest_engine.runtime import (
     retention,
     schedule_actions,
     schedules,
+    serving,
     signal_with_start,
     signals,
     starts,
+    update_with_start,
     updates,
+    waiting,
 )
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.decide import Decider, Decision
+from harvest_engine.runtime.drive_time import DriveTime
 from harvest_engine.runtime.registry import ActivitySpec, Registry
 from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
 from harvest_engine.runtime.signals import send_signal
 from harvest_engine.runtime.tasks import TaskRunner
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
+from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
@@ -50,25 +56,35 @@ if TYPE_CHECKING:
         ExecutionPage,
         LedgerRow,
     )
+    from harvest_engine.workflow.stack import CoroutineStack
+    from harvest_engine.workflow.waits import RunWait
 
-log = logging.getLogger("harvest.runtime")
+log = logging.getLogger("harvest_engine.runtime")
 
 # One drive call gives each run at most this many cycles, so a body that
 # loops over activities forever cannot hold the caller for ever.
 CYCLE_BUDGET = 100_000
 
 Now = Callable[[], datetime]
+_T = TypeVar("_T")
 
 # How many runs' activity tasks one pass runs at the same time.
 TASK_CONCURRENCY = 8
 
 
+@guard_public_methods()
 class SqliteRuntime:
     """An embedded workflow runtime on one SQLite file (or a private in-memory database).
 
     Open it, register the workflow and activity functions, start runs, and
     drive them with the async drivers. Registrations live in memory: a
     reopened runtime registers again and resumes every run by replay.
+
+    Every public call raises typed errors only: a full disk or an I/O error
+    is `StorageError`, a damaged file `DatabaseCorrupt`. A failed commit
+    rolls back what the runtime holds in memory with it (cached instances,
+    the claim of a task whose outcome was not recorded), so the next pass
+    after the cause is gone finishes the work without a reopen.
     """
 
     def __init__(self, store: DurableStore, *, clock: Clock | None = None) -> None:
@@ -80,6 +96,10 @@ class SqliteRuntime:
         self._decider = Decider(store, self.registry, self.cache, self.settings)
         self._tasks = TaskRunner(store, self.registry)
         self._closed = False
+        # A write that storage failed may have carried any run's cycle (one
+        # run's, or a batch's): no cached instance may run ahead of the file.
+        store.add_rollback_listener(lambda _error: self.cache.clear())
+        self.waker = serving.Waker()
 
     # -- opening ------------------------------------------------------------------
 
@@ -120,6 +140,11 @@ class SqliteRuntime:
         self.close()
 
     @property
+    def store_closed(self) -> bool:
+        """Whether `close()` ran (a stopping server then leaves the store alone)."""
+        return self._closed
+
+    @property
     def store(self) -> DurableStore:
         """The durable store (the runtime's concern modules take it)."""
         return self._store
@@ -129,6 +154,7 @@ class SqliteRuntime:
     def register_workflow(self, fn: Callable[..., Any] | WorkflowInfo) -> None:
         """Register an @workflow function; refuses options this backend cannot honour."""
         self.registry.add_workflow(fn)
+        self.waker.wake()  # a run that waited for its code can go on
 
     def register_activity(self, fn: Callable[..., Any] | ActivityInfo) -> None:
         """Register an @activity function to run its own body with an ActivityContext."""
@@ -162,13 +188,13 @@ class SqliteRuntime:
 
     def start_workflow(self, name: str, input: Any = None) -> ExecutionId:
         """Start a fresh run; nothing executes until a drive."""
-        return starts.start_fresh(self, name, None, input)
+        return self._woken(starts.start_fresh(self, name, None, input))
 
     def start_workflow_with_id(
         self, name: str, workflow_id: str, input: Any = None
     ) -> ExecutionId:
         """Start with a business id, attaching to a RUNNING run of the same name and id."""
-        return starts.start_with_id(self, name, workflow_id, input)
+        return self._woken(starts.start_with_id(self, name, workflow_id, input))
 
     # -- driving ------------------------------------------------------------------
 
@@ -192,7 +218,7 @@ class SqliteRuntime:
         self, exec_id: str | ExecutionId, when: datetime
     ) -> RunState:
         """`run_until_blocked` with every clock read at `when` (an aware datetime)."""
-        fixed = _fixed(when)
+        fixed = _fixed(when, self.clock)
         return await self._run_until_blocked(self._require(exec_id), fixed)
 
     async def run_until_idle(self) -> None:
@@ -201,8 +227,8 @@ class SqliteRuntime:
         # new slots without end; the next call fires them (guide §7).
         _, first_error = self._fire_schedules(self.clock.now())
         for _ in range(CYCLE_BUDGET):
-            progressed, error = await self._pass(self.clock.now)
-            first_error = first_error or error
+            progressed, errors = await self._pass(self.clock.now)
+            first_error = first_error or (errors[0] if errors else None)
             if not progressed:
                 break
         if first_error is not None:
@@ -214,20 +240,20 @@ class SqliteRuntime:
 
     async def poll_once_as_of(self, when: datetime) -> bool:
         """`poll_once` with every clock read at `when`."""
-        return await self._poll(_fixed(when))
+        return await self._poll(_fixed(when, self.clock))
 
     async def _poll(self, now: Now) -> bool:
         fired, fire_error = self._fire_schedules(now())
-        progressed, error = await self._pass(now)
-        error = fire_error or error
+        progressed, errors = await self._pass(now)
+        error = fire_error or (errors[0] if errors else None)
         if error is not None:
             raise error
         return progressed or fired
 
-    async def _pass(self, now: Now) -> tuple[bool, HarvestError | None]:
-        """Drive the fleet once; one failing run never blocks the others."""
+    async def _pass(self, now: Now) -> tuple[bool, list[HarvestError]]:
+        """Drive the fleet once; one failing run never blocks the others; every run's error."""
         progressed = False
-        first_error: HarvestError | None = None
+        errors: list[HarvestError] = []
         for exec_id in self._store.runs_needing_decision(now()):
             try:
                 decision = self._decider.decide(exec_id, now())
@@ -235,14 +261,14 @@ class SqliteRuntime:
                 if decision.stuck:
                     raise Stuck(exec_id=exec_id)
             except HarvestError as exc:
-                first_error = first_error or exc
+                errors.append(exc)
             # Each decision is its own transaction; yielding between them keeps a
             # host loop (the GUI's qasync loop) responsive over a pass of many runs.
             await asyncio.sleep(0)
-        ran, task_error = await self._run_ready_tasks(now)
-        return progressed or ran, first_error or task_error
+        ran, task_errors = await self._run_ready_tasks(now)
+        return progressed or ran, errors + task_errors
 
-    async def _run_ready_tasks(self, now: Now) -> tuple[bool, HarvestError | None]:
+    async def _run_ready_tasks(self, now: Now) -> tuple[bool, list[HarvestError]]:
         """Run every ready task, runs side by side, each run's tasks in order.
 
         Different runs do not wait on each other's bodies (sync bodies run in
@@ -268,7 +294,7 @@ class SqliteRuntime:
         results = await asyncio.gather(
             *(run_in_order(tasks) for tasks in by_run.values())
         )
-        return any(results), (errors[0] if errors else None)
+        return any(results), errors
 
     async def _run_until_blocked(
         self, exec_id: str, now: Now, visiting: frozenset[str] = frozenset()
@@ -291,6 +317,43 @@ class SqliteRuntime:
             if blocked is not None:
                 return blocked
         return RunState.InProgress()
+
+    # -- serving ----------------------------------------------------------------
+
+    async def serve(
+        self,
+        stop: asyncio.Event | None = None,
+        *,
+        poll_interval: Duration = "20ms",
+        grace: Duration = "5s",
+    ) -> None:
+        """Drive the file until `stop` is set or the task is cancelled (see `runtime/serving.py`).
+
+        Each round applies queued client commands, fires due schedules and
+        drives every run with ready work; between rounds it sleeps until
+        `next_wakeup()`, an in-process call (start, signal, cancel, ...), or
+        a commit by another process (seen within `poll_interval`). On stop,
+        running activity bodies get `grace` to finish; one cut off re-runs
+        later (at-least-once). The runtime stays usable afterwards.
+
+        Raises:
+            ValueError: a bad duration.
+            RuntimeError: this runtime is already serving.
+        """
+        await serving.Server(self, stop, poll_interval, grace).run()
+
+    def next_wakeup(self) -> datetime | None:
+        """The earliest due timer, backoff, schedule slot, deadline or queued command.
+
+        An aware datetime (maybe in the past: work is ready now), or None
+        when nothing waits for a time.
+        """
+        return serving.next_wakeup(self)
+
+    def _woken(self, value: _T) -> _T:
+        """Wake a serving loop after a call that made work; pass `value` through."""
+        self.waker.wake()
+        return value
 
     def _blocked(
         self, exec_id: str, decision: Decision, at: datetime
@@ -326,6 +389,7 @@ class SqliteRuntime:
         send_signal(
             self._store, self._require(exec_id), name, payload, None, self.clock.now()
         )
+        self.waker.wake()
 
     # -- reading ------------------------------------------------------------------
 
@@ -333,7 +397,7 @@ class SqliteRuntime:
         """The stored outcome, without driving."""
         row = self._store.execution(self._require(exec_id))
         if row is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         if row.state == "RUNNING":
             return ExecutionOutcome.Running()
         if row.state == "COMPLETED":
@@ -372,7 +436,7 @@ class SqliteRuntime:
         """One run with its payloads as Stored values."""
         detail = self._store.describe(self._require(exec_id))
         if detail is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         return detail
 
     def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
@@ -398,8 +462,8 @@ class SqliteRuntime:
     def _require(self, exec_id: str | ExecutionId) -> str:
         """The id as text; ExecutionNotFound when no run has it."""
         text = str(exec_id).strip() if exec_id is not None else ""
-        if not text or self._store.execution(text) is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+        if not _could_be_id(text) or self._store.execution(text) is None:
+            raise ExecutionNotFound(exec_id=exec_id)
         return text
 
     # -- operating (issue 5) --------------------------------------------------------
@@ -424,7 +488,7 @@ class SqliteRuntime:
 
     def upsert_schedule(self, schedule: WorkflowSchedule) -> ScheduleRow:
         """Store a schedule (keyed by workflow name); the same spec keeps its slot and pause."""
-        return schedules.upsert(self._store, schedule, self.clock.now())
+        return self._woken(schedules.upsert(self._store, schedule, self.clock.now()))
 
     def pause_schedule(self, workflow_name: str) -> bool:
         """Stop a schedule's fires; False when there is no such schedule."""
@@ -432,7 +496,9 @@ class SqliteRuntime:
 
     def resume_schedule(self, workflow_name: str) -> bool:
         """Fire again from the next slot after now; False when there is no such schedule."""
-        return schedules.resume(self._store, workflow_name, self.clock.now())
+        return self._woken(
+            schedules.resume(self._store, workflow_name, self.clock.now())
+        )
 
     def delete_schedule(self, workflow_name: str) -> bool:
         """Remove a schedule (its runs keep running); False when there was none."""
@@ -526,7 +592,9 @@ class SqliteRuntime:
             PayloadTooLarge, PayloadTooDeep: the input is over a cap (nothing persisted).
             UnknownWorkflow: `name` is not registered.
         """
-        return starts.start_with_policy(self, name, workflow_id, input, policy)
+        return self._woken(
+            starts.start_with_policy(self, name, workflow_id, input, policy)
+        )
 
     def start_workflow_with_options(
         self, name: str, input: Any, options: starts.StartOptions
@@ -536,7 +604,7 @@ class SqliteRuntime:
         The memo and the first search attributes are stored with a fresh run;
         a start that returns an existing run leaves them as they are.
         """
-        return starts.start_with_options(self, name, input, options)
+        return self._woken(starts.start_with_options(self, name, input, options))
 
     def signal_with_start(
         self, request: signal_with_start.SignalWithStart
@@ -549,7 +617,7 @@ class SqliteRuntime:
         CONTINUED_AS_NEW. Blank id: BlankWorkflowId; a refused start:
         WorkflowAlreadyStarted; the input cap applies only when a run starts.
         """
-        return signal_with_start.signal_with_start(self, request)
+        return self._woken(signal_with_start.signal_with_start(self, request))
 
     def send_signal_idempotent(
         self, exec_id: str | ExecutionId, name: str, payload: Any, key: str | None
@@ -559,8 +627,15 @@ class SqliteRuntime:
         An empty or None key is no key. A key starting with ``harvest.promise:``
         is InvalidSignal.
         """
-        return signals.send_signal(
-            self._store, self._require(exec_id), name, payload, key, self.clock.now()
+        return self._woken(
+            signals.send_signal(
+                self._store,
+                self._require(exec_id),
+                name,
+                payload,
+                key,
+                self.clock.now(),
+            )
         )
 
     def send_signal_by_workflow_id(
@@ -578,14 +653,16 @@ class SqliteRuntime:
         after the key probe: a key any run of the id holds returns
         ``SignalDelivery(holder, delivered=False)``.
         """
-        return signals.send_signal_by_workflow_id(
-            self._store,
-            workflow_name,
-            workflow_id,
-            name,
-            payload,
-            key,
-            self.clock.now(),
+        return self._woken(
+            signals.send_signal_by_workflow_id(
+                self._store,
+                workflow_name,
+                workflow_id,
+                name,
+                payload,
+                key,
+                self.clock.now(),
+            )
         )
 
     def query(
@@ -619,7 +696,57 @@ class SqliteRuntime:
             UpdateTimedOut (no event), UpdateHistoryCapReached (the run failed
             at the cap), PayloadTooLarge / PayloadTooDeep for the input.
         """
-        return await updates.update(self, self._require(exec_id), name, arg)
+        return self._woken(
+            await updates.update(self, self._require(exec_id), name, arg)
+        )
+
+    async def update_with_start(
+        self, request: update_with_start.UpdateWithStart
+    ) -> update_with_start.UpdateWithStartOutcome:
+        """Start (or attach to) the run of the id and run an update on it, in one transaction.
+
+        The start, a fresh run's first decision and the update's events land
+        together; an update that is rejected, invalid or fails still leaves
+        the started run, and its typed error is raised.
+
+        Raises:
+            BlankWorkflowId, WorkflowAlreadyStarted, UnknownWorkflow,
+            PayloadTooLarge / PayloadTooDeep (nothing written), then the
+            update's errors as `update` raises them.
+        """
+        return self._woken(update_with_start.update_with_start(self, request))
+
+    def where_waiting(self, exec_id: str | ExecutionId) -> tuple[RunWait, ...]:
+        """What a running run is blocked on now (empty once it has ended); writes nothing.
+
+        Replays the run to its frontier with the registered code: signal
+        waits (with the payload type a `receive_signal` call or a handler
+        declares), armed timers (due time), activities, children and awaited
+        runs, mutex keys (runs ahead in the queue) and `await_condition`
+        predicates, each with the user-code line that waits when known.
+
+        Raises:
+            ExecutionNotFound, UnknownWorkflow (the code is not registered),
+            NonDeterminismDetected, HarvestError (the code raised before parking).
+        """
+        return waiting.where_waiting(
+            self._store, self.registry, self.clock, self._require(exec_id)
+        )
+
+    def stack(self, exec_id: str | ExecutionId) -> tuple[CoroutineStack, ...]:
+        """Where each of a running run's workflow coroutines is suspended in the user's code.
+
+        The body's task first, then gather children and handler tasks; a
+        body that raised (a panicking run) gives its traceback instead.
+        Empty once the run has ended; writes nothing.
+
+        Raises:
+            ExecutionNotFound, UnknownWorkflow, NonDeterminismDetected,
+            HarvestError (the code raised before parking).
+        """
+        return waiting.stack(
+            self._store, self.registry, self.clock, self._require(exec_id)
+        )
 
     def set_query_timeout(self, timeout: Duration) -> None:
         """How long a query may take from now on (default 5 s); a query already made keeps its own."""
@@ -646,6 +773,7 @@ class SqliteRuntime:
         cancel_requests.request_cancel(
             self._store, self.cache, self._require(exec_id), reason, self.clock.now()
         )
+        self.waker.wake()
 
     def terminate(self, exec_id: str | ExecutionId, reason: str = "") -> None:
         """End a run TERMINATED at once, in one transaction; its body does not run again.
@@ -662,9 +790,22 @@ class SqliteRuntime:
         cancel_requests.terminate(
             self._store, self.cache, self._require(exec_id), reason, self.clock.now()
         )
+        self.waker.wake()
 
 
-def _fixed(when: datetime) -> Now:
+def _could_be_id(text: str) -> bool:
+    """Whether any run could have this id: not blank, within the name cap, storable text."""
+    if not text or len(text) > MAX_NAME_CHARS:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _fixed(when: datetime, clock: Clock) -> Now:
     if not isinstance(when, datetime) or when.tzinfo is None:
         raise ValueError(f"the *_as_of drivers take an aware datetime, got {when!r}")
-    return lambda: when
+    # Each reading carries the real clock's, for the stamps that must be real.
+    return lambda: DriveTime.of(when, clock.now())

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError, HarvestInternalError, UnknownWorkflow
+from harvest_engine.names import check_name
 from harvest_engine.runtime import starts
 from harvest_engine.runtime.decide import start_run
 from harvest_engine.schedules import (
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.runtime import SqliteRuntime
     from harvest_engine.store.operations import ScheduleRow
 
-log = logging.getLogger("harvest.schedules")
+log = logging.getLogger("harvest_engine.schedules")
 
 StartRun = Callable[[WriteTxn, str, str, str, datetime], str]
 """Start a run in the fire's transaction: (txn, workflow, id, input JSON, now) -> exec id."""
@@ -57,7 +58,7 @@ def upsert(
         txn.put_schedule(
             workflow_name=name,
             spec=spec,
-            input=payloads.check(payloads.to_json(schedule.input), "schedule input"),
+            input=payloads.check(schedule.input, "schedule input"),
             overlap=str(schedule.overlap),
             max_active_runs=schedule.max_active_runs,
             next_fire_at=next_at,
@@ -74,6 +75,7 @@ def upsert(
 
 def pause(store: DurableStore, workflow_name: str, now: datetime) -> bool:
     """Stop a schedule's fires; False when no schedule has this name."""
+    check_name(workflow_name, "schedule name")
     with store.write() as txn:
         if txn.schedule(workflow_name) is None:
             return False
@@ -83,6 +85,7 @@ def pause(store: DurableStore, workflow_name: str, now: datetime) -> bool:
 
 def resume(store: DurableStore, workflow_name: str, now: datetime) -> bool:
     """Fire again from the next slot after now (missed slots do not fire); False if unknown."""
+    check_name(workflow_name, "schedule name")
     with store.write() as txn:
         row = txn.schedule(workflow_name)
         if row is None:
@@ -101,6 +104,7 @@ def resume(store: DurableStore, workflow_name: str, now: datetime) -> bool:
 
 def delete(store: DurableStore, workflow_name: str) -> bool:
     """Remove a schedule (its runs keep running); False when there was none."""
+    check_name(workflow_name, "schedule name")
     with store.write() as txn:
         return txn.delete_schedule(workflow_name)
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.protocol import ExecutionRecord
 
-log = logging.getLogger("harvest.runtime")
+log = logging.getLogger("harvest_engine.runtime")
 
 
 @dataclass(frozen=True)

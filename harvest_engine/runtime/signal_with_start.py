@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.names import check_name
 from harvest_engine.runtime.signals import (
     chain_key_holder,
     check_signal,
@@ -82,7 +83,7 @@ def signal_with_start(
     policy = WorkflowIdReusePolicy.coerce(request.reuse_policy)
     workflow_id = check_workflow_id(request.workflow_id)
     key = check_signal(request.signal_name, request.idempotency_key)
-    name = request.workflow_name
+    name = check_name(request.workflow_name, "workflow name")
     now = rt.clock.now()
     with rt.store.write() as txn:
         runs = txn.runs_of_key(name, workflow_id)

@@ -21,6 +21,7 @@ from harvest_engine.errors import (
     WorkflowIdNotFound,
     WorkflowNotRunning,
 )
+from harvest_engine.names import check_name
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:
@@ -49,11 +50,15 @@ class SignalDelivery:
 def check_signal(name: Any, key: str | None) -> str | None:
     """Refuse a blank name or a reserved key; an empty key is no key."""
     if not isinstance(name, str) or not name.strip():
-        raise InvalidSignal(reason=f"a signal name is non-empty text, got {name!r}")
+        raise InvalidSignal(
+            reason=f"a signal name is non-empty text, got {_shown(name)}"
+        )
+    check_name(name, "signal name")
     if key is None or key == "":
         return None
     if not isinstance(key, str):
-        raise InvalidSignal(reason=f"an idempotency key is text, got {key!r}")
+        raise InvalidSignal(reason=f"an idempotency key is text, got {_shown(key)}")
+    check_name(key, "idempotency key")
     if key.startswith(RESERVED_KEY_PREFIX):
         raise InvalidSignal(
             reason=f"keys starting with {RESERVED_KEY_PREFIX!r} are reserved"
@@ -63,14 +68,23 @@ def check_signal(name: Any, key: str | None) -> str | None:
 
 def check_workflow_id(workflow_id: Any) -> str:
     """A workflow id that addresses runs: text that is not blank."""
-    if not isinstance(workflow_id, str) or not workflow_id.strip():
-        raise BlankWorkflowId(workflow_id=str(workflow_id))
-    return workflow_id
+    if workflow_id is None:
+        raise BlankWorkflowId(workflow_id="None")
+    text = check_name(workflow_id, "workflow id")
+    if not text.strip():
+        raise BlankWorkflowId(workflow_id=text)
+    return text
+
+
+def _shown(value: Any) -> str:
+    """A bad value in a message: its repr, cut short (a name may be megabytes)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def encoded_payload(payload: Any) -> str:
     """The signal payload as stored JSON, under the payload caps."""
-    return payloads.check(payloads.to_json(payload), "signal payload")
+    return payloads.check(payload, "signal payload")
 
 
 def require_running(row: ExecutionRecord, now: datetime) -> None:
@@ -132,6 +146,7 @@ def send_signal_by_workflow_id(
     all: WorkflowIdNotFound), then the run state (no RUNNING run:
     WorkflowNotRunning naming the newest) and the payload cap.
     """
+    check_name(workflow_name, "workflow name")
     workflow_id = check_workflow_id(workflow_id)
     key = check_signal(name, key)
     with store.write() as txn:

@@ -39,11 +39,11 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import (
     InvalidSearchAttribute,
-    PayloadTooDeep,
     WorkflowAlreadyStarted,
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.filters import NUL, NUL_REASON
+from harvest_engine.names import check_name, check_optional_name
 from harvest_engine.runtime.children import seal_run
 from harvest_engine.runtime.decide import start_run
 from harvest_engine.states import ExecutionId
@@ -205,14 +205,14 @@ def _can_take_signals(row: ExecutionRecord, now: datetime) -> bool:
 
 def checked_input(value: Any) -> str:
     """The start input as stored JSON; PayloadTooLarge / PayloadTooDeep before any write."""
-    return payloads.check(payloads.to_json(value), "start input")
+    return payloads.check(value, "start input")
 
 
 def checked_memo(value: Any) -> str | None:
     """The memo as stored JSON (None when there is none), under the payload caps."""
     if value is None:
         return None
-    return payloads.check(payloads.to_json(value), "memo")
+    return payloads.check(value, "memo")
 
 
 def checked_search_attributes(value: Mapping[str, Any] | None) -> str | None:
@@ -231,23 +231,20 @@ def checked_search_attributes(value: Mapping[str, Any] | None) -> str | None:
         )
     for key, item in value.items():
         if not isinstance(key, str):
-            raise InvalidSearchAttribute(key=str(key), reason="keys are text")
+            raise InvalidSearchAttribute(key=repr(key), reason="keys are text")
+        check_name(key, "search attribute key")
         if isinstance(item, str) and NUL in item:
             raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
     if not value:
         return None
-    converted = payloads.to_json(dict(value))
-    if payloads.depth_of(converted) > payloads.MAX_PAYLOAD_DEPTH:
-        raise PayloadTooDeep(what="search attributes", limit=payloads.MAX_PAYLOAD_DEPTH)
-    return payloads.dumps(converted)
+    return payloads.dumps(payloads.to_json(dict(value), "search attributes"))
 
 
 def _reuse_key(workflow_id: str | None) -> str | None:
     """The reuse key of a workflow id; None for no id or a blank one."""
     if workflow_id is None:
         return None
-    if not isinstance(workflow_id, str):
-        raise TypeError(f"workflow_id must be text, got {workflow_id!r}")
+    check_name(workflow_id, "workflow id")
     return workflow_id if workflow_id.strip() else None
 
 
@@ -352,6 +349,8 @@ def start_fresh(
     rt: SqliteRuntime, name: str, workflow_id: str | None, input: Any
 ) -> ExecutionId:
     """A new run, whatever runs exist."""
+    check_name(name, "workflow name")
+    check_optional_name(workflow_id, "workflow id")
     encoded = checked_input(input)
     new = new_execution(rt, name, workflow_id, encoded)
     with rt.store.write() as txn:
@@ -374,6 +373,7 @@ def start_with_policy(
     or too-deep input, memo or attribute set persists nothing.
     """
     policy = WorkflowIdReusePolicy.coerce(policy)
+    check_name(name, "workflow name")
     key = _reuse_key(workflow_id)
     encoded = checked_input(input)
     extra = {
@@ -404,8 +404,7 @@ def start_with_id(
     The attached call's input is discarded, so a retried webhook does not
     repeat side effects. A blank id has no reuse key: always a fresh run.
     """
-    if not isinstance(workflow_id, str):
-        raise TypeError(f"workflow_id must be text, got {workflow_id!r}")
+    check_name(workflow_id, "workflow id")
     outcome = start_with_policy(
         rt, name, workflow_id, input, WorkflowIdReusePolicy.ALLOW_DUPLICATE
     )

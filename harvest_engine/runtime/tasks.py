@@ -131,6 +131,9 @@ class TaskRunner:
         ended: datetime,
     ) -> None:
         with self.store.write() as txn:
+            # If this outcome does not commit, the claim must not strand the
+            # task RUNNING: the next pass runs the attempt again.
+            txn.on_rollback(lambda: self.store.release_claim(task.id))
             current = txn.task(task.id)
             if current is None:
                 return  # the run was sealed while the body ran

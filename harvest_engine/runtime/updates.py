@@ -37,6 +37,7 @@ from harvest_engine.errors import (
     UpdateTimedOut,
 )
 from harvest_engine.events import HistoryEvent
+from harvest_engine.names import check_name
 from harvest_engine.runtime import cancel
 from harvest_engine.runtime.frontier import (
     ReplayBroke,
@@ -77,9 +78,11 @@ async def update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
 def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
     """The update, synchronously: one write transaction, or nothing written."""
     if not isinstance(name, str) or not name.strip():
-        raise UpdateRejected(name=str(name), reason="an update name is non-empty text")
-    value = payloads.to_json(arg)
-    payloads.check(value, "update input")
+        raise UpdateRejected(
+            name=repr(name)[:80], reason="an update name is non-empty text"
+        )
+    check_name(name, "update name")
+    value, _ = payloads.checked(arg, "update input")
     now = rt.clock.now()
     try:
         with rt.store.write() as txn:
@@ -203,9 +206,8 @@ def _admit(
     error = task.exception()
     if error is not None:
         return _failure(error)
-    result = payloads.to_json(task.result())
     try:
-        payloads.check(result, "update result")
+        result, _ = payloads.checked(task.result(), "update result")
     except (PayloadTooDeep, PayloadTooLarge) as exc:
         return _failure(exc)
     except (TypeError, ValueError) as exc:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from contextlib import AbstractContextManager
 
     from harvest_engine.events import HistoryEvent
@@ -138,6 +138,17 @@ class AttemptRecord:
 
 
 @dataclass(frozen=True)
+class CommandRecord:
+    """A client command waiting in the queue (kind and JSON args, as the client wrote them)."""
+
+    id: int
+    command_id: str
+    kind: str
+    args: str
+    submitted_at: datetime
+
+
+@dataclass(frozen=True)
 class LedgerEntry:
     """One LLM call to write with an activity's completion."""
 
@@ -153,6 +164,15 @@ class LedgerEntry:
 
 class WriteTxn(Protocol):
     """The operations available inside one write transaction."""
+
+    def on_rollback(self, fn: Callable[[], None]) -> None:
+        """Call `fn` if this transaction rolls back (its COMMIT failing included).
+
+        The runtime registers here what undoes its in-memory state of the
+        transaction's work (a claim to release, a cached instance to drop),
+        so memory never runs ahead of the file after a failed commit.
+        """
+        ...
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
         """The run's row, or None."""
@@ -312,6 +332,16 @@ class WriteTxn(Protocol):
         """RUNNING runs of a schedule and their successors, not past deadline nor cancelled."""
         ...
 
+    def finish_command(
+        self, row_id: int, reply: str, exec_id: str | None, now: datetime
+    ) -> None:
+        """Mark a client command applied, with its reply and the run it touched."""
+        ...
+
+    def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
+        """Delete up to `limit` commands applied before `cutoff`; how many went."""
+        ...
+
     def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
         """Delete up to `limit` terminal runs closed before `cutoff`, with all their rows."""
         ...
@@ -356,6 +386,23 @@ class DurableStore(Protocol):
     storage_errors: tuple[type[Exception], ...]
     """What this store raises when storage itself fails (never blamed on workflow code)."""
 
+    def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
+        """Call `fn(error)` after any write transaction that storage failed is rolled back.
+
+        The runtime drops what it keeps in memory of transactions in flight
+        (its instance cache), whichever code path opened the transaction.
+        """
+        ...
+
+    def release_claim(self, task_id: int) -> None:
+        """Put a task this process claimed back to PENDING (its outcome was not recorded).
+
+        Done by the next write that succeeds (or the next `ready_tasks`), so a
+        task whose completion commit failed is not stranded RUNNING until a
+        reopen.
+        """
+        ...
+
     def close(self) -> None:
         """Release the connection and the writer lock."""
         ...
@@ -390,6 +437,36 @@ class DurableStore(Protocol):
 
     def next_wakeup(self, exec_id: str) -> datetime | None:
         """The earliest timer or task ready time of a run."""
+        ...
+
+    def earliest_due(self, now: datetime) -> datetime | None:
+        """The earliest due time over every run, schedule and queued command.
+
+        Timers, task ready times (retry backoff), execution deadlines, a
+        flagged run's not-before time (`now` when it is ready at once),
+        schedule slots and pending client commands (`now`); None when
+        nothing waits. The serving loop sleeps until then.
+        """
+        ...
+
+    def data_version(self) -> int:
+        """A number that changes when another process commits to the store."""
+        ...
+
+    def write_together(self) -> AbstractContextManager[WriteTxn]:
+        """A write transaction that `write()` calls on this thread join until it ends.
+
+        Each joined write is atomic on its own (its error undoes only its
+        changes), and all of them commit together with the outer one.
+        """
+        ...
+
+    def pending_commands(self, limit: int) -> list[CommandRecord]:
+        """Client commands not applied yet, in arrival order."""
+        ...
+
+    def requeue_claimed_tasks(self) -> None:
+        """Put every claimed task back to PENDING (a stopped server's unfinished bodies)."""
         ...
 
     def activity_attempts(

@@ -10,6 +10,7 @@ from harvest_engine.filters import ExecutionFilter
 from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import ClosedConnection
+from harvest_engine.store.sqlite.faults import guard_public_methods
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,8 +34,12 @@ if TYPE_CHECKING:
     from harvest_engine.store.sqlite.readonly import ReadConnection
 
 
+@guard_public_methods()
 class SqliteReader:
     """A read-only view of a harvest database file.
+
+    Every public method raises typed errors only: `StorageError` when the
+    file cannot be read, `DatabaseCorrupt` when what it reads is damaged.
 
     It opens the file ``mode=ro`` and takes no writer lock, so it works beside
     a runtime in another process; it never changes the file. `list_executions`,
@@ -137,7 +142,7 @@ class SqliteReader:
         """One run with its payloads as Stored values."""
         detail = listing.describe(self._conn, str(exec_id).strip(), self._columns)
         if detail is None:
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         return detail
 
     def counts_by_state(self) -> dict[str, int]:
@@ -201,7 +206,7 @@ class SqliteReader:
     def _require(self, exec_id: str | ExecutionId) -> str:
         text = str(exec_id).strip() if exec_id is not None else ""
         if not text or not queries.exists(self._conn, text):
-            raise ExecutionNotFound(exec_id=str(exec_id))
+            raise ExecutionNotFound(exec_id=exec_id)
         return text
 
 

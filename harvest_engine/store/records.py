@@ -171,6 +171,8 @@ class MutexRow:
     granted: bool
     lock_seq: int | None
     queued_at: datetime
+    ahead: int | None = None
+    """Runs ahead of this one for the key (the holder counts): 0 when it holds it."""
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from harvest_engine.errors import (
     PayloadTooLarge,
 )
 from harvest_engine.filters import NUL, NUL_REASON
+from harvest_engine.names import check_name
 from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
 from harvest_engine.workflow.child_options import child_options, refusal_error
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
     from harvest_engine.workflow.instance import WorkflowInstance
 
-log = logging.getLogger("harvest.workflow")
+log = logging.getLogger("harvest_engine.workflow")
 
 # `should_continue_as_new()` turns true at this many events (API.md defaults).
 CONTINUE_AS_NEW_ADVICE_EVENTS = 10_000
@@ -263,17 +264,16 @@ class WorkflowContext:
                 f"continue_as_new to another workflow type ({workflow_type!r}) is not supported "
                 "by the SQLite backend",
             )
-        value = payloads.to_json(input)
-        payloads.check(value, "continue_as_new input")
+        value, _ = payloads.checked(input, "continue_as_new input")
         raise ContinueAsNew(value)
 
     def log(self, message: str) -> None:
         """A workflow log line, stored once per run when a log policy is set."""
-        self._machine.log_line(str(message))
+        self._machine.log_line(payloads.check_value(str(message), "log message"))
 
     def set_current_details(self, text: str) -> None:
         """Describe what the run is doing now (kept in memory, not in history)."""
-        self._machine.current_details = str(text)
+        self._machine.current_details = payloads.check_value(str(text), "details")
 
     # -- activities ----------------------------------------------------------
 
@@ -481,6 +481,7 @@ class WorkflowContext:
         """Stage a signal on another RUNNING run (ExternalWorkflowError when it cannot)."""
         if not isinstance(name, str) or not name.strip():
             raise ValueError("a signal name is non-empty text")
+        check_name(name, "signal name")
         recorded = await self._machine.external(
             "ExternalSignalSent",
             {
@@ -515,6 +516,7 @@ class WorkflowContext:
         """A durable mutex shared by every run of this file: ``async with ctx.mutex("k"):``."""
         if not isinstance(key, str) or not key.strip():
             raise ValueError("a mutex key is non-empty text")
+        check_name(key, "mutex key")
         return WorkflowMutex(self, key)
 
     # -- timers --------------------------------------------------------------
@@ -535,6 +537,7 @@ class WorkflowContext:
         """A cancellable durable timer named `timer_id`."""
         if not isinstance(timer_id, str) or not timer_id.strip():
             raise ValueError("start_timer needs a non-empty timer id")
+        check_name(timer_id, "timer id")
         if timer_id.startswith("harvest."):
             raise ValueError("timer ids starting with 'harvest.' are reserved")
         return TimerHandle(
@@ -556,7 +559,7 @@ class WorkflowContext:
 
     async def wait_for_signal(self, name: str) -> Any:
         """Wait for the next signal `name`; its JSON payload."""
-        return await self._machine.signals.next(name)
+        return await self._machine.signals.next(check_name(name, "signal name"))
 
     async def receive_signal(self, name: str, type: Any = None) -> Any:
         """Like `wait_for_signal`, converting the payload to `type` (e.g. a dataclass)."""
@@ -564,16 +567,16 @@ class WorkflowContext:
 
     def drain_signals(self, name: str) -> list[Any]:
         """Every buffered payload of `name`, in arrival order (empty when none)."""
-        return self._machine.signals.drain(name)
+        return self._machine.signals.drain(check_name(name, "signal name"))
 
     def try_receive_signal(self, name: str) -> Any:
         """The oldest buffered payload of `name`, or None without waiting."""
-        return self._machine.signals.pop(name)
+        return self._machine.signals.pop(check_name(name, "signal name"))
 
     async def wait_for_signal_timeout(self, name: str, duration: Duration) -> Any:
         """Wait for signal `name` or a durable deadline; None when the deadline wins."""
         signals = self._machine.signals
-        if signals.has(name):
+        if signals.has(check_name(name, "signal name")):
             return signals.pop(name)
         waiter = signals.waiter(name)
         handle = TimerHandle(
@@ -604,7 +607,7 @@ class WorkflowContext:
 
     def register_signal_handler(self, name: str, fn: Callable[[Any], Any]) -> None:
         """Call `fn(payload)` for every signal `name` (buffered ones first, in order)."""
-        self._machine.signals.set_handler(name, fn)
+        self._machine.signals.set_handler(check_name(name, "signal name"), fn)
 
     async def await_condition(self, predicate: Callable[[], bool]) -> None:
         """Wait until `predicate()` is true (checked whenever the workflow is idle)."""
@@ -616,7 +619,7 @@ class WorkflowContext:
 
     def register_query(self, name: str, fn: Callable[..., Any]) -> None:
         """Serve `rt.query(exec_id, name, arg)` with `fn()` or `fn(arg)`; must not mutate."""
-        self._machine.queries[name] = fn
+        self._machine.queries[check_name(name, "query name")] = fn
 
     def register_update_handler(
         self,
@@ -625,7 +628,7 @@ class WorkflowContext:
         handler: Callable[[Any], Awaitable[Any]],
     ) -> None:
         """Serve `rt.update(exec_id, name, arg)`: `validator(arg)` raises to reject."""
-        self._machine.updates[name] = (validator, handler)
+        self._machine.updates[check_name(name, "update name")] = (validator, handler)
 
     # -- side effects and search attributes ----------------------------------
 
@@ -639,8 +642,7 @@ class WorkflowContext:
                     raise TypeError(
                         "side_effect needs a plain function, not a coroutine"
                     )
-                value = payloads.to_json(value)
-                payloads.check(value, "side effect value")
+                value, _ = payloads.checked(value, "side effect value")
             except PayloadTooDeep as exc:
                 details = {"limit": getattr(exc, "limit", None)}
                 return {"error": {**_error_json(exc), "details": details}}
@@ -665,8 +667,10 @@ class WorkflowContext:
         for key, value in attributes.items():
             if not isinstance(key, str) or not key.strip():
                 raise InvalidSearchAttribute(
-                    key=str(key), reason="keys are non-empty text"
+                    key=repr(key)[:80], reason="keys are non-empty text"
                 )
+            check_name(key, "search attribute key")
+            value = payloads.to_json(value, f"search attribute {key!r}")
             if isinstance(value, (dict, list)) or (
                 isinstance(value, int)
                 and not isinstance(value, bool)
@@ -727,9 +731,7 @@ class WorkflowContext:
 
 
 def _checked(value: Any, what: str) -> Any:
-    value = payloads.to_json(value)
-    payloads.check(value, what)
-    return value
+    return payloads.checked(value, what)[0]
 
 
 def _activity_target(activity: Any) -> tuple[str, Any]:

@@ -48,7 +48,7 @@ from harvest_engine.workflow.run_metadata import RunMetadata
 from harvest_engine.workflow.signals import SignalInbox
 from harvest_engine.workflow.versioning import PatchBook, marker_patch_id
 
-log = logging.getLogger("harvest.workflow")
+log = logging.getLogger("harvest_engine.workflow")
 
 # Events the engine records that answer no command and need no action here.
 _PASSIVE_EVENTS = frozenset(
@@ -596,7 +596,7 @@ class WorkflowInstance:
         error = self.main.exception()
         if error is not None:
             return "raised", error
-        return "completed", payloads.to_json(self.main.result())
+        return "completed", self.main.result()
 
     @property
     def pending_commands(self) -> list[Command]:
@@ -640,6 +640,14 @@ class WorkflowInstance:
             for aid in sorted(self._local_ids)
             if aid in self._activities and not self._activities[aid].done()
         ]
+
+    def armed_timers(self) -> list[tuple[str, datetime]]:
+        """(timer id, fire time) of every armed timer still waiting, without taking them."""
+        return [(tid, at) for tid, at, fut in self._timer_arms if not fut.done()]
+
+    def waiting_predicates(self) -> list[Callable[[], bool]]:
+        """The predicates of the parked `await_condition` waits, in the order they parked."""
+        return [predicate for predicate, fut in self._conditions if not fut.done()]
 
     def waiting_conditions(self) -> int:
         """How many `await_condition` waits are parked."""

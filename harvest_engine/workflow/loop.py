@@ -14,6 +14,7 @@ import collections
 import sys
 import threading
 import time
+import weakref
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,13 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
         self._exception: BaseException | None = None
         self._task_factory: Any = None
         self.violation: NonDeterministicCall | None = None
+        # Tasks in creation order, for the call-stack view (workflow/stack.py).
+        # Weak: a finished task no one holds goes away; the counter, not an
+        # id(), gives the order (STYLE §5).
+        self._tasks: weakref.WeakValueDictionary[int, asyncio.Task[Any]] = (
+            weakref.WeakValueDictionary()
+        )
+        self._task_count = 0
 
     # -- the part workflows use ---------------------------------------------
 
@@ -83,7 +91,17 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
             task = asyncio.Task(coro, loop=self, name=name)
         else:
             task = asyncio.Task(coro, loop=self, name=name, context=context)
+        self._task_count += 1
+        self._tasks[self._task_count] = task
         return task
+
+    def live_tasks(self) -> list[asyncio.Task[Any]]:
+        """The tasks not yet done, in the order they were created."""
+        return [
+            task
+            for _, task in sorted(self._tasks.items(), key=lambda item: item[0])
+            if not task.done()
+        ]
 
     def run_until_quiescent(self) -> None:
         """Run callbacks until the ready queue is empty (the workflow is parked)."""

@@ -12,7 +12,7 @@ class ParentClosePolicy(enum.Enum):
     child is left running unless `spawn_child_workflow` was given a policy.
 
     REQUEST_CANCEL seals it CANCELLED with the reason ``parent closed``;
-    TERMINATE seals it TERMINATED with the reason ``ParentClosed``; ABANDON
+    TERMINATE fails it (FAILED, error type ``ParentClosed``); ABANDON
     leaves it running. The policy cascades through every level.
     """
 

@@ -18,12 +18,16 @@ from harvest_engine.events import TERMINAL_EVENTS, HistoryEvent, history_from_js
 from harvest_engine.workflow.commands import describe_event
 from harvest_engine.workflow.context import RunInfo
 from harvest_engine.workflow.instance import WorkflowInstance
+from harvest_engine.workflow.stack import CoroutineStack, coroutine_stacks
+from harvest_engine.workflow.waits import RunWait, run_waits
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
 # Failures the engine imposes on a run whatever its code did.
-_IMPOSED_FAILURES = frozenset({"Panic", "HistoryCapReached", "Unsupported"})
+_IMPOSED_FAILURES = frozenset(
+    {"Panic", "HistoryCapReached", "Unsupported", "ParentClosed"}
+)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,33 @@ class WorkflowReplayer:
 
         return self._replay(history, ask, strict_end=False)[1]
 
+    def where_waiting(
+        self, history: Sequence[HistoryEvent] | str | bytes
+    ) -> tuple[RunWait, ...]:
+        """What the run waits on after `history` (any prefix); empty once it has closed.
+
+        Signal waits and `await_condition` leave no row in the file: only the
+        code, replayed, knows them. A timer's `due_at` is the deadline the
+        replay computes; a mutex's place in its queue (`ahead`) needs the
+        store, so it is None here (`SqliteRuntime.where_waiting` fills it).
+        """
+        events = _events(history)
+        result, waits = self._replay(
+            events, lambda instance: run_waits(instance, events), strict_end=False
+        )
+        return () if result.closed else waits
+
+    def stack(
+        self, history: Sequence[HistoryEvent] | str | bytes
+    ) -> tuple[CoroutineStack, ...]:
+        """Where each workflow coroutine is suspended in the user's code after `history`.
+
+        The body's task comes first, then the others (gather children,
+        signal handler tasks) in creation order; empty once the run closed.
+        """
+        result, stacks = self._replay(history, coroutine_stacks, strict_end=False)
+        return () if result.closed else stacks
+
     def _replay(
         self,
         history: Sequence[HistoryEvent] | str | bytes,
@@ -97,11 +128,7 @@ class WorkflowReplayer:
         *,
         strict_end: bool = True,
     ) -> tuple[ReplayResult, Any]:
-        events = (
-            history_from_json(history)
-            if isinstance(history, (str, bytes))
-            else list(history)
-        )
+        events = _events(history)
         if not events or events[0].type != "WorkflowStarted":
             raise ValueError("a history starts with a WorkflowStarted event")
         started = events[0]
@@ -141,6 +168,14 @@ class WorkflowReplayer:
             ), answer
         finally:
             instance.close()
+
+
+def _events(history: Sequence[HistoryEvent] | str | bytes) -> list[HistoryEvent]:
+    return (
+        history_from_json(history)
+        if isinstance(history, (str, bytes))
+        else list(history)
+    )
 
 
 def _check_ending(instance: WorkflowInstance, event: HistoryEvent) -> None:

@@ -68,8 +68,8 @@ class RunMetadata:
         return dict(checked)
 
     def upsert_search_attributes(self, attributes: Mapping[str, Any]) -> None:
-        """Merge checked search attributes, as the run's row merges them."""
-        self._attributes.update(attributes)
+        """Merge checked search attributes as the run's row merges them (None removes a key)."""
+        self._attributes = merge_memo(self._attributes, attributes)
 
 
 def merge_memo(current: Any, patch: Mapping[str, Any]) -> dict[str, Any]:

@@ -93,6 +93,10 @@ class SignalInbox:
         """Signal names with a registered push handler, sorted."""
         return sorted(self._handlers)
 
+    def handlers(self) -> dict[str, Callable[[Any], Any]]:
+        """The push handlers by signal name, in registration order."""
+        return dict(self._handlers)
+
     def buffered(self) -> dict[str, int]:
         """How many payloads of each name are buffered (for queries and the GUI)."""
         return {name: len(b) for name, b in self._buffers.items() if b}

@@ -10,7 +10,7 @@ from harvest_engine import (
     WorkflowIdReusePolicy,
     WorkflowSchedule,
 )
-from harvest_gui.signal_names import queries_in_code, updates_in_code
+from harvest_gui.inspect.signal_names import queries_in_code, updates_in_code
 
 if TYPE_CHECKING:
     from harvest_engine import ScheduleRow, SqliteRuntime, StartOutcome, WorkflowInfo

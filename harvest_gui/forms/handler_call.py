@@ -7,7 +7,6 @@ from typing import Any
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
 from harvest_gui.async_bridge import async_slot
-from harvest_gui.formatting import json_text
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import (
     handler_input_type,
@@ -16,6 +15,7 @@ from harvest_gui.forms.commands import (
     run_update,
 )
 from harvest_gui.forms.payload_editor import PayloadEditor
+from harvest_gui.inspect.formatting import json_text
 
 
 class HandlerCallDialog(ActionDialog):

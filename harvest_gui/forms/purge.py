@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import purge_terminal
-from harvest_gui.storage_report import purge_preview
+from harvest_gui.inspect.storage_report import purge_preview
 
 UNITS = (("minutes", 60), ("hours", 3600), ("days", 86400))
 

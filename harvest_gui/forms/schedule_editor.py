@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -20,7 +21,6 @@ from PySide6.QtWidgets import (
 )
 
 from harvest_engine import Overlap, WorkflowSchedule
-from harvest_gui.formatting import json_text, when
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import (
     NO_CODE_REASON,
@@ -38,6 +38,7 @@ from harvest_gui.forms.schedule_spec import (
     fields_of,
     read_spec,
 )
+from harvest_gui.inspect.formatting import json_text, when
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -64,9 +65,20 @@ class ScheduleEditorDialog(ActionDialog):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(
-            session, "Edit schedule", "&Save", "scheduleEditorDialog", parent
+            session,
+            "New schedule" if row is None else f"Edit schedule: {row.workflow_name}",
+            "&Save",
+            "scheduleEditorDialog",
+            parent,
         )
         self.row = row
+        # The workflows that have a schedule already: saving a "new" one replaces it.
+        self.existing: dict[str, ScheduleRow] = {}
+        if row is None:
+            try:
+                self.existing = {r.workflow_name: r for r in session.list_schedules()}
+            except Exception:  # a read error leaves the warning out, not the form
+                self.existing = {}
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.workflow = QComboBox()
         self.workflow.setObjectName("scheduleWorkflowCombo")
@@ -108,13 +120,32 @@ class ScheduleEditorDialog(ActionDialog):
         self.preview = QListWidget()
         self.preview.setObjectName("nextFiresList")
         self.preview.setAccessibleName("Next five fire times")
-        self.preview.setMaximumHeight(110)
+        # Five rows and the frame, measured in the font: the fifth fire is never cut off.
+        rows = self.preview.fontMetrics().lineSpacing() + 4
+        self.preview.setFixedHeight(rows * 5 + 2 * self.preview.frameWidth() + 6)
+        self.replace_note = QLabel()
+        self.replace_note.setObjectName("replaceNote")
+        self.replace_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.replace_note.setWordWrap(True)
+        self.replace_note.setStyleSheet("color: #e65100;")
+        self.replace_note.hide()
         self.input = PayloadEditor("scheduleInput")
         self.overlap = QComboBox()
         self.overlap.setObjectName("overlapCombo")
         self.overlap.setAccessibleName("Overlap policy")
+        # Short items (the combo never clips them) and the help on its own line below.
         for policy in Overlap:
-            self.overlap.addItem(f"{policy.value} — {OVERLAP_HELP[policy]}", policy)
+            self.overlap.addItem(policy.value, policy)
+            index = self.overlap.count() - 1
+            self.overlap.setItemData(
+                index, OVERLAP_HELP[policy], Qt.ItemDataRole.ToolTipRole
+            )
+        self.overlap_help = QLabel()
+        self.overlap_help.setObjectName("overlapHelp")
+        self.overlap_help.setTextFormat(Qt.TextFormat.PlainText)
+        self.overlap_help.setWordWrap(True)
+        self.overlap_help.setStyleSheet("color: palette(mid);")
+        self.overlap.currentIndexChanged.connect(self.on_overlap_changed)
         self.max_active = QSpinBox()
         self.max_active.setObjectName("maxActiveSpin")
         self.max_active.setAccessibleName("Max active runs")
@@ -143,6 +174,7 @@ class ScheduleEditorDialog(ActionDialog):
             actions_layout.addWidget(b)
         actions_layout.addStretch(1)
         self.form.addRow("&Workflow", self.workflow)
+        self.form.addRow("", self.replace_note)
         self.form.addRow("When", kinds)
         self.form.addRow("Cron e&xpression", self.cron)
         self.form.addRow("Time &zone", self.timezone)
@@ -151,6 +183,7 @@ class ScheduleEditorDialog(ActionDialog):
         self.form.addRow("Next five fires", self.preview)
         self.form.addRow("I&nput", self.input)
         self.form.addRow("&Overlap", self.overlap)
+        self.form.addRow("", self.overlap_help)
         self.form.addRow("Max &active runs", self.max_active)
         self.form.addRow("State", self.state_label)
         self.form.addRow(actions)
@@ -164,6 +197,7 @@ class ScheduleEditorDialog(ActionDialog):
         self.delete_button.clicked.connect(self.on_delete_clicked)
         self.confirm_delete.clicked.connect(self.on_delete_confirmed)
         self.check = SpecCheck(None, "")
+        self.on_overlap_changed()
         self.load(row)
         if self.check_writable() and self.workflow.count() == 0:
             self.disable_with_reason(NO_CODE_REASON)
@@ -195,6 +229,11 @@ class ScheduleEditorDialog(ActionDialog):
             self.overlap.setCurrentIndex(max(0, index))
             self.max_active.setValue(row.max_active_runs)
         self.workflow.setEnabled(row is None)
+        if row is not None:
+            self.existing = {}
+            self.setWindowTitle(f"Edit schedule: {row.workflow_name}")
+            self.replace_note.hide()
+            self.submit_button.setText("&Save")
         self.on_spec_changed()
         self.show_state()
 
@@ -203,10 +242,27 @@ class ScheduleEditorDialog(ActionDialog):
         return None if info is None else info.input_type
 
     def on_workflow_changed(self, name: str) -> None:
-        """Type the input after the chosen workflow."""
+        """Type the input after the chosen workflow; warn when saving would replace one."""
         if self.row is None:
             self.input.set_type(self._input_type(name))
+        existing = self.existing.get(name) if self.row is None else None
+        if existing is None:
+            self.replace_note.hide()
+            self.submit_button.setText("&Save")
+        else:
+            spec = existing.schedule.describe() if existing.schedule else "a schedule"
+            self.replace_note.setText(
+                f"{name} already has a schedule ({spec}); a workflow has one "
+                "schedule, so saving replaces it."
+            )
+            self.replace_note.show()
+            self.submit_button.setText("&Replace")
         self.refresh_submit()
+
+    def on_overlap_changed(self) -> None:
+        """Say what the chosen overlap policy does."""
+        policy = self.overlap.currentData()
+        self.overlap_help.setText(OVERLAP_HELP.get(policy, ""))
 
     def show_state(self) -> None:
         """Paused or active, and the next fire, for a stored schedule."""
@@ -257,9 +313,7 @@ class ScheduleEditorDialog(ActionDialog):
             self.spec_status.setText(f"valid: {self.check.schedule.describe()}")
             self.spec_status.setStyleSheet("color: palette(mid);")
             for at in self.check.next_fires:
-                self.preview.addItem(
-                    f"{when(at)}  ({at.strftime('%Y-%m-%d %H:%M:%S')} UTC)"
-                )
+                self.preview.addItem(fire_text(at, self.check.schedule))
         self.refresh_submit()
 
     def can_submit(self) -> bool:
@@ -343,3 +397,18 @@ class ScheduleEditorDialog(ActionDialog):
             f"Deleted the schedule of {name}; runs it started keep running."
         )
         self.succeeded.emit(name)
+
+
+def fire_text(at: datetime, schedule: Any) -> str:
+    """A fire time in the schedule's own zone (a cron reads its fields there), then UTC.
+
+    An interval has no zone of its own: its fires show in local time and UTC.
+    """
+    stamp = "%Y-%m-%d %H:%M:%S"
+    utc = f"{at.astimezone(UTC).strftime(stamp)} UTC"
+    if schedule.interval is not None:
+        return f"{when(at)} local  ({utc})"
+    if schedule.timezone == "UTC":
+        return utc
+    local = at.astimezone(ZoneInfo(schedule.timezone))
+    return f"{local.strftime(stamp)} {schedule.timezone}  ({utc})"

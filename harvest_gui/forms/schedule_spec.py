@@ -42,8 +42,13 @@ def read_spec(
                 return SpecCheck(None, "type an interval, e.g. 15m, 1h or 90s")
             value: str | float = float(text) if _is_number(text) else text
             schedule = Schedule.every(value)
-    except (ValueError, KeyError) as exc:
-        return SpecCheck(None, str(exc).strip("'\""))
+    except (ValueError, KeyError, OSError) as exc:
+        # OSError: a zone lookup that reaches the file system (the engine turns the
+        # ones it knows into ValueError; this keeps any other one a message too).
+        text = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
+        if "time zone" in text:
+            text += " (an IANA name such as UTC, Europe/Paris or America/New_York)"
+        return SpecCheck(None, text)
     return SpecCheck(schedule, None, next_fire_times(schedule, now, PREVIEW_COUNT))
 
 

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import send_signal, workflow_info
 from harvest_gui.forms.payload_editor import PayloadEditor
-from harvest_gui.signal_names import suggest_signals
+from harvest_gui.inspect.signal_names import suggest_signals
 
 
 class SignalDialog(ActionDialog):

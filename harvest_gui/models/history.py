@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 from harvest_gui.models.records import RecordTableModel
 
 if TYPE_CHECKING:

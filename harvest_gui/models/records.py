@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
 
 from harvest_engine import ExecutionFilter
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 from harvest_gui.theme import state_colour
 
 if TYPE_CHECKING:
@@ -55,12 +61,18 @@ class RunListModel(QAbstractTableModel):
     """
 
     COLUMNS = COLUMNS
+    held_changed = Signal(int)
+    """How many new runs are held back above the list (0: none)."""
 
     def __init__(self, session: Session, page_size: int = PAGE_SIZE) -> None:
         super().__init__()
         self.session = session
         self.page_size = page_size
         self.rows: list[ExecutionSummary] = []
+        # Runs newer than the top row, not shown until `show_held`: inserting
+        # them would move every row under the user's pointer (issue 17 §3).
+        self.held: list[ExecutionSummary] = []
+        self.hold_new = True
         self._cells: list[tuple[str, ...]] = []
         self._filter = ExecutionFilter()
         self._next: int | None = None
@@ -89,6 +101,7 @@ class RunListModel(QAbstractTableModel):
         self._cells = [self._format(r) for r in self.rows]
         self._next = page.next
         self.endResetModel()
+        self._set_held([])
 
     def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
         """Whether another page exists."""
@@ -140,8 +153,34 @@ class RunListModel(QAbstractTableModel):
             keep_next = self._next
         else:
             keep_next = next_cursor
+        if self.hold_new and self.rows:
+            top = self.rows[0].cursor
+            self._set_held([r for r in fresh if r.cursor > top])
+            fresh = [r for r in fresh if r.cursor <= top]
         self._merge(fresh)
         self._next = keep_next if bottom is not None else next_cursor
+
+    def show_held(self) -> int:
+        """Insert the held new runs at the top; how many went in."""
+        held = self.held
+        if not held:
+            return 0
+        self._set_held([])
+        self._merge(sorted([*held, *self.rows], key=lambda r: r.cursor, reverse=True))
+        return len(held)
+
+    def held_row_of(self, exec_id: str) -> int:
+        """Where `exec_id` is among the held runs, or -1."""
+        for i, r in enumerate(self.held):
+            if str(r.exec_id) == exec_id:
+                return i
+        return -1
+
+    def _set_held(self, held: list[ExecutionSummary]) -> None:
+        before = len(self.held)
+        self.held = held
+        if len(held) != before:
+            self.held_changed.emit(len(held))
 
     def _merge(self, fresh: list[ExecutionSummary]) -> None:
         rows, i, j = self.rows, 0, 0

@@ -8,10 +8,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QGridLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from harvest_gui.formatting import json_text
 from harvest_gui.forms.commands import NO_CODE_REASON, runtime_of
 from harvest_gui.forms.error_text import describe_error
-from harvest_gui.replay_check import ReplayVerdict, check_determinism
+from harvest_gui.inspect.formatting import json_text
+from harvest_gui.inspect.replay_check import ReplayVerdict, check_determinism
 
 
 def _box(name: str) -> QPlainTextEdit:

@@ -20,6 +20,7 @@ from harvest_engine import (
     __version__ as engine_version,
 )
 from harvest_gui import __version__ as gui_version
+from harvest_gui.inspect.formatting import breakable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,12 +32,16 @@ def message_box(
     parent: QWidget, icon: QMessageBox.Icon, title: str, text: str, detail: str = ""
 ) -> QMessageBox:
     """A window-modal box whose texts are plain (file names and errors are not HTML)."""
-    box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, parent)
+    # Long file names and error texts wrap (or are cut) instead of widening the box
+    # past the screen.
+    box = QMessageBox(
+        icon, title, breakable(text), QMessageBox.StandardButton.Ok, parent
+    )
     box.setObjectName("messageBox")
     box.setTextFormat(Qt.TextFormat.PlainText)
     box.setWindowModality(Qt.WindowModality.WindowModal)
     if detail:
-        box.setInformativeText(detail)
+        box.setInformativeText(breakable(detail))
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     return box
 

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from harvest_engine import ExecutionFilter
-from harvest_gui import formatting
 from harvest_gui.forms.error_text import describe_error
-from harvest_gui.history_diff import (
+from harvest_gui.inspect import formatting
+from harvest_gui.inspect.history_diff import (
     CHANGED,
     LEFT_ONLY,
     RIGHT_ONLY,
@@ -32,7 +32,7 @@ from harvest_gui.history_diff import (
 
 if TYPE_CHECKING:
     from harvest_engine import HistoryEvent
-    from harvest_gui.history_diff import HistoryDiff
+    from harvest_gui.inspect.history_diff import HistoryDiff
 
 _COLOURS = {CHANGED: "#f6c344", LEFT_ONLY: "#e57373", RIGHT_ONLY: "#81c784"}
 _MARK = {SAME: "", CHANGED: "≠", LEFT_ONLY: "-", RIGHT_ONLY: "+"}

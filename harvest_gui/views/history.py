@@ -1,6 +1,6 @@
 """The History tab: a page of the event table, filters by type and name (text or regex), the event's JSON.
 
-The filtering and paging are `harvest_gui.history_filter` (no Qt); the table
+The filtering and paging are `harvest_gui.inspect.history_filter` (no Qt); the table
 model only ever holds one page, so a run with 50,000 events shows at once.
 """
 
@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from harvest_gui import formatting
-from harvest_gui.history_filter import (
+from harvest_gui.inspect import formatting
+from harvest_gui.inspect.history_filter import (
     PAGE_SIZE,
     HistoryQuery,
     filter_history,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 from harvest_gui.models.records import RecordTableModel
 from harvest_gui.views.tables import fit_columns_to_titles, record_table
 

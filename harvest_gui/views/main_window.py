@@ -38,6 +38,7 @@ from harvest_gui.views.dialogs import (
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
 from harvest_gui.views.schedules import SchedulesView
+from harvest_gui.views.screen_fit import fit_on_screen
 from harvest_gui.views.status_bar import InspectorStatusBar
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class MainWindow(QMainWindow):
         geometry = settings.blob("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
+        fit_on_screen(self)  # a 1366x768 screen, or a geometry saved on a bigger one
         state = settings.blob("window/state")
         if state is not None:
             self.restoreState(state)
@@ -285,7 +287,7 @@ class MainWindow(QMainWindow):
         """
         try:
             session: Session = (
-                ReaderSession.open(path)
+                ReaderSession.open(path, self.app_module)
                 if read_only
                 else WriterSession.open(path, self.app_module)
             )
@@ -423,6 +425,7 @@ class MainWindow(QMainWindow):
         if self.session is not None:
             self.session.refresh()
             if self.run_list is not None:
+                self.run_list.show_new_runs()
                 self.run_list.update_counts()
             self.status.showMessage("Refreshed", 2000)
 
@@ -443,7 +446,7 @@ class MainWindow(QMainWindow):
 
     def on_drive_error(self, text: str) -> None:
         """A run's drive failed; the others go on. Shown, never raised."""
-        self.status.showMessage(f"Drive: {text}", 8000)
+        self.status.say(f"Drive: {text}", 8000)
 
     def on_close_file(self) -> None:
         """Ctrl+W."""

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 from harvest_gui import driving
 from harvest_gui.async_bridge import async_slot
-from harvest_gui.export import export_history
 from harvest_gui.forms.commands import READ_ONLY_REASON
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.error_text import describe_error
@@ -20,9 +19,11 @@ from harvest_gui.forms.purge import PurgeDialog
 from harvest_gui.forms.schedule_editor import ScheduleEditorDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
+from harvest_gui.inspect.export import export_history
 from harvest_gui.session import WriterSession
 from harvest_gui.views.determinism import DeterminismView
 from harvest_gui.views.diff import DiffView
+from harvest_gui.views.screen_fit import fit_on_screen
 from harvest_gui.views.storage import StorageView
 from harvest_gui.views.time_travel import TimeTravelView
 
@@ -200,7 +201,7 @@ class Operations(QObject):
 
     def say(self, text: str, ms: int = 6000) -> None:
         """A line in the status bar."""
-        self.window.statusBar().showMessage(text, ms)
+        self.window.status.say(text, ms)
 
     def _need_run(self) -> str | None:
         if self.session is None:
@@ -229,6 +230,9 @@ class Operations(QObject):
         succeeded = getattr(widget, "succeeded", None)
         if succeeded is not None:
             succeeded.connect(self.on_changed)
+        if not widget.testAttribute(Qt.WidgetAttribute.WA_Resized):
+            widget.adjustSize()  # the size show() would give it, so fitting sees it
+        fit_on_screen(widget, over=self.window)
         widget.show()
         if QGuiApplication.platformName() != "offscreen":  # it warns it cannot raise()
             widget.raise_()
@@ -400,7 +404,7 @@ class Operations(QObject):
 
     def on_crash_demo(self) -> None:
         """Tools ▸ Crash-recovery demo: runs in a folder of its own, beside any open file."""
-        from harvest_gui.demo.crash_demo import CrashDemoView
+        from harvest_gui.views.crash_demo import CrashDemoView
 
         base = QStandardPaths.writableLocation(
             QStandardPaths.StandardLocation.AppDataLocation

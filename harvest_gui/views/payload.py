@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 
 
 class PayloadView(QWidget):

@@ -1,4 +1,4 @@
-"""The Pending tab: unfinished tasks, unfired timers, staged signals and mutexes of a run."""
+"""The Pending tab: what a run waits on, then its unfinished tasks, timers, staged signals and mutexes."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
+from harvest_gui.inspect.waiting import WaitingReport
 from harvest_gui.models.records import RecordTableModel
 from harvest_gui.views.tables import fit_columns_to_titles, record_table
+from harvest_gui.views.waiting import WaitingView
 
 if TYPE_CHECKING:
     from harvest_engine import PendingTask, StagedSignal, TimerRow
@@ -80,8 +82,11 @@ class PendingView(QWidget):
             inner.addWidget(table)
             splitter.addWidget(box)
             self.boxes.append((box, title, model))
+        self.waiting = WaitingView("pendingWaiting")
+        self.open_run = self.waiting.open_run
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.waiting)
         layout.addWidget(self.note)
         layout.addWidget(splitter)
 
@@ -91,15 +96,24 @@ class PendingView(QWidget):
         timers: list[TimerRow],
         signals: list[StagedSignal],
         mutexes: list[Any],
+        report: WaitingReport | None = None,
     ) -> None:
-        """Fill the four tables."""
+        """Fill the four tables, under what the run waits on (`report`)."""
+        report = report or WaitingReport(running=False)
+        self.waiting.show_report(report)
+        self.waiting.setVisible(report.running)
         self.tasks.set_records(tasks)
         self.timers.set_records(timers)
         self.signals.set_records(signals)
         self.mutexes.set_records(mutexes)
         for box, title, model in self.boxes:
             box.setTitle(f"{title} ({len(model.records)})")
-        if not (tasks or timers or signals or mutexes):
+        if report.running and not (tasks or timers or signals or mutexes):
+            # The tables are empty, but the waits above say what it is blocked on.
+            self.note.setText(
+                "No activity task, timer row, staged signal or mutex place in the file."
+            )
+        elif not (tasks or timers or signals or mutexes):
             self.note.setText(
                 "Nothing is pending: no unfinished activity task, unfired timer, staged "
                 "signal or mutex."

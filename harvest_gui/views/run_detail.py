@@ -1,4 +1,4 @@
-"""RunDetailView: the tabs (Summary, History, Timeline, Pending, Logs, Costs) of one run."""
+"""RunDetailView: the tabs (Summary, History, Timeline, Pending, Stack, Logs, Costs) of one run."""
 
 from __future__ import annotations
 
@@ -10,11 +10,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from harvest_engine import ExecutionNotFound
+from harvest_gui.inspect.formatting import middle
+from harvest_gui.inspect.waiting import FileRows
 from harvest_gui.views.costs import CostsView
+from harvest_gui.views.elided import ElidedLabel
 from harvest_gui.views.history import HistoryView
 from harvest_gui.views.logs import LogsView
 from harvest_gui.views.pending import PendingView
-from harvest_gui.views.summary import SummaryView, plain_label
+from harvest_gui.views.stack import StackView
+from harvest_gui.views.summary import SummaryView
 from harvest_gui.views.timeline_view import TimelineView
 
 if TYPE_CHECKING:
@@ -22,7 +26,9 @@ if TYPE_CHECKING:
 
 TIMELINE_REDRAW_S = 1.0
 """How often a running run's timeline is redrawn when its history did not change."""
-TAB_SUMMARY, TAB_HISTORY, TAB_TIMELINE, TAB_PENDING, TAB_LOGS, TAB_COSTS = range(6)
+TAB_SUMMARY, TAB_HISTORY, TAB_TIMELINE, TAB_PENDING, TAB_STACK, TAB_LOGS, TAB_COSTS = (
+    range(7)
+)
 
 
 class RunDetailView(QWidget):
@@ -41,7 +47,8 @@ class RunDetailView(QWidget):
         self.exec_id: str | None = None
         self._seen: tuple[Any, ...] | None = None
         self._timeline_drawn = 0.0
-        self.title = plain_label("runTitle")
+        self.title = ElidedLabel("runTitle", Qt.TextElideMode.ElideMiddle)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         font = self.title.font()
         font.setPointSizeF(font.pointSizeF() * 1.2)
         font.setBold(True)
@@ -50,6 +57,7 @@ class RunDetailView(QWidget):
         self.history = HistoryView()
         self.timeline = TimelineView()
         self.pending = PendingView()
+        self.stack_view = StackView()
         self.logs = LogsView()
         self.costs = CostsView()
         self.tabs = QTabWidget()
@@ -60,11 +68,13 @@ class RunDetailView(QWidget):
             (self.history, "&History"),
             (self.timeline, "&Timeline"),
             (self.pending, "&Pending"),
+            (self.stack_view, "Stac&k"),
             (self.logs, "&Logs"),
             (self.costs, "&Costs"),
         ):
             self.tabs.addTab(widget, name)
         self.summary.open_run.connect(self.open_run)
+        self.pending.open_run.connect(self.open_run)
         self.timeline.event_clicked.connect(self.on_event_clicked)
         self.empty = QLabel(
             "Select a run in the list to see its summary, history and timeline."
@@ -124,7 +134,12 @@ class RunDetailView(QWidget):
             self.stack.setCurrentIndex(1)
             return
         shown = self._seen or (None,) * 5
-        title = f"{detail.workflow_name} · {detail.workflow_id} · {detail.state}"
+        # The state stays in view however long the name and id are (the label elides
+        # the middle; an id of a megabyte is cut before it reaches the label).
+        title = (
+            f"{middle(detail.workflow_name, 200)} · {middle(detail.workflow_id, 300)} "
+            f"· {detail.state}"
+        )
         if self.title.text() != title:
             self.title.setText(title)
         # Only the parts that changed are re-shown: re-setting an unchanged view
@@ -137,8 +152,16 @@ class RunDetailView(QWidget):
             now = detail.closed_at or datetime.now(UTC)
             self.timeline.show_history(history, attempts, now)
             self._timeline_drawn = time.monotonic()
-        if shown[2] != pending:
-            self.pending.show_pending(*pending)
+        if shown[0] != detail or shown[1] != key or shown[2] != pending:
+            # A replay to the frontier: only when the run or its rows changed.
+            report = s.waiting(
+                detail,
+                history,
+                FileRows(tasks=pending[0], timers=pending[1], mutexes=pending[3]),
+            )
+            self.summary.show_waiting(report)
+            self.pending.show_pending(*pending, report=report)
+            self.stack_view.show_report(report)
         if shown[3] != logs:
             self.logs.show_logs(logs)
         if shown[4] != (ledger, totals):

@@ -48,6 +48,8 @@ STATES = (
     "TIMED_OUT",
     "CONTINUED_AS_NEW",
 )
+STATE_COLUMNS = 4
+"""State boxes per row of the counts grid."""
 
 
 def parse_search(text: str) -> tuple[str, Any] | None:
@@ -140,6 +142,7 @@ class RunListView(QWidget):
         layout.addLayout(self.counts_row)
         layout.addWidget(self.message)
         layout.addWidget(self.empty_note)
+        layout.addWidget(self.new_runs_bar)
         layout.addWidget(self.table, 1)
         self.session.counts_ready.connect(self.show_counts)
         self.update_counts()
@@ -199,20 +202,24 @@ class RunListView(QWidget):
         grid.addLayout(time_row, 1, 0, 1, 3)
         grid.addWidget(self.clear_button, 1, 3)
         self.filter_grid = grid
-        self.counts_row = QHBoxLayout()
+        # Two rows of four: seven state boxes on one line made the list alone 850 px
+        # wide at least, and the window wider than a 1366 px screen (issue 17).
+        self.counts_row = QGridLayout()
         self.state_boxes: dict[str, QCheckBox] = {}
-        for state in STATES:
+        for i, state in enumerate(STATES):
             box = QCheckBox(state)
             box.setObjectName(f"state_{state}")
             box.setAccessibleName(f"Show {state.lower()} runs")
             box.toggled.connect(self.apply_filters)
             self.state_boxes[state] = box
-            self.counts_row.addWidget(box)
-        self.counts_row.addStretch(1)
+            self.counts_row.addWidget(box, i // STATE_COLUMNS, i % STATE_COLUMNS)
         self.total = QLabel()
         self.total.setObjectName("runTotal")
         self.total.setTextFormat(Qt.TextFormat.PlainText)
-        self.counts_row.addWidget(self.total)
+        self.counts_row.addWidget(
+            self.total, 1, STATE_COLUMNS - 1, Qt.AlignmentFlag.AlignRight
+        )
+        self.counts_row.setColumnStretch(STATE_COLUMNS, 1)
         self.message = QLabel()
         self.message.setObjectName("filterMessage")
         self.message.setTextFormat(Qt.TextFormat.PlainText)
@@ -224,6 +231,15 @@ class RunListView(QWidget):
         self.empty_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_note.setContentsMargins(12, 24, 12, 24)
         self.empty_note.hide()
+        self.new_runs_bar = QPushButton()
+        self.new_runs_bar.setObjectName("newRunsBar")
+        self.new_runs_bar.setAccessibleName("Show the new runs")
+        self.new_runs_bar.setToolTip(
+            "New runs are held here instead of pushing the rows down under the pointer"
+        )
+        self.new_runs_bar.clicked.connect(self.show_new_runs)
+        self.new_runs_bar.hide()
+        self.model.held_changed.connect(self.on_held_changed)
         self.restyle()
 
     def restyle(self) -> None:
@@ -346,6 +362,19 @@ class RunListView(QWidget):
             box.setText(f"{state} {counts.get(state, 0):,}")
         self.total.setText(f"{sum(counts.values()):,} runs")
 
+    def on_held_changed(self, count: int) -> None:
+        """Show (or hide) the "N new runs" bar above the table."""
+        if count:
+            self.new_runs_bar.setText(
+                f"▲ {count:,} new run{'s' if count != 1 else ''}: click to show"
+            )
+        self.new_runs_bar.setVisible(count > 0)
+
+    def show_new_runs(self) -> None:
+        """Put the held new runs in the list, keep the selection, scroll to the top."""
+        if self.model.show_held():
+            self.table.scrollToTop()
+
     def on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
         """Rows went in above the viewport: keep showing the same rows."""
         bar = self.table.verticalScrollBar()
@@ -364,6 +393,8 @@ class RunListView(QWidget):
 
     def select_exec_id(self, exec_id: str) -> bool:
         """Make `exec_id` the current row (loading pages until found); False if not listed."""
+        if self.model.held_row_of(exec_id) >= 0:
+            self.model.show_held()
         row = self.model.row_of(exec_id)
         pages = 0
         while row < 0 and self.model.canFetchMore() and pages < 50:

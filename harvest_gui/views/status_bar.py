@@ -7,17 +7,25 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QStatusBar
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
+from harvest_gui.views.elided import ElidedLabel
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
     from harvest_gui.session import Session
 
 
+SPACING = 12
+"""Pixels between status bar fields (the layout's spacing and the fields' margins)."""
+
+QWIDGETSIZE_MAX = (1 << 24) - 1
+"""Qt's "no maximum" width."""
+
+
 def _label(name: str, accessible: str) -> QLabel:
-    label = QLabel()
-    label.setObjectName(name)
+    label = ElidedLabel(name, Qt.TextElideMode.ElideMiddle)
     label.setAccessibleName(accessible)
     label.setTextFormat(Qt.TextFormat.PlainText)
     return label
@@ -36,6 +44,46 @@ class InspectorStatusBar(QStatusBar):
         for label in (self.mode, self.file, self.lock, self.refresh):
             self.addPermanentWidget(label)
         self.show_session(None)
+        self.messageChanged.connect(self._on_message_changed)
+
+    def say(self, text: str, ms: int = 6000) -> None:
+        """A message on the left; the file and lock fields yield room to it meanwhile.
+
+        QStatusBar clipped a long message mid-word behind the permanent fields.
+        While a message shows, the (elided) file and lock fields shrink as far as
+        the message needs; what still does not fit ends at a word with "…", and
+        the whole message is the status bar's tooltip.
+        """
+        metrics = self.fontMetrics()
+        fixed = sum(
+            label.sizeHint().width() + SPACING for label in (self.mode, self.refresh)
+        )
+        squeezable = (self.file, self.lock)
+        # What the two fields may take so that the whole message fits beside them.
+        spare = (
+            self.width()
+            - fixed
+            - metrics.horizontalAdvance(text)
+            - 2 * SPACING
+            - len(squeezable) * SPACING
+        )
+        each = spare // len(squeezable)
+        for label in squeezable:
+            if each < label.minimumSizeHint().width():  # too little: they step aside
+                label.setMaximumWidth(0)
+            else:
+                label.setMaximumWidth(min(label.sizeHint().width(), each))
+        room = self.width() - fixed - 2 * SPACING
+        room -= sum(lb.maximumWidth() + SPACING for lb in squeezable)
+        shown = fit_words(text, metrics.horizontalAdvance, room)
+        self.setToolTip(formatting.tooltip(text) if shown != text else "")
+        self.showMessage(shown, ms)
+
+    def _on_message_changed(self, message: str) -> None:
+        if not message:  # the message went: the fields take their room back
+            for label in (self.file, self.lock):
+                label.setMaximumWidth(QWIDGETSIZE_MAX)
+            self.setToolTip("")
 
     def show_session(self, session: Session | None) -> None:
         """Describe `session` (None: no file open)."""
@@ -55,3 +103,18 @@ class InspectorStatusBar(QStatusBar):
         self.refresh.setText(
             f"refreshed {formatting.when(at)[11:]}" if at else "refreshed: -"
         )
+
+
+def fit_words(text: str, width_of: Callable[[str], int], room: int) -> str:
+    """`text`, or its longest run of whole words plus "…" that is `room` wide at most."""
+    text = formatting.capped(" ".join(text.split()))
+    if width_of(text) <= room:
+        return text
+    words = text.split(" ")
+    shown = ""
+    for word in words:
+        candidate = f"{shown} {word}".strip()
+        if width_of(candidate + " …") > room:
+            break
+        shown = candidate
+    return (shown or words[0][: max(room // 10, 1)]) + " …"

@@ -18,10 +18,10 @@ from PySide6.QtWidgets import (
 )
 
 from harvest_engine import SqliteReader
-from harvest_gui import formatting
 from harvest_gui.async_bridge import async_slot
 from harvest_gui.forms.error_text import describe_error
-from harvest_gui.storage_report import StorageReport, storage_report
+from harvest_gui.inspect import formatting
+from harvest_gui.inspect.storage_report import StorageReport, storage_report
 
 
 def measure(path: Any) -> StorageReport:

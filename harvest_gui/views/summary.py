@@ -15,12 +15,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from harvest_gui import formatting
+from harvest_gui.inspect import formatting
 from harvest_gui.theme import state_colour
 from harvest_gui.views.payload import PayloadView
+from harvest_gui.views.waiting import WaitingView
 
 if TYPE_CHECKING:
     from harvest_engine import ExecutionDetail, HistoryEvent
+    from harvest_gui.inspect.waiting import WaitingReport
 
 FIELDS = (
     ("exec_id", "Exec ID"),
@@ -97,9 +99,12 @@ class SummaryView(QWidget):
             "memo": PayloadView("Memo", "payloadMemo"),
             "search_attributes": PayloadView("Search attributes", "payloadSearch"),
         }
+        self.waiting = WaitingView("summaryWaiting")
+        self.waiting.open_run.connect(self.open_run)
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.addLayout(form)
+        layout.addWidget(self.waiting)
         for view in self.payloads.values():
             view.text.setMinimumHeight(70)
             layout.addWidget(view)
@@ -155,6 +160,11 @@ class SummaryView(QWidget):
             if child:
                 links.append(("Child", str(child)))
         self._set_links(links)
+
+    def show_waiting(self, report: WaitingReport) -> None:
+        """Say what the run is blocked on (or, for a panicked run, its traceback)."""
+        self.waiting.show_report(report)
+        self.waiting.setVisible(report.running or bool(report.panic))
 
     def restyle(self) -> None:
         """Colour the state in the current theme."""

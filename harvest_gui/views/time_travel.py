@@ -22,11 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from harvest_gui import formatting
 from harvest_gui.forms.commands import handler_names, runtime_of
 from harvest_gui.forms.error_text import describe_error
 from harvest_gui.forms.payload_input import parse_json
-from harvest_gui.history_as_of import RunAsOf, query_as_of, state_as_of
+from harvest_gui.inspect import formatting
+from harvest_gui.inspect.history_as_of import RunAsOf, query_as_of, state_as_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable

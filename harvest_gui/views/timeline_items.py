@@ -13,7 +13,7 @@ from harvest_gui.theme import RESULT_COLOURS
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
-    from harvest_gui.timeline import Bar
+    from harvest_gui.inspect.timeline import Bar
 
 BAR_HEIGHT = 0.6
 

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from harvest_gui.inspect.timeline import Bar, Marker, Timeline, build_timeline
 from harvest_gui.theme import is_dark
-from harvest_gui.timeline import Bar, Marker, Timeline, build_timeline
 from harvest_gui.views.timeline_items import LaneBarsItem, marker_spots
 
 if TYPE_CHECKING:
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
 
 RELATIVE_SPAN_S = 120.0
 """Runs shorter than this get "seconds since start" on the axis instead of clock times."""
+
+HOVER_HINT = "Hover over a bar or marker; click it to open its event in History."
+
+WHEEL_SCALE = -1.0 / 2.0
+"""pyqtgraph's wheel factor: one notch zooms by about 10% (its default, -1/8, by 2.5%)."""
 
 
 def _decimals(spacing: float) -> int:
@@ -100,16 +106,29 @@ class TimelineView(QWidget):
         self.plot.setMouseEnabled(x=True, y=False)
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
-        self.hover = QLabel(
-            "Hover over a bar or marker; click it to open its event in History."
-        )
+        self.plot.getViewBox().state["wheelScaleFactor"] = WHEEL_SCALE
+        self.hover = QLabel(HOVER_HINT)
         self.hover.setObjectName("timelineHover")
         self.hover.setTextFormat(Qt.TextFormat.PlainText)
         self.hover.setWordWrap(True)
+        self.fit_button = QPushButton("&Fit whole run")
+        self.fit_button.setObjectName("timelineFitButton")
+        self.fit_button.setToolTip(
+            "Show the whole run again and follow it as it grows (Ctrl+0)"
+        )
+        self.fit_button.setShortcut(QKeySequence("Ctrl+0"))
+        self.fit_button.clicked.connect(self.fit)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.hover, 1)
+        bottom.addWidget(self.fit_button, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot, 1)
-        layout.addWidget(self.hover)
+        layout.addLayout(bottom)
+        # True once the user zoomed or panned: a redraw of the same run then keeps the
+        # user's framing; otherwise every redraw frames the whole run (a live run grows).
+        self.user_framed = False
+        self.plot.getViewBox().sigRangeChangedManually.connect(self.on_user_framed)
         self.timeline = Timeline([], [], [], 0.0, 0.0)
         self._scatter: pg.ScatterPlotItem | None = None
         self.plot.scene().sigMouseMoved.connect(self.on_mouse_moved)
@@ -136,11 +155,12 @@ class TimelineView(QWidget):
 
     def show_timeline(self, timeline: Timeline) -> None:
         """Draw `timeline`, replacing what was shown."""
-        keep_range = (
-            bool(self.timeline.lanes)
-            and self.timeline.start == timeline.start
-            and len(self.timeline.lanes) == len(timeline.lanes)
-        )
+        same_run = bool(self.timeline.lanes) and self.timeline.start == timeline.start
+        if not same_run:
+            # Another run: its framing and its hover text start afresh.
+            self.user_framed = False
+            self.hover.setText(HOVER_HINT)
+        keep_range = same_run and self.user_framed
         old_range = self.plot.getViewBox().viewRange()[0]
         self.timeline = timeline
         self.plot.clear()
@@ -165,12 +185,24 @@ class TimelineView(QWidget):
         self.plot.getAxis("left").setTicks(
             [[(i, lane.label) for i, lane in enumerate(timeline.lanes)]]
         )
-        span = max(timeline.end - timeline.start, 1.0)
         self.plot.setYRange(-0.7, max(len(timeline.lanes) - 0.3, 0.7), padding=0)
         if keep_range:
             self.plot.setXRange(old_range[0], old_range[1], padding=0)
         else:
-            self.plot.setXRange(-span * 0.02, span * 1.02, padding=0)
+            self._frame_whole_run()
+
+    def _frame_whole_run(self) -> None:
+        span = max(self.timeline.end - self.timeline.start, 1.0)
+        self.plot.setXRange(-span * 0.02, span * 1.02, padding=0)
+
+    def on_user_framed(self, _mask: Any = None) -> None:
+        """The user zoomed or panned: redraws of this run keep that framing."""
+        self.user_framed = True
+
+    def fit(self) -> None:
+        """Frame the whole run again, and follow it as it grows."""
+        self.user_framed = False
+        self._frame_whole_run()
 
     def item_at_scene(self, pos: QPointF) -> Bar | Marker | None:
         """The bar or marker under a scene position."""
@@ -191,9 +223,8 @@ class TimelineView(QWidget):
     def on_mouse_moved(self, pos: QPointF) -> None:
         """Name the item under the mouse (plain text)."""
         item = self.item_at_scene(pos)
-        if item is not None:
-            self.hover.setText(item.detail)
-            self.plot.setToolTip("")
+        self.hover.setText(HOVER_HINT if item is None else item.detail)
+        self.plot.setToolTip("")
 
     def on_mouse_clicked(self, event: Any) -> None:
         """Emit the clicked item's event seq."""

@@ -457,7 +457,7 @@ async def test_a_heartbeat_over_the_caps_is_dropped_with_a_warning_keeping_the_l
 
     rt = runtime_with(open_rt, checkpoints)
     exec_id = rt.start_workflow("call_one", {"name": "checkpoints"})
-    with caplog.at_level("WARNING", logger="harvest.activity"):
+    with caplog.at_level("WARNING", logger="harvest_engine.activity"):
         assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
     dropped = [r for r in caplog.records if "heartbeat dropped" in r.getMessage()]
     assert len(dropped) == 2

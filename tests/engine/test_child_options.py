@@ -199,7 +199,7 @@ async def test_a_childs_execution_timeout_times_it_out(
     [
         (None, "RUNNING"),
         ("abandon", "RUNNING"),
-        ("terminate", "TERMINATED"),
+        ("terminate", "FAILED"),
         (ParentClosePolicy.REQUEST_CANCEL.value, "CANCELLED"),
     ],
 )

@@ -316,7 +316,7 @@ async def test_a_rejected_child_fails_the_parent_wait_without_raising(
     ("policy", "state"),
     [
         ("request_cancel", "CANCELLED"),
-        ("terminate", "TERMINATED"),
+        ("terminate", "FAILED"),
         ("abandon", "RUNNING"),
     ],
 )
@@ -337,10 +337,17 @@ async def test_a_detached_child_gets_its_parent_close_policy(
         assert await rt.run_until_blocked(child) == RunState.Cancelled(
             reason="parent closed"
         )
-    if state == "TERMINATED":
-        assert await rt.run_until_blocked(child) == RunState.Terminated(
-            reason="ParentClosed"
-        )
+    if state == "FAILED":
+        # Guide §9: the TERMINATE policy fails the child with ParentClosed.
+        ended = await rt.run_until_blocked(child)
+        assert isinstance(ended, RunState.Failed)
+        assert ended.error.type == "ParentClosed"
+        assert ended.error.non_retryable
+        assert rt.outcome(child) == ExecutionOutcome.Failed(error=ended.error)
+        last = rt.load_history(child)[-1]
+        assert last.type == "WorkflowFailed"
+        assert last.attrs["error"]["type"] == "ParentClosed"
+        assert WorkflowReplayer(WORKFLOWS).replay(rt.load_history(child)).closed
 
 
 async def test_the_close_policy_cascades_through_every_level(open_rt: Open) -> None:
@@ -396,7 +403,7 @@ async def test_a_run_sealed_by_its_own_cancel_applies_no_more_of_its_batch(
 
     child = children_of(rt, parent)[0]
     assert rt.describe(parent).state == "CANCELLED"
-    assert rt.describe(child).state == "TERMINATED"
+    assert rt.describe(child).state == "FAILED"
     assert "ActivityScheduled" not in [e.type for e in rt.load_history(child)]
 
 

@@ -187,33 +187,38 @@ def test_purge_of_a_locked_file_fails_with_one_line(
         done = harvest("purge", copy, "--older-than", "1d")
         # Reads still work beside the writer.
         assert harvest("counts", copy).returncode == 0
-    assert done.returncode == 1
+    assert done.returncode == 4
     assert "held by another writer" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "status"),
     [
-        (("show", "{path}", "no-such-run"), "no execution with id no-such-run"),
-        (("history", "{path}", "no-such-run"), "no execution with id no-such-run"),
-        (("runs", "{missing}"), "no such file"),
-        (("runs", "{foreign}"), "is not a harvest database"),
-        (("runs", "{newer}"), "newer than this harvest supports"),
-        (("runs", "{path}", "--state", "DONE"), "unknown state"),
-        (("runs", "{path}", "--attr", "n=9223372036854775808"), "2^63"),
-        (("purge", "{path}", "--older-than", "soon"), "cannot read 'soon'"),
-        (("purge", "{path}", "--older-than", "inf"), "too long"),
-        (("purge", "{empty}", "--older-than", "1d"), "no harvest schema"),
-        (("purge", "{foreign}", "--older-than", "1d"), "is not a harvest database"),
-        (("runs", "{path}", "--cursor", str(2**64)), "cursor"),
-        (("runs", "{path}", "--workflow", ""), "workflow_name must be non-empty"),
-        (("tail", "{path}", "--interval", "1e400"), "too long"),
-        (("tail", "{path}", "--interval", "0"), "at least 50ms"),
+        (("show", "{path}", "no-such-run"), "no execution with id no-such-run", 3),
+        (("history", "{path}", "no-such-run"), "no execution with id no-such-run", 3),
+        (("runs", "{missing}"), "no such file", 5),
+        (("runs", "{foreign}"), "is not a harvest database", 5),
+        (("runs", "{newer}"), "newer than this harvest supports", 5),
+        (("runs", "{path}", "--state", "DONE"), "unknown state", 1),
+        (("runs", "{path}", "--attr", "n=9223372036854775808"), "2^63", 1),
+        (("purge", "{path}", "--older-than", "soon"), "cannot read 'soon'", 1),
+        (("purge", "{path}", "--older-than", "inf"), "too long", 1),
+        (("purge", "{empty}", "--older-than", "1d"), "no harvest schema", 5),
+        (("purge", "{foreign}", "--older-than", "1d"), "is not a harvest database", 5),
+        (("purge", "{missing}", "--older-than", "1d"), "no such file", 3),
+        (("runs", "{path}", "--cursor", str(2**64)), "cursor", 1),
+        (("runs", "{path}", "--workflow", ""), "workflow_name must be non-empty", 1),
+        (("tail", "{path}", "--interval", "1e400"), "too long", 1),
+        (("tail", "{path}", "--interval", "0"), "at least 50ms", 1),
     ],
 )
-def test_bad_input_exits_non_zero_with_one_line(
-    workspace: dict[str, Any], tmp_path: Path, args: tuple[str, ...], message: str
+def test_bad_input_exits_with_its_types_status_and_one_line(
+    workspace: dict[str, Any],
+    tmp_path: Path,
+    args: tuple[str, ...],
+    message: str,
+    status: int,
 ) -> None:
     foreign = tmp_path / "notes.db"
     conn = sqlite3.connect(foreign)
@@ -236,7 +241,7 @@ def test_bad_input_exits_non_zero_with_one_line(
         "newer": newer,
     }
     done = harvest(*(a.format(**names) for a in args))
-    assert done.returncode == 1
+    assert done.returncode == status, done.stderr
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr

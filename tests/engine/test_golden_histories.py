@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harvest_engine import (
+    ExecutionId,
     NonDeterminismDetected,
     WorkflowContext,
     WorkflowReplayer,
@@ -160,7 +161,7 @@ def test_reordered_activities_name_the_recorded_and_the_expected_command() -> No
     assert "ActivityScheduled(activity_id=1, name='ship')" in error.expected  # type: ignore[attr-defined]
     assert error.recorded in str(error)  # type: ignore[attr-defined]
     assert error.expected in str(error)  # type: ignore[attr-defined]
-    assert error.exec_id == "golden-activities"  # type: ignore[attr-defined]
+    assert error.exec_id == ExecutionId("golden-activities")  # type: ignore[attr-defined]
 
 
 def test_a_new_timer_before_a_recorded_activity_is_caught_at_that_activity() -> None:

@@ -15,6 +15,7 @@ from harvest_engine import (
     PayloadTooLarge,
     RunState,
     SqliteRuntime,
+    StorageError,
     WorkflowContext,
     WorkflowPanicked,
     activity,
@@ -237,7 +238,7 @@ def test_workflow_panicked_pickles_with_its_fields() -> None:
     error = WorkflowPanicked(exec_id="e1", error="KeyError: 'x'", count=1, budget=3)
     again = pickle.loads(pickle.dumps(error))
     assert isinstance(again, WorkflowPanicked)
-    assert again.exec_id == "e1"  # type: ignore[attr-defined]
+    assert str(again.exec_id) == "e1"  # type: ignore[attr-defined]
     assert str(again) == str(error)
 
 
@@ -254,7 +255,7 @@ async def test_a_storage_failure_in_a_decision_is_not_counted_as_a_panic(
 
     monkeypatch.setattr(txn_class + ".mark_signals_delivered", disk_fails)
     for _ in range(4):  # more drives than the panic budget
-        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        with pytest.raises(StorageError, match="disk I/O error"):
             await rt.run_until_blocked(exec_id)
     monkeypatch.undo()
 

@@ -11,6 +11,7 @@ from seeding import T0, seed_run
 from harvest_engine import (
     ExecutionFilter,
     ManualClock,
+    RunState,
     SqliteRuntime,
     WorkflowContext,
     workflow,
@@ -150,3 +151,20 @@ def test_a_damaged_close_time_is_skipped(open_rt: Open) -> None:
             (bad,),
         )
     assert rt.purge_terminal(0) == 0
+
+
+async def test_closed_at_comes_from_the_real_clock_even_under_as_of(
+    open_rt: Callable[..., SqliteRuntime], clock: ManualClock
+) -> None:
+    rt = open_rt()
+    rt.register_workflow(quick)
+    exec_id = rt.start_workflow("quick")
+    week_ahead = clock.now() + timedelta(days=7)
+    assert isinstance(
+        await rt.run_until_blocked_as_of(exec_id, week_ahead), RunState.Completed
+    )
+    detail = rt.describe(exec_id)
+    assert detail.closed_at == clock.now()
+    assert rt.load_history(exec_id)[-1].at == week_ahead  # the drive's own clock
+    clock.advance("2d")
+    assert rt.purge_terminal("1d") == 1

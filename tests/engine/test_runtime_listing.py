@@ -32,6 +32,15 @@ async def staged(ctx: WorkflowContext, _: Any) -> str:
 
 
 @workflow
+async def untagged(ctx: WorkflowContext, _: Any) -> str:
+    ctx.upsert_search_attrs({"stage": "paid", "tier": 2, "rush": True})
+    ctx.upsert_search_attrs({"tier": None})
+    await ctx.wait_for_signal("ship")
+    ctx.upsert_search_attrs({"stage": None, "never": None})
+    return "done"
+
+
+@workflow
 async def chain(ctx: WorkflowContext, hops: int) -> int:
     if hops:
         ctx.continue_as_new(hops - 1)
@@ -84,6 +93,25 @@ async def test_upserts_merge_into_the_row_and_filters_see_them(open_rt: Open) ->
     assert only(rt, paid) == []
     with SqliteReader.open(rt.store.path) as reader:  # type: ignore[attr-defined]
         assert reader.describe(exec_id).output == Stored.Value("done")
+
+
+async def test_an_upsert_of_none_removes_the_key(open_rt: Open) -> None:
+    rt = open_rt()
+    rt.register_workflow(untagged)
+    exec_id = rt.start_workflow_with_options(
+        "untagged", None, StartOptions(search_attributes={"tenant": "acme"})
+    ).exec_id
+    await rt.run_until_blocked(exec_id)
+    assert rt.describe(exec_id).search_attributes == Stored.Value(
+        {"tenant": "acme", "stage": "paid", "rush": True}
+    )
+    assert only(rt, ExecutionFilter().search_attribute("tier", None)) == []
+    rt.send_signal(exec_id, "ship", None)
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="done")
+    assert rt.describe(exec_id).search_attributes == Stored.Value(
+        {"tenant": "acme", "rush": True}
+    )
+    assert only(rt, ExecutionFilter().search_attribute("stage", None)) == []
 
 
 async def test_a_successor_keeps_the_memo_and_search_attributes(open_rt: Open) -> None:

@@ -119,6 +119,15 @@ def test_a_cron_reads_its_fields_in_its_time_zone() -> None:
 
 
 @pytest.mark.parametrize(
+    "zone", ["Europe", "America/", "Europe/Par", "", "../etc", "/"]
+)
+def test_a_zone_that_is_not_one_is_a_value_error_naming_it(zone: str) -> None:
+    with pytest.raises(ValueError, match="unknown time zone") as caught:
+        Schedule.cron("0 3 * * *", timezone=zone)
+    assert repr(zone) in str(caught.value)
+
+
+@pytest.mark.parametrize(
     "build",
     [
         lambda: Schedule.cron("61 * * * *"),
@@ -386,7 +395,7 @@ def test_an_unregistered_workflow_only_warns_and_fires_once_registered(
     rt = open_rt()
     rt.upsert_schedule(WorkflowSchedule("tick", Schedule.every("1m")))
     clock.advance("1m")
-    with caplog.at_level(logging.WARNING, logger="harvest.schedules"):
+    with caplog.at_level(logging.WARNING, logger="harvest_engine.schedules"):
         assert not fire(rt)
     assert "not registered" in caplog.text
     rt.register_workflow(tick)
@@ -410,7 +419,7 @@ def test_a_damaged_row_only_warns_and_the_others_still_fire(
             (spec,),
         )
     clock.advance("1m")
-    with caplog.at_level(logging.WARNING, logger="harvest.schedules"):
+    with caplog.at_level(logging.WARNING, logger="harvest_engine.schedules"):
         assert fire(rt)
     assert "damaged spec" in caplog.text
     assert len(runs_of(rt, "tick")) == 1

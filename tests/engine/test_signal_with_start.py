@@ -19,6 +19,7 @@ from harvest_engine import (
     SignalWithStart,
     SignalWithStartOutcome,
     SqliteRuntime,
+    StorageError,
     UnknownWorkflow,
     WorkflowAlreadyStarted,
     WorkflowContext,
@@ -218,7 +219,7 @@ async def test_a_pending_cancel_under_reject_duplicate_refuses_and_writes_nothin
 
     with pytest.raises(WorkflowAlreadyStarted) as refused:
         rt.signal_with_start(request(reuse_policy=P.REJECT_DUPLICATE))
-    assert refused.value.exec_id == str(prior.exec_id)
+    assert refused.value.exec_id == prior.exec_id
     assert file_rows(rt) == before
 
 
@@ -363,7 +364,7 @@ async def test_an_error_after_the_replace_rolls_back_the_replace_and_the_start(
         raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr(SqliteWriteTxn, "stage_signal", disk_full)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StorageError, match="disk is full"):
         rt.signal_with_start(request(reuse_policy=P.TERMINATE_IF_RUNNING))
     monkeypatch.undo()
 

@@ -249,7 +249,7 @@ async def test_by_id_errors(rt: SqliteRuntime) -> None:
     await rt.run_until_blocked(done)
     with pytest.raises(WorkflowNotRunning) as closed:
         rt.send_signal_by_workflow_id("approvals", "done", "approve", True)
-    assert closed.value.exec_id == str(done)
+    assert closed.value.exec_id == done
 
 
 async def test_by_id_checks_run_in_the_guides_order(rt: SqliteRuntime) -> None:

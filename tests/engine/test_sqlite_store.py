@@ -19,6 +19,7 @@ from harvest_engine import (
     SqliteReader,
     SqliteRuntime,
     StartOptions,
+    StorageError,
     WorkflowContext,
     activity,
     workflow,
@@ -307,8 +308,10 @@ def test_a_failed_step_leaves_the_version_unbumped_and_its_changes_undone(
         conn.execute("CREATE INDEX half_done ON harvest_executions (workflow_id)")
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(migrations, "STEPS", [migrations.STEPS[0], broken])
-    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+    steps = list(migrations.STEPS)
+    steps[1] = broken
+    monkeypatch.setattr(migrations, "STEPS", steps)
+    with pytest.raises(StorageError, match="disk I/O"):
         SqliteRuntime.open(db_path)
     assert schema_of(db_path) == before
     monkeypatch.undo()
@@ -320,8 +323,8 @@ def test_a_failed_step_leaves_the_version_unbumped_and_its_changes_undone(
     ("where", "error", "words"),
     [
         ("", ValueError, "a database path is needed"),
-        (".", IsADirectoryError, "is a folder, not a database file"),
-        ("missing/runs.db", FileNotFoundError, "does not exist (for runs.db)"),
+        (".", NotAHarvestDatabase, "is a folder, not a database file"),
+        ("missing/runs.db", StorageError, "does not exist (for runs.db)"),
     ],
 )
 def test_a_path_that_cannot_hold_a_database_is_refused_before_any_file_is_made(

@@ -11,6 +11,7 @@ from talking import event_types, file_rows, run_count, seal_as
 from harvest_engine import (
     ActivityContext,
     ApplicationError,
+    ExecutionId,
     ExecutionOutcome,
     InvalidSearchAttribute,
     ManualClock,
@@ -135,7 +136,7 @@ async def test_the_reuse_policy_matrix(
     if want == "refused":
         with pytest.raises(WorkflowAlreadyStarted) as refused:
             rt.start_workflow_with_reuse_policy("order", KEY, {"n": 2}, policy)
-        assert refused.value.exec_id == prior
+        assert refused.value.exec_id == ExecutionId(prior)
         assert refused.value.policy == policy.name
         assert file_rows(rt) == before
         return

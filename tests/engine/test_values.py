@@ -181,7 +181,7 @@ def test_every_error_is_exported_subclasses_harvest_error_and_pickles() -> None:
     sample = errors.ExecutionNotFound(exec_id="abc")
     again = pickle.loads(pickle.dumps(sample))
     assert type(again) is errors.ExecutionNotFound
-    assert again.exec_id == "abc"
+    assert again.exec_id == ExecutionId("abc")
     assert "abc" in str(again)
     for cls in (
         errors.DatabaseLocked,
@@ -214,6 +214,9 @@ def test_api_names_exist_at_the_top_level() -> None:
         "ActivitySpec",
         "Stored",
         "TimerOutcome",
+        "RunWait",
+        "StackFrame",
+        "CoroutineStack",
     ]:
         assert hasattr(harvest_engine, name), name
     assert callable(harvest_engine.workflow)
@@ -227,3 +230,45 @@ def test_llm_call_with_latency_returns_a_copy() -> None:
     assert call.latency is None
     with pytest.raises(ValueError, match="input_tokens must be an int >= 0"):
         harvest_engine.LlmCall("model-x", -1, 0)
+
+
+def test_every_error_id_field_is_the_execution_id_passed_or_found(
+    tmp_path: Any,
+) -> None:
+    import asyncio
+
+    from harvest_engine import (
+        SqliteRuntime,
+        WorkflowAlreadyStarted,
+        WorkflowContext,
+        WorkflowIdReusePolicy,
+        WorkflowNotRunning,
+        workflow,
+    )
+
+    @workflow
+    async def quick(ctx: WorkflowContext, _: Any) -> str:
+        return "ok"
+
+    missing = ExecutionId.new()
+    with SqliteRuntime.open(tmp_path / "ids.db") as rt:
+        rt.register_workflow(quick)
+        with pytest.raises(errors.ExecutionNotFound) as not_found:
+            rt.describe(missing)
+        assert not_found.value.exec_id == missing  # type: ignore[attr-defined]
+        exec_id = rt.start_workflow_with_id("quick", "order-1")
+        asyncio.run(rt.run_until_blocked(exec_id))
+        with pytest.raises(WorkflowAlreadyStarted) as started:
+            rt.start_workflow_with_reuse_policy(
+                "quick", "order-1", None, WorkflowIdReusePolicy.REJECT_DUPLICATE
+            )
+        assert started.value.exec_id == exec_id  # type: ignore[attr-defined]
+        with pytest.raises(WorkflowNotRunning) as closed:
+            rt.send_signal(exec_id, "go")
+        assert closed.value.exec_id == exec_id  # type: ignore[attr-defined]
+        with pytest.raises(errors.QueryNotFound) as no_query:
+            asyncio.run(rt.query(exec_id, "nothing"))
+        assert no_query.value.exec_id == exec_id  # type: ignore[attr-defined]
+    again = pickle.loads(pickle.dumps(started.value))
+    assert again.exec_id == exec_id
+    assert str(exec_id) in str(again)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harvest_engine import SqliteReader
-from harvest_gui.demo.crash_demo import CrashDemoView
 from harvest_gui.demo.crash_workflows import read_marks
+from harvest_gui.views.crash_demo import CrashDemoView
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt
 from harvest_engine import ExecutionFilter, SqliteReader, SqliteRuntime
 from harvest_gui.demo.seed import register, seed
 from harvest_gui.demo.workflows import WORKFLOWS
-from harvest_gui.history_as_of import query_as_of, state_as_of
-from harvest_gui.timeline import CHILDREN_LANE, build_timeline
+from harvest_gui.inspect.history_as_of import query_as_of, state_as_of
+from harvest_gui.inspect.timeline import CHILDREN_LANE, build_timeline
 from harvest_gui.views.main_window import MainWindow
 from harvest_gui.views.run_detail import TAB_HISTORY, TAB_TIMELINE
 

@@ -30,7 +30,11 @@ from harvest_gui.forms.payload_input import (
     type_problem,
 )
 from harvest_gui.forms.schedule_spec import CRON, INTERVAL, interval_text, read_spec
-from harvest_gui.signal_names import queries_in_code, suggest_signals, updates_in_code
+from harvest_gui.inspect.signal_names import (
+    queries_in_code,
+    suggest_signals,
+    updates_in_code,
+)
 
 NOW = datetime(2026, 1, 1, 12, 0, 30, tzinfo=UTC)
 

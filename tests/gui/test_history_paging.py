@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from harvest_engine import HistoryCaps, SqliteRuntime, WorkflowContext, workflow
-from harvest_gui.history_filter import PAGE_SIZE
+from harvest_gui.inspect.history_filter import PAGE_SIZE
 from harvest_gui.session import ReaderSession
 from harvest_gui.views.run_detail import TAB_HISTORY, RunDetailView
 

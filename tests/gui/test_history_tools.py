@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harvest_engine import SqliteReader, SqliteRuntime, WorkflowReplayer
-from harvest_gui.export import (
+from harvest_gui.inspect.export import (
     FORMAT,
     export_history,
     history_document,
     load_history_file,
 )
-from harvest_gui.history_as_of import state_as_of
-from harvest_gui.history_diff import CHANGED, LEFT_ONLY, SAME, diff_histories
-from harvest_gui.history_filter import (
+from harvest_gui.inspect.history_as_of import state_as_of
+from harvest_gui.inspect.history_diff import CHANGED, LEFT_ONLY, SAME, diff_histories
+from harvest_gui.inspect.history_filter import (
     HistoryQuery,
     check_pattern,
     event_name,
@@ -28,8 +28,8 @@ from harvest_gui.history_filter import (
     page_count,
     page_of_seq,
 )
-from harvest_gui.replay_check import check_determinism
-from harvest_gui.storage_report import purge_preview, storage_report, suggest
+from harvest_gui.inspect.replay_check import check_determinism
+from harvest_gui.inspect.storage_report import purge_preview, storage_report, suggest
 from tests.gui.history_app import step, steps_v1, steps_v2
 
 if TYPE_CHECKING:

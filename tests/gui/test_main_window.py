@@ -447,10 +447,17 @@ def test_read_only_follows_a_writer_in_another_process(
         committed = time.monotonic()
 
         async def body() -> None:
-            await async_wait_until(lambda: rl.model.row_of(new_id) >= 0, seconds=1.0)
+            await async_wait_until(
+                lambda: rl.model.held_row_of(new_id) >= 0, seconds=1.0
+            )
 
         qloop.run_until_complete(body())
         assert time.monotonic() - committed < 1.0
+        # Announced above the list, not slid in under the pointer (issue 17 §3).
+        assert rl.new_runs_bar.text() == "▲ 1 new run: click to show"
+        assert rl.model.rowCount() == 1
+        qtbot.mouseClick(rl.new_runs_bar, Qt.MouseButton.LeftButton)
+        assert rl.new_runs_bar.isHidden()
         assert rl.model.data(rl.model.index(0, 0), EXEC_ID_ROLE) == new_id
         assert rl.selected_exec_id() == selected  # the selection stayed
         assert rl.state_boxes["RUNNING"].text() == "RUNNING 2"

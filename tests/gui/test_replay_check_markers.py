@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import SqliteReader, SqliteRuntime, WorkflowContext, workflow
-from harvest_gui.replay_check import check_determinism
+from harvest_gui.inspect.replay_check import check_determinism
 from tests.gui.history_app import step, steps_v1
 
 if TYPE_CHECKING:

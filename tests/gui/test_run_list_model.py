@@ -79,7 +79,7 @@ def test_filter_by_state_and_prefix(session: ReaderSession) -> None:
     assert model.rowCount() == 5
 
 
-def test_refresh_inserts_new_runs_on_top_keeping_the_selected_row(
+def test_refresh_holds_new_runs_until_shown_then_inserts_them_on_top_keeping_the_selected_row(
     qapp: object, many: Path, session: ReaderSession
 ) -> None:
     model = RunListModel(session, page_size=20)
@@ -87,7 +87,9 @@ def test_refresh_inserts_new_runs_on_top_keeping_the_selected_row(
     selected = QPersistentModelIndex(model.index(7, 0))
     selected_id = model.data(model.index(7, 0), EXEC_ID_ROLE)
     inserted: list[tuple[int, int]] = []
+    held: list[int] = []
     model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
+    model.held_changed.connect(held.append)
     rt = SqliteRuntime.open(many)
     try:
         rt.register_workflow(waits_for_go)
@@ -97,6 +99,14 @@ def test_refresh_inserts_new_runs_on_top_keeping_the_selected_row(
     finally:
         rt.close()
     model.refresh()
+    assert inserted == []  # nothing moved under the pointer
+    assert held == [2]
+    assert [r.workflow_id for r in model.held] == ["new-2", "new-1"]
+    assert selected.row() == 7
+    model.refresh()  # a second change keeps holding them, announced once
+    assert held == [2]
+    assert model.show_held() == 2
+    assert held == [2, 0]
     assert inserted == [(0, 1)]
     assert model.rowCount() == 42
     assert [model.data(model.index(r, 1)) for r in (0, 1)] == ["new-2", "new-1"]

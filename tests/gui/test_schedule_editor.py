@@ -149,3 +149,76 @@ def test_purge_counts_first_then_removes_the_finished_runs(
     with SqliteReader.open(path) as reader:
         counts = {k: v for k, v in reader.counts_by_state().items() if v}
     assert counts == {"RUNNING": 1}
+
+
+def test_a_zone_typed_letter_by_letter_is_checked_without_an_error_box(
+    qtbot: Any, writer: WriterSession
+) -> None:
+    dlg = ScheduleEditorDialog(writer)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.cron_radio.setChecked(True)
+    dlg.cron.setText("0 3 * * *")
+    dlg.timezone.clear()
+    qtbot.keyClicks(dlg.timezone, "Europe")
+    assert "unknown time zone 'Europe'" in dlg.spec_status.text()
+    assert (
+        "Europe/Paris" in dlg.spec_status.text()
+    )  # the hint says what a zone looks like
+    assert not dlg.submit_button.isEnabled()
+    qtbot.keyClicks(dlg.timezone, "/Paris")
+    assert dlg.timezone.text() == "Europe/Paris"  # the typing was not cut off
+    assert dlg.spec_status.text() == "valid: cron 0 3 * * * (Europe/Paris)"
+
+
+def test_fire_previews_are_in_the_schedules_zone_and_all_five_show(
+    qtbot: Any, writer: WriterSession
+) -> None:
+    dlg = ScheduleEditorDialog(writer)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.now = lambda: datetime(2026, 1, 1, 12, 0, 30, tzinfo=UTC)
+    dlg.cron_radio.setChecked(True)
+    dlg.timezone.setText("Europe/Paris")
+    dlg.cron.setText("0 3 * * *")
+    first = dlg.preview.item(0).text()
+    assert first.startswith("2026-01-02 03:00:00 Europe/Paris")
+    assert "(2026-01-02 02:00:00 UTC)" in first
+    fifth = dlg.preview.visualItemRect(dlg.preview.item(4))
+    assert fifth.bottom() <= dlg.preview.viewport().height()
+
+
+def test_new_schedule_is_titled_new_and_warns_before_replacing_one(
+    qtbot: Any, writer: WriterSession, path: Path
+) -> None:
+    first = ScheduleEditorDialog(writer)
+    qtbot.addWidget(first)
+    assert first.windowTitle() == "New schedule"
+    assert first.replace_note.isHidden()
+    first.input.set_text("4")
+    first.interval.setText("15m")
+    click(qtbot, first.submit_button)
+    assert first.windowTitle().startswith("Edit schedule")
+    second = ScheduleEditorDialog(writer)
+    qtbot.addWidget(second)
+    second.show()
+    name = second.workflow.currentText()
+    assert name in schedules(path)
+    assert second.replace_note.isVisible()
+    assert "already has a schedule (every 15m)" in second.replace_note.text()
+    assert "replaces it" in second.replace_note.text()
+    assert second.submit_button.text() == "&Replace"
+
+
+def test_the_overlap_choice_is_short_and_explained_below_it(
+    qtbot: Any, writer: WriterSession
+) -> None:
+    dlg = ScheduleEditorDialog(writer)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    assert dlg.overlap.currentText() == "skip"
+    assert dlg.overlap.width() >= dlg.overlap.sizeHint().width()
+    assert "max active runs" in dlg.overlap_help.text()
+    dlg.overlap.setCurrentIndex(dlg.overlap.findData(Overlap.ALLOW_ALL))
+    assert dlg.overlap_help.text() == "start a run for every slot"

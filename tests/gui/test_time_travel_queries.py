@@ -15,7 +15,7 @@ from harvest_engine import (
     WorkflowContext,
     workflow,
 )
-from harvest_gui.history_as_of import query_as_of
+from harvest_gui.inspect.history_as_of import query_as_of
 from harvest_gui.session import ReaderSession, WriterSession
 from harvest_gui.views.time_travel import NO_CODE_TEXT, TimeTravelView
 from tests.gui.apps import tracker

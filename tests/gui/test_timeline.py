@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harvest_engine import ActivityAttempt, ErrorInfo, HistoryEvent
-from harvest_gui.timeline import (
+from harvest_gui.inspect.timeline import (
     CHILDREN_LANE,
     SIGNALS_LANE,
     TIMERS_LANE,
@@ -365,9 +365,28 @@ def test_fifty_thousand_events_build_quickly_enough_to_stay_pure() -> None:
 
 
 def test_timeline_module_imports_no_qt() -> None:
-    assert "harvest_gui.timeline" in sys.modules
-    import harvest_gui.timeline as module
+    assert "harvest_gui.inspect.timeline" in sys.modules
+    import harvest_gui.inspect.timeline as module
 
     source = Path(module.__file__).read_text(encoding="utf-8")
     assert "PySide6" not in source
     assert "pyqtgraph" not in source
+
+
+def test_a_killed_attempt_does_not_take_the_reruns_result() -> None:
+    # The crash demo: attempt 1 was SIGKILLed (no event) and re-ran as attempt 1.
+    h = History()
+    started(h)
+    h.add(1, "ActivityScheduled", activity_id=1, name="pack", input={}, queue="q")
+    h.add(
+        9, "ActivityCompleted", activity_id=1, name="pack", result="packed", attempt=1
+    )
+    attempts = [
+        ActivityAttempt(1, "pack", 1, at(1), at(3), "killed (SIGKILL)", None),
+        ActivityAttempt(1, "pack", 1, at(5), at(9), "completed", None),
+    ]
+    bars = build_timeline(h.events, attempts).bars_in_lane(1)
+    assert [b.detail for b in bars] == [
+        "pack #1: killed (SIGKILL)",
+        "pack #1: result: packed",
+    ]

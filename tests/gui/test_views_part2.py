@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableView
 
-from harvest_gui.history_diff import CHANGED
+from harvest_gui.inspect.history_diff import CHANGED
 from harvest_gui.session import ReaderSession, WriterSession
 from harvest_gui.views.determinism import DeterminismView
 from harvest_gui.views.diff import DiffView

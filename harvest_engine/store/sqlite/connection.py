@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 from typing import NoReturn
@@ -45,6 +46,17 @@ def apply_writer_pragmas(conn: sqlite3.Connection) -> None:
     """
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
+
+
+def remove_database_files(path: Path) -> None:
+    """Remove a database file an open created and then gave up on, with its WAL and SHM.
+
+    Only for a file the failed open itself made: an open that could not
+    finish (a full disk, a refusal) leaves no half-made file behind.
+    """
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            Path(f"{path}{suffix}").unlink()
 
 
 class ClosedConnection:

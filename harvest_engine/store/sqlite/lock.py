@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
 from pathlib import Path
 
-from harvest_engine.errors import DatabaseLocked
+from harvest_engine.errors import DatabaseLocked, NotAHarvestDatabase, StorageError
 
 LOCK_RETRY_SECONDS = 0.1
 
@@ -25,22 +26,26 @@ class WriterLock:
 
         Raises:
             ValueError: an empty path.
-            IsADirectoryError: the path is a folder.
-            FileNotFoundError: the folder the file would live in does not exist.
+            NotAHarvestDatabase: the path is a folder.
+            StorageError: the folder the file would live in does not exist,
+                or the lock file cannot be made.
             DatabaseLocked: another runtime holds the lock.
         """
         canonical = canonical_database_path(db_path)
         self.db_path = canonical
         self.lock_path = canonical.with_name(canonical.name + ".lock")
-        self._fd = _open_lock_file(self.lock_path, canonical)
+        self.created = False
+        self._fd = -1
         deadline = time.monotonic() + LOCK_RETRY_SECONDS
         while True:
+            if self._fd < 0:
+                self._fd, self.created = _open_lock_file(self.lock_path, canonical)
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     holder = _holder_pid(self._fd)
-                    os.close(self._fd)
+                    self._close()
                     raise DatabaseLocked(
                         path=str(canonical),
                         lock_path=str(self.lock_path),
@@ -48,17 +53,36 @@ class WriterLock:
                     ) from None
                 time.sleep(0.01)
                 continue
-            # Name the holder for whoever is refused next (a GUI, an operator).
-            os.ftruncate(self._fd, 0)
-            os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+            if not _still_linked(self._fd, self.lock_path):
+                # A failed open removed the file while we waited for it: its
+                # flock guards nothing now, so lock the file at the path.
+                self._close()
+                continue
+            try:
+                # Name the holder for whoever is refused next (a GUI, an operator).
+                os.ftruncate(self._fd, 0)
+                os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+            except OSError:
+                self.release(remove=True)
+                raise
             return
 
-    def release(self) -> None:
-        """Free the lock (the file stays on disk, by design)."""
+    def release(self, *, remove: bool = False) -> None:
+        """Free the lock; the file stays on disk, unless `remove` and this open created it.
+
+        A failed open removes the lock file it created (while still holding
+        the flock, so a waiter sees the file gone and locks a fresh one).
+        """
         if self._fd >= 0:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = -1
+            if remove and self.created:
+                with contextlib.suppress(OSError):
+                    self.lock_path.unlink()
+            self._close()
+
+    def _close(self) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = -1
 
 
 def canonical_database_path(db_path: str | Path) -> Path:
@@ -67,28 +91,55 @@ def canonical_database_path(db_path: str | Path) -> Path:
         raise ValueError("a database path is needed (got an empty one)")
     canonical = Path(os.path.realpath(db_path))
     if canonical.is_dir():
-        raise IsADirectoryError(f"{canonical} is a folder, not a database file")
+        raise NotAHarvestDatabase(
+            path=str(canonical), reason="it is a folder, not a database file"
+        )
     if not canonical.parent.is_dir():
-        raise FileNotFoundError(
-            f"the folder {canonical.parent} does not exist (for {canonical.name})"
+        raise StorageError(
+            path=str(canonical),
+            reason=f"the folder {canonical.parent} does not exist (for {canonical.name})",
         )
     return canonical
 
 
-def _open_lock_file(lock_path: Path, db_path: Path) -> int:
-    # The lock file takes the database's read/write bits, so only the users
-    # who reach the data can hold it (guide §11). `os.open` applies the
-    # umask, so the bits are set explicitly with fchmod on a file we own.
-    mode = 0o644
-    if db_path.exists():
-        mode = db_path.stat().st_mode & 0o666
+def _open_lock_file(lock_path: Path, db_path: Path) -> tuple[int, bool]:
+    """The lock file's descriptor, and whether this call created the file.
+
+    The lock file takes the database's read/write bits, so only the users
+    who reach the data can hold it (guide §11). `os.open` applies the umask,
+    so for an existing database the bits are set with fchmod on a file we
+    own. For a new database, SQLite creates it 0644 less the umask, which is
+    what `os.open` gives the lock file too.
+    """
+    mode = db_path.stat().st_mode & 0o666 if db_path.exists() else None
+    created = True
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+        fd = os.open(
+            lock_path,
+            os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+            0o644 if mode is None else mode,
+        )
     except FileExistsError:
         fd = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC)
-    if os.fstat(fd).st_uid == os.geteuid() and os.fstat(fd).st_mode & 0o666 != mode:
+        created = False
+    info = os.fstat(fd)
+    if (
+        mode is not None
+        and info.st_uid == os.geteuid()
+        and info.st_mode & 0o666 != mode
+    ):
         os.fchmod(fd, mode)
-    return fd
+    return fd, created
+
+
+def _still_linked(fd: int, lock_path: Path) -> bool:
+    """Whether the locked descriptor is still the file at `lock_path`."""
+    try:
+        at_path = os.stat(lock_path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (at_path.st_dev, at_path.st_ino) == (mine.st_dev, mine.st_ino)
 
 
 def _holder_pid(fd: int) -> int | None:

@@ -17,6 +17,7 @@ from harvest_engine.store.sqlite.schema import (
     SCHEMA_VERSION,
     V1,
     V2,
+    V3,
 )
 
 Step = Callable[[sqlite3.Connection], None]
@@ -34,6 +35,11 @@ def _to_v1(conn: sqlite3.Connection) -> None:
 def _to_v2(conn: sqlite3.Connection) -> None:
     _complete_early_v1(conn)
     for statement in _split(V2):
+        conn.execute(statement)
+
+
+def _to_v3(conn: sqlite3.Connection) -> None:
+    for statement in _split(V3):
         conn.execute(statement)
 
 
@@ -60,7 +66,7 @@ def _complete_early_v1(conn: sqlite3.Connection) -> None:
 
 
 # STEPS[i] moves a file from version i to version i + 1.
-STEPS: list[Step] = [_to_v1, _to_v2]
+STEPS: list[Step] = [_to_v1, _to_v2, _to_v3]
 
 
 def read_version(conn: sqlite3.Connection, path: str) -> int:
@@ -72,6 +78,10 @@ def read_version(conn: sqlite3.Connection, path: str) -> int:
         raise NotAHarvestDatabase(
             path=path, reason=f"not a readable SQLite file ({exc})"
         ) from exc
+    if version < 0:
+        raise NotAHarvestDatabase(
+            path=path, reason=f"its schema version {version} is not one harvest writes"
+        )
     if version == 0 and tables:
         raise NotAHarvestDatabase(
             path=path, reason="it holds tables but no harvest schema version"

@@ -280,9 +280,15 @@ def staged_signals(
 
 def mutexes(conn: sqlite3.Connection, exec_id: str) -> list[MutexRow]:
     """Mutex places a run holds or waits for."""
+    # A waiter's place: the holder plus the waiters queued before it, in the
+    # order grant_mutex serves them (queued_at, then exec_id).
     rows = conn.execute(
-        "SELECT key, exec_id, granted, lock_seq, queued_at FROM harvest_mutexes "
-        "WHERE exec_id = ? ORDER BY key",
+        "SELECT m.key, m.exec_id, m.granted, m.lock_seq, m.queued_at, "
+        "CASE WHEN m.granted = 1 THEN 0 ELSE ("
+        " SELECT COUNT(*) FROM harvest_mutexes o WHERE o.key = m.key AND ("
+        "  o.granted = 1 OR (o.granted = 0 AND (o.queued_at < m.queued_at OR"
+        "   (o.queued_at = m.queued_at AND o.exec_id < m.exec_id))))) END "
+        "FROM harvest_mutexes m WHERE m.exec_id = ? ORDER BY m.key",
         (exec_id,),
     ).fetchall()
     return [
@@ -292,6 +298,7 @@ def mutexes(conn: sqlite3.Connection, exec_id: str) -> list[MutexRow]:
             granted=bool(r[2]),
             lock_seq=r[3],
             queued_at=from_micros(r[4]),
+            ahead=int(r[5]),
         )
         for r in rows
     ]

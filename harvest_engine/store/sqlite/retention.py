@@ -30,6 +30,7 @@ RUN_TABLES = (
     "harvest_workflow_logs",
     "harvest_llm_ledger",
     "harvest_mutexes",
+    "harvest_commands",
     "harvest_executions",
 )
 

@@ -8,7 +8,7 @@ from (DESIGN "The event log is the truth").
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -177,6 +177,29 @@ CREATE TABLE harvest_memory_writer_lock (
 # scanning every run of the name (1M-run files in the inspector).
 V2 = """
 CREATE INDEX IF NOT EXISTS harvest_executions_name ON harvest_executions (workflow_name, id);
+"""
+
+# Version 3: client commands (DESIGN "Serving"). A client in another process
+# inserts one row (kind, JSON args, submitted_at); the serving process applies
+# pending rows in id order, writing the effect, `reply` and `applied_at` in one
+# transaction. `exec_id` names the run the command touched, so a purge of the
+# run takes its commands along.
+V3 = """
+CREATE TABLE IF NOT EXISTS harvest_commands (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    command_id    TEXT NOT NULL UNIQUE,
+    kind          TEXT NOT NULL,
+    args          TEXT NOT NULL,
+    submitted_at  INTEGER NOT NULL,
+    applied_at    INTEGER,
+    exec_id       TEXT,
+    reply         TEXT
+);
+CREATE INDEX IF NOT EXISTS harvest_commands_pending ON harvest_commands (id)
+    WHERE applied_at IS NULL;
+CREATE INDEX IF NOT EXISTS harvest_commands_applied ON harvest_commands (applied_at)
+    WHERE applied_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS harvest_commands_exec ON harvest_commands (exec_id);
 """
 
 # Created on every open, so a file from before the guard gains it (guide §7).

@@ -2,27 +2,41 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs
 
-from harvest_engine.errors import DatabaseLocked, HarvestInternalError
+from harvest_engine.errors import (
+    DatabaseCorrupt,
+    DatabaseLocked,
+    HarvestInternalError,
+    StorageError,
+)
+from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import (
     listing,
     operator_reads,
     orphans,
     queries,
     readonly,
+    wakeups,
 )
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import (
     ClosedConnection,
     apply_writer_pragmas,
     connect,
+    remove_database_files,
+)
+from harvest_engine.store.sqlite.faults import (
+    TRANSLATED,
+    guard_public_methods,
+    translate,
 )
 from harvest_engine.store.sqlite.lock import WriterLock
 from harvest_engine.store.sqlite.migrations import (
@@ -35,13 +49,14 @@ from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
     from harvest_engine.store.protocol import (
+        CommandRecord,
         ExecutionRecord,
         TaskRecord,
     )
@@ -75,14 +90,20 @@ def _require_memory_uri(uri: str) -> None:
     )
 
 
+@guard_public_methods(skip=("write", "connection"))
 class SqliteStore:
     """The one DurableStore implementation today: a WAL SQLite file behind a flock.
 
     Open order is the contract of guide §11: take the lock first, so a second
     writer fails before it runs any pragma, schema step or orphan reclaim.
+    Every public method raises typed errors only (`faults`).
     """
 
-    storage_errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+    storage_errors: tuple[type[Exception], ...] = (
+        sqlite3.Error,
+        StorageError,
+        DatabaseCorrupt,
+    )
 
     def __init__(
         self,
@@ -98,16 +119,26 @@ class SqliteStore:
         self._in_txn = False
         self._txn_thread = 0
         self._write_lock = threading.Lock()
+        self._rollback_listeners: list[Callable[[BaseException], None]] = []
+        self._released_claims: set[int] = set()
+        self._joinable = False
+        self._depth = 0
         self.closed = False
 
     @classmethod
     def open(cls, path: str | Path, *, now: datetime | None = None) -> SqliteStore:
         """Lock, connect, migrate and reclaim orphaned tasks; raise DatabaseLocked if held.
 
-        `now` (the runtime's clock; the wall clock by default) stamps the
-        LOST attempt rows of the tasks a dead process left RUNNING.
+        A file that is refused (foreign, damaged, too new, a negative
+        version) is refused before anything is written to it. When the open
+        fails, it leaves nothing behind that it made: the lock file it
+        created and a database file it created are removed. `now` (the
+        runtime's clock; the wall clock by default) stamps the LOST attempt
+        rows of the tasks a dead process left RUNNING.
         """
         lock = WriterLock(path)
+        # lexists: a dangling symlink or a symlink loop is not ours to remove.
+        created = not os.path.lexists(lock.db_path)
         try:
             conn = connect(lock.db_path)
             try:
@@ -122,7 +153,9 @@ class SqliteStore:
                 conn.close()
                 raise
         except BaseException:
-            lock.release()
+            if created:
+                remove_database_files(lock.db_path)
+            lock.release(remove=True)
             raise
         return store
 
@@ -179,6 +212,19 @@ class SqliteStore:
             del txn
             orphans.reclaim(self._conn, now)
 
+    def requeue_claimed_tasks(self) -> None:
+        """Put every claimed (RUNNING) task back to PENDING: its body will run again.
+
+        A stopped server's unfinished bodies: this process is alive, so no
+        attempt is recorded LOST (only an open finds the tasks of a dead one).
+        """
+        with self.write() as txn:
+            del txn
+            self._conn.execute(
+                "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL "
+                "WHERE status = 'RUNNING'"
+            )
+
     @property
     def connection(self) -> sqlite3.Connection:
         """The raw connection (store-internal modules and test fixtures only)."""
@@ -202,25 +248,110 @@ class SqliteStore:
 
     @contextmanager
     def write(self) -> Iterator[SqliteWriteTxn]:
+        """One write transaction: BEGIN IMMEDIATE, the body, COMMIT; ROLLBACK on any error.
+
+        The one place a write fails: a driver or OS error from the body or
+        the COMMIT arrives as a typed error (`faults.translate`), the
+        transaction's `on_rollback` callbacks run, and after a storage failure
+        the rollback listeners drop what the runtime keeps in memory.
+        """
         # Sync activity bodies heartbeat from worker threads on this same
         # connection: the lock keeps their writes out of the loop thread's
         # transaction. A nested write on one thread is a bug, not a wait.
         if self._in_txn and self._txn_thread == threading.get_ident():
-            raise HarvestInternalError("nested write transaction")
+            if not self._joinable:
+                raise HarvestInternalError("nested write transaction")
+            with self._savepoint() as txn:
+                yield txn
+            return
         with self._write_lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            self._in_txn = True
-            self._txn_thread = threading.get_ident()
+            txn = SqliteWriteTxn(self._conn)
             try:
-                yield SqliteWriteTxn(self._conn)
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            else:
+                self._conn.execute("BEGIN IMMEDIATE")
+                self._in_txn = True
+                self._txn_thread = threading.get_ident()
+                self._apply_released_claims()
+                yield txn
                 self._conn.execute("COMMIT")
+            except BaseException as exc:
+                self._rolled_back(txn, exc)
+                typed = translate(exc, self.path)
+                if typed is exc:
+                    raise
+                raise typed from exc
+            else:
+                self._released_claims.clear()
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
+
+    def _rolled_back(self, txn: SqliteWriteTxn, exc: BaseException) -> None:
+        # SQLite may already have rolled back (a full disk, an I/O error):
+        # ROLLBACK then fails with "no transaction is active", which must not
+        # hide the error that caused it.
+        if self._conn.in_transaction:
+            with suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+        for undo in reversed(txn.undo):
+            undo()
+        if isinstance(exc, (self.storage_errors, TRANSLATED)):
+            for listener in self._rollback_listeners:
+                listener(exc)
+
+    def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
+        self._rollback_listeners.append(fn)
+
+    def release_claim(self, task_id: int) -> None:
+        self._released_claims.add(task_id)
+
+    def _apply_released_claims(self) -> None:
+        if self._released_claims:
+            marks = ",".join("?" * len(self._released_claims))
+            self._conn.execute(
+                "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL "
+                f"WHERE status = 'RUNNING' AND id IN ({marks})",
+                tuple(self._released_claims),
+            )
+
+    @contextmanager
+    def write_together(self) -> Iterator[SqliteWriteTxn]:
+        """One transaction that every `write()` on this thread joins until it ends.
+
+        A joined write is a savepoint: its error rolls back its own changes
+        and leaves the outer transaction going, so a client command's effect
+        (a start, a signal, an update) and its reply row commit together, or
+        the reply alone records the error (DESIGN "Serving").
+        """
+        with self.write() as txn:
+            joined = self._joinable  # already inside one: stay joinable after
+            self._joinable = True
+            try:
+                yield txn
+            finally:
+                self._joinable = joined
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[SqliteWriteTxn]:
+        self._depth += 1
+        name = f"harvest_joined_{self._depth}"
+        self._conn.execute(f"SAVEPOINT {name}")
+        txn = SqliteWriteTxn(self._conn)
+        try:
+            yield txn
+        except BaseException:
+            self._conn.execute(f"ROLLBACK TO {name}")
+            self._conn.execute(f"RELEASE {name}")
+            for undo in reversed(txn.undo):
+                undo()
+            raise
+        else:
+            self._conn.execute(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
+
+    def pending_commands(self, limit: int) -> list[CommandRecord]:
+        """Client commands not applied yet, in arrival order."""
+        return command_sql.pending(self._conn, limit)
 
     # -- reads outside a transaction ----------------------------------------
 
@@ -255,6 +386,9 @@ class SqliteStore:
         return [r[0] for r in rows]
 
     def ready_tasks(self, exec_id: str | None, now: datetime) -> list[TaskRecord]:
+        if self._released_claims:
+            with self.write():
+                pass  # puts the released claims back to PENDING first
         sql = (
             f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'PENDING' "
             "AND ready_at <= ?"
@@ -293,6 +427,14 @@ class SqliteStore:
             (exec_id, exec_id),
         ).fetchone()
         return queries.opt_time(row[0])
+
+    def earliest_due(self, now: datetime) -> datetime | None:
+        """The earliest time any waiting row comes due (`now` for ready work); None if none."""
+        return wakeups.earliest_due(self._conn, now)
+
+    def data_version(self) -> int:
+        """A number that changes when another connection (another process) commits."""
+        return readonly.data_version(self._conn)
 
     def activity_attempts(
         self, exec_id: str, name: str | None

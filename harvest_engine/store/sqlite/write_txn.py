@@ -11,13 +11,14 @@ from harvest_engine.store.records import (
     StagedSignal,
     TimerRow,
 )
+from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import queries
 from harvest_engine.store.sqlite import retention as retention_sql
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
@@ -62,6 +63,11 @@ class SqliteWriteTxn:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
+        self.undo: list[Callable[[], None]] = []
+
+    def on_rollback(self, fn: Callable[[], None]) -> None:
+        """Call `fn` if this transaction rolls back, so in-memory state follows the file."""
+        self.undo.append(fn)
 
     # -- runs ---------------------------------------------------------------
 
@@ -436,6 +442,16 @@ class SqliteWriteTxn:
 
     def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
         return retention_sql.purge_batch(self._conn, cutoff, limit)
+
+    # -- client commands (serving) ------------------------------------------------
+
+    def finish_command(
+        self, row_id: int, reply: str, exec_id: str | None, now: datetime
+    ) -> None:
+        command_sql.finish(self._conn, row_id, reply, exec_id, now)
+
+    def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
+        return command_sql.purge_applied(self._conn, cutoff, limit)
 
     # -- run lifecycle (issue 3) ------------------------------------------------
 

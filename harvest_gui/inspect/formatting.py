@@ -73,6 +73,45 @@ def one_line(stored: Stored, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+LABEL_CHARS = 500
+"""The most of one value a label or a table cell holds (a megabyte id would stall painting)."""
+
+
+def capped(text: str, limit: int = LABEL_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how long it was when it is cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def middle(text: str, limit: int = 80) -> str:
+    """`text` with its middle cut out to `limit` characters (file names in headlines)."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 1) // 2
+    return f"{text[:half]}…{text[-half:]}"
+
+
+def breakable(text: str, every: int = 60) -> str:
+    """`text` capped, with a zero-width space inside each run of `every` non-blank chars.
+
+    A word-wrapped label cannot break a long path or id, so it widens its
+    window instead; the invisible break points let it wrap.
+    """
+    out: list[str] = []
+    run = 0
+    for ch in capped(text, 4000):
+        if ch.isspace():
+            run = 0
+        else:
+            run += 1
+            if run > every:
+                out.append("\u200b")
+                run = 1
+        out.append(ch)
+    return "".join(out)
+
+
 def truncate(text: str, limit: int = TRUNCATE_AT) -> tuple[str, bool]:
     """`text` cut to `limit` characters, and whether it was cut."""
     if len(text) <= limit:

@@ -1,7 +1,7 @@
-"""Render the main views of a live demo workspace to PNGs: `python -m harvest_gui.screenshots OUT`.
+"""Render the main views of a live demo workspace to PNGs: `python -m tools.screenshots OUT`.
 
 Run it under Xvfb for real window decorations-free captures
-(``xvfb-run -a -s "-screen 0 1400x900x24" python -m harvest_gui.screenshots OUT``),
+(``xvfb-run -a -s "-screen 0 1400x900x24" python -m tools.screenshots OUT``),
 or offscreen with ``QT_QPA_PLATFORM=offscreen``.
 """
 
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     """Write the PNGs into the folder named on the command line."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m harvest_gui.screenshots OUTDIR", file=sys.stderr)
+        print("usage: python -m tools.screenshots OUTDIR", file=sys.stderr)
         return 2
     out = Path(args[0])
     out.mkdir(parents=True, exist_ok=True)

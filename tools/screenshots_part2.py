@@ -1,6 +1,6 @@
 """Render the forms, the schedule editor, the tools and the crash demo to PNGs.
 
-``xvfb-run -a -s "-screen 0 1400x900x24" python -m harvest_gui.screenshots_part2 OUT``
+``xvfb-run -a -s "-screen 0 1400x900x24" python -m tools.screenshots_part2 OUT``
 (or offscreen with ``QT_QPA_PLATFORM=offscreen``).
 """
 
@@ -19,7 +19,6 @@ from PySide6.QtCore import QSettings
 from harvest_engine import WorkflowContext, workflow
 from harvest_gui import theme
 from harvest_gui.app import DEMO_APP, make_application
-from harvest_gui.demo.crash_demo import CrashDemoView
 from harvest_gui.demo.seed import DEMO_ORDERS, seed
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.handler_call import QueryDialog, UpdateDialog
@@ -29,6 +28,7 @@ from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
 from harvest_gui.session import WriterSession
 from harvest_gui.settings import Settings
+from harvest_gui.views.crash_demo import CrashDemoView
 from harvest_gui.views.determinism import DeterminismView
 from harvest_gui.views.diff import DiffView
 from harvest_gui.views.main_window import MainWindow
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     """Write the PNGs into the folder named on the command line."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m harvest_gui.screenshots_part2 OUTDIR", file=sys.stderr)
+        print("usage: python -m tools.screenshots_part2 OUTDIR", file=sys.stderr)
         return 2
     out = Path(args[0])
     out.mkdir(parents=True, exist_ok=True)

@@ -394,7 +394,9 @@ def _activity_bars(
             )
             if row.error is not None:
                 detail = f"{row.error.type}: {row.error.message}"
-            elif end_info:
+            elif end_info and end_info[1] == result:
+                # Only an attempt that ended the way the event says takes its text: a
+                # killed attempt shares the re-run's number but not its result.
                 detail = end_info[3]
             else:
                 detail = result

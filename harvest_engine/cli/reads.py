@@ -1,0 +1,329 @@
+"""The `harvest` read commands: runs, show, history, counts, schedules, logs, ledger."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from harvest_engine import payloads
+from harvest_engine.cli.app import EXEC, FILE, JSON, main, reading
+from harvest_engine.cli.output import emit_json, emit_json_text, emit_table, line
+from harvest_engine.cli.render import (
+    detail_json,
+    iso,
+    short,
+    stored,
+    summary_json,
+    when,
+)
+from harvest_engine.events import history_to_json
+from harvest_engine.filters import ExecutionFilter
+from harvest_engine.timestamps import from_text, to_text
+
+if TYPE_CHECKING:
+    from datetime import datetime
+    from pathlib import Path
+
+
+def _attr(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise click.BadParameter(f"{text!r}: use KEY=VALUE", param_hint="--attr")
+    try:
+        value = payloads.loads(raw)
+    except ValueError:
+        value = raw
+    return key, value
+
+
+def _time_option(text: str | None, what: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return from_text(text)
+    except ValueError:
+        raise click.BadParameter(
+            f"{text!r} is not an ISO-8601 time", param_hint=what
+        ) from None
+
+
+@main.command("runs")
+@FILE
+@click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
+@click.option(
+    "--state", "states", multiple=True, help="Only runs in this state (repeatable)."
+)
+@click.option("--workflow-id", help="Only runs with exactly this workflow id.")
+@click.option("--id-prefix", help="Only runs whose workflow id starts with this.")
+@click.option("--after", help="Started at or after this ISO-8601 time.")
+@click.option("--before", help="Started before this ISO-8601 time.")
+@click.option(
+    "--attr", "attrs", multiple=True, help="Search attribute KEY=VALUE (repeatable)."
+)
+@click.option(
+    "--limit", type=int, default=50, show_default=True, help="Rows per page (1-1000)."
+)
+@click.option("--cursor", type=int, help="Continue from a previous page's `next`.")
+@JSON
+def runs(
+    file: Path,
+    workflow_name: str | None,
+    states: tuple[str, ...],
+    workflow_id: str | None,
+    id_prefix: str | None,
+    after: str | None,
+    before: str | None,
+    attrs: tuple[str, ...],
+    limit: int,
+    cursor: int | None,
+    as_json: bool,
+) -> None:
+    """List runs, newest first."""
+    with reading(file) as reader:
+        flt = ExecutionFilter().limit(limit).before(cursor)
+        if workflow_name is not None:
+            flt = flt.workflow_name(workflow_name)
+        if states:
+            flt = flt.state(*(s.upper() for s in states))
+        if workflow_id is not None:
+            flt = flt.workflow_id(workflow_id)
+        if id_prefix is not None:
+            flt = flt.workflow_id_prefix(id_prefix)
+        started_from = _time_option(after, "--after")
+        if started_from is not None:
+            flt = flt.started_after(started_from)
+        started_until = _time_option(before, "--before")
+        if started_until is not None:
+            flt = flt.started_before(started_until)
+        for text in attrs:
+            flt = flt.search_attribute(*_attr(text))
+        page = reader.list_executions(flt)
+    if as_json:
+        emit_json(
+            {
+                "executions": [summary_json(r) for r in page.executions],
+                "next": page.next,
+            }
+        )
+        return
+    rows = [
+        (
+            r.exec_id,
+            r.workflow_name,
+            r.workflow_id,
+            r.state,
+            when(r.started_at),
+            when(r.closed_at),
+        )
+        for r in page.executions
+    ]
+    emit_table(
+        ("EXEC ID", "WORKFLOW", "WORKFLOW ID", "STATE", "STARTED", "CLOSED"), rows
+    )
+    if page.next is not None:
+        line(f"more: --cursor {page.next}")
+
+
+@main.command("show")
+@FILE
+@EXEC
+@JSON
+def show(file: Path, exec_id: str, as_json: bool) -> None:
+    """Describe one run, with its input, output and error."""
+    with reading(file) as reader:
+        run = reader.describe(exec_id)
+        pending = reader.pending_tasks(exec_id)
+        timers = reader.timers(exec_id)
+        signals = reader.staged_signals(exec_id)
+        attempts = reader.activity_attempts(exec_id)
+    data = detail_json(run)
+    data["pending_tasks"] = [
+        {
+            "activity": t.name,
+            "status": t.status,
+            "attempt": t.attempt,
+            "ready_at": to_text(t.ready_at),
+        }
+        for t in pending
+    ]
+    data["timers"] = [
+        {"timer_id": t.timer_id, "fire_at": to_text(t.fire_at)} for t in timers
+    ]
+    data["staged_signals"] = [s.name for s in signals]
+    # Every attempt, a LOST one (its process died mid-body) beside its re-run.
+    data["attempts"] = [
+        {
+            "activity": a.name,
+            "attempt": a.attempt,
+            "outcome": a.outcome,
+            "started_at": to_text(a.started_at),
+            "ended_at": None if a.ended_at is None else to_text(a.ended_at),
+        }
+        for a in attempts
+    ]
+    if as_json:
+        emit_json(data)
+        return
+    for key, value in data.items():
+        shown = (
+            value
+            if isinstance(value, str)
+            else ("-" if value is None else short(value, 70))
+        )
+        line(f"{key + ':':<18}{shown}", sep="")
+
+
+@main.command("history")
+@FILE
+@EXEC
+@JSON
+def history(file: Path, exec_id: str, as_json: bool) -> None:
+    """Print a run's history; `--json` writes what `harvest replay --history` reads."""
+    with reading(file) as reader:
+        events = reader.load_history(exec_id)
+    if as_json:
+        emit_json_text(history_to_json(events))
+        return
+    rows = [(e.seq, when(e.at), e.type, short(e.summary(), 60)) for e in events]
+    emit_table(("SEQ", "AT", "TYPE", "DETAIL"), rows)
+
+
+@main.command("counts")
+@FILE
+@JSON
+def counts(file: Path, as_json: bool) -> None:
+    """How many runs are in each state."""
+    with reading(file) as reader:
+        by_state = reader.counts_by_state()
+    if as_json:
+        emit_json(by_state)
+        return
+    emit_table(("STATE", "RUNS"), sorted(by_state.items()))
+
+
+@main.command("schedules")
+@FILE
+@JSON
+def schedules(file: Path, as_json: bool) -> None:
+    """List the stored schedules."""
+    with reading(file) as reader:
+        rows = reader.list_schedules()
+    if as_json:
+        emit_json(
+            [
+                {
+                    "workflow_name": r.workflow_name,
+                    "schedule": None if r.schedule is None else r.schedule.to_json(),
+                    "input": stored(r.input),
+                    "overlap": r.overlap,
+                    "max_active_runs": r.max_active_runs,
+                    "paused": r.paused,
+                    "next_fire_at": iso(r.next_fire_at),
+                    "last_fired_at": iso(r.last_fired_at),
+                    "problem": r.problem,
+                }
+                for r in rows
+            ]
+        )
+        return
+    table_rows = [
+        (
+            r.workflow_name,
+            r.problem or ("-" if r.schedule is None else r.schedule.describe()),
+            "paused" if r.paused else "active",
+            when(r.next_fire_at),
+            when(r.last_fired_at),
+            f"{r.overlap}/{r.max_active_runs}",
+        )
+        for r in rows
+    ]
+    emit_table(
+        ("WORKFLOW", "SCHEDULE", "STATUS", "NEXT", "LAST", "OVERLAP"), table_rows
+    )
+
+
+@main.command("logs")
+@FILE
+@EXEC
+@JSON
+def logs(file: Path, exec_id: str, as_json: bool) -> None:
+    """Print a run's workflow log lines (`ctx.log`)."""
+    with reading(file) as reader:
+        lines = reader.workflow_logs(exec_id)
+    if as_json:
+        emit_json(
+            [
+                {
+                    "seq": ln.seq,
+                    "at": to_text(ln.at),
+                    "message": ln.message,
+                    "marker": ln.marker,
+                }
+                for ln in lines
+            ]
+        )
+        return
+    for entry in lines:
+        line(when(entry.at), f"[{entry.message}]" if entry.marker else entry.message)
+
+
+@main.command("ledger")
+@FILE
+@EXEC
+@JSON
+def ledger(file: Path, exec_id: str, as_json: bool) -> None:
+    """Print a run's LLM cost ledger and its totals."""
+    with reading(file) as reader:
+        rows = reader.llm_ledger(exec_id)
+        totals = reader.llm_totals(exec_id)
+    if as_json:
+        emit_json(
+            {
+                "calls": [
+                    {
+                        "activity": r.activity,
+                        "attempt": r.attempt,
+                        "model": r.model,
+                        "input_tokens": r.input_tokens,
+                        "output_tokens": r.output_tokens,
+                        "latency": r.latency,
+                        "recorded_at": to_text(r.recorded_at),
+                    }
+                    for r in rows
+                ],
+                "totals": {
+                    "calls": totals.calls,
+                    "input_tokens": totals.input_tokens,
+                    "output_tokens": totals.output_tokens,
+                    "latency": totals.latency,
+                },
+            }
+        )
+        return
+    body: list[tuple[Any, ...]] = [
+        (
+            r.activity,
+            r.attempt,
+            r.model,
+            r.input_tokens,
+            r.output_tokens,
+            "-" if r.latency is None else f"{r.latency:.3f}s",
+        )
+        for r in rows
+    ]
+    body.append(
+        (
+            "TOTAL",
+            "",
+            f"{totals.calls} calls",
+            totals.input_tokens,
+            totals.output_tokens,
+            f"{totals.latency:.3f}s",
+        )
+    )
+    emit_table(("ACTIVITY", "ATTEMPT", "MODEL", "IN", "OUT", "LATENCY"), body)
+
+
+main.add_command(runs, "list")
+main.add_command(show, "describe")

@@ -1,0 +1,380 @@
+"""HarvestClient: talk to the runs of a file that another process serves, without its lock or code.
+
+Commands (start, signal, cancel, terminate, query, update, ...) are rows in
+the file's command queue: the client writes one row in one short
+transaction, the serving process (`await rt.serve()`) applies it exactly
+once and writes the reply, and the client awaits the reply by watching
+`data_version`. Reads (`outcome`, `describe`, `list_executions`,
+`load_history`) come straight from the file through a read-only connection.
+The client writes nothing but its command rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine import payloads
+from harvest_engine.client import requests
+from harvest_engine.durations import Duration, to_timedelta
+from harvest_engine.errors import CommandTimedOut
+from harvest_engine.runtime import wire
+from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
+from harvest_engine.store.reader import SqliteReader
+from harvest_engine.store.sqlite.client_queue import CommandQueue
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import TracebackType
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.runtime.signal_with_start import (
+        SignalWithStart,
+        SignalWithStartOutcome,
+    )
+    from harvest_engine.runtime.signals import SignalDelivery
+    from harvest_engine.runtime.starts import (
+        StartOptions,
+        StartOutcome,
+        WorkflowIdReusePolicy,
+    )
+    from harvest_engine.runtime.update_with_start import (
+        UpdateWithStart,
+        UpdateWithStartOutcome,
+    )
+    from harvest_engine.store.records import ExecutionDetail, ExecutionPage
+
+DEFAULT_TIMEOUT = "10s"
+
+# How often a waiting client reads data_version (one cheap PRAGMA): the reply
+# is read only when it moves. 2 ms keeps a command's round trip near the
+# server's own poll without a busy loop.
+REPLY_POLL_SECONDS = 0.002
+RESULT_POLL_SECONDS = 0.01
+
+
+class HarvestClient:
+    """A client of a served harvest file, in any process (see the module docstring).
+
+    Open it with `HarvestClient.open(path)`, as a context manager or with
+    `close()`. Every command is awaited and takes `timeout=` (default
+    ``"10s"``): `CommandTimedOut` (with `command_id`) when no serving process
+    answered in time; the command stays queued and is applied once one does.
+    """
+
+    def __init__(self, path: str, reader: SqliteReader, queue: CommandQueue) -> None:
+        """Use `HarvestClient.open(path)`."""
+        self.path = path
+        self._reader = reader
+        self._queue = queue
+        self.closed = False
+
+    @classmethod
+    def open(cls, path: str | Path) -> HarvestClient:
+        """Open a client of the harvest file at `path` (no lock is taken; nothing is written).
+
+        Raises:
+            NotAHarvestDatabase: no such file, not harvest's, or a schema too
+                old for commands (open it once with SqliteRuntime).
+            SchemaTooNew: written by a newer harvest.
+        """
+        reader = SqliteReader.open(path)
+        try:
+            queue = CommandQueue.open(path)
+        except BaseException:
+            reader.close()
+            raise
+        return cls(str(path), reader, queue)
+
+    def close(self) -> None:
+        """Close the client's connections (safe to call twice)."""
+        if not self.closed:
+            self.closed = True
+            self._queue.close()
+            self._reader.close()
+
+    def __enter__(self) -> HarvestClient:
+        """Use the client in a `with` block; it closes at the end."""
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the client."""
+        self.close()
+
+    # -- starting -------------------------------------------------------------------
+
+    async def start_workflow(
+        self,
+        name: str,
+        input: Any = None,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> ExecutionId:
+        """Start a fresh run of workflow `name`; its id."""
+        args = requests.start(name, input)
+        result: ExecutionId = await self._call("start_workflow", args, timeout)
+        return result
+
+    async def start_workflow_with_id(
+        self,
+        name: str,
+        workflow_id: str,
+        input: Any = None,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> ExecutionId:
+        """Start with a business id, attaching to a RUNNING run of the same name and id."""
+        args = requests.start(name, input, workflow_id)
+        result: ExecutionId = await self._call("start_workflow_with_id", args, timeout)
+        return result
+
+    async def start_workflow_with_reuse_policy(
+        self,
+        name: str,
+        workflow_id: str,
+        input: Any,
+        policy: WorkflowIdReusePolicy | str,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> StartOutcome:
+        """Start under a workflow-id reuse policy (the runtime's matrix)."""
+        args = requests.start_with_policy(name, workflow_id, input, policy)
+        result: StartOutcome = await self._call(
+            "start_workflow_with_reuse_policy", args, timeout
+        )
+        return result
+
+    async def start_workflow_with_options(
+        self,
+        name: str,
+        input: Any,
+        options: StartOptions,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> StartOutcome:
+        """Start with a memo, first search attributes and a reuse policy."""
+        args = requests.start_with_options(name, input, options)
+        result: StartOutcome = await self._call(
+            "start_workflow_with_options", args, timeout
+        )
+        return result
+
+    async def signal_with_start(
+        self,
+        request: SignalWithStart,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> SignalWithStartOutcome:
+        """Signal the RUNNING run of the id, or start one and signal it, in one transaction."""
+        args = requests.signal_with_start(request)
+        result: SignalWithStartOutcome = await self._call(
+            "signal_with_start", args, timeout
+        )
+        return result
+
+    async def update_with_start(
+        self,
+        request: UpdateWithStart,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> UpdateWithStartOutcome:
+        """Start (or attach to) the run of the id and run an update on it, together."""
+        args = requests.update_with_start(request)
+        result: UpdateWithStartOutcome = await self._call(
+            "update_with_start", args, timeout
+        )
+        return result
+
+    # -- talking to runs ------------------------------------------------------------
+
+    async def send_signal(
+        self,
+        exec_id: str | ExecutionId,
+        name: str,
+        payload: Any = None,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> None:
+        """Stage a signal for a RUNNING run."""
+        await self._call(
+            "send_signal", requests.signal(exec_id, name, payload, None), timeout
+        )
+
+    async def send_signal_idempotent(
+        self,
+        exec_id: str | ExecutionId,
+        name: str,
+        payload: Any,
+        key: str | None,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> bool:
+        """Stage a keyed signal; False when this run already holds `key`."""
+        args = requests.signal(exec_id, name, payload, key)
+        result: bool = await self._call("send_signal_idempotent", args, timeout)
+        return result
+
+    async def send_signal_by_workflow_id(
+        self,
+        workflow_name: str,
+        workflow_id: str,
+        name: str,
+        payload: Any = None,
+        key: str | None = None,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> SignalDelivery:
+        """Signal the RUNNING run of (workflow_name, workflow_id); where it went."""
+        args = requests.signal_by_workflow_id(
+            workflow_name, workflow_id, name, payload, key
+        )
+        result: SignalDelivery = await self._call(
+            "send_signal_by_workflow_id", args, timeout
+        )
+        return result
+
+    async def cancel(
+        self,
+        exec_id: str | ExecutionId,
+        reason: str = "",
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> None:
+        """Request a cooperative cancel of a RUNNING run."""
+        await self._call("cancel", requests.ending(exec_id, reason), timeout)
+
+    async def terminate(
+        self,
+        exec_id: str | ExecutionId,
+        reason: str = "",
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> None:
+        """End a RUNNING run TERMINATED at once."""
+        await self._call("terminate", requests.ending(exec_id, reason), timeout)
+
+    async def query(
+        self,
+        exec_id: str | ExecutionId,
+        name: str,
+        arg: Any = None,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> Any:
+        """Answer query `name(arg)` in the serving process (it has the code); writes no event."""
+        return await self._call("query", requests.query(exec_id, name, arg), timeout)
+
+    async def update(
+        self,
+        exec_id: str | ExecutionId,
+        name: str,
+        arg: Any = None,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+    ) -> Any:
+        """Run update `name(arg)` in the serving process; its result."""
+        return await self._call("update", requests.update(exec_id, name, arg), timeout)
+
+    # -- reading --------------------------------------------------------------------
+
+    def outcome(self, exec_id: str | ExecutionId) -> ExecutionOutcome:
+        """The stored outcome of one run, read from the file."""
+        return outcome_of(self._reader.describe(requests.exec_id(exec_id)))
+
+    def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
+        """One run with its payloads as Stored values."""
+        return self._reader.describe(requests.exec_id(exec_id))
+
+    def list_executions(self, flt: ExecutionFilter | None = None) -> ExecutionPage:
+        """One page of runs, newest first, without payloads."""
+        return self._reader.list_executions(flt)
+
+    def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
+        """Every recorded event of the run, in order."""
+        return self._reader.load_history(requests.exec_id(exec_id))
+
+    def data_version(self) -> int:
+        """A number that changes whenever another process commits to the file."""
+        return self._reader.data_version()
+
+    async def result(
+        self,
+        exec_id: str | ExecutionId,
+        *,
+        timeout: Duration | None = None,  # noqa: ASYNC109 - API.md's contract
+    ) -> ExecutionOutcome:
+        """Wait for the run's end, following continue-as-new and retry successors.
+
+        Returns the outcome of the last run of the chain. With `timeout`,
+        raises TimeoutError when the chain has not ended in time.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = (
+            None
+            if timeout is None
+            else loop.time() + to_timedelta(timeout, what="timeout").total_seconds()
+        )
+        current = requests.exec_id(exec_id)
+        seen: int | None = None
+        while True:
+            version = self._reader.data_version()
+            if version != seen:
+                seen = version
+                detail = self._reader.describe(current)
+                if detail.successor is not None:
+                    current = str(detail.successor)
+                    seen = None
+                    continue
+                if detail.state != "RUNNING":
+                    return outcome_of(detail)
+            if deadline is not None and loop.time() >= deadline:
+                raise TimeoutError(f"run {current} has not ended within {timeout}")
+            await asyncio.sleep(RESULT_POLL_SECONDS)
+
+    # -- the command round trip -----------------------------------------------------
+
+    async def _call(
+        self,
+        kind: str,
+        args: dict[str, Any],
+        timeout: Duration,  # noqa: ASYNC109 - the commands pass theirs on
+    ) -> Any:
+        """Queue one command and await its reply (the result, or its typed error)."""
+        seconds = to_timedelta(timeout, what="timeout").total_seconds()
+        text = payloads.dumps(args)
+        command_id = uuid.uuid4().hex
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        self._queue.submit(command_id, kind, text, datetime.now(UTC))
+        seen: int | None = None
+        while True:
+            version = self._queue.data_version()
+            if version != seen:
+                seen = version
+                got = self._queue.reply(command_id)
+                if got is not None and got[0]:
+                    return wire.read_reply(kind, got[1])
+            if loop.time() >= deadline:
+                raise CommandTimedOut(
+                    command_id=command_id, kind=kind, seconds=seconds, path=self.path
+                )
+            await asyncio.sleep(REPLY_POLL_SECONDS)
+
+
+def outcome_of(detail: ExecutionDetail) -> ExecutionOutcome:
+    """The ExecutionOutcome of a described run (the runtime's `outcome`, from a reader)."""
+    if detail.state == "RUNNING":
+        return ExecutionOutcome.Running()
+    if detail.state == "COMPLETED":
+        return ExecutionOutcome.Completed(output=detail.output.value)
+    if detail.state == "FAILED":
+        return ExecutionOutcome.Failed(error=ErrorInfo.from_json(detail.error.value))
+    return ExecutionOutcome.Terminated(state=detail.state)

@@ -1,0 +1,87 @@
+"""Command-queue SQL: a client inserts one row; the serving process applies rows in id order.
+
+The client side (`submit`, `reply`) runs on a client's own connection and
+writes nothing but its one row, in one short transaction; the serving side
+(`pending`, `finish`, `purge_applied`) runs inside the writer's transaction
+that also holds the command's effect (DESIGN "Serving").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harvest_engine.store.protocol import CommandRecord
+from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    import sqlite3
+    from datetime import datetime
+
+
+def submit(
+    conn: sqlite3.Connection, command_id: str, kind: str, args: str, now: datetime
+) -> None:
+    """Queue one command in its own short transaction: wholly queued, or absent."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "INSERT INTO harvest_commands (command_id, kind, args, submitted_at) "
+            "VALUES (?, ?, ?, ?)",
+            (command_id, kind, args, micros(now)),
+        )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def reply(conn: sqlite3.Connection, command_id: str) -> tuple[bool, str | None] | None:
+    """(applied, reply JSON) of a queued command; None when no row has this id."""
+    row = conn.execute(
+        "SELECT applied_at IS NOT NULL, reply FROM harvest_commands WHERE command_id = ?",
+        (command_id,),
+    ).fetchone()
+    return None if row is None else (bool(row[0]), row[1])
+
+
+def pending(conn: sqlite3.Connection, limit: int) -> list[CommandRecord]:
+    """Unapplied commands, oldest first (the partial index holds only these)."""
+    rows = conn.execute(
+        "SELECT id, command_id, kind, args, submitted_at FROM harvest_commands "
+        "WHERE applied_at IS NULL ORDER BY id LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [
+        CommandRecord(
+            id=row[0],
+            command_id=row[1],
+            kind=row[2],
+            args=row[3],
+            submitted_at=from_micros(row[4]),
+        )
+        for row in rows
+    ]
+
+
+def finish(
+    conn: sqlite3.Connection,
+    row_id: int,
+    reply_json: str,
+    exec_id: str | None,
+    now: datetime,
+) -> None:
+    """Mark a command applied with its reply and the run it touched."""
+    conn.execute(
+        "UPDATE harvest_commands SET applied_at = ?, reply = ?, exec_id = ? WHERE id = ?",
+        (micros(now), reply_json, exec_id, row_id),
+    )
+
+
+def purge_applied(conn: sqlite3.Connection, cutoff: datetime, limit: int) -> int:
+    """Delete up to `limit` commands applied before `cutoff`; how many went."""
+    cursor = conn.execute(
+        "DELETE FROM harvest_commands WHERE id IN (SELECT id FROM harvest_commands "
+        "WHERE applied_at IS NOT NULL AND applied_at < ? ORDER BY applied_at LIMIT ?)",
+        (micros(cutoff), limit),
+    )
+    return cursor.rowcount

@@ -1,0 +1,53 @@
+"""When the serving loop must next wake: the earliest due time over every kind of waiting row.
+
+Each source is one indexed read (DESIGN "Serving": the worker sleeps
+precisely). A new kind of deferred work (a backoff column, a new table)
+adds one entry to `DUE_SOURCES`; the serving loop needs no change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harvest_engine.store.sqlite.queries import opt_time
+from harvest_engine.timestamps import micros
+
+if TYPE_CHECKING:
+    import sqlite3
+    from datetime import datetime
+
+# Each source selects one nullable time (microseconds); `:now` is bound to the
+# caller's now, so work that is ready at once reads as due now.
+DUE_SOURCES: tuple[str, ...] = (
+    # the earliest armed timer
+    "SELECT MIN(fire_at) FROM harvest_timers",
+    # an activity task waiting for its retry backoff (or ready now)
+    "SELECT MIN(ready_at) FROM harvest_tasks WHERE status = 'PENDING'",
+    # an execution deadline (the run times out then)
+    "SELECT MIN(deadline) FROM harvest_executions"
+    " WHERE state = 'RUNNING' AND deadline IS NOT NULL",
+    # a run flagged for a decision: now, or its not-before time (a retry's
+    # backoff; a pending cancel skips it, as the decider does)
+    "SELECT MIN(CASE WHEN not_before IS NOT NULL AND cancel_reason IS NULL"
+    " AND not_before > :now THEN not_before ELSE :now END)"
+    " FROM harvest_executions WHERE needs_decision = 1 AND state = 'RUNNING'",
+    # the next slot of an unpaused schedule (a damaged slot is skipped: it only warns)
+    "SELECT MIN(next_fire_at) FROM harvest_schedules"
+    " WHERE paused = 0 AND typeof(next_fire_at) = 'integer'",
+    # a client command waiting to be applied: now
+    "SELECT MIN(:now) FROM harvest_commands WHERE applied_at IS NULL",
+)
+
+
+def earliest_due(
+    conn: sqlite3.Connection, now: datetime, extra: tuple[str, ...] = ()
+) -> datetime | None:
+    """The earliest time any waiting row comes due (maybe in the past); None if none waits."""
+    sources = DUE_SOURCES + extra
+    sql = (
+        "SELECT MIN(t) FROM ("
+        + " UNION ALL ".join(f"SELECT ({source}) AS t" for source in sources)
+        + ")"
+    )
+    row = conn.execute(sql, {"now": micros(now)}).fetchone()
+    return opt_time(row[0])

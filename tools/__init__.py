@@ -1,0 +1,1 @@
+"""Developer tools run from a checkout (screenshots for the README); not shipped in the wheel."""
