@@ -42,6 +42,8 @@ async def tags(ctx: WorkflowContext, _: Any = None) -> list[Any]:
     ctx.upsert_search_attrs({"tier": 2})
     seen.append(ctx.search_attributes())
     await ctx.wait_for_signal("go")
+    ctx.upsert_search_attrs({"tenant": None})
+    seen.append(ctx.search_attributes())
     return seen
 
 
@@ -135,7 +137,7 @@ async def test_search_attributes_show_the_start_ones_and_the_code_upserts(
     _, _, outcome = await park_then_finish_after_a_reopen(open_rt, "tags", options)
 
     assert outcome == ExecutionOutcome.Completed(
-        output=[{"tenant": "acme"}, {"tenant": "acme", "tier": 2}]
+        output=[{"tenant": "acme"}, {"tenant": "acme", "tier": 2}, {"tier": 2}]
     )
 
 
