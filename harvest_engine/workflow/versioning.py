@@ -9,14 +9,19 @@ the old branch and matches what was recorded. The answer is fixed once per
 run (the first call decides), so a run never mixes the branches.
 
 "Went past the point" is judged from the history alone: while the replay
-still has recorded events after the one being applied, the code is
-reproducing the past; at the history's end it is deciding something new.
+still has a recorded command (or the run's ending) after the event being
+applied, the code that ran there went on and decided more, so it is
+reproducing the past. Inputs recorded later (a completion, a signal) do not
+count: a decision takes in every stored input before its commands, so code
+reached after an earlier input of the same decision is deciding something
+new, as on the live drive.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harvest_engine.events import COMMAND_EVENTS, TERMINAL_EVENTS
 from harvest_engine.workflow.commands import Command
 
 if TYPE_CHECKING:
@@ -57,12 +62,14 @@ class PatchBook:
         # applied that no call claimed (the code asks for them later now).
         self._upcoming: set[str] = set()
         self._passed: set[str] = set()
-        self.replay_end = 0
+        # The last recorded event the run's code decided (a command or its ending).
+        self.decided_until = 0
 
     def expect(self, events: Iterable[HistoryEvent]) -> None:
         """Note the recorded events the instance is about to replay, in order."""
         for event in events:
-            self.replay_end = max(self.replay_end, event.seq)
+            if event.type in COMMAND_EVENTS or event.type in TERMINAL_EVENTS:
+                self.decided_until = max(self.decided_until, event.seq)
             patch_id = marker_patch_id(event)
             if patch_id is not None:
                 self._upcoming.add(patch_id)
@@ -84,7 +91,7 @@ class PatchBook:
             command = marker_command(patch_id)
         elif patch_id in self._passed:
             answer = True
-        elif applied_seq < self.replay_end:
+        elif applied_seq < self.decided_until:
             # The old code went on from here and recorded no marker.
             answer = False
         else:
@@ -103,7 +110,7 @@ class PatchBook:
         if patch_id in self._decided:
             return None
         self._decided[patch_id] = True
-        if patch_id in self._upcoming or applied_seq >= self.replay_end:
+        if patch_id in self._upcoming or applied_seq >= self.decided_until:
             return marker_command(patch_id)
         return None
 

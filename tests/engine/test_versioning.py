@@ -7,6 +7,7 @@ reopens it with another function registered under the same workflow name
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -209,6 +210,29 @@ async def test_a_run_parked_right_at_the_patch_point_takes_the_new_branch(
     # The old code recorded nothing past its wait: the new code decides here.
     assert await finish(rt, parked) == ExecutionOutcome.Completed(output=["two-fast"])
     assert markers(rt, parked) == ["fast-two"]
+
+
+async def test_a_new_run_resumed_by_an_earlier_of_two_stored_completions_takes_the_new_branch(
+    open_rt: Open,
+) -> None:
+    @workflow(name="order")
+    async def two_at_once(ctx: WorkflowContext, _: Any = None) -> list[Any]:
+        first = asyncio.ensure_future(ctx.execute_activity(step, "a"))
+        second = asyncio.ensure_future(ctx.execute_activity(step, "b"))
+        got = [await first, ctx.patched("p")]  # resumed by the first completion
+        got.append(await second)
+        return got
+
+    rt = opened(open_rt, two_at_once)
+    exec_id = rt.start_workflow("order")
+
+    # Both completions are stored before the decision that takes them in.
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(
+        output=["a", True, "b"]
+    )
+    assert markers(rt, str(exec_id)) == ["p"]
+    rt = reopen(rt, open_rt, two_at_once)
+    assert WorkflowReplayer([two_at_once]).replay(rt.load_history(exec_id)).closed
 
 
 async def test_the_first_answer_holds_for_the_whole_run(open_rt: Open) -> None:
