@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -83,7 +84,21 @@ async def leaves_child_behind(ctx: WorkflowContext, policy: str | None) -> str:
     return "child finished"
 
 
+@workflow
+async def detached_with_options(ctx: WorkflowContext, _: Any = None) -> str:
+    child = await ctx.spawn_child_workflow_detached(
+        fails_first_attempt,
+        None,
+        "abandon",
+        workflow_id="nightly-1",
+        retry=RetryPolicy(max_attempts=2, initial_interval="1s"),
+        execution_timeout="1h",
+    )
+    return str(child)
+
+
 WORKFLOWS = [
+    detached_with_options,
     waits_for_go,
     names_itself,
     fails_first_attempt,
@@ -192,6 +207,26 @@ async def test_a_childs_execution_timeout_times_it_out(
 
     assert rt.describe(child).state == "TIMED_OUT"
     assert state == RunState.Completed(output={"error": "WorkflowExecutionTimeout"})
+
+
+async def test_a_detached_child_takes_the_same_options(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = opened(open_rt)
+    parent = rt.start_workflow("detached_with_options")
+    state = await rt.run_until_blocked(parent)
+    assert isinstance(state, RunState.Completed)
+    child = state.output
+
+    first = rt.describe(child)
+    assert first.workflow_id == "nightly-1"
+    assert first.deadline == clock.now() + timedelta(hours=1)
+    await rt.run_until_blocked(child)
+    assert rt.describe(child).state == "FAILED"  # attempt 1 fails; a retry follows
+    retry = rt.successor(child)
+    assert retry is not None
+    clock.advance(1)
+    assert await rt.run_until_blocked(retry) == RunState.Completed(output=2)
 
 
 @pytest.mark.parametrize(
