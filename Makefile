@@ -1,5 +1,5 @@
 # harvest: set up and check everything from a fresh Debian/Ubuntu machine.
-#   make run    system packages + .venv, then the desktop app
+#   make run    system packages + .venv, then the desktop app (make run-virtual: on Xvfb)
 #   make lint   ruff, mypy --strict and the import contracts (STYLE §20)
 #   make test   system packages + .venv, then `make lint` and the test suite
 
@@ -19,9 +19,16 @@ QT_APT_OFFSCREEN := libglib2.0-0 libegl1 libgl1 libx11-6 libxkbcommon0 libfontco
 QT_APT_XCB := libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-render-util0 \
 	libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 libxkbcommon-x11-0 libx11-xcb1 libxcb1 \
 	libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb-glx0 xvfb xauth
-APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB)
+# (3) make bench counts fdatasync calls with strace (issue 13's commit rows).
+BENCH_APT := strace
+APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB) $(BENCH_APT)
 
-.PHONY: venv system-deps lint ruff types contracts test run screenshots bench clean distclean
+# The peer engine the benchmarks compare with, in a venv of its own (shared/peers/README.md).
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed-dbos
+DBOS_VERSION ?= 3.4.0
+
+.PHONY: venv system-deps lint ruff types contracts test run run-virtual screenshots bench clean distclean
 
 # --- environment --------------------------------------------------------------------------
 
@@ -76,18 +83,30 @@ test: system-deps venv lint
 
 # --- running ------------------------------------------------------------------------------
 
-# With no display (a headless box, CI), the app still starts on a virtual X server.
+# With no display (SSH, a container, CI) the app says so and how to see it, and exits 2.
 run: system-deps venv
-	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then $(BIN)/harvest-gui; \
-	else echo "make run: no display found; starting on a virtual X server (xvfb-run)"; \
-	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/harvest-gui; fi
+	$(BIN)/harvest-gui
+
+# The app on a virtual 1366x768 X screen: nothing is visible; it prints how to picture it.
+run-virtual: system-deps venv
+	xvfb-run -a -s "-screen 0 1366x768x24" sh -c 'echo "harvest-gui runs on the virtual display $$DISPLAY (invisible)."; \
+	echo "Picture it: DISPLAY=$$DISPLAY import -window root shot.png (imagemagick). Stop: Ctrl+C."; \
+	QT_QPA_PLATFORM=xcb exec $(BIN)/harvest-gui'
 
 screenshots: system-deps venv
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots resources/screenshots
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots_part2 resources/screenshots
 
-bench: system-deps venv
-	$(BIN)/python -m bench
+# Prints every benchmark row; issue 13's rows beside DBOS from the same run
+# (bench/peers_bench.py: PEERS_DIR, default ../shared/peers, holds bench_dbos.py).
+bench: system-deps venv $(PEERS_STAMP)
+	PEERS_PYTHON=$(CURDIR)/$(PEERS_VENV)/bin/python $(BIN)/python -m bench
+
+$(PEERS_STAMP):
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install --quiet 'dbos==$(DBOS_VERSION)'
+	touch $@
 
 # --- cleaning -----------------------------------------------------------------------------
 
@@ -97,4 +116,4 @@ clean:
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(PEERS_VENV)

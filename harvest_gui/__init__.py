@@ -4,4 +4,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+APP_TITLE = "harvest inspector"
+"""The application's display name: the platform appends it to every window title."""
+
+__all__ = ["APP_TITLE", "__version__"]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from harvest_gui import __version__
+from harvest_gui.display import missing_display
 
 EPILOG = """\
 With no PATH, the demo workspace opens: a file in your data folder with the
@@ -50,6 +52,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `harvest-gui` and `python -m harvest_gui`."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    problem = missing_display(os.environ)
+    if problem is not None:
+        print(problem, file=sys.stderr, end="")
+        return 2
     from harvest_gui.app import run
 
     return run(args.path, args.read_only, args.app)

@@ -16,12 +16,14 @@ os.environ.setdefault(
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import qasync
-from PySide6.QtCore import QStandardPaths, Qt, QTimer
+from PySide6.QtCore import QStandardPaths, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from harvest_gui import __version__, async_bridge, theme
+from harvest_engine import HarvestError
+from harvest_gui import APP_TITLE, __version__, async_bridge, theme
 from harvest_gui.settings import APPLICATION, ORGANIZATION, Settings
+from harvest_gui.views.dialogs import error_texts, message_box
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -42,7 +44,7 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     )
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
-    app.setApplicationDisplayName("harvest inspector")
+    app.setApplicationDisplayName(APP_TITLE)
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("harvest-gui")
     icon = resource_path("icons/harvest.svg")
@@ -89,23 +91,39 @@ def open_demo(window: MainWindow) -> bool:
     return True
 
 
+def show_error(window: MainWindow, exc: BaseException) -> QMessageBox | None:
+    """Show an error met while the window works; the window stays usable.
+
+    One box at a time (an error met on every poll must not stack boxes up);
+    None when one is already showing.
+    """
+    shown = window.findChild(QMessageBox, "errorBox")
+    if shown is not None and shown.isVisible():
+        return None
+    title, headline, detail = error_texts(exc)
+    file_trouble = isinstance(exc, HarvestError)
+    box = message_box(
+        window,
+        QMessageBox.Icon.Warning if file_trouble else QMessageBox.Icon.Critical,
+        title,
+        headline,
+        detail,
+    )
+    box.setObjectName("errorBox")
+    if not file_trouble:  # a bug: its traceback, for the report
+        box.setDetailedText(
+            "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        )
+    window.last_dialog = box
+    box.open()
+    return box
+
+
 def install_error_presenter(window: MainWindow) -> None:
     """Show unexpected errors in the window instead of a console traceback."""
 
     def present(exc: BaseException) -> None:
-        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        box = QMessageBox(
-            QMessageBox.Icon.Critical,
-            "Unexpected error",
-            str(exc) or type(exc).__name__,
-            QMessageBox.StandardButton.Ok,
-            window,
-        )
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setInformativeText("This is a bug in harvest inspector; please report it.")
-        box.setDetailedText(text)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
+        show_error(window, exc)
 
     def hook(
         kind: type[BaseException], exc: BaseException, tb: TracebackType | None

@@ -92,7 +92,11 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     session.runtime.start_workflow_with_id("process_order", "ORD-1003-twin", big_input)
     session.refresh()
     await _settle(4.5)  # both large orders reserve, cool off, then wait for approval
-    session.runtime.send_signal(_exec_of(session, "ORD-1003-twin"), "approve", "no")
+    session.runtime.send_signal(
+        _exec_of(session, "ORD-1003-twin"),
+        "approve",
+        {"approved": False, "by": "ops", "note": "over budget"},
+    )
     await _settle(3.0)
     saved: list[Path] = []
     big = _exec_of(session, "ORD-1003")

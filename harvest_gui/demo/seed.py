@@ -10,7 +10,12 @@ from harvest_engine import (
     WorkflowLogPolicy,
     WorkflowSchedule,
 )
-from harvest_gui.demo.workflows import ACTIVITIES, WORKFLOWS, order_status
+from harvest_gui.demo.workflows import (
+    ACTIVITIES,
+    WORKFLOWS,
+    apply_discount,
+    order_status,
+)
 
 if TYPE_CHECKING:
     from harvest_engine import ExecutionId, SqliteRuntime
@@ -64,6 +69,7 @@ def register(rt: SqliteRuntime) -> None:
     for act in ACTIVITIES:
         rt.register_activity(act)
     rt.register_query(order_status)
+    rt.register_update(apply_discount)
     # Keep `ctx.log` lines so the Logs tab has something to show.
     rt.set_workflow_log_policy(WorkflowLogPolicy(max_lines=200))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from harvest_engine import (
@@ -13,11 +14,29 @@ from harvest_engine import (
     WorkflowContext,
     activity,
     query,
+    update,
     workflow,
 )
 
 APPROVAL_LIMIT = 100.0
 """Orders above this total wait for an "approve" signal."""
+
+
+@dataclass
+class Approval:
+    """The payload of the demo's "approve" signal (the signal form offers its fields)."""
+
+    approved: bool = True
+    by: str = "ops"
+    note: str = ""
+
+
+@dataclass
+class Discount:
+    """The argument of the demo's "apply_discount" update."""
+
+    percent: float
+    reason: str = ""
 
 
 @activity(
@@ -105,10 +124,13 @@ async def process_order(ctx: WorkflowContext, order: dict[str, Any]) -> str:
     if total > APPROVAL_LIMIT:
         status["stage"] = "waiting for approval"
         ctx.log("large order: waiting for the approve signal")
-        decision = await ctx.wait_for_signal("approve")
-        if decision not in (True, "yes", "approved"):
+        decision = await ctx.receive_signal("approve", Approval)
+        if not decision.approved:
             status["stage"] = "rejected"
-            raise ApplicationError(f"order rejected: {decision!r}", type="Rejected")
+            why = f" ({decision.note})" if decision.note else ""
+            raise ApplicationError(
+                f"order rejected by {decision.by}{why}", type="Rejected"
+            )
     status["stage"] = "charging"
     payment = await ctx.execute_activity(charge_card, order)
     status["stage"] = "charged, writing the confirmation"
@@ -124,6 +146,21 @@ async def process_order(ctx: WorkflowContext, order: dict[str, Any]) -> str:
 def order_status(ctx: WorkflowContext, _: Any = None) -> str:
     """A query handler the inspector can call (part 2 adds the query form)."""
     return "running"
+
+
+@update(workflow="process_order")
+def apply_discount(ctx: WorkflowContext, discount: Discount) -> dict[str, Any]:
+    """An update to try in the inspector: checked, recorded in the history, answered.
+
+    A percent outside 0-50 fails the update (the form shows the typed error);
+    the run itself goes on either way.
+    """
+    if not 0 < discount.percent <= 50:
+        raise ApplicationError(
+            f"a discount must be above 0 and at most 50 percent, got {discount.percent}",
+            type="DiscountRefused",
+        )
+    return {"discount_percent": discount.percent, "reason": discount.reason or "none"}
 
 
 @workflow

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QPushButton,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -24,12 +25,12 @@ from harvest_gui.forms.payload_input import (
     Parsed,
     fields_to_json,
     form_fields,
+    friendly_label,
     is_form_dataclass,
     json_to_fields,
     parse_json,
     parse_typed,
     skeleton,
-    type_label,
 )
 
 
@@ -42,10 +43,16 @@ class PayloadEditor(QWidget):
 
     validity_changed = Signal(bool)
 
-    def __init__(self, name: str, *, object_json: bool = False) -> None:
+    def __init__(
+        self, name: str, *, object_json: bool = False, blank_is_null: bool = True
+    ) -> None:
         super().__init__()
         self.setObjectName(name)
         self.object_json = object_json
+        # False where an empty box sending null surprised users (a signal's payload):
+        # there null must be typed.
+        self.blank_is_null = blank_is_null
+        self.template = ""
         self.hint: Any = None
         self.specs: list[FieldSpec] = []
         self.field_widgets: dict[str, QLineEdit | QCheckBox] = {}
@@ -70,6 +77,12 @@ class PayloadEditor(QWidget):
         )
         self.raw_toggle.toggled.connect(self.on_raw_toggled)
         self.raw_toggle.hide()
+        self.template_button = QPushButton()
+        self.template_button.setObjectName(f"{name}TemplateButton")
+        self.template_button.setFlat(True)
+        self.template_button.setStyleSheet("text-align: left; color: palette(link);")
+        self.template_button.clicked.connect(self.use_template)
+        self.template_button.hide()
         self.status = QLabel()
         self.status.setObjectName(f"{name}Status")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -77,6 +90,7 @@ class PayloadEditor(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.raw_toggle)
+        layout.addWidget(self.template_button)
         layout.addWidget(self.stack)
         layout.addWidget(self.status)
         self._valid = True
@@ -114,6 +128,18 @@ class PayloadEditor(QWidget):
         self.raw.setPlainText(skeleton(hint) if has_fields else "")
         self.stack.setCurrentIndex(1 if has_fields else 0)
         self.on_changed()
+
+    def set_template(self, text: str, what: str) -> None:
+        """Offer `text` (JSON) as a starting point, e.g. the last run's input; "" offers none."""
+        self.template = text
+        self.template_button.setText(f"Fill in {what}")
+        self.template_button.setToolTip(text[:2000])
+        self.template_button.setVisible(bool(text) and not self.field_mode)
+
+    def use_template(self) -> None:
+        """Put the offered template in the box."""
+        if self.template:
+            self.set_text(self.template)
 
     @property
     def field_mode(self) -> bool:
@@ -172,6 +198,8 @@ class PayloadEditor(QWidget):
             if not parsed.ok:
                 return parsed
             return parse_typed(json.dumps(parsed.value), self.hint)
+        if not self.blank_is_null and not self.raw.toPlainText().strip():
+            return Parsed(None, "empty: type the JSON to send (null sends no value)")
         parsed = parse_typed(self.raw.toPlainText(), self.hint)
         wrong_shape = self.object_json and not isinstance(
             parsed.value, (dict, type(None))
@@ -182,11 +210,12 @@ class PayloadEditor(QWidget):
 
     def on_changed(self) -> None:
         """Validate as the user types."""
+        self.template_button.setVisible(bool(self.template) and not self.field_mode)
         parsed = self.value()
         if parsed.ok:
-            what = type_label(self.hint) if self.hint is not None else "JSON"
+            what = friendly_label(self.hint)
             blank = not self.field_mode and not self.raw.toPlainText().strip()
-            self.status.setText("empty: sends null" if blank else f"valid {what}")
+            self.status.setText("empty: sends null" if blank else f"valid: {what}")
             self.status.setStyleSheet("color: palette(mid);")
         else:
             self.status.setText(parsed.error or "")

@@ -66,6 +66,33 @@ def type_label(hint: Any) -> str:
     return str(hint).replace("typing.", "")
 
 
+def friendly_label(hint: Any) -> str:
+    """What an annotation asks for, in a user's words: ``a JSON object``, ``a whole number``."""
+    if hint is None or hint is Any:
+        return "JSON"
+    optional, inner = _is_optional(hint)
+    if optional:
+        return f"{friendly_label(inner)} or null"
+    origin = typing.get_origin(hint)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return f"{hint.__name__} (a JSON object with its fields)"
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return "one of " + ", ".join(json.dumps(m.value) for m in hint)
+    words = {
+        bool: "true or false",
+        int: "whole number",
+        float: "number",
+        str: "text (in double quotes)",
+    }
+    if hint in words:
+        return words[hint]
+    if hint in (list, tuple) or origin in (list, tuple, typing.Sequence):
+        return "JSON list"
+    if hint is dict or origin in (dict, typing.Mapping):
+        return "JSON object"
+    return type_label(hint)
+
+
 def _is_optional(hint: Any) -> tuple[bool, Any]:
     """(whether `hint` admits None, the hint without None)."""
     origin = typing.get_origin(hint)

@@ -9,7 +9,8 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import send_signal, workflow_info
 from harvest_gui.forms.payload_editor import PayloadEditor
-from harvest_gui.inspect.signal_names import suggest_signals
+from harvest_gui.inspect.formatting import json_text
+from harvest_gui.inspect.signal_names import signal_types_in_code, suggest_signals
 
 
 class SignalDialog(ActionDialog):
@@ -19,11 +20,15 @@ class SignalDialog(ActionDialog):
         succeeded(bool): True when staged, False when the key was already used.
     """
 
+    client_ok = True
+
     def __init__(
         self, session: Any, exec_id: str, parent: QWidget | None = None
     ) -> None:
         super().__init__(session, "Send signal", "&Send", "signalDialog", parent)
         self.exec_id = exec_id
+        self.types: dict[str, Any] = {}
+        self.last_payloads: dict[str, Any] = {}
         self.run_label = QLineEdit(exec_id)
         self.run_label.setObjectName("signalRun")
         self.run_label.setReadOnly(True)
@@ -38,7 +43,7 @@ class SignalDialog(ActionDialog):
             line_edit is not None
         ):  # always: setEditable(True) above gave the combo its line edit
             line_edit.setPlaceholderText("signal name")
-        self.payload = PayloadEditor("signalPayload")
+        self.payload = PayloadEditor("signalPayload", blank_is_null=False)
         self.key = QLineEdit()
         self.key.setObjectName("signalKeyEdit")
         self.key.setAccessibleName("Idempotency key")
@@ -47,8 +52,9 @@ class SignalDialog(ActionDialog):
         self.form.addRow("&Name", self.name)
         self.form.addRow("&Payload", self.payload)
         self.form.addRow("Idempotency &key", self.key)
-        self.name.currentTextChanged.connect(lambda _t: self.refresh_submit())
+        self.name.currentTextChanged.connect(self.on_name_changed)
         self.payload.validity_changed.connect(lambda _ok: self.refresh_submit())
+        self.on_name_changed(self.name.currentText())
         self.check_writable()
         self.refresh_submit()
 
@@ -60,7 +66,32 @@ class SignalDialog(ActionDialog):
         except Exception:  # a purged run: the form still opens and the send reports it
             return []
         info = workflow_info(self.session, detail.workflow_name)
+        self.types = signal_types_in_code(info.fn if info else None)
+        for event in history:
+            if event.type == "SignalReceived":
+                self.last_payloads[str(event.attrs.get("name"))] = event.attrs.get(
+                    "payload"
+                )
         return suggest_signals(info.fn if info else None, history, staged)
+
+    def on_name_changed(self, name: str) -> None:
+        """Type the payload after the signal (fields for a dataclass) and offer a template.
+
+        The template is the payload this run last received under the name, for a
+        signal whose code declares no type.
+        """
+        name = name.strip()
+        hint = self.types.get(name)
+        if hint is not self.payload.hint:  # (re-typing would clear what was typed)
+            self.payload.set_type(hint)
+        if name in self.last_payloads:
+            self.payload.set_template(
+                json_text(self.last_payloads[name]),
+                f"the payload of the last {name!r} signal",
+            )
+        else:
+            self.payload.set_template("", "")
+        self.refresh_submit()
 
     def can_submit(self) -> bool:
         """A name and a valid payload."""
@@ -73,13 +104,18 @@ class SignalDialog(ActionDialog):
             raise ValueError(f"payload: {parsed.error}")
         name = self.name.currentText().strip()
         key = self.key.text().strip() or None
-        staged = send_signal(self.session, self.exec_id, name, parsed.value, key)
-        if staged:
-            self.show_result(
-                f"Signal {name!r} staged; the run takes it in on its next drive."
-            )
-        else:
-            self.show_result(
-                f"Not staged: this run already received a signal with key {key!r}."
-            )
-        return staged
+
+        def report(staged: bool) -> bool:
+            if staged:
+                self.show_result(
+                    f"Signal {name!r} staged; the run takes it in on its next drive."
+                )
+            else:
+                self.show_result(
+                    f"Not staged: this run already received a signal with key {key!r}."
+                )
+            return staged
+
+        return self.then(
+            send_signal(self.session, self.exec_id, name, parsed.value, key), report
+        )

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
-from harvest_engine import WorkflowIdReusePolicy
+from harvest_engine import ExecutionFilter, HarvestError, WorkflowIdReusePolicy
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import (
     NO_CODE_REASON,
@@ -17,6 +17,10 @@ from harvest_gui.forms.commands import (
     workflow_infos,
 )
 from harvest_gui.forms.payload_editor import PayloadEditor
+from harvest_gui.inspect.formatting import json_text
+
+if TYPE_CHECKING:
+    from harvest_engine import StartOutcome
 
 REUSE_HELP = {
     WorkflowIdReusePolicy.ALLOW_DUPLICATE: "attach to a running run of the id; else start fresh",
@@ -32,6 +36,8 @@ class StartWorkflowDialog(ActionDialog):
     Signals:
         succeeded(StartOutcome): the run started (or attached to a running one).
     """
+
+    client_ok = True
 
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
         super().__init__(
@@ -75,7 +81,29 @@ class StartWorkflowDialog(ActionDialog):
         """Type the input after the workflow's annotation."""
         info = workflow_info(self.session, name)
         self.input.set_type(None if info is None else info.input_type)
+        template = self.last_input(name) if name else None
+        if template is None:
+            self.input.set_template("", "")
+        else:
+            self.input.set_template(
+                json_text(template[1]), f"the input of the last run ({template[0]})"
+            )
         self.refresh_submit()
+
+    def last_input(self, name: str) -> tuple[str, Any] | None:
+        """(workflow id, input) of the newest run of `name` in the file, or None."""
+        try:
+            page = self.session.list_executions(
+                ExecutionFilter().workflow_name(name).limit(1)
+            )
+            if not page.executions:
+                return None
+            detail = self.session.describe(page.executions[0].exec_id)
+        except (HarvestError, OSError):  # no template: the form works without one
+            return None
+        if detail.input.is_null or detail.input.is_unreadable:
+            return None
+        return detail.workflow_id, detail.input.value
 
     def can_submit(self) -> bool:
         """A workflow is chosen and every JSON box is valid."""
@@ -110,11 +138,14 @@ class StartWorkflowDialog(ActionDialog):
 
     def submit(self) -> Any:
         """Start the run and say what happened."""
-        outcome = start_workflow(self.session, self.request())
-        how = (
-            "Started a new run"
-            if outcome.started_fresh
-            else "Attached to the running run"
-        )
-        self.show_result(f"{how}: {outcome.exec_id}")
-        return outcome
+
+        def report(outcome: StartOutcome) -> StartOutcome:
+            how = (
+                "Started a new run"
+                if outcome.started_fresh
+                else "Attached to the running run"
+            )
+            self.show_result(f"{how}: {outcome.exec_id}")
+            return outcome
+
+        return self.then(start_workflow(self.session, self.request()), report)

@@ -77,6 +77,11 @@ LABEL_CHARS = 500
 """The most of one value a label or a table cell holds (a megabyte id would stall painting)."""
 
 
+def count(n: int, one: str, many: str | None = None) -> str:
+    """``1 schedule``, ``2 schedules``, ``3 mutexes`` (with `many` given)."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
 def capped(text: str, limit: int = LABEL_CHARS) -> str:
     """`text` cut to `limit` characters, saying how long it was when it is cut."""
     if len(text) <= limit:
@@ -110,6 +115,30 @@ def breakable(text: str, every: int = 60) -> str:
                 run = 1
         out.append(ch)
     return "".join(out)
+
+
+def attributes_text(stored: Stored, limit: int = 200) -> str:
+    """Search attributes as ``customer=acme, total=120.5`` (a cell: keys stay readable).
+
+    The JSON form, cut in its middle, read ``{"cust…er": …}`` in the run list.
+    """
+    if stored.is_null or stored.is_unreadable or not isinstance(stored.value, dict):
+        return one_line(stored, limit)
+    parts = [
+        f"{key}={value if isinstance(value, str) else json_text(value, None)}"
+        for key, value in stored.value.items()
+    ]
+    text = ", ".join(parts)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+FIT_CHARS = 200
+"""Longer label lines are capped and given break points (a megabyte name, issue 17)."""
+
+
+def fit_line(text: str) -> str:
+    """`text` as is, or capped with break points so a label neither stalls nor widens."""
+    return text if len(text) <= FIT_CHARS else breakable(capped(text))
 
 
 def truncate(text: str, limit: int = TRUNCATE_AT) -> tuple[str, bool]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import textwrap
+import typing
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -80,3 +82,76 @@ def suggest_signals(
         if name and name not in out:
             out.append(name)
     return out
+
+
+_TYPED_SIGNAL_CALLS = {"receive_signal": 1, "receive_signal_timeout": 2}
+"""Calls whose payload type is an argument: its position (it may also be ``type=``)."""
+
+
+def signal_types_in_code(fn: Callable[..., Any] | None) -> dict[str, Any]:
+    """The payload type each signal is read as, where the code says it.
+
+    ``ctx.receive_signal("approve", Approval)`` gives ``{"approve": Approval}``;
+    ``ctx.register_signal_handler("note", on_note)`` gives the annotation of
+    ``on_note``'s first parameter when ``on_note`` is a module-level function.
+    A type is looked up by name in the workflow's module only (nothing is
+    evaluated), so an expression or a local class gives no type.
+    """
+    if fn is None:
+        return {}
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    scope = getattr(fn, "__globals__", {})
+    found: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            continue
+        name, call = node.args[0].value, node.func.attr
+        expr: ast.expr | None = None
+        if call in _TYPED_SIGNAL_CALLS:
+            at = _TYPED_SIGNAL_CALLS[call]
+            expr = node.args[at] if len(node.args) > at else None
+            for kw in node.keywords:
+                if kw.arg == "type":
+                    expr = kw.value
+            hint = _resolve(expr, scope)
+        elif call == "register_signal_handler" and len(node.args) > 1:
+            hint = _first_param_type(_resolve(node.args[1], scope))
+        else:
+            continue
+        if hint is not None and name not in found:
+            found[name] = hint
+    return found
+
+
+def _resolve(expr: ast.expr | None, scope: dict[str, Any]) -> Any:
+    """A dotted name looked up in `scope` (then builtins); None for anything else."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.insert(0, expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    value = scope.get(expr.id, getattr(builtins, expr.id, None))
+    for part in parts:
+        value = getattr(value, part, None)
+    return value
+
+
+def _first_param_type(handler: Any) -> Any:
+    if not callable(handler):
+        return None
+    try:
+        hints = typing.get_type_hints(handler)
+        params = list(inspect.signature(handler).parameters)
+    except (NameError, TypeError, ValueError):
+        return None
+    return hints.get(params[0]) if params else None

@@ -269,15 +269,15 @@ class RunListModel(QAbstractTableModel):
     @staticmethod
     def _format(r: ExecutionSummary) -> tuple[str, ...]:
         return (
-            r.workflow_name,
-            r.workflow_id,
+            formatting.middle(r.workflow_name, 200),
+            formatting.middle(r.workflow_id, 400),  # a megabyte id never reaches a cell
             str(r.exec_id),
             r.state,
             formatting.when(r.started_at),
             formatting.when(r.closed_at),
             formatting.duration(_duration(r)),
             str(r.attempt),
-            formatting.one_line(r.search_attributes),
+            formatting.attributes_text(r.search_attributes),
         )
 
     def _sort_value(self, row: int, col: int) -> Any:

@@ -48,8 +48,9 @@ class CostsView(QWidget):
         self.model.set_records(rows)
         if totals.calls:
             self.totals.setText(
-                f"Total: {totals.calls} calls, {totals.input_tokens:,} input tokens, "
-                f"{totals.output_tokens:,} output tokens, "
+                f"Total: {formatting.count(totals.calls, 'call')}, "
+                f"{formatting.count(totals.input_tokens, 'input token')}, "
+                f"{formatting.count(totals.output_tokens, 'output token')}, "
                 f"{formatting.duration(totals.latency)} of model latency"
             )
         else:

@@ -10,11 +10,13 @@ from PySide6.QtCore import Qt, qVersion
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from harvest_engine import (
+    DatabaseCorrupt,
     DatabaseLocked,
     HarvestError,
     HarvestInternalError,
     NotAHarvestDatabase,
     SchemaTooNew,
+    StorageError,
 )
 from harvest_engine import (
     __version__ as engine_version,
@@ -70,21 +72,64 @@ def open_error_text(path: Path, exc: BaseException) -> tuple[str, str]:
     return (f"{path.name} could not be opened.", f"{type(exc).__name__}: {exc}")
 
 
+def error_texts(exc: BaseException) -> tuple[str, str, str]:
+    """(title, headline, explanation) for an error met while the window works.
+
+    The file's own troubles (a full disk, a damaged page, a vanished file) are
+    said as such: they are not bugs, and the window goes on. Anything else is
+    an unexpected error, with its traceback for a report.
+    """
+    if isinstance(exc, DatabaseCorrupt):
+        return (
+            "Damaged file",
+            "Part of the file is damaged.",
+            f"{exc}\n\nThe rest of the file can still be read. Runs with damaged rows "
+            "are marked in the list; a backup copy is the way to get their data back.",
+        )
+    if isinstance(exc, StorageError):
+        return (
+            "Storage problem",
+            "The file could not be read or written.",
+            f"{exc}\n\nNothing half-done was kept. Free some disk space or fix the "
+            "file's permissions, then press F5 (Refresh) or reopen the file.",
+        )
+    if isinstance(exc, HarvestInternalError):
+        return (
+            "Unexpected error",
+            str(exc) or type(exc).__name__,
+            "This is a bug in harvest; please report it with this message.",
+        )
+    if isinstance(exc, HarvestError):
+        return ("Cannot do that", str(exc) or type(exc).__name__, "")
+    return (
+        "Unexpected error",
+        str(exc) or type(exc).__name__,
+        "This is a bug in harvest inspector; please report it.",
+    )
+
+
 def locked_box(parent: QWidget, path: Path, exc: DatabaseLocked) -> QMessageBox:
-    """Offer read-only mode for a file another writer holds."""
+    """Offer client mode (act through the process that serves it) or read-only mode."""
+    holder = getattr(exc, "holder_pid", None)
+    who = "another harvest writer" + ("" if holder is None else f" (process {holder})")
     box = message_box(
         parent,
         QMessageBox.Icon.Question,
         "File in use",
-        f"{path.name} is open in another harvest writer.",
-        f"{exc}\n\nOpen it read-only? The views will follow the other writer live; "
-        "nothing will be written.",
+        f"{path.name} is open in {who}.",
+        f"Only one writer at a time may open a harvest file (its lock file is "
+        f"{getattr(exc, 'lock_path', path.name + '.lock')}).\n\nOpen it as a client? If that process serves the file "
+        "(rt.serve(), a harvest inspector window), this window can start, signal, "
+        "cancel, terminate, query and update its runs through it.\n\nOr open it "
+        "read-only: the views follow the other writer live; nothing is written.",
     )
     box.setStandardButtons(
         QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel
     )
     box.button(QMessageBox.StandardButton.Open).setText("Open read-only")
-    box.setDefaultButton(QMessageBox.StandardButton.Open)
+    client = box.addButton("Open as client", QMessageBox.ButtonRole.YesRole)
+    client.setObjectName("openAsClient")
+    box.setDefaultButton(client)
     return box
 
 

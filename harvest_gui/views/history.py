@@ -171,6 +171,17 @@ class HistoryView(QWidget):
             self.type_filter.blockSignals(False)
         self.apply_filters(keep_page=True)
 
+    def reset_filters(self) -> None:
+        """Clear the type, name and regex filters (another run is about to show)."""
+        for widget in (self.type_filter, self.text_filter, self.regex_check):
+            widget.blockSignals(True)
+        self.type_filter.setCurrentIndex(0)
+        self.text_filter.clear()
+        self.regex_check.setChecked(False)
+        for widget in (self.type_filter, self.text_filter, self.regex_check):
+            widget.blockSignals(False)
+        self.apply_filters()
+
     def query(self) -> HistoryQuery:
         """The filters as a `HistoryQuery`."""
         chosen = self.type_filter.currentText()

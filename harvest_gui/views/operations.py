@@ -6,8 +6,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QStandardPaths, Qt
-from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QGuiApplication,
+    QKeySequence,
+    QShortcut,
+)
+from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QWidget
 
 from harvest_gui import driving
 from harvest_gui.async_bridge import async_slot
@@ -230,6 +236,9 @@ class Operations(QObject):
         succeeded = getattr(widget, "succeeded", None)
         if succeeded is not None:
             succeeded.connect(self.on_changed)
+        if not isinstance(widget, QDialog):  # a dialog closes on Escape by itself
+            escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), widget)
+            escape.activated.connect(widget.close)
         if not widget.testAttribute(Qt.WidgetAttribute.WA_Resized):
             widget.adjustSize()  # the size show() would give it, so fitting sees it
         fit_on_screen(widget, over=self.window)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from harvest_engine import ExecutionNotFound
-from harvest_gui.inspect.formatting import middle
+from harvest_engine import DatabaseCorrupt, ExecutionNotFound
+from harvest_gui.inspect.formatting import fit_line, middle
 from harvest_gui.inspect.waiting import FileRows
 from harvest_gui.views.costs import CostsView
 from harvest_gui.views.elided import ElidedLabel
@@ -86,7 +86,16 @@ class RunDetailView(QWidget):
         page = QWidget()
         page_layout = QVBoxLayout(page)
         page_layout.setContentsMargins(0, 0, 0, 0)
+        self.damaged = QLabel()
+        self.damaged.setObjectName("runDamagedBanner")
+        self.damaged.setTextFormat(Qt.TextFormat.PlainText)
+        self.damaged.setWordWrap(True)
+        self.damaged.setStyleSheet(
+            "background: #fff3cd; color: #5c4400; border: 1px solid #e0b84c; padding: 6px;"
+        )
+        self.damaged.hide()
         page_layout.addWidget(self.title)
+        page_layout.addWidget(self.damaged)
         page_layout.addWidget(self.tabs)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
@@ -95,12 +104,29 @@ class RunDetailView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.stack)
 
+    def show_damaged(self, exc: BaseException) -> None:
+        """A banner instead of the tabs: this run's rows cannot be read, the others can."""
+        self._seen = None
+        self.title.setText(f"Run {self.exec_id}: damaged")
+        reason = getattr(exc, "reason", None) or str(exc)
+        self.damaged.setText(
+            fit_line(
+                f"This run's stored rows are damaged ({reason}), so its summary, "
+                "history and timeline cannot be shown. The other runs in the file read "
+                "as usual; a backup copy of the file is the way to recover this one."
+            )
+        )
+        self.damaged.show()
+        self.tabs.hide()
+        self.stack.setCurrentIndex(1)
+
     def show_run(self, exec_id: str | None) -> None:
         """Show `exec_id` (None: the empty page)."""
         if exec_id == self.exec_id:
             return
         self.exec_id = exec_id
         self._seen = None
+        self.history.reset_filters()  # a filter typed for one run hid another's events
         if exec_id is None:
             self.stack.setCurrentIndex(0)
             return
@@ -133,11 +159,16 @@ class RunDetailView(QWidget):
             )
             self.stack.setCurrentIndex(1)
             return
+        except (DatabaseCorrupt, ValueError) as exc:  # a damaged row: this run only
+            self.show_damaged(exc)
+            return
+        self.damaged.hide()
+        self.tabs.show()
         shown = self._seen or (None,) * 5
         # The state stays in view however long the name and id are (the label elides
         # the middle; an id of a megabyte is cut before it reaches the label).
         title = (
-            f"{middle(detail.workflow_name, 200)} · {middle(detail.workflow_id, 300)} "
+            f"{middle(detail.workflow_name, 120)} · {middle(detail.workflow_id, 240)} "
             f"· {detail.state}"
         )
         if self.title.text() != title:

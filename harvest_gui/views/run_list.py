@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QDateTime,
@@ -28,9 +27,17 @@ from PySide6.QtWidgets import (
 )
 
 from harvest_engine import ExecutionFilter, HarvestError
+from harvest_gui.forms.commands import workflow_infos
+from harvest_gui.inspect import formatting
+from harvest_gui.inspect.run_filters import (
+    count_matching,
+    parse_search,
+    unknown_name_hint,
+)
 from harvest_gui.models.run_list import EXEC_ID_ROLE, SORT_ROLE, RunListModel
 from harvest_gui.theme import state_colour
-from harvest_gui.views.tables import record_table
+from harvest_gui.views.name_filter import NameFilterEdit
+from harvest_gui.views.tables import fit_columns_to_titles, record_table
 
 if TYPE_CHECKING:
     from harvest_gui.session import Session
@@ -50,29 +57,6 @@ STATES = (
 )
 STATE_COLUMNS = 4
 """State boxes per row of the counts grid."""
-
-
-def parse_search(text: str) -> tuple[str, Any] | None:
-    """``key=value`` → (key, JSON value or the text); empty → None.
-
-    Raises:
-        ValueError: there is text but no ``=`` or no key.
-
-    """
-    text = text.strip()
-    if not text:
-        return None
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise ValueError("write the search attribute filter as key=value")
-    raw = raw.strip()
-    try:
-        value: Any = json.loads(raw)
-    except ValueError:
-        value = raw
-    if isinstance(value, (dict, list)):
-        value = raw
-    return key.strip(), value
 
 
 def _aware(value: QDateTime) -> datetime:
@@ -126,6 +110,7 @@ class RunListView(QWidget):
         )
         for col, width in enumerate(widths):
             self.table.setColumnWidth(col, width)
+        fit_columns_to_titles(self.table)  # "Attempt" was cut at 60 px
         # A cut id keeps both ends readable: "86dc6b02-e9…b248b", never a bare prefix.
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
@@ -151,10 +136,9 @@ class RunListView(QWidget):
     # -- building -----------------------------------------------------------------------
 
     def _build_filters(self) -> None:
-        self.name_filter = QLineEdit()
-        self.name_filter.setObjectName("filterName")
-        self.name_filter.setPlaceholderText("workflow name")
-        self.name_filter.setAccessibleName("Workflow name filter")
+        self.name_filter = NameFilterEdit()
+        self.name_filter.chosen.connect(lambda _text: self.apply_filters())
+        self.seen_names: set[str] = set()  # every name listed so far, filtered or not
         self.prefix_filter = QLineEdit()
         self.prefix_filter.setObjectName("filterPrefix")
         self.prefix_filter.setPlaceholderText("workflow id prefix")
@@ -295,6 +279,8 @@ class RunListView(QWidget):
         selected = self.selected_exec_id()
         self.model.set_filter(flt)
         self.update_empty_note()
+        self.update_counts()
+        self._hint_unknown_name()
         if selected is not None:
             self.select_exec_id(selected)
         if self.selected_exec_id() != selected:
@@ -357,10 +343,50 @@ class RunListView(QWidget):
         self.session.request_counts()
 
     def show_counts(self, counts: dict[str, int]) -> None:
-        """Show runs per state beside each state box."""
+        """Runs per state beside each state box, among the runs the filters match.
+
+        Unfiltered, the counts are the file's; filtered, each box counts the
+        matching runs in its state (as if no state were chosen) and the total
+        says how many match out of the file's.
+        """
+        in_file = sum(counts.values())
+        self._update_names()
+        shown = counts
+        total = formatting.count(in_file, "run")
+        if self.filters_active():
+            try:
+                matched = count_matching(
+                    self.session.list_executions, self.build_filter()
+                )
+            except (ValueError, HarvestError):  # the bar reports a bad filter itself
+                matched = None
+            if matched is not None:
+                chosen = [s for s, box in self.state_boxes.items() if box.isChecked()]
+                shown = matched.by_state
+                n = sum(shown.get(s, 0) for s in chosen) if chosen else matched.total
+                more = "+" if matched.capped else ""
+                total = f"{n:,}{more} of {formatting.count(in_file, 'run')} match"
         for state, box in self.state_boxes.items():
-            box.setText(f"{state} {counts.get(state, 0):,}")
-        self.total.setText(f"{sum(counts.values()):,} runs")
+            box.setText(f"{state} {shown.get(state, 0):,}")
+        self.total.setText(total)
+
+    def known_names(self) -> list[str]:
+        """Workflow names worth offering: registered ones and those of listed runs."""
+        self.seen_names.update(run.workflow_name for run in self.model.rows)
+        names = {info.name for info in workflow_infos(self.session)}
+        return sorted(names | self.seen_names)
+
+    def _update_names(self) -> None:
+        self.name_filter.offer(self.known_names())
+
+    def _hint_unknown_name(self) -> None:
+        """Say which names there are when the typed one matches no run."""
+        if self.model.rowCount():
+            return
+        hint = unknown_name_hint(self.name_filter.text(), self.known_names())
+        if hint is not None:
+            self.message.setText(hint)
+            self.message.show()
 
     def on_held_changed(self, count: int) -> None:
         """Show (or hide) the "N new runs" bar above the table."""

@@ -35,7 +35,7 @@ class SchedulesView(QWidget):
                     "Next fire",
                     lambda r: formatting.when(r.next_fire_at) if not r.paused else "",
                 ),
-                ("Paused", lambda r: "paused" if r.paused else "active"),
+                ("State", lambda r: "paused" if r.paused else "active"),
                 ("Overlap", lambda r: str(r.overlap)),
                 ("Max active runs", lambda r: str(r.max_active_runs)),
                 ("Last fired", lambda r: formatting.when(r.last_fired_at) or "never"),
@@ -61,7 +61,7 @@ class SchedulesView(QWidget):
         rows = self.session.list_schedules()
         self.model.set_records(rows)
         self.note.setText(
-            f"{len(rows)} schedules."
+            f"{formatting.count(len(rows), 'schedule')}."
             if rows
             else "No schedules are stored in this file."
         )

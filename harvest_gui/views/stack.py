@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
+from harvest_gui.inspect.formatting import fit_line
 from harvest_gui.inspect.waiting import stack_text
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class StackView(QWidget):
             )
             return
         if report.stack_note:
-            self.note.setText(report.stack_note)
+            self.note.setText(fit_line(report.stack_note))
             return
         count = len(report.stacks)
         self.note.setText(

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from harvest_gui.inspect import formatting
 from harvest_gui.theme import state_colour
+from harvest_gui.views.elided import ElidedLabel
 from harvest_gui.views.payload import PayloadView
 from harvest_gui.views.waiting import WaitingView
 
@@ -80,7 +81,9 @@ class SummaryView(QWidget):
         self.labels: dict[str, QLabel] = {}
         form = QFormLayout()
         for key, title in FIELDS:
-            label = plain_label(f"summary_{key}")
+            # Elided: a long id neither widens the window nor puts a megabyte in a label.
+            label = ElidedLabel(f"summary_{key}", Qt.TextElideMode.ElideMiddle)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             label.setAccessibleName(title)
             self.labels[key] = label
             form.addRow(title + ":", label)

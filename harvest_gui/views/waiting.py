@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from harvest_gui.inspect.formatting import fit_line as _fit
 from harvest_gui.inspect.waiting import (
     WaitingReport,
     describe,
@@ -86,12 +87,12 @@ class WaitingView(QWidget):
             return
         self.report = report
         self._clear()
-        self.headline.setText(summary_line(report))
+        self.headline.setText(_fit(summary_line(report)))
         self.headline.setVisible(report.running or bool(report.panic))
         now = datetime.now(UTC)
         for wait in report.waits:
             self._add_row(wait, now)
-        self.note.setText(report.note)
+        self.note.setText(_fit(report.note))
         self.note.setVisible(bool(report.note))
         self.panic.setPlainText(report.panic)
         self.panic.setVisible(bool(report.panic))
@@ -109,7 +110,7 @@ class WaitingView(QWidget):
         now = datetime.now(UTC)
         for wait, label in self.wait_labels:
             if wait.kind == "timer":
-                label.setText(describe(wait, now))
+                label.setText(_fit(describe(wait, now)))
 
     def _add_row(self, wait: RunWait, now: datetime) -> None:
         row = QWidget()
@@ -118,7 +119,7 @@ class WaitingView(QWidget):
         inner.setSpacing(0)
         top = QHBoxLayout()
         label = _label("waitLine")
-        label.setText(describe(wait, now))
+        label.setText(_fit(describe(wait, now)))
         top.addWidget(label, 1)
         if wait.target:
             button = QPushButton("Open run")
@@ -134,7 +135,7 @@ class WaitingView(QWidget):
         where = where_text(wait)
         if where:
             place = _label("waitWhere")
-            place.setText(f"    at {where}")
+            place.setText(_fit(f"    at {where}"))
             place.setToolTip(wait.where.file if wait.where else "")
             place.setStyleSheet("color: palette(placeholder-text);")
             inner.addWidget(place)

@@ -29,7 +29,7 @@ AREA = QRect(0, 0, 1366, 768 - 30)
 FRAME_W, FRAME_TOP, FRAME_BOTTOM = 8, 32, 8
 """A window manager's frame around the client area."""
 
-LONG_ID = "order-" + "very-long-customer-reference-" * 10
+LONG_ID = "order-" + "very-long-customer-reference-" * 7
 
 
 @pytest.fixture

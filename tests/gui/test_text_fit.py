@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMainWindow
 
 from harvest_gui.views.elided import ElidedLabel
@@ -75,3 +76,62 @@ def test_an_elided_label_never_asks_for_its_whole_text_as_minimum(qtbot: Any) ->
     label.show()
     assert label.shown_text().endswith("…")
     assert "1,000,000 characters" in label.text()
+
+
+def test_run_list_headers_fit_and_search_attributes_read_as_key_value(
+    qtbot: Any, tmp_path: Any
+) -> None:
+    from harvest_engine import SqliteRuntime, StartOptions
+    from harvest_gui.models.run_list import COLUMNS
+    from harvest_gui.session import ReaderSession
+    from harvest_gui.views.run_list import RunListView
+    from tests.gui.helpers import waits_for_go
+
+    path = tmp_path / "attrs.db"
+    with SqliteRuntime.open(path) as rt:
+        rt.register_workflow(waits_for_go)
+        rt.start_workflow_with_options(
+            "waits_for_go",
+            None,
+            StartOptions(
+                workflow_id="o-1",
+                search_attributes={"customer": "acme", "total": 120.5},
+            ),
+        )
+    session = ReaderSession.open(path)
+    try:
+        view = RunListView(session)
+        qtbot.addWidget(view)
+        header = view.table.horizontalHeader()
+        metrics = header.fontMetrics()
+        for col, title in enumerate(COLUMNS):
+            assert header.sectionSize(col) > metrics.horizontalAdvance(title), title
+        last = view.model.index(0, len(COLUMNS) - 1)
+        assert view.model.data(last) == "customer=acme, total=120.5"
+    finally:
+        session.close()
+
+
+def test_a_result_does_not_squeeze_the_cancel_dialogs_explanation(
+    qtbot: Any, tmp_path: Any
+) -> None:
+    from harvest_gui.forms.end_run import EndRunDialog
+    from harvest_gui.session import WriterSession
+    from tests.gui.helpers import make_runs
+
+    path = tmp_path / "runs.db"
+    (exec_id,) = make_runs(path, 1)
+    session = WriterSession.open(path, "tests.gui.helpers")
+    try:
+        dlg = EndRunDialog(session, exec_id, "cancel")
+        qtbot.addWidget(dlg)
+        dlg.show()
+        qtbot.waitExposed(dlg)
+        dlg.confirm.setChecked(True)
+        qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
+        assert dlg.result_view.isVisible()
+        explain = dlg.explain
+        assert explain.height() >= explain.heightForWidth(explain.width())
+        assert explain.geometry().top() >= 0
+    finally:
+        session.close()
