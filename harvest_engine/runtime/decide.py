@@ -518,6 +518,8 @@ class Decider:
         cycle.txn.move_staged_signals(row.exec_id, successor)
         self._record(cycle, instance, None)
         cycle.txn.update_execution(row.exec_id, successor=successor)
+        # Read again: this cycle's own upserts changed the memo and attributes.
+        latest = cycle.txn.execution(row.exec_id) or row
         start_run(
             cycle.txn,
             NewExecution(
@@ -526,8 +528,8 @@ class Decider:
                 workflow_id=row.workflow_id,
                 input=payloads.dumps(request.input),
                 predecessor=row.exec_id,
-                memo=row.memo,
-                search_attributes=row.search_attributes,
+                memo=latest.memo,
+                search_attributes=latest.search_attributes,
                 deadline=self._deadline(row.workflow_name, cycle.now),
                 # The frozen retry policy goes on with the chain (attempt 1
                 # again), as the deadline counts afresh: a successor that

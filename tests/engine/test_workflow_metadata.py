@@ -57,9 +57,18 @@ async def counts(ctx: WorkflowContext, _: Any = None) -> list[int]:
     return lengths
 
 
+@workflow
+async def hands_over(ctx: WorkflowContext, n: int) -> Any:
+    if n > 0:
+        return [ctx.memo(), ctx.search_attributes()]
+    ctx.upsert_memo({"round": 1})
+    ctx.upsert_search_attrs({"stage": "second"})
+    ctx.continue_as_new(n + 1)
+
+
 def opened(open_rt: Open) -> SqliteRuntime:
     rt = open_rt()
-    for wf in (annotates, tags, counts):
+    for wf in (annotates, tags, counts, hands_over):
         rt.register_workflow(wf)
     return rt
 
@@ -154,6 +163,21 @@ async def test_history_length_counts_the_events_at_that_point_on_replay_too(
         "SideEffectRecorded",
         "SignalReceived",
     ]
+
+
+async def test_a_successor_starts_with_the_memo_and_attributes_upserted_just_before(
+    open_rt: Open,
+) -> None:
+    rt = opened(open_rt)
+    first = rt.start_workflow("hands_over", 0)
+
+    state = await rt.run_until_blocked(first)
+
+    assert isinstance(state, RunState.ContinuedAsNew)
+    assert await rt.run_until_blocked(state.next) == RunState.Completed(
+        output=[{"round": 1}, {"stage": "second"}]
+    )
+    assert rt.describe(state.next).memo == Stored.Value({"round": 1})
 
 
 @pytest.mark.parametrize("patch", [["a"], {1: "x"}, {"": 1}])
