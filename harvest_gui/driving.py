@@ -81,6 +81,9 @@ def state_text(state: RunState) -> str:
         "ContinuedAsNew": "continued as new run {next}",
         "InProgress": "still in progress",
     }
+    names = fields.get("names") or ()
+    if name == "WaitingSignal" and len(names) > 1:
+        return "waiting for a signal: " + ", ".join(repr(n) for n in names)
     template = words.get(name)
     if template is None:
         return str(state)
