@@ -19,7 +19,14 @@ QT_APT_OFFSCREEN := libglib2.0-0 libegl1 libgl1 libx11-6 libxkbcommon0 libfontco
 QT_APT_XCB := libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-render-util0 \
 	libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 libxkbcommon-x11-0 libx11-xcb1 libxcb1 \
 	libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb-glx0 xvfb xauth
-APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB)
+# (3) make bench counts fdatasync calls with strace (issue 13's commit rows).
+BENCH_APT := strace
+APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB) $(BENCH_APT)
+
+# The peer engine the benchmarks compare with, in a venv of its own (shared/peers/README.md).
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed-dbos
+DBOS_VERSION ?= 3.4.0
 
 .PHONY: venv system-deps lint ruff types contracts test run run-virtual screenshots bench clean distclean
 
@@ -90,8 +97,16 @@ screenshots: system-deps venv
 	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots resources/screenshots
 	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots_part2 resources/screenshots
 
-bench: system-deps venv
-	$(BIN)/python -m bench
+# Prints every benchmark row; issue 13's rows beside DBOS from the same run
+# (bench/peers_bench.py: PEERS_DIR, default ../shared/peers, holds bench_dbos.py).
+bench: system-deps venv $(PEERS_STAMP)
+	PEERS_PYTHON=$(CURDIR)/$(PEERS_VENV)/bin/python $(BIN)/python -m bench
+
+$(PEERS_STAMP):
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install --quiet 'dbos==$(DBOS_VERSION)'
+	touch $@
 
 # --- cleaning -----------------------------------------------------------------------------
 
@@ -101,4 +116,4 @@ clean:
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(PEERS_VENV)

@@ -94,6 +94,8 @@ def _rebuild(
     cls: type[HarvestError], message: str, fields: dict[str, Any]
 ) -> HarvestError:
     err = cls.__new__(cls)
+    if "exec_id" in fields:  # JSON from another process carries the id as text
+        fields = {**fields, "exec_id": _run_id(fields["exec_id"])}
     HarvestError.__init__(err, message, **fields)
     return err
 

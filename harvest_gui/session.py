@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import time
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +47,7 @@ READ_ONLY = "read-only"
 POLL_MS = 200
 """How often `data_version` is read; a file watcher misses WAL commits (QT-NOTES §2)."""
 DRIVE_IDLE_S = 0.1
-"""How long the drive task rests after a pass that made no progress."""
+"""How often the serving drive checks for commits by other processes (seconds)."""
 
 
 def register_app(rt: SqliteRuntime, module_name: str) -> None:
@@ -94,6 +94,20 @@ def load_workflows(module_name: str) -> list[WorkflowInfo]:
         return list(rt.registry.workflows.values())
     finally:
         rt.close()
+
+
+SERVING_LOGGER = "harvest_engine.serving"
+
+
+class _ErrorRelay(logging.Handler):
+    """Sends the serving loop's error lines to a Qt signal (the status bar)."""
+
+    def __init__(self, signal: Any) -> None:
+        super().__init__(level=logging.ERROR)
+        self._signal = signal
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._signal.emit(record.getMessage())
 
 
 class Session(QObject):
@@ -292,16 +306,18 @@ class ReaderSession(Session):
 
 
 class WriterSession(Session):
-    """Writer mode: an embedded `SqliteRuntime` driven on the qasync loop.
+    """Writer mode: an embedded `SqliteRuntime` that serves the file on the qasync loop.
 
-    The drive task calls `poll_once` repeatedly; each call is one short
-    transaction per decision, and async activity bodies await on the same
-    loop, so the window keeps painting while runs progress.
+    The drive task is `rt.serve()`: it applies commands other processes
+    queue (`HarvestClient`, the CLI, a client-mode window), fires schedules
+    and drives every run with ready work in short transactions, then sleeps
+    until the next due time or a wake; async activity bodies await on the
+    same loop, so the window keeps painting while runs progress.
     """
 
     mode = WRITER
     drive_interval = DRIVE_IDLE_S
-    """Seconds the drive rests after a pass that made no progress (the auto-drive tick)."""
+    """Seconds between the server's checks for commits by other processes."""
 
     def __init__(
         self, path: Path, runtime: SqliteRuntime, reader: SqliteReader
@@ -309,9 +325,9 @@ class WriterSession(Session):
         super().__init__(path, reader)
         self.runtime = runtime
         self.driving = False
-        self.passes = 0
-        self.last_pass_seconds = 0.0
         self._drive_task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._stopping: asyncio.Task[None] | None = None
 
     @classmethod
     def open(cls, path: str | Path, app_module: str | None = None) -> WriterSession:
@@ -354,34 +370,49 @@ class WriterSession(Session):
         """Start the drive task on the running qasync loop (no-op if already driving)."""
         if self._drive_task is None or self._drive_task.done():
             self.driving = True
-            self._drive_task = track(asyncio.ensure_future(self._drive()))
+            previous, self._stopping = self._stopping, None
+            self._stop = asyncio.Event()
+            self._drive_task = track(
+                asyncio.ensure_future(self._drive(previous, self._stop))
+            )
 
     def stop_driving(self) -> asyncio.Task[None] | None:
-        """Cancel the drive task; returns it so a caller can await its end."""
+        """Ask the server to stop (running bodies get its grace); returns the task to await."""
         self.driving = False
         task, self._drive_task = self._drive_task, None
+        if self._stop is not None:
+            self._stop.set()
         if task is not None and not task.done():
-            task.cancel()
+            self._stopping = task
         return task
 
-    async def _drive(self) -> None:
-        while self.driving and not self.closed:
-            started = time.perf_counter()
-            try:
-                progressed = await self.runtime.poll_once()
-            except HarvestError as exc:
-                # One failing run is reported and the others keep moving (guide §6).
-                self.drive_error.emit(str(exc))
-                progressed = False
-            self.passes += 1
-            self.last_pass_seconds = time.perf_counter() - started
-            await asyncio.sleep(0 if progressed else self.drive_interval)
+    async def _drive(
+        self, previous: asyncio.Task[None] | None, stop: asyncio.Event
+    ) -> None:
+        if previous is not None and not previous.done():
+            # A runtime serves once at a time: let the stopping server unwind.
+            await asyncio.wait([previous])
+        if stop.is_set():
+            return
+        # The server logs a failing run and keeps the others moving (guide §6);
+        # the window shows that log line in its status bar.
+        relay = _ErrorRelay(self.drive_error)
+        serving_log = logging.getLogger(SERVING_LOGGER)
+        serving_log.addHandler(relay)
+        try:
+            await self.runtime.serve(stop, poll_interval=self.drive_interval)
+        except HarvestError as exc:
+            self.drive_error.emit(str(exc))
+        finally:
+            serving_log.removeHandler(relay)
 
     async def aclose(self) -> None:
-        """Stop the drive task, wait until it has unwound, then close."""
+        """Stop serving, wait until it has unwound (cut short after 5 s), then close."""
         task = self.stop_driving()
-        if task is not None:
-            await asyncio.wait([task], timeout=5)
+        if task is not None and not task.done():
+            _, pending = await asyncio.wait([task], timeout=5)
+            for left in pending:
+                left.cancel()
         self.close()
 
     def close(self) -> None:
@@ -392,6 +423,8 @@ class WriterSession(Session):
         """
         if self.closed:
             return
-        self.stop_driving()
+        task = self.stop_driving()
+        if task is not None and not task.done():
+            task.cancel()
         super().close()
         self.runtime.close()

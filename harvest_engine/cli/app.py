@@ -15,7 +15,9 @@ from harvest_engine.store.reader import SqliteReader
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-FILE = click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+# The engine checks the path itself (a folder, no permission, a symlink loop),
+# so each case ends in its typed error and exit status, not a usage message.
+FILE = click.argument("file", type=click.Path(readable=False, path_type=Path))
 EXEC = click.argument("exec_id")
 JSON = click.option(
     "--json", "as_json", is_flag=True, help="Print JSON instead of text."

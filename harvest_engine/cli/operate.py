@@ -40,7 +40,7 @@ def purge(file: Path, older_than: str, as_json: bool) -> None:
     """Remove old terminal runs and all their rows (opens the file as the writer)."""
     with failures():
         window = to_timedelta(older_than, what="--older-than")
-        if not file.is_file():
+        if not file.exists() and not file.is_symlink():
             raise HarvestFailure(f"{file}: no such file", EXIT_NOT_FOUND)
         # The writer would put a fresh schema into an empty or zero-byte file;
         # purge is for an existing harvest file, so refuse what a reader refuses.
@@ -54,7 +54,7 @@ def purge(file: Path, older_than: str, as_json: bool) -> None:
 
 
 @main.command("replay")
-@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", required=False, type=click.Path(readable=False, path_type=Path))
 @click.argument("exec_id", required=False)
 @click.option(
     "--history",

@@ -13,6 +13,7 @@ from harvest_engine.cli.render import (
     detail_json,
     iso,
     short,
+    state_cell,
     stored,
     summary_json,
     when,
@@ -112,7 +113,7 @@ def runs(
             r.exec_id,
             r.workflow_name,
             r.workflow_id,
-            r.state,
+            state_cell(r),
             when(r.started_at),
             when(r.closed_at),
         )

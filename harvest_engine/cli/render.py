@@ -18,6 +18,11 @@ def when(value: datetime | None) -> str:
     return "-" if value is None else to_text(value).replace("T", " ")[:19]
 
 
+def state_cell(run: ExecutionSummary) -> str:
+    """A listed run's state for a table: a damaged run says so."""
+    return run.state if run.damaged is None else f"{run.state} (damaged)"
+
+
 def iso(value: datetime | None) -> str | None:
     """A time for JSON: ISO-8601 text, or null."""
     return None if value is None else to_text(value)
@@ -48,6 +53,7 @@ def summary_json(run: ExecutionSummary) -> dict[str, Any]:
         "closed_at": iso(run.closed_at),
         "memo": stored(run.memo),
         "search_attributes": stored(run.search_attributes),
+        "damaged": run.damaged,
     }
 
 

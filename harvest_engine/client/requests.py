@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import ExecutionNotFound, UpdateRejected
+from harvest_engine.names import check_name
 from harvest_engine.runtime import starts
 from harvest_engine.runtime.signal_with_start import SignalWithStart
 from harvest_engine.runtime.signals import (
@@ -38,9 +39,7 @@ def exec_id(value: str | ExecutionId) -> str:
 
 
 def _name(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be text, got {value!r}")
-    return value
+    return check_name(value, what.removeprefix("a "))
 
 
 def _input(value: Any) -> Any:
@@ -49,9 +48,7 @@ def _input(value: Any) -> Any:
 
 
 def _workflow_id(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"workflow_id must be text, got {value!r}")
-    return value
+    return check_name(value, "workflow id")
 
 
 def start(name: str, input: Any, workflow_id: str | None = None) -> Args:
@@ -141,6 +138,8 @@ def ending(run: str | ExecutionId, reason: str | None) -> Args:
         raise TypeError(
             f"a cancel or terminate reason is text or None, got {type(reason).__name__}"
         )
+    if reason is not None:
+        payloads.check_value(reason, "reason")
     return {"exec_id": exec_id(run), "reason": reason}
 
 
@@ -154,7 +153,10 @@ def query(run: str | ExecutionId, name: str, arg: Any) -> Args:
 def update(run: str | ExecutionId, name: str, arg: Any) -> Args:
     """update: a blank name is UpdateRejected, the input is capped."""
     if not isinstance(name, str) or not name.strip():
-        raise UpdateRejected(name=str(name), reason="an update name is non-empty text")
+        raise UpdateRejected(
+            name=repr(name)[:80], reason="an update name is non-empty text"
+        )
+    check_name(name, "update name")
     value = payloads.to_json(arg)
     payloads.check(value, "update input")
     return {"exec_id": exec_id(run), "name": name, "arg": value}

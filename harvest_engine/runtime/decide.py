@@ -28,7 +28,14 @@ from harvest_engine.errors import (
     WorkflowPanicked,
 )
 from harvest_engine.events import HistoryEvent
-from harvest_engine.runtime import cancel, children, local_activities, mutex, retry
+from harvest_engine.runtime import (
+    cancel,
+    children,
+    drive_time,
+    local_activities,
+    mutex,
+    retry,
+)
 from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
@@ -37,6 +44,7 @@ from harvest_engine.store.protocol import (
     ExecutionRecord,
     NewExecution,
     NewTask,
+    TaskRecord,
     WriteTxn,
 )
 from harvest_engine.workflow.commands import CommandRejected
@@ -78,6 +86,9 @@ class Decision:
     stuck: bool = False
     inputs_left: bool = False
     events: list[HistoryEvent] = field(default_factory=list)
+    # Activity tasks this cycle scheduled and claimed in its own transaction
+    # (group commit): the caller runs their bodies once the commit is done.
+    claimed: list[TaskRecord] = field(default_factory=list)
 
     @property
     def terminal(self) -> bool:
@@ -116,6 +127,8 @@ class _Cycle:
     recorded: bool = False
     # The signal ingest used up the byte cap's room (guide §8).
     inputs_left: bool = False
+    # Claim the activity tasks this cycle schedules (None: leave them PENDING).
+    claimed: list[TaskRecord] | None = None
 
     def event(self, type_: str, attrs: dict[str, Any]) -> HistoryEvent:
         event = HistoryEvent(seq=self.next_seq, type=type_, at=self.now, attrs=attrs)
@@ -143,11 +156,16 @@ class Decider:
         self.cache = cache
         self.settings = settings
 
-    def decide(self, exec_id: str, now: datetime) -> Decision:
-        """One cycle; raises (and rolls back) on divergence, unknown names and panics."""
+    def decide(self, exec_id: str, now: datetime, *, claim: bool = False) -> Decision:
+        """One cycle; raises (and rolls back) on divergence, unknown names and panics.
+
+        With `claim`, the activity tasks the cycle schedules are claimed
+        (RUNNING) in the same transaction and listed in `Decision.claimed`,
+        which saves a claim commit per activity; the caller must run them.
+        """
         try:
             with self.store.write() as txn:
-                return self._cycle(txn, exec_id, now)
+                return self._cycle(txn, exec_id, now, claim)
         except children.EffectFailed as failed:
             self.cache.evict(exec_id)
             return self._after_error(exec_id, failed.error, now)
@@ -200,7 +218,9 @@ class Decider:
 
     # -- the cycle ---------------------------------------------------------------
 
-    def _cycle(self, txn: WriteTxn, exec_id: str, now: datetime) -> Decision:
+    def _cycle(
+        self, txn: WriteTxn, exec_id: str, now: datetime, claim: bool = False
+    ) -> Decision:
         row = txn.execution(exec_id)
         if row is None:
             raise HarvestInternalError(f"decide() of unknown run {exec_id}")
@@ -220,10 +240,11 @@ class Decider:
             return self._time_out(txn, row, now)
         info = self.registry.workflow(row.workflow_name)
         instance = self._instance(row, info)
-        cycle = _Cycle(txn, row, now, row.next_seq)
+        cycle = _Cycle(txn, row, now, row.next_seq, claimed=[] if claim else None)
         instance.effects = children.Effects(
             txn, row, now, self.registry, self.cache.evict, instance
         )
+        instance.drive_now = drive_time.plain(now)
         try:
             for event in txn.load_events(exec_id, instance.applied_seq):
                 instance.feed(event)
@@ -247,6 +268,7 @@ class Decider:
             raise _Panic(exc) from exc
         finally:
             instance.effects = None
+            instance.drive_now = None
         self._check_violation(instance)
         if instance.rejection is not None:
             raise instance.rejection
@@ -266,6 +288,7 @@ class Decider:
         else:
             self.cache.put(exec_id, instance)
         decision.events = cycle.events
+        decision.claimed = cycle.claimed or []
         decision.progressed = bool(cycle.events) or decision.terminal
         return decision
 
@@ -576,7 +599,7 @@ class Decider:
         if instance is not None:
             self.settings.check_caps(row, cycle.events, cycle.seal)
         for event in cycle.events:
-            self._project(txn, row, event, cycle.now)
+            self._project(cycle, event)
         if instance is not None:
             for timer_id, fire_at in instance.take_timer_arms():
                 txn.add_timer(exec_id, timer_id, fire_at)
@@ -593,12 +616,15 @@ class Decider:
                 txn, exec_id, state, cycle.now, self.cache.evict, **values
             )
 
-    def _project(
-        self, txn: WriteTxn, row: ExecutionRecord, event: HistoryEvent, now: datetime
-    ) -> None:
+    def _project(self, cycle: _Cycle, event: HistoryEvent) -> None:
+        txn, row, now = cycle.txn, cycle.row, cycle.now
         attrs = event.attrs
         if event.type == "ActivityScheduled":
-            txn.add_task(self._task(row, attrs, now))
+            task = self._task(row, attrs, now)
+            if cycle.claimed is not None:
+                cycle.claimed.append(txn.add_claimed_task(task, now))
+            else:
+                txn.add_task(task)
         elif event.type == "LocalActivityScheduled":
             txn.add_task(local_activities.new_task(self.registry, row, attrs, now))
         elif event.type == "TimerCancelled":

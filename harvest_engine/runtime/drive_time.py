@@ -40,3 +40,20 @@ def real_time(now: datetime) -> datetime:
     if isinstance(now, DriveTime) and now.real is not None:
         return now.real
     return now
+
+
+def plain(now: datetime) -> datetime:
+    """`now` as a plain datetime, for what workflow code reads (`ctx.system_now()`)."""
+    if not isinstance(now, DriveTime):
+        return now
+    return datetime(
+        now.year,
+        now.month,
+        now.day,
+        now.hour,
+        now.minute,
+        now.second,
+        now.microsecond,
+        tzinfo=now.tzinfo,
+        fold=now.fold,
+    )

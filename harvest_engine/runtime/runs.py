@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
+from harvest_engine.errors import DatabaseCorrupt
 from harvest_engine.events import HistoryEvent
+from harvest_engine.states import TERMINAL_STATES, ErrorInfo, ExecutionOutcome
 from harvest_engine.workflow.context import RunInfo
 
 if TYPE_CHECKING:
@@ -56,3 +58,31 @@ def append(
     txn.append_events(
         exec_id, [HistoryEvent(seq=row.next_seq, type=type_, at=now, attrs=attrs)]
     )
+
+
+def outcome_of(row: ExecutionRecord, path: str) -> ExecutionOutcome:
+    """The stored outcome of a run's row; DatabaseCorrupt when the row does not read.
+
+    Args:
+        row: the run's row.
+        path: the database file, for the error message.
+    """
+    try:
+        if row.state == "RUNNING":
+            return ExecutionOutcome.Running()
+        if row.state == "COMPLETED":
+            return ExecutionOutcome.Completed(
+                output=payloads.loads(row.output) if row.output else None
+            )
+        if row.state == "FAILED":
+            return ExecutionOutcome.Failed(
+                error=ErrorInfo.from_json(
+                    payloads.loads(row.error) if row.error else None
+                )
+            )
+        if row.state in TERMINAL_STATES:
+            return ExecutionOutcome.Terminated(state=row.state)
+        reason = f"unknown state {row.state!r}"
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        reason = f"its outcome does not read ({type(exc).__name__}: {exc})"
+    raise DatabaseCorrupt(path=path, reason=f"run {row.exec_id}: {reason}")

@@ -8,7 +8,6 @@ from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harvest_engine import payloads
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
@@ -19,6 +18,7 @@ from harvest_engine.runtime import (
     listing,
     queries,
     retention,
+    runs,
     schedules,
     serving,
     signal_with_start,
@@ -31,11 +31,12 @@ from harvest_engine.runtime import (
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.decide import Decider, Decision
 from harvest_engine.runtime.drive_time import DriveTime
+from harvest_engine.runtime.group_commit import GroupCommit
 from harvest_engine.runtime.registry import ActivitySpec, Registry
 from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
 from harvest_engine.runtime.signals import send_signal
 from harvest_engine.runtime.tasks import TaskRunner
-from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
+from harvest_engine.states import ExecutionId, ExecutionOutcome, RunState
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.store import SqliteStore
 
@@ -94,6 +95,9 @@ class SqliteRuntime:
         self.cache = InstanceCache()
         self._decider = Decider(store, self.registry, self.cache, self.settings)
         self._tasks = TaskRunner(store, self.registry)
+        self._group = GroupCommit(
+            store, self._decider, self._tasks, self.cache, self.settings
+        )
         self._closed = False
         # A write that storage failed may have carried any run's cycle (one
         # run's, or a batch's): no cached instance may run ahead of the file.
@@ -237,7 +241,14 @@ class SqliteRuntime:
         return progressed or fired
 
     async def _pass(self, now: Now) -> tuple[bool, list[HarvestError]]:
-        """Drive the fleet once; one failing run never blocks the others; every run's error."""
+        """Drive the fleet once; one failing run never blocks the others; every run's error.
+
+        With group commit (the default), a pass decides, claims and records
+        many runs per transaction (`group_commit.GroupCommit`); without, each
+        decision, claim and completion is its own transaction.
+        """
+        if self.settings.group_commit:
+            return await self._group.run_pass(now)
         progressed = False
         errors: list[HarvestError] = []
         for exec_id in self._store.runs_needing_decision(now()):
@@ -285,24 +296,42 @@ class SqliteRuntime:
     async def _run_until_blocked(
         self, exec_id: str, now: Now, visiting: frozenset[str] = frozenset()
     ) -> RunState:
+        decision: Decision | None = None
         for _ in range(CYCLE_BUDGET):
             at = now()
-            decision = self._decider.decide(exec_id, at)
+            if decision is None:
+                decision = self._decide_one(exec_id, at)
             if decision.state is not None:
                 return decision.state
-            tasks = self._store.ready_tasks(exec_id, at)
-            if tasks:
-                for task in tasks:
-                    await self._tasks.run(task, now)
-                continue
+            if self.settings.group_commit:
+                # The run's tasks, recorded in one commit with its next decision.
+                ran, stepped = await self._group.drive_step(exec_id, now, decision)
+                if ran:
+                    decision = stepped
+                    continue
+            else:
+                tasks = self._store.ready_tasks(exec_id, at)
+                if tasks:
+                    for task in tasks:
+                        await self._tasks.run(task, now)
+                    decision = None
+                    continue
             if await children_drive.drive_targets(
                 self, decision.waiting_workflows, now, visiting | {exec_id}
             ):
+                decision = None
                 continue
             blocked = self._blocked(exec_id, decision, at)
             if blocked is not None:
                 return blocked
+            decision = None
         return RunState.InProgress()
+
+    def _decide_one(self, exec_id: str, at: datetime) -> Decision:
+        """One decision of one run; with group commit it claims what it schedules."""
+        if self.settings.group_commit:
+            return self._group.decide_alone(exec_id, at)
+        return self._decider.decide(exec_id, at)
 
     # -- serving ----------------------------------------------------------------
 
@@ -382,19 +411,7 @@ class SqliteRuntime:
         row = self._store.execution(self._require(exec_id))
         if row is None:
             raise ExecutionNotFound(exec_id=exec_id)
-        if row.state == "RUNNING":
-            return ExecutionOutcome.Running()
-        if row.state == "COMPLETED":
-            return ExecutionOutcome.Completed(
-                output=payloads.loads(row.output) if row.output else None
-            )
-        if row.state == "FAILED":
-            return ExecutionOutcome.Failed(
-                error=ErrorInfo.from_json(
-                    payloads.loads(row.error) if row.error else None
-                )
-            )
-        return ExecutionOutcome.Terminated(state=row.state)
+        return runs.outcome_of(row, str(getattr(self._store, "path", "?")))
 
     def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
         """Every recorded event of the run, in order."""

@@ -64,6 +64,14 @@ class Settings:
         self.caps = HistoryCaps()
         self.log_policy: WorkflowLogPolicy | None = None
         self.query_timeout = 5.0
+        # Group commit (DESIGN "Serving"): a pass decides, claims and records
+        # many runs per transaction, each run in its own savepoint. False
+        # gives one transaction per decision, claim and completion (the
+        # histories are the same; only the number of commits differs).
+        self.group_commit = True
+        # At most this many runs' decisions (or completions) per transaction,
+        # so a host loop (the GUI's) gets the thread back between batches.
+        self.group_commit_size = 64
 
     def set_caps(self, caps: HistoryCaps) -> None:
         """Replace the history caps; warns when a cap would fail runs before continue-as-new advice.

@@ -8,6 +8,7 @@ idempotency key (at-least-once, guide §10).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -25,18 +26,34 @@ from harvest_engine.errors import UnknownActivity
 from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime import local_activities
+from harvest_engine.runtime.registry import RegisteredActivity
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.protocol import (
     AttemptRecord,
     DurableStore,
     LedgerEntry,
     TaskRecord,
+    WriteTxn,
 )
 
 if TYPE_CHECKING:
-    from harvest_engine.runtime.registry import RegisteredActivity, Registry
+    from harvest_engine.runtime.registry import Registry
 
 Clock = Callable[[], datetime]
+
+# How many runs' workflow names the runner remembers before it starts over.
+NAME_MEMORY = 4096
+
+
+@dataclass(frozen=True)
+class Finished:
+    """An attempt whose body has run and whose outcome is not yet recorded."""
+
+    task: TaskRecord
+    activity: RegisteredActivity
+    result: AttemptResult
+    started: datetime
+    ended: datetime
 
 
 class TaskRunner:
@@ -45,16 +62,28 @@ class TaskRunner:
     def __init__(self, store: DurableStore, registry: Registry) -> None:
         self.store = store
         self.registry = registry
+        self._names: dict[str, str] = {}
 
     async def run(self, task: TaskRecord, clock: Clock) -> bool:
         """Run one attempt of `task`; False when it was gone or not ready."""
+        self.activity(task)
+        claimed = self.store.claim_task(task.id, clock())
+        if claimed is None:
+            return False
+        self.record(await self.execute(claimed, clock))
+        return True
+
+    def activity(self, task: TaskRecord) -> RegisteredActivity:
+        """The task's registered activity; UnknownActivity when this runtime lacks it."""
         activity = self.registry.activities.get(task.activity_name)
         if activity is None:
             raise UnknownActivity(name=task.activity_name)
+        return activity
+
+    async def execute(self, claimed: TaskRecord, clock: Clock) -> Finished:
+        """Run the body of a claimed task outside any transaction; its unrecorded outcome."""
+        activity = self.activity(claimed)
         started = clock()
-        claimed = self.store.claim_task(task.id, started)
-        if claimed is None:
-            return False
         budget = _budget(claimed, activity, started)
         if claimed.local:
             budget = local_activities.budget(
@@ -69,8 +98,7 @@ class TaskRunner:
                     non_retryable=True,
                 ),
             )
-            self._record(claimed, activity, result, started, clock())
-            return True
+            return Finished(claimed, activity, result, started, clock())
         ctx = self._context(claimed)
         try:
             args = self._args(activity, claimed, ctx)
@@ -85,8 +113,18 @@ class TaskRunner:
             result = AttemptResult(
                 ok=True, output=result.output, llm_calls=list(ctx.llm_calls)
             )
-        self._record(claimed, activity, result, started, clock())
-        return True
+        return Finished(claimed, activity, result, started, clock())
+
+    def record(self, finished: Finished, txn: WriteTxn | None = None) -> bool:
+        """Write an attempt's outcome in its own transaction, or in `txn` (a batch's).
+
+        Returns whether the run now has something to decide (an appended
+        completion or failure), not a rescheduled retry or a task gone.
+        """
+        if txn is None:
+            with self.store.write() as own:
+                return self._record_in(own, finished)
+        return self._record_in(txn, finished)
 
     def _context(self, task: TaskRecord) -> ActivityContext:
         heartbeat = payloads.loads(task.heartbeat) if task.heartbeat else None
@@ -95,7 +133,6 @@ class TaskRunner:
             if task.last_error
             else None
         )
-        row = self.store.execution(task.exec_id)
         return ActivityContext(
             ActivityRunInfo(
                 exec_id=task.exec_id,
@@ -105,13 +142,24 @@ class TaskRunner:
                 queue=task.queue,
                 task_id=task.id,
                 activity_id=task.activity_id,
-                workflow_name=row.workflow_name if row else "",
+                workflow_name=self._workflow_name(task.exec_id),
             ),
             idempotency_key=task.idempotency_key,
             heartbeat_details=heartbeat,
             previous_failure=previous,
             save_heartbeat=lambda text: self.store.save_heartbeat(task.id, text),
         )
+
+    def _workflow_name(self, exec_id: str) -> str:
+        """The run's workflow name; remembered, since a run never changes it."""
+        name = self._names.get(exec_id)
+        if name is None:
+            row = self.store.execution(exec_id)
+            name = row.workflow_name if row else ""
+            if len(self._names) >= NAME_MEMORY:
+                self._names.clear()
+            self._names[exec_id] = name
+        return name
 
     @staticmethod
     def _args(
@@ -122,85 +170,78 @@ class TaskRunner:
             return (ctx, payloads.from_json(value, activity.input_type))
         return (value,)
 
-    def _record(
-        self,
-        task: TaskRecord,
-        activity: RegisteredActivity,
-        result: AttemptResult,
-        started: datetime,
-        ended: datetime,
-    ) -> None:
-        with self.store.write() as txn:
-            # If this outcome does not commit, the claim must not strand the
-            # task RUNNING: the next pass runs the attempt again.
-            txn.on_rollback(lambda: self.store.release_claim(task.id))
-            current = txn.task(task.id)
-            if current is None:
-                return  # the run was sealed while the body ran
-            row = txn.execution(task.exec_id)
-            if row is None or row.state != "RUNNING":
-                txn.delete_task(task.id)
-                return
-            error_text = (
-                None if result.error is None else payloads.dumps(result.error.to_json())
-            )
-            outcome = (
-                "completed"
-                if result.ok
-                else ("timed_out" if result.timed_out else "failed")
-            )
-            txn.record_attempt(
-                AttemptRecord(
-                    exec_id=task.exec_id,
-                    activity_id=task.activity_id,
-                    activity_name=task.activity_name,
-                    attempt=task.attempt,
-                    started_at=started,
-                    ended_at=ended,
-                    outcome=outcome,
-                    error=error_text,
-                )
-            )
-            if task.local:
-                local_activities.record(txn, current, row, result, ended)
-                return
-            if result.ok:
-                txn.add_ledger(
-                    [_ledger(task, call, ended) for call in result.llm_calls]
-                )
-                event = HistoryEvent(
-                    seq=row.next_seq,
-                    type="ActivityCompleted",
-                    at=ended,
-                    attrs={
-                        "activity_id": task.activity_id,
-                        "name": task.activity_name,
-                        "result": result.output,
-                        "attempt": task.attempt,
-                    },
-                )
-            else:
-                assert_error = result.error or ErrorInfo(type="Error", message="failed")
-                ready_at = _retry_at(task, assert_error, ended)
-                if ready_at is not None:
-                    txn.reschedule_task(
-                        task.id, task.attempt + 1, ready_at, error_text or ""
-                    )
-                    return
-                event = HistoryEvent(
-                    seq=row.next_seq,
-                    type="ActivityFailed",
-                    at=ended,
-                    attrs={
-                        "activity_id": task.activity_id,
-                        "name": task.activity_name,
-                        "error": assert_error.to_json(),
-                        "attempt": task.attempt,
-                    },
-                )
-            txn.append_events(task.exec_id, [event])
+    def _record_in(self, txn: WriteTxn, finished: Finished) -> bool:
+        task, result = finished.task, finished.result
+        started, ended = finished.started, finished.ended
+        # If this outcome does not commit, the claim must not strand the
+        # task RUNNING: the next pass runs the attempt again.
+        txn.on_rollback(lambda: self.store.release_claim(task.id))
+        current = txn.task(task.id)
+        if current is None:
+            return False  # the run was sealed while the body ran
+        row = txn.execution(task.exec_id)
+        if row is None or row.state != "RUNNING":
             txn.delete_task(task.id)
-            txn.update_execution(task.exec_id, needs_decision=1)
+            return False
+        error_text = (
+            None if result.error is None else payloads.dumps(result.error.to_json())
+        )
+        outcome = (
+            "completed"
+            if result.ok
+            else ("timed_out" if result.timed_out else "failed")
+        )
+        txn.record_attempt(
+            AttemptRecord(
+                exec_id=task.exec_id,
+                activity_id=task.activity_id,
+                activity_name=task.activity_name,
+                attempt=task.attempt,
+                started_at=started,
+                ended_at=ended,
+                outcome=outcome,
+                error=error_text,
+            )
+        )
+        if task.local:
+            local_activities.record(txn, current, row, result, ended)
+            return True
+        if result.ok:
+            txn.add_ledger([_ledger(task, call, ended) for call in result.llm_calls])
+            event = HistoryEvent(
+                seq=row.next_seq,
+                type="ActivityCompleted",
+                at=ended,
+                attrs={
+                    "activity_id": task.activity_id,
+                    "name": task.activity_name,
+                    "result": result.output,
+                    "attempt": task.attempt,
+                },
+            )
+        else:
+            assert_error = result.error or ErrorInfo(type="Error", message="failed")
+            ready_at = _retry_at(task, assert_error, ended)
+            if ready_at is not None:
+                txn.reschedule_task(
+                    task.id, task.attempt + 1, ready_at, error_text or ""
+                )
+                return False
+            event = HistoryEvent(
+                seq=row.next_seq,
+                type="ActivityFailed",
+                at=ended,
+                attrs={
+                    "activity_id": task.activity_id,
+                    "name": task.activity_name,
+                    "error": assert_error.to_json(),
+                    "attempt": task.attempt,
+                },
+            )
+        txn.append_events(task.exec_id, [event])
+        txn.delete_task(task.id)
+        txn.update_execution(task.exec_id, needs_decision=1)
+        return True
 
 
 def _budget(
@@ -259,4 +300,4 @@ def _ledger(task: TaskRecord, call: LlmCall, at: datetime) -> LedgerEntry:
     )
 
 
-__all__ = ["TaskRunner", "timedelta"]
+__all__ = ["Finished", "TaskRunner", "timedelta"]

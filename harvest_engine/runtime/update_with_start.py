@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError, UpdateRejected
+from harvest_engine.names import check_name
 from harvest_engine.runtime import starts, updates
 from harvest_engine.runtime.signals import check_workflow_id
 from harvest_engine.runtime.starts import WorkflowIdReusePolicy
@@ -66,12 +67,16 @@ def check_request(request: Any) -> UpdateWithStart:
     if not isinstance(request, UpdateWithStart):
         raise TypeError(f"update_with_start needs an UpdateWithStart, got {request!r}")
     WorkflowIdReusePolicy.coerce(request.reuse_policy)
+    check_name(request.workflow_name, "workflow name")
     check_workflow_id(request.workflow_id)
     name = request.update_name
     if not isinstance(name, str) or not name.strip():
-        raise UpdateRejected(name=str(name), reason="an update name is non-empty text")
+        raise UpdateRejected(
+            name=repr(name)[:80], reason="an update name is non-empty text"
+        )
+    check_name(name, "update name")
     starts.checked_input(request.input)
-    payloads.check(payloads.to_json(request.update_arg), "update input")
+    payloads.check(request.update_arg, "update input")
     return request
 
 

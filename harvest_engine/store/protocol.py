@@ -240,6 +240,14 @@ class WriteTxn(Protocol):
         """A task row by id."""
         ...
 
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        """Flip a PENDING task to RUNNING in this transaction (compare-and-swap); None if gone or taken."""
+        ...
+
+    def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
+        """Insert an activity task already claimed (RUNNING) at `now`; its row."""
+        ...
+
     def delete_task(self, task_id: int) -> None:
         """Remove a finished task."""
         ...
@@ -409,6 +417,10 @@ class DurableStore(Protocol):
 
     def write(self) -> AbstractContextManager[WriteTxn]:
         """One write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error)."""
+        ...
+
+    def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
+        """Which of these tasks are still RUNNING (claimed, not yet recorded or dropped)."""
         ...
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:

@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, cast
 
 from harvest_engine.errors import ExecutionNotFound, InvalidFilter
 from harvest_engine.filters import ExecutionFilter
-from harvest_engine.store.sqlite import listing, operator_reads, queries, readonly
+from harvest_engine.store.sqlite import (
+    listing,
+    operator_reads,
+    queries,
+    readonly,
+    verify,
+)
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import ClosedConnection
 from harvest_engine.store.sqlite.faults import guard_public_methods
@@ -139,10 +145,19 @@ class SqliteReader:
         return last if more else None
 
     def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
-        """One run with its payloads as Stored values."""
-        detail = listing.describe(self._conn, str(exec_id).strip(), self._columns)
+        """One run with its payloads as Stored values.
+
+        Raises:
+            ExecutionNotFound: no run has this id.
+            DatabaseCorrupt: the run is damaged (`ExecutionSummary.damaged`
+                says why); an unreadable payload alone is a `Stored.Unreadable`.
+        """
+        text = str(exec_id).strip()
+        detail = listing.describe(self._conn, text, self._columns)
         if detail is None:
             raise ExecutionNotFound(exec_id=exec_id)
+        if detail.damaged is not None:
+            raise verify.corrupt(self._conn, text, detail.damaged)
         return detail
 
     def counts_by_state(self) -> dict[str, int]:
@@ -150,8 +165,17 @@ class SqliteReader:
         return listing.counts_by_state(self._conn)
 
     def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
-        """Every recorded event of the run, in order."""
-        return queries.load_events(self._conn, self._require(exec_id))
+        """Every recorded event of the run, in order.
+
+        Raises:
+            DatabaseCorrupt: the history has a gap, an unreadable event, or
+                an end that does not match the run's state.
+        """
+        text = self._require(exec_id)
+        with readonly.snapshot(self._conn):
+            events = queries.load_events(self._conn, text)
+            verify.check_run(self._conn, text)
+        return events
 
     def activity_attempts(
         self, exec_id: str | ExecutionId, name: str | None = None

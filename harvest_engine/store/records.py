@@ -72,7 +72,13 @@ _StoredUnreadable.__name__ = _StoredUnreadable.__qualname__ = "Stored.Unreadable
 
 @dataclass(frozen=True)
 class ExecutionSummary:
-    """A listed run (no payloads; see ExecutionDetail)."""
+    """A listed run (no payloads; see ExecutionDetail).
+
+    `damaged` is None for a sound run; for a damaged one (an unknown state,
+    unreadable ids, a history whose end does not match the row) it says why,
+    and a single-run read of it raises `DatabaseCorrupt`. A listing keeps
+    damaged rows, flagged, so one bad row never fails a page.
+    """
 
     exec_id: ExecutionId
     workflow_name: str
@@ -84,6 +90,7 @@ class ExecutionSummary:
     memo: Stored = field(default_factory=Stored.Null)
     search_attributes: Stored = field(default_factory=Stored.Null)
     cursor: int = 0
+    damaged: str | None = None
 
 
 @dataclass(frozen=True)

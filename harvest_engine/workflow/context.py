@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import hashlib
 import inspect
 import logging
@@ -201,8 +202,12 @@ class WorkflowContext:
         return self._machine.now
 
     def system_now(self) -> datetime:
-        """The decision cycle's clock (the same value `now()` gives on replay)."""
-        return self._machine.now
+        """The decision cycle's clock (the same value `now()` gives on replay).
+
+        Under `run_until_blocked_as_of` it is the time the call names, also
+        in a run's first drive, whose body starts at WorkflowStarted's time.
+        """
+        return self._machine.clock()
 
     def random(self) -> float:
         """A float in [0, 1) from a generator seeded by the run id."""
@@ -482,7 +487,7 @@ class WorkflowContext:
 
     def _start_timer(self, timer_id: str, duration: timedelta) -> asyncio.Future[Any]:
         """Record TimerStarted (`fire_at` is the earliest fire time); the row is armed apart."""
-        fire_at = self._machine.now + duration
+        fire_at = self._machine.clock() + duration
         return self._machine.start_timer(
             {
                 "timer_id": timer_id,
@@ -681,13 +686,18 @@ def _activity_target(activity: Any) -> tuple[str, Any]:
         raise TypeError(
             f"execute_activity needs an @activity function or a name, got {activity!r}"
         )
-    result_type = None
-    if info.fn is not None:
-        try:
-            result_type = typing.get_type_hints(info.fn).get("return")
-        except (NameError, TypeError):
-            result_type = None
-    return info.name, result_type
+    return info.name, _return_type(info.fn)
+
+
+@functools.lru_cache(maxsize=1024)
+def _return_type(fn: Any) -> Any:
+    """An activity's declared result type (None when absent or unresolvable), once per function."""
+    if fn is None:
+        return None
+    try:
+        return typing.get_type_hints(fn).get("return")
+    except (NameError, TypeError):
+        return None
 
 
 def _workflow_target(workflow: Any) -> tuple[str, Any]:

@@ -80,6 +80,10 @@ class WorkflowInstance:
         ] = {}
         self.current_details: str | None = None
         self.now: datetime = run.started_at or datetime.now().astimezone()
+        # The live decision cycle's clock (guide §7), set by the runtime for a
+        # drive; None on replay and in queries. A run's first drive starts
+        # the body at WorkflowStarted's time, which may be long before it.
+        self.drive_now: datetime | None = None
         self.applied_seq = 0
         self.history_length = 0
         self.main: asyncio.Task[Any] | None = None
@@ -144,11 +148,15 @@ class WorkflowInstance:
     ) -> None:
         """Ask for the durable row of a started timer (guide §7: armed at the first await).
 
-        The deadline counts from the workflow time of the await, which replay
-        reproduces; a row already armed keeps its fire time, so a replay that
-        meets the same await again changes nothing.
+        The deadline counts from the decision cycle's clock (guide §7), also in
+        a first drive long after the start; a row already armed keeps its fire
+        time, so a replay that meets the same await again changes nothing.
         """
-        self._timer_arms.append((timer_id, self.now + duration, future))
+        self._timer_arms.append((timer_id, self.clock() + duration, future))
+
+    def clock(self) -> datetime:
+        """The decision cycle's clock when live, else the applied event's time."""
+        return self.drive_now if self.drive_now is not None else self.now
 
     def take_timer_arms(self) -> list[tuple[str, datetime]]:
         """(timer id, fire time) asked since the last call, for timers still waiting to fire."""

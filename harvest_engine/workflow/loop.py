@@ -127,6 +127,31 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
             self._running = False
             asyncio.events._set_running_loop(outer)
 
+    def call_inside(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call `fn(*args)` now as workflow code: this loop is the running loop.
+
+        A signal handler is called when its event is applied, which may be
+        outside `run_until_quiescent` (on the host's loop, in a drive). A
+        task it creates must still land here, not on the host's loop.
+        """
+        if self._running:
+            return fn(*args)
+        outer = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(self)
+        self._running = True
+        try:
+            with _guard_process_state():
+                _stepping.violation = None
+                try:
+                    return fn(*args)
+                finally:
+                    if _stepping.violation is not None:
+                        self.violation = _stepping.violation
+                        _stepping.violation = None
+        finally:
+            self._running = False
+            asyncio.events._set_running_loop(outer)
+
     def is_running(self) -> bool:
         return self._running
 

@@ -185,6 +185,7 @@ def _check_ending(instance: WorkflowInstance, event: HistoryEvent) -> None:
             kind, value = instance.outcome()
             if kind == "completed":
                 if payloads.dumps(value) == payloads.dumps(event.attrs.get("output")):
+                    _check_signals_read(instance, event)
                     return
                 expected = f"WorkflowCompleted(output={payloads.dumps(value)})"
             else:
@@ -211,6 +212,24 @@ def _check_ending(instance: WorkflowInstance, event: HistoryEvent) -> None:
         if instance.done and isinstance(instance.outcome()[1], ContinueAsNew):
             return
         raise _diverged(instance, event, "no continue_as_new")
+
+
+def _check_signals_read(instance: WorkflowInstance, event: HistoryEvent) -> None:
+    """Early completion: history holds a signal the code never read (guide §8).
+
+    The engine appends every staged signal, read or not; a body that
+    completes with one still unread was written for other input, so the
+    strict replay reports it. A signal that lost a deadline race is exempt.
+    """
+    unread = instance.signals.never_read()
+    if unread:
+        names = ", ".join(repr(name) for name in unread)
+        raise _diverged(
+            instance,
+            event,
+            f"the body reading every signal first (early completion: signal {names} "
+            "is in the history but the code never read it)",
+        )
 
 
 def _cancel_reason(events: Sequence[HistoryEvent]) -> str | None:

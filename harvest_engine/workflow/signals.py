@@ -25,6 +25,9 @@ class SignalInbox:
             collections.defaultdict(collections.deque)
         )
         self._handlers: dict[str, Callable[[Any], Any]] = {}
+        # Waiters whose deadline won, by name: a signal of that name left
+        # unread lost a deadline race, which strict replay forgives (guide §8).
+        self._races_lost: collections.Counter[str] = collections.Counter()
 
     def arrive(self, name: str, payload: Any) -> None:
         """A signal reached the run (applied from its SignalReceived event)."""
@@ -41,7 +44,7 @@ class SignalInbox:
         self._buffers[name].append(payload)
 
     def _call(self, handler: Callable[[Any], Any], payload: Any) -> None:
-        result = handler(payload)
+        result = self._machine.loop.call_inside(handler, payload)
         if inspect.isawaitable(result):
             self._machine.loop.create_task(_await(result))
 
@@ -70,6 +73,7 @@ class SignalInbox:
         waiters = self._waiters.get(name)
         if waiters and waiter in waiters:
             waiters.remove(waiter)
+            self._races_lost[name] += 1
 
     async def next(self, name: str) -> Any:
         """The next payload of `name`: buffered at once, else when it arrives."""
@@ -92,6 +96,14 @@ class SignalInbox:
     def handlers(self) -> dict[str, Callable[[Any], Any]]:
         """The push handlers by signal name, in registration order."""
         return dict(self._handlers)
+
+    def never_read(self) -> list[str]:
+        """Names of buffered signals the code never read, beyond those that lost a deadline race."""
+        return [
+            name
+            for name, buffer in self._buffers.items()
+            if len(buffer) > self._races_lost[name]
+        ]
 
     def buffered(self) -> dict[str, int]:
         """How many payloads of each name are buffered (for queries and the GUI)."""

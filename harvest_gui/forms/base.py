@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
@@ -17,11 +19,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from harvest_gui.forms.commands import READ_ONLY_REASON, runtime_of
+from harvest_gui.async_bridge import track
+from harvest_gui.forms.commands import (
+    CLIENT_REASON,
+    READ_ONLY_REASON,
+    client_of,
+    runtime_of,
+)
 from harvest_gui.forms.error_text import describe_error
 
 if TYPE_CHECKING:
-    import asyncio
+    from collections.abc import Awaitable, Callable
 
 
 class ActionDialog(QDialog):
@@ -99,12 +107,20 @@ class ActionDialog(QDialog):
 
     # -- state ----------------------------------------------------------------------------
 
+    client_ok = False
+    """Whether this form's action also goes through a serving process (client mode)."""
+
     def check_writable(self) -> bool:
-        """Disable everything with the reason when the session cannot write."""
-        if runtime_of(self.session) is None:
-            self.disable_with_reason(READ_ONLY_REASON)
+        """Disable everything with the reason when the session cannot act."""
+        if runtime_of(self.session) is not None:
+            return True
+        if client_of(self.session) is not None:
+            if self.client_ok:
+                return True
+            self.disable_with_reason(CLIENT_REASON)
             return False
-        return True
+        self.disable_with_reason(READ_ONLY_REASON)
+        return False
 
     def disable_with_reason(self, reason: str) -> None:
         """Show the form greyed out, saying why."""
@@ -192,9 +208,35 @@ class ActionDialog(QDialog):
         except Exception as exc:  # an engine or argument error, shown in the form
             self.show_error(exc)
             return None
+        if inspect.isawaitable(result):
+            # Client mode: the command is out to the serving process.
+            return track(asyncio.ensure_future(self._finish(result)))
         if result is not None:
             self.succeeded.emit(result)
         return None
+
+    async def _finish(self, pending: Awaitable[Any]) -> None:
+        self.set_busy(True)
+        try:
+            result = await pending
+        except Exception as exc:  # a typed engine error, or CommandTimedOut
+            self.show_error(exc)
+            return
+        finally:
+            self.set_busy(False)
+        if result is not None:
+            self.succeeded.emit(result)
+
+    @staticmethod
+    def then(value: Any, after: Callable[[Any], Any]) -> Any:
+        """`after(value)` now, or once an awaitable value (a client command) resolves."""
+        if not inspect.isawaitable(value):
+            return after(value)
+
+        async def later() -> Any:
+            return after(await value)
+
+        return later()
 
     def submit(self) -> Any:
         """Do the action; return its result (None: nothing happened). Raise to show an error."""

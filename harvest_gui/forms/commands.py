@@ -1,4 +1,10 @@
-"""What the forms ask of a writer session's runtime, one function per action (no Qt)."""
+"""What the forms ask of the engine, one function per action: the writer's runtime or a client (no Qt).
+
+In writer mode an action calls the embedded runtime and returns its
+result. In client mode (another process serves the file) it returns a
+coroutine that sends the command through `HarvestClient` and awaits the
+reply; the form awaits it (`ActionDialog.then`).
+"""
 
 from __future__ import annotations
 
@@ -13,11 +19,23 @@ from harvest_engine import (
 from harvest_gui.inspect.signal_names import queries_in_code, updates_in_code
 
 if TYPE_CHECKING:
-    from harvest_engine import ScheduleRow, SqliteRuntime, StartOutcome, WorkflowInfo
+    from collections.abc import Awaitable
+
+    from harvest_engine import (
+        HarvestClient,
+        ScheduleRow,
+        SqliteRuntime,
+        StartOutcome,
+        WorkflowInfo,
+    )
 
 READ_ONLY_REASON = (
     "Read-only: this window opened the file without the writer lock, so nothing can be "
     "changed from here. Reopen it with File ▸ Open to act on runs."
+)
+CLIENT_REASON = (
+    "Client mode: another process serves this file and holds its lock; schedules, "
+    "purging and driving stay with that process."
 )
 NO_CODE_REASON = (
     "No workflows are registered in this window (start it with --app MODULE)."
@@ -33,9 +51,23 @@ def runtime_of(session: Any) -> SqliteRuntime | None:
     )
 
 
+def client_of(session: Any) -> HarvestClient | None:
+    """The session's client of a served file, or None outside client mode."""
+    return (
+        getattr(session, "client", None)
+        if getattr(session, "can_command", False)
+        else None
+    )
+
+
+def code_of(session: Any) -> SqliteRuntime | None:
+    """Where the session's workflow code is registered: the writer's runtime or the `--app` one."""
+    return runtime_of(session) or getattr(session, "code", None)
+
+
 def workflow_infos(session: Any) -> list[WorkflowInfo]:
     """The registered workflows, by name."""
-    rt = runtime_of(session)
+    rt = code_of(session)
     if rt is None:
         return []
     return [rt.registry.workflows[name] for name in sorted(rt.registry.workflows)]
@@ -43,7 +75,7 @@ def workflow_infos(session: Any) -> list[WorkflowInfo]:
 
 def workflow_info(session: Any, name: str) -> WorkflowInfo | None:
     """One registered workflow, or None."""
-    rt = runtime_of(session)
+    rt = code_of(session)
     return None if rt is None else rt.registry.workflows.get(name)
 
 
@@ -59,22 +91,35 @@ class StartRequest:
     search_attributes: dict[str, Any] | None = None
 
 
-def start_workflow(session: Any, request: StartRequest) -> StartOutcome:
+def start_workflow(
+    session: Any, request: StartRequest
+) -> StartOutcome | Awaitable[StartOutcome]:
     """Start (or attach to) a run with `start_workflow_with_options`."""
-    rt = _writer(session)
     options = StartOptions(
         workflow_id=request.workflow_id or None,
         memo=request.memo,
         search_attributes=request.search_attributes or {},
         reuse_policy=request.reuse_policy,
     )
+    client = client_of(session)
+    if client is not None:
+        return client.start_workflow_with_options(
+            request.workflow_name,
+            request.input,
+            options,
+            timeout=_timeout(session),
+        )
+    rt = _writer(session)
     return rt.start_workflow_with_options(request.workflow_name, request.input, options)
 
 
 def send_signal(
     session: Any, exec_id: str, name: str, payload: Any, key: str | None
-) -> bool:
+) -> bool | Awaitable[bool]:
     """Stage a signal; with a key, False when the run already holds that key."""
+    client = client_of(session)
+    if client is not None:
+        return _client_signal(client, exec_id, name, payload, key, _timeout(session))
     rt = _writer(session)
     if key:
         return rt.send_signal_idempotent(exec_id, name, payload, key)
@@ -82,17 +127,46 @@ def send_signal(
     return True
 
 
+async def _client_signal(
+    client: HarvestClient,
+    exec_id: str,
+    name: str,
+    payload: Any,
+    key: str | None,
+    timeout: str,  # noqa: ASYNC109 -- HarvestClient's reply timeout, passed on
+) -> bool:
+    if key:
+        return await client.send_signal_idempotent(
+            exec_id, name, payload, key, timeout=timeout
+        )
+    await client.send_signal(exec_id, name, payload, timeout=timeout)
+    return True
+
+
+def _timeout(session: Any) -> str:
+    """How long a client command waits for the server's reply ("10s" unless the session says)."""
+    return str(getattr(session, "client_timeout", "10s"))
+
+
 async def run_query(session: Any, exec_id: str, name: str, arg: Any) -> Any:
     """Answer a query at the run's frontier (writes nothing)."""
+    client = client_of(session)
+    if client is not None:
+        return await client.query(exec_id, name, arg, timeout=_timeout(session))
     return await _writer(session).query(exec_id, name, arg)
 
 
 async def run_update(session: Any, exec_id: str, name: str, arg: Any) -> Any:
     """Run an update (validated, recorded with its result)."""
+    client = client_of(session)
+    if client is not None:
+        return await client.update(exec_id, name, arg, timeout=_timeout(session))
     return await _writer(session).update(exec_id, name, arg)
 
 
-def end_run(session: Any, exec_id: str, action: str, reason: str) -> None:
+def end_run(
+    session: Any, exec_id: str, action: str, reason: str
+) -> Awaitable[None] | None:
     """``cancel`` (cooperative, `rt.cancel`) or ``terminate`` (immediate, `rt.terminate`).
 
     Raises:
@@ -100,13 +174,22 @@ def end_run(session: Any, exec_id: str, action: str, reason: str) -> None:
         ValueError: `action` is neither.
 
     """
+    if action not in ("cancel", "terminate"):
+        raise ValueError(f"unknown action {action!r}")
+    client = client_of(session)
+    if client is not None:
+        timeout = _timeout(session)
+        return (
+            client.cancel(exec_id, reason, timeout=timeout)
+            if action == "cancel"
+            else client.terminate(exec_id, reason, timeout=timeout)
+        )
     rt = _writer(session)
     if action == "cancel":
         rt.cancel(exec_id, reason)
-    elif action == "terminate":
-        rt.terminate(exec_id, reason)
     else:
-        raise ValueError(f"unknown action {action!r}")
+        rt.terminate(exec_id, reason)
+    return None
 
 
 def save_schedule(session: Any, schedule: WorkflowSchedule) -> ScheduleRow:
@@ -136,7 +219,7 @@ def purge_terminal(session: Any, older_than: Any) -> int:
 
 def handler_names(session: Any, workflow_name: str, kind: str) -> list[str]:
     """Query or update names known for a workflow: declarative ones, then the body's."""
-    rt = runtime_of(session)
+    rt = code_of(session)
     if rt is None:
         return []
     table = rt.registry.queries if kind == "query" else rt.registry.updates
@@ -151,7 +234,7 @@ def handler_names(session: Any, workflow_name: str, kind: str) -> list[str]:
 
 def handler_input_type(session: Any, workflow_name: str, kind: str, name: str) -> Any:
     """The declared input type of an ``@query`` / ``@update`` handler, or None."""
-    rt = runtime_of(session)
+    rt = code_of(session)
     if rt is None:
         return None
     table = rt.registry.queries if kind == "query" else rt.registry.updates

@@ -35,6 +35,8 @@ class EndRunDialog(ActionDialog):
         succeeded(str): the action that was taken (``cancel`` / ``terminate``).
     """
 
+    client_ok = True
+
     def __init__(
         self, session: Any, exec_id: str, action: str, parent: QWidget | None = None
     ) -> None:
@@ -68,8 +70,16 @@ class EndRunDialog(ActionDialog):
 
     def submit(self) -> Any:
         """End the run."""
-        end_run(self.session, self.exec_id, self.action, self.reason.text().strip())
-        done = "Cancel requested" if self.action == "cancel" else "Run terminated"
-        self.show_result(f"{done}: {self.exec_id}")
-        self.confirm.setChecked(False)
-        return self.action
+
+        def report(_: None) -> str:
+            done = "Cancel requested" if self.action == "cancel" else "Run terminated"
+            self.show_result(f"{done}: {self.exec_id}")
+            self.confirm.setChecked(False)
+            return self.action
+
+        return self.then(
+            end_run(
+                self.session, self.exec_id, self.action, self.reason.text().strip()
+            ),
+            report,
+        )

@@ -25,6 +25,8 @@ class HandlerCallDialog(ActionDialog):
         succeeded(object): the handler's result.
     """
 
+    client_ok = True
+
     kind = "query"
 
     def __init__(

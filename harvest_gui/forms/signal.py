@@ -20,6 +20,8 @@ class SignalDialog(ActionDialog):
         succeeded(bool): True when staged, False when the key was already used.
     """
 
+    client_ok = True
+
     def __init__(
         self, session: Any, exec_id: str, parent: QWidget | None = None
     ) -> None:
@@ -102,13 +104,18 @@ class SignalDialog(ActionDialog):
             raise ValueError(f"payload: {parsed.error}")
         name = self.name.currentText().strip()
         key = self.key.text().strip() or None
-        staged = send_signal(self.session, self.exec_id, name, parsed.value, key)
-        if staged:
-            self.show_result(
-                f"Signal {name!r} staged; the run takes it in on its next drive."
-            )
-        else:
-            self.show_result(
-                f"Not staged: this run already received a signal with key {key!r}."
-            )
-        return staged
+
+        def report(staged: bool) -> bool:
+            if staged:
+                self.show_result(
+                    f"Signal {name!r} staged; the run takes it in on its next drive."
+                )
+            else:
+                self.show_result(
+                    f"Not staged: this run already received a signal with key {key!r}."
+                )
+            return staged
+
+        return self.then(
+            send_signal(self.session, self.exec_id, name, parsed.value, key), report
+        )

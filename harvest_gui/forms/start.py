@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
@@ -19,6 +19,9 @@ from harvest_gui.forms.commands import (
 from harvest_gui.forms.payload_editor import PayloadEditor
 from harvest_gui.inspect.formatting import json_text
 
+if TYPE_CHECKING:
+    from harvest_engine import StartOutcome
+
 REUSE_HELP = {
     WorkflowIdReusePolicy.ALLOW_DUPLICATE: "attach to a running run of the id; else start fresh",
     WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY: "refuse after a completed run of the id",
@@ -33,6 +36,8 @@ class StartWorkflowDialog(ActionDialog):
     Signals:
         succeeded(StartOutcome): the run started (or attached to a running one).
     """
+
+    client_ok = True
 
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
         super().__init__(
@@ -133,11 +138,14 @@ class StartWorkflowDialog(ActionDialog):
 
     def submit(self) -> Any:
         """Start the run and say what happened."""
-        outcome = start_workflow(self.session, self.request())
-        how = (
-            "Started a new run"
-            if outcome.started_fresh
-            else "Attached to the running run"
-        )
-        self.show_result(f"{how}: {outcome.exec_id}")
-        return outcome
+
+        def report(outcome: StartOutcome) -> StartOutcome:
+            how = (
+                "Started a new run"
+                if outcome.started_fresh
+                else "Attached to the running run"
+            )
+            self.show_result(f"{how}: {outcome.exec_id}")
+            return outcome
+
+        return self.then(start_workflow(self.session, self.request()), report)

@@ -92,7 +92,15 @@ def read_report(
 ) -> WaitingReport:
     """Where the run stands: from the runtime, else the replayer, else the file alone."""
     if detail.state != "RUNNING":
-        return WaitingReport(running=False, panic=panic_text(detail))
+        panic = panic_text(detail)
+        if panic:
+            code = (
+                list(runtime.registry.workflows.values())
+                if runtime is not None
+                else list(workflows)
+            )
+            panic += replayed_panic(detail, history, code)
+        return WaitingReport(running=False, panic=panic)
     exec_id = str(detail.exec_id)
     if len(history) > REPLAY_LIMIT:
         text = (
@@ -267,6 +275,29 @@ def summary_line(report: WaitingReport) -> str:
     return (
         f"Waiting on {len(report.waits)} thing{'s' if len(report.waits) != 1 else ''}:"
     )
+
+
+def replayed_panic(
+    detail: ExecutionDetail, history: Sequence[HistoryEvent], code: list[WorkflowInfo]
+) -> str:
+    """The traceback of a panicked run's code, replayed up to its seal ("" without the code).
+
+    The seal was appended because the code raised on every drive; replaying
+    the history before it with today's code raises again, into the user's
+    lines. Code that no longer raises there says so.
+    """
+    if len(history) > REPLAY_LIMIT or not any(
+        info.name == detail.workflow_name for info in code
+    ):
+        return ""
+    before = [e for e in history if e.type != "WorkflowFailed"]
+    try:
+        raised = [s for s in WorkflowReplayer(code).stack(before) if s.error]
+    except HarvestError as exc:
+        return f"\n\nReplaying it with the loaded code failed: {exc.message}"
+    if not raised:
+        return "\n\nReplayed with the loaded code, it no longer raises there."
+    return "\n\nReplayed with the loaded code:\n" + stack_text(raised)
 
 
 def panic_text(detail: ExecutionDetail) -> str:

@@ -109,7 +109,7 @@ def error_texts(exc: BaseException) -> tuple[str, str, str]:
 
 
 def locked_box(parent: QWidget, path: Path, exc: DatabaseLocked) -> QMessageBox:
-    """Offer read-only mode for a file another writer holds."""
+    """Offer client mode (act through the process that serves it) or read-only mode."""
     holder = getattr(exc, "holder_pid", None)
     who = "another harvest writer" + ("" if holder is None else f" (process {holder})")
     box = message_box(
@@ -118,14 +118,18 @@ def locked_box(parent: QWidget, path: Path, exc: DatabaseLocked) -> QMessageBox:
         "File in use",
         f"{path.name} is open in {who}.",
         f"Only one writer at a time may open a harvest file (its lock file is "
-        f"{getattr(exc, 'lock_path', path.name + '.lock')}).\n\nOpen it read-only? "
-        "The views will follow the other writer live; nothing will be written.",
+        f"{getattr(exc, 'lock_path', path.name + '.lock')}).\n\nOpen it as a client? If that process serves the file "
+        "(rt.serve(), a harvest inspector window), this window can start, signal, "
+        "cancel, terminate, query and update its runs through it.\n\nOr open it "
+        "read-only: the views follow the other writer live; nothing is written.",
     )
     box.setStandardButtons(
         QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel
     )
     box.button(QMessageBox.StandardButton.Open).setText("Open read-only")
-    box.setDefaultButton(QMessageBox.StandardButton.Open)
+    client = box.addButton("Open as client", QMessageBox.ButtonRole.YesRole)
+    client.setObjectName("openAsClient")
+    box.setDefaultButton(client)
     return box
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QApplication,
     QFileDialog,
     QHBoxLayout,
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
 from harvest_engine import DatabaseLocked
 from harvest_gui import APP_TITLE, theme
 from harvest_gui.async_bridge import track
+from harvest_gui.client_session import ClientSession
 from harvest_gui.session import ReaderSession, Session, WriterSession
 from harvest_gui.views import operations
 from harvest_gui.views.dialogs import (
@@ -261,7 +263,11 @@ class MainWindow(QMainWindow):
         if self.session is None:
             self.setWindowTitle(APP_TITLE)
             return
-        suffix = " (read-only)" if self.session.mode == "read-only" else ""
+        suffix = (
+            f" ({self.session.mode})"
+            if self.session.mode in ("read-only", "client")
+            else ""
+        )
         self.setWindowTitle(f"{self.session.path.name}{suffix}")
 
     # -- opening --------------------------------------------------------------------------
@@ -280,22 +286,31 @@ class MainWindow(QMainWindow):
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
 
-    def open_path(self, path: Path, read_only: bool = False) -> bool:
-        """Open `path` (as writer unless `read_only`); errors become dialogs, never tracebacks.
+    def open_path(
+        self, path: Path, read_only: bool = False, client: bool = False
+    ) -> bool:
+        """Open `path` as writer, or `read_only`, or as a `client` of the process serving it.
+
+        Errors become dialogs, never tracebacks; a file another writer holds
+        offers client and read-only mode.
 
         Returns:
             True when the file is now open.
 
         """
         try:
-            session: Session = (
-                ReaderSession.open(path, self.app_module)
-                if read_only
-                else WriterSession.open(path, self.app_module)
-            )
+            session: Session
+            if client:
+                session = ClientSession.open(path, self.app_module)
+            elif read_only:
+                session = ReaderSession.open(path, self.app_module)
+            else:
+                session = WriterSession.open(path, self.app_module)
         except DatabaseLocked as exc:
             box = locked_box(self, path, exc)
-            box.accepted.connect(lambda: self.open_path(path, read_only=True))
+            box.buttonClicked.connect(
+                lambda button: self._on_locked_choice(path, box, button)
+            )
             self._show_dialog(box)
             return False
         except Exception as exc:  # every failure is explained in the window
@@ -309,6 +324,14 @@ class MainWindow(QMainWindow):
             return False
         self.set_session(session)
         return True
+
+    def _on_locked_choice(
+        self, path: Path, box: QMessageBox, button: QAbstractButton
+    ) -> None:
+        if button.objectName() == "openAsClient":
+            self.open_path(path, client=True)
+        elif button is box.button(QMessageBox.StandardButton.Open):
+            self.open_path(path, read_only=True)
 
     def _show_dialog(self, box: QMessageBox) -> None:
         self.last_dialog = box

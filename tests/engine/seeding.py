@@ -15,6 +15,16 @@ if TYPE_CHECKING:
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 
+# The event a sealed run's history ends with, so a seeded run reads as sound.
+CLOSING_EVENT = {
+    "COMPLETED": "WorkflowCompleted",
+    "FAILED": "WorkflowFailed",
+    "CANCELLED": "WorkflowCancelled",
+    "TERMINATED": "WorkflowTerminated",
+    "TIMED_OUT": "WorkflowExecutionTimedOut",
+    "CONTINUED_AS_NEW": "WorkflowContinuedAsNew",
+}
+
 
 def seed_run(
     store: SqliteStore,
@@ -50,10 +60,18 @@ def seed_run(
     with store.write() as txn:
         txn.insert_execution(new, started)
         if state != "RUNNING":
+            closed = closed_at or started_at + timedelta(seconds=1)
+            closing = HistoryEvent(
+                seq=2,
+                type=CLOSING_EVENT.get(state, "WorkflowTerminated"),
+                at=closed,
+                attrs={},
+            )
+            txn.append_events(exec_id, [closing])
             txn.seal(
                 exec_id,
                 state,
-                closed_at=closed_at or started_at + timedelta(seconds=1),
+                closed_at=closed,
                 output=None if output is None else payloads.dumps(output),
             )
     return exec_id

@@ -12,6 +12,7 @@ import pytest
 
 from harvest_engine import (
     CommandTimedOut,
+    ExecutionId,
     ExecutionNotFound,
     ExecutionOutcome,
     HarvestClient,
@@ -170,7 +171,7 @@ async def test_queries_and_updates_run_in_the_serving_process(made: Path) -> Non
                 await client.update(exec_id, "put", "")
             with pytest.raises(QueryNotFound) as caught:
                 await client.query(exec_id, "nope")
-            assert caught.value.exec_id == str(exec_id)
+            assert caught.value.exec_id == exec_id
             # The same call in-process raises the same error with the same fields.
             with pytest.raises(QueryNotFound) as local:
                 await rt.query(exec_id, "nope")
@@ -201,15 +202,15 @@ async def test_typed_errors_cross_with_their_fields_and_pickle(made: Path) -> No
                 await client.start_workflow("no_such_workflow")
             with pytest.raises(ExecutionNotFound) as missing:
                 await client.send_signal("not-a-run", "add", 1)
-            assert missing.value.exec_id == "not-a-run"
+            assert missing.value.exec_id == ExecutionId("not-a-run")
             again = pickle.loads(pickle.dumps(missing.value))
-            assert again.exec_id == "not-a-run"
+            assert again.exec_id == ExecutionId("not-a-run")
             prior = await client.start_workflow_with_id("greeter", "order-1", "x")
             with pytest.raises(WorkflowAlreadyStarted) as refused:
                 await client.start_workflow_with_reuse_policy(
                     "greeter", "order-1", "y", WorkflowIdReusePolicy.REJECT_DUPLICATE
                 )
-            assert refused.value.exec_id == str(prior)
+            assert refused.value.exec_id == prior
             with pytest.raises(WorkflowNotRunning):
                 await client.update(prior, "double", 4)
 
@@ -231,7 +232,7 @@ async def test_start_variants_return_what_the_runtime_returns(made: Path) -> Non
                 await client.start_workflow_with_reuse_policy(
                     "box", "shop-1", None, "REJECT_DUPLICATE"
                 )
-            assert refused.value.exec_id == str(first)
+            assert refused.value.exec_id == first
             sws = await client.signal_with_start(
                 SignalWithStart(
                     workflow_name="box",
@@ -390,3 +391,21 @@ async def test_applied_commands_go_with_the_purge_of_their_run(made: Path) -> No
         assert [r[2] for r in command_rows(made)] == [str(exec_id)]
         assert rt.purge_terminal(0) == 1
     assert command_rows(made) == []
+
+
+async def test_a_client_refuses_bad_payloads_and_names_before_queueing(
+    made: Path,
+) -> None:
+    from harvest_engine import InvalidName, PayloadNotJson
+
+    with HarvestClient.open(made) as client:
+        with pytest.raises(PayloadNotJson, match=r"at \$\.price"):
+            await client.start_workflow("greeter", {"price": float("nan")})
+        with pytest.raises(PayloadNotJson):
+            await client.send_signal("some-run", "add", {1: "a", "1": "b"})
+        with pytest.raises(InvalidName):
+            await client.start_workflow_with_id("greeter", "x" * 1001, None)
+        with pytest.raises(InvalidName):
+            await client.start_workflow(2**64)
+    with SqliteRuntime.open(made) as rt:
+        assert rt.list_executions().executions == []

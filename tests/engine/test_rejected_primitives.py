@@ -217,5 +217,6 @@ async def test_poll_once_drives_the_others_in_the_same_pass(open_rt: Open) -> No
     with pytest.raises(Unsupported):
         await rt.poll_once()
 
-    # The healthy run was decided and its activity ran in that same pass.
-    assert [e.type for e in rt.load_history(good)][-1] == "ActivityCompleted"
+    # The healthy run was decided and its activity ran in that same pass (with
+    # group commit its follow-up decision is recorded in the same pass too).
+    assert "ActivityCompleted" in [e.type for e in rt.load_history(good)]

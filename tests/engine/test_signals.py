@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 from harvest_engine import (
     InvalidSignal,
     ManualClock,
+    NonDeterminismDetected,
     PayloadTooDeep,
     PayloadTooLarge,
     RunState,
@@ -350,3 +352,94 @@ async def test_the_first_line_sees_the_same_clock_live_and_on_replay_after_reope
         output={"at": began.isoformat(), "notes": staged}
     )
     assert WorkflowReplayer([notes_the_time_first]).replay(history).closed
+
+
+@workflow
+async def reads_one_go(ctx: WorkflowContext, _: Any) -> Any:
+    return await ctx.wait_for_signal("go")
+
+
+@workflow
+async def go_or_give_up(ctx: WorkflowContext, _: Any) -> Any:
+    return await ctx.wait_for_signal_timeout("go", "1m")
+
+
+async def test_strict_replay_reports_a_signal_the_code_never_read(
+    open_rt: Callable[..., SqliteRuntime],
+) -> None:
+    rt = open_rt()
+    rt.register_workflow(reads_one_go)
+    exec_id = rt.start_workflow("reads_one_go")
+    rt.send_signal(exec_id, "go", 1)
+    rt.send_signal(exec_id, "go", 2)
+
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=1)
+
+    history = rt.load_history(exec_id)
+    assert [e.type for e in history].count("SignalReceived") == 2
+    # Guide §8: the unread signal reaches history; strict replay calls it
+    # an early completion.
+    with pytest.raises(NonDeterminismDetected, match="early completion: signal 'go'"):
+        WorkflowReplayer([reads_one_go]).replay(history)
+    one_signal = [e for e in history if e.seq != 3]
+    renumbered = [
+        e.__class__(i + 1, e.type, e.at, e.attrs) for i, e in enumerate(one_signal)
+    ]
+    assert WorkflowReplayer([reads_one_go]).replay(renumbered).closed
+
+
+async def test_a_signal_that_lost_a_deadline_race_is_exempt(
+    open_rt: Callable[..., SqliteRuntime], clock: ManualClock
+) -> None:
+    rt = open_rt()
+    rt.register_workflow(go_or_give_up)
+    exec_id = rt.start_workflow("go_or_give_up")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="go")
+    clock.advance("2m")
+    rt.send_signal(exec_id, "go", "late")
+
+    assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=None)
+
+    history = rt.load_history(exec_id)
+    assert "SignalReceived" in [e.type for e in history]
+    assert WorkflowReplayer([go_or_give_up]).replay(history).closed
+
+
+@workflow
+async def little_child(ctx: WorkflowContext, _: Any) -> str:
+    return "child done"
+
+
+@workflow
+async def notes_in_tasks(ctx: WorkflowContext, _: Any) -> Any:
+    notes: list[Any] = []
+
+    async def note(payload: Any) -> None:
+        notes.append(payload)
+
+    def on_note(payload: Any) -> None:
+        asyncio.create_task(note(payload))  # noqa: RUF006 - the loop keeps it
+
+    ctx.register_signal_handler("note", on_note)
+    child = await ctx.spawn_child_workflow(little_child, None)
+    await ctx.wait_for_signal("end")
+    return [child, notes]
+
+
+async def test_a_task_a_sync_handler_creates_runs_on_the_engines_loop(
+    open_rt: Callable[..., SqliteRuntime],
+) -> None:
+    rt = open_rt()
+    rt.register_workflow(little_child)
+    rt.register_workflow(notes_in_tasks)
+    exec_id = rt.start_workflow("notes_in_tasks")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="end")
+    rt.send_signal(exec_id, "note", 1)
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="end")
+    rt.send_signal(exec_id, "end", None)
+
+    done = await rt.run_until_blocked(exec_id)
+
+    assert done == RunState.Completed(output=["child done", [1]])
+    workflows = [little_child, notes_in_tasks]
+    assert WorkflowReplayer(workflows).replay(rt.load_history(exec_id)).closed

@@ -211,6 +211,8 @@ async def test_terminate_if_running_replaces_the_run_in_one_transaction(
     assert await rt.run_until_blocked(prior.exec_id) == RunState.ContinuedAsNew(
         next=fresh.exec_id
     )
+    # The fresh run's timer counts from its first drive (guide §7).
+    assert await rt.run_until_blocked(fresh.exec_id) == RunState.WaitingTimer()
     clock.advance("2h")
     assert await rt.run_until_blocked(fresh.exec_id) == RunState.Completed(
         output="woke"

@@ -363,6 +363,8 @@ async def test_a_continue_as_new_successor_counts_its_own_deadline(
     state = await rt.run_until_blocked(first)
     assert isinstance(state, RunState.ContinuedAsNew)
     successor_start = clock.now()
+    # Its timer counts from its first drive (guide §7).
+    assert await rt.run_until_blocked(state.next) == RunState.WaitingTimer()
     clock.advance(
         "20s"
     )  # 40s after the first start: only the successor's own deadline counts

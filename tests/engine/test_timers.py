@@ -314,3 +314,35 @@ async def test_a_reset_in_a_handler_is_not_fired_by_the_deadline_it_replaced(
     assert (
         WorkflowReplayer([snoozed_by_handler]).replay(rt.load_history(exec_id)).closed
     )
+
+
+system_clock_reads: list[Any] = []
+
+
+@workflow
+async def naps_an_hour(ctx: WorkflowContext, _: Any) -> str:
+    system_clock_reads.append((ctx.now(), ctx.system_now()))
+    await ctx.sleep("1h")
+    return "woke"
+
+
+async def test_a_timer_armed_in_the_first_drive_counts_from_that_drives_clock(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = open_rt()
+    rt.register_workflow(naps_an_hour)
+    started = clock.now()
+    exec_id = rt.start_workflow("naps_an_hour")
+    system_clock_reads.clear()
+    later = started + timedelta(hours=5)
+
+    # Guide §7: the drive keeps one clock, the time it names.
+    assert await rt.run_until_blocked_as_of(exec_id, later) == RunState.WaitingTimer()
+    assert system_clock_reads == [(started, later)]
+    with SqliteReader.open(rt.store.path) as reader:  # type: ignore[attr-defined]
+        (timer,) = reader.timers(exec_id)
+    assert timer.fire_at == later + timedelta(hours=1)
+    almost = later + timedelta(minutes=59)
+    assert await rt.run_until_blocked_as_of(exec_id, almost) == RunState.WaitingTimer()
+    done = await rt.run_until_blocked_as_of(exec_id, later + timedelta(hours=1))
+    assert done == RunState.Completed(output="woke")

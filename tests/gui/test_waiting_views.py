@@ -137,7 +137,13 @@ def test_a_panicked_run_shows_its_error_instead_of_waits(
     waiting = view.summary.waiting
     assert not waiting.isHidden()
     assert waiting.headline.text() == "The run panicked: its code raised a bug."
-    assert "ZeroDivisionError" in waiting.panic.toPlainText()
+    text = waiting.panic.toPlainText()
+    assert "ZeroDivisionError" in text
+    assert (
+        "Replayed with the loaded code:\nworkflow panics raised ZeroDivisionError"
+        in (text)
+    )
+    assert "    return 1 // 0" in text
     assert view.stack_view.note.text().startswith("The run has ended")
 
 

@@ -88,7 +88,8 @@ def test_the_file_in_use_box_speaks_of_processes_not_classes(
     box = locked_box(window, path, exc)
     assert box.text() == "busy.db is open in another harvest writer (process 4242)."
     assert "SqliteReader" not in box.informativeText()
-    assert "Open it read-only?" in box.informativeText()
+    assert "Open it as a client?" in box.informativeText()
+    assert "open it read-only" in box.informativeText()
     box.close()
 
 

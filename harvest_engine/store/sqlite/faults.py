@@ -102,6 +102,8 @@ def _from_sqlite(exc: sqlite3.Error, path: str) -> HarvestError:
         return DatabaseLocked(path=path, lock_path=path)
     if primary in _STORAGE_CODES:
         return StorageError(path=path, reason=f"{_STORAGE_CODES[primary]}: {text}")
+    if primary is None and text.startswith("Could not decode to UTF-8"):
+        return DatabaseCorrupt(path=path, reason=f"text is not UTF-8 ({text})")
     if primary is None and isinstance(exc, sqlite3.OperationalError):
         return StorageError(path=path, reason=text)
     if primary in _CORRUPT_CODES or isinstance(exc, sqlite3.DatabaseError):
@@ -128,12 +130,16 @@ def _path_of(owner: Any, args: tuple[Any, ...]) -> str:
 
 
 def _wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+    # try/except in each wrapper, not `with boundary(...)`: a public call pays
+    # for a try block only, and the path is looked up only when translating.
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def run_async(owner: Any, *args: Any, **kwargs: Any) -> Any:
-            with boundary(_path_of(owner, args)):
+            try:
                 return await fn(owner, *args, **kwargs)
+            except TRANSLATED as exc:
+                raise translate(exc, _path_of(owner, args)) from exc
 
         return run_async
     if inspect.isasyncgenfunction(fn):
@@ -142,24 +148,30 @@ def _wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         async def run_async_gen(
             owner: Any, *args: Any, **kwargs: Any
         ) -> AsyncIterator[Any]:
-            with boundary(_path_of(owner, args)):
+            try:
                 async for item in fn(owner, *args, **kwargs):
                     yield item
+            except TRANSLATED as exc:
+                raise translate(exc, _path_of(owner, args)) from exc
 
         return run_async_gen
     if inspect.isgeneratorfunction(fn):
 
         @functools.wraps(fn)
         def run_gen(owner: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-            with boundary(_path_of(owner, args)):
+            try:
                 yield from fn(owner, *args, **kwargs)
+            except TRANSLATED as exc:
+                raise translate(exc, _path_of(owner, args)) from exc
 
         return run_gen
 
     @functools.wraps(fn)
     def run(owner: Any, *args: Any, **kwargs: Any) -> Any:
-        with boundary(_path_of(owner, args)):
+        try:
             return fn(owner, *args, **kwargs)
+        except TRANSLATED as exc:
+            raise translate(exc, _path_of(owner, args)) from exc
 
     return run
 

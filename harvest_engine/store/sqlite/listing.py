@@ -16,7 +16,9 @@ from harvest_engine.store.records import (
     ExecutionPage,
     ExecutionSummary,
 )
+from harvest_engine.store.sqlite import verify
 from harvest_engine.store.sqlite.queries import BadText, stored_json, stored_object
+from harvest_engine.store.sqlite.readonly import snapshot
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -52,10 +54,12 @@ DETAIL_COLUMNS = (
 
 
 def select_list(names: tuple[str, ...], available: Collection[str] | None) -> str:
-    """The SELECT list of `names`; a column missing from `available` reads as NULL."""
+    """The SELECT list of `names`, then what `verify.damage` needs; a missing column reads as NULL."""
     if available is None:
-        return ", ".join(names)
-    return ", ".join(n if n in available else f"NULL AS {n}" for n in names)
+        chosen = list(names)
+    else:
+        chosen = [n if n in available else f"NULL AS {n}" for n in names]
+    return ", ".join([*chosen, *verify.LAST_EVENT_COLUMNS])
 
 
 def decode_text(raw: bytes) -> str | BadText:
@@ -192,7 +196,7 @@ def describe(
     conn: sqlite3.Connection, exec_id: str, available: Collection[str] | None = None
 ) -> ExecutionDetail | None:
     """One run with payloads, tolerant of damage and of older files."""
-    with tolerant_text(conn):
+    with tolerant_text(conn), snapshot(conn):
         row = conn.execute(
             f"SELECT {select_list(DETAIL_COLUMNS, available)} FROM harvest_executions "
             "WHERE exec_id = ?",
@@ -214,12 +218,12 @@ def counts_by_state(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def summary_from_row(row: tuple[Any, ...]) -> ExecutionSummary:
-    """An ExecutionSummary from a row selected with SUMMARY_COLUMNS."""
+    """An ExecutionSummary from a row selected with `select_list(SUMMARY_COLUMNS)`."""
     return ExecutionSummary(**_summary_fields(row))
 
 
 def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
-    """An ExecutionDetail from a row selected with DETAIL_COLUMNS."""
+    """An ExecutionDetail from a row selected with `select_list(DETAIL_COLUMNS)`."""
     return ExecutionDetail(
         **_summary_fields(row),
         input=stored_json(row[10]),
@@ -234,7 +238,9 @@ def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
 
 
 def _summary_fields(row: tuple[Any, ...]) -> dict[str, Any]:
+    next_seq, last_seq, last_type = row[-3:]
     return {
+        "damaged": verify.damage(row[4], next_seq, last_seq, last_type, row[1:4]),
         "cursor": row[0],
         "exec_id": _opt_id(row[1]) or ExecutionId("<unreadable>"),
         "workflow_name": _text(row[2]),

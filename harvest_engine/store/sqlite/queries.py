@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.events import HistoryEvent
 from harvest_engine.states import ErrorInfo, ExecutionId
 from harvest_engine.store.protocol import ExecutionRecord, TaskRecord
 from harvest_engine.store.records import (
@@ -23,11 +22,15 @@ from harvest_engine.store.records import (
     Stored,
     TimerRow,
 )
+from harvest_engine.store.sqlite import verify
 from harvest_engine.timestamps import from_micros
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Sequence
     from datetime import datetime
+
+    from harvest_engine.events import HistoryEvent
 
 EXECUTION_COLUMNS = (
     "id, exec_id, workflow_name, workflow_id, state, attempt, input, output, error, "
@@ -65,6 +68,8 @@ def stored_json(value: Any) -> Stored:
         return Stored.Value(payloads.loads(value))
     except ValueError as exc:
         return Stored.Unreadable(f"not JSON: {exc}")
+    except RecursionError:
+        return Stored.Unreadable("nested too deep to read")
 
 
 def stored_object(value: Any) -> Stored:
@@ -135,7 +140,27 @@ def execution(conn: sqlite3.Connection, exec_id: str) -> ExecutionRecord | None:
         f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?",
         (exec_id,),
     ).fetchone()
-    return None if row is None else execution_from_row(row)
+    if row is None:
+        return None
+    try:
+        return execution_from_row(row)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise verify.corrupt(conn, exec_id, f"its row does not read ({exc})") from exc
+
+
+def claimed_task_ids(conn: sqlite3.Connection, task_ids: Sequence[int]) -> set[int]:
+    """Which of `task_ids` are RUNNING tasks (a claim not yet recorded nor dropped)."""
+    found: set[int] = set()
+    ids = list(task_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = conn.execute(
+            f"SELECT id FROM harvest_tasks WHERE status = 'RUNNING' AND id IN ({marks})",
+            chunk,
+        ).fetchall()
+        found.update(r[0] for r in rows)
+    return found
 
 
 def exists(conn: sqlite3.Connection, exec_id: str) -> bool:
@@ -157,12 +182,7 @@ def load_events(
         "ORDER BY seq",
         (exec_id, after_seq),
     ).fetchall()
-    return [
-        HistoryEvent(
-            seq=seq, type=type_, at=from_micros(at), attrs=payloads.loads(attrs)
-        )
-        for seq, type_, at, attrs in rows
-    ]
+    return verify.events_from_rows(conn, exec_id, rows, after_seq)
 
 
 def _error(text: Any) -> ErrorInfo | None:
@@ -337,12 +357,18 @@ def workflow_logs(conn: sqlite3.Connection, exec_id: str) -> list[LogLine]:
 
 
 def describe(conn: sqlite3.Connection, exec_id: str) -> ExecutionDetail | None:
-    """One run with payloads as Stored values."""
+    """One run with payloads as Stored values; DatabaseCorrupt for a damaged run."""
     row = conn.execute(
         f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?",
         (exec_id,),
     ).fetchone()
-    return None if row is None else detail_from_row(row)
+    if row is None:
+        return None
+    verify.check_run(conn, exec_id)
+    try:
+        return detail_from_row(row)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise verify.corrupt(conn, exec_id, f"its row does not read ({exc})") from exc
 
 
 def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:

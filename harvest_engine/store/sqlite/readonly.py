@@ -65,7 +65,10 @@ def data_version(conn: sqlite3.Connection) -> int:
 
 @contextmanager
 def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """Hold one read transaction, so every read inside sees the same commit."""
+    """Hold one read transaction, so every read inside sees the same commit (reentrant)."""
+    if conn.in_transaction:
+        yield
+        return
     conn.execute("BEGIN")
     try:
         yield

@@ -22,6 +22,7 @@ from harvest_engine.store.sqlite import (
     operator_reads,
     queries,
     readonly,
+    verify,
     wakeups,
 )
 from harvest_engine.store.sqlite import schedules as schedule_sql
@@ -47,7 +48,7 @@ from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
     from datetime import datetime
     from pathlib import Path
 
@@ -120,6 +121,7 @@ class SqliteStore:
         self._write_lock = threading.Lock()
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
+        self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
         self._joinable = False
         self._depth = 0
         self.closed = False
@@ -247,7 +249,8 @@ class SqliteStore:
         """
         # Sync activity bodies heartbeat from worker threads on this same
         # connection: the lock keeps their writes out of the loop thread's
-        # transaction. A nested write on one thread is a bug, not a wait.
+        # transaction. A nested write on one thread is a bug, not a wait,
+        # except inside `write_together()`, where each write is a savepoint.
         if self._in_txn and self._txn_thread == threading.get_ident():
             if not self._joinable:
                 raise HarvestInternalError("nested write transaction")
@@ -256,6 +259,7 @@ class SqliteStore:
             return
         with self._write_lock:
             txn = SqliteWriteTxn(self._conn)
+            self._txns.append(txn)
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._in_txn = True
@@ -274,6 +278,7 @@ class SqliteStore:
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
+                self._txns.clear()
 
     def _rolled_back(self, txn: SqliteWriteTxn, exc: BaseException) -> None:
         # SQLite may already have rolled back (a full disk, an I/O error):
@@ -322,20 +327,31 @@ class SqliteStore:
 
     @contextmanager
     def _savepoint(self) -> Iterator[SqliteWriteTxn]:
+        if not self._conn.in_transaction:
+            # SQLite rolled the whole transaction back (a full disk, an I/O
+            # error): a write now would run outside it, in autocommit.
+            raise sqlite3.OperationalError("the joined transaction was rolled back")
         self._depth += 1
         name = f"harvest_joined_{self._depth}"
         self._conn.execute(f"SAVEPOINT {name}")
         txn = SqliteWriteTxn(self._conn)
+        self._txns.append(txn)
         try:
             yield txn
         except BaseException:
-            self._conn.execute(f"ROLLBACK TO {name}")
-            self._conn.execute(f"RELEASE {name}")
+            self._txns.pop()
+            if self._conn.in_transaction:
+                self._conn.execute(f"ROLLBACK TO {name}")
+                self._conn.execute(f"RELEASE {name}")
             for undo in reversed(txn.undo):
                 undo()
             raise
         else:
+            self._txns.pop()
             self._conn.execute(f"RELEASE {name}")
+            # Released into the enclosing transaction: if that rolls back, so
+            # must the memory this savepoint's work changed.
+            self._txns[-1].undo.extend(txn.undo)
         finally:
             self._depth -= 1
 
@@ -353,7 +369,10 @@ class SqliteStore:
         return queries.exists(self._conn, exec_id)
 
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
-        return queries.load_events(self._conn, exec_id, after_seq)
+        events = queries.load_events(self._conn, exec_id, after_seq)
+        if after_seq == 0:  # a whole history: its end must match the row
+            verify.check_run(self._conn, exec_id)
+        return events
 
     def runs_needing_decision(self, now: datetime) -> list[str]:
         at = micros(now)
@@ -392,14 +411,11 @@ class SqliteStore:
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         with self.write() as txn:
-            task = txn.task(task_id)
-            if task is None or task.status != "PENDING":
-                return None
-            self._conn.execute(
-                "UPDATE harvest_tasks SET status = 'RUNNING', claimed_at = ? WHERE id = ?",
-                (micros(now), task_id),
-            )
-            return txn.task(task_id)
+            return txn.claim_task(task_id, now)
+
+    def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
+        """Which of these tasks are still RUNNING (claimed and neither recorded nor dropped)."""
+        return queries.claimed_task_ids(self._conn, task_ids)
 
     def save_heartbeat(self, task_id: int, details: str) -> None:
         with self.write():

@@ -58,6 +58,42 @@ def _opt_micros(value: datetime | None) -> int | None:
     return None if value is None else micros(value)
 
 
+_TASK_INSERT_COLUMNS = (
+    "exec_id, activity_id, activity_name, input, queue, max_attempts, ready_at, "
+    "scheduled_at, retry_policy, start_to_close, schedule_to_close_at, "
+    "idempotency_key, local"
+)
+_INSERT_TASK = (
+    f"INSERT INTO harvest_tasks ({_TASK_INSERT_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+# One statement inserts a task already claimed and returns its row (group
+# commit claims what a decision schedules in the decision's transaction).
+_INSERT_CLAIMED_TASK = (
+    f"INSERT INTO harvest_tasks ({_TASK_INSERT_COLUMNS}, status, claimed_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'RUNNING', ?) "
+    f"RETURNING {queries.TASK_COLUMNS}"
+)
+
+
+def _task_values(task: NewTask) -> tuple[Any, ...]:
+    return (
+        task.exec_id,
+        task.activity_id,
+        task.activity_name,
+        task.input,
+        task.queue,
+        task.max_attempts,
+        micros(task.ready_at),
+        micros(task.ready_at),
+        task.retry_policy,
+        task.start_to_close,
+        _opt_micros(task.schedule_to_close_at),
+        task.idempotency_key,
+        int(task.local),
+    )
+
+
 class SqliteWriteTxn:
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
@@ -161,14 +197,10 @@ class SqliteWriteTxn:
     def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
         if not events:
             return
-        row = self._conn.execute(
-            "SELECT next_seq FROM harvest_executions WHERE exec_id = ?", (exec_id,)
-        ).fetchone()
-        if row is None:
-            raise HarvestInternalError(f"append_events to unknown run {exec_id}")
-        expected = row[0]
+        first = events[0].seq
         encoded = []
         size = 0
+        expected = first
         for event in events:
             if event.seq != expected:
                 raise HarvestInternalError(
@@ -178,14 +210,25 @@ class SqliteWriteTxn:
             size += len(attrs)
             encoded.append((exec_id, event.seq, event.type, micros(event.at), attrs))
             expected += 1
+        # The guard on next_seq checks that the batch continues the run, in
+        # the same statement that moves it on (no read first).
+        moved = self._conn.execute(
+            "UPDATE harvest_executions SET next_seq = ?, history_bytes = history_bytes + ? "
+            "WHERE exec_id = ? AND next_seq = ?",
+            (expected, size, exec_id, first),
+        ).rowcount
+        if moved != 1:
+            row = self._conn.execute(
+                "SELECT next_seq FROM harvest_executions WHERE exec_id = ?", (exec_id,)
+            ).fetchone()
+            if row is None:
+                raise HarvestInternalError(f"append_events to unknown run {exec_id}")
+            raise HarvestInternalError(
+                f"event seq {first} does not continue run {exec_id} (next is {row[0]})"
+            )
         self._conn.executemany(
             "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) VALUES (?, ?, ?, ?, ?)",
             encoded,
-        )
-        self._conn.execute(
-            "UPDATE harvest_executions SET next_seq = ?, history_bytes = history_bytes + ? "
-            "WHERE exec_id = ?",
-            (expected, size, exec_id),
         )
 
     # -- signals ------------------------------------------------------------
@@ -265,36 +308,35 @@ class SqliteWriteTxn:
     # -- tasks --------------------------------------------------------------
 
     def add_task(self, task: NewTask) -> int:
-        cursor = self._conn.execute(
-            "INSERT INTO harvest_tasks (exec_id, activity_id, activity_name, input, queue, "
-            "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
-            "schedule_to_close_at, idempotency_key, local) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                task.exec_id,
-                task.activity_id,
-                task.activity_name,
-                task.input,
-                task.queue,
-                task.max_attempts,
-                micros(task.ready_at),
-                micros(task.ready_at),
-                task.retry_policy,
-                task.start_to_close,
-                _opt_micros(task.schedule_to_close_at),
-                task.idempotency_key,
-                int(task.local),
-            ),
-        )
+        cursor = self._conn.execute(_INSERT_TASK, _task_values(task))
         if cursor.lastrowid is None:
             raise HarvestInternalError("task insert returned no row id")
         return cursor.lastrowid
+
+    def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
+        row = self._conn.execute(
+            _INSERT_CLAIMED_TASK, (*_task_values(task), micros(now))
+        ).fetchone()
+        if row is None:
+            raise HarvestInternalError("task insert returned no row")
+        return queries.task_from_row(row)
 
     def task(self, task_id: int) -> TaskRecord | None:
         row = self._conn.execute(
             f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE id = ?", (task_id,)
         ).fetchone()
         return None if row is None else queries.task_from_row(row)
+
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        """Flip a PENDING task RUNNING (compare-and-swap); None when it is gone or taken."""
+        cursor = self._conn.execute(
+            "UPDATE harvest_tasks SET status = 'RUNNING', claimed_at = ? "
+            "WHERE id = ? AND status = 'PENDING'",
+            (micros(now), task_id),
+        )
+        if cursor.rowcount != 1:
+            return None
+        return self.task(task_id)
 
     def delete_task(self, task_id: int) -> None:
         self._conn.execute("DELETE FROM harvest_tasks WHERE id = ?", (task_id,))

@@ -1,0 +1,179 @@
+"""The peers' workloads on harvest, one per process: `python -m bench.harvest_workloads NAME N`.
+
+Each call opens a fresh file (WAL, synchronous=FULL) in a temporary folder,
+runs one workload and prints one JSON line, so `peers_bench` can run it
+under strace (fdatasync counts) and read a clean RSS. The workloads mirror
+`shared/peers/bench_dbos.py`: 3 sequential activities returning x+1, a run
+of K activities, a run parked on a signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from harvest_engine import (
+    ActivityContext,
+    ExecutionOutcome,
+    RunState,
+    SqliteRuntime,
+    WorkflowContext,
+    WorkflowReplayer,
+    activity,
+    workflow,
+)
+
+
+@activity
+async def inc(ctx: ActivityContext, x: int) -> int:
+    return x + 1
+
+
+@workflow
+async def three_steps(ctx: WorkflowContext, x: int) -> int:
+    for _ in range(3):
+        x = await ctx.execute_activity(inc, x)
+    return x
+
+
+@workflow
+async def k_steps(ctx: WorkflowContext, k: int) -> int:
+    x = 0
+    for _ in range(k):
+        x = await ctx.execute_activity(inc, x)
+    return x
+
+
+@workflow
+async def wait_signal(ctx: WorkflowContext, _input: Any) -> int:
+    return int(await ctx.wait_for_signal("go"))
+
+
+def _open(folder: str) -> SqliteRuntime:
+    rt = SqliteRuntime.open(Path(folder) / "bench.db")
+    for wf in (three_steps, k_steps, wait_signal):
+        rt.register_workflow(wf)
+    rt.register_activity(inc)
+    return rt
+
+
+async def throughput(rt: SqliteRuntime, n: int) -> dict[str, Any]:
+    """N runs started, then driven together (run_until_idle); runs per second end to end."""
+    started = time.perf_counter()
+    ids = [rt.start_workflow("three_steps", i) for i in range(n)]
+    await rt.run_until_idle()
+    seconds = time.perf_counter() - started
+    done = sum(1 for e in ids if isinstance(rt.outcome(e), ExecutionOutcome.Completed))
+    if done != n:
+        raise SystemExit(f"throughput: {done} of {n} runs completed")
+    return {"runs": n, "seconds": seconds, "runs_per_sec": n / seconds}
+
+
+async def latency(rt: SqliteRuntime, reps: int) -> dict[str, Any]:
+    """One run started and driven alone to Completed, `reps` times; the median."""
+    ms = []
+    for i in range(reps):
+        started = time.perf_counter()
+        state = await rt.run_until_blocked(rt.start_workflow("three_steps", i))
+        ms.append((time.perf_counter() - started) * 1000)
+        if not isinstance(state, RunState.Completed):
+            raise SystemExit(f"latency: {state}")
+    return {"reps": reps, "median_ms": statistics.median(ms)}
+
+
+async def long_history(rt: SqliteRuntime, k: int) -> dict[str, Any]:
+    """One run of K sequential activities; ms per activity, and a full replay of it."""
+    started = time.perf_counter()
+    exec_id = rt.start_workflow("k_steps", k)
+    state = await rt.run_until_blocked(exec_id)
+    seconds = time.perf_counter() - started
+    if not isinstance(state, RunState.Completed):
+        raise SystemExit(f"long_history: {state}")
+    history = rt.load_history(exec_id)
+    replayer = WorkflowReplayer([k_steps])
+    replays = []
+    for _ in range(3):
+        began = time.perf_counter()
+        replayer.replay(history)
+        replays.append(time.perf_counter() - began)
+    return {
+        "k": k,
+        "seconds": seconds,
+        "ms_per_activity": seconds / k * 1000,
+        "events": len(history),
+        "replay_seconds": min(replays),
+    }
+
+
+async def signal(rt: SqliteRuntime, reps: int) -> dict[str, Any]:
+    """A parked run; send_signal + run_until_blocked to Completed, in-process; the median."""
+    ms = []
+    for i in range(reps):
+        exec_id = rt.start_workflow("wait_signal", None)
+        await rt.run_until_blocked(exec_id)
+        started = time.perf_counter()
+        rt.send_signal(exec_id, "go", i)
+        state = await rt.run_until_blocked(exec_id)
+        ms.append((time.perf_counter() - started) * 1000)
+        if not isinstance(state, RunState.Completed):
+            raise SystemExit(f"signal: {state}")
+    return {"reps": reps, "median_ms": statistics.median(ms)}
+
+
+async def suspended(rt: SqliteRuntime, n: int) -> dict[str, Any]:
+    """N runs parked on a signal in one process; its RSS and the cache's size."""
+    for _ in range(n):
+        rt.start_workflow("wait_signal", None)
+    await rt.run_until_idle()
+    parked = rt.counts_by_state().get("RUNNING", 0)
+    return {
+        "runs": n,
+        "parked": parked,
+        "rss_mb": _rss_mb(),
+        "cached": len(rt.cache),
+        "capacity": rt.cache.capacity,
+    }
+
+
+async def nothing(rt: SqliteRuntime, n: int) -> dict[str, Any]:
+    """Open and close only: the baseline an fdatasync count subtracts."""
+    del rt
+    return {"runs": n}
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+WORKLOADS = {
+    "throughput": throughput,
+    "latency": latency,
+    "long_history": long_history,
+    "signal": signal,
+    "suspended": suspended,
+    "nothing": nothing,
+}
+
+
+def main() -> None:
+    name, size = sys.argv[1], int(sys.argv[2])
+    with tempfile.TemporaryDirectory(prefix="harvest-bench-") as folder:
+        rt = _open(folder)
+        try:
+            result = asyncio.run(WORKLOADS[name](rt, size))
+        finally:
+            rt.close()
+    print(json.dumps({"workload": name, **result}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Issue 13's target table: harvest beside DBOS Transact from the same run, on this machine.
+
+harvest's side runs `bench.harvest_workloads` in fresh processes of this
+venv; DBOS's side runs `shared/peers/bench_dbos.py` (its own script, not
+copied here: it carries no licence) with the peers venv that `make bench`
+builds (`.venv-peers`, `pip install dbos`). Both use a SQLite file in WAL
+mode with synchronous=FULL. Throughput alternates harvest and DBOS three
+times and takes medians; fdatasync counts come from `strace -f -c` and
+subtract a baseline process that only opens the file.
+
+Environment: PEERS_DIR (default ../shared/peers beside the checkout),
+PEERS_PYTHON (default .venv-peers/bin/python), BENCH_K_MAX (default 10000;
+the largest long-history K; lower it on a slow machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PEERS_DIR = Path(os.environ.get("PEERS_DIR", ROOT.parent / "shared" / "peers"))
+PEERS_PYTHON = Path(
+    os.environ.get("PEERS_PYTHON", ROOT / ".venv-peers" / "bin" / "python")
+)
+K_MAX = int(os.environ.get("BENCH_K_MAX", "10000"))
+REPS = 3
+
+
+def _harvest(workload: str, size: int) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.harvest_workloads", workload, str(size)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _dbos_available() -> bool:
+    return PEERS_PYTHON.exists() and (PEERS_DIR / "bench_dbos.py").exists()
+
+
+def _dbos(*args: str) -> dict[str, dict[str, Any]]:
+    """Run bench_dbos.py (WAL, 10 ms recv polling); its JSON lines by workload[@k]."""
+    if not _dbos_available():
+        return {}
+    out = subprocess.run(
+        [
+            str(PEERS_PYTHON),
+            str(PEERS_DIR / "bench_dbos.py"),
+            "--wal",
+            "--poll-interval",
+            "0.01",
+            *args,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    rows: dict[str, dict[str, Any]] = {}
+    for line in out.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        key = row.get("workload", "") + (
+            f"@{row['k_activities']}" if "k_activities" in row else ""
+        )
+        rows[key] = row
+    return rows
+
+
+def _fdatasyncs(command: list[str]) -> int | None:
+    """How many fdatasync + fsync calls `command` and its children make (strace -f -c)."""
+    if shutil.which("strace") is None:
+        return None
+    done = subprocess.run(
+        ["strace", "-f", "-c", "-e", "trace=fdatasync,fsync", *command],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    total = 0
+    for line in done.stderr.splitlines():
+        match = re.match(
+            r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(fdatasync|fsync)$", line
+        )
+        if match:
+            total += int(match.group(1))
+    return total
+
+
+def _harvest_syncs_per_run(workload: str, runs: int) -> float | None:
+    base = _fdatasyncs(
+        [sys.executable, "-m", "bench.harvest_workloads", "nothing", "0"]
+    )
+    busy = _fdatasyncs(
+        [sys.executable, "-m", "bench.harvest_workloads", workload, str(runs)]
+    )
+    if base is None or busy is None:
+        return None
+    return (busy - base) / runs
+
+
+def _dbos_syncs_per_run(workload: str, flag: str, runs: int) -> float | None:
+    if not _dbos_available():
+        return None
+    script = [str(PEERS_PYTHON), str(PEERS_DIR / "bench_dbos.py"), "--wal"]
+    small = _fdatasyncs([*script, "--only", workload, flag, "2"])
+    large = _fdatasyncs([*script, "--only", workload, flag, str(runs + 2)])
+    if small is None or large is None:
+        return None
+    return (large - small) / runs
+
+
+def _fmt(value: float | None, unit: str, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value:,.{digits}f} {unit}"
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def run() -> list[tuple[str, str]]:
+    """Measure every row of issue 13's table; (name, result) rows for RESULTS.md."""
+    rows: list[tuple[str, str]] = []
+    if not _dbos_available():
+        rows.append(
+            (
+                "DBOS side",
+                f"skipped: no {PEERS_PYTHON} or {PEERS_DIR / 'bench_dbos.py'} "
+                "(run `make bench`, or set PEERS_DIR / PEERS_PYTHON)",
+            )
+        )
+    ks = [k for k in (500, 2000, 10000) if k <= K_MAX]
+    dbos_ks = [str(k) for k in ks if k <= 2000]
+    dbos = _dbos("-k", *dbos_ks) if dbos_ks else _dbos()
+
+    # Throughput: alternate harvest and DBOS, medians of REPS.
+    ours, theirs = [], []
+    for rep in range(REPS):
+        ours.append(_harvest("throughput", 200)["runs_per_sec"])
+        if rep == 0 and "throughput" in dbos:
+            theirs.append(dbos["throughput"]["workflows_per_sec"])
+        elif _dbos_available():
+            extra = _dbos("--only", "throughput")
+            theirs.append(extra["throughput"]["workflows_per_sec"])
+    h_tput = statistics.median(ours)
+    d_tput = statistics.median(theirs) if theirs else None
+    ratio = h_tput / d_tput if d_tput else None
+    times = "" if ratio is None else f" (x{ratio:.1f})"
+    rows.append(
+        (
+            "throughput: 200 x 3-activity runs, file, WAL + synchronous=FULL (median of 3)",
+            f"harvest {h_tput:,.0f} runs/s vs DBOS {_fmt(d_tput, 'runs/s', 0)}{times}; "
+            f"target >= 1,000 runs/s and >= x10: "
+            f"{_verdict(h_tput >= 1000 and (ratio or 0) >= 10)}",
+        )
+    )
+
+    lat = _harvest("latency", 20)["median_ms"]
+    d_lat = dbos.get("latency", {}).get("median_ms")
+    rows.append(
+        (
+            "one 3-activity run, start -> Completed (p50 of 20)",
+            f"harvest {lat:.2f} ms vs DBOS {_fmt(d_lat, 'ms')}; target <= 2 ms: "
+            f"{_verdict(lat <= 2)}",
+        )
+    )
+
+    alone = _harvest_syncs_per_run("latency", 20)
+    together = _harvest_syncs_per_run("throughput", 200)
+    d_alone = _dbos_syncs_per_run("latency", "-r", 20)
+    d_together = _dbos_syncs_per_run("throughput", "-n", 200)
+    rows.append(
+        (
+            "fdatasync per 3-activity run, alone (incl. its start commit)",
+            f"harvest {_fmt(alone, '')} vs DBOS {_fmt(d_alone, '')}; target <= 4: "
+            + ("n/a (no strace)" if alone is None else _verdict(alone <= 4)),
+        )
+    )
+    rows.append(
+        (
+            "fdatasync per 3-activity run, 200 together (incl. starts)",
+            f"harvest {_fmt(together, '')} vs DBOS {_fmt(d_together, '')}; target <= 1.5: "
+            + ("n/a (no strace)" if together is None else _verdict(together <= 1.5)),
+        )
+    )
+
+    per_k: dict[int, float] = {}
+    replay_2000: float | None = None
+    for k in ks:
+        result = _harvest("long_history", k)
+        per_k[k] = result["ms_per_activity"]
+        if k == 2000:
+            replay_2000 = result["replay_seconds"]
+        d_ms = dbos.get(f"long_history@{k}", {}).get("ms_per_activity")
+        rows.append(
+            (
+                f"long history K={k:,}, ms per activity",
+                f"harvest {per_k[k]:.3f} ms vs DBOS {_fmt(d_ms, 'ms', 3)}; "
+                f"target <= 0.3 ms: {_verdict(per_k[k] <= 0.3)}",
+            )
+        )
+    if len(per_k) > 1:
+        spread = max(per_k.values()) / min(per_k.values())
+        rows.append(
+            (
+                f"long history: largest / smallest ms per activity over K={', '.join(map(str, per_k))}",
+                f"{spread:.2f} (flat is 1.0)",
+            )
+        )
+    if replay_2000 is not None:
+        d_replay = dbos.get("long_history@2000", {}).get("replay_body_seconds")
+        rows.append(
+            (
+                "full replay of K=2,000 (WorkflowReplayer, best of 3)",
+                f"harvest {replay_2000:.3f} s vs DBOS fork re-execution "
+                f"{_fmt(d_replay, 's', 3)}; target <= 0.1 s: {_verdict(replay_2000 <= 0.1)}",
+            )
+        )
+
+    sig = _harvest("signal", 20)["median_ms"]
+    d_sig = dbos.get("signal", {}).get("median_ms")
+    rows.append(
+        (
+            "in-process signal -> completion (p50 of 20; DBOS recv polls every 10 ms)",
+            f"harvest {sig:.2f} ms vs DBOS {_fmt(d_sig, 'ms')}; target <= 0.5 ms: "
+            f"{_verdict(sig <= 0.5)}",
+        )
+    )
+
+    parked = _harvest("suspended", 10_000)
+    rows.append(
+        (
+            "10,000 runs parked on a signal in one process (instance cache bounded)",
+            f"harvest {parked['rss_mb']:.0f} MB RSS, {parked['cached']} instances cached "
+            f"(capacity {parked['capacity']}); DBOS not measured (a parked DBOS "
+            f"workflow is a thread); target <= 150 MB: {_verdict(parked['rss_mb'] <= 150)}",
+        )
+    )
+    return rows
+
+
+def main() -> None:
+    for name, result in run():
+        print(f"{name}: {result}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

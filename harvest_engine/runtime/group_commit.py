@@ -1,0 +1,309 @@
+"""The batched pass (DESIGN "Group commit"): many runs' decisions, claims and completions per commit.
+
+A pass decides every run with ready work in one transaction, each decision
+in its own savepoint, and claims the activity tasks those decisions schedule
+in the same savepoint; it claims the other ready tasks in one transaction,
+runs the bodies side by side (bounded), then records the completions in one
+transaction together with the follow-up decision of each run, whose claims
+carry over to the next pass. A run that fails rolls back its savepoint alone
+(its instance is evicted) and is reported; the others commit. Nothing is
+reported done before its commit, and a failed commit evicts every instance
+the batch touched and drops its claims.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from harvest_engine.errors import HarvestError, Stuck
+
+log = logging.getLogger("harvest.runtime")
+
+if TYPE_CHECKING:
+    from harvest_engine.runtime.cache import InstanceCache
+    from harvest_engine.runtime.decide import Decider, Decision
+    from harvest_engine.runtime.settings import Settings
+    from harvest_engine.runtime.tasks import Finished, TaskRunner
+    from harvest_engine.store.protocol import DurableStore, TaskRecord, WriteTxn
+
+Now = Callable[[], datetime]
+
+
+class GroupCommit:
+    """Drives the fleet with few commits; owns the claims carried between passes."""
+
+    def __init__(
+        self,
+        store: DurableStore,
+        decider: Decider,
+        tasks: TaskRunner,
+        cache: InstanceCache,
+        settings: Settings,
+    ) -> None:
+        self.store = store
+        self.decider = decider
+        self.tasks = tasks
+        self.cache = cache
+        self.settings = settings
+        # Tasks claimed by a committed decision whose bodies have not run yet.
+        self._carried: list[TaskRecord] = []
+
+    # -- the pass ------------------------------------------------------------------
+
+    async def run_pass(self, now: Now) -> tuple[bool, list[HarvestError]]:
+        """Decide, claim, run bodies, record + decide; (whether anything moved, every error)."""
+        errors: list[HarvestError] = []
+        exec_ids = self.store.runs_needing_decision(now())
+        progressed = await self._decide_all(exec_ids, now, errors)
+        claimed = self.take_carried(None) + self._claim_ready(None, now)
+        if claimed:
+            await self._run_and_record(claimed, now, errors, carry=True)
+            progressed = True
+        return progressed or bool(self._carried), errors
+
+    def take_carried(self, exec_id: str | None) -> list[TaskRecord]:
+        """Hand over the carried claims (of one run, or all) that are still claimed.
+
+        A claim whose task went away meanwhile (the run was terminated or
+        sealed between passes) is dropped, so its body never runs.
+        """
+        if exec_id is None:
+            taken, self._carried = self._carried, []
+        else:
+            taken = [t for t in self._carried if t.exec_id == exec_id]
+            self._carried = [t for t in self._carried if t.exec_id != exec_id]
+        if not taken:
+            return []
+        alive = self.store.claimed_task_ids([t.id for t in taken])
+        return [t for t in taken if t.id in alive]
+
+    # -- decisions -----------------------------------------------------------------
+
+    async def _decide_all(
+        self, exec_ids: list[str], now: Now, errors: list[HarvestError]
+    ) -> bool:
+        progressed = False
+        size = max(1, self.settings.group_commit_size)
+        for start in range(0, len(exec_ids), size):
+            chunk = exec_ids[start : start + size]
+
+            def work(txn: WriteTxn, chunk: list[str] = chunk) -> list[Decision]:
+                del txn  # each decision takes its own savepoint
+                return self._decide(chunk, now, errors)
+
+            decisions = self._in_batch(chunk, work)
+            progressed = any(d.progressed for d in decisions) or progressed
+            # Yielding between batches keeps a host loop (the GUI's) responsive.
+            await asyncio.sleep(0)
+        return progressed
+
+    def _decide(
+        self, exec_ids: Iterable[str], now: Now, errors: list[HarvestError]
+    ) -> list[Decision]:
+        """Decide each run in its own savepoint of the open batch; collect claims."""
+        decisions: list[Decision] = []
+        for exec_id in exec_ids:
+            try:
+                decision = self.decider.decide(exec_id, now(), claim=True)
+                if decision.stuck:
+                    raise Stuck(exec_id=exec_id)
+            except HarvestError as exc:
+                # The pass raises the first error; each one is logged, so a
+                # second failing run in the same batch is reported too.
+                log.warning("run %s: %s: %s", exec_id, type(exc).__name__, exc)
+                errors.append(exc)
+                continue
+            decisions.append(decision)
+        return decisions
+
+    def _in_batch(
+        self,
+        exec_ids: list[str],
+        work: Callable[[WriteTxn], list[Decision]],
+        *,
+        carry: bool = True,
+    ) -> list[Decision]:
+        """Run `work` in one batch; on a failed commit forget what it touched, then raise.
+
+        With `carry`, the claims of the committed decisions wait for the next
+        pass; without, the caller runs them itself.
+        """
+        try:
+            with self.store.write_together() as txn:
+                decisions = work(txn)
+        except BaseException:
+            for exec_id in exec_ids:
+                self.cache.evict(exec_id)
+            raise
+        if carry:
+            for decision in decisions:
+                self._carried.extend(decision.claimed)
+        return decisions
+
+    # -- tasks ---------------------------------------------------------------------
+
+    def _claim_ready(self, exec_id: str | None, now: Now) -> list[TaskRecord]:
+        """Claim every ready task (of one run, or all) in one transaction."""
+        ready = self.store.ready_tasks(exec_id, now())
+        if not ready:
+            return []
+        at = now()
+        claimed: list[TaskRecord] = []
+        with self.store.write_together() as txn:
+            for task in ready:
+                if task.activity_name not in self.tasks.registry.activities:
+                    continue  # reported when the pass runs it (UnknownActivity)
+                got = txn.claim_task(task.id, at)
+                if got is not None:
+                    claimed.append(got)
+        unknown = [
+            t for t in ready if t.activity_name not in self.tasks.registry.activities
+        ]
+        return claimed + unknown
+
+    async def _run_and_record(
+        self,
+        claimed: list[TaskRecord],
+        now: Now,
+        errors: list[HarvestError],
+        *,
+        carry: bool,
+    ) -> dict[str, Decision]:
+        """Run the bodies and record them as they finish, each run's next decision with its last.
+
+        Runs go side by side (at most `group_commit_size` bodies at once),
+        each run's tasks one after another in claim order, so its history
+        does not depend on timing. Whatever finished by the time the loop
+        looks is recorded in one transaction: a finished body never waits
+        for a slow one, and a run's follow-up decision joins the commit of
+        its last completion. Returns the follow-up decisions by run.
+        """
+        queues: dict[str, collections.deque[TaskRecord]] = {}
+        for task in claimed:
+            queues.setdefault(task.exec_id, collections.deque()).append(task)
+        order = {exec_id: i for i, exec_id in enumerate(queues)}
+        waiting = collections.deque(queues)
+        limit = max(1, self.settings.group_commit_size)
+        running: dict[asyncio.Future[Finished | None], str] = {}
+        decided: dict[str, Decision] = {}
+        news: set[str] = set()
+
+        def start(exec_id: str) -> None:
+            task = queues[exec_id].popleft()
+            running[asyncio.ensure_future(self._execute(task, now, errors))] = exec_id
+
+        if len(queues) == 1:
+            # One run: its bodies in order, no tasks to schedule or wait on.
+            exec_id = waiting.popleft()
+            while queues[exec_id]:
+                item = await self._execute(queues[exec_id].popleft(), now, errors)
+                last = [] if queues[exec_id] else [exec_id]
+                batch = [] if item is None else [item]
+                for decision in self._flush(
+                    batch, last, news, now, errors, carry=carry
+                ):
+                    decided[decision.exec_id] = decision
+            return decided
+        while waiting and len(running) < limit:
+            start(waiting.popleft())
+        while running:
+            done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            ended = [(running.pop(f), f.result()) for f in done]
+            ended.sort(key=lambda item: order[item[0]])
+            finished = [item for _, item in ended if item is not None]
+            last = [exec_id for exec_id, _ in ended if not queues[exec_id]]
+            flushed = self._flush(finished, last, news, now, errors, carry=carry)
+            for decision in flushed:
+                decided[decision.exec_id] = decision
+            for exec_id, _ in ended:
+                if queues[exec_id]:
+                    start(exec_id)
+            while waiting and len(running) < limit:
+                start(waiting.popleft())
+        return decided
+
+    async def _execute(
+        self, task: TaskRecord, now: Now, errors: list[HarvestError]
+    ) -> Finished | None:
+        try:
+            return await self.tasks.execute(task, now)
+        except HarvestError as exc:
+            errors.append(exc)
+            return None
+
+    def _flush(
+        self,
+        finished: list[Finished],
+        last: list[str],
+        news: set[str],
+        now: Now,
+        errors: list[HarvestError],
+        *,
+        carry: bool,
+    ) -> list[Decision]:
+        """Record `finished` and decide the runs of `last` with news, in one batch.
+
+        `news` gathers the runs whose recorded outcome left something to
+        decide; a run is decided once its last claimed task is recorded.
+        """
+        if not finished:
+            return []
+        runs = list(dict.fromkeys(item.task.exec_id for item in finished))
+
+        def work(txn: WriteTxn) -> list[Decision]:
+            # Recording fails only with the storage: no savepoint of its own.
+            for item in finished:
+                if self.tasks.record(item, txn):
+                    news.add(item.task.exec_id)
+            ready = [r for r in last if r in news]
+            news.difference_update(ready)
+            return self._decide(ready, now, errors)
+
+        return self._in_batch(list(dict.fromkeys(runs + last)), work, carry=carry)
+
+    # -- one run -------------------------------------------------------------------
+
+    async def drive_step(
+        self, exec_id: str, now: Now, decision: Decision
+    ) -> tuple[bool, Decision | None]:
+        """Run the run's claimed (or ready) tasks, recording the last with its next decision.
+
+        Returns whether any task ran, and the follow-up decision (None when
+        the tasks brought nothing to decide, a retry rescheduled, say).
+        Errors of the bodies and of the decision are raised after the commit,
+        as the one-transaction path raises them.
+        """
+        claimed = list(decision.claimed) + self.take_carried(exec_id)
+        if not claimed:
+            claimed = self._claim_ready(exec_id, now)
+        if not claimed:
+            return False, None
+        errors: list[HarvestError] = []
+        # The new decision's claims are this caller's to run, not the pass's.
+        decided = await self._run_and_record(claimed, now, errors, carry=False)
+        if errors:
+            raise errors[0]
+        return True, decided.get(exec_id)
+
+    def decide_alone(self, exec_id: str, at: datetime) -> Decision:
+        """One decision in its own commit, claiming the tasks it schedules."""
+        decided: list[Decision] = []
+        errors: list[HarvestError] = []
+
+        def work(txn: WriteTxn) -> list[Decision]:
+            del txn  # the decision takes its own savepoint
+            try:
+                decided.append(self.decider.decide(exec_id, at, claim=True))
+            except HarvestError as exc:
+                errors.append(exc)
+            return decided
+
+        self._in_batch([exec_id], work, carry=False)
+        if errors:
+            raise errors[0]
+        return decided[0]

@@ -1,0 +1,84 @@
+"""Client mode: a file another process serves, acted on through its command queue (`HarvestClient`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harvest_engine import HarvestClient, SqliteReader, SqliteRuntime
+from harvest_gui.session import Session, register_app
+
+CLIENT = "client"
+
+
+class ClientSession(Session):
+    """Reads through `SqliteReader`; start, signal, cancel, terminate, query and update go to the server.
+
+    The serving process (`await rt.serve()` in another window, app or
+    worker) applies each command exactly once and replies; this window
+    writes nothing but its command rows. With `--app`, the module's code
+    is loaded on a throwaway in-memory runtime, for the forms' workflow
+    list and typed inputs and for replays (where a run waits, its stack).
+    """
+
+    mode = CLIENT
+    client_timeout = "10s"
+    """How long a form waits for the server's reply before saying no process serves the file."""
+
+    def __init__(
+        self,
+        path: Path,
+        reader: SqliteReader,
+        client: HarvestClient,
+        code: SqliteRuntime | None,
+    ) -> None:
+        super().__init__(path, reader)
+        self.client = client
+        self.code = code
+        if code is not None:
+            self.workflows = list(code.registry.workflows.values())
+
+    @classmethod
+    def open(cls, path: str | Path, app_module: str | None = None) -> ClientSession:
+        """Open `path` as a client of the process that serves it.
+
+        Raises:
+            NotAHarvestDatabase: missing, not harvest's, or too old for commands.
+            SchemaTooNew: written by a newer harvest.
+            ImportError, ValueError: the app module cannot be loaded.
+        """
+        p = Path(path)
+        reader = SqliteReader.open(p)
+        client: HarvestClient | None = None
+        code: SqliteRuntime | None = None
+        try:
+            client = HarvestClient.open(p)
+            if app_module:
+                code = SqliteRuntime.open_in_memory()
+                register_app(code, app_module)
+        except BaseException:
+            reader.close()
+            if client is not None:
+                client.close()
+            if code is not None:
+                code.close()
+            raise
+        return cls(p, reader, client, code)
+
+    @property
+    def lock_text(self) -> str:
+        """Who holds the lock: the serving process, which this window sends commands to."""
+        return "lock: held by the serving process; this window sends it commands"
+
+    @property
+    def can_command(self) -> bool:
+        """Start, signal, cancel, terminate, query and update go through the server."""
+        return not self.closed
+
+    def close(self) -> None:
+        """Close the reader, the client's connections and the code runtime (safe twice)."""
+        if self.closed:
+            return
+        super().close()
+        self.client.close()
+        if self.code is not None:
+            self.code.close()
