@@ -239,6 +239,8 @@ class Decider:
         claim: bool = False,
         retry_panic_now: bool = False,
     ) -> Decision:
+        if not txn.lock_for_decision(exec_id):
+            return Decision(exec_id)  # another worker is deciding it right now
         row = txn.execution(exec_id)
         if row is None:
             raise HarvestInternalError(f"decide() of unknown run {exec_id}")
@@ -707,6 +709,7 @@ class Decider:
             if schedule_to_close is None
             else now + timedelta(seconds=float(schedule_to_close)),
             idempotency_key=f"{row.exec_id}:{attrs['activity_id']}",
+            heartbeat_timeout=activity.heartbeat_timeout,
         )
 
     def _seal_at_cap(
