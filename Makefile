@@ -96,8 +96,8 @@ run-virtual: system-deps venv
 	QT_QPA_PLATFORM=xcb exec $(BIN)/harvest-gui'
 
 screenshots: system-deps venv
-	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots resources/screenshots
-	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots_part2 resources/screenshots
+	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots resources/screenshots
+	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots_part2 resources/screenshots
 
 # Prints every benchmark row; issue 13's rows beside DBOS from the same run
 # (bench/peers_bench.py: PEERS_DIR, default ../shared/peers, holds bench_dbos.py).

@@ -43,6 +43,7 @@ from harvest_engine.errors import (
     QueryFailed,
     QueryNotFound,
     QueryTimedOut,
+    ScheduleNotFound,
     SchemaTooNew,
     SqliteError,
     StorageError,
@@ -105,12 +106,12 @@ from harvest_engine.store.records import (
     TimerRow,
 )
 from harvest_engine.workflow.context import (
-    ParentClosePolicy,
     RunInfo,
     TimerHandle,
     TimerOutcome,
     WorkflowContext,
 )
+from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.replay import WorkflowReplayer
 from harvest_engine.workflow.stack import CoroutineStack, StackFrame
 from harvest_engine.workflow.waits import RunWait
@@ -183,6 +184,7 @@ __all__ = [
     "RunState",
     "RunWait",
     "Schedule",
+    "ScheduleNotFound",
     "ScheduleRow",
     "SchemaTooNew",
     "SignalDelivery",

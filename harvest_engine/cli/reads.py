@@ -136,6 +136,7 @@ def show(file: Target, exec_id: str, as_json: bool) -> None:
         pending = reader.pending_tasks(exec_id)
         timers = reader.timers(exec_id)
         signals = reader.staged_signals(exec_id)
+        attempts = reader.activity_attempts(exec_id)
     data = detail_json(run)
     data["pending_tasks"] = [
         {
@@ -150,6 +151,17 @@ def show(file: Target, exec_id: str, as_json: bool) -> None:
         {"timer_id": t.timer_id, "fire_at": to_text(t.fire_at)} for t in timers
     ]
     data["staged_signals"] = [s.name for s in signals]
+    # Every attempt, a LOST one (its process died mid-body) beside its re-run.
+    data["attempts"] = [
+        {
+            "activity": a.name,
+            "attempt": a.attempt,
+            "outcome": a.outcome,
+            "started_at": to_text(a.started_at),
+            "ended_at": None if a.ended_at is None else to_text(a.ended_at),
+        }
+        for a in attempts
+    ]
     if as_json:
         emit_json(data)
         return

@@ -24,6 +24,7 @@ from harvest_engine.runtime import wire
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
 from harvest_engine.store.reader import SqliteReader
 from harvest_engine.store.sqlite.client_queue import CommandQueue
+from harvest_engine.store.sqlite.faults import guard_public_methods
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -55,11 +56,15 @@ DEFAULT_TIMEOUT = "10s"
 # is read only when it moves. 2 ms keeps a command's round trip near the
 # server's own poll without a busy loop.
 REPLY_POLL_SECONDS = 0.002
-RESULT_POLL_SECONDS = 0.01
+RESULT_POLL_SECONDS = 0.005
 
 
+@guard_public_methods()
 class HarvestClient:
     """A client of a served harvest file, in any process (see the module docstring).
+
+    Like the runtime and the reader, every public call raises typed errors
+    only (`StorageError`, `DatabaseCorrupt`, ...), never the driver's.
 
     Open it with `HarvestClient.open(path)`, as a context manager or with
     `close()`. Every command is awaited and takes `timeout=` (default

@@ -180,9 +180,9 @@ async def test_retry_backoff_returns_waiting_timer_until_the_backoff_ends(
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output={"ok": 3})
     attempts = rt.activity_attempts(exec_id, "wobbly")
     assert [(a.attempt, a.outcome) for a in attempts] == [
-        (1, "failed"),
-        (2, "failed"),
-        (3, "completed"),
+        (1, "FAILED"),
+        (2, "FAILED"),
+        (3, "COMPLETED"),
     ]
 
 

@@ -14,10 +14,10 @@ from harvest_engine import (
     ExecutionNotFound,
     HarvestError,
     ManualClock,
+    RunState,
     RunWait,
     SqliteRuntime,
     StackFrame,
-    Stuck,
     UnknownWorkflow,
     WorkflowContext,
     WorkflowReplayer,
@@ -217,8 +217,8 @@ async def test_a_condition_wait_shows_its_predicate_and_the_handler_that_feeds_i
 ) -> None:
     rt = runtime(open_rt)
     run = rt.start_workflow("conditional")
-    with pytest.raises(Stuck):  # nothing but a signal can move it
-        await rt.run_until_blocked(run)
+    # Nothing but a signal (to the handler) can move it.
+    assert await rt.run_until_blocked(run) == RunState.WaitingSignal(name="item")
 
     waits = {w.kind: w for w in rt.where_waiting(run)}
 
