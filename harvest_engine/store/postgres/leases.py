@@ -153,8 +153,8 @@ class Renewer:
         while not self._stop.wait(self._interval):
             try:
                 self._renew_all()
-            except Exception:  # noqa: BLE001 - a failed renewal is retried next tick
-                log.warning("lease renewal failed; retrying", exc_info=True)
+            except Exception as exc:  # noqa: BLE001 - a failed renewal is retried next tick
+                log.warning("lease renewal failed (%s); retrying", exc)
 
     def stop(self) -> None:
         """Stop renewing (the leases then expire unless the tasks finish)."""
