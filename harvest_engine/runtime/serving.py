@@ -50,38 +50,64 @@ class Waker:
 
     def __init__(self) -> None:
         self._event: asyncio.Event | None = None
+        self._commit: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._guard = threading.Lock()
 
-    def attach(self) -> asyncio.Event:
-        """Bind to the running loop (the serving loop's); raise if one is bound already."""
+    def attach(self, commit: asyncio.Event | None = None) -> asyncio.Event:
+        """Bind to the running loop (the serving loop's); raise if one is bound already.
+
+        `commit` is the serving loop's "another process committed" event,
+        which `committed()` sets (the command applier waits on it).
+        """
         with self._guard:
             if self._event is not None:
                 raise RuntimeError("this runtime is already serving")
             self._loop = asyncio.get_running_loop()
             self._event = asyncio.Event()
+            self._commit = commit
             return self._event
 
     def detach(self) -> None:
         """Unbind; later wakes do nothing until the next `serve`."""
         with self._guard:
             self._event = None
+            self._commit = None
             self._loop = None
 
     def wake(self) -> None:
         """Wake the serving loop now (a no-op when nothing serves)."""
         with self._guard:
-            event, loop = self._event, self._loop
-        if event is None or loop is None:
+            events, loop = [self._event], self._loop
+        self._set(events, loop)
+
+    def committed(self) -> None:
+        """Another process committed (a Postgres notice): wake the loop and its command applier.
+
+        Without it a serving loop sees other processes' commits only at its
+        `data_version` poll.
+        """
+        with self._guard:
+            events, loop = [self._event, self._commit], self._loop
+        self._set(events, loop)
+
+    @staticmethod
+    def _set(
+        events: list[asyncio.Event | None], loop: asyncio.AbstractEventLoop | None
+    ) -> None:
+        if loop is None:
             return
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
-        if running is loop:
-            event.set()
-        elif not loop.is_closed():
-            loop.call_soon_threadsafe(event.set)
+        for event in events:
+            if event is None:
+                continue
+            if running is loop:
+                event.set()
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(event.set)
 
 
 @dataclass
@@ -140,7 +166,7 @@ class Server:
 
     async def run(self) -> None:
         """Serve until the stop event is set (then give bodies `grace`) or the task is cancelled."""
-        self.wake = self.rt.waker.attach()
+        self.wake = self.rt.waker.attach(self.commit)
         work = asyncio.create_task(self._work())
         applier = asyncio.create_task(self._commands())
         watcher = asyncio.create_task(self._watch_commits())
