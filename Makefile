@@ -21,7 +21,9 @@ QT_APT_XCB := libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-
 	libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb-glx0 xvfb xauth
 # (3) make bench counts fdatasync calls with strace (issue 13's commit rows).
 BENCH_APT := strace
-APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB) $(BENCH_APT)
+# (4) the Postgres store's tests: a throwaway server (tests/pg_server.py runs its initdb and pg_ctl).
+PG_APT := postgresql
+APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB) $(BENCH_APT) $(PG_APT)
 
 # The peer engine the benchmarks compare with, in a venv of its own (shared/peers/README.md).
 PEERS_VENV := .venv-peers
