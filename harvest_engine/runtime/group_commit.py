@@ -72,6 +72,11 @@ class GroupCommit:
             progressed = True
         return progressed or bool(self._carried), errors
 
+    @property
+    def has_carried(self) -> bool:
+        """Whether claims wait for the next pass (the serving loop starts one for them)."""
+        return bool(self._carried)
+
     def take_carried(self, exec_id: str | None) -> list[TaskRecord]:
         """Hand over the carried claims (of one run, or all) that are still claimed.
 
@@ -362,7 +367,9 @@ class GroupCommit:
             raise errors[0]
         return True, decided.get(exec_id)
 
-    def decide_alone(self, exec_id: str, at: datetime) -> Decision:
+    def decide_alone(
+        self, exec_id: str, at: datetime, *, retry_panic_now: bool = False
+    ) -> Decision:
         """One decision in its own commit, claiming the tasks it schedules."""
         decided: list[Decision] = []
         errors: list[HarvestError] = []
@@ -370,7 +377,11 @@ class GroupCommit:
         def work(txn: WriteTxn) -> list[Decision]:
             del txn  # the decision takes its own savepoint
             try:
-                decided.append(self.decider.decide(exec_id, at, claim=True))
+                decided.append(
+                    self.decider.decide(
+                        exec_id, at, claim=True, retry_panic_now=retry_panic_now
+                    )
+                )
             except HarvestError as exc:
                 errors.append(exc)
             return decided

@@ -120,6 +120,7 @@ def types(rt: SqliteRuntime, exec_id: Any) -> list[str]:
     return [e.type for e in rt.load_history(exec_id)]
 
 
+@pytest.mark.sqlite_only("counts COMMIT statements with SQLite's trace callback")
 async def test_one_pass_commits_the_good_runs_and_reports_a_panic_a_divergence_and_a_cap(
     open_rt: Open, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -261,6 +262,7 @@ async def test_histories_are_byte_for_byte_the_same_with_group_commit_on_and_off
     assert counted[True] * 2 < counted[False]
 
 
+@pytest.mark.sqlite_only("counts COMMIT statements with SQLite's trace callback")
 async def test_a_run_driven_alone_records_each_completion_with_its_next_decision(
     open_rt: Open,
 ) -> None:
