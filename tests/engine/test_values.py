@@ -217,6 +217,10 @@ def test_api_names_exist_at_the_top_level() -> None:
         "RunWait",
         "StackFrame",
         "CoroutineStack",
+        "HarvestClient",
+        "CommandTimedOut",
+        "UpdateWithStart",
+        "UpdateWithStartOutcome",
     ]:
         assert hasattr(harvest_engine, name), name
     assert callable(harvest_engine.workflow)
