@@ -248,7 +248,7 @@ async def test_on_stop_a_running_body_finishes_within_the_grace(
         stop.set()
         await asyncio.wait_for(server, 5)
         attempts = rt.activity_attempts(exec_id, "slow")
-        assert [a.outcome for a in attempts] == ["completed"]
+        assert [a.outcome for a in attempts] == ["COMPLETED"]
 
 
 async def test_a_body_past_the_grace_is_cut_off_and_runs_again_on_the_next_serve(
