@@ -51,11 +51,14 @@ def main() -> None:
     """Inspect and operate a harvest database file.
 
     Reads go through a read-only connection that takes no lock, so they work
-    beside a live writer. Only `purge` opens the file as the writer.
+    beside a live writer. Only `purge` opens the file as the writer. `start`,
+    `signal`, `query`, `update`, `cancel`, `terminate` and `result` talk to
+    the process that serves the file (`await rt.serve()`) as a client.
 
     Exit status: 0 done, 1 refused (bad input, failed replay), 2 usage,
     3 no such run, 4 locked by a writer, 5 not a harvest file (or too new),
-    6 damaged file or run, 7 storage failed (disk full, I/O, permission).
+    6 damaged file or run, 7 storage failed (disk full, I/O, permission),
+    8 no serving process answered in time (the command stays queued).
     """
 
 

@@ -46,64 +46,48 @@ MAX_ROUNDS = 4
 
 
 class Waker:
-    """The in-process wake of a serving loop; safe to call from any thread, served or not."""
+    """The in-process wake of a serving loop; safe to call from any thread, served or not.
+
+    A wake sets two events: the run loop's, and the command applier's (a
+    store that hears other processes' commits itself, such as Postgres
+    LISTEN/NOTIFY, wakes through here instead of the poll).
+    """
 
     def __init__(self) -> None:
-        self._event: asyncio.Event | None = None
-        self._commit: asyncio.Event | None = None
+        self._events: tuple[asyncio.Event, ...] = ()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._guard = threading.Lock()
 
-    def attach(self, commit: asyncio.Event | None = None) -> asyncio.Event:
+    def attach(self, *also: asyncio.Event) -> asyncio.Event:
         """Bind to the running loop (the serving loop's); raise if one is bound already.
 
-        `commit` is the serving loop's "another process committed" event,
-        which `committed()` sets (the command applier waits on it).
+        Returns the run loop's event; a wake sets it and every event in `also`.
         """
         with self._guard:
-            if self._event is not None:
+            if self._events:
                 raise RuntimeError("this runtime is already serving")
             self._loop = asyncio.get_running_loop()
-            self._event = asyncio.Event()
-            self._commit = commit
-            return self._event
+            event = asyncio.Event()
+            self._events = (event, *also)
+            return event
 
     def detach(self) -> None:
         """Unbind; later wakes do nothing until the next `serve`."""
         with self._guard:
-            self._event = None
-            self._commit = None
+            self._events = ()
             self._loop = None
 
     def wake(self) -> None:
         """Wake the serving loop now (a no-op when nothing serves)."""
         with self._guard:
-            events, loop = [self._event], self._loop
-        self._set(events, loop)
-
-    def committed(self) -> None:
-        """Another process committed (a Postgres notice): wake the loop and its command applier.
-
-        Without it a serving loop sees other processes' commits only at its
-        `data_version` poll.
-        """
-        with self._guard:
-            events, loop = [self._event, self._commit], self._loop
-        self._set(events, loop)
-
-    @staticmethod
-    def _set(
-        events: list[asyncio.Event | None], loop: asyncio.AbstractEventLoop | None
-    ) -> None:
-        if loop is None:
+            events, loop = self._events, self._loop
+        if not events or loop is None:
             return
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
         for event in events:
-            if event is None:
-                continue
             if running is loop:
                 event.set()
             elif not loop.is_closed():

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
     from harvest_engine.store.protocol import TaskRecord
 
-log = logging.getLogger("harvest.postgres")
+log = logging.getLogger("harvest_engine.postgres")
 
 # A task whose activity declares heartbeat_timeout holds its lease that long
 # from its claim or its last heartbeat, and the timer does not renew it: an

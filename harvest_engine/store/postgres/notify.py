@@ -19,7 +19,7 @@ from harvest_engine.store.postgres.connection import connect, reconnect
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-log = logging.getLogger("harvest.postgres")
+log = logging.getLogger("harvest_engine.postgres")
 
 CHANNEL = "harvest_wake"
 NOTIFY = "SELECT pg_notify('harvest_wake', %s)"
