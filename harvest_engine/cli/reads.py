@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from harvest_engine import payloads
-from harvest_engine.cli.app import EXEC, FILE, JSON, main, reading
+from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main, reading
 from harvest_engine.cli.output import emit_json, emit_json_text, emit_table, line
 from harvest_engine.cli.render import (
     detail_json,
@@ -24,7 +24,6 @@ from harvest_engine.timestamps import from_text, to_text
 
 if TYPE_CHECKING:
     from datetime import datetime
-    from pathlib import Path
 
 
 def _attr(text: str) -> tuple[str, Any]:
@@ -68,7 +67,7 @@ def _time_option(text: str | None, what: str) -> datetime | None:
 @click.option("--cursor", type=int, help="Continue from a previous page's `next`.")
 @JSON
 def runs(
-    file: Path,
+    file: Target,
     workflow_name: str | None,
     states: tuple[str, ...],
     workflow_id: str | None,
@@ -130,7 +129,7 @@ def runs(
 @FILE
 @EXEC
 @JSON
-def show(file: Path, exec_id: str, as_json: bool) -> None:
+def show(file: Target, exec_id: str, as_json: bool) -> None:
     """Describe one run, with its input, output and error."""
     with reading(file) as reader:
         run = reader.describe(exec_id)
@@ -179,7 +178,7 @@ def show(file: Path, exec_id: str, as_json: bool) -> None:
 @FILE
 @EXEC
 @JSON
-def history(file: Path, exec_id: str, as_json: bool) -> None:
+def history(file: Target, exec_id: str, as_json: bool) -> None:
     """Print a run's history; `--json` writes what `harvest replay --history` reads."""
     with reading(file) as reader:
         events = reader.load_history(exec_id)
@@ -193,7 +192,7 @@ def history(file: Path, exec_id: str, as_json: bool) -> None:
 @main.command("counts")
 @FILE
 @JSON
-def counts(file: Path, as_json: bool) -> None:
+def counts(file: Target, as_json: bool) -> None:
     """How many runs are in each state."""
     with reading(file) as reader:
         by_state = reader.counts_by_state()
@@ -206,7 +205,7 @@ def counts(file: Path, as_json: bool) -> None:
 @main.command("schedules")
 @FILE
 @JSON
-def schedules(file: Path, as_json: bool) -> None:
+def schedules(file: Target, as_json: bool) -> None:
     """List the stored schedules."""
     with reading(file) as reader:
         rows = reader.list_schedules()
@@ -248,7 +247,7 @@ def schedules(file: Path, as_json: bool) -> None:
 @FILE
 @EXEC
 @JSON
-def logs(file: Path, exec_id: str, as_json: bool) -> None:
+def logs(file: Target, exec_id: str, as_json: bool) -> None:
     """Print a run's workflow log lines (`ctx.log`)."""
     with reading(file) as reader:
         lines = reader.workflow_logs(exec_id)
@@ -273,7 +272,7 @@ def logs(file: Path, exec_id: str, as_json: bool) -> None:
 @FILE
 @EXEC
 @JSON
-def ledger(file: Path, exec_id: str, as_json: bool) -> None:
+def ledger(file: Target, exec_id: str, as_json: bool) -> None:
     """Print a run's LLM cost ledger and its totals."""
     with reading(file) as reader:
         rows = reader.llm_ledger(exec_id)

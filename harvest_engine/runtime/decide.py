@@ -34,8 +34,10 @@ from harvest_engine.runtime import (
     drive_time,
     local_activities,
     mutex,
+    panics,
     retry,
 )
+from harvest_engine.runtime.panics import PANIC_BUDGET
 from harvest_engine.runtime.run_metadata import project_memo
 from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
@@ -57,7 +59,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("harvest_engine.runtime")
 
-PANIC_BUDGET = 3
 
 CHILD_CONTINUE_AS_NEW = (
     "continue_as_new is not supported in child workflows in this release"
@@ -159,16 +160,25 @@ class Decider:
         self.cache = cache
         self.settings = settings
 
-    def decide(self, exec_id: str, now: datetime, *, claim: bool = False) -> Decision:
+    def decide(
+        self,
+        exec_id: str,
+        now: datetime,
+        *,
+        claim: bool = False,
+        retry_panic_now: bool = False,
+    ) -> Decision:
         """One cycle; raises (and rolls back) on divergence, unknown names and panics.
 
         With `claim`, the activity tasks the cycle schedules are claimed
         (RUNNING) in the same transaction and listed in `Decision.claimed`,
         which saves a claim commit per activity; the caller must run them.
+        A run that panicked waits out its backoff (`panics.backoff`) unless
+        `retry_panic_now` (`run_until_blocked` on that run: a person asked).
         """
         try:
             with self.store.write() as txn:
-                return self._cycle(txn, exec_id, now, claim)
+                return self._cycle(txn, exec_id, now, claim, retry_panic_now)
         except children.EffectFailed as failed:
             self.cache.evict(exec_id)
             return self._after_error(exec_id, failed.error, now)
@@ -222,8 +232,15 @@ class Decider:
     # -- the cycle ---------------------------------------------------------------
 
     def _cycle(
-        self, txn: WriteTxn, exec_id: str, now: datetime, claim: bool = False
+        self,
+        txn: WriteTxn,
+        exec_id: str,
+        now: datetime,
+        claim: bool = False,
+        retry_panic_now: bool = False,
     ) -> Decision:
+        if not txn.lock_for_decision(exec_id):
+            return Decision(exec_id)  # another worker is deciding it right now
         row = txn.execution(exec_id)
         if row is None:
             raise HarvestInternalError(f"decide() of unknown run {exec_id}")
@@ -237,6 +254,7 @@ class Decider:
             row.not_before is not None
             and now < row.not_before
             and row.cancel_reason is None
+            and not (row.panic_count > 0 and (retry_panic_now or _past(row, now)))
         ):
             return Decision(exec_id, waiting_timer=True)
         if row.deadline is not None and now >= row.deadline:
@@ -626,7 +644,10 @@ class Decider:
                 txn.add_timer(exec_id, timer_id, fire_at)
         txn.append_events(exec_id, cycle.events)
         keep = decision is not None and decision.keeps_checking
-        txn.update_execution(exec_id, needs_decision=int(keep), panic_count=0)
+        after_panic = {"not_before": None} if row.panic_count else {}
+        txn.update_execution(
+            exec_id, needs_decision=int(keep), panic_count=0, **after_panic
+        )
         lines = [] if instance is None else instance.take_log_lines()
         policy = self.settings.log_policy
         if lines and policy is not None:
@@ -688,6 +709,7 @@ class Decider:
             if schedule_to_close is None
             else now + timedelta(seconds=float(schedule_to_close)),
             idempotency_key=f"{row.exec_id}:{attrs['activity_id']}",
+            heartbeat_timeout=activity.heartbeat_timeout,
         )
 
     def _seal_at_cap(
@@ -761,22 +783,38 @@ class Decider:
                     f"panic bookkeeping for a run that is gone: {exec_id}"
                 )
             count = row.panic_count + 1
+            details = panics.details(error)
+            where = panics.where(details)
             if count < PANIC_BUDGET:
-                txn.update_execution(exec_id, panic_count=count)
+                # Durable: a pass (poll_once, run_until_idle, serve) leaves the
+                # run alone until then, so the budget counts attempts a person
+                # can react to; run_until_blocked on it retries at once.
+                retry_at = panics.retry_at(count, now)
+                txn.update_execution(
+                    exec_id, panic_count=count, not_before=retry_at, needs_decision=1
+                )
             else:
                 info = ErrorInfo(
                     type="Panic",
-                    message=f"workflow code raised {type(error).__name__}: {error} "
-                    f"({count} cycles in a row)",
+                    message=f"workflow code raised {type(error).__name__}: {error}"
+                    f"{where} ({count} cycles in a row)",
                     non_retryable=True,
+                    details=details,
                 )
                 return self._seal_failed(txn, exec_id, info, now)
         raise WorkflowPanicked(
             exec_id=exec_id,
-            error=f"{type(error).__name__}: {error}",
+            error=f"{type(error).__name__}: {error}{where}",
             count=count,
             budget=PANIC_BUDGET,
+            details=details,
+            retry_at=retry_at,
         ) from error
+
+
+def _past(row: ExecutionRecord, now: datetime) -> bool:
+    """Whether the run's execution deadline has passed (it times out, backoff or not)."""
+    return row.deadline is not None and now >= row.deadline
 
 
 def _cancelled_in(cycle: _Cycle, timer_id: str) -> bool:

@@ -314,6 +314,7 @@ class SqliteRuntime:
         for _ in range(CYCLE_BUDGET):
             at = now()
             if decision is None:
+                # A person asked for this run: a panic's backoff does not apply.
                 decision = self._decide_one(exec_id, at)
             if decision.state is not None:
                 return decision.state
@@ -342,10 +343,10 @@ class SqliteRuntime:
         return RunState.InProgress()
 
     def _decide_one(self, exec_id: str, at: datetime) -> Decision:
-        """One decision of one run; with group commit it claims what it schedules."""
+        """One decision of the run a caller asked for (no panic backoff); claims with group commit."""
         if self.settings.group_commit:
-            return self._group.decide_alone(exec_id, at)
-        return self._decider.decide(exec_id, at)
+            return self._group.decide_alone(exec_id, at, retry_panic_now=True)
+        return self._decider.decide(exec_id, at, retry_panic_now=True)
 
     # -- serving ----------------------------------------------------------------
 

@@ -72,6 +72,9 @@ class Settings:
         # At most this many runs' decisions (or completions) per transaction,
         # so a host loop (the GUI's) gets the thread back between batches.
         self.group_commit_size = 64
+        # ... and stops taking more runs once it has held the thread this
+        # long (seconds), whatever the count.
+        self.group_commit_seconds = 0.005
 
     def set_caps(self, caps: HistoryCaps) -> None:
         """Replace the history caps; runs started from now on follow a lowered cap's advice.

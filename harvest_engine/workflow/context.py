@@ -741,7 +741,7 @@ def _checked(value: Any, what: str) -> Any:
 
 def _activity_target(activity: Any) -> tuple[str, Any]:
     if isinstance(activity, str):
-        return activity, None
+        return check_name(activity, "activity name"), None
     info = (
         activity
         if isinstance(activity, ActivityInfo)
@@ -767,7 +767,7 @@ def _return_type(fn: Any) -> Any:
 
 def _workflow_target(workflow: Any) -> tuple[str, Any]:
     if isinstance(workflow, str):
-        return workflow, None
+        return check_name(workflow, "workflow name"), None
     info = (
         workflow
         if isinstance(workflow, WorkflowInfo)

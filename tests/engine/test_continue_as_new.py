@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import (
     ExecutionOutcome,
     HistoryCaps,
     RunState,
-    SqliteReader,
     SqliteRuntime,
     WorkflowContext,
     WorkflowReplayer,
@@ -18,6 +17,9 @@ from harvest_engine import (
 )
 from harvest_engine.runtime.settings import Settings
 from harvest_engine.workflow.context import CONTINUE_AS_NEW_ADVICE_EVENTS
+
+if TYPE_CHECKING:
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 
@@ -133,7 +135,7 @@ async def test_run_until_idle_drives_the_chain_and_a_start_attaches_to_the_newes
 
 
 async def test_pending_tasks_and_timers_of_the_old_run_are_deleted(
-    open_rt: Open, db_path: Any
+    open_rt: Open, db_path: Any, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt)
     first = rt.start_workflow("leaves_work", 1)
@@ -141,7 +143,7 @@ async def test_pending_tasks_and_timers_of_the_old_run_are_deleted(
     state = await rt.run_until_blocked(first)
 
     assert isinstance(state, RunState.ContinuedAsNew)
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert reader.timers(str(first)) == []
         assert reader.pending_tasks(str(first)) == []
 

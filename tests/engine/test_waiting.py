@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,7 +16,6 @@ from harvest_engine import (
     ManualClock,
     RunState,
     RunWait,
-    SqliteReader,
     SqliteRuntime,
     StackFrame,
     UnknownWorkflow,
@@ -25,6 +24,9 @@ from harvest_engine import (
     activity,
     workflow,
 )
+
+if TYPE_CHECKING:
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 HERE = __file__
@@ -261,7 +263,7 @@ async def test_an_activity_wait_is_named_after_the_activity(open_rt: Open) -> No
 
 
 async def test_a_mutex_waiter_knows_how_many_runs_are_ahead(
-    open_rt: Open, db_path: Any
+    open_rt: Open, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt)
     runs = [rt.start_workflow("locker") for _ in range(3)]
@@ -274,7 +276,7 @@ async def test_a_mutex_waiter_knows_how_many_runs_are_ahead(
         assert (wait.kind, wait.name, wait.ahead) == ("mutex", "printer", place)
         assert wait.where is not None
         assert wait.where.line == line_of("waits: mutex")
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert [m.ahead for m in reader.mutexes(str(runs[0]))] == [0]
         assert [m.ahead for m in reader.mutexes(str(runs[2]))] == [2]
 

@@ -46,6 +46,7 @@ from harvest_engine.store.sqlite.migrations import (
     migrate,
     read_version,
 )
+from harvest_engine.store.sqlite.wakeups import PANIC_BACKOFF
 from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 from harvest_engine.timestamps import micros
 
@@ -392,8 +393,9 @@ class SqliteStore:
             " OR (deadline IS NOT NULL AND deadline <= ?)"
             " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
             "            AND t.fire_at <= ?)"
-            ") ORDER BY id",
-            (at, at),
+            ") AND NOT (" + PANIC_BACKOFF + " AND (deadline IS NULL OR deadline > ?))"
+            " ORDER BY id",
+            (at, at, at, at),
         ).fetchall()
         return [r[0] for r in rows]
 
