@@ -97,7 +97,7 @@ def _record_lost(
             attempt=task.attempt,
             started_at=started,
             ended_at=max(now, started),
-            outcome="lost",
+            outcome="LOST",
             error=payloads.dumps(
                 {
                     "type": "LeaseExpired",
