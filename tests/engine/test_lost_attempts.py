@@ -44,8 +44,8 @@ def die_holding_the_task(open_rt: Open, clock: ManualClock) -> str:
 
 
 @pytest.mark.sqlite_only(
-    "a reopen reclaims orphans only under SQLite's single writer; on Postgres a "
-    "dead worker's lease expires (test_postgres_store, e2e test_postgres_workers)"
+    "a reopened SQLite file records LOST; Postgres records an expired lease "
+    "(tests/engine/test_postgres_store.py)"
 )
 async def test_reopening_records_the_lost_attempt_and_the_rerun_keeps_its_number(
     open_rt: Open, clock: ManualClock
@@ -79,10 +79,7 @@ async def test_a_clean_reopen_records_no_lost_attempt(
     assert [a.outcome for a in rt.activity_attempts(exec_id)] == ["COMPLETED"]
 
 
-@pytest.mark.sqlite_only(
-    "a reopen reclaims orphans only under SQLite's single writer; on Postgres a "
-    "dead worker's lease expires (test_postgres_store, e2e test_postgres_workers)"
-)
+@pytest.mark.sqlite_only("the CLI reads the SQLite file at db_path")
 async def test_the_cli_and_the_reader_show_the_lost_attempt(
     open_rt: Open, clock: ManualClock, db_path: Path
 ) -> None:
