@@ -44,6 +44,7 @@ __all__ = [
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "ScheduleNotFound",
     "SchemaTooNew",
     "SqliteError",
     "StorageError",
@@ -415,6 +416,15 @@ class UnknownWorkflow(SqliteError):
 
     def __init__(self, *, name: str) -> None:
         super().__init__(name=name)
+
+
+class ScheduleNotFound(SqliteError):
+    """No schedule is stored for this workflow name (trigger and backfill need one)."""
+
+    _template = "no schedule is stored for workflow {workflow_name!r}"
+
+    def __init__(self, *, workflow_name: str) -> None:
+        super().__init__(workflow_name=workflow_name)
 
 
 class UnknownActivity(SqliteError):

@@ -38,6 +38,7 @@ from harvest_engine.runtime import (
     retry,
 )
 from harvest_engine.runtime.panics import PANIC_BUDGET
+from harvest_engine.runtime.run_metadata import project_memo
 from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
@@ -81,6 +82,8 @@ class Decision:
     progressed: bool = False
     state: RunState | None = None
     waiting_signal: str | None = None
+    # Every signal that can move the run on, when more than the one awaited.
+    waiting_signal_names: tuple[str, ...] = ()
     waiting_timer: bool = False
     waiting_mutex: str | None = None
     waiting_workflows: list[str] = field(default_factory=list)
@@ -236,6 +239,8 @@ class Decider:
         claim: bool = False,
         retry_panic_now: bool = False,
     ) -> Decision:
+        if not txn.lock_for_decision(exec_id):
+            return Decision(exec_id)  # another worker is deciding it right now
         row = txn.execution(exec_id)
         if row is None:
             raise HarvestInternalError(f"decide() of unknown run {exec_id}")
@@ -262,7 +267,9 @@ class Decider:
         )
         instance.drive_now = drive_time.plain(now)
         try:
-            for event in txn.load_events(exec_id, instance.applied_seq):
+            stored = list(txn.load_events(exec_id, instance.applied_seq))
+            instance.expect(stored)
+            for event in stored:
                 instance.feed(event)
             first_drive = instance.start_pending and cycle.next_seq == FIRST_DRIVE_SEQ
             if first_drive:
@@ -442,7 +449,13 @@ class Decider:
         if isinstance(value, (ApplicationError, PayloadTooDeep, PayloadTooLarge)):
             error = _failure(value)
             scheduled = retry.schedule_retry(
-                cycle.txn, row, error, cycle.now, self.registry, cycle.events
+                cycle.txn,
+                row,
+                error,
+                cycle.now,
+                self.registry,
+                cycle.events,
+                advice_at=self.settings.advice_at(),
             )
             decision = self._fail(cycle, error)
             if scheduled is not None:
@@ -523,6 +536,8 @@ class Decider:
         cycle.txn.move_staged_signals(row.exec_id, successor)
         self._record(cycle, instance, None)
         cycle.txn.update_execution(row.exec_id, successor=successor)
+        # Read again: this cycle's own upserts changed the memo and attributes.
+        latest = cycle.txn.execution(row.exec_id) or row
         start_run(
             cycle.txn,
             NewExecution(
@@ -531,8 +546,8 @@ class Decider:
                 workflow_id=row.workflow_id,
                 input=payloads.dumps(request.input),
                 predecessor=row.exec_id,
-                memo=row.memo,
-                search_attributes=row.search_attributes,
+                memo=latest.memo,
+                search_attributes=latest.search_attributes,
                 deadline=self._deadline(row.workflow_name, cycle.now),
                 # The frozen retry policy goes on with the chain (attempt 1
                 # again), as the deadline counts afresh: a successor that
@@ -540,6 +555,7 @@ class Decider:
                 retry_policy=row.retry_policy,
             ),
             cycle.now,
+            advice_at=self.settings.advice_at(),
         )
         return Decision(
             row.exec_id, state=RunState.ContinuedAsNew(next=ExecutionId(successor))
@@ -594,6 +610,13 @@ class Decider:
             ]
         elif instance.waiting_timer_ids() or instance.waiting_activity_ids():
             decision.waiting_timer = bool(instance.waiting_timer_ids())
+        elif instance.waiting_conditions() and instance.signals.handler_names():
+            # Only a signal handler can change what the condition reads.
+            handlers = tuple(instance.signals.handler_names())
+            decision.waiting_signal, decision.waiting_signal_names = (
+                handlers[0],
+                handlers,
+            )
         elif not cycle.events:
             decision.stuck = True
         else:
@@ -657,6 +680,8 @@ class Decider:
                     fresh.search_attributes, attrs.get("attributes") or {}
                 ),
             )
+        elif event.type == "MemoUpserted":
+            project_memo(txn, row.exec_id, attrs.get("patch") or {})
 
     def _task(
         self, row: ExecutionRecord, attrs: dict[str, Any], now: datetime
@@ -684,6 +709,7 @@ class Decider:
             if schedule_to_close is None
             else now + timedelta(seconds=float(schedule_to_close)),
             idempotency_key=f"{row.exec_id}:{attrs['activity_id']}",
+            heartbeat_timeout=activity.heartbeat_timeout,
         )
 
     def _seal_at_cap(

@@ -185,6 +185,8 @@ def test_every_error_is_exported_subclasses_harvest_error_and_pickles() -> None:
     assert "abc" in str(again)
     for cls in (
         errors.DatabaseLocked,
+        errors.StorageError,
+        errors.DatabaseCorrupt,
         errors.SchemaTooNew,
         errors.Stuck,
         errors.UnknownWorkflow,
@@ -217,6 +219,8 @@ def test_api_names_exist_at_the_top_level() -> None:
         "RunWait",
         "StackFrame",
         "CoroutineStack",
+        "StorageError",
+        "DatabaseCorrupt",
     ]:
         assert hasattr(harvest_engine, name), name
     assert callable(harvest_engine.workflow)

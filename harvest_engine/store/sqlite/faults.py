@@ -53,6 +53,7 @@ _CORRUPT_CODES = {
     sqlite3.SQLITE_ERROR,  # "no such table/column": a table or column was dropped
 }
 _BUSY_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_READONLY_ROLLBACK = sqlite3.SQLITE_READONLY | (3 << 8)  # a hot journal, read-only
 
 TRANSLATED: tuple[type[BaseException], ...] = (
     sqlite3.Error,
@@ -98,6 +99,12 @@ def _from_sqlite(exc: sqlite3.Error, path: str) -> HarvestError:
     code = getattr(exc, "sqlite_errorcode", None)
     primary = None if code is None else code & 0xFF
     text = str(exc)
+    if code == _READONLY_ROLLBACK:
+        return StorageError(
+            path=path,
+            reason="a writer that stopped mid-transaction left a hot journal; open the "
+            "file with SqliteRuntime once to roll it back",
+        )
     if primary in _BUSY_CODES:
         return DatabaseLocked(path=path, lock_path=path)
     if primary in _STORAGE_CODES:

@@ -69,12 +69,29 @@ def _complete_early_v1(conn: sqlite3.Connection) -> None:
 STEPS: list[Step] = [_to_v1, _to_v2, _to_v3]
 
 
+# Result codes that say nothing against the file's content.
+_NOT_THE_FILES_FAULT = frozenset(
+    {
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_NOMEM,
+        sqlite3.SQLITE_PERM,
+    }
+)
+
+
 def read_version(conn: sqlite3.Connection, path: str) -> int:
     """The file's schema version; raise NotAHarvestDatabase for foreign files."""
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         tables = table_names(conn)
     except sqlite3.DatabaseError as exc:
+        if (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in _NOT_THE_FILES_FAULT:
+            raise  # the file may be fine: a lock, a disk, a permission (faults.py)
         raise NotAHarvestDatabase(
             path=path, reason=f"not a readable SQLite file ({exc})"
         ) from exc

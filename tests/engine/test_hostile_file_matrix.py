@@ -22,9 +22,11 @@ from hypothesis import strategies as st
 
 from harvest_engine import (
     DatabaseCorrupt,
+    HarvestClient,
     HarvestError,
     SqliteReader,
     SqliteRuntime,
+    StorageError,
 )
 from harvest_engine.append_only import with_guard_off
 from harvest_engine.cli import main as cli_main
@@ -159,6 +161,28 @@ def test_the_runtime_opens_and_drives_or_refuses_before_writing(
             typed_or_served(asyncio.run, rt.poll_once())
 
 
+@pytest.mark.parametrize("hostile", VARIANTS, indirect=True)
+def test_a_client_serves_or_raises_a_typed_error_and_writes_nothing(
+    hostile: Path, request: pytest.FixtureRequest
+) -> None:
+    variant = request.node.callspec.params["hostile"]
+    before = snapshot_of(hostile)
+    try:
+        client = HarvestClient.open(hostile)
+    except HarvestError:
+        assert variant not in ROW_DAMAGE
+    else:
+        with client:
+            page = typed_or_served(client.list_executions)
+            if variant in ROW_DAMAGE:
+                assert page is not None
+            for run in [] if page is None else page.executions:
+                for read in (client.describe, client.load_history, client.outcome):
+                    typed_or_served(read, run.exec_id)
+    if variant != "hot_journal":
+        assert snapshot_of(hostile) == before
+
+
 CLI_CALLS = [
     ("runs",),
     ("counts",),
@@ -223,6 +247,19 @@ def test_a_damaged_run_is_flagged_in_the_listing_and_refused_by_single_run_reads
     shown = CliRunner().invoke(cli_main, ["show", str(path), str(damaged[0].exec_id)])
     assert shown.exit_code == 6
     assert "is damaged" in shown.stderr
+
+
+def test_a_hot_journal_is_a_storage_error_for_a_reader_and_recovered_by_the_writer(
+    sound: Path, tmp_path: Path
+) -> None:
+    path = hf.make(tmp_path, "hot_journal", sound)
+    with pytest.raises(StorageError, match="hot journal"):
+        SqliteReader.open(path)
+    with SqliteRuntime.open(path) as rt:
+        names = {r.workflow_name for r in rt.list_executions().executions}
+    assert names == {"greet", "wait_for_go"}  # the half-written rename rolled back
+    with SqliteReader.open(path) as reader:
+        assert reader.counts_by_state()["COMPLETED"] > 0
 
 
 def test_a_history_with_a_gap_is_refused_not_served(
