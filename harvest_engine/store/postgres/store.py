@@ -355,8 +355,10 @@ class PostgresStore:
                     " OR (deadline IS NOT NULL AND deadline <= %s)"
                     " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
                     "            AND t.fire_at <= %s)"
-                    ") ORDER BY id",
-                    (at, at),
+                    ") AND NOT ("
+                    + wakeups.PANIC_BACKOFF.format(now="%s")
+                    + " AND (deadline IS NULL OR deadline > %s)) ORDER BY id",
+                    (at, at, at, at),
                 )
                 .fetchall()
             )
