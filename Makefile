@@ -21,7 +21,9 @@ QT_APT_XCB := libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-
 	libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb-glx0 xvfb xauth
 # (3) make bench counts fdatasync calls with strace (issue 13's commit rows).
 BENCH_APT := strace
-APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB) $(BENCH_APT)
+# (4) the Postgres store's tests: a throwaway server (tests/pg_server.py runs its initdb and pg_ctl).
+PG_APT := postgresql
+APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB) $(BENCH_APT) $(PG_APT)
 
 # The peer engine the benchmarks compare with, in a venv of its own (shared/peers/README.md).
 PEERS_VENV := .venv-peers
@@ -94,8 +96,8 @@ run-virtual: system-deps venv
 	QT_QPA_PLATFORM=xcb exec $(BIN)/harvest-gui'
 
 screenshots: system-deps venv
-	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots resources/screenshots
-	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots_part2 resources/screenshots
+	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots resources/screenshots
+	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots_part2 resources/screenshots
 
 # Prints every benchmark row; issue 13's rows beside DBOS from the same run
 # (bench/peers_bench.py: PEERS_DIR, default ../shared/peers, holds bench_dbos.py).

@@ -23,6 +23,21 @@ def main() -> None:
         lines += [f"| {name} | {result} |" for name, result in rows]
         sections.append("\n".join(lines))
         print("\n".join(lines), flush=True)
+    if not only or "profile_hot" in only:
+        from bench import profile_hot
+
+        listings = [
+            "## profile_hot (cProfile, top 20 by own time; `python -m bench.profile_hot`)",
+            "",
+            "Call counts are the machine-independent part; times include the profiler.",
+            "",
+        ]
+        listings += [
+            f"### {name}\n\n```\n{profile_hot.profile(name)}\n```\n"
+            for name in profile_hot.WORKLOADS
+        ]
+        sections.append("\n".join(listings))
+        print(sections[-1], flush=True)
     header = [
         "# Benchmark results",
         "",

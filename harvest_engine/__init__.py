@@ -43,6 +43,7 @@ from harvest_engine.errors import (
     QueryFailed,
     QueryNotFound,
     QueryTimedOut,
+    ScheduleNotFound,
     SchemaTooNew,
     SqliteError,
     StorageError,
@@ -63,6 +64,7 @@ from harvest_engine.errors import (
 from harvest_engine.events import HistoryEvent
 from harvest_engine.filters import ExecutionFilter
 from harvest_engine.ledger import LlmCall
+from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.registry import ActivitySpec
 from harvest_engine.runtime.runtime import SqliteRuntime
 from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
@@ -88,6 +90,7 @@ from harvest_engine.schedules import (
 )
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
 from harvest_engine.store.operations import LedgerTotals, ScheduleRow
+from harvest_engine.store.postgres.reader import PostgresReader
 from harvest_engine.store.reader import SqliteReader
 from harvest_engine.store.records import (
     ActivityAttempt,
@@ -103,12 +106,12 @@ from harvest_engine.store.records import (
     TimerRow,
 )
 from harvest_engine.workflow.context import (
-    ParentClosePolicy,
     RunInfo,
     TimerHandle,
     TimerOutcome,
     WorkflowContext,
 )
+from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.replay import WorkflowReplayer
 from harvest_engine.workflow.stack import CoroutineStack, StackFrame
 from harvest_engine.workflow.waits import RunWait
@@ -171,6 +174,8 @@ __all__ = [
     "PayloadTooDeep",
     "PayloadTooLarge",
     "PendingTask",
+    "PostgresReader",
+    "PostgresRuntime",
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
@@ -179,6 +184,7 @@ __all__ = [
     "RunState",
     "RunWait",
     "Schedule",
+    "ScheduleNotFound",
     "ScheduleRow",
     "SchemaTooNew",
     "SignalDelivery",

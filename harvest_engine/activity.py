@@ -137,12 +137,16 @@ def storable_details(exc: ApplicationError) -> tuple[str, Any]:
     The failure itself must still be recorded, so the message says what was
     dropped instead of the write failing (and the task or run staying stuck).
     """
-    if payloads.encodable(exc.details):
+    try:
         return exc.message, payloads.to_json(exc.details, "error details")
-    return (
-        f"{exc.message} (details dropped: a {type(exc.details).__name__} is not a JSON value)",
-        None,
-    )
+    except PayloadNotJson as bad:
+        reason = str(bad.reason)  # type: ignore[attr-defined]
+        path = str(bad.path)  # type: ignore[attr-defined]
+        if path != "$":
+            reason = f"{reason} at {path}"
+    except PayloadTooDeep as bad:
+        reason = str(bad)
+    return f"{exc.message} (details dropped: {reason})", None
 
 
 def checked_output(value: Any) -> AttemptResult:

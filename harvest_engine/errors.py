@@ -44,6 +44,7 @@ __all__ = [
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "ScheduleNotFound",
     "SchemaTooNew",
     "SqliteError",
     "StorageError",
@@ -417,6 +418,15 @@ class UnknownWorkflow(SqliteError):
         super().__init__(name=name)
 
 
+class ScheduleNotFound(SqliteError):
+    """No schedule is stored for this workflow name (trigger and backfill need one)."""
+
+    _template = "no schedule is stored for workflow {workflow_name!r}"
+
+    def __init__(self, *, workflow_name: str) -> None:
+        super().__init__(workflow_name=workflow_name)
+
+
 class UnknownActivity(SqliteError):
     """No activity of this name is registered in this runtime."""
 
@@ -442,18 +452,35 @@ class WorkflowPanicked(SqliteError):
     """Workflow code raised a non-application exception (a bug in the code).
 
     The cycle rolled back and the run stays RUNNING, until the third
-    consecutive panic fails it with error type ``Panic``.
+    consecutive panic fails it with error type ``Panic``. `details` holds
+    the user-code traceback (`traceback`: file, line, function, source per
+    frame); `retry_at` is when `poll_once`, `run_until_idle` and `serve`
+    try the run again (1 s, then 2 s, ... after each panic).
     """
 
     _template = (
-        "workflow code of run {exec_id} raised {error} (panic {count} of {budget})"
+        "workflow code of run {exec_id} raised {error} (panic {count} of {budget}"
+        "{retry})"
     )
 
     def __init__(
-        self, *, exec_id: ExecutionId | str, error: str, count: int, budget: int
+        self,
+        *,
+        exec_id: ExecutionId | str,
+        error: str,
+        count: int,
+        budget: int,
+        details: Any = None,
+        retry_at: Any = None,
     ) -> None:
         super().__init__(
-            exec_id=_run_id(exec_id), error=error, count=count, budget=budget
+            exec_id=_run_id(exec_id),
+            error=error,
+            count=count,
+            budget=budget,
+            details=details,
+            retry_at=retry_at,
+            retry="" if retry_at is None else f"; a pass retries it from {retry_at}",
         )
 
 

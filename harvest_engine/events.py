@@ -31,6 +31,8 @@ COMMAND_EVENTS = frozenset(
         "MutexRequested",
         "MutexReleased",
         "SearchAttributesUpserted",
+        "MarkerRecorded",
+        "MemoUpserted",
     }
 )
 

@@ -87,6 +87,9 @@ class ExecutionFilter:
     states: tuple[str, ...] = ()
     started_from: datetime | None = None
     started_until: datetime | None = None
+    parent_exec_ids: tuple[str, ...] = ()
+    closed_from: datetime | None = None
+    closed_until: datetime | None = None
     search_attributes: tuple[tuple[str, SearchValue], ...] = ()
     page_size: int = DEFAULT_LIMIT
     cursor: int | None = field(default=None)
@@ -141,6 +144,23 @@ class ExecutionFilter:
     def started_before(self, when: datetime) -> ExecutionFilter:
         """Only runs started before `when` (exclusive; an aware datetime)."""
         return replace(self, started_until=_aware("started_before", when))
+
+    def parent(self, exec_id: str | ExecutionId) -> ExecutionFilter:
+        """Only the children of this run (attached or detached)."""
+        text = str(exec_id).strip() if isinstance(exec_id, (str, ExecutionId)) else None
+        if not text:
+            raise InvalidFilter(
+                reason=f"parent takes a run id (non-empty text), got {exec_id!r}"
+            )
+        return replace(self, parent_exec_ids=(text,))
+
+    def closed_after(self, when: datetime) -> ExecutionFilter:
+        """Only runs that ended at or after `when` (inclusive; a RUNNING run never matches)."""
+        return replace(self, closed_from=_aware("closed_after", when))
+
+    def closed_before(self, when: datetime) -> ExecutionFilter:
+        """Only runs that ended before `when` (exclusive; a RUNNING run never matches)."""
+        return replace(self, closed_until=_aware("closed_before", when))
 
     def search_attribute(self, key: str, value: SearchValue) -> ExecutionFilter:
         """Only runs whose search attribute `key` equals `value` (numbers as numbers).

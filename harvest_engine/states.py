@@ -105,7 +105,26 @@ class _Failed(RunState):
 
 @dataclass(frozen=True)
 class _WaitingSignal(RunState):
+    """Parked until a signal arrives.
+
+    `name` is the signal awaited (the first one when several are);
+    `names` every signal that can move the run on: ``(name,)`` for a plain
+    wait, and every registered handler's name for a run parked in
+    `await_condition` whose state only signal handlers change.
+    """
+
     name: str
+    names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.names:
+            object.__setattr__(self, "names", (self.name,))
+
+    def __repr__(self) -> str:
+        # A plain wait prints as before `names` existed (scripts print states).
+        if self.names == (self.name,):
+            return f"RunState.WaitingSignal(name={self.name!r})"
+        return f"RunState.WaitingSignal(name={self.name!r}, names={self.names!r})"
 
 
 @dataclass(frozen=True)
@@ -181,6 +200,11 @@ class ExecutionOutcome:
     Failed: ClassVar[type[_OutcomeFailed]]
     Running: ClassVar[type[_OutcomeRunning]]
     Terminated: ClassVar[type[_OutcomeTerminated]]
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the run has ended (every variant but Running), as `RunState.is_terminal`."""
+        return not isinstance(self, _OutcomeRunning)
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,8 @@ WRITER = "writer"
 READ_ONLY = "read-only"
 POLL_MS = 200
 """How often `data_version` is read; a file watcher misses WAL commits (QT-NOTES §2)."""
-DRIVE_IDLE_S = 0.1
-"""How often the serving drive checks for commits by other processes (seconds)."""
+DRIVE_IDLE_S = 0.02
+"""How often the serving drive looks for work it was not woken for (seconds; rt.serve's poll)."""
 
 
 def register_app(rt: SqliteRuntime, module_name: str) -> None:
@@ -317,7 +317,7 @@ class WriterSession(Session):
 
     mode = WRITER
     drive_interval = DRIVE_IDLE_S
-    """Seconds between the server's checks for commits by other processes."""
+    """The server's poll: commits by other processes, bodies finished while it waited."""
 
     def __init__(
         self, path: Path, runtime: SqliteRuntime, reader: SqliteReader

@@ -22,6 +22,7 @@ RESULT_COLOURS = {
     "fired": "#0d9488",
     "failed": "#dc2626",
     "timed_out": "#d97706",
+    "lost": "#be185d",
     "terminated": "#ea580c",
     "running": "#3b82f6",
     "pending": "#94a3b8",

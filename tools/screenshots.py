@@ -1,7 +1,7 @@
 """Render the main views of a live demo workspace to PNGs: `python -m tools.screenshots OUT`.
 
 Run it under Xvfb for real window decorations-free captures
-(``xvfb-run -a -s "-screen 0 1400x900x24" python -m tools.screenshots OUT``),
+(``xvfb-run -a -s "-screen 0 1366x768x24" python -m tools.screenshots OUT``),
 or offscreen with ``QT_QPA_PLATFORM=offscreen``.
 """
 
@@ -54,7 +54,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
         QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
     )
     window = MainWindow(settings, app_module=DEMO_APP)
-    window.resize(1360, 820)
+    window.resize(1366, 768)  # MainWindow fits it to the 1366x768 screen's room
     window.show()
     path = work / "demo.harvest.db"
     window.open_path(path)

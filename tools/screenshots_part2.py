@@ -1,6 +1,6 @@
 """Render the forms, the schedule editor, the tools and the crash demo to PNGs.
 
-``xvfb-run -a -s "-screen 0 1400x900x24" python -m tools.screenshots_part2 OUT``
+``xvfb-run -a -s "-screen 0 1366x768x24" python -m tools.screenshots_part2 OUT``
 (or offscreen with ``QT_QPA_PLATFORM=offscreen``).
 """
 
@@ -80,7 +80,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
         QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
     )
     window = MainWindow(settings, app_module=DEMO_APP)
-    window.resize(1360, 820)
+    window.resize(1366, 768)  # MainWindow fits it to the 1366x768 screen's room
     window.show()
     window.open_path(work / "demo.harvest.db")
     session = window.session
@@ -117,7 +117,8 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     start.attributes.set_text('{"warehouse": "north"}')
     await snap(start, "form-start", 620, 640)
     sig = SignalDialog(session, big)
-    sig.payload.set_text('"approved"')
+    sig.name.setCurrentText("approve")  # typed: one field per Approval attribute
+    sig.payload.field_widgets["note"].setText("checked with the customer")
     sig.key.setText("webhook-7f3a")
     await snap(sig, "form-signal")
     q = QueryDialog(session, big)
@@ -126,8 +127,9 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     await _settle(0.3)
     await snap(q, "form-query")
     u = UpdateDialog(session, big)
-    u.name.setCurrentText("set_discount")
-    u.arg.set_text("0.1")
+    u.name.setCurrentText("apply_discount")
+    u.arg.field_widgets["percent"].setText("10")
+    u.arg.field_widgets["reason"].setText("loyal customer")
     u.on_submit_clicked()
     await _settle(0.3)
     await snap(u, "form-update")

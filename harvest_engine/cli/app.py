@@ -10,14 +10,34 @@ import click
 
 from harvest_engine import __version__
 from harvest_engine.cli.output import failures
+from harvest_engine.store.postgres.reader import PostgresReader
 from harvest_engine.store.reader import SqliteReader
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+Target = Path | str
+"""What FILE names: a database file, or a Postgres database by its URL (a str)."""
+
+
+def is_dsn(text: str) -> bool:
+    """Whether FILE names a Postgres database (``postgresql://`` or ``postgres://``)."""
+    return text.startswith(("postgresql://", "postgres://"))
+
+
+def _target(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> Target | None:
+    del ctx, param
+    if value is None:
+        return None
+    return value if is_dsn(value) else Path(value)
+
+
 # The engine checks the path itself (a folder, no permission, a symlink loop),
 # so each case ends in its typed error and exit status, not a usage message.
-FILE = click.argument("file", type=click.Path(readable=False, path_type=Path))
+# A postgresql:// URL opens that database the same way.
+FILE = click.argument("file", callback=_target)
 EXEC = click.argument("exec_id")
 JSON = click.option(
     "--json", "as_json", is_flag=True, help="Print JSON instead of text."
@@ -39,7 +59,13 @@ def main() -> None:
 
 
 @contextmanager
-def reading(path: Path) -> Iterator[SqliteReader]:
-    """A reader on `path`, with errors as one-line failures."""
-    with failures(), SqliteReader.open(path) as reader:
-        yield reader
+def reading(path: Target) -> Iterator[SqliteReader | PostgresReader]:
+    """A reader on `path` (a file, or a Postgres URL), with errors as one-line failures."""
+    with failures():
+        reader = (
+            PostgresReader.connect(path)
+            if isinstance(path, str)
+            else SqliteReader.open(path)
+        )
+        with reader:
+            yield reader

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING
 
 import click
 
-from harvest_engine.cli.app import FILE, JSON, main, reading
+from harvest_engine.cli.app import FILE, JSON, Target, main, reading
 from harvest_engine.cli.output import emit_json, failures, line
 from harvest_engine.cli.render import iso, when
 from harvest_engine.durations import to_timedelta
 from harvest_engine.filters import ExecutionFilter
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 MIN_TAIL_INTERVAL_S = 0.05
 """`tail` polls no faster than this: a zero interval would spin a core for nothing."""
@@ -34,7 +30,7 @@ MIN_TAIL_INTERVAL_S = 0.05
 )
 @JSON
 def tail(
-    file: Path, interval: str, limit: int, max_seconds: float | None, as_json: bool
+    file: Target, interval: str, limit: int, max_seconds: float | None, as_json: bool
 ) -> None:
     """Follow another process's writes: print each run that starts or changes state.
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from harvest_engine.authoring import WorkflowInfo
-from harvest_engine.cli.app import FILE, JSON, main
+from harvest_engine.cli.app import FILE, JSON, Target, main
 from harvest_engine.cli.output import (
     EXIT_NOT_FOUND,
     HarvestFailure,
@@ -20,7 +20,9 @@ from harvest_engine.cli.output import (
 )
 from harvest_engine.durations import format_duration, to_timedelta
 from harvest_engine.events import HistoryEvent, history_from_json
+from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.runtime import SqliteRuntime
+from harvest_engine.store.postgres.reader import PostgresReader
 from harvest_engine.store.reader import SqliteReader
 from harvest_engine.workflow.replay import WorkflowReplayer
 
@@ -36,17 +38,24 @@ if TYPE_CHECKING:
     help="Remove terminal runs closed longer ago (e.g. 30d).",
 )
 @JSON
-def purge(file: Path, older_than: str, as_json: bool) -> None:
+def purge(file: Target, older_than: str, as_json: bool) -> None:
     """Remove old terminal runs and all their rows (opens the file as the writer)."""
     with failures():
         window = to_timedelta(older_than, what="--older-than")
-        if not file.exists() and not file.is_symlink():
-            raise HarvestFailure(f"{file}: no such file", EXIT_NOT_FOUND)
-        # The writer would put a fresh schema into an empty or zero-byte file;
-        # purge is for an existing harvest file, so refuse what a reader refuses.
-        SqliteReader.open(file).close()
-        with SqliteRuntime.open(file) as rt:
-            removed = rt.purge_terminal(window)
+        if isinstance(file, str):
+            # A Postgres database: one more worker beside the serving ones. Like
+            # a file, a database without a harvest schema is refused, not made.
+            PostgresReader.connect(file).close()
+            with PostgresRuntime.connect(file) as peer:
+                removed = peer.purge_terminal(window)
+        else:
+            if not file.exists() and not file.is_symlink():
+                raise HarvestFailure(f"{file}: no such file", EXIT_NOT_FOUND)
+            # The writer would put a fresh schema into an empty or zero-byte file;
+            # purge is for an existing harvest file, so refuse what a reader refuses.
+            SqliteReader.open(file).close()
+            with SqliteRuntime.open(file) as rt:
+                removed = rt.purge_terminal(window)
     if as_json:
         emit_json({"removed": removed})
     else:

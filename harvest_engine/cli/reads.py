@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from harvest_engine import payloads
-from harvest_engine.cli.app import EXEC, FILE, JSON, main, reading
+from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main, reading
 from harvest_engine.cli.output import emit_json, emit_json_text, emit_table, line
 from harvest_engine.cli.render import (
     detail_json,
@@ -24,7 +24,6 @@ from harvest_engine.timestamps import from_text, to_text
 
 if TYPE_CHECKING:
     from datetime import datetime
-    from pathlib import Path
 
 
 def _attr(text: str) -> tuple[str, Any]:
@@ -68,7 +67,7 @@ def _time_option(text: str | None, what: str) -> datetime | None:
 @click.option("--cursor", type=int, help="Continue from a previous page's `next`.")
 @JSON
 def runs(
-    file: Path,
+    file: Target,
     workflow_name: str | None,
     states: tuple[str, ...],
     workflow_id: str | None,
@@ -130,13 +129,14 @@ def runs(
 @FILE
 @EXEC
 @JSON
-def show(file: Path, exec_id: str, as_json: bool) -> None:
+def show(file: Target, exec_id: str, as_json: bool) -> None:
     """Describe one run, with its input, output and error."""
     with reading(file) as reader:
         run = reader.describe(exec_id)
         pending = reader.pending_tasks(exec_id)
         timers = reader.timers(exec_id)
         signals = reader.staged_signals(exec_id)
+        attempts = reader.activity_attempts(exec_id)
     data = detail_json(run)
     data["pending_tasks"] = [
         {
@@ -151,6 +151,17 @@ def show(file: Path, exec_id: str, as_json: bool) -> None:
         {"timer_id": t.timer_id, "fire_at": to_text(t.fire_at)} for t in timers
     ]
     data["staged_signals"] = [s.name for s in signals]
+    # Every attempt, a LOST one (its process died mid-body) beside its re-run.
+    data["attempts"] = [
+        {
+            "activity": a.name,
+            "attempt": a.attempt,
+            "outcome": a.outcome,
+            "started_at": to_text(a.started_at),
+            "ended_at": None if a.ended_at is None else to_text(a.ended_at),
+        }
+        for a in attempts
+    ]
     if as_json:
         emit_json(data)
         return
@@ -167,7 +178,7 @@ def show(file: Path, exec_id: str, as_json: bool) -> None:
 @FILE
 @EXEC
 @JSON
-def history(file: Path, exec_id: str, as_json: bool) -> None:
+def history(file: Target, exec_id: str, as_json: bool) -> None:
     """Print a run's history; `--json` writes what `harvest replay --history` reads."""
     with reading(file) as reader:
         events = reader.load_history(exec_id)
@@ -181,7 +192,7 @@ def history(file: Path, exec_id: str, as_json: bool) -> None:
 @main.command("counts")
 @FILE
 @JSON
-def counts(file: Path, as_json: bool) -> None:
+def counts(file: Target, as_json: bool) -> None:
     """How many runs are in each state."""
     with reading(file) as reader:
         by_state = reader.counts_by_state()
@@ -194,7 +205,7 @@ def counts(file: Path, as_json: bool) -> None:
 @main.command("schedules")
 @FILE
 @JSON
-def schedules(file: Path, as_json: bool) -> None:
+def schedules(file: Target, as_json: bool) -> None:
     """List the stored schedules."""
     with reading(file) as reader:
         rows = reader.list_schedules()
@@ -236,7 +247,7 @@ def schedules(file: Path, as_json: bool) -> None:
 @FILE
 @EXEC
 @JSON
-def logs(file: Path, exec_id: str, as_json: bool) -> None:
+def logs(file: Target, exec_id: str, as_json: bool) -> None:
     """Print a run's workflow log lines (`ctx.log`)."""
     with reading(file) as reader:
         lines = reader.workflow_logs(exec_id)
@@ -261,7 +272,7 @@ def logs(file: Path, exec_id: str, as_json: bool) -> None:
 @FILE
 @EXEC
 @JSON
-def ledger(file: Path, exec_id: str, as_json: bool) -> None:
+def ledger(file: Target, exec_id: str, as_json: bool) -> None:
     """Print a run's LLM cost ledger and its totals."""
     with reading(file) as reader:
         rows = reader.llm_ledger(exec_id)

@@ -46,6 +46,8 @@ if TYPE_CHECKING:
         UpdateWithStart,
         UpdateWithStartOutcome,
     )
+    from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
+    from harvest_engine.store.postgres.reader import PostgresReader
     from harvest_engine.store.records import ExecutionDetail, ExecutionPage
 
 DEFAULT_TIMEOUT = "10s"
@@ -54,7 +56,7 @@ DEFAULT_TIMEOUT = "10s"
 # is read only when it moves. 2 ms keeps a command's round trip near the
 # server's own poll without a busy loop.
 REPLY_POLL_SECONDS = 0.002
-RESULT_POLL_SECONDS = 0.01
+RESULT_POLL_SECONDS = 0.005
 
 
 @guard_public_methods()
@@ -70,8 +72,13 @@ class HarvestClient:
     answered in time; the command stays queued and is applied once one does.
     """
 
-    def __init__(self, path: str, reader: SqliteReader, queue: CommandQueue) -> None:
-        """Use `HarvestClient.open(path)`."""
+    def __init__(
+        self,
+        path: str,
+        reader: SqliteReader | PostgresReader,
+        queue: CommandQueue | PostgresCommandQueue,
+    ) -> None:
+        """Use `HarvestClient.open(path)` or `HarvestClient.connect(dsn)`."""
         self.path = path
         self._reader = reader
         self._queue = queue
@@ -93,6 +100,32 @@ class HarvestClient:
             reader.close()
             raise
         return cls(str(path), reader, queue)
+
+    @classmethod
+    def connect(cls, dsn: str) -> HarvestClient:
+        """A client of a Postgres database that PostgresRuntime workers serve.
+
+        Raises:
+            NotAHarvestDatabase: a wrong DSN, an unreachable server, a missing
+                database, or one without a harvest schema.
+            SchemaTooNew: written by a newer harvest.
+            Unsupported: psycopg (the `postgres` extra) is not installed.
+        """
+        from harvest_engine.store.postgres.reader import (  # noqa: PLC0415
+            PostgresReader,
+        )
+
+        reader = PostgresReader.connect(dsn)
+        try:
+            from harvest_engine.store.postgres.client_queue import (  # noqa: PLC0415
+                PostgresCommandQueue,
+            )
+
+            queue = PostgresCommandQueue.connect(dsn)
+        except BaseException:
+            reader.close()
+            raise
+        return cls(reader.path, reader, queue)
 
     def close(self) -> None:
         """Close the client's connections (safe to call twice)."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError
+from harvest_engine.runtime import child_start
 from harvest_engine.runtime.drive_time import real_time
 from harvest_engine.runtime.runs import append, start_run
 from harvest_engine.states import ErrorInfo
@@ -160,7 +161,7 @@ class Effects:
         """
         try:
             if type_ == "ChildWorkflowStarted":
-                self._start_child(attrs)
+                return self._start_child(attrs)
             elif type_ == "ExternalSignalSent":
                 return self._signal(attrs)
             elif type_ == "ExternalCancelRequested":
@@ -173,30 +174,33 @@ class Effects:
             raise EffectFailed(exc) from exc
         return None
 
-    def _start_child(self, attrs: dict[str, Any]) -> None:
+    def _start_child(self, attrs: dict[str, Any]) -> dict[str, Any] | None:
         name = str(attrs["workflow_name"])
         info = self.registry.workflow(name)  # UnknownWorkflow rolls the cycle back (§9)
         child = str(attrs["child"])
         if self.txn.execution(child) is not None:
-            return
+            return None
+        options = child_start.options(attrs, info, self.now)
+        holder = child_start.holder(self.txn, name, options.workflow_id)
+        if holder is not None:
+            return child_start.refusal(options.workflow_id, holder)
         start_run(
             self.txn,
             NewExecution(
                 exec_id=child,
                 workflow_name=name,
-                workflow_id=child,
+                workflow_id=options.workflow_id or child,
                 input=payloads.dumps(attrs.get("input")),
                 parent_exec_id=self.row.exec_id,
                 parent_close_policy=attrs.get("parent_close_policy"),
-                deadline=None
-                if info.execution_timeout is None
-                else self.now + info.execution_timeout,
-                retry_policy=None
-                if info.retry is None
-                else payloads.dumps(info.retry.to_json()),
+                deadline=options.deadline,
+                retry_policy=options.retry_policy,
             ),
             self.now,
+            # A child follows the advice its parent started with.
+            advice_at=self.instance.advice_at,
         )
+        return None
 
     def _signal(self, attrs: dict[str, Any]) -> dict[str, Any]:
         target = self.txn.execution(str(attrs["target"]))

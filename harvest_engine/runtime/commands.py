@@ -54,6 +54,8 @@ def apply_one(rt: SqliteRuntime, command: CommandRecord) -> None:
     stays queued and is applied by a later round.
     """
     with rt.store.write_together() as txn:
+        if not txn.claim_command(command.id):
+            return  # applied meanwhile, or another serving worker is applying it
         args: dict[str, Any] = {}
         try:
             loaded = payloads.loads(command.args)

@@ -34,8 +34,11 @@ from harvest_engine.runtime import (
     drive_time,
     local_activities,
     mutex,
+    panics,
     retry,
 )
+from harvest_engine.runtime.panics import PANIC_BUDGET
+from harvest_engine.runtime.run_metadata import project_memo
 from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
@@ -56,7 +59,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("harvest_engine.runtime")
 
-PANIC_BUDGET = 3
 
 CHILD_CONTINUE_AS_NEW = (
     "continue_as_new is not supported in child workflows in this release"
@@ -80,6 +82,8 @@ class Decision:
     progressed: bool = False
     state: RunState | None = None
     waiting_signal: str | None = None
+    # Every signal that can move the run on, when more than the one awaited.
+    waiting_signal_names: tuple[str, ...] = ()
     waiting_timer: bool = False
     waiting_mutex: str | None = None
     waiting_workflows: list[str] = field(default_factory=list)
@@ -156,16 +160,25 @@ class Decider:
         self.cache = cache
         self.settings = settings
 
-    def decide(self, exec_id: str, now: datetime, *, claim: bool = False) -> Decision:
+    def decide(
+        self,
+        exec_id: str,
+        now: datetime,
+        *,
+        claim: bool = False,
+        retry_panic_now: bool = False,
+    ) -> Decision:
         """One cycle; raises (and rolls back) on divergence, unknown names and panics.
 
         With `claim`, the activity tasks the cycle schedules are claimed
         (RUNNING) in the same transaction and listed in `Decision.claimed`,
         which saves a claim commit per activity; the caller must run them.
+        A run that panicked waits out its backoff (`panics.backoff`) unless
+        `retry_panic_now` (`run_until_blocked` on that run: a person asked).
         """
         try:
             with self.store.write() as txn:
-                return self._cycle(txn, exec_id, now, claim)
+                return self._cycle(txn, exec_id, now, claim, retry_panic_now)
         except children.EffectFailed as failed:
             self.cache.evict(exec_id)
             return self._after_error(exec_id, failed.error, now)
@@ -219,8 +232,15 @@ class Decider:
     # -- the cycle ---------------------------------------------------------------
 
     def _cycle(
-        self, txn: WriteTxn, exec_id: str, now: datetime, claim: bool = False
+        self,
+        txn: WriteTxn,
+        exec_id: str,
+        now: datetime,
+        claim: bool = False,
+        retry_panic_now: bool = False,
     ) -> Decision:
+        if not txn.lock_for_decision(exec_id):
+            return Decision(exec_id)  # another worker is deciding it right now
         row = txn.execution(exec_id)
         if row is None:
             raise HarvestInternalError(f"decide() of unknown run {exec_id}")
@@ -234,6 +254,7 @@ class Decider:
             row.not_before is not None
             and now < row.not_before
             and row.cancel_reason is None
+            and not (row.panic_count > 0 and (retry_panic_now or _past(row, now)))
         ):
             return Decision(exec_id, waiting_timer=True)
         if row.deadline is not None and now >= row.deadline:
@@ -246,7 +267,9 @@ class Decider:
         )
         instance.drive_now = drive_time.plain(now)
         try:
-            for event in txn.load_events(exec_id, instance.applied_seq):
+            stored = list(txn.load_events(exec_id, instance.applied_seq))
+            instance.expect(stored)
+            for event in stored:
                 instance.feed(event)
             first_drive = instance.start_pending and cycle.next_seq == FIRST_DRIVE_SEQ
             if first_drive:
@@ -426,7 +449,13 @@ class Decider:
         if isinstance(value, (ApplicationError, PayloadTooDeep, PayloadTooLarge)):
             error = _failure(value)
             scheduled = retry.schedule_retry(
-                cycle.txn, row, error, cycle.now, self.registry, cycle.events
+                cycle.txn,
+                row,
+                error,
+                cycle.now,
+                self.registry,
+                cycle.events,
+                advice_at=self.settings.advice_at(),
             )
             decision = self._fail(cycle, error)
             if scheduled is not None:
@@ -507,6 +536,8 @@ class Decider:
         cycle.txn.move_staged_signals(row.exec_id, successor)
         self._record(cycle, instance, None)
         cycle.txn.update_execution(row.exec_id, successor=successor)
+        # Read again: this cycle's own upserts changed the memo and attributes.
+        latest = cycle.txn.execution(row.exec_id) or row
         start_run(
             cycle.txn,
             NewExecution(
@@ -515,8 +546,8 @@ class Decider:
                 workflow_id=row.workflow_id,
                 input=payloads.dumps(request.input),
                 predecessor=row.exec_id,
-                memo=row.memo,
-                search_attributes=row.search_attributes,
+                memo=latest.memo,
+                search_attributes=latest.search_attributes,
                 deadline=self._deadline(row.workflow_name, cycle.now),
                 # The frozen retry policy goes on with the chain (attempt 1
                 # again), as the deadline counts afresh: a successor that
@@ -524,6 +555,7 @@ class Decider:
                 retry_policy=row.retry_policy,
             ),
             cycle.now,
+            advice_at=self.settings.advice_at(),
         )
         return Decision(
             row.exec_id, state=RunState.ContinuedAsNew(next=ExecutionId(successor))
@@ -578,6 +610,13 @@ class Decider:
             ]
         elif instance.waiting_timer_ids() or instance.waiting_activity_ids():
             decision.waiting_timer = bool(instance.waiting_timer_ids())
+        elif instance.waiting_conditions() and instance.signals.handler_names():
+            # Only a signal handler can change what the condition reads.
+            handlers = tuple(instance.signals.handler_names())
+            decision.waiting_signal, decision.waiting_signal_names = (
+                handlers[0],
+                handlers,
+            )
         elif not cycle.events:
             decision.stuck = True
         else:
@@ -605,7 +644,10 @@ class Decider:
                 txn.add_timer(exec_id, timer_id, fire_at)
         txn.append_events(exec_id, cycle.events)
         keep = decision is not None and decision.keeps_checking
-        txn.update_execution(exec_id, needs_decision=int(keep), panic_count=0)
+        after_panic = {"not_before": None} if row.panic_count else {}
+        txn.update_execution(
+            exec_id, needs_decision=int(keep), panic_count=0, **after_panic
+        )
         lines = [] if instance is None else instance.take_log_lines()
         policy = self.settings.log_policy
         if lines and policy is not None:
@@ -638,6 +680,8 @@ class Decider:
                     fresh.search_attributes, attrs.get("attributes") or {}
                 ),
             )
+        elif event.type == "MemoUpserted":
+            project_memo(txn, row.exec_id, attrs.get("patch") or {})
 
     def _task(
         self, row: ExecutionRecord, attrs: dict[str, Any], now: datetime
@@ -665,6 +709,7 @@ class Decider:
             if schedule_to_close is None
             else now + timedelta(seconds=float(schedule_to_close)),
             idempotency_key=f"{row.exec_id}:{attrs['activity_id']}",
+            heartbeat_timeout=activity.heartbeat_timeout,
         )
 
     def _seal_at_cap(
@@ -738,22 +783,38 @@ class Decider:
                     f"panic bookkeeping for a run that is gone: {exec_id}"
                 )
             count = row.panic_count + 1
+            details = panics.details(error)
+            where = panics.where(details)
             if count < PANIC_BUDGET:
-                txn.update_execution(exec_id, panic_count=count)
+                # Durable: a pass (poll_once, run_until_idle, serve) leaves the
+                # run alone until then, so the budget counts attempts a person
+                # can react to; run_until_blocked on it retries at once.
+                retry_at = panics.retry_at(count, now)
+                txn.update_execution(
+                    exec_id, panic_count=count, not_before=retry_at, needs_decision=1
+                )
             else:
                 info = ErrorInfo(
                     type="Panic",
-                    message=f"workflow code raised {type(error).__name__}: {error} "
-                    f"({count} cycles in a row)",
+                    message=f"workflow code raised {type(error).__name__}: {error}"
+                    f"{where} ({count} cycles in a row)",
                     non_retryable=True,
+                    details=details,
                 )
                 return self._seal_failed(txn, exec_id, info, now)
         raise WorkflowPanicked(
             exec_id=exec_id,
-            error=f"{type(error).__name__}: {error}",
+            error=f"{type(error).__name__}: {error}{where}",
             count=count,
             budget=PANIC_BUDGET,
+            details=details,
+            retry_at=retry_at,
         ) from error
+
+
+def _past(row: ExecutionRecord, now: datetime) -> bool:
+    """Whether the run's execution deadline has passed (it times out, backoff or not)."""
+    return row.deadline is not None and now >= row.deadline
 
 
 def _cancelled_in(cycle: _Cycle, timer_id: str) -> bool:

@@ -60,6 +60,7 @@ def replay(
         cancel_reason=row.cancel_reason,
     )
     try:
+        instance.expect(list(events))
         for event in events:
             instance.feed(event)
         instance.begin()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -60,11 +61,21 @@ class GroupCommit:
         errors: list[HarvestError] = []
         exec_ids = self.store.runs_needing_decision(now())
         progressed = await self._decide_all(exec_ids, now, errors)
-        claimed = self.take_carried(None) + self._claim_ready(None, now)
+        claimed = self.take_carried(None)
+        try:
+            claimed += self._claim_ready(None, now)
+        except BaseException:
+            self._release(claimed)
+            raise
         if claimed:
             await self._run_and_record(claimed, now, errors, carry=True)
             progressed = True
         return progressed or bool(self._carried), errors
+
+    @property
+    def has_carried(self) -> bool:
+        """Whether claims wait for the next pass (the serving loop starts one for them)."""
+        return bool(self._carried)
 
     def take_carried(self, exec_id: str | None) -> list[TaskRecord]:
         """Hand over the carried claims (of one run, or all) that are still claimed.
@@ -87,20 +98,48 @@ class GroupCommit:
     async def _decide_all(
         self, exec_ids: list[str], now: Now, errors: list[HarvestError]
     ) -> bool:
-        progressed = False
+        def decide(txn: WriteTxn, exec_id: str) -> list[Decision]:
+            del txn  # each decision takes its own savepoint
+            return self._decide([exec_id], now, errors)
+
+        decisions = await self._in_batches(exec_ids, decide, carry=True)
+        return any(d.progressed for d in decisions)
+
+    async def _in_batches(
+        self,
+        exec_ids: list[str],
+        per_run: Callable[[WriteTxn, str], list[Decision]],
+        *,
+        carry: bool,
+    ) -> list[Decision]:
+        """`per_run` for each run, many runs per transaction, yielding between transactions.
+
+        A transaction takes at most `group_commit_size` runs and stops taking
+        more once it has held the thread for `group_commit_seconds`, so a
+        host loop (the GUI's) is never held long; which runs share a commit
+        changes no history.
+        """
         size = max(1, self.settings.group_commit_size)
-        for start in range(0, len(exec_ids), size):
-            chunk = exec_ids[start : start + size]
+        budget = self.settings.group_commit_seconds
+        pending = collections.deque(exec_ids)
+        decided: list[Decision] = []
+        while pending:
+            taken: list[str] = []
 
-            def work(txn: WriteTxn, chunk: list[str] = chunk) -> list[Decision]:
-                del txn  # each decision takes its own savepoint
-                return self._decide(chunk, now, errors)
+            def work(txn: WriteTxn, taken: list[str] = taken) -> list[Decision]:
+                decisions: list[Decision] = []
+                deadline = time.monotonic() + budget
+                while pending and len(taken) < size:
+                    taken.append(pending.popleft())
+                    decisions += per_run(txn, taken[-1])
+                    if time.monotonic() >= deadline:
+                        break
+                return decisions
 
-            decisions = self._in_batch(chunk, work)
-            progressed = any(d.progressed for d in decisions) or progressed
-            # Yielding between batches keeps a host loop (the GUI's) responsive.
-            await asyncio.sleep(0)
-        return progressed
+            decided += self._in_batch(taken, work, carry=carry)
+            if pending:
+                await asyncio.sleep(0)
+        return decided
 
     def _decide(
         self, exec_ids: Iterable[str], now: Now, errors: list[HarvestError]
@@ -182,14 +221,44 @@ class GroupCommit:
         looks is recorded in one transaction: a finished body never waits
         for a slow one, and a run's follow-up decision joins the commit of
         its last completion. Returns the follow-up decisions by run.
+
+        When a commit fails (storage), the bodies still running are
+        cancelled and every claim of `claimed` is released, so none stays
+        RUNNING: a recorded task is no longer RUNNING, and the others run
+        again on a later pass (at-least-once).
         """
+        running: dict[asyncio.Future[Finished | None], str] = {}
+        try:
+            return await self._run_and_record_all(
+                claimed, running, now, errors, carry=carry
+            )
+        except BaseException:
+            for future in running:
+                future.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            self._release(claimed)
+            raise
+
+    def _release(self, claimed: list[TaskRecord]) -> None:
+        """Put these claims back to PENDING with the store's next write."""
+        for task in claimed:
+            self.store.release_claim(task.id)
+
+    async def _run_and_record_all(
+        self,
+        claimed: list[TaskRecord],
+        running: dict[asyncio.Future[Finished | None], str],
+        now: Now,
+        errors: list[HarvestError],
+        *,
+        carry: bool,
+    ) -> dict[str, Decision]:
         queues: dict[str, collections.deque[TaskRecord]] = {}
         for task in claimed:
             queues.setdefault(task.exec_id, collections.deque()).append(task)
         order = {exec_id: i for i, exec_id in enumerate(queues)}
         waiting = collections.deque(queues)
         limit = max(1, self.settings.group_commit_size)
-        running: dict[asyncio.Future[Finished | None], str] = {}
         decided: dict[str, Decision] = {}
         news: set[str] = set()
 
@@ -204,7 +273,7 @@ class GroupCommit:
                 item = await self._execute(queues[exec_id].popleft(), now, errors)
                 last = [] if queues[exec_id] else [exec_id]
                 batch = [] if item is None else [item]
-                for decision in self._flush(
+                for decision in await self._flush(
                     batch, last, news, now, errors, carry=carry
                 ):
                     decided[decision.exec_id] = decision
@@ -217,7 +286,7 @@ class GroupCommit:
             ended.sort(key=lambda item: order[item[0]])
             finished = [item for _, item in ended if item is not None]
             last = [exec_id for exec_id, _ in ended if not queues[exec_id]]
-            flushed = self._flush(finished, last, news, now, errors, carry=carry)
+            flushed = await self._flush(finished, last, news, now, errors, carry=carry)
             for decision in flushed:
                 decided[decision.exec_id] = decision
             for exec_id, _ in ended:
@@ -236,7 +305,7 @@ class GroupCommit:
             errors.append(exc)
             return None
 
-    def _flush(
+    async def _flush(
         self,
         finished: list[Finished],
         last: list[str],
@@ -246,25 +315,33 @@ class GroupCommit:
         *,
         carry: bool,
     ) -> list[Decision]:
-        """Record `finished` and decide the runs of `last` with news, in one batch.
+        """Record `finished` and decide the runs of `last` with news, few commits.
 
         `news` gathers the runs whose recorded outcome left something to
-        decide; a run is decided once its last claimed task is recorded.
+        decide; a run is decided once its last claimed task is recorded, in
+        the transaction that records it.
         """
-        if not finished:
+        by_run: dict[str, list[Finished]] = {}
+        for item in finished:
+            by_run.setdefault(item.task.exec_id, []).append(item)
+        ended = set(last)
+        # A run whose last body failed to start (no outcome) may still have
+        # news from an earlier round: it is decided now.
+        runs = list(by_run) + [r for r in last if r in news and r not in by_run]
+        if not runs:
             return []
-        runs = list(dict.fromkeys(item.task.exec_id for item in finished))
 
-        def work(txn: WriteTxn) -> list[Decision]:
+        def record(txn: WriteTxn, exec_id: str) -> list[Decision]:
             # Recording fails only with the storage: no savepoint of its own.
-            for item in finished:
+            for item in by_run.get(exec_id, []):
                 if self.tasks.record(item, txn):
-                    news.add(item.task.exec_id)
-            ready = [r for r in last if r in news]
-            news.difference_update(ready)
-            return self._decide(ready, now, errors)
+                    news.add(exec_id)
+            if exec_id in ended and exec_id in news:
+                news.discard(exec_id)
+                return self._decide([exec_id], now, errors)
+            return []
 
-        return self._in_batch(list(dict.fromkeys(runs + last)), work, carry=carry)
+        return await self._in_batches(runs, record, carry=carry)
 
     # -- one run -------------------------------------------------------------------
 
@@ -280,7 +357,7 @@ class GroupCommit:
         """
         claimed = list(decision.claimed) + self.take_carried(exec_id)
         if not claimed:
-            claimed = self._claim_ready(exec_id, now)
+            claimed = self._claim_ready(exec_id, now)  # claims nothing if it fails
         if not claimed:
             return False, None
         errors: list[HarvestError] = []
@@ -290,7 +367,9 @@ class GroupCommit:
             raise errors[0]
         return True, decided.get(exec_id)
 
-    def decide_alone(self, exec_id: str, at: datetime) -> Decision:
+    def decide_alone(
+        self, exec_id: str, at: datetime, *, retry_panic_now: bool = False
+    ) -> Decision:
         """One decision in its own commit, claiming the tasks it schedules."""
         decided: list[Decision] = []
         errors: list[HarvestError] = []
@@ -298,7 +377,11 @@ class GroupCommit:
         def work(txn: WriteTxn) -> list[Decision]:
             del txn  # the decision takes its own savepoint
             try:
-                decided.append(self.decider.decide(exec_id, at, claim=True))
+                decided.append(
+                    self.decider.decide(
+                        exec_id, at, claim=True, retry_panic_now=retry_panic_now
+                    )
+                )
             except HarvestError as exc:
                 errors.append(exc)
             return decided

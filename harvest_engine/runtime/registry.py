@@ -71,12 +71,15 @@ class RegisteredActivity:
     queue: str
     local: bool
     input_type: Any = None
+    heartbeat_timeout: float | None = None
 
 
 class Registry:
     """What this process can run."""
 
     def __init__(self) -> None:
+        self.heartbeat_timeouts = False
+        """Whether this backend times out a silent attempt (Postgres leases do)."""
         self.workflows: dict[str, WorkflowInfo] = {}
         self.activities: dict[str, RegisteredActivity] = {}
         self.queries: dict[tuple[str, str], HandlerInfo] = {}
@@ -127,7 +130,7 @@ class Registry:
         """
         info: ActivityInfo = info_of(fn, ActivityInfo)
         check_name(info.name, "activity name")
-        _audit_activity(info)
+        _audit_activity(info, heartbeat_timeouts=self.heartbeat_timeouts)
         target = body if body is not None else info.fn
         if target is None or not callable(target):
             raise TypeError(f"activity {info.name!r} has no body to run")
@@ -146,6 +149,9 @@ class Registry:
             queue=info.queue,
             local=info.local,
             input_type=info.input_type if mode == "context" else None,
+            heartbeat_timeout=None
+            if info.heartbeat_timeout is None
+            else info.heartbeat_timeout.total_seconds(),
         )
 
     def add_raw_activity(self, name: str, spec: ActivitySpec) -> None:
@@ -208,9 +214,15 @@ class Registry:
         return info
 
 
-def _audit_activity(info: ActivityInfo) -> None:
+def _audit_activity(info: ActivityInfo, *, heartbeat_timeouts: bool) -> None:
     owner = f"activity {info.name!r}"
-    if info.heartbeat_timeout is not None:
+    if info.heartbeat_timeout is not None and info.local:
+        raise UnsupportedFeature(
+            owner=owner,
+            feature="heartbeat_timeout",
+            why="a local activity runs inside its workflow's decision, not under a lease",
+        )
+    if info.heartbeat_timeout is not None and not heartbeat_timeouts:
         raise UnsupportedFeature(
             owner=owner,
             feature="heartbeat_timeout",

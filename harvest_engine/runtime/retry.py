@@ -52,10 +52,13 @@ def schedule_retry(
     now: datetime,
     registry: Registry,
     unrecorded: Sequence[HistoryEvent] = (),
+    *,
+    advice_at: int | None = None,
 ) -> ScheduledRetry | None:
     """Start the retry of a run failing with `error`, or None when the policy says no.
 
-    `unrecorded` holds the failing decision's own events, not yet appended.
+    `unrecorded` holds the failing decision's own events, not yet appended;
+    `advice_at` is the continue-as-new advice the retry records (see `start_run`).
     """
     if row.retry_policy is None:
         return None
@@ -84,6 +87,7 @@ def schedule_retry(
             not_before=now + backoff,
         ),
         now,
+        advice_at=advice_at,
     )
     _copy_signals(txn, row.exec_id, successor, unrecorded)
     txn.update_execution(row.exec_id, successor=successor)

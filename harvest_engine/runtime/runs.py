@@ -16,8 +16,19 @@ if TYPE_CHECKING:
     from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
 
 
-def start_run(txn: WriteTxn, new: NewExecution, now: datetime) -> None:
-    """Insert a run with its WorkflowStarted event."""
+def start_run(
+    txn: WriteTxn, new: NewExecution, now: datetime, *, advice_at: int | None = None
+) -> None:
+    """Insert a run with its WorkflowStarted event.
+
+    Args:
+        txn: the write transaction.
+        new: the run's row.
+        now: its start time.
+        advice_at: the history length at which `should_continue_as_new()`
+            turns true when the caps ask for less than the default; recorded
+            with the start so every replay of the run gives the same answer.
+    """
     attrs: dict[str, Any] = {
         "exec_id": new.exec_id,
         "workflow_name": new.workflow_name,
@@ -29,6 +40,13 @@ def start_run(txn: WriteTxn, new: NewExecution, now: datetime) -> None:
         attrs["parent_exec_id"] = new.parent_exec_id
     if new.predecessor:
         attrs["predecessor"] = new.predecessor
+    # What `ctx.memo()` and `ctx.search_attributes()` start from on every replay.
+    if advice_at is not None:
+        attrs["continue_as_new_at"] = advice_at
+    if new.memo is not None:
+        attrs["memo"] = payloads.loads(new.memo)
+    if new.search_attributes is not None:
+        attrs["search_attributes"] = payloads.loads(new.search_attributes)
     txn.insert_execution(
         new, HistoryEvent(seq=1, type="WorkflowStarted", at=now, attrs=attrs)
     )

@@ -19,6 +19,7 @@ from harvest_engine.runtime import (
     queries,
     retention,
     runs,
+    schedule_actions,
     schedules,
     serving,
     signal_with_start,
@@ -109,7 +110,8 @@ class SqliteRuntime:
     @classmethod
     def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteRuntime:
         """Open (or create) a database file; raise DatabaseLocked if another runtime holds it."""
-        return cls(SqliteStore.open(path), clock=clock)
+        clock = clock or SystemClock()
+        return cls(SqliteStore.open(path, now=clock.now()), clock=clock)
 
     @classmethod
     def open_in_memory(
@@ -201,7 +203,19 @@ class SqliteRuntime:
     # -- driving ------------------------------------------------------------------
 
     async def run_until_blocked(self, exec_id: str | ExecutionId) -> RunState:
-        """Drive one run until it ends or waits on outside input; its RunState."""
+        """Drive one run until it ends or waits on outside input; its RunState.
+
+        A run parked in `await_condition` whose registered signal handlers
+        could make the condition true reports `RunState.WaitingSignal`
+        naming those handlers.
+
+        Raises:
+            ExecutionNotFound: no run has that id.
+            Stuck: the run is parked on nothing that can ever move it (no
+                signal, timer, task, run, mutex or signal handler).
+            NonDeterminismDetected / WorkflowPanicked: the code no longer
+                replays, or raised a bug; the run stays RUNNING.
+        """
         return await self._run_until_blocked(self._require(exec_id), self.clock.now)
 
     async def run_until_blocked_as_of(
@@ -300,6 +314,7 @@ class SqliteRuntime:
         for _ in range(CYCLE_BUDGET):
             at = now()
             if decision is None:
+                # A person asked for this run: a panic's backoff does not apply.
                 decision = self._decide_one(exec_id, at)
             if decision.state is not None:
                 return decision.state
@@ -328,10 +343,10 @@ class SqliteRuntime:
         return RunState.InProgress()
 
     def _decide_one(self, exec_id: str, at: datetime) -> Decision:
-        """One decision of one run; with group commit it claims what it schedules."""
+        """One decision of the run a caller asked for (no panic backoff); claims with group commit."""
         if self.settings.group_commit:
-            return self._group.decide_alone(exec_id, at)
-        return self._decider.decide(exec_id, at)
+            return self._group.decide_alone(exec_id, at, retry_panic_now=True)
+        return self._decider.decide(exec_id, at, retry_panic_now=True)
 
     # -- serving ----------------------------------------------------------------
 
@@ -380,7 +395,9 @@ class SqliteRuntime:
         if wake is not None and wake <= at:
             return None
         if decision.waiting_signal is not None:
-            return RunState.WaitingSignal(name=decision.waiting_signal)
+            return RunState.WaitingSignal(
+                name=decision.waiting_signal, names=decision.waiting_signal_names
+            )
         if decision.waiting_mutex is not None:
             return RunState.WaitingMutex(key=decision.waiting_mutex)
         if decision.waiting_workflow is not None:
@@ -504,6 +521,40 @@ class SqliteRuntime:
     def delete_schedule(self, workflow_name: str) -> bool:
         """Remove a schedule (its runs keep running); False when there was none."""
         return schedules.delete(self._store, workflow_name)
+
+    def trigger_schedule(self, workflow_name: str) -> ExecutionId | None:
+        """Start one run of the schedule now; None when its overlap policy skips it.
+
+        Raises:
+            ScheduleNotFound: no schedule for `workflow_name`.
+            UnknownWorkflow: the workflow is not registered.
+        """
+        exec_id = schedule_actions.trigger(
+            self._store,
+            workflow_name,
+            self.clock.now(),
+            schedules.runtime_starter(self),
+        )
+        return None if exec_id is None else ExecutionId(exec_id)
+
+    def backfill_schedule(
+        self, workflow_name: str, start: datetime, end: datetime
+    ) -> list[ExecutionId]:
+        """Start a run for each slot from `start` to `end` (both included), oldest first.
+
+        Each run has its slot's workflow id; slots that already have a run are
+        skipped, and so are slots a ``skip`` schedule's overlap policy drops.
+        See `schedule_actions.backfill` for the errors.
+        """
+        started = schedule_actions.backfill(
+            self._store,
+            workflow_name,
+            start,
+            end,
+            self.clock.now(),
+            schedules.runtime_starter(self),
+        )
+        return [ExecutionId(exec_id) for exec_id in started]
 
     def list_schedules(self) -> list[ScheduleRow]:
         """Every stored schedule, by workflow name."""

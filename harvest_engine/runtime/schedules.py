@@ -197,7 +197,7 @@ def runtime_starter(rt: SqliteRuntime) -> StartRun:
         new = starts.new_execution(rt, name, workflow_id, input_json)
         if info.execution_timeout is not None:
             new = replace(new, deadline=now + info.execution_timeout)
-        start_run(txn, new, now)
+        start_run(txn, new, now, advice_at=rt.settings.advice_at())
         return new.exec_id
 
     return start

@@ -1,17 +1,18 @@
 """The serving loop: a writer that runs itself, sleeping until the next due time or a wake.
 
-`serve()` repeats one round (apply queued client commands, fire due
-schedules, one pass over every run with ready work) while rounds make
-progress, then sleeps until `next_wakeup()`, an in-process call's wake, a
-commit by another process (`data_version`, checked every `poll_interval`)
-or the stop event. A round that fails for one run logs the error under the
+`serve()` repeats one round (fire due schedules, one pass over every run
+with ready work) while rounds make progress, then sleeps until
+`next_wakeup()`, an in-process call's wake, or the stop event. A round
+waiting on activity bodies stays in flight while others start beside it.
+Client commands are applied by one applier as they arrive; another
+process's commit is seen by one poller of `data_version` every
+`poll_interval`. A round that fails for one run logs the error under the
 ``harvest_engine`` logger and backs off; the server keeps running.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from harvest_engine.runtime import commands
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
+    from typing import Any
 
     from harvest_engine.runtime.runtime import SqliteRuntime
 
@@ -34,9 +36,13 @@ log = logging.getLogger("harvest_engine.serving")
 ERROR_BACKOFF_FIRST = 0.05
 ERROR_BACKOFF_CAP = 30.0
 
-# Rounds in a row before the loop yields to a full sleep check, so a fleet
-# that always has work cannot starve the stop event or the commands.
+# Rounds in a row before the loop yields to the event loop, so a fleet that
+# always has work cannot starve the stop event or the command applier.
 ROUNDS_BEFORE_CHECK = 64
+
+# Rounds in flight at once: more start only while earlier ones wait on
+# activity bodies (each round runs up to the runtime's TASK_CONCURRENCY).
+MAX_ROUNDS = 4
 
 
 class Waker:
@@ -128,31 +134,40 @@ class Server:
         self.stopping = False
         self.errors = _ErrorLog()
         self.wake: asyncio.Event | None = None
+        self.commit = asyncio.Event()
+        self.woke_by_time = False
+        self.inflight: set[asyncio.Task[tuple[bool, list[HarvestError]]]] = set()
 
     async def run(self) -> None:
         """Serve until the stop event is set (then give bodies `grace`) or the task is cancelled."""
         self.wake = self.rt.waker.attach()
         work = asyncio.create_task(self._work())
+        applier = asyncio.create_task(self._commands())
+        watcher = asyncio.create_task(self._watch_commits())
         stopper = asyncio.create_task(self._wait_stop())
         try:
             done, _ = await asyncio.wait(
-                {work, stopper}, return_when=asyncio.FIRST_COMPLETED
+                {work, applier, watcher, stopper}, return_when=asyncio.FIRST_COMPLETED
             )
-            if work in done:
-                work.result()  # an unexpected crash of the loop itself surfaces here
+            for loop_task in done & {work, applier, watcher}:
+                loop_task.result()  # an unexpected crash of a loop itself surfaces here
                 return
             self.stopping = True
             self.wake.set()
-            finished, _ = await asyncio.wait({work}, timeout=self.grace)
-            if not finished:
-                log.warning(
-                    "serve: running bodies did not finish within %.3gs; they re-run later",
-                    self.grace,
-                )
+            await work
+            if self.inflight:
+                _, unfinished = await asyncio.wait(self.inflight, timeout=self.grace)
+                if unfinished:
+                    log.warning(
+                        "serve: running bodies did not finish within %.3gs; "
+                        "they re-run later",
+                        self.grace,
+                    )
         finally:
-            stopper.cancel()
-            work.cancel()
-            await asyncio.gather(work, stopper, return_exceptions=True)
+            rest = [stopper, watcher, applier, work, *self.inflight]
+            for task in rest:
+                task.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
             self.rt.waker.detach()
             # A body cut off mid-run was claimed; it runs again on the next
             # serve or drive of this runtime, not only after a reopen.
@@ -166,52 +181,143 @@ class Server:
             await self.stop.wait()
 
     async def _work(self) -> None:
+        """Start rounds while they make progress or something wakes the loop; sleep between.
+
+        A round that waits on activity bodies stays in flight while the loop
+        goes on: a timer that comes due, a signal or a command's new run
+        starts another round beside it (up to MAX_ROUNDS), so one long body
+        never holds the other runs back. Rounds share nothing but the store,
+        whose claims let each task run once.
+        """
         assert self.wake is not None
+        inflight = self.inflight
+        again = True
+        streak = 0
         while not self.stopping:
-            self.wake.clear()
-            version = self.rt.store.data_version()
-            progressed = False
-            for _ in range(ROUNDS_BEFORE_CHECK):
-                made, errors = await self._round()
+            if again and len(inflight) < MAX_ROUNDS:
+                self.wake.clear()
+                inflight.add(asyncio.create_task(self._round()))
+                again = False
+            finished = await self._wait(inflight)
+            for task in finished:
+                inflight.discard(task)
+                made, errors = task.result()
                 self.errors.report(errors)
-                progressed = progressed or made
-                if not made or errors or self.stopping:
-                    break
-                await asyncio.sleep(0)
-            if self.stopping:
-                return
-            if progressed and not self.errors.failing_rounds:
+                streak = streak + 1 if made else 0
+                # Progress may have made more work ready: look again at once
+                # (yielding every so often), unless the run keeps failing.
+                if made and not errors:
+                    again = True
+                    if streak % ROUNDS_BEFORE_CHECK == 0:
+                        await asyncio.sleep(0)
+            if self.wake.is_set() or self.woke_by_time:
+                again = True
+
+    async def _wait(
+        self, inflight: set[asyncio.Task[tuple[bool, list[HarvestError]]]]
+    ) -> set[asyncio.Task[tuple[bool, list[HarvestError]]]]:
+        """Wait for a round to end, a wake or the next due time; the rounds that ended.
+
+        Sets `woke_by_time` when the due time passed. Commits by other
+        processes reach this loop through the command applier's wake.
+        """
+        assert self.wake is not None
+        self.woke_by_time = False
+        if len(inflight) >= MAX_ROUNDS:  # at capacity: only an ending round matters
+            done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+            return done
+        if self.wake.is_set():
+            return {t for t in inflight if t.done()}
+        delay = None if inflight and self._busy() else self._delay()
+        loop = asyncio.get_running_loop()
+        deadline = None if delay is None else loop.time() + delay
+        waker = asyncio.create_task(self.wake.wait())
+        try:
+            while True:
+                timeout = None if deadline is None else deadline - loop.time()
+                if inflight:
+                    # A round in flight may carry claims of other runs (their
+                    # next activity) until it ends: look every poll tick.
+                    timeout = self.poll if timeout is None else min(timeout, self.poll)
+                watched: set[asyncio.Task[Any]] = {*inflight, waker}
+                done, _ = await asyncio.wait(
+                    watched,
+                    timeout=None if timeout is None else max(0.0, timeout),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if done:
+                    return {t for t in inflight if t.done()}
+                if deadline is not None and loop.time() >= deadline:
+                    self.woke_by_time = True
+                    return set()
+                if self.rt._group.has_carried:
+                    self.woke_by_time = True
+                    return set()
+        finally:
+            waker.cancel()
+
+    def _busy(self) -> bool:
+        """Whether the next due time is already due (a round in flight is on it)."""
+        due = self.rt.next_wakeup()
+        return due is not None and due <= self.rt.clock.now()
+
+    async def _commands(self) -> None:
+        """Apply client commands as they arrive, also while the run loop awaits bodies.
+
+        Commands are applied between the run loop's awaits (each in its own
+        transaction, never inside another), so a long activity body does not
+        hold a client's start or signal back. One applier keeps arrival order.
+        """
+        assert self.wake is not None
+        failures = 0
+        while not self.stopping:
+            self.commit.clear()
+            try:
+                applied = commands.apply_pending(self.rt)
+                failures = 0
+            except HarvestError as exc:  # storage: the commands stay queued
+                failures += 1
+                log.error("applying client commands failed (retried): %s", exc)
+                await asyncio.sleep(
+                    min(
+                        ERROR_BACKOFF_CAP,
+                        ERROR_BACKOFF_FIRST * 2.0 ** min(failures, 20),
+                    )
+                )
                 continue
-            await self._sleep(version)
+            if applied:
+                self.wake.set()  # the run loop drives what the commands changed
+                await asyncio.sleep(0)
+                continue
+            await self.commit.wait()
+
+    async def _watch_commits(self) -> None:
+        """The one poller: another process committed (a client queued a command).
+
+        SQLite signals no other process's commit, so `data_version` (one
+        cheap read) is checked every `poll_interval`; a change wakes the
+        applier. Nothing else polls: an idle server wakes only here.
+        """
+        version = self.rt.store.data_version()
+        while not self.stopping:
+            await asyncio.sleep(self.poll)
+            seen = self.rt.store.data_version()
+            if seen != version:
+                version = seen
+                self.commit.set()
 
     async def _round(self) -> tuple[bool, list[HarvestError]]:
-        """Client commands, due schedules, then one pass over every run; any progress."""
+        """Due schedules, then one pass over every run; whether any made progress."""
         rt = self.rt
         errors: list[HarvestError] = []
         try:
-            applied = commands.apply_pending(rt)
             fired, fire_error = rt._fire_schedules(rt.clock.now())
             if fire_error is not None:
                 errors.append(fire_error)
             passed, pass_errors = await rt._pass(rt.clock.now)
         except HarvestError as exc:  # a step that failed as a whole (storage)
             return False, [*errors, exc]
-        return applied or fired or passed, errors + pass_errors
-
-    async def _sleep(self, version: int) -> None:
-        """Sleep until the next due time, a wake, another process's commit or the poll tick."""
-        assert self.wake is not None
-        loop = asyncio.get_running_loop()
-        delay = self._delay()
-        deadline = None if delay is None else loop.time() + delay
-        while not self.wake.is_set():
-            left = self.poll if deadline is None else deadline - loop.time()
-            if left <= 0:
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), timeout=min(self.poll, left))
-            if self.rt.store.data_version() != version:
-                return
+        return fired or passed, errors + pass_errors
 
     def _delay(self) -> float | None:
         """Seconds until the next due time (None: only a wake); never 0 after an idle round."""

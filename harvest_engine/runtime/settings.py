@@ -72,9 +72,12 @@ class Settings:
         # At most this many runs' decisions (or completions) per transaction,
         # so a host loop (the GUI's) gets the thread back between batches.
         self.group_commit_size = 64
+        # ... and stops taking more runs once it has held the thread this
+        # long (seconds), whatever the count.
+        self.group_commit_seconds = 0.005
 
     def set_caps(self, caps: HistoryCaps) -> None:
-        """Replace the history caps; warns when a cap would fail runs before continue-as-new advice.
+        """Replace the history caps; runs started from now on follow a lowered cap's advice.
 
         Raises:
             TypeError: `caps` is not a HistoryCaps.
@@ -83,17 +86,20 @@ class Settings:
             raise TypeError(
                 f"set_history_caps takes a HistoryCaps, got {type(caps).__name__}"
             )
-        if (
-            caps.max_events is not None
-            and caps.max_events <= CONTINUE_AS_NEW_ADVICE_EVENTS
-        ):
-            log.warning(
-                "history event cap %d is at or below the continue-as-new advice (%d events): "
-                "runs fail at the cap before should_continue_as_new() turns true",
-                caps.max_events,
-                CONTINUE_AS_NEW_ADVICE_EVENTS,
-            )
         self.caps = caps
+
+    def advice_at(self) -> int | None:
+        """Where `should_continue_as_new()` turns true when the event cap asks for less.
+
+        At 80% of a lowered event cap, so a looping run is advised to hand
+        over well before the cap fails it; None when the default advice
+        (`CONTINUE_AS_NEW_ADVICE_EVENTS`) comes first.
+        """
+        cap = self.caps.max_events
+        if cap is None:
+            return None
+        advised = max(1, cap * 4 // 5)
+        return advised if advised < CONTINUE_AS_NEW_ADVICE_EVENTS else None
 
     def signal_room(self, next_seq: int) -> int:
         """How many staged signals a decision may load (-1 for no limit)."""

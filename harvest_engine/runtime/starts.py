@@ -99,7 +99,8 @@ class StartOptions:
 
     Attributes:
         workflow_id: the business id (the reuse key); None or blank: the run's own id.
-        memo: a JSON value stored with the run; set at start, never changed later.
+        memo: a JSON value stored with the run; the code may change it with
+            `ctx.upsert_memo` (a memo that is not an object reads as {"value": memo}).
         search_attributes: the run's first search attributes (a JSON object).
         reuse_policy: what to do when a run of the id exists (see `WorkflowIdReusePolicy`).
     """
@@ -279,7 +280,7 @@ def new_execution(
 
 def insert(rt: SqliteRuntime, txn: WriteTxn, new: NewExecution) -> ExecutionId:
     """Insert the run and its WorkflowStarted event."""
-    start_run(txn, new, rt.clock.now())
+    start_run(txn, new, rt.clock.now(), advice_at=rt.settings.advice_at())
     return ExecutionId(new.exec_id)
 
 

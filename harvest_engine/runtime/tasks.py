@@ -187,9 +187,9 @@ class TaskRunner:
             None if result.error is None else payloads.dumps(result.error.to_json())
         )
         outcome = (
-            "completed"
+            "COMPLETED"
             if result.ok
-            else ("timed_out" if result.timed_out else "failed")
+            else ("TIMED_OUT" if result.timed_out else "FAILED")
         )
         txn.record_attempt(
             AttemptRecord(

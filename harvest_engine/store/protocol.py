@@ -121,6 +121,8 @@ class NewTask:
     schedule_to_close_at: datetime | None
     idempotency_key: str
     local: bool = False
+    heartbeat_timeout: float | None = None
+    """Seconds an attempt may go without a heartbeat (stores with leases only)."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,15 @@ class LedgerEntry:
 
 class WriteTxn(Protocol):
     """The operations available inside one write transaction."""
+
+    def lock_for_decision(self, exec_id: str) -> bool:
+        """Take the run for this decision; False when another worker is deciding it now.
+
+        A single-writer store always takes it. On a shared store the run's row
+        stays locked until the transaction ends, and a run held by another
+        worker is skipped (not waited for): that worker is deciding it.
+        """
+        ...
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back (its COMMIT failing included).
@@ -338,6 +349,14 @@ class WriteTxn(Protocol):
         self, workflow_name: str, id_prefix: str, now: datetime
     ) -> int:
         """RUNNING runs of a schedule and their successors, not past deadline nor cancelled."""
+        ...
+
+    def claim_command(self, row_id: int) -> bool:
+        """Take a queued command for this transaction; False if it is applied or being applied.
+
+        With several serving workers on one store, each command is applied by
+        the one worker whose transaction takes it.
+        """
         ...
 
     def finish_command(

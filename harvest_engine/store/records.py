@@ -117,7 +117,13 @@ class ExecutionPage:
 
 @dataclass(frozen=True)
 class ActivityAttempt:
-    """One attempt of an activity: when it ran and how it ended."""
+    """One attempt of an activity: when it ran and how it ended.
+
+    `outcome` is upper case like every state string of the engine (a run's
+    `state`, a task's `status`): ``"COMPLETED"``, ``"FAILED"``,
+    ``"TIMED_OUT"``, or ``"LOST"`` for an attempt whose process died
+    mid-body, recorded when the file is reopened.
+    """
 
     activity_id: int
     name: str

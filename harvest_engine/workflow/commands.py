@@ -28,6 +28,8 @@ MATCH_KEYS: dict[str, tuple[str, ...]] = {
     "MutexReleased": ("key",),
     "SearchAttributesUpserted": ("attributes",),
     "ExternalWorkflowAwaited": ("command_id", "target"),
+    "MarkerRecorded": ("patch_id",),
+    "MemoUpserted": ("patch",),
 }
 
 # Commands whose event the runtime writes through at once, inside the

@@ -31,7 +31,10 @@ from harvest_engine.filters import NUL, NUL_REASON
 from harvest_engine.names import check_name
 from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
+from harvest_engine.workflow.child_options import child_options, refusal_error
 from harvest_engine.workflow.commands import Command
+from harvest_engine.workflow.parent_close import ParentClosePolicy
+from harvest_engine.workflow.versioning import check_patch_id
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -68,30 +71,6 @@ class TimerOutcome(enum.Enum):
 
     FIRED = "fired"
     CANCELLED = "cancelled"
-
-
-class ParentClosePolicy(enum.Enum):
-    """What happens to a RUNNING detached child when its parent ends (guide §9).
-
-    REQUEST_CANCEL seals it CANCELLED with the reason ``parent closed``;
-    TERMINATE fails it (FAILED, error type ``ParentClosed``); ABANDON
-    leaves it running. The policy cascades through every level.
-    """
-
-    REQUEST_CANCEL = "request_cancel"
-    TERMINATE = "terminate"
-    ABANDON = "abandon"
-
-    @classmethod
-    def coerce(cls, value: ParentClosePolicy | str) -> ParentClosePolicy:
-        """The policy itself, or the one named by its text (``"abandon"``)."""
-        if isinstance(value, cls):
-            return value
-        if isinstance(value, str):
-            for member in cls:
-                if value.strip().lower() in (member.value, member.name.lower()):
-                    return member
-        raise ValueError(f"unknown parent close policy {value!r}")
 
 
 class TimerHandle:
@@ -230,8 +209,46 @@ class WorkflowContext:
         return self._machine.run.deadline
 
     def should_continue_as_new(self) -> bool:
-        """True once the history is long enough that a loop should continue as new."""
-        return self._machine.history_length >= CONTINUE_AS_NEW_ADVICE_EVENTS
+        """True once the history is long enough that a loop should continue as new.
+
+        At 10,000 events, or at 80% of the event cap when the runtime's caps
+        were set lower when the run started (recorded with its start, so a
+        replay answers the same).
+        """
+        return self._machine.history_length >= self._machine.advice_at_or_default
+
+    def history_length(self) -> int:
+        """How many events the run's history holds at this point of the code (replays alike)."""
+        return self._machine.history_length
+
+    # -- versioning and run metadata (workflow/versioning.py, workflow/run_metadata.py) --
+
+    def patched(self, patch_id: str) -> bool:
+        """Whether this run takes the new code of patch `patch_id` (a plain call).
+
+        True for a run reaching this point now (it records a MarkerRecorded
+        event) and for a run whose history holds that marker; False for a
+        history the old code wrote past this point without it. The first
+        call decides for the whole run.
+        """
+        return self._machine.patched(check_patch_id(patch_id))
+
+    def deprecate_patch(self, patch_id: str) -> None:
+        """Keep only the new branch of `patch_id` once no run can take the old one."""
+        self._machine.deprecate_patch(check_patch_id(patch_id))
+
+    def memo(self) -> dict[str, Any]:
+        """The run's memo as of this point of the code (a copy; {} when it has none)."""
+        return self._machine.metadata.memo()
+
+    def search_attributes(self) -> dict[str, Any]:
+        """The run's search attributes as of this point of the code (a copy)."""
+        return self._machine.metadata.search_attributes()
+
+    def upsert_memo(self, patch: Mapping[str, Any]) -> None:
+        """Merge `patch` into the memo (a None value removes its key); durable, seen by describe."""
+        checked = self._machine.metadata.upsert_memo(patch)
+        self._machine.emit(Command("MemoUpserted", {"patch": checked}))
 
     def continue_as_new(
         self, input: Any = None, *, workflow_type: str | None = None
@@ -348,16 +365,43 @@ class WorkflowContext:
         workflow: Callable[..., Any] | WorkflowInfo | str,
         input: Any = None,
         timeout: Duration | None = None,  # noqa: ASYNC109 -- a durable timer (API.md), not asyncio.timeout
+        *,
+        workflow_id: str | None = None,
+        retry: RetryPolicy | None = None,
+        execution_timeout: Duration | None = None,
+        parent_close_policy: ParentClosePolicy | str | None = None,
     ) -> Any:
         """Start a child run and wait for its result.
 
+        Args:
+            workflow: the child's @workflow function or name.
+            input: its start input.
+            timeout: how long the parent waits (a durable timer).
+            workflow_id: the child's business id (default: its run id); a
+                RUNNING run holding it refuses the start.
+            retry: the child's retry policy, instead of its @workflow one.
+            execution_timeout: the child's own deadline, instead of its
+                @workflow one.
+            parent_close_policy: what the child gets if the parent ends
+                first (default: left running).
+
         Raises:
             ChildWorkflowError: the child failed (its type, details and
-                retryability), was cancelled or terminated, or `timeout`
-                passed first (type ``ChildWorkflowTimeout``).
+                retryability), was cancelled or terminated, `timeout` passed
+                first (type ``ChildWorkflowTimeout``), or its workflow id is
+                held by a running run (``ChildWorkflowAlreadyStarted``).
         """
         name, result_type = _workflow_target(workflow)
-        attrs = {"workflow_name": name, "input": _checked(input, "child input")}
+        attrs = {
+            "workflow_name": name,
+            "input": _checked(input, "child input"),
+            **child_options(
+                workflow_id=workflow_id,
+                retry=retry,
+                execution_timeout=execution_timeout,
+                parent_close_policy=parent_close_policy,
+            ),
+        }
         child, future = self._machine.start_child(attrs, attached=True)
         if future is None:
             raise ApplicationError("an attached child has a result future")
@@ -404,16 +448,36 @@ class WorkflowContext:
         workflow: Callable[..., Any] | WorkflowInfo | str,
         input: Any = None,
         parent_close_policy: ParentClosePolicy | str = ParentClosePolicy.REQUEST_CANCEL,
+        *,
+        workflow_id: str | None = None,
+        retry: RetryPolicy | None = None,
+        execution_timeout: Duration | None = None,
     ) -> ExecutionId:
-        """Start a child run the parent does not wait for; its id, at once."""
+        """Start a child run the parent does not wait for; its id once the start is recorded.
+
+        The options are those of `spawn_child_workflow`.
+
+        Raises:
+            ChildWorkflowError: type ``ChildWorkflowAlreadyStarted`` when a
+                RUNNING run holds `workflow_id`.
+        """
         name, _ = _workflow_target(workflow)
-        policy = ParentClosePolicy.coerce(parent_close_policy)
         attrs = {
             "workflow_name": name,
             "input": _checked(input, "child input"),
-            "parent_close_policy": policy.value,
+            **child_options(
+                workflow_id=workflow_id,
+                retry=retry,
+                execution_timeout=execution_timeout,
+                parent_close_policy=parent_close_policy,
+            ),
         }
-        child, _ = self._machine.start_child(attrs, attached=False)
+        child, started = self._machine.start_child(attrs, attached=False)
+        if started is not None:
+            recorded = await started
+            refused = refusal_error(name, recorded)
+            if refused is not None:
+                raise refused
         return ExecutionId(child)
 
     async def signal_external_workflow(
@@ -624,6 +688,7 @@ class WorkflowContext:
             if isinstance(value, str) and NUL in value:
                 raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
             checked[key] = value
+        self._machine.metadata.upsert_search_attributes(checked)
         self._machine.emit(Command("SearchAttributesUpserted", {"attributes": checked}))
 
     # -- deterministic combinators -------------------------------------------
@@ -676,7 +741,7 @@ def _checked(value: Any, what: str) -> Any:
 
 def _activity_target(activity: Any) -> tuple[str, Any]:
     if isinstance(activity, str):
-        return activity, None
+        return check_name(activity, "activity name"), None
     info = (
         activity
         if isinstance(activity, ActivityInfo)
@@ -702,7 +767,7 @@ def _return_type(fn: Any) -> Any:
 
 def _workflow_target(workflow: Any) -> tuple[str, Any]:
     if isinstance(workflow, str):
-        return workflow, None
+        return check_name(workflow, "workflow name"), None
     info = (
         workflow
         if isinstance(workflow, WorkflowInfo)

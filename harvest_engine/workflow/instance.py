@@ -30,15 +30,23 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.states import ErrorInfo
+from harvest_engine.workflow.child_options import refusal_error
 from harvest_engine.workflow.commands import (
     Command,
     CommandRejected,
     describe_event,
     solo_violation,
 )
-from harvest_engine.workflow.context import RunInfo, TimerOutcome, WorkflowContext
+from harvest_engine.workflow.context import (
+    CONTINUE_AS_NEW_ADVICE_EVENTS,
+    RunInfo,
+    TimerOutcome,
+    WorkflowContext,
+)
 from harvest_engine.workflow.loop import DeterministicLoop
+from harvest_engine.workflow.run_metadata import RunMetadata
 from harvest_engine.workflow.signals import SignalInbox
+from harvest_engine.workflow.versioning import PatchBook, marker_patch_id
 
 log = logging.getLogger("harvest_engine.workflow")
 
@@ -110,6 +118,10 @@ class WorkflowInstance:
         self._mutex_waits: dict[str, asyncio.Future[Any]] = {}
         self._local_ids: set[int] = set()
         self._marks: list[str] = []
+        self.patches = PatchBook()
+        self.metadata = RunMetadata()
+        # The lowered continue-as-new advice WorkflowStarted recorded, if any.
+        self.advice_at: int | None = None
 
     # -- what workflow code calls (through WorkflowContext) -------------------
 
@@ -187,18 +199,39 @@ class WorkflowInstance:
     def start_child(
         self, attrs: dict[str, Any], *, attached: bool
     ) -> tuple[str, asyncio.Future[Any] | None]:
-        """Emit ChildWorkflowStarted; the child's id and (attached) its result future."""
+        """Emit ChildWorkflowStarted; the child's id and a future.
+
+        Attached: the future of the child's result (failed at once when the
+        start is refused). Detached with a workflow id: the future of the
+        recorded start, whose attrs say whether it was refused. Detached
+        without one: no future (its id never clashes).
+        """
         command_id = self.next_command_id()
         child = str(uuid.uuid5(_CHILD_NAMESPACE, f"{self.run.exec_id}:{command_id}"))
         future: asyncio.Future[Any] | None = None
+        on_recorded: Callable[[HistoryEvent], None] | None = None
         if attached:
             future = self.loop.create_future()
             self._children[command_id] = (child, future)
+
+            def refused(event: HistoryEvent) -> None:
+                error = refusal_error(str(attrs["workflow_name"]), event.attrs)
+                if error is None:
+                    return
+                entry = self._children.pop(command_id, None)
+                if entry is not None and not entry[1].done():
+                    entry[1].set_exception(error)
+
+            on_recorded = refused
+        elif "workflow_id" in attrs:
+            future = self.loop.create_future()
         self.emit(
             Command(
                 "ChildWorkflowStarted",
                 {"command_id": command_id, "child": child, **attrs},
-                future if attached else None,
+                future,
+                on_recorded=on_recorded,
+                answered=not attached and future is not None,
             )
         )
         return child, future
@@ -243,6 +276,19 @@ class WorkflowInstance:
         """Emit MutexReleased (a plain call)."""
         self.emit(Command("MutexReleased", {"key": key}))
 
+    def patched(self, patch_id: str) -> bool:
+        """`ctx.patched`: the run's fixed answer, recording the marker the first time (versioning.py)."""
+        answer, command = self.patches.decide(patch_id, applied_seq=self.applied_seq)
+        if command is not None:
+            self.emit(command)
+        return answer
+
+    def deprecate_patch(self, patch_id: str) -> None:
+        """`ctx.deprecate_patch`: record the marker for new runs only (versioning.py)."""
+        command = self.patches.deprecate(patch_id, applied_seq=self.applied_seq)
+        if command is not None:
+            self.emit(command)
+
     def note_await(self, kind: str) -> None:
         """Workflow code awaits something that emits no command now (solo rules)."""
         self._marks.append(kind)
@@ -280,6 +326,10 @@ class WorkflowInstance:
 
     # -- replay ----------------------------------------------------------------
 
+    def expect(self, events: list[HistoryEvent]) -> None:
+        """Note the recorded events about to be fed, so `patched` knows where history ends."""
+        self.patches.expect(events)
+
     def feed(self, event: HistoryEvent) -> None:
         """Apply one recorded event (replay)."""
         self._apply(event, live=False)
@@ -302,6 +352,10 @@ class WorkflowInstance:
             if self.main is not None or self._pending_start is not None:
                 raise HarvestInternalError("WorkflowStarted applied twice")
             self._pending_start = event
+            self.metadata.start(event.attrs)
+            advised = event.attrs.get("continue_as_new_at")
+            if isinstance(advised, int) and advised > 0:
+                self.advice_at = advised
         elif event.is_command:
             self._match(event)
         else:
@@ -329,6 +383,11 @@ class WorkflowInstance:
             self._quiesce()
 
     def _match(self, event: HistoryEvent) -> None:
+        if marker_patch_id(event) is not None:
+            self.patches.applied(event)
+            if not self._emitted or not self._emitted[0].matches(event):
+                # A marker no call claims: the patch was retired from the code.
+                return
         if not self._emitted:
             raise self._divergence(event, "no command (the code emitted nothing here)")
         command = self._emitted.popleft()
@@ -337,6 +396,8 @@ class WorkflowInstance:
         answered = command.immediate is not None or command.answered
         if answered and command.future is not None:
             command.future.set_result(dict(event.attrs))
+        if command.on_recorded is not None:
+            command.on_recorded(event)
 
     def _divergence(self, event: HistoryEvent, expected: str) -> NonDeterminismDetected:
         return NonDeterminismDetected(
@@ -485,6 +546,13 @@ class WorkflowInstance:
             )
             if answered and command.future is not None:
                 command.future.set_result(attrs)
+            resumed = answered and command.future is not None
+            if command.on_recorded is not None:
+                command.on_recorded(event)
+                resumed = resumed or (
+                    command.future is not None and command.future.done()
+                )
+            if resumed:
                 self._marks.clear()
                 # The code resumes at this event, as replay's `feed` resumes it.
                 self.now = event.at
@@ -516,6 +584,11 @@ class WorkflowInstance:
         return lines
 
     # -- what the runtime asks ---------------------------------------------
+
+    @property
+    def advice_at_or_default(self) -> int:
+        """The history length at which `should_continue_as_new()` turns true for this run."""
+        return self.advice_at or CONTINUE_AS_NEW_ADVICE_EVENTS
 
     @property
     def done(self) -> bool:

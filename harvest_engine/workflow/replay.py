@@ -152,6 +152,7 @@ class WorkflowReplayer:
         )
         try:
             closed = False
+            instance.expect(events)
             for event in events:
                 if event.type in TERMINAL_EVENTS:
                     instance.begin()

@@ -93,6 +93,10 @@ class SignalInbox:
             name for name, ws in self._waiters.items() if any(not w.done() for w in ws)
         ]
 
+    def handler_names(self) -> list[str]:
+        """Signal names with a registered push handler, sorted."""
+        return sorted(self._handlers)
+
     def handlers(self) -> dict[str, Callable[[Any], Any]]:
         """The push handlers by signal name, in registration order."""
         return dict(self._handlers)

@@ -123,6 +123,9 @@ class ScheduleEditorDialog(ActionDialog):
         # Five rows and the frame, measured in the font: the fifth fire is never cut off.
         rows = self.preview.fontMetrics().lineSpacing() + 4
         self.preview.setFixedHeight(rows * 5 + 2 * self.preview.frameWidth() + 6)
+        # No sideways scroll bar over the fifth line: a line too long is cut with "…".
+        self.preview.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.preview.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.replace_note = QLabel()
         self.replace_note.setObjectName("replaceNote")
         self.replace_note.setTextFormat(Qt.TextFormat.PlainText)
@@ -402,13 +405,16 @@ class ScheduleEditorDialog(ActionDialog):
 def fire_text(at: datetime, schedule: Any) -> str:
     """A fire time in the schedule's own zone (a cron reads its fields there), then UTC.
 
-    An interval has no zone of its own: its fires show in local time and UTC.
+    Short enough for the editor's width: a zoned cron fire reads
+    ``2026-12-05 03:00 Europe/Paris (02:00 UTC)``. An interval has no zone of
+    its own: its fires show in local time and UTC.
     """
-    stamp = "%Y-%m-%d %H:%M:%S"
-    utc = f"{at.astimezone(UTC).strftime(stamp)} UTC"
+    utc = at.astimezone(UTC)
     if schedule.interval is not None:
-        return f"{when(at)} local  ({utc})"
+        return f"{when(at)} local ({utc:%H:%M:%S} UTC)"
     if schedule.timezone == "UTC":
-        return utc
+        return f"{utc:%Y-%m-%d %H:%M:%S} UTC"
     local = at.astimezone(ZoneInfo(schedule.timezone))
-    return f"{local.strftime(stamp)} {schedule.timezone}  ({utc})"
+    same_day = local.date() == utc.date()
+    other = f"{utc:%H:%M}" if same_day else f"{utc:%m-%d %H:%M}"
+    return f"{local:%Y-%m-%d %H:%M} {schedule.timezone} ({other} UTC)"

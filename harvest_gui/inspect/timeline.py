@@ -32,6 +32,14 @@ _MARKER_TYPES = {
     "UpdateFailed": "update",
 }
 
+# An attempt's stored outcome (upper case, like run states) → the bar's result kind.
+_ATTEMPT_RESULTS = {
+    "COMPLETED": "completed",
+    "FAILED": "failed",
+    "TIMED_OUT": "timed_out",
+    "LOST": "lost",
+}
+
 
 @dataclass(frozen=True)
 class Lane:
@@ -374,11 +382,16 @@ def _activity_bars(
         seen: set[int] = set()
         for row in sorted(rows, key=lambda r: r.attempt):
             seen.add(row.attempt)
-            end_info = act.ends.get(row.attempt)
+            # A lost attempt's number is the re-run's too: the end event is the re-run's.
+            end_info = None if row.outcome == "LOST" else act.ends.get(row.attempt)
             seq = end_info[0] if end_info else act.scheduled_seq
             start = _epoch(row.started_at)
             end = _epoch(row.ended_at) if row.ended_at is not None else open_end
-            result = row.outcome if row.ended_at is not None else "running"
+            result = (
+                _ATTEMPT_RESULTS.get(row.outcome, row.outcome)
+                if row.ended_at is not None
+                else "running"
+            )
             if row.error is not None:
                 detail = f"{row.error.type}: {row.error.message}"
             elif end_info and end_info[1] == result:

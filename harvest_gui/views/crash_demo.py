@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 import harvest_gui
-from harvest_engine import ActivityAttempt, ExecutionFilter, HarvestError
+from harvest_engine import ExecutionFilter, HarvestError
 from harvest_gui.async_bridge import async_slot, track
 from harvest_gui.demo.crash_workflows import DEMO_WORKFLOW_ID, STEPS, read_marks
 from harvest_gui.forms.error_text import describe_error
@@ -81,7 +81,6 @@ class CrashDemoView(QWidget):
         self.session: Session | None = None
         self.worker: subprocess.Popen[bytes] | None = None
         self.result = DemoResult()
-        self.killed_at: datetime | None = None
         self.task: asyncio.Task[Any] | None = None
         self.steps = QListWidget()
         self.steps.setObjectName("demoSteps")
@@ -174,40 +173,9 @@ class CrashDemoView(QWidget):
             for c, text in enumerate(cells):
                 self.ran.setItem(r, c, QTableWidgetItem(text))
         history = s.load_history(exec_id)
-        attempts = list(s.activity_attempts(exec_id)) + self._killed_attempt(
-            history, marks
-        )
+        # The attempt SIGKILL cut short is in the file: the reopen recorded it LOST.
+        attempts = list(s.activity_attempts(exec_id))
         self.timeline.show_history(history, attempts, datetime.now(UTC))
-
-    def _killed_attempt(
-        self, history: list[Any], marks: list[Any]
-    ) -> list[ActivityAttempt]:
-        """The attempt SIGKILL cut short: the file never records it, the marks and the kill do."""
-        if self.killed_at is None:
-            return []
-        started = [
-            at
-            for at, step, what, pid in marks
-            if step == SLOW_STEP and what == "start" and pid == self.result.worker_pid
-        ]
-        scheduled = [
-            e
-            for e in history
-            if e.type == "ActivityScheduled" and e.attrs.get("name") == SLOW_STEP
-        ]
-        if not started or not scheduled:
-            return []
-        return [
-            ActivityAttempt(
-                activity_id=int(scheduled[0].attrs["activity_id"]),
-                name=SLOW_STEP,
-                attempt=1,
-                started_at=datetime.fromtimestamp(started[0], UTC),
-                ended_at=self.killed_at,
-                outcome="killed (SIGKILL)",
-                error=None,
-            )
-        ]
 
     # -- the demo -------------------------------------------------------------------------
 
@@ -268,7 +236,6 @@ class CrashDemoView(QWidget):
             10,
             "the worker to die",
         )
-        self.killed_at = datetime.now(UTC)
         self.result.worker_exit = self.worker.returncode
         self.say(
             f"SIGKILL: the worker (pid {self.worker.pid}) died in the middle of pack_parcel "
@@ -286,7 +253,8 @@ class CrashDemoView(QWidget):
         await self.rest()
         await self._reopen_as_writer()
         self.say(
-            "This window reopens the file as its writer. Opening puts the stranded task back to "
+            "This window reopens the file as its writer. Opening records the killed attempt as "
+            "LOST (the timeline shows it) and puts the stranded task back to "
             "PENDING, so pack_parcel runs again here with the same idempotency key "
             "(at-least-once); prepare_order is not run again: replay takes its recorded result."
         )
@@ -321,7 +289,6 @@ class CrashDemoView(QWidget):
             Path(str(self.db) + suffix).unlink(missing_ok=True)
         self.marks.unlink(missing_ok=True)
         self.result = DemoResult()
-        self.killed_at = None
         self.steps.clear()
 
     def _spawn_worker(self) -> subprocess.Popen[bytes]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QTextOption
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -39,7 +39,10 @@ class PayloadView(QWidget):
         self.text.setReadOnly(True)
         self.text.setAccessibleName(title)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # Wrapped: a one-line value (an output string) read as one clipped line behind
+        # a horizontal scroll bar (issue 17); long tokens break anywhere.
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.text.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         head = QHBoxLayout()
         head.addWidget(self.title)
         head.addWidget(self.size_label)

@@ -101,7 +101,9 @@ class RunListView(QWidget):
         widths = (
             140,
             130,
-            metrics.horizontalAdvance(EXEC_ID_SAMPLE) + 16,
+            # Half an id (it elides in the middle): the state and times stay in view
+            # beside the detail pane on a 1366 px screen; the tooltip has all of it.
+            metrics.horizontalAdvance(EXEC_ID_SAMPLE[:18]) + 16,
             120,
             150,
             150,

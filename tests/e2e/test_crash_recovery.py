@@ -166,10 +166,19 @@ def test_a_retried_attempt_killed_mid_body_reruns_with_its_attempt_number_and_ke
     ]
     assert publish_runs[0][0] != key  # each activity call has its own key
     with SqliteRuntime.open(db) as rt:
-        attempts = [
-            (a.attempt, a.outcome) for a in rt.activity_attempts(exec_id, "publish")
-        ]
-    assert attempts == [(1, "failed"), (2, "completed")]
+        attempts = rt.activity_attempts(exec_id, "publish")
+    # The killed attempt is visible: a LOST row beside the re-run, same number.
+    assert [(a.attempt, a.outcome) for a in attempts] == [
+        (1, "FAILED"),
+        (2, "LOST"),
+        (2, "COMPLETED"),
+    ]
+    lost = attempts[1]
+    assert lost.error is not None
+    assert lost.error.type == "AttemptLost"
+    assert lost.ended_at is not None
+    assert attempts[0].ended_at <= lost.started_at <= lost.ended_at
+    assert lost.ended_at <= attempts[2].started_at
 
 
 def test_a_writer_killed_twice_in_the_same_body_still_finishes_with_one_key(
@@ -195,6 +204,15 @@ def test_a_writer_killed_twice_in_the_same_body_still_finishes_with_one_key(
     for step in ("fetch", "transform-1"):
         assert [pid for _, _, pid in runs(folder, step)] == [first_pid], step
     assert len(runs(folder, "publish")) == 1
+    with SqliteRuntime.open(db) as rt:
+        outcomes = [
+            (a.activity_id, a.outcome)
+            for a in rt.activity_attempts(exec_id, "transform")
+        ]
+    killed = [i for i, outcome in outcomes if outcome == "LOST"]
+    assert len(killed) == 2
+    assert len(set(killed)) == 1  # both kills hit transform-2's one activity
+    assert [o for i, o in outcomes if i == killed[0]] == ["LOST", "LOST", "COMPLETED"]
 
 
 @pytest.mark.parametrize("session_one_ends", ["exits", "is-sigkilled"])

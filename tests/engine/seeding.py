@@ -38,6 +38,7 @@ def seed_run(
     output: Any = None,
     memo: Any = None,
     search_attributes: dict[str, Any] | None = None,
+    parent_exec_id: str | None = None,
 ) -> str:
     """Insert one run (sealed in `state` unless RUNNING); returns its exec id."""
     exec_id = str(uuid.uuid4())
@@ -46,6 +47,7 @@ def seed_run(
         workflow_name=name,
         workflow_id=workflow_id or exec_id,
         input=payloads.dumps(input),
+        parent_exec_id=parent_exec_id,
         memo=None if memo is None else payloads.dumps(memo),
         search_attributes=(
             None if search_attributes is None else payloads.dumps(search_attributes)

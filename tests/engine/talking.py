@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.events import HistoryEvent
+from harvest_engine.store.postgres.store import PostgresStore
 from harvest_engine.store.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
@@ -23,10 +24,10 @@ _TABLES = (
 
 
 def file_rows(rt: SqliteRuntime) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table a run touches, in a stable order."""
+    """Every row of every table a run touches, in a stable order (either store)."""
     store = rt.store
-    assert isinstance(store, SqliteStore)
-    conn = store.connection
+    assert isinstance(store, SqliteStore | PostgresStore)
+    conn: Any = store.connection
     return {
         table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
         for table in _TABLES

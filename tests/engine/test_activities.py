@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 from collections.abc import Callable
-from contextlib import closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -182,9 +180,9 @@ async def test_retry_backoff_returns_waiting_timer_until_the_backoff_ends(
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output={"ok": 3})
     attempts = rt.activity_attempts(exec_id, "wobbly")
     assert [(a.attempt, a.outcome) for a in attempts] == [
-        (1, "failed"),
-        (2, "failed"),
-        (3, "completed"),
+        (1, "FAILED"),
+        (2, "FAILED"),
+        (3, "COMPLETED"),
     ]
 
 
@@ -468,12 +466,11 @@ async def test_a_heartbeat_over_the_caps_is_dropped_with_a_warning_keeping_the_l
     assert seen == [None, {"done": 3}]
 
 
-def stranded_tasks(db: Path) -> list[Any]:
+def stranded_tasks(rt: SqliteRuntime) -> list[Any]:
     """Tasks left RUNNING: a live runtime would never run them again before a reopen."""
-    with closing(sqlite3.connect(db)) as conn:
-        return conn.execute(
-            "SELECT id FROM harvest_tasks WHERE status = 'RUNNING'"
-        ).fetchall()
+    return rt.store.connection.execute(  # type: ignore[attr-defined]
+        "SELECT id FROM harvest_tasks WHERE status = 'RUNNING'"
+    ).fetchall()
 
 
 async def test_a_result_that_is_not_json_fails_the_activity_and_leaves_no_task_running(
@@ -493,7 +490,7 @@ async def test_a_result_that_is_not_json_fails_the_activity_and_leaves_no_task_r
     assert "not a JSON value" in state.output["message"]
     assert state.output["non_retryable"] is True
     assert runs == [1]
-    assert stranded_tasks(db_path) == []
+    assert stranded_tasks(rt) == []
 
 
 async def test_an_input_that_does_not_fit_the_dataclass_fails_the_attempt_like_the_body(
@@ -507,7 +504,7 @@ async def test_an_input_that_does_not_fit_the_dataclass_fails_the_attempt_like_t
     state = await run(rt, "price", {"wrong": 1})
     assert isinstance(state, RunState.Completed)
     assert state.output["error"] == "TypeError"
-    assert stranded_tasks(db_path) == []
+    assert stranded_tasks(rt) == []
 
 
 async def test_error_details_that_are_not_json_are_dropped_and_the_failure_recorded(
@@ -524,7 +521,7 @@ async def test_error_details_that_are_not_json_are_dropped_and_the_failure_recor
     assert (
         state.output["message"] == "boom (details dropped: a set is not a JSON value)"
     )
-    assert stranded_tasks(db_path) == []
+    assert stranded_tasks(rt) == []
 
 
 async def test_a_ledger_body_with_malformed_calls_fails_the_activity_without_a_running_task(
@@ -539,4 +536,4 @@ async def test_a_ledger_body_with_malformed_calls_fails_the_activity_without_a_r
     state = await run(rt, "summarise")
     assert isinstance(state, RunState.Completed)
     assert state.output["error"] == "TypeError"
-    assert stranded_tasks(db_path) == []
+    assert stranded_tasks(rt) == []

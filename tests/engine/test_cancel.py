@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -15,7 +15,6 @@ from harvest_engine import (
     NonDeterminismDetected,
     RetryPolicy,
     RunState,
-    SqliteReader,
     SqliteRuntime,
     WorkflowContext,
     WorkflowNotRunning,
@@ -27,6 +26,9 @@ from harvest_engine.runtime.cancel import (
     DEFAULT_CANCEL_REASON,
     DEFAULT_TERMINATE_REASON,
 )
+
+if TYPE_CHECKING:
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 
@@ -373,7 +375,7 @@ async def test_an_unsupported_command_during_cleanup_ends_failed(open_rt: Open) 
 
 
 async def test_terminate_ends_the_run_at_once_and_keeps_keyed_signals(
-    open_rt: Open, db_path: Any
+    open_rt: Open, db_path: Any, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("waits_on_retry", None)
@@ -393,7 +395,7 @@ async def test_terminate_ends_the_run_at_once_and_keeps_keyed_signals(
     assert await rt.run_until_blocked(exec_id) == RunState.Terminated(
         reason="stuck for an hour"
     )
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert reader.pending_tasks(exec_id) == []
         assert reader.timers(exec_id) == []
     assert rt.send_signal_idempotent(exec_id, "keyed", 2, "hook-1") is False

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harvest_engine import (
+    ActivityContext,
     CommandTimedOut,
     ExecutionId,
     ExecutionNotFound,
@@ -31,6 +32,7 @@ from harvest_engine import (
     WorkflowContext,
     WorkflowIdReusePolicy,
     WorkflowNotRunning,
+    activity,
     update,
     workflow,
 )
@@ -391,6 +393,39 @@ async def test_applied_commands_go_with_the_purge_of_their_run(made: Path) -> No
         assert [r[2] for r in command_rows(made)] == [str(exec_id)]
         assert rt.purge_terminal(0) == 1
     assert command_rows(made) == []
+
+
+async def test_a_command_is_applied_while_a_long_activity_body_runs(
+    made: Path,
+) -> None:
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    @activity
+    async def slow_model(ctx: ActivityContext, _: Any) -> str:
+        started.set()
+        await release.wait()
+        return "answer"
+
+    @workflow
+    async def asks(ctx: WorkflowContext, _: Any) -> Any:
+        return await ctx.execute_activity(slow_model)
+
+    async with served(made) as rt:
+        rt.register_workflow(asks)
+        rt.register_activity(slow_model)
+        asking = rt.start_workflow("asks")
+        await asyncio.wait_for(started.wait(), 5)
+        with HarvestClient.open(made) as client:
+            greeted = await client.start_workflow("greeter", "meanwhile", timeout="5s")
+            assert await client.result(greeted, timeout="5s") == (
+                ExecutionOutcome.Completed(output="hello meanwhile")
+            )
+            assert not release.is_set()
+            release.set()
+            assert await client.result(asking, timeout="5s") == (
+                ExecutionOutcome.Completed(output="answer")
+            )
 
 
 async def test_a_client_refuses_bad_payloads_and_names_before_queueing(

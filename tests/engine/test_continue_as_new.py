@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -10,17 +9,17 @@ from harvest_engine import (
     ExecutionOutcome,
     HistoryCaps,
     RunState,
-    SqliteReader,
     SqliteRuntime,
     WorkflowContext,
     WorkflowReplayer,
     activity,
     workflow,
 )
+from harvest_engine.runtime.settings import Settings
 from harvest_engine.workflow.context import CONTINUE_AS_NEW_ADVICE_EVENTS
 
 if TYPE_CHECKING:
-    import pytest
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 
@@ -64,7 +63,15 @@ async def until_advised(ctx: WorkflowContext, n: int) -> Any:
     ctx.continue_as_new(n + 1)
 
 
-WORKFLOWS = [poller, inbox, leaves_work, until_advised]
+@workflow
+async def advised_after_go(ctx: WorkflowContext, _: Any = None) -> int:
+    await ctx.wait_for_signal("go")
+    while not ctx.should_continue_as_new():
+        await ctx.side_effect(lambda: 1)
+    return ctx.history_length()
+
+
+WORKFLOWS = [poller, inbox, leaves_work, until_advised, advised_after_go]
 
 
 def runtime(open_rt: Open) -> SqliteRuntime:
@@ -128,7 +135,7 @@ async def test_run_until_idle_drives_the_chain_and_a_start_attaches_to_the_newes
 
 
 async def test_pending_tasks_and_timers_of_the_old_run_are_deleted(
-    open_rt: Open, db_path: Any
+    open_rt: Open, db_path: Any, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt)
     first = rt.start_workflow("leaves_work", 1)
@@ -136,7 +143,7 @@ async def test_pending_tasks_and_timers_of_the_old_run_are_deleted(
     state = await rt.run_until_blocked(first)
 
     assert isinstance(state, RunState.ContinuedAsNew)
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert reader.timers(str(first)) == []
         assert reader.pending_tasks(str(first)) == []
 
@@ -207,14 +214,42 @@ async def test_should_continue_as_new_turns_true_at_ten_thousand_events(
     )
 
 
-def test_an_event_cap_at_or_below_the_advice_logs_a_warning(
-    open_rt: Open, caplog: pytest.LogCaptureFixture
+async def test_a_lowered_event_cap_advises_at_four_fifths_of_it(
+    open_rt: Open,
 ) -> None:
     rt = runtime(open_rt)
-    with caplog.at_level(logging.WARNING, logger="harvest_engine.runtime"):
-        rt.set_history_caps(HistoryCaps(max_events=10_000))
-    assert "continue-as-new" in caplog.text
-    caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="harvest_engine.runtime"):
-        rt.set_history_caps(HistoryCaps(max_events=10_001))
-    assert caplog.text == ""
+    rt.set_history_caps(HistoryCaps(max_events=50))
+    first = rt.start_workflow("until_advised", 0)
+
+    state = await rt.run_until_blocked(first)
+
+    assert isinstance(state, RunState.ContinuedAsNew)
+    history = rt.load_history(first)
+    assert history[0].attrs["continue_as_new_at"] == 40
+    assert len(history) == 40 + 1  # the advice, then the hand-off
+    assert WorkflowReplayer(WORKFLOWS).replay(history).closed
+
+
+async def test_a_run_keeps_the_advice_it_started_with_across_a_reopen(
+    open_rt: Open,
+) -> None:
+    rt = runtime(open_rt)
+    rt.set_history_caps(HistoryCaps(max_events=50))
+    exec_id = rt.start_workflow("advised_after_go")
+    assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="go")
+    rt.close()
+
+    reopened = runtime(open_rt)  # the default caps: advice at 10,000
+    reopened.send_signal(exec_id, "go")
+
+    assert await reopened.run_until_blocked(exec_id) == RunState.Completed(output=40)
+
+
+def test_caps_at_or_above_the_default_keep_the_default_advice() -> None:
+    settings = Settings()
+    settings.set_caps(HistoryCaps(max_events=12_500))
+    assert settings.advice_at() is None
+    settings.set_caps(HistoryCaps(max_events=None))
+    assert settings.advice_at() is None
+    settings.set_caps(HistoryCaps(max_events=12_499))
+    assert settings.advice_at() == 9_999

@@ -94,6 +94,9 @@ async def mixed(ctx: WorkflowContext, x: int) -> Any:
 
 def runtime(open_rt: Open, path: Path | None = None) -> SqliteRuntime:
     rt = open_rt(path)
+    # Batches bounded by count only, so the commit counts below do not
+    # depend on how fast this machine is.
+    rt.settings.group_commit_seconds = 3600.0
     for wf in (healthy, buggy, drifting, fan_out, mixed):
         rt.register_workflow(wf)
     for act in (step, other_step, refuse):
@@ -117,6 +120,7 @@ def types(rt: SqliteRuntime, exec_id: Any) -> list[str]:
     return [e.type for e in rt.load_history(exec_id)]
 
 
+@pytest.mark.sqlite_only("counts COMMIT statements with SQLite's trace callback")
 async def test_one_pass_commits_the_good_runs_and_reports_a_panic_a_divergence_and_a_cap(
     open_rt: Open, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -258,6 +262,7 @@ async def test_histories_are_byte_for_byte_the_same_with_group_commit_on_and_off
     assert counted[True] * 2 < counted[False]
 
 
+@pytest.mark.sqlite_only("counts COMMIT statements with SQLite's trace callback")
 async def test_a_run_driven_alone_records_each_completion_with_its_next_decision(
     open_rt: Open,
 ) -> None:
@@ -299,3 +304,17 @@ async def test_run_until_blocked_runs_a_claim_an_earlier_pass_carried(
     await rt.poll_once()
     rt.send_signal(exec_id, "go", 10)
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=13)
+
+
+async def test_a_batch_stops_taking_runs_once_it_has_held_the_thread_for_its_budget(
+    open_rt: Open,
+) -> None:
+    rt = runtime(open_rt)
+    rt.settings.group_commit_seconds = 0.0  # every run overruns it at once
+    ids = [rt.start_workflow("healthy", i) for i in range(3)]
+    with commits(rt) as seen:
+        await rt.poll_once()
+    # Three decision commits and three record + decide commits instead of two.
+    assert len(seen) == 6
+    for exec_id, x in zip(ids, range(3), strict=True):
+        assert rt.outcome(exec_id) == ExecutionOutcome.Completed(output=x + 1)

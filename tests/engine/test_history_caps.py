@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -12,13 +12,15 @@ from harvest_engine import (
     ExecutionOutcome,
     HistoryCaps,
     RunState,
-    SqliteReader,
     SqliteRuntime,
     WorkflowContext,
     WorkflowReplayer,
     activity,
     workflow,
 )
+
+if TYPE_CHECKING:
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 
@@ -61,7 +63,7 @@ def test_the_default_caps_are_fifty_thousand_events_and_fifty_mib() -> None:
 
 
 async def test_a_decision_reaching_the_event_cap_fails_the_run_with_the_reason(
-    open_rt: Open, db_path: Any
+    open_rt: Open, db_path: Any, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt, HistoryCaps(max_events=6, max_bytes=None))
     exec_id = rt.start_workflow("chatty", 5)
@@ -81,7 +83,7 @@ async def test_a_decision_reaching_the_event_cap_fails_the_run_with_the_reason(
     assert history[-1].type == "WorkflowFailed"
     assert json.loads(history[-1].attrs["error"]["message"]) == reason
     assert isinstance(rt.outcome(exec_id), ExecutionOutcome.Failed)
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert reader.pending_tasks(str(exec_id)) == []
         assert reader.timers(str(exec_id)) == []
     assert (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -12,7 +12,6 @@ from harvest_engine import (
     ApplicationError,
     ExecutionOutcome,
     RunState,
-    SqliteReader,
     SqliteRuntime,
     Unsupported,
     WorkflowContext,
@@ -20,6 +19,9 @@ from harvest_engine import (
     activity,
     workflow,
 )
+
+if TYPE_CHECKING:
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 
@@ -97,7 +99,7 @@ def runtime(open_rt: Open) -> SqliteRuntime:
 
 
 async def test_the_second_run_waits_and_gets_the_key_with_a_higher_lock_seq(
-    open_rt: Open, db_path: Any
+    open_rt: Open, db_path: Any, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt)
     first = rt.start_workflow("holder", "printer")
@@ -105,7 +107,7 @@ async def test_the_second_run_waits_and_gets_the_key_with_a_higher_lock_seq(
 
     assert await rt.run_until_blocked(first) == RunState.WaitingSignal(name="go")
     assert await rt.run_until_blocked(second) == RunState.WaitingMutex(key="printer")
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert [m.key for m in reader.mutexes(str(second))] == ["printer"]
 
     rt.send_signal(first, "go", None)

@@ -22,6 +22,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.payloads import MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH
+from tests.stores import txn_class_of
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -248,12 +249,12 @@ async def test_a_storage_failure_in_a_decision_is_not_counted_as_a_panic(
     exec_id = rt.start_workflow("side_effects_over_the_caps", None)
     await rt.run_until_blocked(exec_id)
     rt.send_signal(exec_id, "go", None)
-    txn_class = type(rt.store).__module__ + ".SqliteWriteTxn"
+    txn_class, storage_error = txn_class_of(rt)
 
     def disk_fails(*_: Any) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
+        raise storage_error("disk I/O error")
 
-    monkeypatch.setattr(txn_class + ".mark_signals_delivered", disk_fails)
+    monkeypatch.setattr(txn_class, "mark_signals_delivered", disk_fails)
     for _ in range(4):  # more drives than the panic budget
         with pytest.raises(StorageError, match="disk I/O error"):
             await rt.run_until_blocked(exec_id)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -12,7 +12,6 @@ from harvest_engine import (
     ExecutionOutcome,
     NonDeterminismDetected,
     RunState,
-    SqliteReader,
     SqliteRuntime,
     Unsupported,
     WorkflowContext,
@@ -22,6 +21,9 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.errors import UnknownActivity
+
+if TYPE_CHECKING:
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 flags: dict[str, bool] = {}
@@ -113,7 +115,7 @@ def runtime(open_rt: Open) -> SqliteRuntime:
     ],
 )
 async def test_an_out_of_subset_command_seals_the_run_failed_naming_the_feature(
-    open_rt: Open, db_path: Any, name: str, feature: str
+    open_rt: Open, db_path: Any, name: str, feature: str, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow(name, None)
@@ -130,7 +132,7 @@ async def test_an_out_of_subset_command_seals_the_run_failed_naming_the_feature(
     history = rt.load_history(exec_id)
     assert history[-1].type == "WorkflowFailed"
     assert history[-1].attrs["error"]["details"] == {"feature": feature}
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert reader.timers(str(exec_id)) == []
         assert reader.pending_tasks(str(exec_id)) == []
     assert (

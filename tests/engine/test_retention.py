@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import pytest
 from seeding import T0, seed_run
 
 from harvest_engine import (
@@ -18,9 +19,6 @@ from harvest_engine import (
 )
 from harvest_engine.store.protocol import LedgerEntry
 from harvest_engine.store.sqlite.retention import RUN_TABLES, SELECT_BATCH
-
-if TYPE_CHECKING:
-    import pytest
 
 Open = Callable[..., SqliteRuntime]
 
@@ -41,6 +39,9 @@ def rows_of(rt: SqliteRuntime, exec_id: str) -> dict[str, int]:
     }
 
 
+@pytest.mark.sqlite_only(
+    "reads and damages the tables with SQLite SQL (query plans, dynamic typing)"
+)
 def test_a_purge_removes_every_row_of_an_old_terminal_run(
     open_rt: Open, clock: ManualClock
 ) -> None:
@@ -93,6 +94,9 @@ def test_a_window_longer_than_the_calendar_removes_nothing(
     assert [str(r.exec_id) for r in rt.list_executions().executions] == [kept]
 
 
+@pytest.mark.sqlite_only(
+    "reads and damages the tables with SQLite SQL (query plans, dynamic typing)"
+)
 def test_ten_thousand_runs_go_in_batches_of_256(
     open_rt: Open, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -124,6 +128,9 @@ def test_ten_thousand_runs_go_in_batches_of_256(
     assert conn.execute("SELECT COUNT(*) FROM harvest_events").fetchone()[0] == 0
 
 
+@pytest.mark.sqlite_only(
+    "reads and damages the tables with SQLite SQL (query plans, dynamic typing)"
+)
 def test_each_batch_seeks_on_indexes(open_rt: Open) -> None:
     conn = open_rt().store.connection  # type: ignore[attr-defined]
     plan = " ".join(
@@ -141,6 +148,9 @@ def test_each_batch_seeks_on_indexes(open_rt: Open) -> None:
         assert "SCAN" not in detail, (table, detail)
 
 
+@pytest.mark.sqlite_only(
+    "reads and damages the tables with SQLite SQL (query plans, dynamic typing)"
+)
 def test_a_damaged_close_time_is_skipped(open_rt: Open) -> None:
     rt = open_rt()
     store: Any = rt.store

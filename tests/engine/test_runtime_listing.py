@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -12,13 +12,15 @@ from harvest_engine import (
     InvalidFilter,
     InvalidSearchAttribute,
     RunState,
-    SqliteReader,
     SqliteRuntime,
     StartOptions,
     Stored,
     WorkflowContext,
     workflow,
 )
+
+if TYPE_CHECKING:
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 
@@ -60,7 +62,9 @@ def only(rt: SqliteRuntime, flt: ExecutionFilter) -> list[str]:
     return [str(r.exec_id) for r in rt.list_executions(flt).executions]
 
 
-async def test_upserts_merge_into_the_row_and_filters_see_them(open_rt: Open) -> None:
+async def test_upserts_merge_into_the_row_and_filters_see_them(
+    open_rt: Open, open_reader: OpenReader
+) -> None:
     rt = open_rt()
     rt.register_workflow(staged)
     started = rt.start_workflow_with_options(
@@ -91,7 +95,7 @@ async def test_upserts_merge_into_the_row_and_filters_see_them(open_rt: Open) ->
         str(exec_id)
     ]
     assert only(rt, paid) == []
-    with SqliteReader.open(rt.store.path) as reader:  # type: ignore[attr-defined]
+    with open_reader() as reader:
         assert reader.describe(exec_id).output == Stored.Value("done")
 
 

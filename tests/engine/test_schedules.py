@@ -6,7 +6,7 @@ import itertools
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from croniter import croniter
@@ -18,7 +18,6 @@ from harvest_engine import (
     ManualClock,
     Overlap,
     Schedule,
-    SqliteReader,
     SqliteRuntime,
     Unsupported,
     WorkflowContext,
@@ -27,6 +26,9 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.schedules import schedule_workflow_id, slot_seconds
+
+if TYPE_CHECKING:
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -407,6 +409,9 @@ def test_an_unregistered_workflow_only_warns_and_fires_once_registered(
     ["garbage", '{"cron": "0 0 30 2 *", "timezone": "UTC"}', '{"every": 1e12}'],
     ids=["not-json", "cron-never-matches", "interval-past-the-calendar"],
 )
+@pytest.mark.sqlite_only(
+    "damages the row through SQLite's dynamic typing; Postgres's typed columns refuse it"
+)
 def test_a_damaged_row_only_warns_and_the_others_still_fire(
     rt: SqliteRuntime, clock: ManualClock, caplog: pytest.LogCaptureFixture, spec: str
 ) -> None:
@@ -426,10 +431,11 @@ def test_a_damaged_row_only_warns_and_the_others_still_fire(
     assert runs_of(rt, "parked") == []
 
 
-def test_the_reader_lists_schedules(rt: SqliteRuntime, clock: ManualClock) -> None:
+def test_the_reader_lists_schedules(
+    rt: SqliteRuntime, clock: ManualClock, open_reader: OpenReader
+) -> None:
     rt.upsert_schedule(WorkflowSchedule("tick", Schedule.cron("0 3 * * *"), input=[1]))
-    path = rt.store.path  # type: ignore[attr-defined]
-    with SqliteReader.open(path) as reader:
+    with open_reader() as reader:
         (row,) = reader.list_schedules()
     assert row.schedule == Schedule.cron("0 3 * * *")
     assert row.next_fire_at == datetime(2030, 1, 1, 3, 0, tzinfo=UTC)

@@ -248,7 +248,7 @@ async def test_on_stop_a_running_body_finishes_within_the_grace(
         stop.set()
         await asyncio.wait_for(server, 5)
         attempts = rt.activity_attempts(exec_id, "slow")
-        assert [a.outcome for a in attempts] == ["completed"]
+        assert [a.outcome for a in attempts] == ["COMPLETED"]
 
 
 async def test_a_body_past_the_grace_is_cut_off_and_runs_again_on_the_next_serve(
@@ -342,5 +342,52 @@ async def test_serve_fires_a_due_schedule(db_path: Path) -> None:
 
         async def body() -> None:
             await until(a_run_completed, within=5, what="a scheduled run")
+
+        await serving(rt, body)
+
+
+async def test_one_long_body_does_not_hold_other_runs_back(db_path: Path) -> None:
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    @activity
+    async def long_call(ctx: ActivityContext, _: Any) -> str:
+        started.set()
+        await release.wait()
+        return "late"
+
+    @activity
+    async def quick(ctx: ActivityContext, n: int) -> int:
+        return n + 1
+
+    @workflow
+    async def slow_run(ctx: WorkflowContext, _: Any) -> Any:
+        return await ctx.execute_activity(long_call)
+
+    @workflow
+    async def chain(ctx: WorkflowContext, _: Any) -> Any:
+        n = 0
+        for _ in range(3):
+            n = await ctx.execute_activity(quick, n)
+        await ctx.sleep(0.05)
+        return n
+
+    with SqliteRuntime.open(db_path) as rt:
+        for fn in (slow_run, chain):
+            rt.register_workflow(fn)
+        for fn in (long_call, quick):
+            rt.register_activity(fn)
+
+        async def body() -> None:
+            slow = rt.start_workflow("slow_run")
+            await asyncio.wait_for(started.wait(), 5)
+            fast = rt.start_workflow("chain")
+            await until(
+                lambda: completed(rt, fast), what="the chain beside a long body"
+            )
+            assert rt.outcome(fast) == ExecutionOutcome.Completed(output=3)
+            assert not completed(rt, slow)
+            release.set()
+            await until(lambda: completed(rt, slow), what="the long body's run")
 
         await serving(rt, body)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +26,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.payloads import MAX_PAYLOAD_BYTES
-from harvest_engine.store.sqlite.store import SqliteWriteTxn
+from tests.stores import txn_class_of
 
 Open = Callable[..., SqliteRuntime]
 P = WorkflowIdReusePolicy
@@ -360,10 +359,12 @@ async def test_an_error_after_the_replace_rolls_back_the_replace_and_the_start(
     await rt.run_until_blocked(prior.exec_id)
     before = file_rows(rt)
 
-    def disk_full(*_args: Any, **_kwargs: Any) -> bool:
-        raise sqlite3.OperationalError("database or disk is full")
+    txn_class, storage_error = txn_class_of(rt)
 
-    monkeypatch.setattr(SqliteWriteTxn, "stage_signal", disk_full)
+    def disk_full(*_args: Any, **_kwargs: Any) -> bool:
+        raise storage_error("database or disk is full")
+
+    monkeypatch.setattr(txn_class, "stage_signal", disk_full)
     with pytest.raises(StorageError, match="disk is full"):
         rt.signal_with_start(request(reuse_policy=P.TERMINATE_IF_RUNNING))
     monkeypatch.undo()

@@ -307,6 +307,7 @@ async def test_a_flood_of_large_signals_is_loaded_only_up_to_the_byte_cap_and_fa
     # byte count is the stored history when a decision starts (§7), so the
     # decision that crosses it commits; the drive goes on and the next
     # cycle fails the run at the cap. No read loads the whole flood.
+    from harvest_engine.store.postgres import reads
     from harvest_engine.store.sqlite import queries
 
     rt.set_history_caps(HistoryCaps(max_events=None, max_bytes=10_000))
@@ -315,14 +316,18 @@ async def test_a_flood_of_large_signals_is_loaded_only_up_to_the_byte_cap_and_fa
     for n in range(100):
         rt.send_signal(exec_id, "tick", f"{n:04d}" + "x" * 996)
     loaded: list[int] = []
-    real = queries.staged_signals
 
-    def counting(*args: Any) -> Any:
-        rows = real(*args)
-        loaded.append(len(rows))
-        return rows
+    def counting(real: Callable[..., Any]) -> Callable[..., Any]:
+        def count(*args: Any) -> Any:
+            rows = real(*args)
+            loaded.append(len(rows))
+            return rows
 
-    monkeypatch.setattr(queries, "staged_signals", counting)
+        return count
+
+    # The read of either store (the test runs on both).
+    monkeypatch.setattr(queries, "staged_signals", counting(queries.staged_signals))
+    monkeypatch.setattr(reads, "staged_signals", counting(reads.staged_signals))
 
     state = await rt.run_until_blocked(exec_id)
 

@@ -29,6 +29,12 @@ from harvest_engine.store.sqlite.store import SqliteStore
 
 Open = Callable[..., SqliteRuntime]
 
+# The SQLite store's own file: its pragmas, lock, schema steps and triggers.
+# test_postgres_store.py holds the Postgres store's twins of these tests.
+pytestmark = pytest.mark.sqlite_only(
+    "the SQLite store's own file format, lock and triggers"
+)
+
 
 def file_state(path: Path) -> tuple[bytes, list[str]]:
     siblings = sorted(

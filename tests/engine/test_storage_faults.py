@@ -31,6 +31,11 @@ from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 Open = Callable[..., SqliteRuntime]
 
 
+# SQLite's driver and file-system faults; the Postgres store's (a lost
+# connection, a server gone) are in test_postgres_store.py.
+pytestmark = pytest.mark.sqlite_only("SQLite driver error codes and file-system faults")
+
+
 def coded(kind: type[sqlite3.Error], text: str, code: int) -> sqlite3.Error:
     error = kind(text)
     error.sqlite_errorcode = code  # type: ignore[attr-defined]

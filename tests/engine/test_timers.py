@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from harvest_engine import (
     ManualClock,
     RunState,
-    SqliteReader,
     SqliteRuntime,
     TimerOutcome,
     WorkflowContext,
     WorkflowReplayer,
     workflow,
 )
+
+if TYPE_CHECKING:
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 
@@ -97,7 +99,7 @@ async def test_a_timer_fires_once_its_time_has_come(
 
 
 async def test_cancel_deletes_the_row_and_await_fire_returns_cancelled(
-    open_rt: Open, clock: ManualClock, db_path: Any
+    open_rt: Open, clock: ManualClock, db_path: Any, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("cancelled_reminder", None)
@@ -105,7 +107,7 @@ async def test_cancel_deletes_the_row_and_await_fire_returns_cancelled(
     rt.send_signal(exec_id, "done", None)
 
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert [t.timer_id for t in reader.timers(str(exec_id))] == ["remind"]
         assert reader.timers(str(exec_id))[0].fire_at == clock.now() + timedelta(
             minutes=1
@@ -167,8 +169,7 @@ async def await_two_hours_late(
     """A `late_await` run whose 1h handle is first awaited 2h after it was started."""
     exec_id = rt.start_workflow("late_await", None)
     await rt.run_until_blocked(exec_id)
-    with SqliteReader.open(db_path) as reader:
-        assert reader.timers(str(exec_id)) == []  # started, not armed
+    assert rt.store.timers(str(exec_id)) == []  # started, not armed
     clock.advance("2h")
     rt.send_signal(exec_id, "go", None)
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
@@ -176,12 +177,12 @@ async def await_two_hours_late(
 
 
 async def test_start_timer_deadline_counts_from_the_first_await(
-    open_rt: Open, clock: ManualClock, db_path: Any
+    open_rt: Open, clock: ManualClock, db_path: Any, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt)
     exec_id = await await_two_hours_late(rt, clock, db_path)
 
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert [t.fire_at for t in reader.timers(str(exec_id))] == [
             clock.now() + timedelta(hours=1)
         ]
@@ -193,7 +194,7 @@ async def test_start_timer_deadline_counts_from_the_first_await(
 
 
 async def test_a_replay_after_reopen_keeps_the_armed_fire_time(
-    open_rt: Open, clock: ManualClock, db_path: Any
+    open_rt: Open, clock: ManualClock, db_path: Any, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt)
     exec_id = await await_two_hours_late(rt, clock, db_path)
@@ -204,7 +205,7 @@ async def test_a_replay_after_reopen_keeps_the_armed_fire_time(
     reopened = runtime(open_rt)  # no cached instance: the whole history replays
     assert await reopened.run_until_blocked(exec_id) == RunState.WaitingTimer()
 
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert [t.fire_at for t in reader.timers(str(exec_id))] == [armed]
     clock.advance("30m")
     assert await reopened.run_until_blocked(exec_id) == RunState.Completed(
@@ -213,7 +214,7 @@ async def test_a_replay_after_reopen_keeps_the_armed_fire_time(
 
 
 async def test_a_timer_never_awaited_is_never_armed(
-    open_rt: Open, clock: ManualClock, db_path: Any
+    open_rt: Open, clock: ManualClock, db_path: Any, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("never_awaited", None)
@@ -221,7 +222,7 @@ async def test_a_timer_never_awaited_is_never_armed(
     clock.advance("5m")
 
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingSignal(name="go")
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert reader.timers(str(exec_id)) == []
     assert "TimerFired" not in [e.type for e in rt.load_history(exec_id)]
 
@@ -237,7 +238,12 @@ async def awaits_after_an_effect(ctx: WorkflowContext, _: Any) -> Any:
 
 @pytest.mark.parametrize("reopen", [False, True])
 async def test_a_handle_awaited_after_a_side_effect_counts_from_that_drive(
-    open_rt: Open, clock: ManualClock, db_path: Any, *, reopen: bool
+    open_rt: Open,
+    clock: ManualClock,
+    db_path: Any,
+    *,
+    reopen: bool,
+    open_reader: OpenReader,
 ) -> None:
     # Live, the code resumed after the side effect with the clock of the
     # event before it (the start), while replay resumes it at the side
@@ -248,7 +254,7 @@ async def test_a_handle_awaited_after_a_side_effect_counts_from_that_drive(
     clock.advance("10m")
     driven = clock.now()
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert [t.fire_at for t in reader.timers(str(exec_id))] == [
             driven + timedelta(hours=1)
         ]
@@ -281,7 +287,12 @@ async def snoozed_by_handler(ctx: WorkflowContext, _: Any) -> Any:
 
 @pytest.mark.parametrize("reopen", [False, True])
 async def test_a_reset_in_a_handler_is_not_fired_by_the_deadline_it_replaced(
-    open_rt: Open, clock: ManualClock, db_path: Any, *, reopen: bool
+    open_rt: Open,
+    clock: ManualClock,
+    db_path: Any,
+    *,
+    reopen: bool,
+    open_reader: OpenReader,
 ) -> None:
     # The snooze arrived before the first deadline, but the drive comes after
     # it: the old row was read as due, and its TimerFired must not reach the
@@ -295,7 +306,7 @@ async def test_a_reset_in_a_handler_is_not_fired_by_the_deadline_it_replaced(
     clock.advance("10m")
 
     assert await rt.run_until_blocked(exec_id) == RunState.WaitingTimer()
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert [t.fire_at for t in reader.timers(str(exec_id))] == [
             clock.now() + timedelta(minutes=30)
         ]
@@ -327,7 +338,7 @@ async def naps_an_hour(ctx: WorkflowContext, _: Any) -> str:
 
 
 async def test_a_timer_armed_in_the_first_drive_counts_from_that_drives_clock(
-    open_rt: Open, clock: ManualClock
+    open_rt: Open, clock: ManualClock, open_reader: OpenReader
 ) -> None:
     rt = open_rt()
     rt.register_workflow(naps_an_hour)
@@ -339,7 +350,7 @@ async def test_a_timer_armed_in_the_first_drive_counts_from_that_drives_clock(
     # Guide §7: the drive keeps one clock, the time it names.
     assert await rt.run_until_blocked_as_of(exec_id, later) == RunState.WaitingTimer()
     assert system_clock_reads == [(started, later)]
-    with SqliteReader.open(rt.store.path) as reader:  # type: ignore[attr-defined]
+    with open_reader() as reader:
         (timer,) = reader.timers(exec_id)
     assert timer.fire_at == later + timedelta(hours=1)
     almost = later + timedelta(minutes=59)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from harvest_engine import (
     ActivityContext,
     RunState,
-    SqliteReader,
     SqliteRuntime,
     WorkflowContext,
     WorkflowLogPolicy,
@@ -18,6 +19,8 @@ from harvest_engine import (
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.stores import OpenReader
 
 Open = Callable[..., SqliteRuntime]
 
@@ -48,12 +51,12 @@ def runtime(
 
 
 async def test_each_log_line_is_stored_once_even_when_cycles_replay(
-    open_rt: Open, db_path: Path
+    open_rt: Open, db_path: Path, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt, WorkflowLogPolicy(max_lines=None), cache=False)
     exec_id = rt.start_workflow("chatty", 4)
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="done")
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         lines = reader.workflow_logs(exec_id)
         assert [line.message for line in lines] == [f"line {i}" for i in range(4)]
         assert reader.count_workflow_logs(exec_id) == 4
@@ -61,12 +64,12 @@ async def test_each_log_line_is_stored_once_even_when_cycles_replay(
 
 
 async def test_lines_past_max_lines_leave_one_truncation_marker(
-    open_rt: Open, db_path: Path
+    open_rt: Open, db_path: Path, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt, WorkflowLogPolicy(max_lines=2))
     exec_id = rt.start_workflow("chatty", 5)
     await rt.run_until_blocked(exec_id)
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert reader.count_workflow_logs(exec_id) == 2
         assert reader.workflow_log_truncated(exec_id)
         markers = [line for line in reader.workflow_logs(exec_id) if line.marker]
@@ -74,17 +77,17 @@ async def test_lines_past_max_lines_leave_one_truncation_marker(
 
 
 async def test_without_a_policy_no_lines_are_stored(
-    open_rt: Open, db_path: Path
+    open_rt: Open, db_path: Path, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt, None)
     exec_id = rt.start_workflow("chatty", 2)
     await rt.run_until_blocked(exec_id)
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert reader.workflow_logs(exec_id) == []
 
 
 async def test_lines_logged_before_a_reopen_are_not_stored_twice(
-    open_rt: Open, db_path: Path
+    open_rt: Open, db_path: Path, open_reader: OpenReader
 ) -> None:
     @workflow(name="chatty")
     async def waits(ctx: WorkflowContext, _: Any) -> str:
@@ -104,15 +107,16 @@ async def test_lines_logged_before_a_reopen_are_not_stored_twice(
     second.set_workflow_log_policy(WorkflowLogPolicy())
     second.send_signal(exec_id, "go", 1)
     await second.run_until_blocked(exec_id)
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         assert [line.message for line in reader.workflow_logs(exec_id)] == [
             "before",
             "after",
         ]
 
 
+@pytest.mark.sqlite_only("injects the failure with a SQLite TEMP TRIGGER")
 async def test_a_failed_log_write_rolls_back_alone_and_the_cycle_commits(
-    open_rt: Open, db_path: Path
+    open_rt: Open, db_path: Path, open_reader: OpenReader
 ) -> None:
     rt = runtime(open_rt, WorkflowLogPolicy(), cache=False)
     # A temp trigger lives in this connection only: the file's schema stays.
@@ -122,7 +126,7 @@ async def test_a_failed_log_write_rolls_back_alone_and_the_cycle_commits(
     )
     exec_id = rt.start_workflow("chatty", 4)
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="done")
-    with SqliteReader.open(db_path) as reader:
+    with open_reader() as reader:
         # Each cycle after the refusal writes its lines as one batch; the
         # batch holding "line 2" rolls back to its savepoint every time.
         assert [line.message for line in reader.workflow_logs(exec_id)] == [

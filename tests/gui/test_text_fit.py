@@ -135,3 +135,19 @@ def test_a_result_does_not_squeeze_the_cancel_dialogs_explanation(
         assert explain.geometry().top() >= 0
     finally:
         session.close()
+
+
+def test_a_one_line_output_wraps_instead_of_scrolling_sideways(qtbot: Any) -> None:
+    from harvest_gui.views.payload import PayloadView
+
+    view = PayloadView("Output", "payloadOutput")
+    qtbot.addWidget(view)
+    view.resize(500, 200)
+    view.show()
+    qtbot.waitExposed(view)
+    view.set_text(
+        '"' + "ORD-1002: reserved 1x gizmo; charged 19.00 EUR; shipped " * 6 + '"'
+    )
+    assert view.text.horizontalScrollBar().maximum() == 0
+    assert view.text.document().blockCount() == 1  # one line of text ...
+    assert view.text.document().lineCount() > 1  # ... shown on several

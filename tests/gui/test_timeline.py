@@ -97,9 +97,9 @@ def test_activity_attempts_give_one_bar_each_coloured_by_result() -> None:
     h.add(10, "WorkflowCompleted", output="ok")
     attempts = [
         ActivityAttempt(
-            1, "charge", 1, at(1), at(2), "failed", ErrorInfo("Boom", "went boom")
+            1, "charge", 1, at(1), at(2), "FAILED", ErrorInfo("Boom", "went boom")
         ),
-        ActivityAttempt(1, "charge", 2, at(5), at(9), "completed", None),
+        ActivityAttempt(1, "charge", 2, at(5), at(9), "COMPLETED", None),
     ]
     tl = build_timeline(h.events, attempts)
     lane = lane_of(tl, "activity:charge")
@@ -111,6 +111,31 @@ def test_activity_attempts_give_one_bar_each_coloured_by_result() -> None:
     assert "Boom: went boom" in bars[0].detail
     assert bars[1].seq == done
     assert bars[0].seq == 2  # no event for the retried attempt: its scheduling event
+
+
+def test_a_lost_attempt_is_drawn_lost_beside_its_rerun_with_the_same_number() -> None:
+    h = History()
+    started(h)
+    scheduled = h.add(
+        1, "ActivityScheduled", activity_id=1, name="charge", input={}, queue="default"
+    )
+    done = h.add(
+        9, "ActivityCompleted", activity_id=1, name="charge", result="ok", attempt=1
+    )
+    lost = ErrorInfo("AttemptLost", "the process running this attempt died")
+    attempts = [
+        ActivityAttempt(1, "charge", 1, at(1), at(6), "LOST", lost),
+        ActivityAttempt(1, "charge", 1, at(6), at(9), "COMPLETED", None),
+    ]
+    tl = build_timeline(h.events, attempts)
+    bars = tl.bars_in_lane(lane_of(tl, "activity:charge"))
+    assert [(b.result, b.label, b.start, b.end) for b in bars] == [
+        ("lost", "charge #1", at(1).timestamp(), at(6).timestamp()),
+        ("completed", "charge #1", at(6).timestamp(), at(9).timestamp()),
+    ]
+    assert "AttemptLost" in bars[0].detail
+    assert bars[0].seq == scheduled
+    assert bars[1].seq == done
 
 
 def test_activity_without_attempt_rows_falls_back_to_events() -> None:

@@ -8,20 +8,22 @@ mid-write leaves its command wholly queued or absent.
 
 from __future__ import annotations
 
-import sqlite3
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-from harvest_engine.errors import DatabaseLocked, NotAHarvestDatabase
+from harvest_engine.errors import NotAHarvestDatabase
 from harvest_engine.store.sqlite import commands, readonly
 from harvest_engine.store.sqlite.connection import ClosedConnection, connect
+from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.migrations import table_names
 from harvest_engine.store.sqlite.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    import sqlite3
     from datetime import datetime
     from pathlib import Path
 
 
+@guard_public_methods()
 class CommandQueue:
     """The command table of one file, as a client in another process sees it."""
 
@@ -54,35 +56,17 @@ class CommandQueue:
 
     def submit(self, command_id: str, kind: str, args: str, now: datetime) -> None:
         """Queue one command (one short transaction)."""
-        try:
-            commands.submit(self._conn, command_id, kind, args, now)
-        except sqlite3.Error as exc:
-            self._fail(exc)
+        commands.submit(self._conn, command_id, kind, args, now)
 
     def reply(self, command_id: str) -> tuple[bool, str | None] | None:
         """(applied, reply JSON) of a command; None when no row has this id."""
-        try:
-            return commands.reply(self._conn, command_id)
-        except sqlite3.Error as exc:
-            self._fail(exc)
+        return commands.reply(self._conn, command_id)
 
     def data_version(self) -> int:
         """Changes whenever another connection (the serving process) commits."""
-        try:
-            return readonly.data_version(self._conn)
-        except sqlite3.Error as exc:
-            self._fail(exc)
+        return readonly.data_version(self._conn)
 
     def close(self) -> None:
         """Close the connection (safe to call twice)."""
         self._conn.close()
         self._conn = ClosedConnection(self.path)  # type: ignore[assignment]
-
-    def _fail(self, exc: sqlite3.Error) -> NoReturn:
-        """A typed error for a failed queue read or write (nothing was queued)."""
-        text = str(exc)
-        if "locked" in text or "busy" in text:
-            raise DatabaseLocked(path=self.path, lock_path=self.path + ".lock") from exc
-        raise NotAHarvestDatabase(
-            path=self.path, reason=f"the command queue failed: {text}"
-        ) from exc

@@ -63,6 +63,14 @@ def pending(conn: sqlite3.Connection, limit: int) -> list[CommandRecord]:
     ]
 
 
+def is_pending(conn: sqlite3.Connection, row_id: int) -> bool:
+    """Whether the command row is still waiting to be applied."""
+    row = conn.execute(
+        "SELECT 1 FROM harvest_commands WHERE id = ? AND applied_at IS NULL", (row_id,)
+    ).fetchone()
+    return row is not None
+
+
 def finish(
     conn: sqlite3.Connection,
     row_id: int,

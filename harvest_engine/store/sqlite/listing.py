@@ -95,11 +95,13 @@ def where_clause(
         ("workflow_name", flt.workflow_names),
         ("exec_id", flt.exec_ids),
         ("workflow_id", flt.workflow_ids),
+        ("parent_exec_id", flt.parent_exec_ids),
     )
     for column, texts in exact:
         for text in texts:
-            clauses.append(f"{column} = ?")
-            args.append(text)
+            # A file older than the column has no run that could match.
+            clauses.append(f"{column} = ?" if has(column) else "0")
+            args.extend([text] if has(column) else [])
     for prefix in flt.workflow_id_prefixes:
         # substr, not LIKE: a prefix may hold % or _, and LIKE folds ASCII case.
         clauses.append("substr(workflow_id, 1, ?) = ?")
@@ -114,6 +116,12 @@ def where_clause(
     if flt.started_until is not None:
         clauses.append("started_at < ?" if has("started_at") else "0")
         args.extend([micros(flt.started_until)] if has("started_at") else [])
+    if flt.closed_from is not None:
+        clauses.append("closed_at >= ?" if has("closed_at") else "0")
+        args.extend([micros(flt.closed_from)] if has("closed_at") else [])
+    if flt.closed_until is not None:
+        clauses.append("closed_at < ?" if has("closed_at") else "0")
+        args.extend([micros(flt.closed_until)] if has("closed_at") else [])
     for key, value in flt.search_attributes:
         if not has("search_attributes"):
             clauses.append("0")

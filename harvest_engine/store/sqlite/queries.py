@@ -214,7 +214,8 @@ def activity_attempts(
             attempt=r[2],
             started_at=from_micros(r[3]),
             ended_at=opt_time(r[4]),
-            outcome=r[5],
+            # Files written before the outcomes were upper case read the same.
+            outcome=str(r[5]).upper(),
             error=_error(r[6]),
         )
         for r in rows

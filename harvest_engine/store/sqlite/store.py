@@ -7,6 +7,7 @@ import sqlite3
 import threading
 import uuid
 from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs
 
@@ -20,6 +21,7 @@ from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import (
     listing,
     operator_reads,
+    orphans,
     queries,
     readonly,
     verify,
@@ -44,12 +46,12 @@ from harvest_engine.store.sqlite.migrations import (
     migrate,
     read_version,
 )
+from harvest_engine.store.sqlite.wakeups import PANIC_BACKOFF
 from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
-    from datetime import datetime
     from pathlib import Path
 
     from harvest_engine.events import HistoryEvent
@@ -127,13 +129,15 @@ class SqliteStore:
         self.closed = False
 
     @classmethod
-    def open(cls, path: str | Path) -> SqliteStore:
+    def open(cls, path: str | Path, *, now: datetime | None = None) -> SqliteStore:
         """Lock, connect, migrate and reclaim orphaned tasks; raise DatabaseLocked if held.
 
         A file that is refused (foreign, damaged, too new, a negative
         version) is refused before anything is written to it. When the open
         fails, it leaves nothing behind that it made: the lock file it
-        created and a database file it created are removed.
+        created and a database file it created are removed. `now` (the
+        runtime's clock; the wall clock by default) stamps the LOST attempt
+        rows of the tasks a dead process left RUNNING.
         """
         lock = WriterLock(path)
         # lexists: a dangling symlink or a symlink loop is not ours to remove.
@@ -147,7 +151,7 @@ class SqliteStore:
                 apply_writer_pragmas(conn)
                 migrate(conn, str(lock.db_path))
                 store = cls(conn, str(lock.db_path), lock, None)
-                store._reclaim_orphans()
+                store._reclaim_orphans(now or datetime.now(UTC))
             except BaseException:
                 conn.close()
                 raise
@@ -203,13 +207,20 @@ class SqliteStore:
         conn.execute("COMMIT")
         return cls(conn, uri or ":memory:", None, owner)
 
-    def _reclaim_orphans(self) -> None:
+    def _reclaim_orphans(self, now: datetime) -> None:
         # Under the single-writer contract a RUNNING task at open was claimed
-        # by a process that died mid-body: run it again (at-least-once, §10).
-        self.requeue_claimed_tasks()
+        # by a process that died mid-body: record it LOST, run it again
+        # (at-least-once, §10).
+        with self.write() as txn:
+            del txn
+            orphans.reclaim(self._conn, now)
 
     def requeue_claimed_tasks(self) -> None:
-        """Put every claimed (RUNNING) task back to PENDING: its body will run again."""
+        """Put every claimed (RUNNING) task back to PENDING: its body will run again.
+
+        A stopped server's unfinished bodies: this process is alive, so no
+        attempt is recorded LOST (only an open finds the tasks of a dead one).
+        """
         with self.write() as txn:
             del txn
             self._conn.execute(
@@ -382,8 +393,9 @@ class SqliteStore:
             " OR (deadline IS NOT NULL AND deadline <= ?)"
             " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
             "            AND t.fire_at <= ?)"
-            ") ORDER BY id",
-            (at, at),
+            ") AND NOT (" + PANIC_BACKOFF + " AND (deadline IS NULL OR deadline > ?))"
+            " ORDER BY id",
+            (at, at, at, at),
         ).fetchall()
         return [r[0] for r in rows]
 

@@ -16,11 +16,22 @@ if TYPE_CHECKING:
     import sqlite3
     from datetime import datetime
 
+# A RUNNING run waiting out a panic's backoff (decide.py, runtime/panics.py):
+# a pass leaves it alone until then, unless a cancel is pending. One `?`: now.
+PANIC_BACKOFF = (
+    "(panic_count > 0 AND not_before IS NOT NULL AND not_before > ?"
+    " AND cancel_reason IS NULL)"
+)
+
 # Each source selects one nullable time (microseconds); `:now` is bound to the
 # caller's now, so work that is ready at once reads as due now.
 DUE_SOURCES: tuple[str, ...] = (
-    # the earliest armed timer
-    "SELECT MIN(fire_at) FROM harvest_timers",
+    # the earliest armed timer of a run not waiting out a panic's backoff
+    # (the decision source below has that run's not-before time)
+    "SELECT fire_at FROM harvest_timers t WHERE NOT EXISTS (SELECT 1 FROM"
+    " harvest_executions e WHERE e.exec_id = t.exec_id AND "
+    + PANIC_BACKOFF.replace("?", ":now")
+    + ") ORDER BY fire_at LIMIT 1",
     # an activity task waiting for its retry backoff (or ready now)
     "SELECT MIN(ready_at) FROM harvest_tasks WHERE status = 'PENDING'",
     # an execution deadline (the run times out then)

@@ -107,6 +107,10 @@ class SqliteWriteTxn:
 
     # -- runs ---------------------------------------------------------------
 
+    def lock_for_decision(self, exec_id: str) -> bool:
+        del exec_id  # BEGIN IMMEDIATE already made this the only writer
+        return True
+
     def execution(self, exec_id: str) -> ExecutionRecord | None:
         return queries.execution(self._conn, exec_id)
 
@@ -486,6 +490,9 @@ class SqliteWriteTxn:
         return retention_sql.purge_batch(self._conn, cutoff, limit)
 
     # -- client commands (serving) ------------------------------------------------
+
+    def claim_command(self, row_id: int) -> bool:
+        return command_sql.is_pending(self._conn, row_id)
 
     def finish_command(
         self, row_id: int, reply: str, exec_id: str | None, now: datetime

@@ -1,0 +1,241 @@
+"""The `harvest` commands that talk to runs through a HarvestClient: start, signal, query, update, ...
+
+Each queues one command for the process that serves FILE (`await
+rt.serve()`) and waits up to `--timeout` for its reply; arguments are JSON
+text. A command no serving process answered in time exits 8 and stays
+queued: it is applied when a server runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from harvest_engine.cli.app import EXEC, FILE, JSON, main
+from harvest_engine.cli.output import (
+    EXIT_FAILED,
+    HarvestFailure,
+    emit_json,
+    failures,
+    line,
+)
+from harvest_engine.client import HarvestClient
+from harvest_engine.errors import CommandTimedOut
+from harvest_engine.states import ExecutionOutcome
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+    from pathlib import Path
+
+EXIT_TIMED_OUT = 8
+"""No serving process answered in time (`CommandTimedOut`); the command stays queued."""
+
+TIMEOUT = click.option(
+    "--timeout",
+    default="10s",
+    show_default=True,
+    help="How long to wait for the serving process's reply (e.g. 500ms, 30s).",
+)
+
+
+def _json_arg(text: str | None, what: str) -> Any:
+    """A JSON argument (None when it was left out)."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"{what} is not JSON ({exc})", param_hint=what
+        ) from exc
+
+
+def _run(file: Path, call: Callable[[HarvestClient], Coroutine[Any, Any, Any]]) -> Any:
+    """Open a client on `file`, run one command, close; errors as one line and their exit status."""
+    with failures():
+        try:
+            with HarvestClient.open(file) as client:
+                return asyncio.run(call(client))
+        except CommandTimedOut as exc:
+            raise HarvestFailure(exc.message, EXIT_TIMED_OUT) from exc
+
+
+@main.command("start")
+@FILE
+@click.argument("workflow")
+@click.argument("input", required=False)
+@click.option(
+    "--id", "workflow_id", help="A business id (attaches to its RUNNING run)."
+)
+@TIMEOUT
+@JSON
+def start(
+    file: Path,
+    workflow: str,
+    input: str | None,
+    workflow_id: str | None,
+    timeout: str,
+    as_json: bool,
+) -> None:
+    """Start a run of WORKFLOW with INPUT (JSON); prints the new run's id."""
+    value = _json_arg(input, "INPUT")
+
+    async def call(client: HarvestClient) -> Any:
+        if workflow_id is None:
+            return await client.start_workflow(workflow, value, timeout=timeout)
+        return await client.start_workflow_with_id(
+            workflow, workflow_id, value, timeout=timeout
+        )
+
+    exec_id = _run(file, call)
+    if as_json:
+        emit_json({"exec_id": str(exec_id)})
+    else:
+        line(exec_id)
+
+
+@main.command("signal")
+@FILE
+@EXEC
+@click.argument("name")
+@click.argument("payload", required=False)
+@click.option(
+    "--key", help="An idempotency key: a repeat with the same key is dropped."
+)
+@TIMEOUT
+@JSON
+def signal(
+    file: Path,
+    exec_id: str,
+    name: str,
+    payload: str | None,
+    key: str | None,
+    timeout: str,
+    as_json: bool,
+) -> None:
+    """Send signal NAME with PAYLOAD (JSON) to a RUNNING run."""
+    value = _json_arg(payload, "PAYLOAD")
+
+    async def call(client: HarvestClient) -> bool:
+        if key is None:
+            await client.send_signal(exec_id, name, value, timeout=timeout)
+            return True
+        return await client.send_signal_idempotent(
+            exec_id, name, value, key, timeout=timeout
+        )
+
+    delivered = _run(file, call)
+    if as_json:
+        emit_json({"exec_id": exec_id, "delivered": delivered})
+    else:
+        line("signalled" if delivered else "already delivered (same key)", exec_id)
+
+
+@main.command("query")
+@FILE
+@EXEC
+@click.argument("name")
+@click.argument("arg", required=False)
+@TIMEOUT
+@JSON
+def query(
+    file: Path, exec_id: str, name: str, arg: str | None, timeout: str, as_json: bool
+) -> None:
+    """Ask query NAME(ARG) of a run (answered by the serving process); prints the answer as JSON."""
+    value = _json_arg(arg, "ARG")
+    result = _run(file, lambda c: c.query(exec_id, name, value, timeout=timeout))
+    emit_json({"result": result} if as_json else result)
+
+
+@main.command("update")
+@FILE
+@EXEC
+@click.argument("name")
+@click.argument("arg", required=False)
+@TIMEOUT
+@JSON
+def update(
+    file: Path, exec_id: str, name: str, arg: str | None, timeout: str, as_json: bool
+) -> None:
+    """Run update NAME(ARG) on a run; prints its result as JSON."""
+    value = _json_arg(arg, "ARG")
+    result = _run(file, lambda c: c.update(exec_id, name, value, timeout=timeout))
+    emit_json({"result": result} if as_json else result)
+
+
+@main.command("cancel")
+@FILE
+@EXEC
+@click.argument("reason", required=False)
+@TIMEOUT
+@JSON
+def cancel(
+    file: Path, exec_id: str, reason: str | None, timeout: str, as_json: bool
+) -> None:
+    """Request a cooperative cancel of a RUNNING run (its cleanup still runs)."""
+    _run(file, lambda c: c.cancel(exec_id, reason or "", timeout=timeout))
+    if as_json:
+        emit_json({"exec_id": exec_id, "cancel_requested": True})
+    else:
+        line("cancel requested", exec_id)
+
+
+@main.command("terminate")
+@FILE
+@EXEC
+@click.argument("reason", required=False)
+@TIMEOUT
+@JSON
+def terminate(
+    file: Path, exec_id: str, reason: str | None, timeout: str, as_json: bool
+) -> None:
+    """End a RUNNING run TERMINATED at once."""
+    _run(file, lambda c: c.terminate(exec_id, reason or "", timeout=timeout))
+    if as_json:
+        emit_json({"exec_id": exec_id, "terminated": True})
+    else:
+        line("terminated", exec_id)
+
+
+@main.command("result")
+@FILE
+@EXEC
+@click.option(
+    "--timeout", default=None, help="Give up after this long (default: wait)."
+)
+@JSON
+def result(file: Path, exec_id: str, timeout: str | None, as_json: bool) -> None:
+    """Wait for a run's end (following its successors); prints the output as JSON.
+
+    A run that failed or was cancelled prints its ending and exits 1.
+    """
+
+    async def call(client: HarvestClient) -> ExecutionOutcome:
+        try:
+            return await client.result(exec_id, timeout=timeout)
+        except TimeoutError as exc:
+            raise HarvestFailure(str(exc), EXIT_TIMED_OUT) from exc
+
+    outcome = _run(file, call)
+    if isinstance(outcome, ExecutionOutcome.Completed):
+        emit_json(
+            {"state": "COMPLETED", "output": outcome.output}
+            if as_json
+            else outcome.output
+        )
+        return
+    if isinstance(outcome, ExecutionOutcome.Failed):
+        state, detail = "FAILED", outcome.error.message
+        body: dict[str, Any] = {"state": state, "error": outcome.error.to_json()}
+    else:
+        state = getattr(outcome, "state", "RUNNING")
+        detail, body = "", {"state": state}
+    if as_json:
+        emit_json(body)
+        raise SystemExit(EXIT_FAILED)
+    raise HarvestFailure(
+        f"run {exec_id} ended {state}" + (f": {detail}" if detail else ""), EXIT_FAILED
+    )

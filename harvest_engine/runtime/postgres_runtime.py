@@ -1,0 +1,112 @@
+"""PostgresRuntime: the same runtime on a Postgres database that many workers share.
+
+A composition root like `runtime.py`: it names the Postgres store and shares
+every line of the runtime (`SqliteRuntime` speaks only the DurableStore
+protocol). psycopg is imported on `connect`, so `import harvest_engine` works
+without the `postgres` extra.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harvest_engine.durations import Duration, to_timedelta
+from harvest_engine.errors import Unsupported
+from harvest_engine.runtime.runtime import SqliteRuntime
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from harvest_engine.clock import Clock
+    from harvest_engine.store.postgres.store import PostgresStore
+
+INSTALL_HINT = "psycopg is not installed: pip install 'harvest[postgres]'"
+
+
+def open_store(
+    dsn: str, *, worker_id: str | None, lease: Duration | None
+) -> PostgresStore:
+    """Connect a PostgresStore, or say which extra to install."""
+    try:
+        from harvest_engine.store.postgres import leases  # noqa: PLC0415
+        from harvest_engine.store.postgres.store import (  # noqa: PLC0415
+            PostgresStore,
+        )
+    except ImportError as exc:
+        raise Unsupported(feature="Postgres", why=INSTALL_HINT) from exc
+    span = leases.DEFAULT_LEASE if lease is None else to_timedelta(lease, what="lease")
+    if span.total_seconds() <= 0:
+        raise ValueError(f"lease must be positive, got {lease!r}")
+    return PostgresStore.connect(dsn, worker_id=worker_id, lease=span)
+
+
+class PostgresRuntime(SqliteRuntime):
+    """The workflow runtime on PostgreSQL: any number of them, in any processes, on one database.
+
+    Each is one worker (`worker_id`). Decisions lock their run's row, and a
+    run another worker is deciding is skipped, not waited for; activity
+    claims are leases renewed while the body runs, so a dead worker's task
+    is retaken by a live one after `lease` (at-least-once, the same
+    idempotency key). Everything else is `SqliteRuntime`'s surface.
+    """
+
+    @classmethod
+    def connect(
+        cls,
+        dsn: str,
+        *,
+        worker_id: str | None = None,
+        clock: Clock | None = None,
+        lease: Duration | None = None,
+    ) -> PostgresRuntime:
+        """Connect to a database (created schema on first use); one worker of many.
+
+        Args:
+            dsn: a libpq connection string or ``postgresql://`` URL.
+            worker_id: this worker's name in leases (default: host, pid and a
+                random part). Reusing a crashed worker's id frees its tasks at once.
+            clock: the clock of decisions (leases use the server's clock).
+            lease: how long a claimed task stays this worker's without
+                renewal (default 30s; renewed three times per lease).
+
+        Raises:
+            NotAHarvestDatabase: a wrong DSN, an unreachable server or a
+                missing database (the DSN named, its password hidden).
+            SchemaTooNew: a newer harvest wrote the schema; nothing is changed.
+            Unsupported: psycopg (the `postgres` extra) is not installed.
+        """
+        store = open_store(dsn, worker_id=worker_id, lease=lease)
+        rt = cls(store, clock=clock)
+        rt.registry.heartbeat_timeouts = True
+        try:
+            store.listen(rt.waker.wake)  # LISTEN/NOTIFY: served at once, not at a poll
+        except BaseException:
+            rt.close()
+            raise
+        return rt
+
+    @classmethod
+    def open(cls, path: str | Path, *, clock: Clock | None = None) -> PostgresRuntime:
+        """Refused: a PostgresRuntime connects to a database (`PostgresRuntime.connect`)."""
+        del path, clock
+        raise TypeError(
+            "PostgresRuntime connects to a database: use PostgresRuntime.connect(dsn)"
+        )
+
+    @classmethod
+    def open_in_memory(
+        cls, *, clock: Clock | None = None, uri: str | None = None
+    ) -> PostgresRuntime:
+        """Refused: a PostgresRuntime connects to a database (`PostgresRuntime.connect`)."""
+        del clock, uri
+        raise TypeError(
+            "PostgresRuntime connects to a database: use PostgresRuntime.connect(dsn)"
+        )
+
+    @property
+    def worker_id(self) -> str:
+        """This worker's id, as its leases record it."""
+        return str(getattr(self.store, "worker_id", ""))
+
+    def __enter__(self) -> PostgresRuntime:
+        return self

@@ -1,0 +1,92 @@
+"""A client's connection to a served Postgres database: it queues command rows and reads replies.
+
+The Postgres twin of the SQLite `CommandQueue`: it runs no schema step (a
+worker created the schema), and each command is one short transaction, so a
+client killed mid-write leaves its command wholly queued or absent. The
+insert notifies the serving workers (LISTEN/NOTIFY), which wake at once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import psycopg
+
+from harvest_engine.errors import NotAHarvestDatabase, SchemaTooNew, StorageError
+from harvest_engine.store.postgres import commands
+from harvest_engine.store.postgres.connection import connect, redact
+from harvest_engine.store.postgres.migrations import read_version
+from harvest_engine.store.postgres.schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+
+class PostgresCommandQueue:
+    """The command table of one database, as a client in another process sees it."""
+
+    def __init__(self, path: str, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+        """Use `PostgresCommandQueue.connect(dsn)`."""
+        self.path = path
+        self._conn = conn
+
+    @classmethod
+    def connect(cls, dsn: str) -> PostgresCommandQueue:
+        """Connect to the database's command queue.
+
+        Raises:
+            NotAHarvestDatabase: a wrong DSN, an unreachable server, a missing
+                database, or one no worker has created the schema in.
+            SchemaTooNew: written by a newer harvest.
+        """
+        conn = connect(dsn)
+        where = redact(dsn)
+        try:
+            version = read_version(conn)
+        except psycopg.Error as exc:
+            conn.close()
+            raise NotAHarvestDatabase(path=where, reason=str(exc).strip()) from exc
+        if version == 0:
+            conn.close()
+            raise NotAHarvestDatabase(
+                path=where,
+                reason="it has no harvest schema; connect a PostgresRuntime once to create it",
+            )
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise SchemaTooNew(path=where, found=version, supported=SCHEMA_VERSION)
+        return cls(where, conn)
+
+    def submit(self, command_id: str, kind: str, args: str, now: datetime) -> None:
+        """Queue one command (one short transaction) and wake the serving workers."""
+        try:
+            commands.submit(self._conn, command_id, kind, args, now)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    def reply(self, command_id: str) -> tuple[bool, str | None] | None:
+        """(applied, reply JSON) of a command; None when no row has this id."""
+        try:
+            return commands.reply(self._conn, command_id)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    def data_version(self) -> int:
+        """Changes whenever a worker commits a write to the database."""
+        try:
+            row = self._conn.execute(
+                "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
+            ).fetchone()
+        except psycopg.Error as exc:
+            self._fail(exc)
+        return int(row[0]) if row is not None else 0
+
+    def close(self) -> None:
+        """Close the connection (safe to call twice)."""
+        self._conn.close()
+
+    def _fail(self, exc: psycopg.Error) -> NoReturn:
+        """A typed error for a failed queue read or write (nothing was queued)."""
+        raise StorageError(
+            path=self.path, reason=f"the command queue failed: {exc}"
+        ) from exc

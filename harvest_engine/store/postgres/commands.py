@@ -1,0 +1,94 @@
+"""Command-queue SQL of the Postgres store: clients insert rows, a serving worker applies them.
+
+The same rows as the SQLite store's queue. With many serving workers, a
+worker takes the pending rows FOR UPDATE SKIP LOCKED inside the transaction
+that applies them, so each command is applied by exactly one worker.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine.store.protocol import CommandRecord
+from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    import psycopg
+
+
+def submit(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    command_id: str,
+    kind: str,
+    args: str,
+    now: datetime,
+) -> None:
+    """Queue one command (autocommit: wholly queued, or absent) and wake the serving workers."""
+    with conn.transaction():
+        conn.execute(
+            "INSERT INTO harvest_commands (command_id, kind, args, submitted_at) "
+            "VALUES (%s, %s, %s, %s)",
+            (command_id, kind, args, micros(now)),
+        )
+        conn.execute("SELECT pg_notify('harvest_wake', 'command')")
+
+
+def reply(
+    conn: psycopg.Connection[tuple[Any, ...]], command_id: str
+) -> tuple[bool, str | None] | None:
+    """(applied, reply JSON) of a queued command; None when no row has this id."""
+    row = conn.execute(
+        "SELECT applied_at IS NOT NULL, reply FROM harvest_commands WHERE command_id = %s",
+        (command_id,),
+    ).fetchone()
+    return None if row is None else (bool(row[0]), row[1])
+
+
+def pending(
+    conn: psycopg.Connection[tuple[Any, ...]], limit: int, *, lock: bool = False
+) -> list[CommandRecord]:
+    """Unapplied commands, oldest first; with `lock`, the rows no other worker holds, locked."""
+    rows = conn.execute(
+        "SELECT id, command_id, kind, args, submitted_at FROM harvest_commands "
+        "WHERE applied_at IS NULL ORDER BY id LIMIT %s"
+        + (" FOR UPDATE SKIP LOCKED" if lock else ""),
+        (limit,),
+    ).fetchall()
+    return [
+        CommandRecord(
+            id=row[0],
+            command_id=row[1],
+            kind=row[2],
+            args=row[3],
+            submitted_at=from_micros(row[4]),
+        )
+        for row in rows
+    ]
+
+
+def finish(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    row_id: int,
+    reply_json: str,
+    exec_id: str | None,
+    now: datetime,
+) -> None:
+    """Mark a command applied with its reply and the run it touched (if no one did first)."""
+    conn.execute(
+        "UPDATE harvest_commands SET applied_at = %s, reply = %s, exec_id = %s "
+        "WHERE id = %s AND applied_at IS NULL",
+        (micros(now), reply_json, exec_id, row_id),
+    )
+
+
+def purge_applied(
+    conn: psycopg.Connection[tuple[Any, ...]], cutoff: datetime, limit: int
+) -> int:
+    """Delete up to `limit` commands applied before `cutoff`; how many went."""
+    return conn.execute(
+        "DELETE FROM harvest_commands WHERE id IN (SELECT id FROM harvest_commands "
+        "WHERE applied_at IS NOT NULL AND applied_at < %s ORDER BY applied_at LIMIT %s)",
+        (micros(cutoff), limit),
+    ).rowcount

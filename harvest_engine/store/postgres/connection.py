@@ -1,0 +1,55 @@
+"""Connecting to Postgres: a DSN to a psycopg connection, its errors to the engine's typed errors.
+
+No raw psycopg error escapes a public call: a wrong DSN, an unreachable
+server or a missing database is `NotAHarvestDatabase` naming the DSN (its
+password hidden) and saying why.
+"""
+
+from __future__ import annotations
+
+import re
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from harvest_engine.errors import NotAHarvestDatabase
+
+# A worker gives up on a server that does not answer within this many seconds.
+CONNECT_TIMEOUT = 10
+
+
+def redact(dsn: str) -> str:
+    """The DSN as errors and logs may show it: a password replaced by ***."""
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error:
+        return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", dsn)
+    if "password" not in params:
+        return dsn
+    if "://" in dsn:
+        return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", dsn)
+    params["password"] = "***"
+    return make_conninfo("", **params)
+
+
+def connect(dsn: str) -> psycopg.Connection[tuple[object, ...]]:
+    """An autocommit connection (transactions are explicit); typed error if it cannot be made."""
+    if not isinstance(dsn, str) or not dsn.strip():
+        raise NotAHarvestDatabase(path=repr(dsn), reason="a Postgres DSN is required")
+    try:
+        conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError as exc:
+        raise NotAHarvestDatabase(
+            path=redact(dsn), reason=f"not a valid Postgres DSN: {exc}"
+        ) from exc
+    try:
+        return psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.Error as exc:
+        reason = (
+            str(exc).strip().splitlines()[-1]
+            if str(exc).strip()
+            else type(exc).__name__
+        )
+        raise NotAHarvestDatabase(
+            path=redact(dsn), reason=f"cannot connect: {reason}"
+        ) from exc

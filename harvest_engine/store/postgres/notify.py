@@ -1,0 +1,77 @@
+"""LISTEN/NOTIFY: a worker's commits wake the other serving workers at once, not at the next poll.
+
+Every write transaction of a store ends with ``pg_notify('harvest_wake',
+worker_id)`` (delivered at commit, dropped on rollback), and a client's
+queued command notifies too. A serving worker listens on its own connection
+in a daemon thread and wakes its loop for every notice but its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from harvest_engine.store.postgres.connection import connect
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+log = logging.getLogger("harvest.postgres")
+
+CHANNEL = "harvest_wake"
+NOTIFY = "SELECT pg_notify('harvest_wake', %s)"
+
+# How often the listening thread checks that it should stop (seconds).
+STOP_CHECK = 0.2
+# Waits between reconnects of a listener whose connection broke (seconds).
+RECONNECT_BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
+
+
+class Listener:
+    """A daemon thread that calls `on_wake()` for each notice another worker or a client sends."""
+
+    def __init__(self, dsn: str, worker_id: str, on_wake: Callable[[], None]) -> None:
+        self._dsn = dsn
+        self._me = worker_id
+        self._on_wake = on_wake
+        self._stop = threading.Event()
+        self._conn = self._listen()
+        self._thread = threading.Thread(
+            target=self._loop, name="harvest-listener", daemon=True
+        )
+        self._thread.start()
+
+    def _listen(self) -> psycopg.Connection[tuple[Any, ...]]:
+        conn = connect(self._dsn)
+        conn.execute(f"LISTEN {CHANNEL}")
+        return conn
+
+    def _loop(self) -> None:
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                for notice in self._conn.notifies(timeout=STOP_CHECK):
+                    if notice.payload != self._me:
+                        self._on_wake()
+                failures = 0
+            except psycopg.Error:
+                # The server went away: reconnect with backoff; wake once, since
+                # notices sent meanwhile are lost (the poll covers them too).
+                delay = RECONNECT_BACKOFF[min(failures, len(RECONNECT_BACKOFF) - 1)]
+                failures += 1
+                if self._stop.wait(delay):
+                    return
+                try:
+                    self._conn = self._listen()
+                    self._on_wake()
+                except Exception:  # noqa: BLE001 - retried with the next backoff
+                    log.warning("LISTEN reconnect failed; retrying", exc_info=True)
+
+    def stop(self) -> None:
+        """Stop listening and close the connection."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._conn.close()

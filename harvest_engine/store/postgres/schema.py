@@ -1,0 +1,225 @@
+"""The Postgres schema: the SQLite store's tables, plus task leases and the append-only trigger.
+
+Columns keep the SQLite store's types (times as integer microseconds since
+the Unix epoch, payloads as JSON text, flags as integers), so one history is
+the same JSON on both stores and the row converters are shared. Task rows
+add a lease (`worker_id`, `lease_expires_at`, in the database server's own
+clock so workers on several machines agree).
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+# Version 1: the whole engine. Later versions append steps to MIGRATIONS.
+V1 = """
+CREATE TABLE harvest_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE harvest_executions (
+    id                  BIGSERIAL PRIMARY KEY,
+    exec_id             TEXT NOT NULL UNIQUE,
+    workflow_name       TEXT NOT NULL,
+    workflow_id         TEXT NOT NULL,
+    state               TEXT NOT NULL,
+    attempt             INTEGER NOT NULL DEFAULT 1,
+    input               TEXT,
+    output              TEXT,
+    error               TEXT,
+    memo                TEXT,
+    search_attributes   TEXT,
+    parent_exec_id      TEXT,
+    parent_close_policy TEXT,
+    predecessor         TEXT,
+    successor           TEXT,
+    started_at          BIGINT,
+    closed_at           BIGINT,
+    deadline            BIGINT,
+    retry_policy        TEXT,
+    cancel_reason       TEXT,
+    cancel_seq          INTEGER,
+    not_before          BIGINT,
+    next_seq            INTEGER NOT NULL DEFAULT 1,
+    history_bytes       BIGINT NOT NULL DEFAULT 0,
+    needs_decision      INTEGER NOT NULL DEFAULT 1,
+    panic_count         INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX harvest_executions_state ON harvest_executions (state, id);
+CREATE INDEX harvest_executions_key ON harvest_executions (workflow_name, workflow_id, id);
+CREATE INDEX harvest_executions_name ON harvest_executions (workflow_name, id);
+CREATE INDEX harvest_executions_closed ON harvest_executions (closed_at)
+    WHERE closed_at IS NOT NULL;
+CREATE INDEX harvest_executions_parent ON harvest_executions (parent_exec_id)
+    WHERE parent_exec_id IS NOT NULL;
+CREATE INDEX harvest_executions_decide ON harvest_executions (needs_decision)
+    WHERE needs_decision = 1;
+
+CREATE TABLE harvest_events (
+    exec_id TEXT NOT NULL,
+    seq     INTEGER NOT NULL,
+    type    TEXT NOT NULL,
+    at      BIGINT NOT NULL,
+    attrs   TEXT NOT NULL,
+    PRIMARY KEY (exec_id, seq)
+);
+
+CREATE TABLE harvest_tasks (
+    id                   BIGSERIAL PRIMARY KEY,
+    exec_id              TEXT NOT NULL,
+    activity_id          INTEGER NOT NULL,
+    activity_name        TEXT NOT NULL,
+    input                TEXT NOT NULL,
+    queue                TEXT NOT NULL DEFAULT 'default',
+    status               TEXT NOT NULL DEFAULT 'PENDING',
+    attempt              INTEGER NOT NULL DEFAULT 1,
+    max_attempts         INTEGER NOT NULL DEFAULT 1,
+    ready_at             BIGINT NOT NULL,
+    scheduled_at         BIGINT NOT NULL,
+    claimed_at           BIGINT,
+    heartbeat            TEXT,
+    last_error           TEXT,
+    retry_policy         TEXT,
+    start_to_close       DOUBLE PRECISION,
+    schedule_to_close_at BIGINT,
+    idempotency_key      TEXT NOT NULL,
+    local                INTEGER NOT NULL DEFAULT 0,
+    worker_id            TEXT,
+    lease_expires_at     TIMESTAMPTZ,
+    heartbeat_timeout    DOUBLE PRECISION
+);
+CREATE INDEX harvest_tasks_ready ON harvest_tasks (status, ready_at);
+CREATE INDEX harvest_tasks_exec ON harvest_tasks (exec_id);
+CREATE INDEX harvest_tasks_lease ON harvest_tasks (lease_expires_at)
+    WHERE status = 'RUNNING';
+
+CREATE TABLE harvest_timers (
+    exec_id  TEXT NOT NULL,
+    timer_id TEXT NOT NULL,
+    fire_at  BIGINT NOT NULL,
+    PRIMARY KEY (exec_id, timer_id)
+);
+CREATE INDEX harvest_timers_due ON harvest_timers (fire_at);
+
+CREATE TABLE harvest_signals (
+    id              BIGSERIAL PRIMARY KEY,
+    exec_id         TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    payload         TEXT NOT NULL,
+    idempotency_key TEXT,
+    received_at     BIGINT NOT NULL,
+    delivered       INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX harvest_signals_key ON harvest_signals (exec_id, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+CREATE INDEX harvest_signals_staged ON harvest_signals (exec_id, delivered, id);
+
+CREATE TABLE harvest_activity_attempts (
+    id            BIGSERIAL PRIMARY KEY,
+    exec_id       TEXT NOT NULL,
+    activity_id   INTEGER NOT NULL,
+    activity_name TEXT NOT NULL,
+    attempt       INTEGER NOT NULL,
+    started_at    BIGINT NOT NULL,
+    ended_at      BIGINT,
+    outcome       TEXT NOT NULL,
+    error         TEXT
+);
+CREATE INDEX harvest_activity_attempts_exec
+    ON harvest_activity_attempts (exec_id, activity_name);
+
+CREATE TABLE harvest_schedules (
+    workflow_name   TEXT PRIMARY KEY,
+    spec            TEXT NOT NULL,
+    input           TEXT NOT NULL DEFAULT 'null',
+    overlap         TEXT NOT NULL DEFAULT 'skip',
+    max_active_runs INTEGER NOT NULL DEFAULT 1,
+    next_fire_at    BIGINT,
+    paused          INTEGER NOT NULL DEFAULT 0,
+    last_fired_at   BIGINT,
+    created_at      BIGINT NOT NULL,
+    updated_at      BIGINT NOT NULL
+);
+
+CREATE TABLE harvest_workflow_logs (
+    exec_id TEXT NOT NULL,
+    seq     INTEGER NOT NULL,
+    at      BIGINT NOT NULL,
+    message TEXT NOT NULL,
+    marker  INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (exec_id, seq)
+);
+
+CREATE TABLE harvest_llm_ledger (
+    id            BIGSERIAL PRIMARY KEY,
+    exec_id       TEXT NOT NULL,
+    activity      TEXT NOT NULL,
+    attempt       INTEGER NOT NULL,
+    model         TEXT NOT NULL,
+    input_tokens  BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL,
+    latency       DOUBLE PRECISION,
+    recorded_at   BIGINT NOT NULL
+);
+CREATE INDEX harvest_llm_ledger_exec ON harvest_llm_ledger (exec_id);
+
+CREATE TABLE harvest_mutexes (
+    key       TEXT NOT NULL,
+    exec_id   TEXT NOT NULL,
+    queued_at BIGINT NOT NULL,
+    granted   INTEGER NOT NULL DEFAULT 0,
+    lock_seq  BIGINT,
+    PRIMARY KEY (key, exec_id)
+);
+CREATE INDEX harvest_mutexes_exec ON harvest_mutexes (exec_id);
+
+-- Client commands (DESIGN "Serving"): a client inserts one row; a serving
+-- worker applies it, writing the effect, `reply` and `applied_at` together.
+CREATE TABLE harvest_commands (
+    id            BIGSERIAL PRIMARY KEY,
+    command_id    TEXT NOT NULL UNIQUE,
+    kind          TEXT NOT NULL,
+    args          TEXT NOT NULL,
+    submitted_at  BIGINT NOT NULL,
+    applied_at    BIGINT,
+    exec_id       TEXT,
+    reply         TEXT
+);
+CREATE INDEX harvest_commands_pending ON harvest_commands (id) WHERE applied_at IS NULL;
+CREATE INDEX harvest_commands_applied ON harvest_commands (applied_at)
+    WHERE applied_at IS NOT NULL;
+CREATE INDEX harvest_commands_exec ON harvest_commands (exec_id);
+
+-- The event log is the truth (DESIGN): an UPDATE of a stored event is refused
+-- whoever sends it; the primary key already refuses an overwrite.
+CREATE FUNCTION harvest_events_refuse_update() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'harvest_events is append-only: UPDATE refused'
+        USING ERRCODE = 'restrict_violation';
+END;
+$$;
+CREATE TRIGGER harvest_events_no_update BEFORE UPDATE ON harvest_events
+    FOR EACH ROW EXECUTE FUNCTION harvest_events_refuse_update();
+
+-- Search-attribute filters read a run's attributes through this: a text that
+-- is not a JSON object reads as {} instead of failing the whole page.
+CREATE FUNCTION harvest_json_object(value TEXT) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    parsed jsonb;
+BEGIN
+    parsed := value::jsonb;
+    IF jsonb_typeof(parsed) = 'object' THEN
+        RETURN parsed;
+    END IF;
+    RETURN '{}'::jsonb;
+EXCEPTION WHEN others THEN
+    RETURN '{}'::jsonb;
+END;
+$$;
+"""
+
+# MIGRATIONS[n] takes a database from version n to n + 1 (index 0 creates it).
+MIGRATIONS: tuple[str, ...] = (V1,)

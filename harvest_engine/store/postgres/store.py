@@ -1,0 +1,471 @@
+"""PostgresStore: the DurableStore on one Postgres database, shared by many workers.
+
+Each store is one worker: a connection for its transactions and reads, and a
+second one for lease renewals and heartbeats (they never wait for a decision
+of this worker). Claims are leases (leases.py); decisions lock their run's
+row (write_txn.py). Errors of the server or the network are `psycopg.Error`
+inside a transaction and typed errors (`faults`) at every public method; a
+broken connection is replaced on the next call.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from harvest_engine.errors import (
+    DatabaseClosed,
+    DatabaseCorrupt,
+    HarvestInternalError,
+    StorageError,
+)
+from harvest_engine.store.postgres import commands as command_sql
+from harvest_engine.store.postgres import leases, listing, notify, reads, wakeups
+from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.postgres.connection import connect, redact
+from harvest_engine.store.postgres.faults import guard_public_methods, translate
+from harvest_engine.store.postgres.migrations import migrate
+from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
+from harvest_engine.timestamps import micros
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+    from datetime import datetime, timedelta
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
+    from harvest_engine.store.protocol import CommandRecord, ExecutionRecord, TaskRecord
+    from harvest_engine.store.records import (
+        ActivityAttempt,
+        ExecutionDetail,
+        ExecutionPage,
+        LedgerRow,
+        LogLine,
+        MutexRow,
+        PendingTask,
+        StagedSignal,
+        TimerRow,
+    )
+
+
+def default_worker_id() -> str:
+    """A worker id unique across machines and processes: host, pid and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+@guard_public_methods(skip=("write", "write_together", "connection", "connect"))
+class PostgresStore:
+    """The DurableStore on Postgres; any number of them, in any processes, share one database."""
+
+    storage_errors: tuple[type[Exception], ...] = (
+        psycopg.Error,
+        StorageError,
+        DatabaseCorrupt,
+    )
+
+    def __init__(
+        self,
+        conn: psycopg.Connection[tuple[Any, ...]],
+        lease_conn: psycopg.Connection[tuple[Any, ...]],
+        dsn: str,
+        worker_id: str,
+        lease: timedelta,
+    ) -> None:
+        self._conn = conn
+        self._lease_conn = lease_conn
+        self.dsn = dsn
+        self.path = redact(dsn)
+        self.worker_id = worker_id
+        self.lease = lease
+        self._lock = threading.RLock()
+        self._lease_lock = threading.Lock()
+        self._in_txn = False
+        self._txn_thread = 0
+        self._joinable = False
+        self._rollback_listeners: list[Callable[[BaseException], None]] = []
+        self._released_claims: set[int] = set()
+        self._listeners: list[notify.Listener] = []
+        self.closed = False
+        self._renewer = leases.Renewer(self.renew_leases, lease)
+
+    @classmethod
+    def connect(
+        cls,
+        dsn: str,
+        *,
+        worker_id: str | None = None,
+        lease: timedelta = leases.DEFAULT_LEASE,
+    ) -> PostgresStore:
+        """Connect, create or upgrade the schema, and start renewing leases.
+
+        A `worker_id` given again after a crash frees the tasks that the dead
+        process held at once, instead of after their lease.
+
+        Raises:
+            NotAHarvestDatabase: a wrong DSN, an unreachable server, a missing
+                database, or a database with foreign harvest-named tables.
+            SchemaTooNew: a newer harvest wrote the schema (nothing changed).
+        """
+        where = redact(dsn) if isinstance(dsn, str) else repr(dsn)
+        if worker_id is not None and (not isinstance(worker_id, str) or not worker_id):
+            raise ValueError(f"worker_id must be a non-empty string, got {worker_id!r}")
+        conn = connect(dsn)
+        try:
+            migrate(conn, where)
+            lease_conn = connect(dsn)
+        except BaseException:
+            conn.close()
+            raise
+        me = worker_id or default_worker_id()
+        if worker_id is not None:
+            leases.release_own(lease_conn, me)
+        return cls(conn, lease_conn, dsn, me, lease)
+
+    @property
+    def connection(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """The raw connection (store-internal modules and test fixtures only)."""
+        return self._conn
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._renewer.stop()
+        for listener in self._listeners:
+            listener.stop()
+        with self._lock:
+            self._conn.close()
+        with self._lease_lock:
+            self._lease_conn.close()
+
+    def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """The connection, replaced first when the server or the network broke it."""
+        if self.closed:
+            raise DatabaseClosed(path=self.path)
+        if self._conn.broken or self._conn.closed:
+            self._conn = connect(self.dsn)
+        return self._conn
+
+    def _lease_live(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """The lease connection (the caller holds `_lease_lock`), replaced when broken."""
+        if self.closed:
+            raise DatabaseClosed(path=self.path)
+        if self._lease_conn.broken or self._lease_conn.closed:
+            self._lease_conn = connect(self.dsn)
+        return self._lease_conn
+
+    @contextmanager
+    def write(self) -> Iterator[PostgresWriteTxn]:
+        """One write transaction; a psycopg failure rolls it back and arrives typed.
+
+        Inside `write_together` a write on the same thread is a savepoint: its
+        error undoes only its own changes.
+        """
+        if self._in_txn and self._txn_thread == threading.get_ident():
+            if not self._joinable:
+                raise HarvestInternalError("nested write transaction")
+            joined = PostgresWriteTxn(self._conn, self.worker_id, self.lease)
+            try:
+                with self._conn.transaction():  # a savepoint
+                    yield joined
+            except BaseException:
+                for undo in reversed(joined.undo):
+                    undo()
+                raise
+            return
+        with self._lock:
+            conn = self._live_or_typed()
+            txn = PostgresWriteTxn(conn, self.worker_id, self.lease)
+            self._in_txn = True
+            self._txn_thread = threading.get_ident()
+            try:
+                with conn.transaction():
+                    self._apply_released_claims(conn)
+                    yield txn
+                    conn.execute(notify.NOTIFY, (self.worker_id,))
+            except BaseException as exc:
+                self._rolled_back(txn, exc)
+                typed = translate(exc, self.path)
+                if typed is exc:
+                    raise
+                raise typed from exc
+            else:
+                self._released_claims.clear()
+            finally:
+                self._in_txn = False
+                self._txn_thread = 0
+
+    def _live_or_typed(self) -> psycopg.Connection[tuple[Any, ...]]:
+        try:
+            return self._live()
+        except psycopg.Error as exc:
+            raise translate(exc, self.path) from exc
+
+    def _rolled_back(self, txn: PostgresWriteTxn, exc: BaseException) -> None:
+        for undo in reversed(txn.undo):
+            undo()
+        if isinstance(exc, self.storage_errors):
+            for listener in self._rollback_listeners:
+                listener(exc)
+
+    @contextmanager
+    def write_together(self) -> Iterator[PostgresWriteTxn]:
+        """One transaction that every `write()` on this thread joins until it ends."""
+        with self.write() as txn:
+            joined = self._joinable
+            self._joinable = True
+            try:
+                yield txn
+            finally:
+                self._joinable = joined
+
+    def listen(self, on_wake: Callable[[], None]) -> None:
+        """Call `on_wake()` (from a thread) whenever another worker or a client commits."""
+        self._listeners.append(notify.Listener(self.dsn, self.worker_id, on_wake))
+
+    def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
+        self._rollback_listeners.append(fn)
+
+    def release_claim(self, task_id: int) -> None:
+        self._released_claims.add(task_id)
+
+    def _apply_released_claims(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+        if self._released_claims:
+            conn.execute(
+                "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL, "
+                "worker_id = NULL, lease_expires_at = NULL "
+                "WHERE status = 'RUNNING' AND worker_id = %s AND id = ANY(%s)",
+                (self.worker_id, list(self._released_claims)),
+            )
+
+    def requeue_claimed_tasks(self) -> None:
+        """Put this worker's claimed tasks back to PENDING (its unfinished bodies).
+
+        Only its own: the other workers' bodies are running.
+        """
+        with self.write() as txn:
+            del txn
+            self._conn.execute(
+                "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL, "
+                "worker_id = NULL, lease_expires_at = NULL "
+                "WHERE status = 'RUNNING' AND worker_id = %s",
+                (self.worker_id,),
+            )
+
+    def pending_commands(self, limit: int) -> list[CommandRecord]:
+        """Client commands not applied yet, in arrival order."""
+        with self._lock:
+            return command_sql.pending(self._live(), limit)
+
+    def earliest_due(self, now: datetime) -> datetime | None:
+        """The earliest time any waiting row comes due (`now` for ready work); None if none."""
+        with self._lock:
+            return wakeups.earliest_due(self._live(), now)
+
+    def data_version(self) -> int:
+        """A number that changes when another worker (another process) commits a write."""
+        with self._lock:
+            row = (
+                self._live()
+                .execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")
+                .fetchone()
+            )
+        return int(row[0]) if row is not None else 0
+
+    # -- leases ---------------------------------------------------------------
+
+    def renew_leases(self) -> int:
+        """Extend every lease this worker holds (the renewal timer calls it)."""
+        with self._lease_lock:
+            if self.closed:
+                return 0
+            return leases.renew(self._lease_live(), self.worker_id, self.lease)
+
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        with self.write() as txn:
+            return txn.claim_task(task_id, now)
+
+    def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
+        """Which of these tasks this worker still holds (RUNNING under its lease)."""
+        with self._lock:
+            rows = (
+                self._live()
+                .execute(
+                    "SELECT id FROM harvest_tasks WHERE id = ANY(%s) "
+                    "AND status = 'RUNNING' AND worker_id = %s",
+                    (list(task_ids), self.worker_id),
+                )
+                .fetchall()
+            )
+        return {int(r[0]) for r in rows}
+
+    def save_heartbeat(self, task_id: int, details: str) -> None:
+        # On the lease connection: a heartbeat from a body's thread never waits
+        # for this worker's decision, and it renews the attempt's lease.
+        with self._lease_lock:
+            self._lease_live().execute(
+                "UPDATE harvest_tasks SET heartbeat = %s, "
+                f"lease_expires_at = clock_timestamp() + {leases.LEASE_OF_TASK} "
+                "WHERE id = %s AND worker_id = %s",
+                (details, self.lease, task_id, self.worker_id),
+            )
+
+    def expired_leases(self) -> list[TaskRecord]:
+        """RUNNING tasks whose worker stopped renewing: any live worker may retake them."""
+        with self._lock:
+            rows = (
+                self._live()
+                .execute(
+                    f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'RUNNING' "
+                    "AND lease_expires_at < clock_timestamp() ORDER BY id"
+                )
+                .fetchall()
+            )
+        return [reads.task_from_row(row) for row in rows]
+
+    # -- reads outside a transaction ----------------------------------------
+
+    def execution(self, exec_id: str) -> ExecutionRecord | None:
+        with self._lock:
+            return reads.execution(self._live(), exec_id)
+
+    def exists(self, exec_id: str) -> bool:
+        """Whether a run has this id."""
+        return self.execution(exec_id) is not None
+
+    def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        with self._lock:
+            return reads.load_events(self._live(), exec_id, after_seq)
+
+    def runs_needing_decision(self, now: datetime) -> list[str]:
+        at = micros(now)
+        with self._lock:
+            rows = (
+                self._live()
+                .execute(
+                    "SELECT exec_id FROM harvest_executions e WHERE state = 'RUNNING' AND ("
+                    " needs_decision = 1"
+                    " OR (deadline IS NOT NULL AND deadline <= %s)"
+                    " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
+                    "            AND t.fire_at <= %s)"
+                    ") ORDER BY id",
+                    (at, at),
+                )
+                .fetchall()
+            )
+        return [r[0] for r in rows]
+
+    def running_exec_ids(self) -> list[str]:
+        """Every RUNNING run, oldest first."""
+        with self._lock:
+            rows = (
+                self._live()
+                .execute(
+                    "SELECT exec_id FROM harvest_executions WHERE state = 'RUNNING' ORDER BY id"
+                )
+                .fetchall()
+            )
+        return [r[0] for r in rows]
+
+    def ready_tasks(self, exec_id: str | None, now: datetime) -> list[TaskRecord]:
+        if self._released_claims:
+            with self.write():
+                pass  # puts the released claims back to PENDING first
+        # Ready: PENDING and due, or RUNNING under a lease that expired (a dead worker's).
+        sql = (
+            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE "
+            "((status = 'PENDING' AND ready_at <= %s) OR "
+            "(status = 'RUNNING' AND lease_expires_at < clock_timestamp()))"
+        )
+        args: tuple[Any, ...] = (micros(now),)
+        if exec_id is not None:
+            sql += " AND exec_id = %s"
+            args += (exec_id,)
+        with self._lock:
+            rows = self._live().execute(sql + " ORDER BY ready_at, id", args).fetchall()
+        return [reads.task_from_row(row) for row in rows]
+
+    def next_wakeup(self, exec_id: str) -> datetime | None:
+        with self._lock:
+            row = (
+                self._live()
+                .execute(
+                    "SELECT LEAST("
+                    " (SELECT MIN(fire_at) FROM harvest_timers WHERE exec_id = %s),"
+                    " (SELECT MIN(ready_at) FROM harvest_tasks WHERE exec_id = %s"
+                    "  AND status = 'PENDING'))",
+                    (exec_id, exec_id),
+                )
+                .fetchone()
+            )
+        return reads.opt_time(row[0] if row is not None else None)
+
+    def activity_attempts(
+        self, exec_id: str, name: str | None
+    ) -> list[ActivityAttempt]:
+        with self._lock:
+            return reads.activity_attempts(self._live(), exec_id, name)
+
+    def describe(self, exec_id: str) -> ExecutionDetail | None:
+        with self._lock:
+            return reads.describe(self._live(), exec_id)
+
+    def pending_tasks(self, exec_id: str) -> list[PendingTask]:
+        with self._lock:
+            return reads.pending_tasks(self._live(), exec_id)
+
+    def timers(self, exec_id: str) -> list[TimerRow]:
+        with self._lock:
+            return reads.timers(self._live(), exec_id)
+
+    def staged_signals(self, exec_id: str) -> list[StagedSignal]:
+        with self._lock:
+            return reads.staged_signals(self._live(), exec_id)
+
+    def mutexes(self, exec_id: str) -> list[MutexRow]:
+        with self._lock:
+            return reads.mutexes(self._live(), exec_id)
+
+    def llm_ledger(self, exec_id: str) -> list[LedgerRow]:
+        with self._lock:
+            return reads.llm_ledger(self._live(), exec_id)
+
+    def workflow_logs(self, exec_id: str) -> list[LogLine]:
+        with self._lock:
+            return reads.workflow_logs(self._live(), exec_id)
+
+    # -- operating (issue 5) ----------------------------------------------------
+
+    def list_executions(self, filter_: ExecutionFilter) -> ExecutionPage:
+        with self._lock:
+            return listing.list_executions(self._live(), filter_)
+
+    def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
+        # One statement is one snapshot; the page (at most 1000 rows) is read
+        # whole before the visitor runs, so it may write through the runtime.
+        with self._lock:
+            rows = list(listing.visit_executions(self._live(), filter_))
+        yield from rows
+
+    def counts_by_state(self) -> dict[str, int]:
+        with self._lock:
+            return listing.counts_by_state(self._live())
+
+    def list_schedules(self) -> list[ScheduleRow]:
+        with self._lock:
+            return schedule_sql.list_all(self._live())
+
+    def due_schedules(self, now: datetime) -> list[ScheduleRow]:
+        with self._lock:
+            return schedule_sql.due(self._live(), now)
+
+    def llm_totals(self, exec_id: str) -> LedgerTotals:
+        with self._lock:
+            return reads.llm_totals(self._live(), exec_id)

@@ -1,0 +1,40 @@
+"""When a serving worker must next wake: the earliest due time over every kind of waiting row.
+
+The sources of the SQLite store's `wakeups`, in Postgres SQL.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine.store.postgres.reads import opt_time
+from harvest_engine.timestamps import micros
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    import psycopg
+
+DUE_SOURCES: tuple[str, ...] = (
+    "SELECT MIN(fire_at) FROM harvest_timers",
+    "SELECT MIN(ready_at) FROM harvest_tasks WHERE status = 'PENDING'",
+    # a dead worker's task comes due when its lease expires
+    "SELECT MIN(%(now)s + (EXTRACT(EPOCH FROM (lease_expires_at - clock_timestamp()))"
+    " * 1000000)::bigint) FROM harvest_tasks WHERE status = 'RUNNING'",
+    "SELECT MIN(deadline) FROM harvest_executions"
+    " WHERE state = 'RUNNING' AND deadline IS NOT NULL",
+    "SELECT MIN(CASE WHEN not_before IS NOT NULL AND cancel_reason IS NULL"
+    " AND not_before > %(now)s THEN not_before ELSE %(now)s END)"
+    " FROM harvest_executions WHERE needs_decision = 1 AND state = 'RUNNING'",
+    "SELECT MIN(next_fire_at) FROM harvest_schedules WHERE paused = 0",
+    "SELECT MIN(%(now)s) FROM harvest_commands WHERE applied_at IS NULL",
+)
+
+
+def earliest_due(
+    conn: psycopg.Connection[tuple[Any, ...]], now: datetime
+) -> datetime | None:
+    """The earliest time any waiting row comes due (maybe in the past); None if none waits."""
+    sql = "SELECT LEAST(" + ", ".join(f"({source})" for source in DUE_SOURCES) + ")"
+    row = conn.execute(sql, {"now": micros(now)}).fetchone()
+    return opt_time(row[0] if row is not None else None)

@@ -1,0 +1,630 @@
+"""PostgresWriteTxn: one write transaction's statements on Postgres (the WriteTxn protocol).
+
+Several workers write one database at once, so the transaction takes the
+locks SQLite's single writer never needed, always in one order (a run's
+execution row before its task rows) so two workers do not deadlock on one run:
+- a run's row is read FOR UPDATE: a decision, a completion and a signal of
+  one run wait for each other, and each then reads the committed state;
+- starting by workflow id and the mutex queues take transaction-scoped
+  advisory locks on their key, so two workers cannot both start one id or
+  both be granted one mutex;
+- a schedule row is read FOR UPDATE, so a slot fires once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine import payloads
+from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.postgres import commands as command_sql
+from harvest_engine.store.postgres import leases, reads
+from harvest_engine.store.postgres import retention as retention_sql
+from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.records import StagedSignal, TimerRow
+from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from datetime import datetime, timedelta
+
+    import psycopg
+
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.store.operations import ScheduleRow
+    from harvest_engine.store.protocol import (
+        AttemptRecord,
+        ExecutionRecord,
+        LedgerEntry,
+        NewExecution,
+        NewTask,
+        TaskRecord,
+    )
+
+_TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
+_EXECUTION_FIELDS = frozenset(
+    {
+        "state",
+        "attempt",
+        "output",
+        "error",
+        "memo",
+        "search_attributes",
+        "successor",
+        "closed_at",
+        "deadline",
+        "cancel_reason",
+        "cancel_seq",
+        "not_before",
+        "needs_decision",
+        "panic_count",
+        "workflow_id",
+    }
+)
+
+
+def _opt_micros(value: datetime | None) -> int | None:
+    return None if value is None else micros(value)
+
+
+def _task_values(task: NewTask) -> tuple[object, ...]:
+    return (
+        task.exec_id,
+        task.activity_id,
+        task.activity_name,
+        task.input,
+        task.queue,
+        task.max_attempts,
+        micros(task.ready_at),
+        micros(task.ready_at),
+        task.retry_policy,
+        task.start_to_close,
+        _opt_micros(task.schedule_to_close_at),
+        task.idempotency_key,
+        int(task.local),
+        task.heartbeat_timeout,
+    )
+
+
+class PostgresWriteTxn:
+    """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
+
+    def __init__(
+        self,
+        conn: psycopg.Connection[tuple[Any, ...]],
+        worker_id: str,
+        lease: timedelta,
+    ) -> None:
+        self._conn = conn
+        self.worker_id = worker_id
+        self.lease = lease
+        self.undo: list[Callable[[], None]] = []
+
+    def on_rollback(self, fn: Callable[[], None]) -> None:
+        """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
+        self.undo.append(fn)
+
+    def _key_lock(self, *parts: str) -> None:
+        """Hold an advisory lock on a key until the transaction ends."""
+        self._conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            ("\x1f".join(parts),),
+        )
+
+    # -- runs ---------------------------------------------------------------
+
+    def lock_for_decision(self, exec_id: str) -> bool:
+        """Lock the run's row for this decision; False when another worker holds it now."""
+        row = self._conn.execute(
+            "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
+            (exec_id,),
+        ).fetchone()
+        if row is not None:
+            return True
+        gone = self._conn.execute(
+            "SELECT 1 FROM harvest_executions WHERE exec_id = %s", (exec_id,)
+        ).fetchone()
+        return gone is None
+
+    def execution(self, exec_id: str) -> ExecutionRecord | None:
+        return reads.execution(self._conn, exec_id, lock=True)
+
+    def runs_of_key(
+        self, workflow_name: str, workflow_id: str
+    ) -> list[ExecutionRecord]:
+        self._key_lock("start", workflow_name, workflow_id)
+        rows = self._conn.execute(
+            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE workflow_name = %s AND workflow_id = %s ORDER BY id DESC",
+            (workflow_name, workflow_id),
+        ).fetchall()
+        return [reads.execution_from_row(row) for row in rows]
+
+    def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
+        self._conn.execute(
+            "INSERT INTO harvest_executions (exec_id, workflow_name, workflow_id, state, "
+            "attempt, input, memo, search_attributes, parent_exec_id, parent_close_policy, "
+            "predecessor, started_at, deadline, retry_policy, not_before, next_seq, "
+            "needs_decision) VALUES "
+            "(%s, %s, %s, 'RUNNING', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, 1)",
+            (
+                new.exec_id,
+                new.workflow_name,
+                new.workflow_id,
+                new.attempt,
+                new.input,
+                new.memo,
+                new.search_attributes,
+                new.parent_exec_id,
+                new.parent_close_policy,
+                new.predecessor,
+                micros(started.at),
+                _opt_micros(new.deadline),
+                new.retry_policy,
+                _opt_micros(new.not_before),
+            ),
+        )
+        self.append_events(new.exec_id, [started])
+
+    def update_execution(self, exec_id: str, **fields: Any) -> None:
+        unknown = set(fields) - _EXECUTION_FIELDS
+        if unknown:
+            raise HarvestInternalError(
+                f"update_execution got unknown columns {sorted(unknown)}"
+            )
+        if not fields:
+            return
+        values = [
+            _opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()
+        ]
+        assignments = ", ".join(f"{k} = %s" for k in fields)
+        self._conn.execute(
+            f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s",
+            (*values, exec_id),
+        )
+
+    def seal(
+        self,
+        exec_id: str,
+        state: str,
+        *,
+        closed_at: datetime,
+        output: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        conn = self._conn
+        conn.execute(
+            "UPDATE harvest_executions SET state = %s, closed_at = %s, output = %s, "
+            "error = %s, needs_decision = 0 WHERE exec_id = %s",
+            (state, micros(closed_at), output, error, exec_id),
+        )
+        conn.execute("DELETE FROM harvest_tasks WHERE exec_id = %s", (exec_id,))
+        conn.execute("DELETE FROM harvest_timers WHERE exec_id = %s", (exec_id,))
+        for (key,) in conn.execute(
+            "SELECT key FROM harvest_mutexes WHERE exec_id = %s ORDER BY key",
+            (exec_id,),
+        ).fetchall():
+            self._key_lock("mutex", key)
+        conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = %s", (exec_id,))
+        conn.execute(
+            "DELETE FROM harvest_signals WHERE exec_id = %s AND idempotency_key IS NULL",
+            (exec_id,),
+        )
+        conn.execute(
+            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %s AND delivered = 0",
+            (exec_id,),
+        )
+
+    # -- events -------------------------------------------------------------
+
+    def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        return reads.load_events(self._conn, exec_id, after_seq)
+
+    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
+        if not events:
+            return
+        row = self._conn.execute(
+            "SELECT next_seq FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
+            (exec_id,),
+        ).fetchone()
+        if row is None:
+            raise HarvestInternalError(f"append_events to unknown run {exec_id}")
+        expected = int(row[0])
+        encoded = []
+        size = 0
+        for event in events:
+            if event.seq != expected:
+                raise HarvestInternalError(
+                    f"event seq {event.seq} does not continue run {exec_id} "
+                    f"(next is {expected})"
+                )
+            attrs = payloads.dumps(event.attrs)
+            size += len(attrs)
+            encoded.append((exec_id, event.seq, event.type, micros(event.at), attrs))
+            expected += 1
+        with self._conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
+                "VALUES (%s, %s, %s, %s, %s)",
+                encoded,
+            )
+        self._conn.execute(
+            "UPDATE harvest_executions SET next_seq = %s, "
+            "history_bytes = history_bytes + %s WHERE exec_id = %s",
+            (expected, size, exec_id),
+        )
+
+    # -- signals ------------------------------------------------------------
+
+    def staged_signals(
+        self, exec_id: str, limit: int, max_bytes: int | None = None
+    ) -> list[StagedSignal]:
+        return reads.staged_signals(self._conn, exec_id, limit, max_bytes)
+
+    def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
+        ids = list(signal_ids)
+        if not ids:
+            return
+        self._conn.execute(
+            "DELETE FROM harvest_signals WHERE exec_id = %s AND id = ANY(%s) "
+            "AND idempotency_key IS NULL",
+            (exec_id, ids),
+        )
+        self._conn.execute(
+            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %s AND id = ANY(%s)",
+            (exec_id, ids),
+        )
+
+    def stage_signal(
+        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
+    ) -> bool:
+        row = self._conn.execute(
+            "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
+            "received_at) VALUES (%s, %s, %s, %s, %s) "
+            "ON CONFLICT (exec_id, idempotency_key) WHERE idempotency_key IS NOT NULL "
+            "DO NOTHING RETURNING id",
+            (exec_id, name, payload, key, micros(at)),
+        ).fetchone()
+        if row is None:
+            return False
+        self._conn.execute(
+            "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = %s",
+            (exec_id,),
+        )
+        return True
+
+    def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
+        self._conn.execute(
+            "UPDATE harvest_signals SET exec_id = %s WHERE exec_id = %s AND delivered = 0",
+            (to_exec, from_exec),
+        )
+
+    def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
+        for exec_id in exec_ids:
+            hit = self._conn.execute(
+                "SELECT 1 FROM harvest_signals WHERE exec_id = %s AND idempotency_key = %s",
+                (exec_id, key),
+            ).fetchone()
+            if hit is not None:
+                return exec_id
+        return None
+
+    # -- timers -------------------------------------------------------------
+
+    def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
+        rows = self._conn.execute(
+            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = %s "
+            "AND fire_at <= %s ORDER BY fire_at, timer_id",
+            (exec_id, micros(now)),
+        ).fetchall()
+        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+
+    def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
+        self._conn.execute(
+            "INSERT INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT DO NOTHING",
+            (exec_id, timer_id, micros(fire_at)),
+        )
+
+    def delete_timers(self, exec_id: str, timer_ids: Sequence[str]) -> None:
+        ids = list(timer_ids)
+        if ids:
+            self._conn.execute(
+                "DELETE FROM harvest_timers WHERE exec_id = %s AND timer_id = ANY(%s)",
+                (exec_id, ids),
+            )
+
+    # -- tasks --------------------------------------------------------------
+
+    def add_task(self, task: NewTask) -> int:
+        row = self._conn.execute(
+            "INSERT INTO harvest_tasks (exec_id, activity_id, activity_name, input, queue, "
+            "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
+            "schedule_to_close_at, idempotency_key, local, heartbeat_timeout) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            _task_values(task),
+        ).fetchone()
+        if row is None:
+            raise HarvestInternalError("task insert returned no row id")
+        return int(row[0])
+
+    def task(self, task_id: int) -> TaskRecord | None:
+        # Lock order: the run's row first, then the task's (as a decision does).
+        owner = self._conn.execute(
+            "SELECT exec_id FROM harvest_tasks WHERE id = %s", (task_id,)
+        ).fetchone()
+        if owner is None:
+            return None
+        self._conn.execute(
+            "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
+            (owner[0],),
+        )
+        row = self._conn.execute(
+            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE id = %s FOR UPDATE",
+            (task_id,),
+        ).fetchone()
+        return None if row is None else reads.task_from_row(row)
+
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        return leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
+
+    def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
+        row = self._conn.execute(
+            "INSERT INTO harvest_tasks (exec_id, activity_id, activity_name, input, queue, "
+            "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
+            "schedule_to_close_at, idempotency_key, local, heartbeat_timeout, status, "
+            "claimed_at, worker_id, lease_expires_at) VALUES "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'RUNNING', %s, %s, "
+            "clock_timestamp() + COALESCE(make_interval(secs => %s), %s::interval)) "
+            f"RETURNING {reads.TASK_COLUMNS}",
+            (
+                *_task_values(task),
+                micros(now),
+                self.worker_id,
+                task.heartbeat_timeout,
+                self.lease,
+            ),
+        ).fetchone()
+        if row is None:
+            raise HarvestInternalError("task insert returned no row")
+        return reads.task_from_row(row)
+
+    def delete_task(self, task_id: int) -> None:
+        self._conn.execute("DELETE FROM harvest_tasks WHERE id = %s", (task_id,))
+
+    def reschedule_task(
+        self, task_id: int, attempt: int, ready_at: datetime, last_error: str
+    ) -> None:
+        self._conn.execute(
+            "UPDATE harvest_tasks SET status = 'PENDING', attempt = %s, ready_at = %s, "
+            "last_error = %s, claimed_at = NULL, worker_id = NULL, lease_expires_at = NULL "
+            "WHERE id = %s",
+            (attempt, micros(ready_at), last_error, task_id),
+        )
+
+    def record_attempt(self, attempt: AttemptRecord) -> None:
+        self._conn.execute(
+            "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
+            "attempt, started_at, ended_at, outcome, error) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                attempt.exec_id,
+                attempt.activity_id,
+                attempt.activity_name,
+                attempt.attempt,
+                micros(attempt.started_at),
+                micros(attempt.ended_at),
+                attempt.outcome,
+                attempt.error,
+            ),
+        )
+
+    def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
+        if not entries:
+            return
+        with self._conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO harvest_llm_ledger (exec_id, activity, attempt, model, "
+                "input_tokens, output_tokens, latency, recorded_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    (
+                        e.exec_id,
+                        e.activity,
+                        e.attempt,
+                        e.model,
+                        e.input_tokens,
+                        e.output_tokens,
+                        e.latency,
+                        micros(e.recorded_at),
+                    )
+                    for e in entries
+                ],
+            )
+
+    def pending_task_count(self, exec_id: str) -> int:
+        row = self._conn.execute(
+            "SELECT COUNT(*) FROM harvest_tasks WHERE exec_id = %s", (exec_id,)
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def tasks_of(self, exec_id: str) -> list[TaskRecord]:
+        rows = self._conn.execute(
+            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = %s ORDER BY id",
+            (exec_id,),
+        ).fetchall()
+        return [reads.task_from_row(row) for row in rows]
+
+    # -- logs ---------------------------------------------------------------
+
+    def append_log_lines(
+        self,
+        exec_id: str,
+        lines: Sequence[tuple[int, datetime, str]],
+        max_lines: int | None,
+    ) -> None:
+        if not lines:
+            return
+        import psycopg  # noqa: PLC0415 - the error class, only on this rare path
+
+        conn = self._conn
+        try:
+            with conn.transaction():  # a savepoint: a bad line never fails the decision
+                row = conn.execute(
+                    "SELECT COALESCE(MAX(seq), 0) FROM harvest_workflow_logs "
+                    "WHERE exec_id = %s AND marker = 0",
+                    (exec_id,),
+                ).fetchone()
+                stored = int(row[0]) if row is not None else 0
+                for line_no, at, message in lines:
+                    if line_no <= stored:
+                        continue  # a re-run cycle emitted it again
+                    if max_lines is not None and line_no > max_lines:
+                        conn.execute(
+                            "INSERT INTO harvest_workflow_logs (exec_id, seq, at, message, "
+                            "marker) VALUES (%s, %s, %s, %s, 1) ON CONFLICT DO NOTHING",
+                            (
+                                exec_id,
+                                max_lines + 1,
+                                micros(at),
+                                f"log truncated at {max_lines} lines",
+                            ),
+                        )
+                        continue
+                    conn.execute(
+                        "INSERT INTO harvest_workflow_logs (exec_id, seq, at, message) "
+                        "VALUES (%s, %s, %s, %s)",
+                        (exec_id, line_no, micros(at), message),
+                    )
+        except psycopg.DataError:
+            pass  # e.g. a NUL character Postgres text cannot hold: the lines are dropped
+
+    # -- schedules and retention (issue 5) ------------------------------------
+
+    def schedule(self, workflow_name: str) -> ScheduleRow | None:
+        return schedule_sql.get(self._conn, workflow_name, lock=True)
+
+    def put_schedule(
+        self,
+        *,
+        workflow_name: str,
+        spec: str,
+        input: str,
+        overlap: str,
+        max_active_runs: int,
+        next_fire_at: datetime,
+        paused: bool,
+        now: datetime,
+    ) -> None:
+        schedule_sql.put(
+            self._conn,
+            workflow_name=workflow_name,
+            spec=spec,
+            input=input,
+            overlap=overlap,
+            max_active_runs=max_active_runs,
+            next_fire_at=next_fire_at,
+            paused=paused,
+            now=now,
+        )
+
+    def update_schedule(
+        self, workflow_name: str, now: datetime, **fields: object
+    ) -> None:
+        schedule_sql.update(self._conn, workflow_name, now, **fields)
+
+    def delete_schedule(self, workflow_name: str) -> bool:
+        return schedule_sql.delete(self._conn, workflow_name)
+
+    def active_schedule_runs(
+        self, workflow_name: str, id_prefix: str, now: datetime
+    ) -> int:
+        return schedule_sql.active_runs(self._conn, workflow_name, id_prefix, now)
+
+    def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
+        return retention_sql.purge_batch(self._conn, cutoff, limit)
+
+    # -- client commands (serving) ------------------------------------------------
+
+    def claim_command(self, row_id: int) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM harvest_commands WHERE id = %s AND applied_at IS NULL "
+            "FOR UPDATE SKIP LOCKED",
+            (row_id,),
+        ).fetchone()
+        return row is not None
+
+    def finish_command(
+        self, row_id: int, reply: str, exec_id: str | None, now: datetime
+    ) -> None:
+        command_sql.finish(self._conn, row_id, reply, exec_id, now)
+
+    def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
+        return command_sql.purge_applied(self._conn, cutoff, limit)
+
+    # -- run lifecycle (issue 3) ------------------------------------------------
+
+    def running_children(self, exec_id: str) -> list[ExecutionRecord]:
+        rows = self._conn.execute(
+            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE parent_exec_id = %s AND state = 'RUNNING' ORDER BY id",
+            (exec_id,),
+        ).fetchall()
+        return [reads.execution_from_row(row) for row in rows]
+
+    def enqueue_mutex(self, key: str, exec_id: str, at: datetime) -> None:
+        self._key_lock("mutex", key)
+        row = self._conn.execute(
+            "SELECT MAX(queued_at) FROM harvest_mutexes WHERE key = %s", (key,)
+        ).fetchone()
+        last = row[0] if row is not None else None
+        queued = max(micros(at), int(last) + 1 if last is not None else 0)
+        self._conn.execute(
+            "INSERT INTO harvest_mutexes (key, exec_id, queued_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT DO NOTHING",
+            (key, exec_id, queued),
+        )
+
+    def grant_mutex(self, key: str, exec_id: str) -> int | None:
+        self._key_lock("mutex", key)
+        conn = self._conn
+        held = conn.execute(
+            "SELECT 1 FROM harvest_mutexes WHERE key = %s AND granted = 1", (key,)
+        ).fetchone()
+        if held is not None:
+            return None
+        head = conn.execute(
+            "SELECT exec_id FROM harvest_mutexes WHERE key = %s AND granted = 0 "
+            "ORDER BY queued_at, exec_id LIMIT 1",
+            (key,),
+        ).fetchone()
+        if head is None or head[0] != exec_id:
+            return None
+        meta_key = f"mutex_lock_seq:{key}"
+        row = conn.execute(
+            "INSERT INTO harvest_meta (key, value) VALUES (%s, '1') "
+            "ON CONFLICT (key) DO UPDATE SET value = "
+            "(harvest_meta.value::bigint + 1)::text RETURNING value",
+            (meta_key,),
+        ).fetchone()
+        lock_seq = int(row[0]) if row is not None else 1
+        conn.execute(
+            "UPDATE harvest_mutexes SET granted = 1, lock_seq = %s "
+            "WHERE key = %s AND exec_id = %s",
+            (lock_seq, key, exec_id),
+        )
+        return lock_seq
+
+    def release_mutex(self, key: str, exec_id: str) -> None:
+        self._key_lock("mutex", key)
+        self._conn.execute(
+            "DELETE FROM harvest_mutexes WHERE key = %s AND exec_id = %s",
+            (key, exec_id),
+        )
+
+    def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
+        self._conn.execute(
+            "UPDATE harvest_tasks SET ready_at = LEAST(ready_at, %s) "
+            "WHERE exec_id = %s AND local = 1 AND status = 'PENDING'",
+            (micros(now), exec_id),
+        )
