@@ -27,11 +27,13 @@ __all__ = [
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
+    "ExecutionExists",
     "ExecutionNotFound",
     "ExternalWorkflowError",
     "HarvestError",
     "HarvestInternalError",
     "InvalidFilter",
+    "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",
     "InvalidSignal",
@@ -611,3 +613,21 @@ class ContinueAsNew(BaseException):
     def __init__(self, input: Any) -> None:
         super().__init__("continue as new")
         self.input = input
+
+
+class ExecutionExists(SqliteError):
+    """An imported history names a run this database already holds; nothing was written."""
+
+    _template = "execution {exec_id} already exists in {target}; nothing was imported"
+
+    def __init__(self, *, exec_id: ExecutionId | str, target: str = "") -> None:
+        super().__init__(exec_id=_run_id(exec_id), target=target)
+
+
+class InvalidHistoryFile(SqliteError, ValueError):
+    """A history file to import is not one closed run's history; nothing was written."""
+
+    _template = "{path} cannot be imported: {reason}"
+
+    def __init__(self, *, path: str, reason: str) -> None:
+        super().__init__(path=path, reason=reason)
