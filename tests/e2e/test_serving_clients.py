@@ -16,6 +16,7 @@ from conftest import PROCESS_TIMEOUT, ROOT, child_env
 
 from harvest_engine import (
     ExecutionFilter,
+    ExecutionId,
     ExecutionNotFound,
     HarvestClient,
     QueryNotFound,
@@ -113,13 +114,13 @@ def test_typed_errors_cross_the_process_boundary(
                 await client.start_workflow("nope")
             with pytest.raises(ExecutionNotFound) as missing:
                 await client.send_signal("no-run", "say", 1)
-            assert missing.value.exec_id == "no-run"
+            assert missing.value.exec_id == ExecutionId("no-run")
             started = await client.start_workflow_with_id("session", "s-1", "x")
             with pytest.raises(WorkflowAlreadyStarted) as refused:
                 await client.start_workflow_with_reuse_policy(
                     "session", "s-1", "x", "REJECT_DUPLICATE"
                 )
-            assert refused.value.exec_id == str(started)
+            assert refused.value.exec_id == started
             with pytest.raises(QueryNotFound):
                 await client.query(started, "nope")
 
