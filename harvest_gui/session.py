@@ -340,6 +340,8 @@ class WriterSession(Session):
 
         """
         p = Path(path)
+        if app_module:  # a typo in --app must not leave a new, empty database behind
+            importlib.import_module(app_module)
         runtime = SqliteRuntime.open(p)
         try:
             reader = SqliteReader.open(p)

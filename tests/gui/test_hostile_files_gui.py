@@ -194,3 +194,19 @@ def test_a_run_with_damaged_rows_shows_a_banner_and_the_others_still_read(
     assert not detail.damaged.isVisible()
     assert detail.tabs.isVisible()
     assert detail.summary.labels["exec_id"].text() == good
+
+
+def test_a_wrong_app_module_is_said_and_creates_no_database(
+    qtbot: Any, settings: Any, tmp_path: Path
+) -> None:
+    w = MainWindow(settings, app_module="no_such_package.flows")
+    qtbot.addWidget(w)
+    w.show()
+    path = tmp_path / "new.db"
+    assert not w.open_path(path)
+    box = w.last_dialog
+    assert box is not None
+    assert "no_such_package" in box.informativeText()
+    box.accept()
+    assert list(tmp_path.iterdir()) == []
+    w.close()
