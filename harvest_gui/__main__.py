@@ -1,16 +1,23 @@
-"""Command line of the inspector: `harvest-gui [--read-only] [PATH] [--app MODULE]`."""
+"""Command line of the inspector: `harvest-gui [--read-only | --client] [PATH | postgresql://URL] [--app MODULE]`."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from harvest_gui import __version__
 from harvest_gui.display import missing_display
+from harvest_gui.target import as_target
 
 EPILOG = """\
+With --client, the window writes nothing but commands: the process that
+serves PATH (a file's writer, or a Postgres database's workers) applies them.
+
+PATH may be a postgresql:// URL: the window reads it through PostgresReader
+(--read-only), is a client of its serving workers (--client), or serves it
+as one more PostgresRuntime worker.
+
 With no PATH, the demo workspace opens: a file in your data folder with the
 bundled demo workflows registered and a few runs started.
 
@@ -29,11 +36,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("path", nargs="?", type=Path, help="the harvest database file")
+    parser.add_argument(
+        "path",
+        nargs="?",
+        type=as_target,
+        help="the harvest database file, or a postgresql:// URL",
+    )
     parser.add_argument(
         "--read-only",
         action="store_true",
         help="inspect PATH through SqliteReader: no lock, nothing written, follows a writer live",
+    )
+    parser.add_argument(
+        "--client",
+        action="store_true",
+        help="act on PATH through the process(es) serving it (HarvestClient): "
+        "only command rows are written",
     )
     parser.add_argument(
         "--app",
@@ -44,8 +62,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--version", action="version", version=f"harvest-gui {__version__}"
     )
     args = parser.parse_args(argv)
-    if args.path is None and (args.read_only or args.app):
-        parser.error("--read-only and --app need a PATH")
+    if args.path is None and (args.read_only or args.app or args.client):
+        parser.error("--read-only, --client and --app need a PATH")
+    if args.read_only and args.client:
+        parser.error("--read-only and --client are two different modes: pick one")
     return args
 
 
@@ -58,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from harvest_gui.app import run
 
-    return run(args.path, args.read_only, args.app)
+    return run(args.path, args.read_only, args.app, args.client)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from harvest_gui.views.dialogs import error_texts, message_box
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from harvest_gui.target import Target
     from harvest_gui.views.main_window import MainWindow
 
 DEMO_APP = "harvest_gui.demo.seed"
@@ -157,7 +158,12 @@ def stop_on_signals(window: MainWindow) -> None:
     wake.start()
 
 
-def run(path: Path | None, read_only: bool, app_module: str | None) -> int:
+def run(
+    path: Target | None,
+    read_only: bool,
+    app_module: str | None,
+    client: bool = False,
+) -> int:
     """Start the window on the qasync loop and run until it closes."""
     from harvest_gui.views.main_window import MainWindow
 
@@ -178,7 +184,7 @@ def run(path: Path | None, read_only: bool, app_module: str | None) -> int:
     if path is None:
         open_demo(window)
     else:
-        window.open_path(path, read_only=read_only)
+        window.open_path(path, read_only=read_only, client=client)
 
     # Quit only after the drive task has unwound (pitfall 6, qasync#39).
     app.setQuitOnLastWindowClosed(False)

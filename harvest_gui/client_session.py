@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harvest_engine import HarvestClient, SqliteReader, SqliteRuntime
+from harvest_engine import HarvestClient, PostgresReader, SqliteRuntime
 from harvest_gui.session import Session, register_app
+from harvest_gui.target import Target, as_target, open_reader
+
+if TYPE_CHECKING:
+    from harvest_engine import SqliteReader
 
 CLIENT = "client"
 
@@ -26,8 +30,8 @@ class ClientSession(Session):
 
     def __init__(
         self,
-        path: Path,
-        reader: SqliteReader,
+        path: Target,
+        reader: SqliteReader | PostgresReader,
         client: HarvestClient,
         code: SqliteRuntime | None,
     ) -> None:
@@ -38,7 +42,7 @@ class ClientSession(Session):
             self.workflows = list(code.registry.workflows.values())
 
     @classmethod
-    def open(cls, path: str | Path, app_module: str | None = None) -> ClientSession:
+    def open(cls, path: Target, app_module: str | None = None) -> ClientSession:
         """Open `path` as a client of the process that serves it.
 
         Raises:
@@ -46,12 +50,16 @@ class ClientSession(Session):
             SchemaTooNew: written by a newer harvest.
             ImportError, ValueError: the app module cannot be loaded.
         """
-        p = Path(path)
-        reader = SqliteReader.open(p)
+        p = as_target(path)
+        reader = open_reader(p)
         client: HarvestClient | None = None
         code: SqliteRuntime | None = None
         try:
-            client = HarvestClient.open(p)
+            client = (
+                HarvestClient.connect(p)
+                if isinstance(p, str)
+                else HarvestClient.open(p)
+            )
             if app_module:
                 code = SqliteRuntime.open_in_memory()
                 register_app(code, app_module)

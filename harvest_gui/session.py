@@ -6,7 +6,6 @@ import asyncio
 import importlib
 import logging
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -14,6 +13,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from harvest_engine import (
     ExecutionFilter,
     HarvestError,
+    PostgresReader,
+    PostgresRuntime,
     SqliteReader,
     SqliteRuntime,
 )
@@ -24,6 +25,7 @@ from harvest_gui import async_bridge
 from harvest_gui.async_bridge import track
 from harvest_gui.inspect.waiting import FileRows, WaitingReport, read_report
 from harvest_gui.models.state_counts import StateCounter
+from harvest_gui.target import Target, as_target, display_name, open_reader
 
 if TYPE_CHECKING:
     from harvest_engine import (
@@ -131,9 +133,11 @@ class Session(QObject):
 
     mode = READ_ONLY
 
-    def __init__(self, path: Path, reader: SqliteReader) -> None:
+    def __init__(self, path: Target, reader: SqliteReader | PostgresReader) -> None:
         super().__init__()
         self.path = path
+        self.name = display_name(path)
+        """The file's name, or the Postgres URL with its password hidden."""
         self.reader = reader
         # The views read the file as they are built, right after this: that is the first refresh.
         self.last_refresh: datetime | None = datetime.now(UTC)
@@ -282,7 +286,7 @@ class ReaderSession(Session):
     """Inspector mode: `SqliteReader` only, no lock, nothing written."""
 
     @classmethod
-    def open(cls, path: str | Path, app_module: str | None = None) -> ReaderSession:
+    def open(cls, path: Target, app_module: str | None = None) -> ReaderSession:
         """Open `path` read-only; with `app_module`, load its workflow code for replays.
 
         Raises:
@@ -292,8 +296,8 @@ class ReaderSession(Session):
                 file is closed again).
 
         """
-        p = Path(path)
-        session = cls(p, SqliteReader.open(p))
+        p = as_target(path)
+        session = cls(p, open_reader(p))
         if app_module:
             try:
                 session.workflows = load_workflows(app_module)
@@ -320,7 +324,10 @@ class WriterSession(Session):
     """The server's poll: commits by other processes, bodies finished while it waited."""
 
     def __init__(
-        self, path: Path, runtime: SqliteRuntime, reader: SqliteReader
+        self,
+        path: Target,
+        runtime: SqliteRuntime,
+        reader: SqliteReader | PostgresReader,
     ) -> None:
         super().__init__(path, reader)
         self.runtime = runtime
@@ -330,7 +337,7 @@ class WriterSession(Session):
         self._stopping: asyncio.Task[None] | None = None
 
     @classmethod
-    def open(cls, path: str | Path, app_module: str | None = None) -> WriterSession:
+    def open(cls, path: Target, app_module: str | None = None) -> WriterSession:
         """Open `path` as its writer and register the app's workflows.
 
         Raises:
@@ -339,12 +346,15 @@ class WriterSession(Session):
             SchemaTooNew: written by a newer harvest.
 
         """
-        p = Path(path)
+        p = as_target(path)
         if app_module:  # a typo in --app must not leave a new, empty database behind
             importlib.import_module(app_module)
-        runtime = SqliteRuntime.open(p)
+        # A Postgres database: this window is one worker of many.
+        runtime = (
+            PostgresRuntime.connect(p) if isinstance(p, str) else SqliteRuntime.open(p)
+        )
         try:
-            reader = SqliteReader.open(p)
+            reader = open_reader(p)
             if app_module:
                 register_app(runtime, app_module)
         except BaseException:
@@ -355,6 +365,10 @@ class WriterSession(Session):
     @property
     def lock_text(self) -> str:
         """Who holds the writer lock: this window."""
+        if isinstance(self.path, str):
+            return (
+                "lock: none (one Postgres worker of many; rows are locked per decision)"
+            )
         return f"lock: held by this window ({self.path.name}.lock)"
 
     @property

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
 
-from harvest_engine import SqliteReader
+from harvest_gui.target import Target, open_reader
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
+
+    from harvest_engine import PostgresReader, SqliteReader
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +39,14 @@ class StateCounter(QObject):
     counted = Signal(object)
     _finished = Signal(object)
 
-    def __init__(self, path: Path, count_here: Callable[[], dict[str, int]]) -> None:
+    def __init__(self, path: Target, count_here: Callable[[], dict[str, int]]) -> None:
         super().__init__()
         self.path = path
         self._count_here = count_here
         self.last_seconds = 0.0
         self.in_background = False
         self._executor: ThreadPoolExecutor | None = None
-        self._worker_reader: SqliteReader | None = None
+        self._worker_reader: SqliteReader | PostgresReader | None = None
         self._busy = False
         self._again = False
         self._closed = False
@@ -86,7 +87,7 @@ class StateCounter(QObject):
 
     def _count_in_worker(self) -> dict[str, int]:
         if self._worker_reader is None:
-            self._worker_reader = SqliteReader.open(self.path)
+            self._worker_reader = open_reader(self.path)
         started = time.perf_counter()
         counts = self._worker_reader.counts_by_state()
         self.last_seconds = time.perf_counter() - started

@@ -23,11 +23,13 @@ from harvest_engine import (
 )
 from harvest_gui import __version__ as gui_version
 from harvest_gui.inspect.formatting import breakable
+from harvest_gui.target import display_name
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from harvest_gui.session import Session
+    from harvest_gui.target import Target
 
 
 def message_box(
@@ -48,28 +50,29 @@ def message_box(
     return box
 
 
-def open_error_text(path: Path, exc: BaseException) -> tuple[str, str]:
+def open_error_text(path: Target, exc: BaseException) -> tuple[str, str]:
     """The headline and the explanation for a file that could not be opened."""
+    name = display_name(path)
     if isinstance(exc, SchemaTooNew):
         return (
-            f"{path.name} was written by a newer harvest.",
+            f"{name} was written by a newer harvest.",
             f"{exc}\n\nThe file was left untouched. Open it with the harvest version that "
             "wrote it, or upgrade this one.",
         )
     if isinstance(exc, NotAHarvestDatabase):
         return (
-            f"{path.name} is not a harvest database.",
+            f"{name} is not a harvest database.",
             f"{exc}\n\nPick a file that a harvest runtime created. A damaged file "
             "(not readable as SQLite) is reported the same way.",
         )
     if isinstance(exc, HarvestInternalError):
         return (
-            f"harvest hit an internal error opening {path.name}.",
+            f"harvest hit an internal error opening {name}.",
             f"{exc}\n\nThis is a bug in harvest; please report it with this message.",
         )
     if isinstance(exc, (HarvestError, OSError, ImportError, ValueError)):
-        return (f"{path.name} could not be opened.", str(exc))
-    return (f"{path.name} could not be opened.", f"{type(exc).__name__}: {exc}")
+        return (f"{name} could not be opened.", str(exc))
+    return (f"{name} could not be opened.", f"{type(exc).__name__}: {exc}")
 
 
 def error_texts(exc: BaseException) -> tuple[str, str, str]:
@@ -143,6 +146,6 @@ def about_text(session: Session | None) -> str:
     ]
     if session is not None:
         lines.append(
-            f"File: {session.path} (schema v{session.schema_version}, {session.mode})"
+            f"File: {session.name} (schema v{session.schema_version}, {session.mode})"
         )
     return "\n".join(lines)

@@ -30,6 +30,7 @@ from harvest_gui import APP_TITLE, theme
 from harvest_gui.async_bridge import track
 from harvest_gui.client_session import ClientSession
 from harvest_gui.session import ReaderSession, Session, WriterSession
+from harvest_gui.target import Target, as_target
 from harvest_gui.views import operations
 from harvest_gui.views.dialogs import (
     about_text,
@@ -237,7 +238,9 @@ class MainWindow(QMainWindow):
         for i, path in enumerate(files):
             action = self.recent_menu.addAction(f"&{(i + 1) % 10} {path}")
             action.setObjectName(f"recent{i}")
-            action.triggered.connect(lambda _=False, p=path: self.open_path(Path(p)))
+            action.triggered.connect(
+                lambda _=False, p=path: self.open_path(as_target(p))
+            )
         if not files:
             none = self.recent_menu.addAction("No recent files")
             none.setEnabled(False)
@@ -268,7 +271,7 @@ class MainWindow(QMainWindow):
             if self.session.mode in ("read-only", "client")
             else ""
         )
-        self.setWindowTitle(f"{self.session.path.name}{suffix}")
+        self.setWindowTitle(f"{self.session.name}{suffix}")
 
     # -- opening --------------------------------------------------------------------------
 
@@ -287,7 +290,7 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def open_path(
-        self, path: Path, read_only: bool = False, client: bool = False
+        self, path: Target, read_only: bool = False, client: bool = False
     ) -> bool:
         """Open `path` as writer, or `read_only`, or as a `client` of the process serving it.
 
@@ -306,10 +309,11 @@ class MainWindow(QMainWindow):
                 session = ReaderSession.open(path, self.app_module)
             else:
                 session = WriterSession.open(path, self.app_module)
-        except DatabaseLocked as exc:
-            box = locked_box(self, path, exc)
+        except DatabaseLocked as exc:  # only a file has a writer lock
+            file = Path(path)
+            box = locked_box(self, file, exc)
             box.buttonClicked.connect(
-                lambda button: self._on_locked_choice(path, box, button)
+                lambda button: self._on_locked_choice(file, box, button)
             )
             self._show_dialog(box)
             return False

@@ -94,7 +94,7 @@ class InspectorStatusBar(QStatusBar):
             self.refresh.setText("")
             return
         self.mode.setText(session.mode)
-        self.file.setText(f"{session.path} (schema v{session.schema_version})")
+        self.file.setText(f"{session.name} (schema v{session.schema_version})")
         self.lock.setText(session.lock_text)
         self.show_refresh(session.last_refresh)
 

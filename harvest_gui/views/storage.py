@@ -48,7 +48,7 @@ class StorageView(QWidget):
     def __init__(self, session: Any) -> None:
         super().__init__()
         self.setObjectName("storageView")
-        self.setWindowTitle(f"Storage — {session.path.name}")
+        self.setWindowTitle(f"Storage — {session.name}")
         self.session = session
         self.report: StorageReport | None = None
         self.file_size = QLabel()
@@ -115,6 +115,11 @@ class StorageView(QWidget):
 
     async def measure(self) -> StorageReport | None:
         """Measure the file in a worker thread and show the numbers."""
+        if isinstance(self.session.path, str):
+            self.note.setText(
+                "Sizes are measured on a SQLite file; a Postgres server reports its own."
+            )
+            return None
         self.refresh_button.setEnabled(False)
         self.note.setText("Measuring…")
         try:
