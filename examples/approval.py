@@ -1,4 +1,4 @@
-"""Approval (guide §8): an order waits for an approval signal with a deadline.
+"""Approval: an order waits for an approval signal with a deadline.
 
 The order reserves stock, then waits up to a day for an "approve" signal. It
 exposes its stage and price as queries and accepts a price change while it
@@ -8,7 +8,7 @@ waits:
   and writes nothing.
 - `rt.update(order, "reprice", 120)` validates the new price (positive, and
   only before the approval) and returns a quote. An update computes a result
-  from the workflow's state but does not change it (guide §8), so the
+  from the workflow's state but does not change it, so the
   accepted price then travels to the run as a keyed signal: a retried request
   applies it once.
 - The approval comes from a webhook that fires twice; its idempotency key

@@ -1,4 +1,4 @@
-"""Durability (guide §10, §13): a run resumes by replay after its runtime is dropped.
+"""Durability: a run resumes by replay after its runtime is dropped.
 
 Session 1 opens a file, starts an order, and drives it until it blocks on
 the "approve" signal; then the runtime is dropped. Session 2 reopens the same
@@ -55,7 +55,7 @@ async def fulfil_order(ctx: WorkflowContext, order: dict) -> str:
 
 
 def open_runtime(path: Path) -> SqliteRuntime:
-    """Open the file and register the code (registrations live in memory, guide §10)."""
+    """Open the file and register the code (registrations live in memory)."""
     rt = SqliteRuntime.open(path)
     rt.register_workflow(fulfil_order)
     rt.register_activity(reserve)

@@ -1,7 +1,7 @@
 """Fan-out: a parent starts one child workflow per item and gathers their results.
 
-Each child is a full run with its own history, whose parent is the caller
-(guide §9). `run_until_blocked(parent)` drives the children in the same call,
+Each child is a full run with its own history, whose parent is the caller.
+`run_until_blocked(parent)` drives the children in the same call,
 so a parent whose children need no outside input completes in one call.
 
     python examples/fan_out.py

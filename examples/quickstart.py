@@ -1,4 +1,4 @@
-"""Quickstart (guide §13): an order workflow with two activities, in memory.
+"""Quickstart: an order workflow with two activities, in memory.
 
 Open an in-memory runtime, register a workflow and two activities, start a
 run, drive everything with run_until_idle, and print the terminal outcome.

@@ -3,7 +3,7 @@
 The body books each leg, then waits for the customer's confirmation. A cancel
 request replays the body with `ctx.cancellation_reason()` set, so the check
 after the last booking sees it and undoes every leg, newest first, before the
-run ends CANCELLED (guide §7).
+run ends CANCELLED.
 
     python examples/saga.py
 """

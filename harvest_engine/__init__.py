@@ -1,6 +1,6 @@
 """harvest_engine: durable workflows inside a Python program, on one SQLite file.
 
-Everything public is re-exported here (see API.md); import from this package.
+Everything public is re-exported here; import from this package.
 """
 
 from harvest_engine import authoring as _authoring

@@ -101,7 +101,7 @@ class ActivityContext:
         self.llm_calls.append(call)
 
     def is_cancelled(self) -> bool:
-        """Always False: this backend never cancels a running attempt (guide §3)."""
+        """Always False: this backend never cancels a running attempt."""
         return False
 
 
@@ -153,7 +153,7 @@ def checked_output(value: Any) -> AttemptResult:
     """Apply the payload caps to a result: over them, or not JSON, is a non-retryable failure.
 
     The same body would return the same value again, so a retry cannot help
-    (guide §6 for the caps).
+    (the caps are in the README's "Defaults and limits").
     """
     try:
         value, _ = payloads.checked(value, "activity result")
@@ -180,7 +180,7 @@ async def run_attempt(
     """Run one attempt: a coroutine body on this loop, a plain one in a worker thread.
 
     A coroutine past its budget is cancelled. A thread cannot be stopped, so
-    a sync body's budget is checked when it returns (guide §7).
+    a sync body's budget is checked when it returns.
     """
     started = time.monotonic()
     try:

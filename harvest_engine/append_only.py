@@ -21,7 +21,7 @@ def with_guard_off(connection: Connection | _HasConnection) -> Iterator[Connecti
     """Lift the two append-only triggers of harvest_events inside a `with` block.
 
     The triggers refuse every UPDATE of an event and every INSERT over a
-    stored (exec_id, seq) (guide §7). A fixture that must write a damaged
+    stored (exec_id, seq). A fixture that must write a damaged
     event lifts them here; they come back when the block ends, also on error.
 
     Args:

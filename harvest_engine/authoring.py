@@ -1,9 +1,9 @@
 """Authoring: @workflow, @activity, @query, @update, RetryPolicy and the infos they attach.
 
-Decorators check at decoration time and never wrap (STYLE §4): they attach
+Decorators check at decoration time and never wrap: they attach
 `.info` and return the function itself, so it stays callable as a plain
 function. Options the SQLite backend cannot honour are accepted here and
-refused by `register_*` (guide §5), so the same code can target another
+refused by `register_*`, so the same code can target another
 backend.
 """
 
@@ -123,7 +123,7 @@ class ActivityInfo:
 
     @property
     def max_attempts(self) -> int:
-        """Attempts allowed; one when no retry is declared (guide §3)."""
+        """Attempts allowed; one when no retry is declared."""
         return 1 if self.retry is None else self.retry.max_attempts
 
 
@@ -248,7 +248,7 @@ def activity(
         schedule_to_close: the limit of all attempts together.
         local: run inline as a local activity.
         queue: the task queue name.
-        heartbeat_timeout: declared for other backends; refused here (§3).
+        heartbeat_timeout: declared for other backends; refused here.
         **options: other backends' options (refused at register time here).
     """
 

@@ -296,7 +296,7 @@ def next_fire_times(schedule: Schedule, after: datetime, n: int) -> list[datetim
 
 
 def slot_seconds(slot: datetime) -> int:
-    """A slot as Unix epoch seconds (API.md "Schedule slot seconds")."""
+    """A slot as Unix epoch seconds."""
     return math.floor((slot - _EPOCH).total_seconds())
 
 

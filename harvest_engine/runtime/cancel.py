@@ -1,4 +1,4 @@
-"""Cancel (cooperative, guide §7) and terminate (at once): the requests and every way they end a run.
+"""Cancel (cooperative) and terminate (at once): the requests and every way they end a run.
 
 `cancel` stores the request and appends no event. The next cycle replays
 the body with `ctx.cancellation_reason()` set from its start, so cleanup
@@ -112,7 +112,7 @@ def runnable_tasks_left(txn: WriteTxn, exec_id: str, registry: Registry) -> bool
     """Whether a cancelled, parked run still has an activity task a drive can run.
 
     An unregistered activity's task would fail every drive, so it counts as
-    none (guide §7): the run then ends CANCELLED.
+    none: the run then ends CANCELLED.
     """
     tasks = txn.tasks_of(exec_id)
     if any(task.activity_name not in registry.activities for task in tasks):
@@ -193,7 +193,7 @@ def seal_cancelled_after(
 
 
 def ends_on_error(error: BaseException) -> bool:
-    """Errors that end a cancelled run CANCELLED instead of reaching the caller (guide §7)."""
+    """Errors that end a cancelled run CANCELLED instead of reaching the caller."""
     return isinstance(
         error,
         (

@@ -1,6 +1,6 @@
 """Child workflows and commands between runs: starts, signals, hard cancels, awaits, close policies.
 
-Each command takes effect in the caller's decision transaction (guide §9):
+Each command takes effect in the caller's decision transaction:
 one file holds every run, so there is no outbox. An await of a RUNNING
 target stays open and each later cycle of the waiter checks it again; the
 waiter keeps its decision flag while it waits, so a pass of `poll_once`
@@ -108,7 +108,7 @@ def hard_seal(
     """End a RUNNING run at once: WorkflowCancelled {reason}, sealed CANCELLED or TERMINATED.
 
     FAILED is the parent-close TERMINATE policy: WorkflowFailed with a
-    `ParentClosed` error instead (guide §9).
+    `ParentClosed` error instead.
     """
     error = ending_error(state, reason)
     if state == "FAILED":

@@ -4,7 +4,7 @@ A client in another process queues a row (kind, JSON args). The serving
 loop applies pending rows in arrival order; each command runs the same
 runtime call an in-process caller would make, inside one transaction that
 also writes the reply row, so a kill -9 of either side never applies a
-command twice or loses it (DESIGN "Serving"). The call's own writes join
+command twice or loses it. The call's own writes join
 that transaction as savepoints: a command that raises rolls back its
 changes and commits only the reply carrying its typed error.
 """

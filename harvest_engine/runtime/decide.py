@@ -1,4 +1,4 @@
-"""One decision cycle of one run, in one write transaction (DESIGN "One decision = one transaction").
+"""One decision cycle of one run, in one write transaction.
 
 Take the write lock, check the deadline, replay (or feed the cached instance)
 the stored history, append staged signals and fired timers, let the code
@@ -108,8 +108,8 @@ class Decision:
     def keeps_checking(self) -> bool:
         """Parked on another run or a mutex, or staged signals left past the byte room.
 
-        Every pass checks such a run again (guide §7, §9); a run whose ingest
-        stopped at the byte cap's room meets the cap on its next cycle (§8).
+        Every pass checks such a run again; a run whose ingest
+        stopped at the byte cap's room meets the cap on its next cycle.
         """
         return (
             self.waiting_mutex is not None
@@ -467,7 +467,7 @@ class Decider:
         raise _Panic(value)
 
     def _cancelled(self, cycle: _Cycle, instance: WorkflowInstance) -> Decision:
-        """A cycle of a run with a pending cancel: go on with cleanup, or end CANCELLED (guide §7)."""
+        """A cycle of a run with a pending cancel: go on with cleanup, or end CANCELLED."""
         row = cycle.row
         if cancel.budget_reached(row, len(cycle.events)):
             raise cancel.CleanupBudgetReached(row.exec_id)
@@ -496,7 +496,7 @@ class Decider:
         return Decision(row.exec_id, state=RunState.Cancelled(reason=reason))
 
     def _halt(self, cycle: _Cycle, instance: WorkflowInstance) -> Decision:
-        """The run's own command sealed it through a parent-close cascade (guide §9)."""
+        """The run's own command sealed it through a parent-close cascade."""
         state, reason = instance.halted or ("CANCELLED", "")
         self._record(cycle, instance, None)
         txn, exec_id = cycle.txn, cycle.row.exec_id
@@ -754,7 +754,7 @@ class Decider:
     def _reject(
         self, exec_id: str, rejected: CommandRejected, now: datetime
     ) -> Decision:
-        """A rejected command (guide §12): the cycle rolled back; seal FAILED, then raise Unsupported."""
+        """A rejected command: the cycle rolled back; seal FAILED, then raise Unsupported."""
         info = ErrorInfo(
             type="Unsupported",
             message=f"{rejected.feature} — {rejected.why}",
@@ -850,7 +850,7 @@ def _failure(exc: BaseException, *, non_retryable: bool = False) -> ErrorInfo:
 
 
 def merged_search_attributes(stored: str | None, patch: dict[str, Any]) -> str | None:
-    """A run's search attributes after an upsert: None removes a key (guide §8)."""
+    """A run's search attributes after an upsert: None removes a key."""
     current = payloads.loads(stored) if stored else {}
     if not isinstance(current, dict):
         current = {}

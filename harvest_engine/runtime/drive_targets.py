@@ -1,4 +1,4 @@
-"""Driving the runs a parked run waits on, in the same `run_until_blocked` call (guide §9)."""
+"""Driving the runs a parked run waits on, in the same `run_until_blocked` call."""
 
 from __future__ import annotations
 

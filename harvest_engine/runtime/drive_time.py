@@ -8,9 +8,9 @@ from datetime import datetime
 class DriveTime(datetime):
     """The time an `*_as_of` drive names, with the runtime clock's reading beside it.
 
-    Everything a drive decides uses the named time (guide §7: one clock per
+    Everything a drive decides uses the named time (one clock per
     drive). A terminal write stamps `closed_at` from the real clock instead
-    (guide §7, Retention), so a drive "as of next week" cannot make a run
+    (Retention), so a drive "as of next week" cannot make a run
     look closed a week from now and keep `purge_terminal` off it. Arithmetic
     on it gives a `DriveTime` without `real`: only the reading itself has it.
     """

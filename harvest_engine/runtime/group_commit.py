@@ -1,4 +1,4 @@
-"""The batched pass (DESIGN "Group commit"): many runs' decisions, claims and completions per commit.
+"""The batched pass: many runs' decisions, claims and completions per commit.
 
 A pass decides every run with ready work in one transaction, each decision
 in its own savepoint, and claims the activity tasks those decisions schedule

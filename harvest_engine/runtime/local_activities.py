@@ -1,4 +1,4 @@
-"""Local activities (guide §7): a task row run inline after the decision, with its own events.
+"""Local activities: a task row run inline after the decision, with its own events.
 
 LocalActivityScheduled inserts a local task. Each failed attempt appends
 LocalActivityFailed; a retry's backoff ends the cycle (a drive before it

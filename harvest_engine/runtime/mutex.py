@@ -5,7 +5,7 @@ decision transaction. A run heading the queue of a free key gets the key,
 with a new lock_seq that only grows per key, and its history gets
 MutexGranted. No step wakes a waiter: it keeps its decision flag while it
 waits, so `poll_once` / `run_until_idle` drive it again, and a release is
-progress. A seal drops every lock and queue place of the run (guide §7).
+progress. A seal drops every lock and queue place of the run.
 """
 
 from __future__ import annotations

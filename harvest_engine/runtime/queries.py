@@ -2,7 +2,7 @@
 
 `query()` reads the run's row and history when it is called and returns a
 coroutine that owns that snapshot, the handlers known at that moment and
-the query timeout of that moment (guide §8: "the returned future borrows
+the query timeout of that moment ("the returned future borrows
 nothing ... a later set_query_timeout does not change it"). Awaiting it
 replays the snapshot in a fresh instance and calls the handler. It appends
 no event, changes no row, delivers no staged signal, fires no timer and runs

@@ -1,4 +1,4 @@
-"""Registry: the workflows, activities and handlers of this process, with the §5 audit.
+"""Registry: the workflows, activities and handlers of this process, with the backend-feature audit.
 
 Registrations live in memory, not in the file, so every runtime (also a
 reopened one) registers again. A declared option this backend cannot honour
@@ -91,7 +91,7 @@ class Registry:
         """Register a @workflow function; options this backend cannot honour are refused here.
 
         Raises:
-            UnsupportedFeature: the declaration carries another backend's option (guide §5).
+            UnsupportedFeature: the declaration carries another backend's option.
         """
         info: WorkflowInfo = info_of(fn, WorkflowInfo)
         check_name(info.name, "workflow name")
@@ -125,7 +125,7 @@ class Registry:
         """Register an @activity; `body` and `mode` let the caller swap in another callable.
 
         Raises:
-            UnsupportedFeature: the declaration asks for what this backend refuses (guide §5).
+            UnsupportedFeature: the declaration asks for what this backend refuses.
             TypeError: there is no callable body to run.
         """
         info: ActivityInfo = info_of(fn, ActivityInfo)

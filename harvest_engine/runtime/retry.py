@@ -1,4 +1,4 @@
-"""Workflow retry (guide §7): a retryable failure starts the next attempt in the same transaction.
+"""Workflow retry: a retryable failure starts the next attempt in the same transaction.
 
 The policy is frozen on the run's row at start. The retry has its own exec
 id as its workflow id, the same input and the next attempt number; it gets

@@ -779,8 +779,8 @@ class SqliteRuntime:
         """Request a cooperative cancel; the next drive replays the body with the reason.
 
         The body sees ``ctx.cancellation_reason()`` from the start of that
-        replay and may run cleanup activities; the run then ends CANCELLED
-        (guide §7). A repeat cancel keeps the first reason; a blank reason
+        replay and may run cleanup activities; the run then ends CANCELLED.
+        A repeat cancel keeps the first reason; a blank reason
         gets a default text. The request is stored, so it survives a reopen.
 
         Raises:

@@ -115,7 +115,7 @@ def fire_due(
     start: StartRun,
     registered: Callable[[str], bool],
 ) -> tuple[int, HarvestError | None]:
-    """Fire every due schedule once, each in its own transaction (guide §7).
+    """Fire every due schedule once, each in its own transaction.
 
     No catch-up: after a gap one run fires and the next slot counts from now.
     A ``skip`` schedule drops the slot while `max_active_runs` of its runs are

@@ -1,7 +1,7 @@
 """Input schemas from annotations: does a JSON value fit a handler's declared parameter type?
 
 An update's input is checked against the annotation of its handler's
-parameter before the validator runs (`UpdateInputInvalid`, guide §8). Known
+parameter before the validator runs (`UpdateInputInvalid`). Known
 shapes are checked: dataclasses (required fields present, no unknown ones),
 `bool`, `int`, `float`, `str`, `None`, `list[X]`, `dict[str, X]`, optionals
 and unions, `Literal[...]`. Any other annotation accepts every value.

@@ -110,9 +110,9 @@ class Settings:
     def signal_byte_room(self, row: ExecutionRecord) -> int | None:
         """How many payload bytes of staged signals a decision may load (None: no limit).
 
-        The byte cap counts the stored history when the decision starts
-        (guide §7), so the decision that crosses it is allowed; loading stops
-        at the crossing signal rather than taking in a whole flood (guide §8).
+        The byte cap counts the stored history when the decision starts,
+        so the decision that crosses it is allowed; loading stops
+        at the crossing signal rather than taking in a whole flood.
         """
         if self.caps.max_bytes is None:
             return None

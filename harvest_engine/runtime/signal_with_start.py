@@ -1,7 +1,7 @@
 """Signal-with-start: start a run and signal it, or signal the run that exists, in one transaction.
 
 One write transaction holds the key probe, the start decision, any start or
-replace, and the signal stage; an error rolls back all of them (guide §8).
+replace, and the signal stage; an error rolls back all of them.
 The next drive appends the signal to the run's history.
 """
 

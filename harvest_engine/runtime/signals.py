@@ -1,6 +1,6 @@
 """Delivering signals from outside: validate at the boundary, stage for the next drive.
 
-Keys (guide §8 "Keyed signals"): a partial unique index on
+Keys: a partial unique index on
 (exec_id, idempotency_key) enforces them; the key probe runs before the state
 check, so a retry after the run ended returns False instead of an error; a
 seal keeps keyed rows, so their keys still dedupe. A key sent by exec id is
@@ -114,7 +114,7 @@ def send_signal(
 
     An unknown run is ExecutionNotFound and a closed (or past-deadline) one is
     WorkflowNotRunning, so a wakeup no drive could consume is refused, not lost.
-    The key probe comes before the state check (guide §8), and the payload
+    The key probe comes before the state check, and the payload
     cap after it, so a duplicate delivery is answered without judging it.
     """
     key = check_signal(name, key)
@@ -140,7 +140,7 @@ def send_signal_by_workflow_id(
 ) -> SignalDelivery:
     """Stage a signal on the RUNNING run of (workflow_name, workflow_id).
 
-    The checks run in the guide's order: the blank id (BlankWorkflowId), the
+    The checks run in this order: the blank id (BlankWorkflowId), the
     key rules (InvalidSignal), the chain key probe (a key any run of the id
     holds: ``delivered=False`` naming that run), the run lookup (no run at
     all: WorkflowIdNotFound), then the run state (no RUNNING run:

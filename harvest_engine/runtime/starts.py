@@ -1,6 +1,6 @@
 r"""Starting runs: input caps before anything persists, and the workflow-id reuse-policy matrix.
 
-The matrix (guide §6, API.md "Starts"). The prior is the newest run of the
+The matrix. The prior is the newest run of the
 (workflow_name, workflow_id) key; a RUNNING run of the key wins over it.
 
 | prior \ policy | ALLOW_DUPLICATE | ALLOW_DUPLICATE_FAILED_ONLY | REJECT_DUPLICATE | TERMINATE_IF_RUNNING |
@@ -218,7 +218,7 @@ def checked_memo(value: Any) -> str | None:
 def checked_search_attributes(value: Mapping[str, Any] | None) -> str | None:
     """The first search attributes as a stored JSON object (None when empty).
 
-    A start does not apply the `upsert_search_attrs` key rules (guide §8) and
+    A start does not apply the `upsert_search_attrs` key rules and
     search attributes have no size cap of their own; they must be a JSON
     object with text keys, within the nesting cap.
     """

@@ -2,7 +2,7 @@
 
 A crash between the claim and the record leaves the task RUNNING; the next
 open puts it back to PENDING and the body runs again with the same
-idempotency key (at-least-once, guide §10).
+idempotency key (at-least-once).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Update-with-start: start (or attach to) a run and run an update against it, in one transaction.
 
 The start, the new run's first decision and the update's events commit
-together (API.md "Workflow code, more"). Each is atomic on its own inside
+together. Each is atomic on its own inside
 that transaction: an update that is rejected, invalid or fails rolls back
 alone, so the started run stays and the caller gets the update's typed error.
 """

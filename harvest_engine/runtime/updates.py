@@ -4,7 +4,7 @@
 (its handlers see a pending cancel), checks the input against the handler's
 annotation (`UpdateInputInvalid`), runs the validator (`UpdateRejected`),
 then the handler, and appends `UpdateAdmitted` and `UpdateCompleted` (or
-`UpdateFailed`) in that one transaction (guide §8). A rejection, an invalid
+`UpdateFailed`) in that one transaction. A rejection, an invalid
 input or a timeout writes nothing.
 
 The handler runs once, on that separate replay: state it writes does not

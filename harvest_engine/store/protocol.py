@@ -1,4 +1,4 @@
-"""DurableStore: the persistence boundary, in engine terms (DESIGN, spec/durable-store.txt).
+"""DurableStore: the persistence boundary, in engine terms.
 
 The runtime never writes SQL. It opens a write transaction with
 `store.write()` and calls the `WriteTxn` methods inside it, so one decision is

@@ -51,7 +51,7 @@ class SqliteReader:
     a runtime in another process; it never changes the file. `list_executions`,
     `visit_executions` and `describe` also read files of older schema
     versions (a column the file lacks reads as Null); the other reads expect
-    the current schema (guide §8 "Operator reads").
+    the current schema.
 
     Use it as a context manager, or call `close()`.
     """

@@ -96,7 +96,7 @@ def describe_event(event: HistoryEvent) -> str:
 
 
 class CommandRejected(BaseException):
-    """A command this backend rejects (guide §12): the cycle rolls back and the run fails.
+    """A command this backend rejects: the cycle rolls back and the run fails.
 
     A `BaseException`, so workflow code's ``except Exception:`` cannot hide
     it; the instance also remembers it, so even a swallowed one counts.
@@ -111,7 +111,7 @@ class CommandRejected(BaseException):
 def solo_violation(
     batch: list[Command], marks: list[str], local_outstanding: bool
 ) -> tuple[str, str] | None:
-    """The solo rule a batch of new commands breaks (guide §7), as (feature, why), or None.
+    """The solo rule a batch of new commands breaks, as (feature, why), or None.
 
     A mutex acquire must be the only awaitable of its batch (a cancellable
     timer await, noted in `marks`, counts too); a local activity cannot

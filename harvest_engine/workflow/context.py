@@ -86,7 +86,7 @@ class TimerHandle:
         self._future = ctx._start_timer(timer_id, duration)
 
     def _arm(self) -> None:
-        """Arm the durable row once; the deadline counts from here (guide §7)."""
+        """Arm the durable row once; the deadline counts from here."""
         if not self._armed and not self._future.done():
             self._armed = True
             self._ctx._machine.arm_timer(self.timer_id, self._duration, self._future)
@@ -258,7 +258,7 @@ class WorkflowContext:
         Args:
             input: the successor's start input.
             workflow_type: only the run's own type is supported; another one
-                is rejected (guide §12) and the run ends FAILED.
+                is rejected and the run ends FAILED.
         """
         if (
             workflow_type is not None
@@ -326,7 +326,7 @@ class WorkflowContext:
         """Run an activity inline after the decision commits (LocalActivity* events).
 
         Each attempt's budget is `start_to_close`, capped at 60 s. It must be
-        the only awaitable of its batch (guide §7 solo rules).
+        the only awaitable of its batch (a solo rule).
         """
         name, result_type = _activity_target(activity)
         attrs: dict[str, Any] = {
@@ -344,7 +344,7 @@ class WorkflowContext:
         return payloads.from_json(result, result_type)
 
     async def execute_external_activity(self, name: str, input: Any = None) -> Any:
-        """An external (task-token) activity: rejected by this backend (guide §12)."""
+        """An external (task-token) activity: rejected by this backend."""
         del input
         raise self._machine.reject(
             "ExternalActivity",
@@ -352,7 +352,7 @@ class WorkflowContext:
         )
 
     async def create_session(self, *args: Any, **kwargs: Any) -> Any:
-        """A worker session: rejected by this backend (guide §12)."""
+        """A worker session: rejected by this backend."""
         del args, kwargs
         raise self._machine.reject(
             "CreateSession", "worker sessions are not supported by the SQLite backend"
@@ -800,7 +800,7 @@ def _side_effect_error(err: dict[str, Any]) -> Exception:
     """The recorded failure of a side effect, raised again on every replay.
 
     A value over the payload caps is refused with the cap's own error, as at
-    every other call site in workflow code (guide §6).
+    every other call site in workflow code.
     """
     details = err.get("details")
     fields = details if isinstance(details, dict) else {}

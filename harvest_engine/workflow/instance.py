@@ -158,9 +158,9 @@ class WorkflowInstance:
     def arm_timer(
         self, timer_id: str, duration: timedelta, future: asyncio.Future[Any]
     ) -> None:
-        """Ask for the durable row of a started timer (guide §7: armed at the first await).
+        """Ask for the durable row of a started timer (armed at the first await).
 
-        The deadline counts from the decision cycle's clock (guide §7), also in
+        The deadline counts from the decision cycle's clock, also in
         a first drive long after the start; a row already armed keeps its fire
         time, so a replay that meets the same await again changes nothing.
         """
@@ -294,7 +294,7 @@ class WorkflowInstance:
         self._marks.append(kind)
 
     def reject(self, feature: str, why: str) -> CommandRejected:
-        """Remember a rejected command (guide §12) and return the error to raise."""
+        """Remember a rejected command and return the error to raise."""
         rejection = CommandRejected(feature, why)
         if self.rejection is None:
             self.rejection = rejection
@@ -372,8 +372,8 @@ class WorkflowInstance:
     def begin(self) -> None:
         """Start the body once the signals staged before the first drive are buffered.
 
-        The first drive appends those signals before the body runs (guide
-        §8), marked ``before_start``, so every signal API sees them from the
+        The first drive appends those signals before the body runs,
+        marked ``before_start``, so every signal API sees them from the
         body's first line; replay starts the body after the same marked
         events. Safe to call when the body already runs.
         """
@@ -562,7 +562,7 @@ class WorkflowInstance:
         return events
 
     def _check_batch(self) -> None:
-        """Refuse a new batch that breaks a solo rule (guide §7, §12)."""
+        """Refuse a new batch that breaks a solo rule."""
         batch = list(self._emitted)
         ids = {int(c.attrs.get("activity_id", 0)) for c in batch}
         outstanding = any(

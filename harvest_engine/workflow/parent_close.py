@@ -6,7 +6,7 @@ import enum
 
 
 class ParentClosePolicy(enum.Enum):
-    """What happens to a RUNNING child when its parent ends (guide §9).
+    """What happens to a RUNNING child when its parent ends.
 
     A detached child gets REQUEST_CANCEL unless told otherwise; an attached
     child is left running unless `spawn_child_workflow` was given a policy.

@@ -216,7 +216,7 @@ def _check_ending(instance: WorkflowInstance, event: HistoryEvent) -> None:
 
 
 def _check_signals_read(instance: WorkflowInstance, event: HistoryEvent) -> None:
-    """Early completion: history holds a signal the code never read (guide §8).
+    """Early completion: history holds a signal the code never read.
 
     The engine appends every staged signal, read or not; a body that
     completes with one still unread was written for other input, so the

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 class ActionDialog(QDialog):
     """A non-modal form: fields, a submit button, an error line and a result pane.
 
-    Show it with ``open()`` or ``show()``, never ``exec()`` (QT-NOTES §3.4: no
+    Show it with ``open()`` or ``show()``, never ``exec()`` (no
     nested Qt loop while coroutines run). Typed engine errors land in
     `error_label` in words; nothing reaches the console.
 

@@ -228,7 +228,7 @@ class Operations(QObject):
         return self.session
 
     def show_window(self, widget: QWidget, *, child: bool = True) -> QWidget:
-        """Show a non-modal window (never exec(): QT-NOTES §3.4) and keep it."""
+        """Show a non-modal window (never exec(): a nested event loop under qasync) and keep it."""
         if child:
             widget.setParent(self.window, Qt.WindowType.Window)
         self.windows = [w for w in self.windows if w.isVisible()]

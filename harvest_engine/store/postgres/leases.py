@@ -6,7 +6,7 @@ its worker renews every lease it holds on a timer (and on each heartbeat), so
 only a dead or cut-off worker's leases expire. Any live worker then takes an
 expired task by the same compare-and-swap as a pending one, records the lost
 attempt, and runs the body again with the same idempotency key
-(at-least-once, spec/durable-store.txt).
+ (at-least-once).
 """
 
 from __future__ import annotations

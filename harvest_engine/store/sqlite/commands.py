@@ -3,7 +3,7 @@
 The client side (`submit`, `reply`) runs on a client's own connection and
 writes nothing but its one row, in one short transaction; the serving side
 (`pending`, `finish`, `purge_applied`) runs inside the writer's transaction
-that also holds the command's effect (DESIGN "Serving").
+that also holds the command's effect.
 """
 
 from __future__ import annotations

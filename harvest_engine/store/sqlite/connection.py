@@ -41,7 +41,7 @@ def apply_writer_pragmas(conn: sqlite3.Connection) -> None:
     """WAL and FULL sync for the writer, set only once the file is known to be ours.
 
     WAL lets readers run beside the writer; FULL fsyncs every commit, which
-    the crash tests depend on (guide §11). Switching to WAL rewrites the file
+    the crash tests depend on. Switching to WAL rewrites the file
     header, so a foreign or newer file must be refused before this runs.
     """
     conn.execute("PRAGMA journal_mode = WAL")

@@ -1,7 +1,7 @@
 """List SQL: ExecutionFilter to a WHERE clause, tolerant row conversion, pages and counts.
 
 Shared by the store and the reader. A column that an older file lacks is
-selected as NULL (guide §8 "A reader beside the writer"), and a damaged value
+selected as NULL, and a damaged value
 becomes a `Stored.Unreadable` field, so one bad row never fails a page.
 """
 

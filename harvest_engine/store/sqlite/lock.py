@@ -1,4 +1,4 @@
-"""The single-writer lock: an exclusive flock on `<database>.lock` (guide §11)."""
+"""The single-writer lock: an exclusive flock on `<database>.lock`."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def _open_lock_file(lock_path: Path, db_path: Path) -> tuple[int, bool]:
     """The lock file's descriptor, and whether this call created the file.
 
     The lock file takes the database's read/write bits, so only the users
-    who reach the data can hold it (guide §11). `os.open` applies the umask,
+    who reach the data can hold it. `os.open` applies the umask,
     so for an existing database the bits are set with fchmod on a file we
     own. For a new database, SQLite creates it 0644 less the umask, which is
     what `os.open` gives the lock file too.

@@ -116,7 +116,7 @@ def check_harvest_file(conn: sqlite3.Connection, path: str, version: int) -> Non
     """Refuse a file of a known version that is not harvest's or lacks its tables.
 
     Runs before the writer's first pragma, so a damaged or foreign file is
-    refused untouched instead of failing half-way through the open (guide §11).
+    refused untouched instead of failing half-way through the open.
     """
     if version == 0 or version > SCHEMA_VERSION:
         return

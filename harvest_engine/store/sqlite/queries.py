@@ -268,7 +268,7 @@ def staged_signals(
     At most `limit` of them (-1: no limit). With `max_bytes`, the read stops
     after the signal whose stored payloads bring the total to `max_bytes`
     (at least one signal is read), so a flood of large signals is never
-    loaded past a byte budget (guide §8: the history caps bound the ingest).
+    loaded past a byte budget (the history caps bound the ingest).
     """
     cursor = conn.execute(
         "SELECT id, name, payload, idempotency_key, received_at FROM harvest_signals "

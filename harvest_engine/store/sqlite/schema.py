@@ -3,7 +3,7 @@
 Times are integer microseconds since the Unix epoch (UTC); payloads are JSON
 text. `harvest_executions.id` (the rowid) is the list cursor. Every
 projection table is written in the same transaction as the events it derives
-from (DESIGN "The event log is the truth").
+from.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def _require_memory_uri(uri: str) -> None:
 class SqliteStore:
     """The one DurableStore implementation today: a WAL SQLite file behind a flock.
 
-    Open order is the contract of guide §11: take the lock first, so a second
+    Open order is a contract: take the lock first, so a second
     writer fails before it runs any pragma, schema step or orphan reclaim.
     Every public method raises typed errors only (`faults`).
     """
@@ -171,7 +171,7 @@ class SqliteStore:
 
         Raises:
             ValueError: `uri` does not name an in-memory database. A file
-                opened this way would skip the flock of guide §11.
+                opened this way would skip the writer's flock.
             DatabaseLocked: another runtime holds this shared database.
         """
         if uri is not None:
@@ -326,7 +326,7 @@ class SqliteStore:
         A joined write is a savepoint: its error rolls back its own changes
         and leaves the outer transaction going, so a client command's effect
         (a start, a signal, an update) and its reply row commit together, or
-        the reply alone records the error (DESIGN "Serving").
+        the reply alone records the error.
         """
         with self.write() as txn:
             joined = self._joinable  # already inside one: stay joinable after

@@ -1,6 +1,6 @@
 """When the serving loop must next wake: the earliest due time over every kind of waiting row.
 
-Each source is one indexed read (DESIGN "Serving": the worker sleeps
+Each source is one indexed read (the worker sleeps
 precisely). A new kind of deferred work (a backoff column, a new table)
 adds one entry to `DUE_SOURCES`; the serving loop needs no change.
 """
