@@ -58,7 +58,8 @@ def _server_user() -> str | None:
 class PostgresServer:
     """One server on a Unix socket in its own temp folder; `stop()` removes it all."""
 
-    def __init__(self, bindir: Path) -> None:
+    def __init__(self, bindir: Path, options: str = _SERVER_OPTIONS) -> None:
+        """Start it; `options` are the server's ``-c`` settings (the tests' skip fsync)."""
         self._bin = bindir
         self._user = _server_user()
         self.root = Path(tempfile.mkdtemp(prefix="harvest-pg-"))
@@ -92,7 +93,7 @@ class PostgresServer:
             "-l",
             str(self.root / "server.log"),
             "-o",
-            f"{_SERVER_OPTIONS} -k {self.socket_dir}",
+            f"{options} -k {self.socket_dir}",
         )
 
     def _run(self, tool: str, *args: str) -> None:
