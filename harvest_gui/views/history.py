@@ -35,7 +35,7 @@ from harvest_gui.inspect.history_filter import (
     page_count,
     page_of_seq,
 )
-from harvest_gui.models.history import HistoryModel
+from harvest_gui.models.history import COL_SUMMARY, HistoryModel
 from harvest_gui.views.payload import PayloadView
 
 if TYPE_CHECKING:
@@ -121,10 +121,10 @@ class HistoryView(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(
             self.fontMetrics().height() + 6
         )
+        # Seq, time and type take what their text needs (see `_fit_columns`); the
+        # summary gets the rest of the window, elided, whole in its tooltip.
         self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setColumnWidth(0, 60)
-        self.table.setColumnWidth(1, 110)
-        self.table.setColumnWidth(2, 210)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
         self.event_json = PayloadView("Selected event", "eventJson")
         bar = QHBoxLayout()
@@ -219,7 +219,13 @@ class HistoryView(QWidget):
             if row >= 0:
                 self._select_row(row, scroll=False)
         self._update_paging()
+        self._fit_columns()
         self.on_current_changed(None, None)
+
+    def _fit_columns(self) -> None:
+        """Size seq, time and type to the page's text so the summary keeps the rest."""
+        for col in range(COL_SUMMARY):
+            self.table.resizeColumnToContents(col)
 
     def _update_paging(self) -> None:
         pages = page_count(len(self.filtered), self.page_size)
