@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import platform
 import sys
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ HERE = Path(__file__).parent
 
 def main() -> None:
     only = sys.argv[1:]
+    load_before = os.getloadavg()
     sections: list[str] = []
     for path in sorted(HERE.glob("*_bench.py")):
         if only and path.stem not in only:
@@ -51,8 +53,14 @@ def main() -> None:
         "Numbers come from a shared 2-core machine and vary by tens of percent between "
         "runs; the fdatasync counts do not.",
         "",
+        f"Load average (1 min) when the run began and ended: {load_before[0]:.1f} and "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
+        "",
         "",
     ]
+    notes = HERE / "PERF-NOTES.md"
+    if not only and notes.exists():
+        sections.append(notes.read_text().strip())
     if not only:
         results = HERE / "RESULTS.md"
         # The kill campaign (bench/kill_campaign.py --record) runs on its own;

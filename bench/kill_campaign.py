@@ -222,7 +222,7 @@ def campaign(kills: int, db: Path, seed: int) -> dict[str, Any]:
 def record(figures: dict[str, Any], command: str) -> None:
     path = HERE / "RESULTS.md"
     text = path.read_text() if path.exists() else "# Benchmark results\n"
-    head, _, _ = text.partition(SECTION)
+    head, _, _ = text.partition(SECTION)  # the previous campaign's section goes
     section = "\n".join(
         [
             SECTION,

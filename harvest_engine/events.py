@@ -97,7 +97,12 @@ class HistoryEvent:
     def summary(self) -> str:
         """A one-line description for tables and CLIs."""
         a = self.attrs
-        name = a.get("name") or a.get("timer_id") or a.get("activity_id")
+        name = (
+            a.get("name")
+            or a.get("timer_id")
+            or a.get("activity_id")
+            or a.get("patch_id")
+        )
         bits = [str(name)] if name is not None else []
         if "error" in a and isinstance(a["error"], dict):
             bits.append(str(a["error"].get("message", ""))[:80])

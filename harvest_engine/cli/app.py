@@ -25,9 +25,10 @@ def is_dsn(text: str) -> bool:
     return text.startswith(("postgresql://", "postgres://"))
 
 
-def _target(
+def target(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> Target | None:
+    """A click callback: FILE as a Path, or a Postgres URL kept as text."""
     del ctx, param
     if value is None:
         return None
@@ -37,7 +38,7 @@ def _target(
 # The engine checks the path itself (a folder, no permission, a symlink loop),
 # so each case ends in its typed error and exit status, not a usage message.
 # A postgresql:// URL opens that database the same way.
-FILE = click.argument("file", callback=_target)
+FILE = click.argument("file", callback=target)
 EXEC = click.argument("exec_id")
 JSON = click.option(
     "--json", "as_json", is_flag=True, help="Print JSON instead of text."
@@ -50,11 +51,14 @@ def main() -> None:
     """Inspect and operate a harvest database file.
 
     Reads go through a read-only connection that takes no lock, so they work
-    beside a live writer. Only `purge` opens the file as the writer.
+    beside a live writer. Only `purge` opens the file as the writer. `start`,
+    `signal`, `query`, `update`, `cancel`, `terminate` and `result` talk to
+    the process that serves the file (`await rt.serve()`) as a client.
 
     Exit status: 0 done, 1 refused (bad input, failed replay), 2 usage,
     3 no such run, 4 locked by a writer, 5 not a harvest file (or too new),
-    6 damaged file or run, 7 storage failed (disk full, I/O, permission).
+    6 damaged file or run, 7 storage failed (disk full, I/O, permission),
+    8 no serving process answered in time (the command stays queued).
     """
 
 

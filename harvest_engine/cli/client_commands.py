@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from harvest_engine.cli.app import EXEC, FILE, JSON, main
+from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main
 from harvest_engine.cli.output import (
     EXIT_FAILED,
     HarvestFailure,
@@ -28,7 +28,6 @@ from harvest_engine.states import ExecutionOutcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
-    from pathlib import Path
 
 EXIT_TIMED_OUT = 8
 """No serving process answered in time (`CommandTimedOut`); the command stays queued."""
@@ -53,11 +52,21 @@ def _json_arg(text: str | None, what: str) -> Any:
         ) from exc
 
 
-def _run(file: Path, call: Callable[[HarvestClient], Coroutine[Any, Any, Any]]) -> Any:
-    """Open a client on `file`, run one command, close; errors as one line and their exit status."""
+def _run(
+    file: Target, call: Callable[[HarvestClient], Coroutine[Any, Any, Any]]
+) -> Any:
+    """Open a client on `file` (or a Postgres URL), run one command, close.
+
+    Errors are one line and their exit status.
+    """
     with failures():
         try:
-            with HarvestClient.open(file) as client:
+            opened = (
+                HarvestClient.connect(file)
+                if isinstance(file, str)
+                else HarvestClient.open(file)
+            )
+            with opened as client:
                 return asyncio.run(call(client))
         except CommandTimedOut as exc:
             raise HarvestFailure(exc.message, EXIT_TIMED_OUT) from exc
@@ -73,7 +82,7 @@ def _run(file: Path, call: Callable[[HarvestClient], Coroutine[Any, Any, Any]]) 
 @TIMEOUT
 @JSON
 def start(
-    file: Path,
+    file: Target,
     workflow: str,
     input: str | None,
     workflow_id: str | None,
@@ -108,7 +117,7 @@ def start(
 @TIMEOUT
 @JSON
 def signal(
-    file: Path,
+    file: Target,
     exec_id: str,
     name: str,
     payload: str | None,
@@ -142,7 +151,7 @@ def signal(
 @TIMEOUT
 @JSON
 def query(
-    file: Path, exec_id: str, name: str, arg: str | None, timeout: str, as_json: bool
+    file: Target, exec_id: str, name: str, arg: str | None, timeout: str, as_json: bool
 ) -> None:
     """Ask query NAME(ARG) of a run (answered by the serving process); prints the answer as JSON."""
     value = _json_arg(arg, "ARG")
@@ -158,7 +167,7 @@ def query(
 @TIMEOUT
 @JSON
 def update(
-    file: Path, exec_id: str, name: str, arg: str | None, timeout: str, as_json: bool
+    file: Target, exec_id: str, name: str, arg: str | None, timeout: str, as_json: bool
 ) -> None:
     """Run update NAME(ARG) on a run; prints its result as JSON."""
     value = _json_arg(arg, "ARG")
@@ -173,7 +182,7 @@ def update(
 @TIMEOUT
 @JSON
 def cancel(
-    file: Path, exec_id: str, reason: str | None, timeout: str, as_json: bool
+    file: Target, exec_id: str, reason: str | None, timeout: str, as_json: bool
 ) -> None:
     """Request a cooperative cancel of a RUNNING run (its cleanup still runs)."""
     _run(file, lambda c: c.cancel(exec_id, reason or "", timeout=timeout))
@@ -190,7 +199,7 @@ def cancel(
 @TIMEOUT
 @JSON
 def terminate(
-    file: Path, exec_id: str, reason: str | None, timeout: str, as_json: bool
+    file: Target, exec_id: str, reason: str | None, timeout: str, as_json: bool
 ) -> None:
     """End a RUNNING run TERMINATED at once."""
     _run(file, lambda c: c.terminate(exec_id, reason or "", timeout=timeout))
@@ -207,7 +216,7 @@ def terminate(
     "--timeout", default=None, help="Give up after this long (default: wait)."
 )
 @JSON
-def result(file: Path, exec_id: str, timeout: str | None, as_json: bool) -> None:
+def result(file: Target, exec_id: str, timeout: str | None, as_json: bool) -> None:
     """Wait for a run's end (following its successors); prints the output as JSON.
 
     A run that failed or was cancelled prints its ending and exits 1.

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from harvest_engine.authoring import WorkflowInfo
-from harvest_engine.cli.app import FILE, JSON, Target, main
+from harvest_engine.cli.app import FILE, JSON, Target, main, target
 from harvest_engine.cli.output import (
     EXIT_NOT_FOUND,
     HarvestFailure,
@@ -63,7 +63,7 @@ def purge(file: Target, older_than: str, as_json: bool) -> None:
 
 
 @main.command("replay")
-@click.argument("file", required=False, type=click.Path(readable=False, path_type=Path))
+@click.argument("file", required=False, callback=target)
 @click.argument("exec_id", required=False)
 @click.option(
     "--history",
@@ -80,7 +80,7 @@ def purge(file: Target, older_than: str, as_json: bool) -> None:
 )
 @JSON
 def replay(
-    file: Path | None,
+    file: Target | None,
     exec_id: str | None,
     history_file: Path | None,
     modules: tuple[str, ...],
@@ -106,7 +106,7 @@ def replay(
 
 
 def _history_for_replay(
-    file: Path | None, exec_id: str | None, history_file: Path | None
+    file: Target | None, exec_id: str | None, history_file: Path | None
 ) -> list[HistoryEvent]:
     if history_file is not None:
         if file is not None:
@@ -114,7 +114,12 @@ def _history_for_replay(
         return history_from_json(history_file.read_bytes())
     if file is None or exec_id is None:
         raise HarvestFailure("give FILE EXEC_ID, or --history HISTORY.json")
-    with SqliteReader.open(file) as reader:
+    reader = (
+        PostgresReader.connect(file)
+        if isinstance(file, str)
+        else SqliteReader.open(file)
+    )
+    with reader:
         return reader.load_history(exec_id)
 
 

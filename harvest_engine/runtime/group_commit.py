@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestError, Stuck
 
-log = logging.getLogger("harvest.runtime")
+log = logging.getLogger("harvest_engine.runtime")
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.cache import InstanceCache

@@ -46,42 +46,52 @@ MAX_ROUNDS = 4
 
 
 class Waker:
-    """The in-process wake of a serving loop; safe to call from any thread, served or not."""
+    """The in-process wake of a serving loop; safe to call from any thread, served or not.
+
+    A wake sets two events: the run loop's, and the command applier's (a
+    store that hears other processes' commits itself, such as Postgres
+    LISTEN/NOTIFY, wakes through here instead of the poll).
+    """
 
     def __init__(self) -> None:
-        self._event: asyncio.Event | None = None
+        self._events: tuple[asyncio.Event, ...] = ()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._guard = threading.Lock()
 
-    def attach(self) -> asyncio.Event:
-        """Bind to the running loop (the serving loop's); raise if one is bound already."""
+    def attach(self, *also: asyncio.Event) -> asyncio.Event:
+        """Bind to the running loop (the serving loop's); raise if one is bound already.
+
+        Returns the run loop's event; a wake sets it and every event in `also`.
+        """
         with self._guard:
-            if self._event is not None:
+            if self._events:
                 raise RuntimeError("this runtime is already serving")
             self._loop = asyncio.get_running_loop()
-            self._event = asyncio.Event()
-            return self._event
+            event = asyncio.Event()
+            self._events = (event, *also)
+            return event
 
     def detach(self) -> None:
         """Unbind; later wakes do nothing until the next `serve`."""
         with self._guard:
-            self._event = None
+            self._events = ()
             self._loop = None
 
     def wake(self) -> None:
         """Wake the serving loop now (a no-op when nothing serves)."""
         with self._guard:
-            event, loop = self._event, self._loop
-        if event is None or loop is None:
+            events, loop = self._events, self._loop
+        if not events or loop is None:
             return
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
-        if running is loop:
-            event.set()
-        elif not loop.is_closed():
-            loop.call_soon_threadsafe(event.set)
+        for event in events:
+            if running is loop:
+                event.set()
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(event.set)
 
 
 @dataclass
@@ -140,7 +150,7 @@ class Server:
 
     async def run(self) -> None:
         """Serve until the stop event is set (then give bodies `grace`) or the task is cancelled."""
-        self.wake = self.rt.waker.attach()
+        self.wake = self.rt.waker.attach(self.commit)
         work = asyncio.create_task(self._work())
         applier = asyncio.create_task(self._commands())
         watcher = asyncio.create_task(self._watch_commits())

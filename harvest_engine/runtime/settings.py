@@ -74,7 +74,7 @@ class Settings:
         self.group_commit_size = 64
         # ... and stops taking more runs once it has held the thread this
         # long (seconds), whatever the count.
-        self.group_commit_seconds = 0.005
+        self.group_commit_seconds = 0.010
 
     def set_caps(self, caps: HistoryCaps) -> None:
         """Replace the history caps; runs started from now on follow a lowered cap's advice.

@@ -98,10 +98,10 @@ def test_a_worker_killed_mid_activity_has_its_attempt_retaken_within_the_lease(
     with PostgresReader.connect(pg_dsn) as reader:
         attempts = reader.activity_attempts(exec_id)
         assert [(a.attempt, a.outcome) for a in attempts] == [
-            (1, "lost"),
-            (1, "completed"),
-            (1, "completed"),
-            (1, "completed"),
+            (1, "LOST"),
+            (1, "COMPLETED"),
+            (1, "COMPLETED"),
+            (1, "COMPLETED"),
         ]
         assert attempts[0].error is not None
         assert "victim" in attempts[0].error.message

@@ -126,7 +126,7 @@ def only_child(rt: SqliteRuntime, parent: Any) -> str:
 
 
 async def test_a_child_runs_under_the_workflow_id_the_parent_gave(
-    open_rt: Open,
+    open_rt: Open, clock: ManualClock
 ) -> None:
     rt = opened(open_rt)
     parent = rt.start_workflow(
@@ -139,6 +139,10 @@ async def test_a_child_runs_under_the_workflow_id_the_parent_gave(
     assert rt.describe(only_child(rt, parent)).workflow_id == "inv-9"
     children = rt.list_executions(ExecutionFilter().parent(parent)).executions
     assert [(c.workflow_id, c.state) for c in children] == [("inv-9", "COMPLETED")]
+    closed = ExecutionFilter().parent(parent).closed_after(clock.now())
+    assert len(rt.list_executions(closed).executions) == 1
+    earlier = ExecutionFilter().parent(parent).closed_before(clock.now())
+    assert rt.list_executions(earlier).executions == []
 
 
 async def test_a_workflow_id_held_by_a_running_run_refuses_the_child_start(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -71,6 +72,11 @@ async def test_the_read_commands_and_purge_open_a_postgres_url(pg_dsn: str) -> N
     assert [e["type"] for e in events] == history
     assert ok_json("counts", pg_dsn)["COMPLETED"] == 1
     assert ok_json("purge", pg_dsn, "--older-than", "1d") == {"removed": 0}
+    replayed = harvest(
+        "replay", pg_dsn, exec_id, "--module", "tests.engine.test_cli_postgres"
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    assert "ok: one_shout replayed" in replayed.stdout
 
 
 def test_a_missing_database_is_one_line_naming_it_and_exit_5(pg_dsn: str) -> None:
@@ -79,3 +85,26 @@ def test_a_missing_database_is_one_line_naming_it_and_exit_5(pg_dsn: str) -> Non
     assert done.returncode == 5, done.stderr
     assert "nosuchdb_t" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+async def test_start_and_result_talk_to_a_serving_postgres_worker(pg_dsn: str) -> None:
+    rt = PostgresRuntime.connect(pg_dsn, worker_id="server")
+    rt.register_workflow(one_shout)
+    rt.register_activity(shout)
+    stop = asyncio.Event()
+    serving = asyncio.create_task(rt.serve(stop))
+    try:
+        started = await asyncio.to_thread(
+            harvest, "start", pg_dsn, "one_shout", '"hi"', "--timeout", "30s"
+        )
+        assert started.returncode == 0, started.stderr
+        exec_id = started.stdout.strip()
+        done = await asyncio.to_thread(
+            harvest, "result", pg_dsn, exec_id, "--timeout", "30s"
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == "HI"
+    finally:
+        stop.set()
+        await serving
+        rt.close()

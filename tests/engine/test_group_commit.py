@@ -306,6 +306,7 @@ async def test_run_until_blocked_runs_a_claim_an_earlier_pass_carried(
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output=13)
 
 
+@pytest.mark.sqlite_only("counts COMMIT statements with SQLite's trace callback")
 async def test_a_batch_stops_taking_runs_once_it_has_held_the_thread_for_its_budget(
     open_rt: Open,
 ) -> None:

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import cli_flows
+import pytest
 from test_cli import harvest
 
 from harvest_engine import ManualClock, RunState, SqliteReader, SqliteRuntime
@@ -42,6 +43,10 @@ def die_holding_the_task(open_rt: Open, clock: ManualClock) -> str:
     return exec_id
 
 
+@pytest.mark.sqlite_only(
+    "a reopened SQLite file records LOST; Postgres records an expired lease "
+    "(tests/engine/test_postgres_store.py)"
+)
 async def test_reopening_records_the_lost_attempt_and_the_rerun_keeps_its_number(
     open_rt: Open, clock: ManualClock
 ) -> None:
@@ -74,6 +79,7 @@ async def test_a_clean_reopen_records_no_lost_attempt(
     assert [a.outcome for a in rt.activity_attempts(exec_id)] == ["COMPLETED"]
 
 
+@pytest.mark.sqlite_only("the CLI reads the SQLite file at db_path")
 async def test_the_cli_and_the_reader_show_the_lost_attempt(
     open_rt: Open, clock: ManualClock, db_path: Path
 ) -> None:

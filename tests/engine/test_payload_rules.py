@@ -171,6 +171,8 @@ payload_values = st.recursive(
 
 
 @pytest.mark.slow
+# 10,000 examples take about 30 s alone, minutes on a loaded machine.
+@pytest.mark.timeout(900)
 # Hypothesis warns when it would print this strategy's (45 kB) repr in a note
 # on an example it gave up drawing; that is its internal control flow, not ours.
 @pytest.mark.filterwarnings("ignore:Generating overly large repr")

@@ -241,7 +241,7 @@ def test_a_live_lease_is_never_taken_over_and_an_expired_one_is_reclaimed_as_los
     assert retaken.attempt == claimed.attempt
     assert raw(pg_dsn, "SELECT worker_id FROM harvest_tasks") == [("worker-b",)]
     (lost,) = b.activity_attempts(claimed.exec_id, None)
-    assert lost.outcome == "lost"
+    assert lost.outcome == "LOST"
     assert lost.error is not None
     assert lost.error.type == "LeaseExpired"
     assert "worker-a" in lost.error.message
@@ -367,7 +367,7 @@ async def test_heartbeat_timeout_is_supported_and_an_attempt_that_stops_heartbea
     raw(pg_dsn, "UPDATE harvest_tasks SET status = 'PENDING'")
     assert await rt_b.run_until_blocked(exec_id) == RunState.Completed(output="x")
     outcomes = [x.outcome for x in rt_b.activity_attempts(exec_id)]
-    assert outcomes == ["lost", "completed"]
+    assert outcomes == ["LOST", "COMPLETED"]
 
 
 def test_a_local_activity_with_heartbeat_timeout_is_refused_on_postgres(

@@ -43,15 +43,14 @@ async def tries(ctx: WorkflowContext, _: Any = None) -> str:
 
 
 async def test_attempt_outcomes_use_the_case_of_run_states_and_task_statuses(
-    open_rt: Open, db_path: Path, clock: Any
+    open_rt: Open, open_reader: Callable[..., Any], clock: Any
 ) -> None:
     rt = open_rt()
     rt.register_workflow(tries)
     rt.register_activity(flaky)
     exec_id = rt.start_workflow("tries")
     await rt.run_until_blocked(exec_id)
-    with SqliteReader.open(db_path) as reader:
-        statuses = [t.status for t in reader.pending_tasks(exec_id)]
+    statuses = [t.status for t in open_reader().pending_tasks(exec_id)]
     clock.advance(1)
 
     assert await rt.run_until_blocked(exec_id) == RunState.Completed(output="ok")
@@ -62,6 +61,7 @@ async def test_attempt_outcomes_use_the_case_of_run_states_and_task_statuses(
     assert rt.describe(exec_id).state == "COMPLETED"
 
 
+@pytest.mark.sqlite_only("rewrites an older SQLite file's rows with sqlite3")
 async def test_outcomes_an_older_file_stored_in_lower_case_read_upper_case(
     open_rt: Open, db_path: Path, clock: Any
 ) -> None:

@@ -219,6 +219,10 @@ def test_api_names_exist_at_the_top_level() -> None:
         "RunWait",
         "StackFrame",
         "CoroutineStack",
+        "HarvestClient",
+        "CommandTimedOut",
+        "UpdateWithStart",
+        "UpdateWithStartOutcome",
         "StorageError",
         "DatabaseCorrupt",
     ]:

@@ -153,6 +153,9 @@ async def test_a_new_run_takes_the_new_branch_and_records_the_marker(
     assert markers(rt, new) == ["fast-two"]
     marker = next(e for e in rt.load_history(new) if e.type == "MarkerRecorded")
     assert marker.attrs == {"patch_id": "fast-two"}
+    assert (
+        marker.summary() == "fast-two"
+    )  # what `harvest history` and the GUI list show
     assert await finish(rt, new) == ExecutionOutcome.Completed(
         output=["one", "two-fast"]
     )

@@ -8,11 +8,12 @@ password hidden) and saying why.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from harvest_engine.errors import NotAHarvestDatabase
+from harvest_engine.errors import NotAHarvestDatabase, StorageError
 
 # A worker gives up on a server that does not answer within this many seconds.
 CONNECT_TIMEOUT = 10
@@ -30,6 +31,22 @@ def redact(dsn: str) -> str:
         return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", dsn)
     params["password"] = "***"
     return make_conninfo("", **params)
+
+
+def reconnect(dsn: str) -> psycopg.Connection[tuple[Any, ...]]:
+    """A new connection for a worker whose old one broke; StorageError while the server is away.
+
+    The DSN worked when the worker connected, so a failure now is the
+    server's or the network's (a restart, a failover), not a wrong DSN.
+    """
+    try:
+        return psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.Error as exc:
+        lines = str(exc).strip().splitlines()
+        raise StorageError(
+            path=redact(dsn),
+            reason=f"cannot reconnect: {lines[0] if lines else type(exc).__name__}",
+        ) from exc
 
 
 def connect(dsn: str) -> psycopg.Connection[tuple[object, ...]]:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
     from harvest_engine.store.protocol import TaskRecord
 
-log = logging.getLogger("harvest.postgres")
+log = logging.getLogger("harvest_engine.postgres")
 
 # A task whose activity declares heartbeat_timeout holds its lease that long
 # from its claim or its last heartbeat, and the timer does not renew it: an
@@ -97,7 +97,7 @@ def _record_lost(
             attempt=task.attempt,
             started_at=started,
             ended_at=max(now, started),
-            outcome="lost",
+            outcome="LOST",
             error=payloads.dumps(
                 {
                     "type": "LeaseExpired",
@@ -153,8 +153,8 @@ class Renewer:
         while not self._stop.wait(self._interval):
             try:
                 self._renew_all()
-            except Exception:  # noqa: BLE001 - a failed renewal is retried next tick
-                log.warning("lease renewal failed; retrying", exc_info=True)
+            except Exception as exc:  # noqa: BLE001 - a failed renewal is retried next tick
+                log.warning("lease renewal failed (%s); retrying", exc)
 
     def stop(self) -> None:
         """Stop renewing (the leases then expire unless the tasks finish)."""

@@ -35,6 +35,7 @@ def where_clause(flt: ExecutionFilter) -> tuple[str, list[Any]]:
         ("workflow_name", flt.workflow_names),
         ("exec_id", flt.exec_ids),
         ("workflow_id", flt.workflow_ids),
+        ("parent_exec_id", flt.parent_exec_ids),
     )
     for column, texts in exact:
         for text in texts:
@@ -52,6 +53,12 @@ def where_clause(flt: ExecutionFilter) -> tuple[str, list[Any]]:
     if flt.started_until is not None:
         clauses.append("started_at < %s")
         args.append(micros(flt.started_until))
+    if flt.closed_from is not None:
+        clauses.append("closed_at >= %s")
+        args.append(micros(flt.closed_from))
+    if flt.closed_until is not None:
+        clauses.append("closed_at < %s")
+        args.append(micros(flt.closed_until))
     for key, value in flt.search_attributes:
         clause, values = _search_clause(key, value)
         clauses.append(clause)

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from harvest_engine.store.postgres.connection import connect
+from harvest_engine.store.postgres.connection import connect, reconnect
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-log = logging.getLogger("harvest.postgres")
+log = logging.getLogger("harvest_engine.postgres")
 
 CHANNEL = "harvest_wake"
 NOTIFY = "SELECT pg_notify('harvest_wake', %s)"
@@ -44,8 +44,8 @@ class Listener:
         )
         self._thread.start()
 
-    def _listen(self) -> psycopg.Connection[tuple[Any, ...]]:
-        conn = connect(self._dsn)
+    def _listen(self, *, again: bool = False) -> psycopg.Connection[tuple[Any, ...]]:
+        conn = reconnect(self._dsn) if again else connect(self._dsn)
         conn.execute(f"LISTEN {CHANNEL}")
         return conn
 
@@ -65,10 +65,10 @@ class Listener:
                 if self._stop.wait(delay):
                     return
                 try:
-                    self._conn = self._listen()
+                    self._conn = self._listen(again=True)
                     self._on_wake()
-                except Exception:  # noqa: BLE001 - retried with the next backoff
-                    log.warning("LISTEN reconnect failed; retrying", exc_info=True)
+                except Exception as exc:  # noqa: BLE001 - retried with the next backoff
+                    log.warning("LISTEN reconnect failed (%s); retrying", exc)
 
     def stop(self) -> None:
         """Stop listening and close the connection."""

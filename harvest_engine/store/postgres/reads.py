@@ -118,7 +118,7 @@ def activity_attempts(
             attempt=r[2],
             started_at=from_micros(r[3]),
             ended_at=opt_time(r[4]),
-            outcome=r[5],
+            outcome=str(r[5]).upper(),
             error=error_info(r[6]),
         )
         for r in rows

@@ -28,7 +28,7 @@ from harvest_engine.errors import (
 from harvest_engine.store.postgres import commands as command_sql
 from harvest_engine.store.postgres import leases, listing, notify, reads, wakeups
 from harvest_engine.store.postgres import schedules as schedule_sql
-from harvest_engine.store.postgres.connection import connect, redact
+from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import guard_public_methods, translate
 from harvest_engine.store.postgres.migrations import migrate
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
@@ -150,7 +150,7 @@ class PostgresStore:
         if self.closed:
             raise DatabaseClosed(path=self.path)
         if self._conn.broken or self._conn.closed:
-            self._conn = connect(self.dsn)
+            self._conn = reconnect(self.dsn)
         return self._conn
 
     def _lease_live(self) -> psycopg.Connection[tuple[Any, ...]]:
@@ -158,7 +158,7 @@ class PostgresStore:
         if self.closed:
             raise DatabaseClosed(path=self.path)
         if self._lease_conn.broken or self._lease_conn.closed:
-            self._lease_conn = connect(self.dsn)
+            self._lease_conn = reconnect(self.dsn)
         return self._lease_conn
 
     @contextmanager
@@ -355,8 +355,10 @@ class PostgresStore:
                     " OR (deadline IS NOT NULL AND deadline <= %s)"
                     " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
                     "            AND t.fire_at <= %s)"
-                    ") ORDER BY id",
-                    (at, at),
+                    ") AND NOT ("
+                    + wakeups.PANIC_BACKOFF
+                    + " AND (deadline IS NULL OR deadline > %s)) ORDER BY id",
+                    (at, at, at, at),
                 )
                 .fetchall()
             )

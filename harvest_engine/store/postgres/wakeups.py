@@ -15,8 +15,19 @@ if TYPE_CHECKING:
 
     import psycopg
 
+# A RUNNING run waiting out a panic's backoff: a pass leaves it alone until
+# then, unless a cancel is pending (the SQLite store's rule). One %s: now.
+PANIC_BACKOFF = (
+    "(panic_count > 0 AND not_before IS NOT NULL AND not_before > %s"
+    " AND cancel_reason IS NULL)"
+)
+
 DUE_SOURCES: tuple[str, ...] = (
-    "SELECT MIN(fire_at) FROM harvest_timers",
+    # the earliest armed timer of a run not waiting out a panic's backoff
+    "SELECT MIN(fire_at) FROM harvest_timers t WHERE NOT EXISTS (SELECT 1 FROM"
+    " harvest_executions e WHERE e.exec_id = t.exec_id AND "
+    + PANIC_BACKOFF.replace("%s", "%(now)s")
+    + ")",
     "SELECT MIN(ready_at) FROM harvest_tasks WHERE status = 'PENDING'",
     # a dead worker's task comes due when its lease expires
     "SELECT MIN(%(now)s + (EXTRACT(EPOCH FROM (lease_expires_at - clock_timestamp()))"

@@ -11,6 +11,7 @@ body never returns (the test kills this worker mid-activity). Prints
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import time
 
@@ -38,22 +39,35 @@ async def three_steps(ctx: WorkflowContext, n: int) -> int:
     return n
 
 
+def stop_table_exists(dsn: str) -> bool:
+    """Whether the test asked the workers to stop (False while the server is away)."""
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            row = conn.execute("SELECT to_regclass('harvest_test_stop')").fetchone()
+    except psycopg.OperationalError:
+        return False
+    return row is not None and row[0] is not None
+
+
 async def serve_until_told(rt: PostgresRuntime, dsn: str) -> None:
     """Serve until the test creates the stop table."""
     stop = asyncio.Event()
     server = asyncio.create_task(rt.serve(stop, poll_interval="20ms", grace="1s"))
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        while True:
-            row = conn.execute("SELECT to_regclass('harvest_test_stop')").fetchone()
-            if row is not None and row[0] is not None:
-                break
-            await asyncio.sleep(0.05)
+    while True:  # the test creates the table from another process
+        if stop_table_exists(dsn):
+            break
+        await asyncio.sleep(0.05)
     stop.set()
     await server
 
 
 def main() -> None:
-    """Connect, announce, serve."""
+    """Connect, announce, serve.
+
+    The test reads this worker's output only at its end, so its log goes to
+    nowhere: a pipe left unread would fill up and block the worker.
+    """
+    logging.disable(logging.CRITICAL)
     dsn, worker_id = sys.argv[1], sys.argv[2]
     lease = sys.argv[sys.argv.index("--lease") + 1] if "--lease" in sys.argv else None
     rt = PostgresRuntime.connect(dsn, worker_id=worker_id, lease=lease)
