@@ -100,7 +100,10 @@ class RunDetailView(QWidget):
         self.damaged.hide()
         page_layout.addWidget(self.title)
         page_layout.addWidget(self.damaged)
-        page_layout.addWidget(self.tabs)
+        page_layout.addWidget(self.tabs, 1)
+        # Takes the room the hidden tabs leave (a damaged run), so the title and
+        # the banner stay at the top in their own size rather than spread out.
+        page_layout.addStretch(0)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(page)

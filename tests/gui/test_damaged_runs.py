@@ -48,7 +48,7 @@ def window(qtbot: Any, settings: Any) -> Iterator[MainWindow]:
 
 
 def test_the_run_list_marks_a_damaged_run_and_says_why(
-    window: MainWindow, damaged_file: tuple[Path, str, str]
+    qtbot: Any, window: MainWindow, damaged_file: tuple[Path, str, str]
 ) -> None:
     path, bad, good = damaged_file
     assert window.open_path(path, read_only=True)
@@ -66,6 +66,9 @@ def test_the_run_list_marks_a_damaged_run_and_says_why(
     banner = window.detail.damaged
     assert banner.isVisibleTo(window)
     assert "its history ends at seq" in banner.text()
+    qtbot.waitUntil(lambda: banner.height() > 0)
+    # the banner sits under the title in its own size, not spread over the pane
+    assert banner.height() < window.detail.height() / 3
 
 
 def test_the_detail_banner_shows_the_listings_flag_for_a_run_that_still_reads(
