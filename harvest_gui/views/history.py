@@ -35,7 +35,7 @@ from harvest_gui.inspect.history_filter import (
     page_count,
     page_of_seq,
 )
-from harvest_gui.models.history import COL_SUMMARY, HistoryModel
+from harvest_gui.models.history import HistoryModel
 from harvest_gui.views.payload import PayloadView
 
 if TYPE_CHECKING:
@@ -223,9 +223,29 @@ class HistoryView(QWidget):
         self.on_current_changed(None, None)
 
     def _fit_columns(self) -> None:
-        """Size seq, time and type to the page's text so the summary keeps the rest."""
-        for col in range(COL_SUMMARY):
-            self.table.resizeColumnToContents(col)
+        """Size seq, time and type to the page's text so the summary keeps the rest.
+
+        Measured from the page's distinct texts (the longest seq, one time, each
+        type) rather than `resizeColumnToContents`, which asks every row of a
+        1,000-event page for its size hint at each refresh.
+        """
+        records = self.model.records
+        if not records:
+            return
+        seq = str(max(e.seq for e in records))
+        time_text = str(self.model.data(self.model.index(0, 1)) or "")
+        types = {e.type for e in records}
+        cells = self.table.fontMetrics()
+        titles = self.table.horizontalHeader().fontMetrics()
+        pad = cells.horizontalAdvance("MM")  # the cell's margins and a little air
+        header = self.table.horizontalHeader()
+        for col, texts in enumerate(([seq], [time_text], types)):
+            title = str(self.model.headerData(col, Qt.Orientation.Horizontal) or "")
+            wanted = max(
+                titles.horizontalAdvance(title),
+                *(cells.horizontalAdvance(t) for t in texts),
+            )
+            header.resizeSection(col, wanted + pad)
 
     def _update_paging(self) -> None:
         pages = page_count(len(self.filtered), self.page_size)
