@@ -11,14 +11,29 @@ if TYPE_CHECKING:
     from harvest_engine import HistoryEvent
 
 COL_TYPE = 2
+COL_SUMMARY = 3
+SUMMARY_LIMIT = 2000
+"""A summary cell's cap: the whole text of any real event, never a megabyte."""
 
 
 def _summary(event: HistoryEvent) -> str:
-    text = event.summary()
+    """The event's name and its whole error message (the engine's one-liner cuts it).
+
+    The cell is elided to the column's width; its tooltip and the selected
+    event's JSON show the whole text (issue 17 §11).
+    """
+    a = event.attrs
+    name = a.get("name") or a.get("timer_id") or a.get("activity_id")
+    bits = [str(name)] if name is not None else []
+    if isinstance(a.get("error"), dict):
+        bits.append(str(a["error"].get("message", "")))
+    text = " ".join(bits)
     if not text:
-        bits = [f"{k}={formatting.json_text(v, None)}" for k, v in event.attrs.items()]
-        text = ", ".join(bits)
-    return text if len(text) <= 200 else text[:199] + "…"
+        text = ", ".join(
+            f"{k}={formatting.json_text(v, None)}" for k, v in event.attrs.items()
+        )
+    text = " ".join(text.split())  # one line: a newline would hide the rest of the cell
+    return formatting.middle(text, SUMMARY_LIMIT)
 
 
 class HistoryModel(RecordTableModel["HistoryEvent"]):

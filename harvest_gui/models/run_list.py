@@ -38,6 +38,8 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 """Role giving a raw, comparable value per cell (for sorting)."""
 EXEC_ID_ROLE = Qt.ItemDataRole.UserRole + 2
 """Role giving the row's exec id text."""
+DAMAGED_MARK = "⚠ DAMAGED"
+"""The state cell of a run the engine flags as damaged (never shown as sound)."""
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -249,14 +251,27 @@ class RunListModel(QAbstractTableModel):
         row, col = index.row(), index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self._cells[row][col]
+        damaged = self.rows[row].damaged
         if role == Qt.ItemDataRole.ToolTipRole:
+            if damaged is not None and col == COL_STATE:
+                return formatting.tooltip(
+                    f"Damaged: {formatting.middle(damaged, 2000)}\n"
+                    f"Stored state: {formatting.middle(str(self.rows[row].state), 200)}"
+                )
             return formatting.tooltip(self._cells[row][col])
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATE:
-            return state_colour(self.rows[row].state)
+            return state_colour("DAMAGED" if damaged else self.rows[row].state)
         if role == SORT_ROLE:
             return self._sort_value(row, col)
         if role == EXEC_ID_ROLE:
             return str(self.rows[row].exec_id)
+        return None
+
+    def damaged_of(self, exec_id: str) -> str | None:
+        """Why the listing flags `exec_id` as damaged; None if sound or not loaded."""
+        for r in (*self.rows, *self.held):
+            if str(r.exec_id) == exec_id:
+                return r.damaged
         return None
 
     def row_of(self, exec_id: str) -> int:
@@ -272,7 +287,7 @@ class RunListModel(QAbstractTableModel):
             formatting.middle(r.workflow_name, 200),
             formatting.middle(r.workflow_id, 400),  # a megabyte id never reaches a cell
             str(r.exec_id),
-            r.state,
+            DAMAGED_MARK if r.damaged is not None else formatting.middle(r.state, 40),
             formatting.when(r.started_at),
             formatting.when(r.closed_at),
             formatting.duration(_duration(r)),

@@ -121,10 +121,10 @@ class HistoryView(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(
             self.fontMetrics().height() + 6
         )
+        # Seq, time and type take what their text needs (see `_fit_columns`); the
+        # summary gets the rest of the window, elided, whole in its tooltip.
         self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setColumnWidth(0, 60)
-        self.table.setColumnWidth(1, 110)
-        self.table.setColumnWidth(2, 210)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
         self.event_json = PayloadView("Selected event", "eventJson")
         bar = QHBoxLayout()
@@ -219,7 +219,33 @@ class HistoryView(QWidget):
             if row >= 0:
                 self._select_row(row, scroll=False)
         self._update_paging()
+        self._fit_columns()
         self.on_current_changed(None, None)
+
+    def _fit_columns(self) -> None:
+        """Size seq, time and type to the page's text so the summary keeps the rest.
+
+        Measured from the page's distinct texts (the longest seq, one time, each
+        type) rather than `resizeColumnToContents`, which asks every row of a
+        1,000-event page for its size hint at each refresh.
+        """
+        records = self.model.records
+        if not records:
+            return
+        seq = str(max(e.seq for e in records))
+        time_text = str(self.model.data(self.model.index(0, 1)) or "")
+        types = {e.type for e in records}
+        cells = self.table.fontMetrics()
+        titles = self.table.horizontalHeader().fontMetrics()
+        pad = cells.horizontalAdvance("MM")  # the cell's margins and a little air
+        header = self.table.horizontalHeader()
+        for col, texts in enumerate(([seq], [time_text], types)):
+            title = str(self.model.headerData(col, Qt.Orientation.Horizontal) or "")
+            wanted = max(
+                titles.horizontalAdvance(title),
+                *(cells.horizontalAdvance(t) for t in texts),
+            )
+            header.resizeSection(col, wanted + pad)
 
     def _update_paging(self) -> None:
         pages = page_count(len(self.filtered), self.page_size)

@@ -367,6 +367,7 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.schedules, "Schedules")
         self.stack.addWidget(self.pages)
         self.stack.setCurrentWidget(self.pages)
+        self.detail.listed_damage = self.run_list.model.damaged_of
         self.run_list.run_selected.connect(self.detail.show_run)
         self.run_list.run_selected.connect(lambda _id: self.context_changed.emit())
         self.detail.open_run.connect(self.on_open_run)

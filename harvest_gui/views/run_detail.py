@@ -22,6 +22,8 @@ from harvest_gui.views.summary import SummaryView
 from harvest_gui.views.timeline_view import TimelineView
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from harvest_gui.session import Session
 
 TIMELINE_REDRAW_S = 1.0
@@ -47,6 +49,8 @@ class RunDetailView(QWidget):
         self.exec_id: str | None = None
         self._seen: tuple[Any, ...] | None = None
         self._timeline_drawn = 0.0
+        self.listed_damage: Callable[[str], str | None] = lambda _exec_id: None
+        """Why the run list flags a run as damaged (the main window wires the model in)."""
         self.title = ElidedLabel("runTitle", Qt.TextElideMode.ElideMiddle)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         font = self.title.font()
@@ -96,7 +100,10 @@ class RunDetailView(QWidget):
         self.damaged.hide()
         page_layout.addWidget(self.title)
         page_layout.addWidget(self.damaged)
-        page_layout.addWidget(self.tabs)
+        page_layout.addWidget(self.tabs, 1)
+        # Takes the room the hidden tabs leave (a damaged run), so the title and
+        # the banner stay at the top in their own size rather than spread out.
+        page_layout.addStretch(0)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(page)
@@ -119,6 +126,24 @@ class RunDetailView(QWidget):
         self.damaged.show()
         self.tabs.hide()
         self.stack.setCurrentIndex(1)
+
+    def show_listed_damage(self, reason: str | None) -> None:
+        """The banner above readable tabs when the listing flags the run as damaged.
+
+        A run may read (its payloads parse) while the listing's checks of its row
+        against its history fail; what the tabs show may then be wrong, so the
+        reason stays in view rather than the run looking sound.
+        """
+        if reason is None:
+            self.damaged.hide()
+            return
+        self.damaged.setText(
+            fit_line(
+                f"The file flags this run as damaged ({reason}). What the tabs show "
+                "was read from its rows as they are and may be wrong or incomplete."
+            )
+        )
+        self.damaged.show()
 
     def show_run(self, exec_id: str | None) -> None:
         """Show `exec_id` (None: the empty page)."""
@@ -162,7 +187,7 @@ class RunDetailView(QWidget):
         except (DatabaseCorrupt, ValueError) as exc:  # a damaged row: this run only
             self.show_damaged(exc)
             return
-        self.damaged.hide()
+        self.show_listed_damage(self.listed_damage(self.exec_id))
         self.tabs.show()
         shown = self._seen or (None,) * 5
         # The state stays in view however long the name and id are (the label elides

@@ -99,23 +99,41 @@ def test_the_users_zoom_is_kept_and_fit_brings_the_whole_run_back(
     assert hi >= 120
 
 
+def wheel_notch(view: TimelineView, notches: int) -> None:
+    """Send the plot what one mouse wheel step per notch sends (angle delta 120)."""
+    viewport = view.plot.viewport()
+    centre = QPointF(viewport.width() / 2, viewport.height() / 2)
+    for _ in range(abs(notches)):
+        event = QWheelEvent(
+            centre,
+            QPointF(viewport.mapToGlobal(centre.toPoint())),
+            QPoint(),
+            QPoint(0, 120 if notches > 0 else -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(viewport, event)
+
+
 def test_one_wheel_notch_zooms_by_a_visible_step(view: TimelineView) -> None:
     view.show_history(history(T0, 120), [])
     lo, hi = x_range(view)
-    viewport = view.plot.viewport()
-    centre = QPointF(viewport.width() / 2, viewport.height() / 2)
-    event = QWheelEvent(
-        centre,
-        QPointF(viewport.mapToGlobal(centre.toPoint())),
-        QPoint(),
-        QPoint(0, 120),
-        Qt.MouseButton.NoButton,
-        Qt.KeyboardModifier.NoModifier,
-        Qt.ScrollPhase.NoScrollPhase,
-        False,
-    )
-    QApplication.sendEvent(viewport, event)
+    wheel_notch(view, 1)
     new_lo, new_hi = x_range(view)
     ratio = (new_hi - new_lo) / (hi - lo)
-    assert 0.5 < ratio < 0.75  # a visible step, not a jump
+    # pyqtgraph's default notch keeps 74% of the span (issue 17 §5: "barely
+    # moves"); a third of it goes here, and not so much that three notches jump.
+    assert 0.55 < ratio <= 0.70
+    assert lo <= new_lo < new_hi <= hi  # zoomed in around the pointer
     assert view.user_framed
+
+
+def test_a_notch_back_undoes_a_notch_in(view: TimelineView) -> None:
+    view.show_history(history(T0, 120), [])
+    lo, hi = x_range(view)
+    wheel_notch(view, 3)
+    assert (x_range(view)[1] - x_range(view)[0]) / (hi - lo) < 0.35
+    wheel_notch(view, -3)
+    assert x_range(view) == pytest.approx((lo, hi), rel=1e-6, abs=1e-6)
