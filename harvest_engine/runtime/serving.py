@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,10 @@ ROUNDS_BEFORE_CHECK = 64
 # Rounds in flight at once: more start only while earlier ones wait on
 # activity bodies (each round runs up to the runtime's TASK_CONCURRENCY).
 MAX_ROUNDS = 4
+
+# With a commit watch, `data_version` is still read this often (seconds), in
+# case a change slipped past the watch (a WAL file made anew, say).
+WATCH_SAFETY_POLL = 1.0
 
 
 class Waker:
@@ -302,19 +307,47 @@ class Server:
             await self.commit.wait()
 
     async def _watch_commits(self) -> None:
-        """The one poller: another process committed (a client queued a command).
+        """Wake the applier when another process committed (a client queued a command).
 
-        SQLite signals no other process's commit, so `data_version` (one
-        cheap read) is checked every `poll_interval`; a change wakes the
-        applier. Nothing else polls: an idle server wakes only here.
+        `data_version` (one cheap read) says whether another process
+        committed. Where the store offers a commit watch (inotify on the
+        file and its WAL), it is read when the file changes, at most once
+        per `poll_interval`, and every `WATCH_SAFETY_POLL` seconds besides:
+        an idle server then hardly wakes. Elsewhere it is read every
+        `poll_interval`.
         """
-        version = self.rt.store.data_version()
-        while not self.stopping:
-            await asyncio.sleep(self.poll)
-            seen = self.rt.store.data_version()
-            if seen != version:
-                version = seen
-                self.commit.set()
+        loop = asyncio.get_running_loop()
+        watch = self.rt.store.open_commit_watch()
+        changed = asyncio.Event()
+        if watch is not None:
+            try:
+                loop.add_reader(watch.fd, changed.set)
+            except (NotImplementedError, OSError, RuntimeError):
+                watch.close()  # a loop without readers (Windows' proactor)
+                watch = None
+        try:
+            version = self.rt.store.data_version()
+            while not self.stopping:
+                if watch is None:
+                    await asyncio.sleep(self.poll)
+                else:
+                    with suppress(TimeoutError):
+                        async with asyncio.timeout(WATCH_SAFETY_POLL):
+                            await changed.wait()
+                    changed.clear()
+                    watch.drain()
+                seen = self.rt.store.data_version()
+                if seen != version:
+                    version = seen
+                    self.commit.set()
+                if watch is not None:
+                    # Our own commits touch the file too: look at most once a
+                    # poll tick, so a busy server is not woken per commit.
+                    await asyncio.sleep(self.poll)
+        finally:
+            if watch is not None:
+                loop.remove_reader(watch.fd)
+                watch.close()
 
     async def _round(self) -> tuple[bool, list[HarvestError]]:
         """Due schedules, then one pass over every run; whether any made progress."""

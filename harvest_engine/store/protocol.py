@@ -407,6 +407,20 @@ class WriteTxn(Protocol):
         ...
 
 
+class CommitWatcher(Protocol):
+    """A file descriptor that turns readable when another process may have committed."""
+
+    fd: int
+
+    def drain(self) -> None:
+        """Read and drop what made the descriptor readable."""
+        ...
+
+    def close(self) -> None:
+        """Stop watching."""
+        ...
+
+
 class DurableStore(Protocol):
     """The store the runtime drives; `SqliteStore` is today's implementation."""
 
@@ -482,6 +496,14 @@ class DurableStore(Protocol):
 
     def data_version(self) -> int:
         """A number that changes when another process commits to the store."""
+        ...
+
+    def open_commit_watch(self) -> CommitWatcher | None:
+        """A descriptor that wakes a server on other processes' commits, or None.
+
+        None when the store cannot tell (the server then polls
+        `data_version`) or tells another way (Postgres's LISTEN/NOTIFY).
+        """
         ...
 
     def write_together(self) -> AbstractContextManager[WriteTxn]:

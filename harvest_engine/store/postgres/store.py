@@ -269,6 +269,10 @@ class PostgresStore:
         with self._lock:
             return wakeups.earliest_due(self._live(), now)
 
+    def open_commit_watch(self) -> None:
+        """None: LISTEN/NOTIFY wakes the serving workers (`listen`), no file to watch."""
+        return None
+
     def data_version(self) -> int:
         """A number that changes when another worker (another process) commits a write."""
         with self._lock:

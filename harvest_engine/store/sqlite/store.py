@@ -28,6 +28,7 @@ from harvest_engine.store.sqlite import (
     wakeups,
 )
 from harvest_engine.store.sqlite import schedules as schedule_sql
+from harvest_engine.store.sqlite.commit_watch import CommitWatch, open_commit_watch
 from harvest_engine.store.sqlite.connection import (
     ClosedConnection,
     apply_writer_pragmas,
@@ -453,6 +454,12 @@ class SqliteStore:
     def data_version(self) -> int:
         """A number that changes when another connection (another process) commits."""
         return readonly.data_version(self._conn)
+
+    def open_commit_watch(self) -> CommitWatch | None:
+        """An inotify watch on the file and its WAL (None in memory or off Linux)."""
+        if self._lock is None:  # an in-memory database has no file to watch
+            return None
+        return open_commit_watch(self.path)
 
     def activity_attempts(
         self, exec_id: str, name: str | None
