@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -141,6 +142,37 @@ async def suspended(rt: SqliteRuntime, n: int) -> dict[str, Any]:
     }
 
 
+async def starts(rt: SqliteRuntime, n: int) -> dict[str, Any]:
+    """N starts and no drive: what `latency`'s fdatasync count subtracts to leave the drives."""
+    for i in range(n):
+        rt.start_workflow("three_steps", i)
+    return {"runs": n}
+
+
+async def commit_floor(rt: SqliteRuntime, n: int) -> dict[str, Any]:
+    """N bare one-row commits on a file like harvest's: the disk's floor per commit.
+
+    Every row of the targets that needs a commit per step (a run driven
+    alone, a long history, a signal) is bounded below by this figure.
+    """
+    del rt
+    with tempfile.TemporaryDirectory(prefix="harvest-floor-") as folder:
+        conn = sqlite3.connect(Path(folder) / "floor.db", isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("CREATE TABLE t (n INTEGER)")
+            began = time.perf_counter()
+            for i in range(n):
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("INSERT INTO t VALUES (?)", (i,))
+                conn.execute("COMMIT")
+            seconds = time.perf_counter() - began
+        finally:
+            conn.close()
+    return {"commits": n, "ms_per_commit": seconds / n * 1000}
+
+
 async def nothing(rt: SqliteRuntime, n: int) -> dict[str, Any]:
     """Open and close only: the baseline an fdatasync count subtracts."""
     del rt
@@ -160,6 +192,8 @@ WORKLOADS = {
     "long_history": long_history,
     "signal": signal,
     "suspended": suspended,
+    "starts": starts,
+    "commit_floor": commit_floor,
     "nothing": nothing,
 }
 
