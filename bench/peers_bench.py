@@ -34,9 +34,11 @@ K_MAX = int(os.environ.get("BENCH_K_MAX", "10000"))
 REPS = 3
 
 
-def _harvest(workload: str, size: int) -> dict[str, Any]:
+def _harvest(workload: str, size: int, *, warm: bool = False) -> dict[str, Any]:
+    """One workload in a fresh process; `warm` runs it after the WAL has wrapped once."""
+    flags = ["--warm"] if warm else []
     out = subprocess.run(
-        [sys.executable, "-m", "bench.harvest_workloads", workload, str(size)],
+        [sys.executable, "-m", "bench.harvest_workloads", workload, str(size), *flags],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -182,23 +184,29 @@ def run() -> list[tuple[str, str]]:
     )
 
     lat = _harvest("latency", 20)["median_ms"]
+    warm_lat = _harvest("latency", 20, warm=True)["median_ms"]
     d_lat = dbos.get("latency", {}).get("median_ms")
     rows.append(
         (
-            "one 3-activity run, start -> Completed (p50 of 20)",
-            f"harvest {lat:.2f} ms vs DBOS {_fmt(d_lat, 'ms')}; target <= 2 ms: "
-            f"{_verdict(lat <= 2)}",
+            "one 3-activity run, start -> Completed (p50 of 20; fresh file / "
+            "after the WAL wrapped once)",
+            f"harvest {lat:.2f} / {warm_lat:.2f} ms vs DBOS {_fmt(d_lat, 'ms')} "
+            f"(fresh file); target <= 2 ms: {_verdict(lat <= 2)} / "
+            f"{_verdict(warm_lat <= 2)}",
         )
     )
 
-    floor = _harvest("commit_floor", 500)["ms_per_commit"]
+    floors = _harvest("commit_floor", 500)
+    floor, warm_floor = floors["ms_per_commit"], floors["warm_ms_per_commit"]
     rows.append(
         (
-            "the disk's floor: one bare one-row SQLite commit (WAL + synchronous=FULL)",
-            f"{floor:.3f} ms per commit; a run driven alone needs 1 commit per "
-            f"activity (its completion + next decision) and a signal needs 2 "
-            f"(send_signal returns after its own commit), so the rows below "
-            f"cannot go under 3 x / 1 x / 2 x this figure",
+            "the disk's floor: one bare one-row SQLite commit (WAL + synchronous=FULL;"
+            " fresh file / WAL wrapped)",
+            f"{floor:.3f} / {warm_floor:.3f} ms per commit. A 3-activity run "
+            f"alone needs 5 (its start, its first decision, 3 completions each "
+            f"with the next decision), a long history 1 per activity, a signal 2 "
+            f"(send_signal returns after its own commit): the rows below cannot "
+            f"go under 5 x / 1 x / 2 x this figure",
         )
     )
 
@@ -233,15 +241,17 @@ def run() -> list[tuple[str, str]]:
     replay_2000: float | None = None
     for k in ks:
         result = _harvest("long_history", k)
+        warm_ms = _harvest("long_history", k, warm=True)["ms_per_activity"]
         per_k[k] = result["ms_per_activity"]
         if k == 2000:
             replay_2000 = result["replay_seconds"]
         d_ms = dbos.get(f"long_history@{k}", {}).get("ms_per_activity")
         rows.append(
             (
-                f"long history K={k:,}, ms per activity",
-                f"harvest {per_k[k]:.3f} ms vs DBOS {_fmt(d_ms, 'ms', 3)}; "
-                f"target <= 0.3 ms: {_verdict(per_k[k] <= 0.3)}",
+                f"long history K={k:,}, ms per activity (fresh file / WAL wrapped)",
+                f"harvest {per_k[k]:.3f} / {warm_ms:.3f} ms vs DBOS "
+                f"{_fmt(d_ms, 'ms', 3)}; target <= 0.3 ms: "
+                f"{_verdict(per_k[k] <= 0.3)} / {_verdict(warm_ms <= 0.3)}",
             )
         )
     if len(per_k) > 1:
@@ -263,12 +273,14 @@ def run() -> list[tuple[str, str]]:
         )
 
     sig = _harvest("signal", 20)["median_ms"]
+    warm_sig = _harvest("signal", 20, warm=True)["median_ms"]
     d_sig = dbos.get("signal", {}).get("median_ms")
     rows.append(
         (
-            "in-process signal -> completion (p50 of 20; DBOS recv polls every 10 ms)",
-            f"harvest {sig:.2f} ms vs DBOS {_fmt(d_sig, 'ms')}; target <= 0.5 ms: "
-            f"{_verdict(sig <= 0.5)}",
+            "in-process signal -> completion (p50 of 20, fresh file / WAL wrapped; "
+            "DBOS recv polls every 10 ms)",
+            f"harvest {sig:.2f} / {warm_sig:.2f} ms vs DBOS {_fmt(d_sig, 'ms')}; "
+            f"target <= 0.5 ms: {_verdict(sig <= 0.5)} / {_verdict(warm_sig <= 0.5)}",
         )
     )
 
