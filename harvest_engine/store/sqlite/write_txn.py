@@ -12,9 +12,10 @@ from harvest_engine.store.records import (
     TimerRow,
 )
 from harvest_engine.store.sqlite import commands as command_sql
-from harvest_engine.store.sqlite import queries
+from harvest_engine.store.sqlite import queries, verify
 from harvest_engine.store.sqlite import retention as retention_sql
 from harvest_engine.store.sqlite import schedules as schedule_sql
+from harvest_engine.store.sqlite.run_cache import CachedRun, RunCache
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -76,6 +77,19 @@ _INSERT_CLAIMED_TASK = (
 )
 
 
+# The run's row and, in the same read, what else it holds (run_cache.CachedRun).
+_EXECUTION_AND_HOLDINGS = (
+    f"SELECT {queries.EXECUTION_COLUMNS}, "
+    "EXISTS (SELECT 1 FROM harvest_signals s WHERE s.exec_id = e.exec_id), "
+    "(SELECT MIN(t.fire_at) FROM harvest_timers t WHERE t.exec_id = e.exec_id), "
+    "EXISTS (SELECT 1 FROM harvest_mutexes m WHERE m.exec_id = e.exec_id), "
+    "(SELECT COUNT(*) FROM harvest_tasks k WHERE k.exec_id = e.exec_id), "
+    "EXISTS (SELECT 1 FROM harvest_executions c WHERE c.parent_exec_id = e.exec_id "
+    "AND c.state = 'RUNNING') "
+    "FROM harvest_executions e WHERE e.exec_id = ?"
+)
+
+
 def _task_values(task: NewTask) -> tuple[Any, ...]:
     return (
         task.exec_id,
@@ -97,9 +111,11 @@ def _task_values(task: NewTask) -> tuple[Any, ...]:
 class SqliteWriteTxn:
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, runs: RunCache | None = None) -> None:
         self._conn = conn
         self.undo: list[Callable[[], None]] = []
+        # Shared by the transaction and its savepoints; the store empties it.
+        self._runs = RunCache() if runs is None else runs
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the file."""
@@ -112,7 +128,36 @@ class SqliteWriteTxn:
         return True
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
-        return queries.execution(self._conn, exec_id)
+        run = self._run(exec_id)
+        return None if run is None else run.record
+
+    def _run(self, exec_id: str) -> CachedRun | None:
+        """The run as this transaction knows it; read (with its holdings) the first time."""
+        run = self._runs.get(exec_id)
+        if run is not None:
+            return run
+        row = self._conn.execute(_EXECUTION_AND_HOLDINGS, (exec_id,)).fetchone()
+        if row is None:
+            return None
+        try:
+            record = queries.execution_from_row(row)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise verify.corrupt(
+                self._conn, exec_id, f"its row does not read ({exc})"
+            ) from exc
+        signals, next_timer, mutexes, tasks, children = row[-5:]
+        if next_timer is not None and not isinstance(next_timer, int):
+            next_timer = 0  # a damaged fire time: always look (due_timers reads it)
+        run = CachedRun(
+            record,
+            signals=bool(signals),
+            next_timer=next_timer,
+            mutexes=bool(mutexes),
+            tasks=int(tasks),
+            children=bool(children),
+        )
+        self._runs.put(run)
+        return run
 
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
@@ -147,6 +192,10 @@ class SqliteWriteTxn:
                 _opt_micros(new.not_before),
             ),
         )
+        if new.parent_exec_id is not None:
+            parent = self._runs.get(new.parent_exec_id)
+            if parent is not None:
+                parent.children = True
         self.append_events(new.exec_id, [started])
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
@@ -165,6 +214,7 @@ class SqliteWriteTxn:
             f"UPDATE harvest_executions SET {assignments} WHERE exec_id = ?",
             (*values, exec_id),
         )
+        self._runs.update(exec_id, fields)
 
     def seal(
         self,
@@ -181,17 +231,36 @@ class SqliteWriteTxn:
             "needs_decision = 0 WHERE exec_id = ?",
             (state, micros(closed_at), output, error, exec_id),
         )
-        conn.execute("DELETE FROM harvest_tasks WHERE exec_id = ?", (exec_id,))
-        conn.execute("DELETE FROM harvest_timers WHERE exec_id = ?", (exec_id,))
-        conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = ?", (exec_id,))
-        conn.execute(
-            "DELETE FROM harvest_signals WHERE exec_id = ? AND idempotency_key IS NULL",
-            (exec_id,),
-        )
-        conn.execute(
-            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND delivered = 0",
-            (exec_id,),
-        )
+        # What the transaction knows the run does not hold needs no delete.
+        run = self._runs.get(exec_id)
+        if run is None or run.tasks:
+            conn.execute("DELETE FROM harvest_tasks WHERE exec_id = ?", (exec_id,))
+        if run is None or run.next_timer is not None:
+            conn.execute("DELETE FROM harvest_timers WHERE exec_id = ?", (exec_id,))
+        if run is None or run.mutexes:
+            conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = ?", (exec_id,))
+        if run is None or run.signals:
+            conn.execute(
+                "DELETE FROM harvest_signals WHERE exec_id = ? AND idempotency_key IS NULL",
+                (exec_id,),
+            )
+            conn.execute(
+                "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND delivered = 0",
+                (exec_id,),
+            )
+        if run is not None:
+            run.tasks = 0
+            run.mutexes = False
+            run.next_timer = None
+            self._runs.update(
+                exec_id,
+                {
+                    "state": state,
+                    "closed_at": closed_at,
+                    "output": output,
+                    "error": error,
+                },
+            )
 
     # -- events -------------------------------------------------------------
 
@@ -234,12 +303,24 @@ class SqliteWriteTxn:
             "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) VALUES (?, ?, ?, ?, ?)",
             encoded,
         )
+        run = self._runs.get(exec_id)
+        if run is not None:
+            self._runs.update(
+                exec_id,
+                {
+                    "next_seq": expected,
+                    "history_bytes": run.record.history_bytes + size,
+                },
+            )
 
     # -- signals ------------------------------------------------------------
 
     def staged_signals(
         self, exec_id: str, limit: int, max_bytes: int | None = None
     ) -> list[StagedSignal]:
+        run = self._runs.get(exec_id)
+        if run is not None and not run.signals:
+            return []
         return queries.staged_signals(self._conn, exec_id, limit, max_bytes)
 
     def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
@@ -268,6 +349,9 @@ class SqliteWriteTxn:
             "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = ?",
             (exec_id,),
         )
+        run = self._runs.get(exec_id)
+        if run is not None:
+            run.signals = True
         return True
 
     def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
@@ -276,6 +360,9 @@ class SqliteWriteTxn:
             "UPDATE harvest_signals SET exec_id = ? WHERE exec_id = ? AND delivered = 0",
             (to_exec, from_exec),
         )
+        run = self._runs.get(to_exec)
+        if run is not None:
+            run.signals = True
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
         for exec_id in exec_ids:
@@ -290,6 +377,9 @@ class SqliteWriteTxn:
     # -- timers -------------------------------------------------------------
 
     def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
+        run = self._runs.get(exec_id)
+        if run is not None and run.no_timer_due(now):
+            return []
         rows = self._conn.execute(
             "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = ? AND fire_at <= ? "
             "ORDER BY fire_at, timer_id",
@@ -302,6 +392,10 @@ class SqliteWriteTxn:
             "INSERT OR IGNORE INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (?, ?, ?)",
             (exec_id, timer_id, micros(fire_at)),
         )
+        run = self._runs.get(exec_id)
+        if run is not None:
+            at = micros(fire_at)
+            run.next_timer = at if run.next_timer is None else min(run.next_timer, at)
 
     def delete_timers(self, exec_id: str, timer_ids: Sequence[str]) -> None:
         self._conn.executemany(
@@ -313,6 +407,7 @@ class SqliteWriteTxn:
 
     def add_task(self, task: NewTask) -> int:
         cursor = self._conn.execute(_INSERT_TASK, _task_values(task))
+        self._holds_task(task.exec_id)
         if cursor.lastrowid is None:
             raise HarvestInternalError("task insert returned no row id")
         return cursor.lastrowid
@@ -321,9 +416,15 @@ class SqliteWriteTxn:
         row = self._conn.execute(
             _INSERT_CLAIMED_TASK, (*_task_values(task), micros(now))
         ).fetchone()
+        self._holds_task(task.exec_id)
         if row is None:
             raise HarvestInternalError("task insert returned no row")
         return queries.task_from_row(row)
+
+    def _holds_task(self, exec_id: str) -> None:
+        run = self._runs.get(exec_id)
+        if run is not None:
+            run.tasks += 1
 
     def task(self, task_id: int) -> TaskRecord | None:
         row = self._conn.execute(
@@ -343,7 +444,13 @@ class SqliteWriteTxn:
         return self.task(task_id)
 
     def delete_task(self, task_id: int) -> None:
-        self._conn.execute("DELETE FROM harvest_tasks WHERE id = ?", (task_id,))
+        gone = self._conn.execute(
+            "DELETE FROM harvest_tasks WHERE id = ? RETURNING exec_id", (task_id,)
+        ).fetchall()
+        for (exec_id,) in gone:
+            run = self._runs.get(exec_id)
+            if run is not None:
+                run.tasks -= 1
 
     def reschedule_task(
         self, task_id: int, attempt: int, ready_at: datetime, last_error: str
@@ -390,6 +497,9 @@ class SqliteWriteTxn:
         )
 
     def pending_task_count(self, exec_id: str) -> int:
+        run = self._runs.get(exec_id)
+        if run is not None:
+            return run.tasks
         row = self._conn.execute(
             "SELECT COUNT(*) FROM harvest_tasks WHERE exec_id = ?", (exec_id,)
         ).fetchone()
@@ -397,6 +507,9 @@ class SqliteWriteTxn:
 
     def tasks_of(self, exec_id: str) -> list[TaskRecord]:
         """Every task row of a run, oldest first."""
+        run = self._runs.get(exec_id)
+        if run is not None and not run.tasks:
+            return []
         rows = self._conn.execute(
             f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id",
             (exec_id,),
@@ -487,6 +600,7 @@ class SqliteWriteTxn:
         return schedule_sql.active_runs(self._conn, workflow_name, id_prefix, now)
 
     def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
+        self._runs.clear()  # rows go without being followed one by one
         return retention_sql.purge_batch(self._conn, cutoff, limit)
 
     # -- client commands (serving) ------------------------------------------------
@@ -505,6 +619,9 @@ class SqliteWriteTxn:
     # -- run lifecycle (issue 3) ------------------------------------------------
 
     def running_children(self, exec_id: str) -> list[ExecutionRecord]:
+        run = self._runs.get(exec_id)
+        if run is not None and not run.children:
+            return []
         rows = self._conn.execute(
             f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE parent_exec_id = ? AND state = 'RUNNING' ORDER BY id",
@@ -523,6 +640,9 @@ class SqliteWriteTxn:
             "INSERT OR IGNORE INTO harvest_mutexes (key, exec_id, queued_at) VALUES (?, ?, ?)",
             (key, exec_id, queued),
         )
+        run = self._runs.get(exec_id)
+        if run is not None:
+            run.mutexes = True
 
     def grant_mutex(self, key: str, exec_id: str) -> int | None:
         conn = self._conn
