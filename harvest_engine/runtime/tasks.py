@@ -238,9 +238,8 @@ class TaskRunner:
                     "attempt": task.attempt,
                 },
             )
-        txn.append_events(task.exec_id, [event])
+        txn.append_events(task.exec_id, [event], needs_decision=1)
         txn.delete_task(task.id)
-        txn.update_execution(task.exec_id, needs_decision=1)
         return True
 
 

@@ -203,8 +203,15 @@ class WriteTxn(Protocol):
         """The run's events with seq > after_seq, in order."""
         ...
 
-    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
-        """Append events (their seqs must continue the history)."""
+    def append_events(
+        self, exec_id: str, events: Sequence[HistoryEvent], **fields: object
+    ) -> None:
+        """Append events (their seqs must continue the history) and set `fields` of the row.
+
+        `fields` are columns as `update_execution` takes them, written with
+        the row's next seq in one statement (a decision sets its flags with
+        its events); with no events, only `fields` are set.
+        """
         ...
 
     def staged_signals(

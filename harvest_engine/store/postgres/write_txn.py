@@ -86,6 +86,17 @@ def _task_values(task: NewTask) -> tuple[object, ...]:
     )
 
 
+def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
+    """`col = %s, ...` and the stored values for columns of the run's row."""
+    unknown = set(fields) - _EXECUTION_FIELDS
+    if unknown:
+        raise HarvestInternalError(
+            f"update_execution got unknown columns {sorted(unknown)}"
+        )
+    values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
+    return ", ".join(f"{k} = %s" for k in fields), values
+
+
 class PostgresWriteTxn:
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
@@ -167,17 +178,9 @@ class PostgresWriteTxn:
         self.append_events(new.exec_id, [started])
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
-        unknown = set(fields) - _EXECUTION_FIELDS
-        if unknown:
-            raise HarvestInternalError(
-                f"update_execution got unknown columns {sorted(unknown)}"
-            )
         if not fields:
             return
-        values = [
-            _opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()
-        ]
-        assignments = ", ".join(f"{k} = %s" for k in fields)
+        assignments, values = _assignments(fields)
         self._conn.execute(
             f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s",
             (*values, exec_id),
@@ -220,9 +223,13 @@ class PostgresWriteTxn:
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
         return reads.load_events(self._conn, exec_id, after_seq)
 
-    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
+    def append_events(
+        self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
+    ) -> None:
         if not events:
+            self.update_execution(exec_id, **fields)
             return
+        assignments, values = _assignments(fields) if fields else ("", [])
         row = self._conn.execute(
             "SELECT next_seq FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
             (exec_id,),
@@ -248,10 +255,11 @@ class PostgresWriteTxn:
                 "VALUES (%s, %s, %s, %s, %s)",
                 encoded,
             )
+        sets = f", {assignments}" if assignments else ""
         self._conn.execute(
             "UPDATE harvest_executions SET next_seq = %s, "
-            "history_bytes = history_bytes + %s WHERE exec_id = %s",
-            (expected, size, exec_id),
+            f"history_bytes = history_bytes + %s{sets} WHERE exec_id = %s",
+            (expected, size, *values, exec_id),
         )
 
     # -- signals ------------------------------------------------------------

@@ -23,7 +23,7 @@ describes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -53,6 +53,8 @@ class CachedRun:
     """How many task rows it has (every task insert and delete goes through the transaction)."""
     children: bool
     """It may have RUNNING child runs."""
+    appended: list[tuple[int, str, int, str]] = field(default_factory=list)
+    """The events this transaction appended, as stored: (seq, type, at, attrs)."""
 
     def no_timer_due(self, now: datetime) -> bool:
         """Whether no timer of the run can be due at `now` (a due-timer read finds none)."""

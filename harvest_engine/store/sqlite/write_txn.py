@@ -108,6 +108,17 @@ def _task_values(task: NewTask) -> tuple[Any, ...]:
     )
 
 
+def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
+    """`col = ?, ...` and the stored values for columns of the run's row."""
+    unknown = set(fields) - _EXECUTION_FIELDS
+    if unknown:
+        raise HarvestInternalError(
+            f"update_execution got unknown columns {sorted(unknown)}"
+        )
+    values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
+    return ", ".join(f"{k} = ?" for k in fields), values
+
+
 class SqliteWriteTxn:
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
@@ -199,17 +210,9 @@ class SqliteWriteTxn:
         self.append_events(new.exec_id, [started])
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
-        unknown = set(fields) - _EXECUTION_FIELDS
-        if unknown:
-            raise HarvestInternalError(
-                f"update_execution got unknown columns {sorted(unknown)}"
-            )
         if not fields:
             return
-        values = [
-            _opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()
-        ]
-        assignments = ", ".join(f"{k} = ?" for k in fields)
+        assignments, values = _assignments(fields)
         self._conn.execute(
             f"UPDATE harvest_executions SET {assignments} WHERE exec_id = ?",
             (*values, exec_id),
@@ -265,11 +268,25 @@ class SqliteWriteTxn:
     # -- events -------------------------------------------------------------
 
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        run = self._runs.get(exec_id)
+        if run is not None:
+            if after_seq >= run.record.next_seq - 1:
+                return []  # the row says the history ends there
+            tail = run.appended
+            if tail and tail[0][0] <= after_seq + 1:
+                # All of it was appended by this transaction: the same rows a
+                # read would return, decoded the same way.
+                rows = [row for row in tail if row[0] > after_seq]
+                return verify.events_from_rows(self._conn, exec_id, rows, after_seq)
         return queries.load_events(self._conn, exec_id, after_seq)
 
-    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
+    def append_events(
+        self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
+    ) -> None:
         if not events:
+            self.update_execution(exec_id, **fields)
             return
+        assignments, values = _assignments(fields) if fields else ("", [])
         first = events[0].seq
         encoded = []
         size = 0
@@ -284,11 +301,13 @@ class SqliteWriteTxn:
             encoded.append((exec_id, event.seq, event.type, micros(event.at), attrs))
             expected += 1
         # The guard on next_seq checks that the batch continues the run, in
-        # the same statement that moves it on (no read first).
+        # the same statement that moves it on (no read first), which also
+        # sets the caller's other columns of the row.
+        sets = f", {assignments}" if assignments else ""
         moved = self._conn.execute(
-            "UPDATE harvest_executions SET next_seq = ?, history_bytes = history_bytes + ? "
-            "WHERE exec_id = ? AND next_seq = ?",
-            (expected, size, exec_id, first),
+            "UPDATE harvest_executions SET next_seq = ?, history_bytes = history_bytes + ?"
+            f"{sets} WHERE exec_id = ? AND next_seq = ?",
+            (expected, size, *values, exec_id, first),
         ).rowcount
         if moved != 1:
             row = self._conn.execute(
@@ -308,10 +327,16 @@ class SqliteWriteTxn:
             self._runs.update(
                 exec_id,
                 {
+                    **fields,
                     "next_seq": expected,
                     "history_bytes": run.record.history_bytes + size,
                 },
             )
+            rows = [row[1:] for row in encoded]
+            if run.appended and run.appended[-1][0] + 1 == first:
+                run.appended.extend(rows)
+            else:
+                run.appended = rows
 
     # -- signals ------------------------------------------------------------
 
