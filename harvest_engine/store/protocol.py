@@ -266,14 +266,14 @@ class WriteTxn(Protocol):
         """Insert an activity task already claimed (RUNNING) at `now`; its row."""
         ...
 
-    def delete_task(self, task_id: int) -> None:
-        """Remove a finished task."""
+    def delete_task(self, task_id: int) -> bool:
+        """Remove a finished task; whether it was there (a seal may have taken it)."""
         ...
 
     def reschedule_task(
         self, task_id: int, attempt: int, ready_at: datetime, last_error: str
-    ) -> None:
-        """Put a failed task back as PENDING for its next attempt."""
+    ) -> bool:
+        """Put a failed task back as PENDING for its next attempt; whether it was there."""
         ...
 
     def record_attempt(self, attempt: AttemptRecord) -> None:

@@ -179,3 +179,28 @@ def test_a_later_transaction_reads_the_row_afresh(
         row = txn.execution("r1")
         assert row is not None
         assert row.panic_count == 9
+
+
+def test_events_read_back_in_the_transaction_that_appended_them_equal_a_read_after_commit(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    at = NOW + timedelta(microseconds=1)
+    with sqlite_store.write() as txn:
+        txn.execution("r1")
+        assert txn.load_events("r1", 1) == []  # the row says seq 1 is the last
+        txn.append_events(
+            "r1",
+            [HistoryEvent(seq=2, type="ActivityCompleted", at=at, attrs={"r": (1, 2)})],
+        )
+        txn.append_events(
+            "r1", [HistoryEvent(seq=3, type="MarkerRecorded", at=at, attrs={})]
+        )
+        from_memory = txn.load_events("r1", 1), txn.load_events("r1", 2)
+        whole = txn.load_events("r1", 0)  # reaches before this transaction: read
+    assert from_memory == (
+        sqlite_store.load_events("r1", 1),
+        sqlite_store.load_events("r1", 2),
+    )
+    assert from_memory[0][0].attrs == {"r": [1, 2]}  # as stored, not as appended
+    assert whole == sqlite_store.load_events("r1")

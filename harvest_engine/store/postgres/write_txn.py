@@ -397,18 +397,24 @@ class PostgresWriteTxn:
             raise HarvestInternalError("task insert returned no row")
         return reads.task_from_row(row)
 
-    def delete_task(self, task_id: int) -> None:
-        self._conn.execute("DELETE FROM harvest_tasks WHERE id = %s", (task_id,))
+    def delete_task(self, task_id: int) -> bool:
+        return (
+            self._conn.execute(
+                "DELETE FROM harvest_tasks WHERE id = %s", (task_id,)
+            ).rowcount
+            == 1
+        )
 
     def reschedule_task(
         self, task_id: int, attempt: int, ready_at: datetime, last_error: str
-    ) -> None:
-        self._conn.execute(
+    ) -> bool:
+        moved = self._conn.execute(
             "UPDATE harvest_tasks SET status = 'PENDING', attempt = %s, ready_at = %s, "
             "last_error = %s, claimed_at = NULL, worker_id = NULL, lease_expires_at = NULL "
             "WHERE id = %s",
             (attempt, micros(ready_at), last_error, task_id),
         )
+        return moved.rowcount == 1
 
     def record_attempt(self, attempt: AttemptRecord) -> None:
         self._conn.execute(

@@ -468,7 +468,7 @@ class SqliteWriteTxn:
             return None
         return self.task(task_id)
 
-    def delete_task(self, task_id: int) -> None:
+    def delete_task(self, task_id: int) -> bool:
         gone = self._conn.execute(
             "DELETE FROM harvest_tasks WHERE id = ? RETURNING exec_id", (task_id,)
         ).fetchall()
@@ -476,15 +476,17 @@ class SqliteWriteTxn:
             run = self._runs.get(exec_id)
             if run is not None:
                 run.tasks -= 1
+        return bool(gone)
 
     def reschedule_task(
         self, task_id: int, attempt: int, ready_at: datetime, last_error: str
-    ) -> None:
-        self._conn.execute(
+    ) -> bool:
+        moved = self._conn.execute(
             "UPDATE harvest_tasks SET status = 'PENDING', attempt = ?, ready_at = ?, "
             "last_error = ?, claimed_at = NULL WHERE id = ?",
             (attempt, micros(ready_at), last_error, task_id),
         )
+        return moved.rowcount == 1
 
     def record_attempt(self, attempt: AttemptRecord) -> None:
         self._conn.execute(
@@ -503,6 +505,8 @@ class SqliteWriteTxn:
         )
 
     def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
+        if not entries:
+            return
         self._conn.executemany(
             "INSERT INTO harvest_llm_ledger (exec_id, activity, attempt, model, input_tokens, "
             "output_tokens, latency, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
