@@ -19,7 +19,7 @@ from harvest_engine import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.runtime.runs import start_run
-from harvest_engine.store.protocol import NewExecution
+from harvest_engine.store.protocol import NewExecution, NewTask
 
 Open = Callable[..., SqliteRuntime]
 
@@ -105,3 +105,27 @@ async def test_an_attempt_whose_run_was_terminated_while_it_ran_records_nothing(
     assert [e.type for e in history][-2:] == ["ActivityScheduled", "WorkflowCancelled"]
     assert rt.activity_attempts(exec_id, None) == []
     assert rt.store.pending_tasks(str(exec_id)) == []
+
+
+def test_a_task_inserted_claimed_is_returned_as_its_row_reads(open_rt: Open) -> None:
+    rt = open_rt()
+    new_run(rt, "r1")
+    task = NewTask(
+        exec_id="r1",
+        activity_id=1,
+        activity_name="act",
+        input='{"x":1}',
+        queue="q",
+        max_attempts=3,
+        ready_at=NOW + timedelta(microseconds=3),
+        retry_policy='{"max_attempts":3}',
+        start_to_close=5,
+        schedule_to_close_at=NOW + timedelta(seconds=9),
+        idempotency_key="r1:1",
+    )
+    with rt.store.write() as txn:
+        claimed = txn.add_claimed_task(task, NOW)
+        assert claimed == txn.task(claimed.id)
+    assert claimed.status == "RUNNING"
+    assert claimed.start_to_close == 5.0
+    assert isinstance(claimed.start_to_close, float)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.protocol import TaskRecord
 from harvest_engine.store.records import (
     StagedSignal,
     TimerRow,
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
         LedgerEntry,
         NewExecution,
         NewTask,
-        TaskRecord,
     )
 
 _TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
@@ -68,12 +68,11 @@ _INSERT_TASK = (
     f"INSERT INTO harvest_tasks ({_TASK_INSERT_COLUMNS}) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-# One statement inserts a task already claimed and returns its row (group
-# commit claims what a decision schedules in the decision's transaction).
+# One statement inserts a task already claimed (group commit claims what a
+# decision schedules in the decision's transaction).
 _INSERT_CLAIMED_TASK = (
     f"INSERT INTO harvest_tasks ({_TASK_INSERT_COLUMNS}, status, claimed_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'RUNNING', ?) "
-    f"RETURNING {queries.TASK_COLUMNS}"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'RUNNING', ?)"
 )
 
 
@@ -93,11 +92,11 @@ _EXECUTION_AND_HOLDINGS = (
 def _task_values(task: NewTask) -> tuple[Any, ...]:
     return (
         task.exec_id,
-        task.activity_id,
+        int(task.activity_id),
         task.activity_name,
         task.input,
         task.queue,
-        task.max_attempts,
+        int(task.max_attempts),
         micros(task.ready_at),
         micros(task.ready_at),
         task.retry_policy,
@@ -117,6 +116,36 @@ def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
         )
     values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
     return ", ".join(f"{k} = ?" for k in fields), values
+
+
+def claimed_task_record(task_id: int, values: tuple[Any, ...]) -> TaskRecord:
+    """The row a claimed insert of `values` (`_task_values`) wrote, as a read returns it.
+
+    The values are what SQLite stored (times already microseconds); the
+    defaults are the schema's, and `start_to_close` reads back as a REAL.
+    """
+    (exec_id, activity_id, name, input_, queue, max_attempts, ready_at, scheduled_at,
+     retry_policy, start_to_close, schedule_to_close_at, key, local) = values  # fmt: skip
+    return TaskRecord(
+        id=task_id,
+        exec_id=exec_id,
+        activity_id=activity_id,
+        activity_name=name,
+        input=input_,
+        queue=queue,
+        status="RUNNING",
+        attempt=1,
+        max_attempts=max_attempts,
+        ready_at=from_micros(ready_at),
+        scheduled_at=from_micros(scheduled_at),
+        heartbeat=None,
+        last_error=None,
+        retry_policy=retry_policy,
+        start_to_close=None if start_to_close is None else float(start_to_close),
+        schedule_to_close_at=queries.opt_time(schedule_to_close_at),
+        idempotency_key=key,
+        local=bool(local),
+    )
 
 
 class SqliteWriteTxn:
@@ -181,11 +210,20 @@ class SqliteWriteTxn:
         return [queries.execution_from_row(row) for row in rows]
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
+        if started.seq != 1:
+            raise HarvestInternalError(
+                f"a run starts at seq 1, not {started.seq} ({new.exec_id})"
+            )
+        # The row is inserted with its history's end already moved past the
+        # WorkflowStarted event inserted next (no update of the new row).
+        attrs = payloads.dumps(started.attrs)
+        at = micros(started.at)
         self._conn.execute(
             "INSERT INTO harvest_executions (exec_id, workflow_name, workflow_id, state, attempt, "
             "input, memo, search_attributes, parent_exec_id, parent_close_policy, predecessor, "
-            "started_at, deadline, retry_policy, not_before, next_seq, needs_decision) "
-            "VALUES (?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1)",
+            "started_at, deadline, retry_policy, not_before, next_seq, history_bytes, "
+            "needs_decision) "
+            "VALUES (?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, ?, 1)",
             (
                 new.exec_id,
                 new.workflow_name,
@@ -197,17 +235,21 @@ class SqliteWriteTxn:
                 new.parent_exec_id,
                 new.parent_close_policy,
                 new.predecessor,
-                micros(started.at),
+                at,
                 _opt_micros(new.deadline),
                 new.retry_policy,
                 _opt_micros(new.not_before),
+                len(attrs),
             ),
+        )
+        self._conn.execute(
+            "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) VALUES (?, 1, ?, ?, ?)",
+            (new.exec_id, started.type, at, attrs),
         )
         if new.parent_exec_id is not None:
             parent = self._runs.get(new.parent_exec_id)
             if parent is not None:
                 parent.children = True
-        self.append_events(new.exec_id, [started])
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
         if not fields:
@@ -438,13 +480,12 @@ class SqliteWriteTxn:
         return cursor.lastrowid
 
     def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
-        row = self._conn.execute(
-            _INSERT_CLAIMED_TASK, (*_task_values(task), micros(now))
-        ).fetchone()
+        values = _task_values(task)
+        cursor = self._conn.execute(_INSERT_CLAIMED_TASK, (*values, micros(now)))
         self._holds_task(task.exec_id)
-        if row is None:
-            raise HarvestInternalError("task insert returned no row")
-        return queries.task_from_row(row)
+        if cursor.lastrowid is None:
+            raise HarvestInternalError("task insert returned no row id")
+        return claimed_task_record(cursor.lastrowid, values)
 
     def _holds_task(self, exec_id: str) -> None:
         run = self._runs.get(exec_id)
