@@ -21,6 +21,7 @@ from harvest_engine.store.postgres import commands as command_sql
 from harvest_engine.store.postgres import leases, reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.postgres.notify import DONE_CHANNEL
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.timestamps import from_micros, micros
 
@@ -178,10 +179,14 @@ class PostgresWriteTxn:
             _opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()
         ]
         assignments = ", ".join(f"{k} = %s" for k in fields)
-        self._conn.execute(
-            f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s",
-            (*values, exec_id),
-        )
+        sql = f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s"
+        if "state" in fields or "successor" in fields:
+            # A run's end moved (a reseal, an import): wake a client awaiting it.
+            sql = (
+                f"WITH moved AS ({sql} RETURNING exec_id) "
+                f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM moved"
+            )
+        self._conn.execute(sql, (*values, exec_id))
 
     def seal(
         self,
@@ -193,9 +198,11 @@ class PostgresWriteTxn:
         error: str | None = None,
     ) -> None:
         conn = self._conn
+        # The notice tells a client waiting on the run's result (at commit).
         conn.execute(
-            "UPDATE harvest_executions SET state = %s, closed_at = %s, output = %s, "
-            "error = %s, needs_decision = 0 WHERE exec_id = %s",
+            "WITH sealed AS (UPDATE harvest_executions SET state = %s, closed_at = %s, "
+            "output = %s, error = %s, needs_decision = 0 WHERE exec_id = %s "
+            f"RETURNING exec_id) SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM sealed",
             (state, micros(closed_at), output, error, exec_id),
         )
         conn.execute("DELETE FROM harvest_tasks WHERE exec_id = %s", (exec_id,))
