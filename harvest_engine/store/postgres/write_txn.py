@@ -5,6 +5,11 @@ locks SQLite's single writer never needed, always in one order (a run's
 execution row before its task rows) so two workers do not deadlock on one run:
 - a run's row is read FOR UPDATE: a decision, a completion and a signal of
   one run wait for each other, and each then reads the committed state;
+- a decision holds its own run's row and never waits for another's (a
+  signal's target, a child, an awaited run, a start key): two decisions
+  whose runs signal each other would each hold one row and wait for the
+  other's. It takes them NOWAIT, and one held elsewhere raises `RunBusy`:
+  the decision stands back and runs again once the holder committed;
 - starting by workflow id and the mutex queues take transaction-scoped
   advisory locks on their key, so two workers cannot both start one id or
   both be granted one mutex;
@@ -15,6 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import psycopg
+
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres import commands as command_sql
@@ -22,14 +29,13 @@ from harvest_engine.store.postgres import leases, reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.notify import DONE_CHANNEL
+from harvest_engine.store.protocol import RunBusy
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime, timedelta
-
-    import psycopg
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.operations import ScheduleRow
@@ -100,17 +106,40 @@ class PostgresWriteTxn:
         self.worker_id = worker_id
         self.lease = lease
         self.undo: list[Callable[[], None]] = []
+        # The run this transaction decides (lock_for_decision): other runs'
+        # rows and keys are then taken without waiting (see the docstring).
+        self._deciding: str | None = None
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
         self.undo.append(fn)
 
     def _key_lock(self, *parts: str) -> None:
-        """Hold an advisory lock on a key until the transaction ends."""
-        self._conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            ("\x1f".join(parts),),
-        )
+        """Hold an advisory lock on a key until the transaction ends (RunBusy in a decision)."""
+        key = "\x1f".join(parts)
+        if self._deciding is None:
+            self._conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,)
+            )
+            return
+        row = self._conn.execute(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (key,)
+        ).fetchone()
+        if row is None or not row[0]:
+            raise RunBusy(self._deciding)
+
+    def _waits_for(self, exec_id: str) -> bool:
+        """Whether a lock on this run's row may wait (False: NOWAIT, in a decision of another run)."""
+        return self._deciding is None or self._deciding == exec_id
+
+    def _lock_row(self, sql: str, exec_id: str) -> tuple[Any, ...] | None:
+        """Run a ``... FOR UPDATE`` read of `exec_id`'s row; NOWAIT unless it may wait."""
+        if self._waits_for(exec_id):
+            return self._conn.execute(sql, (exec_id,)).fetchone()
+        try:
+            return self._conn.execute(sql + " NOWAIT", (exec_id,)).fetchone()
+        except psycopg.errors.LockNotAvailable as exc:
+            raise RunBusy(exec_id) from exc
 
     # -- runs ---------------------------------------------------------------
 
@@ -121,6 +150,7 @@ class PostgresWriteTxn:
             (exec_id,),
         ).fetchone()
         if row is not None:
+            self._deciding = exec_id
             return True
         gone = self._conn.execute(
             "SELECT 1 FROM harvest_executions WHERE exec_id = %s", (exec_id,)
@@ -128,7 +158,14 @@ class PostgresWriteTxn:
         return gone is None
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
-        return reads.execution(self._conn, exec_id, lock=True)
+        if self._waits_for(exec_id):
+            return reads.execution(self._conn, exec_id, lock=True)
+        row = self._lock_row(
+            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE exec_id = %s FOR UPDATE",
+            exec_id,
+        )
+        return None if row is None else reads.execution_from_row(row)
 
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
@@ -230,10 +267,10 @@ class PostgresWriteTxn:
     def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
         if not events:
             return
-        row = self._conn.execute(
+        row = self._lock_row(
             "SELECT next_seq FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
-            (exec_id,),
-        ).fetchone()
+            exec_id,
+        )
         if row is None:
             raise HarvestInternalError(f"append_events to unknown run {exec_id}")
         expected = int(row[0])
@@ -472,7 +509,6 @@ class PostgresWriteTxn:
     ) -> None:
         if not lines:
             return
-        import psycopg  # noqa: PLC0415 - the error class, only on this rare path
 
         conn = self._conn
         try:
