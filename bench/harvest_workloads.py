@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -141,6 +142,46 @@ async def suspended(rt: SqliteRuntime, n: int) -> dict[str, Any]:
     }
 
 
+async def starts(rt: SqliteRuntime, n: int) -> dict[str, Any]:
+    """N starts and no drive: what `latency`'s fdatasync count subtracts to leave the drives."""
+    for i in range(n):
+        rt.start_workflow("three_steps", i)
+    return {"runs": n}
+
+
+async def commit_floor(rt: SqliteRuntime, n: int) -> dict[str, Any]:
+    """Bare one-row commits on a file like harvest's: the disk's floor per commit.
+
+    Every row of the targets that needs a commit per step (a run driven
+    alone, a long history, a signal) is bounded below by this figure:
+    `ms_per_commit` on a fresh file (the WAL grows), `warm_ms_per_commit`
+    once the WAL has wrapped (commits overwrite it in place).
+    """
+    del rt
+    with tempfile.TemporaryDirectory(prefix="harvest-floor-") as folder:
+        conn = sqlite3.connect(Path(folder) / "floor.db", isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("CREATE TABLE t (n INTEGER)")
+            fresh = _timed_commits(conn, n)
+            _timed_commits(conn, 2_500)  # past the 1,000-page autocheckpoint
+            warm = _timed_commits(conn, n)
+        finally:
+            conn.close()
+    return {"commits": n, "ms_per_commit": fresh, "warm_ms_per_commit": warm}
+
+
+def _timed_commits(conn: sqlite3.Connection, n: int) -> float:
+    """Milliseconds per commit of `n` one-row write transactions."""
+    began = time.perf_counter()
+    for i in range(n):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO t VALUES (?)", (i,))
+        conn.execute("COMMIT")
+    return (time.perf_counter() - began) / n * 1000
+
+
 async def nothing(rt: SqliteRuntime, n: int) -> dict[str, Any]:
     """Open and close only: the baseline an fdatasync count subtracts."""
     del rt
@@ -160,19 +201,45 @@ WORKLOADS = {
     "long_history": long_history,
     "signal": signal,
     "suspended": suspended,
+    "starts": starts,
+    "commit_floor": commit_floor,
     "nothing": nothing,
 }
 
 
+async def warm_up(rt: SqliteRuntime, folder: str) -> int:
+    """Run batches of runs until the WAL has wrapped once; how many runs that took.
+
+    A fresh file's WAL grows with every commit, and each commit then also
+    syncs the file's new size; once SQLite has checkpointed and started
+    writing the WAL from its beginning again, a commit overwrites blocks
+    already there, which is a long-lived process's steady state (about
+    half the cost per commit on this machine's disk).
+    """
+    wal = Path(folder) / "bench.db-wal"
+    runs, sizes = 0, list[int]()
+    while len(sizes) < 3 or sizes[-1] != sizes[-3] or runs < 200:
+        await throughput(rt, 100)
+        runs += 100
+        sizes.append(wal.stat().st_size if wal.exists() else 0)
+        if runs >= 20_000:
+            break
+    return runs
+
+
 def main() -> None:
+    """`NAME N [--warm]`: with --warm, the workload runs after `warm_up`."""
     name, size = sys.argv[1], int(sys.argv[2])
+    warm = "--warm" in sys.argv[3:]
     with tempfile.TemporaryDirectory(prefix="harvest-bench-") as folder:
         rt = _open(folder)
         try:
+            warmed = asyncio.run(warm_up(rt, folder)) if warm else 0
             result = asyncio.run(WORKLOADS[name](rt, size))
         finally:
             rt.close()
-    print(json.dumps({"workload": name, **result}), flush=True)
+    extra = {"warm_up_runs": warmed} if warm else {}
+    print(json.dumps({"workload": name, **result, **extra}), flush=True)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from harvest_engine.workflow.instance import WorkflowInstance
 
-DEFAULT_CAPACITY = 256
+# About 11 KB an instance of a small workflow: 4,096 keeps 10,000 parked
+# runs under ~110 MB RSS, while a fleet of up to 4,096 runs in flight never
+# replays (at 256, 1,000 runs in flight replayed on every decision and ran
+# at two thirds of the speed; bench/PERF-NOTES.md).
+DEFAULT_CAPACITY = 4096
 
 
 class InstanceCache:
