@@ -48,7 +48,7 @@ def storage_only(errors: Sequence[BaseException]) -> bool:
 
 def warn_storage(what: str, error: BaseException) -> None:
     """One warning line for a storage failure the loop rides out (it reconnects and retries)."""
-    log.warning("%s: the database failed (%s); reconnecting with backoff", what, error)
+    log.warning("%s: the database failed (%s); retrying with backoff", what, error)
 
 
 @dataclass

@@ -148,7 +148,7 @@ def test_postgres_restarted_under_load_workers_resume_and_no_history_loses_or_re
 
     own_server.halt("fast")  # every connection ends; the folder and socket stay
     workers.wait_for(
-        lambda: all("reconnecting with backoff" in log_text(p) for p in logs),
+        lambda: all("retrying with backoff" in log_text(p) for p in logs),
         "every worker to notice the server is gone",
         timeout=DEADLINE,
     )
@@ -215,7 +215,7 @@ def test_a_connection_ended_mid_decision_and_mid_activity_rolls_back_reconnects_
     # Rolled back: the worker reconnects and decides again (the body runs
     # again from its history), then claims the first step.
     workers.wait_for(lambda: (gates / "running").exists(), "the first activity", proc)
-    assert "reconnecting with backoff" in log_text(log)
+    assert "retrying with backoff" in log_text(log)
     assert len((gates / "decisions").read_text().split()) >= 2
     with PostgresReader.connect(pg_dsn) as reader:
         assert [e.type for e in reader.load_history(exec_id)] == [

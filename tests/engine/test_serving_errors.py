@@ -34,7 +34,7 @@ def test_a_lost_database_is_a_warning_and_its_backoff_stops_at_the_storage_cap(
     assert errors.backoff() == STORAGE_BACKOFF_CAP
     warned = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warned) == 1  # once, not once a round
-    assert "reconnecting with backoff" in warned[0].getMessage()
+    assert "retrying with backoff" in warned[0].getMessage()
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
     errors.report([])
