@@ -83,30 +83,20 @@ def with_fields(
     return copy
 
 
-class RunCache:
-    """The runs of the open transaction, by exec id (empty outside a transaction)."""
+class RunCache(dict[str, CachedRun]):
+    """The runs of the open transaction, by exec id (empty outside a transaction).
 
-    def __init__(self) -> None:
-        self.runs: dict[str, CachedRun] = {}
-
-    def get(self, exec_id: str) -> CachedRun | None:
-        """The run as this transaction knows it, or None when it has not read it."""
-        return self.runs.get(exec_id)
+    A dict, so the lookup every store method makes (`get`) costs no Python
+    call; `clear()` forgets every run when the transaction ends or part of
+    it rolls back.
+    """
 
     def put(self, run: CachedRun) -> None:
         """Keep a run's row just read."""
-        self.runs[run.record.exec_id] = run
+        self[run.record.exec_id] = run
 
-    def update(self, exec_id: str, fields: Mapping[str, object]) -> None:
+    def changed(self, exec_id: str, fields: Mapping[str, object]) -> None:
         """The transaction set these columns of the run's row."""
-        run = self.runs.get(exec_id)
+        run = self.get(exec_id)
         if run is not None:
             run.record = with_fields(run.record, fields)
-
-    def drop(self, exec_id: str) -> None:
-        """Forget one run (its row changed in a way not followed here)."""
-        self.runs.pop(exec_id, None)
-
-    def clear(self) -> None:
-        """Forget every run: the transaction ended or part of it rolled back."""
-        self.runs.clear()

@@ -107,15 +107,23 @@ def _task_values(task: NewTask) -> tuple[Any, ...]:
     )
 
 
+# `col = ?, ...` by the tuple of column names (a handful of sets recur).
+_ASSIGNMENTS: dict[tuple[str, ...], str] = {}
+
+
 def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
     """`col = ?, ...` and the stored values for columns of the run's row."""
-    unknown = set(fields) - _EXECUTION_FIELDS
-    if unknown:
-        raise HarvestInternalError(
-            f"update_execution got unknown columns {sorted(unknown)}"
-        )
+    names = tuple(fields)
+    sql = _ASSIGNMENTS.get(names)
+    if sql is None:
+        unknown = set(fields) - _EXECUTION_FIELDS
+        if unknown:
+            raise HarvestInternalError(
+                f"update_execution got unknown columns {sorted(unknown)}"
+            )
+        sql = _ASSIGNMENTS[names] = ", ".join(f"{k} = ?" for k in names)
     values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
-    return ", ".join(f"{k} = ?" for k in fields), values
+    return sql, values
 
 
 def claimed_task_record(task_id: int, values: tuple[Any, ...]) -> TaskRecord:
@@ -259,7 +267,7 @@ class SqliteWriteTxn:
             f"UPDATE harvest_executions SET {assignments} WHERE exec_id = ?",
             (*values, exec_id),
         )
-        self._runs.update(exec_id, fields)
+        self._runs.changed(exec_id, fields)
 
     def seal(
         self,
@@ -297,7 +305,7 @@ class SqliteWriteTxn:
             run.tasks = 0
             run.mutexes = False
             run.next_timer = None
-            self._runs.update(
+            self._runs.changed(
                 exec_id,
                 {
                     "state": state,
@@ -366,7 +374,7 @@ class SqliteWriteTxn:
         )
         run = self._runs.get(exec_id)
         if run is not None:
-            self._runs.update(
+            self._runs.changed(
                 exec_id,
                 {
                     **fields,
