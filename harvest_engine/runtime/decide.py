@@ -47,6 +47,7 @@ from harvest_engine.store.protocol import (
     ExecutionRecord,
     NewExecution,
     NewTask,
+    RunBusy,
     TaskRecord,
     WriteTxn,
 )
@@ -179,6 +180,11 @@ class Decider:
         try:
             with self.store.write() as txn:
                 return self._cycle(txn, exec_id, now, claim, retry_panic_now)
+        except RunBusy:
+            # Another worker holds a run this cycle needs: stand back (the
+            # cycle rolled back) and decide it again on a later pass.
+            self.cache.evict(exec_id)
+            return Decision(exec_id)
         except children.EffectFailed as failed:
             self.cache.evict(exec_id)
             return self._after_error(exec_id, failed.error, now)
@@ -281,7 +287,7 @@ class Decider:
                 self._deliver_inputs(cycle, instance, signals=not first_drive)
             if instance.halted is None:
                 self._settle_waits(cycle, instance)
-        except (NonDeterminismDetected, HarvestInternalError):
+        except (NonDeterminismDetected, HarvestInternalError, RunBusy):
             raise
         except self.store.storage_errors:
             raise  # the storage failed, not the workflow: no panic is counted

@@ -5,6 +5,11 @@ locks SQLite's single writer never needed, always in one order (a run's
 execution row before its task rows) so two workers do not deadlock on one run:
 - a run's row is read FOR UPDATE: a decision, a completion and a signal of
   one run wait for each other, and each then reads the committed state;
+- a decision holds its own run's row and never waits for another's (a
+  signal's target, a child, an awaited run, a start key): two decisions
+  whose runs signal each other would each hold one row and wait for the
+  other's. It takes them NOWAIT, and one held elsewhere raises `RunBusy`:
+  the decision stands back and runs again once the holder committed;
 - starting by workflow id and the mutex queues take transaction-scoped
   advisory locks on their key, so two workers cannot both start one id or
   both be granted one mutex;
@@ -15,20 +20,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import psycopg
+
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres import commands as command_sql
 from harvest_engine.store.postgres import leases, reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.postgres.notify import DONE_CHANNEL
+from harvest_engine.store.protocol import RunBusy
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime, timedelta
-
-    import psycopg
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.operations import ScheduleRow
@@ -97,6 +104,20 @@ def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
     return ", ".join(f"{k} = %s" for k in fields), values
 
 
+def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
+    """`sql` (an UPDATE of one run's row), notifying DONE_CHANNEL when it moves the run's end.
+
+    A reseal or an import sets `state` / `successor`: a client awaiting the
+    run's end hears it at the commit.
+    """
+    if "state" not in fields and "successor" not in fields:
+        return sql
+    return (
+        f"WITH moved AS ({sql} RETURNING exec_id) "
+        f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM moved"
+    )
+
+
 class PostgresWriteTxn:
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
@@ -110,17 +131,40 @@ class PostgresWriteTxn:
         self.worker_id = worker_id
         self.lease = lease
         self.undo: list[Callable[[], None]] = []
+        # The run this transaction decides (lock_for_decision): other runs'
+        # rows and keys are then taken without waiting (see the docstring).
+        self._deciding: str | None = None
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
         self.undo.append(fn)
 
     def _key_lock(self, *parts: str) -> None:
-        """Hold an advisory lock on a key until the transaction ends."""
-        self._conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            ("\x1f".join(parts),),
-        )
+        """Hold an advisory lock on a key until the transaction ends (RunBusy in a decision)."""
+        key = "\x1f".join(parts)
+        if self._deciding is None:
+            self._conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,)
+            )
+            return
+        row = self._conn.execute(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (key,)
+        ).fetchone()
+        if row is None or not row[0]:
+            raise RunBusy(self._deciding)
+
+    def _waits_for(self, exec_id: str) -> bool:
+        """Whether a lock on this run's row may wait (False: NOWAIT, in a decision of another run)."""
+        return self._deciding is None or self._deciding == exec_id
+
+    def _lock_row(self, sql: str, exec_id: str) -> tuple[Any, ...] | None:
+        """Run a ``... FOR UPDATE`` read of `exec_id`'s row; NOWAIT unless it may wait."""
+        if self._waits_for(exec_id):
+            return self._conn.execute(sql, (exec_id,)).fetchone()
+        try:
+            return self._conn.execute(sql + " NOWAIT", (exec_id,)).fetchone()
+        except psycopg.errors.LockNotAvailable as exc:
+            raise RunBusy(exec_id) from exc
 
     # -- runs ---------------------------------------------------------------
 
@@ -131,6 +175,7 @@ class PostgresWriteTxn:
             (exec_id,),
         ).fetchone()
         if row is not None:
+            self._deciding = exec_id
             return True
         gone = self._conn.execute(
             "SELECT 1 FROM harvest_executions WHERE exec_id = %s", (exec_id,)
@@ -138,7 +183,14 @@ class PostgresWriteTxn:
         return gone is None
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
-        return reads.execution(self._conn, exec_id, lock=True)
+        if self._waits_for(exec_id):
+            return reads.execution(self._conn, exec_id, lock=True)
+        row = self._lock_row(
+            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE exec_id = %s FOR UPDATE",
+            exec_id,
+        )
+        return None if row is None else reads.execution_from_row(row)
 
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
@@ -181,10 +233,8 @@ class PostgresWriteTxn:
         if not fields:
             return
         assignments, values = _assignments(fields)
-        self._conn.execute(
-            f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s",
-            (*values, exec_id),
-        )
+        sql = f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s"
+        self._conn.execute(_notifying_end(sql, fields), (*values, exec_id))
 
     def seal(
         self,
@@ -196,9 +246,11 @@ class PostgresWriteTxn:
         error: str | None = None,
     ) -> None:
         conn = self._conn
+        # The notice tells a client waiting on the run's result (at commit).
         conn.execute(
-            "UPDATE harvest_executions SET state = %s, closed_at = %s, output = %s, "
-            "error = %s, needs_decision = 0 WHERE exec_id = %s",
+            "WITH sealed AS (UPDATE harvest_executions SET state = %s, closed_at = %s, "
+            "output = %s, error = %s, needs_decision = 0 WHERE exec_id = %s "
+            f"RETURNING exec_id) SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM sealed",
             (state, micros(closed_at), output, error, exec_id),
         )
         conn.execute("DELETE FROM harvest_tasks WHERE exec_id = %s", (exec_id,))
@@ -230,10 +282,10 @@ class PostgresWriteTxn:
             self.update_execution(exec_id, **fields)
             return
         assignments, values = _assignments(fields) if fields else ("", [])
-        row = self._conn.execute(
+        row = self._lock_row(
             "SELECT next_seq FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
-            (exec_id,),
-        ).fetchone()
+            exec_id,
+        )
         if row is None:
             raise HarvestInternalError(f"append_events to unknown run {exec_id}")
         expected = int(row[0])
@@ -256,10 +308,12 @@ class PostgresWriteTxn:
                 encoded,
             )
         sets = f", {assignments}" if assignments else ""
-        self._conn.execute(
+        sql = (
             "UPDATE harvest_executions SET next_seq = %s, "
-            f"history_bytes = history_bytes + %s{sets} WHERE exec_id = %s",
-            (expected, size, *values, exec_id),
+            f"history_bytes = history_bytes + %s{sets} WHERE exec_id = %s"
+        )
+        self._conn.execute(
+            _notifying_end(sql, fields), (expected, size, *values, exec_id)
         )
 
     # -- signals ------------------------------------------------------------
@@ -479,7 +533,6 @@ class PostgresWriteTxn:
     ) -> None:
         if not lines:
             return
-        import psycopg  # noqa: PLC0415 - the error class, only on this rare path
 
         conn = self._conn
         try:
