@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from harvest_engine.store.protocol import ExecutionRecord
+from harvest_engine.store.protocol import ExecutionRecord, NewExecution
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -81,6 +81,55 @@ def with_fields(
             value = from_micros(micros(value))
         values[key] = value
     return copy
+
+
+def started_run(new: NewExecution, started: tuple[int, str, int, str]) -> CachedRun:
+    """A run its transaction just inserted, with its WorkflowStarted event as stored.
+
+    The record holds what a read of the inserted row returns. Signals may
+    already wait for it (a continue-as-new hands them over before the
+    successor's row exists); nothing else can.
+    """
+    at = from_micros(started[2])
+    record = ExecutionRecord(
+        exec_id=new.exec_id,
+        workflow_name=new.workflow_name,
+        workflow_id=new.workflow_id,
+        state="RUNNING",
+        attempt=new.attempt,
+        input=new.input,
+        output=None,
+        error=None,
+        parent_exec_id=new.parent_exec_id,
+        parent_close_policy=new.parent_close_policy,
+        predecessor=new.predecessor,
+        successor=None,
+        started_at=at,
+        closed_at=None,
+        deadline=_stored_time(new.deadline),
+        retry_policy=new.retry_policy,
+        cancel_reason=None,
+        cancel_seq=None,
+        not_before=_stored_time(new.not_before),
+        next_seq=2,
+        history_bytes=len(started[3]),
+        panic_count=0,
+        memo=new.memo,
+        search_attributes=new.search_attributes,
+    )
+    return CachedRun(
+        record,
+        signals=True,
+        next_timer=None,
+        mutexes=False,
+        tasks=0,
+        children=False,
+        appended=[started],
+    )
+
+
+def _stored_time(value: datetime | None) -> datetime | None:
+    return None if value is None else from_micros(micros(value))
 
 
 class RunCache(dict[str, CachedRun]):

@@ -16,7 +16,7 @@ from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import queries, verify
 from harvest_engine.store.sqlite import retention as retention_sql
 from harvest_engine.store.sqlite import schedules as schedule_sql
-from harvest_engine.store.sqlite.run_cache import CachedRun, RunCache
+from harvest_engine.store.sqlite.run_cache import CachedRun, RunCache, started_run
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -258,6 +258,9 @@ class SqliteWriteTxn:
             parent = self._runs.get(new.parent_exec_id)
             if parent is not None:
                 parent.children = True
+        # A decision in this same transaction (an eager first drive) reads
+        # the new run from here instead of from the file.
+        self._runs.put(started_run(new, (1, started.type, at, attrs)))
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
         if not fields:
