@@ -5,6 +5,11 @@ locks SQLite's single writer never needed, always in one order (a run's
 execution row before its task rows) so two workers do not deadlock on one run:
 - a run's row is read FOR UPDATE: a decision, a completion and a signal of
   one run wait for each other, and each then reads the committed state;
+- a decision holds its own run's row and never waits for another's (a
+  signal's target, a child, an awaited run, a start key): two decisions
+  whose runs signal each other would each hold one row and wait for the
+  other's. It takes them NOWAIT, and one held elsewhere raises `RunBusy`:
+  the decision stands back and runs again once the holder committed;
 - starting by workflow id and the mutex queues take transaction-scoped
   advisory locks on their key, so two workers cannot both start one id or
   both be granted one mutex;
@@ -15,20 +20,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import psycopg
+
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres import commands as command_sql
 from harvest_engine.store.postgres import leases, reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.postgres.notify import DONE_CHANNEL
+from harvest_engine.store.protocol import RunBusy
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime, timedelta
-
-    import psycopg
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.operations import ScheduleRow
@@ -86,6 +93,31 @@ def _task_values(task: NewTask) -> tuple[object, ...]:
     )
 
 
+def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
+    """`col = %s, ...` and the stored values for columns of the run's row."""
+    unknown = set(fields) - _EXECUTION_FIELDS
+    if unknown:
+        raise HarvestInternalError(
+            f"update_execution got unknown columns {sorted(unknown)}"
+        )
+    values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
+    return ", ".join(f"{k} = %s" for k in fields), values
+
+
+def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
+    """`sql` (an UPDATE of one run's row), notifying DONE_CHANNEL when it moves the run's end.
+
+    A reseal or an import sets `state` / `successor`: a client awaiting the
+    run's end hears it at the commit.
+    """
+    if "state" not in fields and "successor" not in fields:
+        return sql
+    return (
+        f"WITH moved AS ({sql} RETURNING exec_id) "
+        f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM moved"
+    )
+
+
 class PostgresWriteTxn:
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
@@ -99,17 +131,40 @@ class PostgresWriteTxn:
         self.worker_id = worker_id
         self.lease = lease
         self.undo: list[Callable[[], None]] = []
+        # The run this transaction decides (lock_for_decision): other runs'
+        # rows and keys are then taken without waiting (see the docstring).
+        self._deciding: str | None = None
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
         self.undo.append(fn)
 
     def _key_lock(self, *parts: str) -> None:
-        """Hold an advisory lock on a key until the transaction ends."""
-        self._conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            ("\x1f".join(parts),),
-        )
+        """Hold an advisory lock on a key until the transaction ends (RunBusy in a decision)."""
+        key = "\x1f".join(parts)
+        if self._deciding is None:
+            self._conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,)
+            )
+            return
+        row = self._conn.execute(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (key,)
+        ).fetchone()
+        if row is None or not row[0]:
+            raise RunBusy(self._deciding)
+
+    def _waits_for(self, exec_id: str) -> bool:
+        """Whether a lock on this run's row may wait (False: NOWAIT, in a decision of another run)."""
+        return self._deciding is None or self._deciding == exec_id
+
+    def _lock_row(self, sql: str, exec_id: str) -> tuple[Any, ...] | None:
+        """Run a ``... FOR UPDATE`` read of `exec_id`'s row; NOWAIT unless it may wait."""
+        if self._waits_for(exec_id):
+            return self._conn.execute(sql, (exec_id,)).fetchone()
+        try:
+            return self._conn.execute(sql + " NOWAIT", (exec_id,)).fetchone()
+        except psycopg.errors.LockNotAvailable as exc:
+            raise RunBusy(exec_id) from exc
 
     # -- runs ---------------------------------------------------------------
 
@@ -120,6 +175,7 @@ class PostgresWriteTxn:
             (exec_id,),
         ).fetchone()
         if row is not None:
+            self._deciding = exec_id
             return True
         gone = self._conn.execute(
             "SELECT 1 FROM harvest_executions WHERE exec_id = %s", (exec_id,)
@@ -127,7 +183,14 @@ class PostgresWriteTxn:
         return gone is None
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
-        return reads.execution(self._conn, exec_id, lock=True)
+        if self._waits_for(exec_id):
+            return reads.execution(self._conn, exec_id, lock=True)
+        row = self._lock_row(
+            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE exec_id = %s FOR UPDATE",
+            exec_id,
+        )
+        return None if row is None else reads.execution_from_row(row)
 
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
@@ -167,21 +230,11 @@ class PostgresWriteTxn:
         self.append_events(new.exec_id, [started])
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
-        unknown = set(fields) - _EXECUTION_FIELDS
-        if unknown:
-            raise HarvestInternalError(
-                f"update_execution got unknown columns {sorted(unknown)}"
-            )
         if not fields:
             return
-        values = [
-            _opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()
-        ]
-        assignments = ", ".join(f"{k} = %s" for k in fields)
-        self._conn.execute(
-            f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s",
-            (*values, exec_id),
-        )
+        assignments, values = _assignments(fields)
+        sql = f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s"
+        self._conn.execute(_notifying_end(sql, fields), (*values, exec_id))
 
     def seal(
         self,
@@ -193,9 +246,11 @@ class PostgresWriteTxn:
         error: str | None = None,
     ) -> None:
         conn = self._conn
+        # The notice tells a client waiting on the run's result (at commit).
         conn.execute(
-            "UPDATE harvest_executions SET state = %s, closed_at = %s, output = %s, "
-            "error = %s, needs_decision = 0 WHERE exec_id = %s",
+            "WITH sealed AS (UPDATE harvest_executions SET state = %s, closed_at = %s, "
+            "output = %s, error = %s, needs_decision = 0 WHERE exec_id = %s "
+            f"RETURNING exec_id) SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM sealed",
             (state, micros(closed_at), output, error, exec_id),
         )
         conn.execute("DELETE FROM harvest_tasks WHERE exec_id = %s", (exec_id,))
@@ -220,13 +275,17 @@ class PostgresWriteTxn:
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
         return reads.load_events(self._conn, exec_id, after_seq)
 
-    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
+    def append_events(
+        self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
+    ) -> None:
         if not events:
+            self.update_execution(exec_id, **fields)
             return
-        row = self._conn.execute(
+        assignments, values = _assignments(fields) if fields else ("", [])
+        row = self._lock_row(
             "SELECT next_seq FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
-            (exec_id,),
-        ).fetchone()
+            exec_id,
+        )
         if row is None:
             raise HarvestInternalError(f"append_events to unknown run {exec_id}")
         expected = int(row[0])
@@ -248,10 +307,13 @@ class PostgresWriteTxn:
                 "VALUES (%s, %s, %s, %s, %s)",
                 encoded,
             )
-        self._conn.execute(
+        sets = f", {assignments}" if assignments else ""
+        sql = (
             "UPDATE harvest_executions SET next_seq = %s, "
-            "history_bytes = history_bytes + %s WHERE exec_id = %s",
-            (expected, size, exec_id),
+            f"history_bytes = history_bytes + %s{sets} WHERE exec_id = %s"
+        )
+        self._conn.execute(
+            _notifying_end(sql, fields), (expected, size, *values, exec_id)
         )
 
     # -- signals ------------------------------------------------------------
@@ -389,18 +451,24 @@ class PostgresWriteTxn:
             raise HarvestInternalError("task insert returned no row")
         return reads.task_from_row(row)
 
-    def delete_task(self, task_id: int) -> None:
-        self._conn.execute("DELETE FROM harvest_tasks WHERE id = %s", (task_id,))
+    def delete_task(self, task_id: int) -> bool:
+        return (
+            self._conn.execute(
+                "DELETE FROM harvest_tasks WHERE id = %s", (task_id,)
+            ).rowcount
+            == 1
+        )
 
     def reschedule_task(
         self, task_id: int, attempt: int, ready_at: datetime, last_error: str
-    ) -> None:
-        self._conn.execute(
+    ) -> bool:
+        moved = self._conn.execute(
             "UPDATE harvest_tasks SET status = 'PENDING', attempt = %s, ready_at = %s, "
             "last_error = %s, claimed_at = NULL, worker_id = NULL, lease_expires_at = NULL "
             "WHERE id = %s",
             (attempt, micros(ready_at), last_error, task_id),
         )
+        return moved.rowcount == 1
 
     def record_attempt(self, attempt: AttemptRecord) -> None:
         self._conn.execute(
@@ -465,7 +533,6 @@ class PostgresWriteTxn:
     ) -> None:
         if not lines:
             return
-        import psycopg  # noqa: PLC0415 - the error class, only on this rare path
 
         conn = self._conn
         try:
