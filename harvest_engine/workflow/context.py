@@ -165,10 +165,17 @@ class WorkflowContext:
 
     def __init__(self, machine: WorkflowInstance) -> None:
         self._machine = machine
-        seed = int.from_bytes(
-            hashlib.sha256(machine.run.exec_id.encode()).digest()[:8], "big"
-        )
-        self._rng = _random.Random(seed)
+        self._seeded: _random.Random | None = None
+
+    @property
+    def _rng(self) -> _random.Random:
+        """The run's generator, seeded by its id at first use (most runs never draw)."""
+        if self._seeded is None:
+            seed = int.from_bytes(
+                hashlib.sha256(self._machine.run.exec_id.encode()).digest()[:8], "big"
+            )
+            self._seeded = _random.Random(seed)
+        return self._seeded
 
     # -- facts about the run -------------------------------------------------
 

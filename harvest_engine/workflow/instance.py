@@ -531,7 +531,7 @@ class WorkflowInstance:
             attrs = dict(command.attrs)
             if command.immediate is not None:
                 attrs.update(command.immediate())
-            if command.effect and self.effects is not None:
+            if self.effects is not None and command.effect:
                 attrs.update(self.effects(command.type, attrs) or {})
             event = HistoryEvent(seq=next_seq, type=command.type, at=at, attrs=attrs)
             next_seq += 1
@@ -631,6 +631,8 @@ class WorkflowInstance:
         `kind` is "child" for an attached child, "await" for
         `await_external_workflow`.
         """
+        if not self._children and not self._awaits:
+            return []
         waits = [
             ("child", cid, target)
             for cid, (target, fut) in self._children.items()
@@ -645,6 +647,8 @@ class WorkflowInstance:
 
     def waiting_mutex_keys(self) -> list[str]:
         """Mutex keys the code waits to be granted, in request order."""
+        if not self._mutex_waits:
+            return []
         return [key for key, fut in self._mutex_waits.items() if not fut.done()]
 
     def waiting_local_activity_ids(self) -> list[int]:
