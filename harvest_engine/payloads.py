@@ -26,7 +26,10 @@ _OPTS = orjson.OPT_SORT_KEYS
 
 def dumps(value: Json) -> str:
     """Encode a JSON value canonically (sorted keys, compact), as text."""
-    return dumpb(value).decode()
+    try:  # `dumpb` inlined: every event and row is encoded here
+        return orjson.dumps(value, option=_OPTS).decode()
+    except orjson.JSONEncodeError:
+        return orjson.dumps(to_json(value, "value"), option=_OPTS).decode()
 
 
 def dumpb(value: Json) -> bytes:

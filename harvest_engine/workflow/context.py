@@ -747,6 +747,19 @@ def _checked(value: Any, what: str) -> Any:
 
 
 def _activity_target(activity: Any) -> tuple[str, Any]:
+    """The activity's name and result type; worked out once per activity (every call asks)."""
+    try:
+        return _known_activity_target(activity)
+    except TypeError:  # unhashable, or not an activity: the plain path says which
+        return _find_activity_target(activity)
+
+
+@functools.lru_cache(maxsize=1024)
+def _known_activity_target(activity: Any) -> tuple[str, Any]:
+    return _find_activity_target(activity)
+
+
+def _find_activity_target(activity: Any) -> tuple[str, Any]:
     if isinstance(activity, str):
         return check_name(activity, "activity name"), None
     info = (

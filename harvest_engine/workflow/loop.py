@@ -129,6 +129,8 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
         """
         if self._running:
             raise HarvestInternalError("DeterministicLoop re-entered")
+        if not self._ready:
+            return  # nothing woke (a replayed command event, say): no step
         outer = _get_running_loop()
         _set_running_loop(self)
         self._running = True
