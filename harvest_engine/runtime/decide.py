@@ -648,11 +648,15 @@ class Decider:
         if instance is not None:
             for timer_id, fire_at in instance.take_timer_arms():
                 txn.add_timer(exec_id, timer_id, fire_at)
-        txn.append_events(exec_id, cycle.events)
         keep = decision is not None and decision.keeps_checking
         after_panic = {"not_before": None} if row.panic_count else {}
-        txn.update_execution(
-            exec_id, needs_decision=int(keep), panic_count=0, **after_panic
+        # One write of the row: the events' next seq with the flags.
+        txn.append_events(
+            exec_id,
+            cycle.events,
+            needs_decision=int(keep),
+            panic_count=0,
+            **after_panic,
         )
         lines = [] if instance is None else instance.take_log_lines()
         policy = self.settings.log_policy

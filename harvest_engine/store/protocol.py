@@ -220,8 +220,15 @@ class WriteTxn(Protocol):
         """The run's events with seq > after_seq, in order."""
         ...
 
-    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
-        """Append events (their seqs must continue the history)."""
+    def append_events(
+        self, exec_id: str, events: Sequence[HistoryEvent], **fields: object
+    ) -> None:
+        """Append events (their seqs must continue the history) and set `fields` of the row.
+
+        `fields` are columns as `update_execution` takes them, written with
+        the row's next seq in one statement (a decision sets its flags with
+        its events); with no events, only `fields` are set.
+        """
         ...
 
     def staged_signals(
@@ -276,14 +283,14 @@ class WriteTxn(Protocol):
         """Insert an activity task already claimed (RUNNING) at `now`; its row."""
         ...
 
-    def delete_task(self, task_id: int) -> None:
-        """Remove a finished task."""
+    def delete_task(self, task_id: int) -> bool:
+        """Remove a finished task; whether it was there (a seal may have taken it)."""
         ...
 
     def reschedule_task(
         self, task_id: int, attempt: int, ready_at: datetime, last_error: str
-    ) -> None:
-        """Put a failed task back as PENDING for its next attempt."""
+    ) -> bool:
+        """Put a failed task back as PENDING for its next attempt; whether it was there."""
         ...
 
     def record_attempt(self, attempt: AttemptRecord) -> None:

@@ -93,6 +93,31 @@ def _task_values(task: NewTask) -> tuple[object, ...]:
     )
 
 
+def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
+    """`col = %s, ...` and the stored values for columns of the run's row."""
+    unknown = set(fields) - _EXECUTION_FIELDS
+    if unknown:
+        raise HarvestInternalError(
+            f"update_execution got unknown columns {sorted(unknown)}"
+        )
+    values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
+    return ", ".join(f"{k} = %s" for k in fields), values
+
+
+def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
+    """`sql` (an UPDATE of one run's row), notifying DONE_CHANNEL when it moves the run's end.
+
+    A reseal or an import sets `state` / `successor`: a client awaiting the
+    run's end hears it at the commit.
+    """
+    if "state" not in fields and "successor" not in fields:
+        return sql
+    return (
+        f"WITH moved AS ({sql} RETURNING exec_id) "
+        f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM moved"
+    )
+
+
 class PostgresWriteTxn:
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
@@ -205,25 +230,11 @@ class PostgresWriteTxn:
         self.append_events(new.exec_id, [started])
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
-        unknown = set(fields) - _EXECUTION_FIELDS
-        if unknown:
-            raise HarvestInternalError(
-                f"update_execution got unknown columns {sorted(unknown)}"
-            )
         if not fields:
             return
-        values = [
-            _opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()
-        ]
-        assignments = ", ".join(f"{k} = %s" for k in fields)
+        assignments, values = _assignments(fields)
         sql = f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s"
-        if "state" in fields or "successor" in fields:
-            # A run's end moved (a reseal, an import): wake a client awaiting it.
-            sql = (
-                f"WITH moved AS ({sql} RETURNING exec_id) "
-                f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM moved"
-            )
-        self._conn.execute(sql, (*values, exec_id))
+        self._conn.execute(_notifying_end(sql, fields), (*values, exec_id))
 
     def seal(
         self,
@@ -264,9 +275,13 @@ class PostgresWriteTxn:
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
         return reads.load_events(self._conn, exec_id, after_seq)
 
-    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
+    def append_events(
+        self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
+    ) -> None:
         if not events:
+            self.update_execution(exec_id, **fields)
             return
+        assignments, values = _assignments(fields) if fields else ("", [])
         row = self._lock_row(
             "SELECT next_seq FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
             exec_id,
@@ -292,10 +307,13 @@ class PostgresWriteTxn:
                 "VALUES (%s, %s, %s, %s, %s)",
                 encoded,
             )
-        self._conn.execute(
+        sets = f", {assignments}" if assignments else ""
+        sql = (
             "UPDATE harvest_executions SET next_seq = %s, "
-            "history_bytes = history_bytes + %s WHERE exec_id = %s",
-            (expected, size, exec_id),
+            f"history_bytes = history_bytes + %s{sets} WHERE exec_id = %s"
+        )
+        self._conn.execute(
+            _notifying_end(sql, fields), (expected, size, *values, exec_id)
         )
 
     # -- signals ------------------------------------------------------------
@@ -433,18 +451,24 @@ class PostgresWriteTxn:
             raise HarvestInternalError("task insert returned no row")
         return reads.task_from_row(row)
 
-    def delete_task(self, task_id: int) -> None:
-        self._conn.execute("DELETE FROM harvest_tasks WHERE id = %s", (task_id,))
+    def delete_task(self, task_id: int) -> bool:
+        return (
+            self._conn.execute(
+                "DELETE FROM harvest_tasks WHERE id = %s", (task_id,)
+            ).rowcount
+            == 1
+        )
 
     def reschedule_task(
         self, task_id: int, attempt: int, ready_at: datetime, last_error: str
-    ) -> None:
-        self._conn.execute(
+    ) -> bool:
+        moved = self._conn.execute(
             "UPDATE harvest_tasks SET status = 'PENDING', attempt = %s, ready_at = %s, "
             "last_error = %s, claimed_at = NULL, worker_id = NULL, lease_expires_at = NULL "
             "WHERE id = %s",
             (attempt, micros(ready_at), last_error, task_id),
         )
+        return moved.rowcount == 1
 
     def record_attempt(self, attempt: AttemptRecord) -> None:
         self._conn.execute(
