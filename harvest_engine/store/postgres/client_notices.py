@@ -76,6 +76,7 @@ class Notices:
     def __init__(self, dsn: str) -> None:
         self._dsn = dsn
         self._guard = threading.Lock()
+        self._starting = threading.Lock()
         self._waiters: dict[str, set[Waiter]] = {}
         self._reader: _Reader | None = None
         self._revive_at = 0.0
@@ -125,15 +126,16 @@ class Notices:
 
     def _start(self) -> None:
         """Listen, unless a live reader does already; on failure the waiters poll."""
-        if self.closed or self.listening:
-            return
-        if self._reader is not None:
-            self._reader.stop()
-            self._reader = None
-        try:
-            self._reader = _Reader(self._dsn, self._dispatch)
-        except Exception as exc:  # noqa: BLE001 - no notices: the waiters poll
-            log.warning("client LISTEN unavailable (%s); polling instead", exc)
+        with self._starting:  # waits on two event loops at once start one reader
+            if self.closed or self.listening:
+                return
+            if self._reader is not None:
+                self._reader.stop()
+                self._reader = None
+            try:
+                self._reader = _Reader(self._dsn, self._dispatch)
+            except Exception as exc:  # noqa: BLE001 - no notices: the waiters poll
+                log.warning("client LISTEN unavailable (%s); polling instead", exc)
 
     def _dispatch(self, key: str | None) -> None:
         """Wake the waiters of `key` (None: every waiter, the connection broke)."""
