@@ -90,7 +90,11 @@ class GroupCommit:
             self._carried = [t for t in self._carried if t.exec_id != exec_id]
         if not taken:
             return []
-        alive = self.store.claimed_task_ids([t.id for t in taken])
+        try:
+            alive = self.store.claimed_task_ids([t.id for t in taken])
+        except BaseException:  # no answer: kept, or they would stay RUNNING unrun
+            self._carried = taken + self._carried
+            raise
         return [t for t in taken if t.id in alive]
 
     # -- decisions -----------------------------------------------------------------
@@ -360,9 +364,14 @@ class GroupCommit:
         Errors of the bodies and of the decision are raised after the commit,
         as the one-transaction path raises them.
         """
-        claimed = list(decision.claimed) + self.take_carried(exec_id)
-        if not claimed:
-            claimed = self._claim_ready(exec_id, now)  # claims nothing if it fails
+        claimed = list(decision.claimed)
+        try:
+            claimed += self.take_carried(exec_id)
+            if not claimed:
+                claimed = self._claim_ready(exec_id, now)  # claims nothing if it fails
+        except BaseException:
+            self._release(claimed)  # the decision's claims: PENDING again
+            raise
         if not claimed:
             return False, None
         errors: list[HarvestError] = []

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
     from tests.e2e.conftest import Workers
 
-pytestmark = pytest.mark.slow
+# Generous: pytest-timeout's default (120 s) is shorter than the waits on a loaded machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
 LEASE = "2"
 # Generous: a loaded 2-core machine restarts a server and three workers slowly.
@@ -102,6 +103,29 @@ def log_text(path: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
+def wait_for_all_done(
+    dsn: str, workers: Workers, runs: int, logs: list[Path], proc: Any = None
+) -> None:
+    """Wait for every run to complete; on a timeout, fail showing what was left and why."""
+    try:
+        workers.wait_for(
+            lambda: completed(dsn) == runs, f"{runs} runs to complete", proc, DEADLINE
+        )
+    except pytest.fail.Exception as exc:
+        left = sql(
+            dsn,
+            "SELECT t.exec_id, t.status, t.worker_id, t.attempt, "
+            "t.lease_expires_at - clock_timestamp() FROM harvest_tasks t",
+        )
+        runs_left = sql(
+            dsn,
+            "SELECT exec_id, state, needs_decision FROM harvest_executions "
+            "WHERE state != 'COMPLETED'",
+        )
+        tails = {p.name: log_text(p)[-3000:] for p in logs}
+        pytest.fail(f"{exc}\nruns left: {runs_left}\ntasks: {left}\nlogs: {tails}")
+
+
 def assert_clean_logs(logs: list[Path]) -> None:
     for path in logs:
         text = log_text(path)
@@ -147,18 +171,19 @@ def test_postgres_restarted_under_load_workers_resume_and_no_history_loses_or_re
     at_halt = completed(dsn)
 
     own_server.halt("fast")  # every connection ends; the folder and socket stay
-    workers.wait_for(
-        lambda: all("retrying with backoff" in log_text(p) for p in logs),
-        "every worker to notice the server is gone",
-        timeout=DEADLINE,
-    )
+    try:
+        workers.wait_for(
+            lambda: all("retrying with backoff" in log_text(p) for p in logs),
+            "every worker to notice the server is gone",
+            timeout=DEADLINE,
+        )
+    except pytest.fail.Exception as exc:
+        pytest.fail(f"{exc}: { ({p.name: log_text(p)[-2000:] for p in logs}) }")
     for proc in procs:
         assert proc.poll() is None, "a worker died while the server was away"
     own_server.start()
 
-    workers.wait_for(
-        lambda: completed(dsn) == runs, f"{runs} runs to complete", timeout=DEADLINE
-    )
+    wait_for_all_done(dsn, workers, runs, logs)
     stop_workers(dsn, workers, procs)
 
     assert at_halt < runs  # the restart landed under load
@@ -226,7 +251,7 @@ def test_a_connection_ended_mid_decision_and_mid_activity_rolls_back_reconnects_
     # Mid-activity: every connection of the worker ends while the body runs.
     assert terminate(pg_dsn) >= 1
     (gates / "run.go").write_text("go")
-    workers.wait_for(lambda: completed(pg_dsn) == 1, "the run to complete", proc)
+    wait_for_all_done(pg_dsn, workers, 1, [log], proc)
     stop_workers(pg_dsn, workers, [proc])
 
     assert_each_run_once(pg_dsn, [exec_id])

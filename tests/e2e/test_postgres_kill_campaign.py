@@ -12,7 +12,8 @@ import pytest
 
 from bench.pg_kill_campaign import campaign
 
-pytestmark = pytest.mark.slow
+# The campaign drains for up to 120 s; pytest-timeout's default is 120 s.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
 LEASE = 2.0
 
