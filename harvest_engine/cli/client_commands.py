@@ -3,7 +3,8 @@
 Each queues one command for the process that serves FILE (`await
 rt.serve()`) and waits up to `--timeout` for its reply; arguments are JSON
 text. A command no serving process answered in time exits 8 and stays
-queued: it is applied when a server runs.
+queued: it is applied when a server runs; repeating it with the
+`--command-id` its error printed applies it once.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ TIMEOUT = click.option(
     show_default=True,
     help="How long to wait for the serving process's reply (e.g. 500ms, 30s).",
 )
+COMMAND_ID = click.option(
+    "--command-id",
+    default=None,
+    help="Retry a command that timed out (the id its error printed), or name a "
+    "new one: one id is applied once.",
+)
 
 
 def _json_arg(text: str | None, what: str) -> Any:
@@ -69,7 +76,9 @@ def _run(
             with opened as client:
                 return asyncio.run(call(client))
         except CommandTimedOut as exc:
-            raise HarvestFailure(exc.message, EXIT_TIMED_OUT) from exc
+            held = getattr(exc, "command_id", "")
+            retry = f"; to retry it, repeat the command with --command-id {held}"
+            raise HarvestFailure(exc.message + retry, EXIT_TIMED_OUT) from exc
 
 
 @main.command("start")
@@ -80,6 +89,7 @@ def _run(
     "--id", "workflow_id", help="A business id (attaches to its RUNNING run)."
 )
 @TIMEOUT
+@COMMAND_ID
 @JSON
 def start(
     file: Target,
@@ -87,6 +97,7 @@ def start(
     input: str | None,
     workflow_id: str | None,
     timeout: str,
+    command_id: str | None,
     as_json: bool,
 ) -> None:
     """Start a run of WORKFLOW with INPUT (JSON); prints the new run's id."""
@@ -94,9 +105,11 @@ def start(
 
     async def call(client: HarvestClient) -> Any:
         if workflow_id is None:
-            return await client.start_workflow(workflow, value, timeout=timeout)
+            return await client.start_workflow(
+                workflow, value, timeout=timeout, command_id=command_id
+            )
         return await client.start_workflow_with_id(
-            workflow, workflow_id, value, timeout=timeout
+            workflow, workflow_id, value, timeout=timeout, command_id=command_id
         )
 
     exec_id = _run(file, call)
@@ -115,6 +128,7 @@ def start(
     "--key", help="An idempotency key: a repeat with the same key is dropped."
 )
 @TIMEOUT
+@COMMAND_ID
 @JSON
 def signal(
     file: Target,
@@ -123,6 +137,7 @@ def signal(
     payload: str | None,
     key: str | None,
     timeout: str,
+    command_id: str | None,
     as_json: bool,
 ) -> None:
     """Send signal NAME with PAYLOAD (JSON) to a RUNNING run."""
@@ -130,10 +145,12 @@ def signal(
 
     async def call(client: HarvestClient) -> bool:
         if key is None:
-            await client.send_signal(exec_id, name, value, timeout=timeout)
+            await client.send_signal(
+                exec_id, name, value, timeout=timeout, command_id=command_id
+            )
             return True
         return await client.send_signal_idempotent(
-            exec_id, name, value, key, timeout=timeout
+            exec_id, name, value, key, timeout=timeout, command_id=command_id
         )
 
     delivered = _run(file, call)
@@ -149,13 +166,23 @@ def signal(
 @click.argument("name")
 @click.argument("arg", required=False)
 @TIMEOUT
+@COMMAND_ID
 @JSON
 def query(
-    file: Target, exec_id: str, name: str, arg: str | None, timeout: str, as_json: bool
+    file: Target,
+    exec_id: str,
+    name: str,
+    arg: str | None,
+    timeout: str,
+    command_id: str | None,
+    as_json: bool,
 ) -> None:
     """Ask query NAME(ARG) of a run (answered by the serving process); prints the answer as JSON."""
     value = _json_arg(arg, "ARG")
-    result = _run(file, lambda c: c.query(exec_id, name, value, timeout=timeout))
+    result = _run(
+        file,
+        lambda c: c.query(exec_id, name, value, timeout=timeout, command_id=command_id),
+    )
     emit_json({"result": result} if as_json else result)
 
 
@@ -165,13 +192,25 @@ def query(
 @click.argument("name")
 @click.argument("arg", required=False)
 @TIMEOUT
+@COMMAND_ID
 @JSON
 def update(
-    file: Target, exec_id: str, name: str, arg: str | None, timeout: str, as_json: bool
+    file: Target,
+    exec_id: str,
+    name: str,
+    arg: str | None,
+    timeout: str,
+    command_id: str | None,
+    as_json: bool,
 ) -> None:
     """Run update NAME(ARG) on a run; prints its result as JSON."""
     value = _json_arg(arg, "ARG")
-    result = _run(file, lambda c: c.update(exec_id, name, value, timeout=timeout))
+    result = _run(
+        file,
+        lambda c: c.update(
+            exec_id, name, value, timeout=timeout, command_id=command_id
+        ),
+    )
     emit_json({"result": result} if as_json else result)
 
 
@@ -180,12 +219,23 @@ def update(
 @EXEC
 @click.argument("reason", required=False)
 @TIMEOUT
+@COMMAND_ID
 @JSON
 def cancel(
-    file: Target, exec_id: str, reason: str | None, timeout: str, as_json: bool
+    file: Target,
+    exec_id: str,
+    reason: str | None,
+    timeout: str,
+    command_id: str | None,
+    as_json: bool,
 ) -> None:
     """Request a cooperative cancel of a RUNNING run (its cleanup still runs)."""
-    _run(file, lambda c: c.cancel(exec_id, reason or "", timeout=timeout))
+    _run(
+        file,
+        lambda c: c.cancel(
+            exec_id, reason or "", timeout=timeout, command_id=command_id
+        ),
+    )
     if as_json:
         emit_json({"exec_id": exec_id, "cancel_requested": True})
     else:
@@ -197,12 +247,23 @@ def cancel(
 @EXEC
 @click.argument("reason", required=False)
 @TIMEOUT
+@COMMAND_ID
 @JSON
 def terminate(
-    file: Target, exec_id: str, reason: str | None, timeout: str, as_json: bool
+    file: Target,
+    exec_id: str,
+    reason: str | None,
+    timeout: str,
+    command_id: str | None,
+    as_json: bool,
 ) -> None:
     """End a RUNNING run TERMINATED at once."""
-    _run(file, lambda c: c.terminate(exec_id, reason or "", timeout=timeout))
+    _run(
+        file,
+        lambda c: c.terminate(
+            exec_id, reason or "", timeout=timeout, command_id=command_id
+        ),
+    )
     if as_json:
         emit_json({"exec_id": exec_id, "terminated": True})
     else:

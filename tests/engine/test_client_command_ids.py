@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
+from click.testing import CliRunner
 
 from harvest_engine import (
     CommandTimedOut,
@@ -26,6 +27,8 @@ from harvest_engine import (
     WorkflowContext,
     workflow,
 )
+from harvest_engine.cli.app import main
+from harvest_engine.runtime import commands
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -149,3 +152,31 @@ async def test_a_command_id_naming_another_command_is_refused_and_queues_nothing
         assert [e.type for e in client.load_history(exec_id)].count(
             "SignalReceived"
         ) == 1
+
+
+def test_the_harvest_command_prints_the_id_to_retry_with_and_applies_a_retry_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "cli.db"
+    with SqliteRuntime.open(path) as rt:
+        rt.register_workflow(counter)
+        exec_id = str(rt.start_workflow("counter", 1))
+        signal = ["signal", str(path), exec_id, "add", "2"]
+        timed_out = CliRunner().invoke(main, [*signal, "--timeout", "50ms"])
+        assert timed_out.exit_code == 8
+        retry_with = timed_out.output.strip().rsplit(" ", 1)[-1]
+        assert f"--command-id {retry_with}" in timed_out.output
+        again = CliRunner().invoke(
+            main, [*signal, "--timeout", "50ms", "--command-id", retry_with]
+        )
+        assert again.exit_code == 8
+        commands.apply_pending(rt)  # a serving process applies the queue
+        retried = CliRunner().invoke(main, [*signal, "--command-id", retry_with])
+        assert retried.exit_code == 0, retried.output
+        asyncio.run(rt.run_until_idle())
+        received = [
+            e.attrs["payload"]
+            for e in rt.load_history(exec_id)
+            if e.type == "SignalReceived"
+        ]
+    assert received == [2]
