@@ -89,6 +89,7 @@ class PostgresStore:
         self._in_txn = False
         self._txn_thread = 0
         self._joinable = False
+        self._outer_claims: list[int] = []
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
         self._listeners: list[notify.Listener] = []
@@ -171,7 +172,9 @@ class PostgresStore:
         if self._in_txn and self._txn_thread == threading.get_ident():
             if not self._joinable:
                 raise HarvestInternalError("nested write transaction")
-            joined = PostgresWriteTxn(self._conn, self.worker_id, self.lease)
+            joined = PostgresWriteTxn(
+                self._conn, self.worker_id, self.lease, self._outer_claims
+            )
             try:
                 with self._conn.transaction():  # a savepoint
                     yield joined
@@ -183,6 +186,7 @@ class PostgresStore:
         with self._lock:
             conn = self._live_or_typed()
             txn = PostgresWriteTxn(conn, self.worker_id, self.lease)
+            self._outer_claims = txn.claimed
             self._in_txn = True
             self._txn_thread = threading.get_ident()
             try:
@@ -191,6 +195,8 @@ class PostgresStore:
                     yield txn
                     conn.execute(notify.NOTIFY, (self.worker_id,))
             except BaseException as exc:
+                # Released with the next write; a no-op for rows the rollback undid.
+                self._released_claims.update(txn.claimed)
                 self._rolled_back(txn, exc)
                 typed = translate(exc, self.path)
                 if typed is exc:

@@ -126,11 +126,16 @@ class PostgresWriteTxn:
         conn: psycopg.Connection[tuple[Any, ...]],
         worker_id: str,
         lease: timedelta,
+        claimed: list[int] | None = None,
     ) -> None:
         self._conn = conn
         self.worker_id = worker_id
         self.lease = lease
         self.undo: list[Callable[[], None]] = []
+        # Task ids this transaction (and any it joins) took under this worker:
+        # if its COMMIT fails, the store releases them, since the commit may
+        # have landed unseen and a claim nobody runs must not be renewed forever.
+        self.claimed: list[int] = [] if claimed is None else claimed
         # The run this transaction decides (lock_for_decision): other runs'
         # rows and keys are then taken without waiting (see the docstring).
         self._deciding: str | None = None
@@ -428,7 +433,10 @@ class PostgresWriteTxn:
         return None if row is None else reads.task_from_row(row)
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
-        return leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
+        got = leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
+        if got is not None:
+            self.claimed.append(task_id)
+        return got
 
     def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
         row = self._conn.execute(
@@ -449,7 +457,9 @@ class PostgresWriteTxn:
         ).fetchone()
         if row is None:
             raise HarvestInternalError("task insert returned no row")
-        return reads.task_from_row(row)
+        claimed = reads.task_from_row(row)
+        self.claimed.append(claimed.id)
+        return claimed
 
     def delete_task(self, task_id: int) -> bool:
         return (
