@@ -28,9 +28,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harvest_engine.store.protocol import ExecutionRecord, NewExecution
+from harvest_engine.store.sqlite import queries, verify
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Mapping
 
 # Columns of the row that are times (stored as microseconds).
@@ -130,6 +132,41 @@ def started_run(new: NewExecution, started: tuple[int, str, int, str]) -> Cached
 
 def _stored_time(value: datetime | None) -> datetime | None:
     return None if value is None else from_micros(micros(value))
+
+
+# The run's row and, in the same read, what else it holds (run_cache.CachedRun).
+EXECUTION_AND_HOLDINGS = (
+    f"SELECT {queries.EXECUTION_COLUMNS}, "
+    "EXISTS (SELECT 1 FROM harvest_signals s WHERE s.exec_id = e.exec_id), "
+    "(SELECT MIN(t.fire_at) FROM harvest_timers t WHERE t.exec_id = e.exec_id), "
+    "EXISTS (SELECT 1 FROM harvest_mutexes m WHERE m.exec_id = e.exec_id), "
+    "(SELECT COUNT(*) FROM harvest_tasks k WHERE k.exec_id = e.exec_id), "
+    "EXISTS (SELECT 1 FROM harvest_executions c WHERE c.parent_exec_id = e.exec_id "
+    "AND c.state = 'RUNNING') "
+    "FROM harvest_executions e WHERE e.exec_id = ?"
+)
+
+
+def read_run(conn: sqlite3.Connection, exec_id: str) -> CachedRun | None:
+    """Read a run's row and its holdings in one statement; None when no run has the id."""
+    row = conn.execute(EXECUTION_AND_HOLDINGS, (exec_id,)).fetchone()
+    if row is None:
+        return None
+    try:
+        record = queries.execution_from_row(row)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise verify.corrupt(conn, exec_id, f"its row does not read ({exc})") from exc
+    signals, next_timer, mutexes, tasks, children = row[-5:]
+    if next_timer is not None and not isinstance(next_timer, int):
+        next_timer = 0  # a damaged fire time: always look (due_timers reads it)
+    return CachedRun(
+        record,
+        signals=bool(signals),
+        next_timer=next_timer,
+        mutexes=bool(mutexes),
+        tasks=int(tasks),
+        children=bool(children),
+    )
 
 
 class RunCache(dict[str, CachedRun]):

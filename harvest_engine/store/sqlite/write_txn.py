@@ -7,16 +7,20 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.protocol import TaskRecord
 from harvest_engine.store.records import (
     StagedSignal,
     TimerRow,
 )
 from harvest_engine.store.sqlite import commands as command_sql
-from harvest_engine.store.sqlite import queries, verify
+from harvest_engine.store.sqlite import queries, task_rows, verify, workflow_logs
 from harvest_engine.store.sqlite import retention as retention_sql
 from harvest_engine.store.sqlite import schedules as schedule_sql
-from harvest_engine.store.sqlite.run_cache import CachedRun, RunCache, started_run
+from harvest_engine.store.sqlite.run_cache import (
+    CachedRun,
+    RunCache,
+    read_run,
+    started_run,
+)
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
         LedgerEntry,
         NewExecution,
         NewTask,
+        TaskRecord,
     )
 
 _TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
@@ -59,54 +64,6 @@ def _opt_micros(value: datetime | None) -> int | None:
     return None if value is None else micros(value)
 
 
-_TASK_INSERT_COLUMNS = (
-    "exec_id, activity_id, activity_name, input, queue, max_attempts, ready_at, "
-    "scheduled_at, retry_policy, start_to_close, schedule_to_close_at, "
-    "idempotency_key, local"
-)
-_INSERT_TASK = (
-    f"INSERT INTO harvest_tasks ({_TASK_INSERT_COLUMNS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-# One statement inserts a task already claimed (group commit claims what a
-# decision schedules in the decision's transaction).
-_INSERT_CLAIMED_TASK = (
-    f"INSERT INTO harvest_tasks ({_TASK_INSERT_COLUMNS}, status, claimed_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'RUNNING', ?)"
-)
-
-
-# The run's row and, in the same read, what else it holds (run_cache.CachedRun).
-_EXECUTION_AND_HOLDINGS = (
-    f"SELECT {queries.EXECUTION_COLUMNS}, "
-    "EXISTS (SELECT 1 FROM harvest_signals s WHERE s.exec_id = e.exec_id), "
-    "(SELECT MIN(t.fire_at) FROM harvest_timers t WHERE t.exec_id = e.exec_id), "
-    "EXISTS (SELECT 1 FROM harvest_mutexes m WHERE m.exec_id = e.exec_id), "
-    "(SELECT COUNT(*) FROM harvest_tasks k WHERE k.exec_id = e.exec_id), "
-    "EXISTS (SELECT 1 FROM harvest_executions c WHERE c.parent_exec_id = e.exec_id "
-    "AND c.state = 'RUNNING') "
-    "FROM harvest_executions e WHERE e.exec_id = ?"
-)
-
-
-def _task_values(task: NewTask) -> tuple[Any, ...]:
-    return (
-        task.exec_id,
-        int(task.activity_id),
-        task.activity_name,
-        task.input,
-        task.queue,
-        int(task.max_attempts),
-        micros(task.ready_at),
-        micros(task.ready_at),
-        task.retry_policy,
-        task.start_to_close,
-        _opt_micros(task.schedule_to_close_at),
-        task.idempotency_key,
-        int(task.local),
-    )
-
-
 # `col = ?, ...` by the tuple of column names (a handful of sets recur).
 _ASSIGNMENTS: dict[tuple[str, ...], str] = {}
 
@@ -124,36 +81,6 @@ def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
         sql = _ASSIGNMENTS[names] = ", ".join(f"{k} = ?" for k in names)
     values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
     return sql, values
-
-
-def claimed_task_record(task_id: int, values: tuple[Any, ...]) -> TaskRecord:
-    """The row a claimed insert of `values` (`_task_values`) wrote, as a read returns it.
-
-    The values are what SQLite stored (times already microseconds); the
-    defaults are the schema's, and `start_to_close` reads back as a REAL.
-    """
-    (exec_id, activity_id, name, input_, queue, max_attempts, ready_at, scheduled_at,
-     retry_policy, start_to_close, schedule_to_close_at, key, local) = values  # fmt: skip
-    return TaskRecord(
-        id=task_id,
-        exec_id=exec_id,
-        activity_id=activity_id,
-        activity_name=name,
-        input=input_,
-        queue=queue,
-        status="RUNNING",
-        attempt=1,
-        max_attempts=max_attempts,
-        ready_at=from_micros(ready_at),
-        scheduled_at=from_micros(scheduled_at),
-        heartbeat=None,
-        last_error=None,
-        retry_policy=retry_policy,
-        start_to_close=None if start_to_close is None else float(start_to_close),
-        schedule_to_close_at=queries.opt_time(schedule_to_close_at),
-        idempotency_key=key,
-        local=bool(local),
-    )
 
 
 class SqliteWriteTxn:
@@ -182,29 +109,10 @@ class SqliteWriteTxn:
     def _run(self, exec_id: str) -> CachedRun | None:
         """The run as this transaction knows it; read (with its holdings) the first time."""
         run = self._runs.get(exec_id)
-        if run is not None:
-            return run
-        row = self._conn.execute(_EXECUTION_AND_HOLDINGS, (exec_id,)).fetchone()
-        if row is None:
-            return None
-        try:
-            record = queries.execution_from_row(row)
-        except (ValueError, TypeError, OverflowError) as exc:
-            raise verify.corrupt(
-                self._conn, exec_id, f"its row does not read ({exc})"
-            ) from exc
-        signals, next_timer, mutexes, tasks, children = row[-5:]
-        if next_timer is not None and not isinstance(next_timer, int):
-            next_timer = 0  # a damaged fire time: always look (due_timers reads it)
-        run = CachedRun(
-            record,
-            signals=bool(signals),
-            next_timer=next_timer,
-            mutexes=bool(mutexes),
-            tasks=int(tasks),
-            children=bool(children),
-        )
-        self._runs.put(run)
+        if run is None:
+            run = read_run(self._conn, exec_id)
+            if run is not None:
+                self._runs.put(run)
         return run
 
     def runs_of_key(
@@ -484,19 +392,21 @@ class SqliteWriteTxn:
     # -- tasks --------------------------------------------------------------
 
     def add_task(self, task: NewTask) -> int:
-        cursor = self._conn.execute(_INSERT_TASK, _task_values(task))
+        cursor = self._conn.execute(task_rows.INSERT_TASK, task_rows.task_values(task))
         self._holds_task(task.exec_id)
         if cursor.lastrowid is None:
             raise HarvestInternalError("task insert returned no row id")
         return cursor.lastrowid
 
     def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
-        values = _task_values(task)
-        cursor = self._conn.execute(_INSERT_CLAIMED_TASK, (*values, micros(now)))
+        values = task_rows.task_values(task)
+        cursor = self._conn.execute(
+            task_rows.INSERT_CLAIMED_TASK, (*values, micros(now))
+        )
         self._holds_task(task.exec_id)
         if cursor.lastrowid is None:
             raise HarvestInternalError("task insert returned no row id")
-        return claimed_task_record(cursor.lastrowid, values)
+        return task_rows.claimed_task_record(cursor.lastrowid, values)
 
     def _holds_task(self, exec_id: str) -> None:
         run = self._runs.get(exec_id)
@@ -605,40 +515,7 @@ class SqliteWriteTxn:
         lines: Sequence[tuple[int, datetime, str]],
         max_lines: int | None,
     ) -> None:
-        if not lines:
-            return
-        conn = self._conn
-        conn.execute("SAVEPOINT harvest_logs")
-        try:
-            row = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM harvest_workflow_logs "
-                "WHERE exec_id = ? AND marker = 0",
-                (exec_id,),
-            ).fetchone()
-            stored = int(row[0])
-            for line_no, at, message in lines:
-                if line_no <= stored:
-                    continue  # a re-run cycle emitted it again
-                if max_lines is not None and line_no > max_lines:
-                    conn.execute(
-                        "INSERT OR IGNORE INTO harvest_workflow_logs (exec_id, seq, at, message, "
-                        "marker) VALUES (?, ?, ?, ?, 1)",
-                        (
-                            exec_id,
-                            max_lines + 1,
-                            micros(at),
-                            f"log truncated at {max_lines} lines",
-                        ),
-                    )
-                    continue
-                conn.execute(
-                    "INSERT INTO harvest_workflow_logs (exec_id, seq, at, message) "
-                    "VALUES (?, ?, ?, ?)",
-                    (exec_id, line_no, micros(at), message),
-                )
-        except sqlite3.Error:
-            conn.execute("ROLLBACK TO harvest_logs")
-        conn.execute("RELEASE harvest_logs")
+        workflow_logs.append(self._conn, exec_id, lines, max_lines)
 
     # -- schedules and retention (issue 5) ------------------------------------
 
