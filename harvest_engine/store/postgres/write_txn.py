@@ -95,10 +95,19 @@ class PostgresWriteTxn:
         worker_id: str,
         lease: timedelta,
     ) -> None:
-        self._conn = conn
+        self._raw = conn
         self.worker_id = worker_id
         self.lease = lease
         self.undo: list[Callable[[], None]] = []
+        # The row `lock_for_decision` read while locking it, for the
+        # `execution()` call that follows it at once; any other statement
+        # (through `_conn`) may change the row, so it drops the copy.
+        self._locked_row: ExecutionRecord | None = None
+
+    @property
+    def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
+        self._locked_row = None
+        return self._raw
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
@@ -114,12 +123,18 @@ class PostgresWriteTxn:
     # -- runs ---------------------------------------------------------------
 
     def lock_for_decision(self, exec_id: str) -> bool:
-        """Lock the run's row for this decision; False when another worker holds it now."""
+        """Lock the run's row for this decision; False when another worker holds it now.
+
+        The row is read in the same statement and kept for the decision's
+        `execution()` that follows (one round trip instead of two).
+        """
         row = self._conn.execute(
-            "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
+            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
             (exec_id,),
         ).fetchone()
         if row is not None:
+            self._locked_row = reads.execution_from_row(row)
             return True
         gone = self._conn.execute(
             "SELECT 1 FROM harvest_executions WHERE exec_id = %s", (exec_id,)
@@ -127,6 +142,10 @@ class PostgresWriteTxn:
         return gone is None
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
+        kept = self._locked_row
+        if kept is not None and kept.exec_id == exec_id:
+            self._locked_row = None
+            return kept  # read under this transaction's lock, unchanged since
         return reads.execution(self._conn, exec_id, lock=True)
 
     def runs_of_key(
@@ -193,27 +212,32 @@ class PostgresWriteTxn:
         error: str | None = None,
     ) -> None:
         conn = self._conn
-        conn.execute(
-            "UPDATE harvest_executions SET state = %s, closed_at = %s, output = %s, "
-            "error = %s, needs_decision = 0 WHERE exec_id = %s",
-            (state, micros(closed_at), output, error, exec_id),
-        )
-        conn.execute("DELETE FROM harvest_tasks WHERE exec_id = %s", (exec_id,))
-        conn.execute("DELETE FROM harvest_timers WHERE exec_id = %s", (exec_id,))
-        for (key,) in conn.execute(
-            "SELECT key FROM harvest_mutexes WHERE exec_id = %s ORDER BY key",
-            (exec_id,),
-        ).fetchall():
-            self._key_lock("mutex", key)
-        conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = %s", (exec_id,))
-        conn.execute(
-            "DELETE FROM harvest_signals WHERE exec_id = %s AND idempotency_key IS NULL",
-            (exec_id,),
-        )
-        conn.execute(
-            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %s AND delivered = 0",
-            (exec_id,),
-        )
+        # One statement for the run's row, its tasks, timers and signals (the
+        # keyed signals stay, delivered, for their idempotency); it returns
+        # the mutex keys the run holds or waits for.
+        keys = conn.execute(
+            "WITH sealed AS (UPDATE harvest_executions SET state = %(state)s, "
+            "closed_at = %(closed)s, output = %(output)s, error = %(error)s, "
+            "needs_decision = 0 WHERE exec_id = %(id)s), "
+            "tasks AS (DELETE FROM harvest_tasks WHERE exec_id = %(id)s), "
+            "timers AS (DELETE FROM harvest_timers WHERE exec_id = %(id)s), "
+            "dropped AS (DELETE FROM harvest_signals WHERE exec_id = %(id)s "
+            "AND idempotency_key IS NULL), "
+            "kept AS (UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %(id)s "
+            "AND delivered = 0 AND idempotency_key IS NOT NULL) "
+            "SELECT key FROM harvest_mutexes WHERE exec_id = %(id)s ORDER BY key",
+            {
+                "state": state,
+                "closed": micros(closed_at),
+                "output": output,
+                "error": error,
+                "id": exec_id,
+            },
+        ).fetchall()
+        if keys:
+            for (key,) in keys:
+                self._key_lock("mutex", key)
+            conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = %s", (exec_id,))
 
     # -- events -------------------------------------------------------------
 
@@ -221,37 +245,57 @@ class PostgresWriteTxn:
         return reads.load_events(self._conn, exec_id, after_seq)
 
     def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
+        """Append in one statement: the run's next_seq moves only if it was the first seq.
+
+        The UPDATE of the run's row (locked until the transaction ends) and
+        the INSERT of every event go together; when the run is unknown or its
+        next seq is not the first event's, nothing is written.
+        """
         if not events:
             return
+        first = events[0].seq
+        seqs: list[int] = []
+        types: list[str] = []
+        ats: list[int] = []
+        attrs: list[str] = []
+        for offset, event in enumerate(events):
+            if event.seq != first + offset:
+                raise HarvestInternalError(
+                    f"event seq {event.seq} does not continue run {exec_id} "
+                    f"(next is {first + offset})"
+                )
+            seqs.append(event.seq)
+            types.append(event.type)
+            ats.append(micros(event.at))
+            attrs.append(payloads.dumps(event.attrs))
+        cursor = self._conn.execute(
+            "WITH moved AS (UPDATE harvest_executions SET next_seq = %(end)s, "
+            "history_bytes = history_bytes + %(size)s "
+            "WHERE exec_id = %(id)s AND next_seq = %(first)s RETURNING exec_id) "
+            "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
+            "SELECT moved.exec_id, e.seq, e.type, e.at, e.attrs FROM moved, "
+            "unnest(%(seqs)s::integer[], %(types)s::text[], %(ats)s::bigint[], "
+            "%(attrs)s::text[]) AS e(seq, type, at, attrs)",
+            {
+                "end": first + len(events),
+                "size": sum(len(a) for a in attrs),
+                "id": exec_id,
+                "first": first,
+                "seqs": seqs,
+                "types": types,
+                "ats": ats,
+                "attrs": attrs,
+            },
+        )
+        if cursor.rowcount == len(events):
+            return
         row = self._conn.execute(
-            "SELECT next_seq FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
-            (exec_id,),
+            "SELECT next_seq FROM harvest_executions WHERE exec_id = %s", (exec_id,)
         ).fetchone()
         if row is None:
             raise HarvestInternalError(f"append_events to unknown run {exec_id}")
-        expected = int(row[0])
-        encoded = []
-        size = 0
-        for event in events:
-            if event.seq != expected:
-                raise HarvestInternalError(
-                    f"event seq {event.seq} does not continue run {exec_id} "
-                    f"(next is {expected})"
-                )
-            attrs = payloads.dumps(event.attrs)
-            size += len(attrs)
-            encoded.append((exec_id, event.seq, event.type, micros(event.at), attrs))
-            expected += 1
-        with self._conn.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
-                "VALUES (%s, %s, %s, %s, %s)",
-                encoded,
-            )
-        self._conn.execute(
-            "UPDATE harvest_executions SET next_seq = %s, "
-            "history_bytes = history_bytes + %s WHERE exec_id = %s",
-            (expected, size, exec_id),
+        raise HarvestInternalError(
+            f"event seq {first} does not continue run {exec_id} (next is {row[0]})"
         )
 
     # -- signals ------------------------------------------------------------
@@ -351,14 +395,12 @@ class PostgresWriteTxn:
     def task(self, task_id: int) -> TaskRecord | None:
         # Lock order: the run's row first, then the task's (as a decision does).
         owner = self._conn.execute(
-            "SELECT exec_id FROM harvest_tasks WHERE id = %s", (task_id,)
+            "SELECT 1 FROM harvest_executions WHERE exec_id = "
+            "(SELECT exec_id FROM harvest_tasks WHERE id = %s) FOR UPDATE",
+            (task_id,),
         ).fetchone()
         if owner is None:
             return None
-        self._conn.execute(
-            "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
-            (owner[0],),
-        )
         row = self._conn.execute(
             f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE id = %s FOR UPDATE",
             (task_id,),
