@@ -26,7 +26,14 @@ from harvest_engine.errors import (
     StorageError,
 )
 from harvest_engine.store.postgres import commands as command_sql
-from harvest_engine.store.postgres import leases, listing, notify, reads, wakeups
+from harvest_engine.store.postgres import (
+    leases,
+    listing,
+    notify,
+    pipelined,
+    reads,
+    wakeups,
+)
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import guard_public_methods, translate
@@ -89,6 +96,8 @@ class PostgresStore:
         self._in_txn = False
         self._txn_thread = 0
         self._joinable = False
+        self._outer: PostgresWriteTxn | None = None
+        self._depth = 0
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
         self._listeners: list[notify.Listener] = []
@@ -165,31 +174,43 @@ class PostgresStore:
     def write(self) -> Iterator[PostgresWriteTxn]:
         """One write transaction; a psycopg failure rolls it back and arrives typed.
 
-        Inside `write_together` a write on the same thread is a savepoint: its
-        error undoes only its own changes.
+        It runs in pipeline mode (`pipelined`): writes travel without waiting
+        for their answers, and it returns once the COMMIT is answered. Inside
+        `write_together` a write on the same thread is a savepoint: its error
+        undoes only its own changes.
         """
         if self._in_txn and self._txn_thread == threading.get_ident():
-            if not self._joinable:
+            if not self._joinable or self._outer is None:
                 raise HarvestInternalError("nested write transaction")
-            joined = PostgresWriteTxn(self._conn, self.worker_id, self.lease)
+            joined = PostgresWriteTxn(
+                self._conn, self.worker_id, self.lease, self._outer.appends
+            )
+            self._depth += 1
             try:
-                with self._conn.transaction():  # a savepoint
+                with pipelined.savepoint(self._conn, f"harvest_{self._depth}"):
                     yield joined
             except BaseException:
                 for undo in reversed(joined.undo):
                     undo()
                 raise
+            finally:
+                self._depth -= 1
             return
         with self._lock:
             conn = self._live_or_typed()
-            txn = PostgresWriteTxn(conn, self.worker_id, self.lease)
+            txn = PostgresWriteTxn(conn, self.worker_id, self.lease, [])
             self._in_txn = True
             self._txn_thread = threading.get_ident()
+            self._outer = txn
+
+            def before_commit() -> None:
+                txn.verify_appends()
+                conn.execute(notify.NOTIFY, (self.worker_id,))
+
             try:
-                with conn.transaction():
+                with pipelined.transaction(conn, before_commit):
                     self._apply_released_claims(conn)
                     yield txn
-                    conn.execute(notify.NOTIFY, (self.worker_id,))
             except BaseException as exc:
                 self._rolled_back(txn, exc)
                 typed = translate(exc, self.path)
@@ -201,6 +222,7 @@ class PostgresStore:
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
+                self._outer = None
 
     def _live_or_typed(self) -> psycopg.Connection[tuple[Any, ...]]:
         try:

@@ -13,12 +13,15 @@ execution row before its task rows) so two workers do not deadlock on one run:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import psycopg
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres import commands as command_sql
-from harvest_engine.store.postgres import leases, reads
+from harvest_engine.store.postgres import leases, pipelined, reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.records import StagedSignal, TimerRow
@@ -27,8 +30,6 @@ from harvest_engine.timestamps import from_micros, micros
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime, timedelta
-
-    import psycopg
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.operations import ScheduleRow
@@ -86,6 +87,16 @@ def _task_values(task: NewTask) -> tuple[object, ...]:
     )
 
 
+@dataclass(frozen=True)
+class Append:
+    """One `append_events` statement whose rows are counted before the commit."""
+
+    cursor: psycopg.Cursor[tuple[Any, ...]]
+    exec_id: str
+    first: int
+    count: int
+
+
 class PostgresWriteTxn:
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
@@ -94,8 +105,11 @@ class PostgresWriteTxn:
         conn: psycopg.Connection[tuple[Any, ...]],
         worker_id: str,
         lease: timedelta,
+        appends: list[Append],
     ) -> None:
         self._raw = conn
+        # The transaction's appends, checked together before its commit.
+        self.appends = appends
         self.worker_id = worker_id
         self.lease = lease
         self.undo: list[Callable[[], None]] = []
@@ -287,16 +301,29 @@ class PostgresWriteTxn:
                 "attrs": attrs,
             },
         )
-        if cursor.rowcount == len(events):
+        # Counted with the others before the commit (no round trip per append).
+        self.appends.append(Append(cursor, exec_id, first, len(events)))
+
+    def verify_appends(self) -> None:
+        """Raise (so the transaction rolls back) if an append wrote fewer events than given."""
+        if not self.appends:
             return
-        row = self._conn.execute(
-            "SELECT next_seq FROM harvest_executions WHERE exec_id = %s", (exec_id,)
-        ).fetchone()
-        if row is None:
-            raise HarvestInternalError(f"append_events to unknown run {exec_id}")
-        raise HarvestInternalError(
-            f"event seq {first} does not continue run {exec_id} (next is {row[0]})"
-        )
+        pipelined.sync(self._raw)
+        for append in self.appends:
+            if append.cursor.rowcount == append.count:
+                continue
+            row = self._raw.execute(
+                "SELECT next_seq FROM harvest_executions WHERE exec_id = %s",
+                (append.exec_id,),
+            ).fetchone()
+            if row is None:
+                raise HarvestInternalError(
+                    f"append_events to unknown run {append.exec_id}"
+                )
+            raise HarvestInternalError(
+                f"event seq {append.first} does not continue run {append.exec_id} "
+                f"(next was {row[0]})"
+            )
 
     # -- signals ------------------------------------------------------------
 
@@ -507,8 +534,6 @@ class PostgresWriteTxn:
     ) -> None:
         if not lines:
             return
-        import psycopg  # noqa: PLC0415 - the error class, only on this rare path
-
         conn = self._conn
         try:
             with conn.transaction():  # a savepoint: a bad line never fails the decision
