@@ -159,3 +159,65 @@ def test_counts_that_need_the_servers_answer_are_right_inside_a_transaction(
         )
         assert txn.delete_schedule("nightly")
         assert txn.purge_applied_commands(AT, 10) == 0
+
+
+# -- what a transaction knows without asking (txn_memory) ----------------------------
+
+
+def event(seq: int, type_: str) -> HistoryEvent:
+    return HistoryEvent(seq=seq, type=type_, at=AT, attrs={"n": [seq, (1, 2)]})
+
+
+def test_events_a_transaction_appended_read_back_as_the_server_would_return_them(
+    rt: PostgresRuntime,
+) -> None:
+    exec_id = str(rt.start_workflow("parked"))
+    store = store_of(rt)
+    with store.write() as txn:
+        txn.append_events(exec_id, [event(2, "A"), event(3, "B")])
+        txn.append_events(exec_id, [event(4, "C")])
+        from_memory = txn.load_events(exec_id, 2)
+        everything = txn.load_events(exec_id, 0)  # seq 1 is the server's
+    assert [e.seq for e in everything] == [1, 2, 3, 4]
+    assert from_memory == rt.load_history(exec_id)[2:]
+    assert from_memory[0].attrs == {"n": [3, [1, 2]]}  # JSON, as stored
+
+
+def test_a_savepoint_that_rolls_back_takes_its_appended_events_out_of_what_is_read(
+    rt: PostgresRuntime,
+) -> None:
+    exec_id = str(rt.start_workflow("parked"))
+    store = store_of(rt)
+
+    def append_then_fail() -> None:
+        with store.write() as txn:
+            txn.append_events(exec_id, [event(3, "Undone")])
+            raise ValueError("workflow code failed")
+
+    with store.write_together() as txn:
+        txn.append_events(exec_id, [event(2, "Kept")])
+        with pytest.raises(ValueError, match="workflow code"):
+            append_then_fail()
+        assert [e.type for e in txn.load_events(exec_id, 1)] == ["Kept"]
+        txn.append_events(exec_id, [event(3, "Again")])
+        assert [e.type for e in txn.load_events(exec_id, 1)] == ["Kept", "Again"]
+    assert [e.type for e in rt.load_history(exec_id)][1:] == ["Kept", "Again"]
+
+
+def test_signals_and_timers_staged_after_the_decisions_lock_are_read_in_the_same_transaction(
+    rt: PostgresRuntime, pg_dsn: str
+) -> None:
+    quiet = str(rt.start_workflow("parked"))
+    busy = str(rt.start_workflow("parked"))
+    rt.send_signal(busy, "go", 1)  # committed before the lock: seen
+    store = store_of(rt)
+    with store.write() as txn:
+        assert txn.lock_for_decision(quiet)
+        assert txn.staged_signals(quiet, 10) == []
+        assert txn.due_timers(quiet, AT) == []
+        txn.stage_signal(quiet, "go", "2", None, AT)
+        txn.add_timer(quiet, "t1", AT)
+        assert [s.name for s in txn.staged_signals(quiet, 10)] == ["go"]
+        assert [t.timer_id for t in txn.due_timers(quiet, AT)] == ["t1"]
+        assert txn.lock_for_decision(busy)
+        assert [s.name for s in txn.staged_signals(busy, 10)] == ["go"]

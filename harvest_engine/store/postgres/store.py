@@ -38,6 +38,7 @@ from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import guard_public_methods, translate
 from harvest_engine.store.postgres.migrations import migrate
+from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
 from harvest_engine.timestamps import micros
 
@@ -183,13 +184,14 @@ class PostgresStore:
             if not self._joinable or self._outer is None:
                 raise HarvestInternalError("nested write transaction")
             joined = PostgresWriteTxn(
-                self._conn, self.worker_id, self.lease, self._outer.appends
+                self._conn, self.worker_id, self.lease, self._outer.memory
             )
             self._depth += 1
             try:
                 with pipelined.savepoint(self._conn, f"harvest_{self._depth}"):
                     yield joined
             except BaseException:
+                joined.memory.forget()
                 for undo in reversed(joined.undo):
                     undo()
                 raise
@@ -198,13 +200,13 @@ class PostgresStore:
             return
         with self._lock:
             conn = self._live_or_typed()
-            txn = PostgresWriteTxn(conn, self.worker_id, self.lease, [])
+            txn = PostgresWriteTxn(conn, self.worker_id, self.lease, TxnMemory())
             self._in_txn = True
             self._txn_thread = threading.get_ident()
             self._outer = txn
 
             def before_commit() -> None:
-                txn.verify_appends()
+                txn.memory.verify(conn)
                 conn.execute(notify.NOTIFY, (self.worker_id,))
 
             try:

@@ -13,7 +13,6 @@ execution row before its task rows) so two workers do not deadlock on one run:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -21,9 +20,10 @@ import psycopg
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres import commands as command_sql
-from harvest_engine.store.postgres import leases, pipelined, reads
+from harvest_engine.store.postgres import leases, reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.postgres.txn_memory import Append, Stored, TxnMemory
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.timestamps import from_micros, micros
 
@@ -87,16 +87,6 @@ def _task_values(task: NewTask) -> tuple[object, ...]:
     )
 
 
-@dataclass(frozen=True)
-class Append:
-    """One `append_events` statement whose rows are counted before the commit."""
-
-    cursor: psycopg.Cursor[tuple[Any, ...]]
-    exec_id: str
-    first: int
-    count: int
-
-
 class PostgresWriteTxn:
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
@@ -105,11 +95,11 @@ class PostgresWriteTxn:
         conn: psycopg.Connection[tuple[Any, ...]],
         worker_id: str,
         lease: timedelta,
-        appends: list[Append],
+        memory: TxnMemory,
     ) -> None:
         self._raw = conn
-        # The transaction's appends, checked together before its commit.
-        self.appends = appends
+        # What the transaction (and its savepoints) wrote or learnt: see txn_memory.
+        self.memory = memory
         self.worker_id = worker_id
         self.lease = lease
         self.undo: list[Callable[[], None]] = []
@@ -140,15 +130,20 @@ class PostgresWriteTxn:
         """Lock the run's row for this decision; False when another worker holds it now.
 
         The row is read in the same statement and kept for the decision's
-        `execution()` that follows (one round trip instead of two).
+        `execution()` that follows (one round trip instead of two), with
+        whether the run has any staged signal or timer (`txn_memory`).
         """
         row = self._conn.execute(
-            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
-            "WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
+            f"SELECT {reads.EXECUTION_COLUMNS}, "
+            "NOT EXISTS (SELECT 1 FROM harvest_signals s "
+            "WHERE s.exec_id = e.exec_id AND s.delivered = 0), "
+            "NOT EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id) "
+            "FROM harvest_executions e WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
             (exec_id,),
         ).fetchone()
         if row is not None:
-            self._locked_row = reads.execution_from_row(row)
+            self._locked_row = reads.execution_from_row(row[:-2])
+            self.memory.quiet[exec_id] = (bool(row[-2]), bool(row[-1]))
             return True
         gone = self._conn.execute(
             "SELECT 1 FROM harvest_executions WHERE exec_id = %s", (exec_id,)
@@ -256,6 +251,9 @@ class PostgresWriteTxn:
     # -- events -------------------------------------------------------------
 
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        known = self.memory.events_after(exec_id, after_seq)
+        if known is not None:
+            return known  # this transaction appended every one of them
         return reads.load_events(self._conn, exec_id, after_seq)
 
     def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
@@ -272,6 +270,7 @@ class PostgresWriteTxn:
         types: list[str] = []
         ats: list[int] = []
         attrs: list[str] = []
+        stored: list[Stored] = []
         for offset, event in enumerate(events):
             if event.seq != first + offset:
                 raise HarvestInternalError(
@@ -282,6 +281,7 @@ class PostgresWriteTxn:
             types.append(event.type)
             ats.append(micros(event.at))
             attrs.append(payloads.dumps(event.attrs))
+            stored.append((seqs[-1], types[-1], ats[-1], attrs[-1]))
         cursor = self._conn.execute(
             "WITH moved AS (UPDATE harvest_executions SET next_seq = %(end)s, "
             "history_bytes = history_bytes + %(size)s "
@@ -302,34 +302,15 @@ class PostgresWriteTxn:
             },
         )
         # Counted with the others before the commit (no round trip per append).
-        self.appends.append(Append(cursor, exec_id, first, len(events)))
-
-    def verify_appends(self) -> None:
-        """Raise (so the transaction rolls back) if an append wrote fewer events than given."""
-        if not self.appends:
-            return
-        pipelined.sync(self._raw)
-        for append in self.appends:
-            if append.cursor.rowcount == append.count:
-                continue
-            row = self._raw.execute(
-                "SELECT next_seq FROM harvest_executions WHERE exec_id = %s",
-                (append.exec_id,),
-            ).fetchone()
-            if row is None:
-                raise HarvestInternalError(
-                    f"append_events to unknown run {append.exec_id}"
-                )
-            raise HarvestInternalError(
-                f"event seq {append.first} does not continue run {append.exec_id} "
-                f"(next was {row[0]})"
-            )
+        self.memory.appended(Append(cursor, exec_id, first, len(events)), stored)
 
     # -- signals ------------------------------------------------------------
 
     def staged_signals(
         self, exec_id: str, limit: int, max_bytes: int | None = None
     ) -> list[StagedSignal]:
+        if self.memory.quiet.get(exec_id, (False, False))[0]:
+            return []  # none when its row was locked, and none staged since
         return reads.staged_signals(self._conn, exec_id, limit, max_bytes)
 
     def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
@@ -349,6 +330,7 @@ class PostgresWriteTxn:
     def stage_signal(
         self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
     ) -> bool:
+        self.memory.quiet.pop(exec_id, None)
         row = self._conn.execute(
             "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
             "received_at) VALUES (%s, %s, %s, %s, %s) "
@@ -365,6 +347,7 @@ class PostgresWriteTxn:
         return True
 
     def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
+        self.memory.quiet.pop(to_exec, None)
         self._conn.execute(
             "UPDATE harvest_signals SET exec_id = %s WHERE exec_id = %s AND delivered = 0",
             (to_exec, from_exec),
@@ -383,6 +366,8 @@ class PostgresWriteTxn:
     # -- timers -------------------------------------------------------------
 
     def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
+        if self.memory.quiet.get(exec_id, (False, False))[1]:
+            return []  # no timer when its row was locked, and none added since
         rows = self._conn.execute(
             "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = %s "
             "AND fire_at <= %s ORDER BY fire_at, timer_id",
@@ -391,6 +376,7 @@ class PostgresWriteTxn:
         return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
 
     def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
+        self.memory.quiet.pop(exec_id, None)
         self._conn.execute(
             "INSERT INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (%s, %s, %s) "
             "ON CONFLICT DO NOTHING",
@@ -421,17 +407,20 @@ class PostgresWriteTxn:
 
     def task(self, task_id: int) -> TaskRecord | None:
         # Lock order: the run's row first, then the task's (as a decision does).
+        # The run's row is kept for the `execution()` that recording a task
+        # makes next (the task read does not change it).
         owner = self._conn.execute(
-            "SELECT 1 FROM harvest_executions WHERE exec_id = "
+            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = "
             "(SELECT exec_id FROM harvest_tasks WHERE id = %s) FOR UPDATE",
             (task_id,),
         ).fetchone()
         if owner is None:
             return None
-        row = self._conn.execute(
+        row = self._raw.execute(
             f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE id = %s FOR UPDATE",
             (task_id,),
         ).fetchone()
+        self._locked_row = reads.execution_from_row(owner)
         return None if row is None else reads.task_from_row(row)
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
