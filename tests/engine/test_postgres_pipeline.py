@@ -26,6 +26,7 @@ from harvest_engine import (
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.postgres.store import PostgresStore
+from harvest_engine.store.protocol import NewTask
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -221,3 +222,54 @@ def test_signals_and_timers_staged_after_the_decisions_lock_are_read_in_the_same
         assert [t.timer_id for t in txn.due_timers(quiet, AT)] == ["t1"]
         assert txn.lock_for_decision(busy)
         assert [s.name for s in txn.staged_signals(busy, 10)] == ["go"]
+
+
+def new_task(exec_id: str, activity_id: int) -> NewTask:
+    return NewTask(
+        exec_id=exec_id,
+        activity_id=activity_id,
+        activity_name="shout",
+        input='"hi"',
+        queue="default",
+        max_attempts=3,
+        ready_at=AT + timedelta(microseconds=7),
+        retry_policy='{"max_attempts": 3}',
+        start_to_close=1.25,
+        schedule_to_close_at=AT + timedelta(minutes=5),
+        idempotency_key=f"{exec_id}:{activity_id}",
+    )
+
+
+def test_a_claimed_task_inserted_without_an_answer_is_the_row_the_server_stores(
+    rt: PostgresRuntime,
+) -> None:
+    exec_id = str(rt.start_workflow("parked"))
+    store = store_of(rt)
+    with store.write() as txn:
+        made = [txn.add_claimed_task(new_task(exec_id, i), AT) for i in (1, 2)]
+        assert txn.tasks_of(exec_id) == made
+    assert made[0].id < made[1].id
+    assert store.claimed_task_ids([t.id for t in made]) == {t.id for t in made}
+    # Another worker's task ids never meet this one's.
+    other = PostgresRuntime.connect(store.dsn, clock=ManualClock())
+    try:
+        with store_of(other).write() as txn:
+            theirs = txn.add_claimed_task(new_task(exec_id, 3), AT)
+    finally:
+        other.close()
+    assert theirs.id not in {t.id for t in made}
+
+
+def test_recording_a_task_locks_and_reads_its_run_and_the_task_together(
+    rt: PostgresRuntime,
+) -> None:
+    exec_id = str(rt.start_workflow("parked"))
+    store = store_of(rt)
+    with store.write() as txn:
+        (task,) = [txn.add_claimed_task(new_task(exec_id, 1), AT)]
+    with store.write() as txn:
+        assert txn.task(task.id) == task
+        assert txn.execution(exec_id) == rt.store.execution(exec_id)
+        assert txn.task(task.id + 1000) is None
+        txn.delete_task(task.id)
+        assert txn.task(task.id) is None

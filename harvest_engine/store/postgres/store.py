@@ -10,6 +10,7 @@ broken connection is replaced on the next call.
 
 from __future__ import annotations
 
+import collections
 import os
 import socket
 import threading
@@ -98,6 +99,7 @@ class PostgresStore:
         self._txn_thread = 0
         self._joinable = False
         self._outer: PostgresWriteTxn | None = None
+        self._task_ids: collections.deque[int] = collections.deque()
         self._depth = 0
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
@@ -200,7 +202,8 @@ class PostgresStore:
             return
         with self._lock:
             conn = self._live_or_typed()
-            txn = PostgresWriteTxn(conn, self.worker_id, self.lease, TxnMemory())
+            memory = TxnMemory(task_ids=self._task_ids)
+            txn = PostgresWriteTxn(conn, self.worker_id, self.lease, memory)
             self._in_txn = True
             self._txn_thread = threading.get_ident()
             self._outer = txn

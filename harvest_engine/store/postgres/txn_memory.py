@@ -9,13 +9,16 @@ decision reads what its own transaction just wrote or could not have changed:
   decision's row lock: another worker's signal must update the locked row,
   so it cannot commit before this transaction ends; this transaction's own
   new signals and timers clear the flag;
-- appends are counted together before the commit (`verify`).
+- appends are counted together before the commit (`verify`);
+- task ids come from a block reserved from the sequence, so inserting a
+  claimed task needs no answer.
 A savepoint that rolls back forgets the tails and the flags (its writes are
 undone); a transaction that fails is thrown away with all of it.
 """
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +41,10 @@ class Append:
     count: int
 
 
+# Task ids reserved at once (a sequence value is never handed out twice; an
+# unused one is a gap, as a rolled-back insert leaves).
+TASK_ID_BLOCK = 64
+
 # An appended event as stored: seq, type, at (micros), attrs (JSON text).
 Stored = tuple[int, str, int, str]
 
@@ -50,6 +57,20 @@ class TxnMemory:
     tails: dict[str, list[Stored]] = field(default_factory=dict)
     # exec_id -> (no undelivered signal, no timer), as of its decision's lock
     quiet: dict[str, tuple[bool, bool]] = field(default_factory=dict)
+    # Task ids reserved from the table's sequence, shared by the store's
+    # transactions: a task inserted with one needs no RETURNING round trip.
+    task_ids: collections.deque[int] = field(default_factory=collections.deque)
+
+    def next_task_id(self, conn: psycopg.Connection[tuple[Any, ...]]) -> int:
+        """A fresh task id (a block of TASK_ID_BLOCK is reserved when none is left)."""
+        if not self.task_ids:
+            rows = conn.execute(
+                "SELECT nextval(pg_get_serial_sequence('harvest_tasks', 'id')) "
+                "FROM generate_series(1, %s)",
+                (TASK_ID_BLOCK,),
+            ).fetchall()
+            self.task_ids.extend(sorted(int(r[0]) for r in rows))
+        return self.task_ids.popleft()
 
     def appended(self, append: Append, rows: list[Stored]) -> None:
         """Note an append: counted before the commit, its events kept as the run's tail."""

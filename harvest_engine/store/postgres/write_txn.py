@@ -407,45 +407,69 @@ class PostgresWriteTxn:
 
     def task(self, task_id: int) -> TaskRecord | None:
         # Lock order: the run's row first, then the task's (as a decision does).
-        # The run's row is kept for the `execution()` that recording a task
-        # makes next (the task read does not change it).
-        owner = self._conn.execute(
-            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = "
-            "(SELECT exec_id FROM harvest_tasks WHERE id = %s) FOR UPDATE",
-            (task_id,),
+        # One statement: the run's row is locked first (its CTE is scanned
+        # before the lateral task read), then the task's. The run's row is
+        # kept for the `execution()` that recording a task makes next.
+        width = len(reads.EXECUTION_COLUMNS.split(","))
+        row = self._conn.execute(
+            f"WITH run AS MATERIALIZED (SELECT {reads.EXECUTION_COLUMNS} "
+            "FROM harvest_executions WHERE exec_id = "
+            "(SELECT exec_id FROM harvest_tasks WHERE id = %(id)s) FOR UPDATE) "
+            f"SELECT run.*, t.* FROM run LEFT JOIN LATERAL (SELECT {reads.TASK_COLUMNS} "
+            "FROM harvest_tasks WHERE id = %(id)s FOR UPDATE) t ON true",
+            {"id": task_id},
         ).fetchone()
-        if owner is None:
+        if row is None:
             return None
-        row = self._raw.execute(
-            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE id = %s FOR UPDATE",
-            (task_id,),
-        ).fetchone()
-        self._locked_row = reads.execution_from_row(owner)
-        return None if row is None else reads.task_from_row(row)
+        self._locked_row = reads.execution_from_row(row[:width])
+        return None if row[width] is None else reads.task_from_row(row[width:])
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         return leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
 
     def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
-        row = self._conn.execute(
-            "INSERT INTO harvest_tasks (exec_id, activity_id, activity_name, input, queue, "
-            "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
+        # The id is reserved ahead (txn_memory), so the insert travels
+        # pipelined and the record is the row as the server stores it.
+        task_id = self.memory.next_task_id(self._raw)
+        values = _task_values(task)
+        self._conn.execute(
+            "INSERT INTO harvest_tasks (id, exec_id, activity_id, activity_name, input, "
+            "queue, max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
             "schedule_to_close_at, idempotency_key, local, heartbeat_timeout, status, "
             "claimed_at, worker_id, lease_expires_at) VALUES "
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'RUNNING', %s, %s, "
-            "clock_timestamp() + COALESCE(make_interval(secs => %s), %s::interval)) "
-            f"RETURNING {reads.TASK_COLUMNS}",
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'RUNNING', %s, "
+            "%s, clock_timestamp() + COALESCE(make_interval(secs => %s), %s::interval))",
             (
-                *_task_values(task),
+                task_id,
+                *values,
                 micros(now),
                 self.worker_id,
                 task.heartbeat_timeout,
                 self.lease,
             ),
-        ).fetchone()
-        if row is None:
-            raise HarvestInternalError("task insert returned no row")
-        return reads.task_from_row(row)
+        )
+        return reads.task_from_row(
+            (
+                task_id,
+                task.exec_id,
+                task.activity_id,
+                task.activity_name,
+                task.input,
+                task.queue,
+                "RUNNING",
+                1,  # the column's default: a new task's first attempt
+                task.max_attempts,
+                micros(task.ready_at),
+                micros(task.ready_at),
+                None,
+                None,
+                task.retry_policy,
+                task.start_to_close,
+                _opt_micros(task.schedule_to_close_at),
+                task.idempotency_key,
+                int(task.local),
+            )
+        )
 
     def delete_task(self, task_id: int) -> None:
         self._conn.execute("DELETE FROM harvest_tasks WHERE id = %s", (task_id,))
