@@ -4,7 +4,7 @@ Commands (start, signal, cancel, terminate, query, update, ...) are rows in
 the file's command queue: the client writes one row in one short
 transaction, the serving process (`await rt.serve()`) applies it exactly
 once and writes the reply, and the client awaits the reply by watching
-`data_version`. Reads (`outcome`, `describe`, `list_executions`,
+`data_version` (on Postgres: hearing the reply's NOTIFY, waits.py). Reads (`outcome`, `describe`, `list_executions`,
 `load_history`) come straight from the file through a read-only connection.
 The client writes nothing but its command rows.
 """
@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.client import requests
+from harvest_engine.client import requests, waits
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import CommandTimedOut
 from harvest_engine.runtime import wire
@@ -51,12 +51,6 @@ if TYPE_CHECKING:
     from harvest_engine.store.records import ExecutionDetail, ExecutionPage
 
 DEFAULT_TIMEOUT = "10s"
-
-# How often a waiting client reads data_version (one cheap PRAGMA): the reply
-# is read only when it moves. 2 ms keeps a command's round trip near the
-# server's own poll without a busy loop.
-REPLY_POLL_SECONDS = 0.002
-RESULT_POLL_SECONDS = 0.005
 
 
 @guard_public_methods()
@@ -360,22 +354,12 @@ class HarvestClient:
             if timeout is None
             else loop.time() + to_timedelta(timeout, what="timeout").total_seconds()
         )
-        current = requests.exec_id(exec_id)
-        seen: int | None = None
-        while True:
-            version = self._reader.data_version()
-            if version != seen:
-                seen = version
-                detail = self._reader.describe(current)
-                if detail.successor is not None:
-                    current = str(detail.successor)
-                    seen = None
-                    continue
-                if detail.state != "RUNNING":
-                    return outcome_of(detail)
-            if deadline is not None and loop.time() >= deadline:
-                raise TimeoutError(f"run {current} has not ended within {timeout}")
-            await asyncio.sleep(RESULT_POLL_SECONDS)
+        current, detail = await waits.run_end(
+            self._reader, self._queue, requests.exec_id(exec_id), deadline
+        )
+        if detail is None:
+            raise TimeoutError(f"run {current} has not ended within {timeout}")
+        return outcome_of(detail)
 
     # -- the command round trip -----------------------------------------------------
 
@@ -391,20 +375,17 @@ class HarvestClient:
         command_id = uuid.uuid4().hex
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        self._queue.submit(command_id, kind, text, datetime.now(UTC))
-        seen: int | None = None
-        while True:
-            version = self._queue.data_version()
-            if version != seen:
-                seen = version
-                got = self._queue.reply(command_id)
-                if got is not None and got[0]:
-                    return wire.read_reply(kind, got[1])
-            if loop.time() >= deadline:
-                raise CommandTimedOut(
-                    command_id=command_id, kind=kind, seconds=seconds, path=self.path
-                )
-            await asyncio.sleep(REPLY_POLL_SECONDS)
+        got = await waits.command_reply(
+            self._queue,
+            command_id,
+            lambda: self._queue.submit(command_id, kind, text, datetime.now(UTC)),
+            deadline,
+        )
+        if got is None:
+            raise CommandTimedOut(
+                command_id=command_id, kind=kind, seconds=seconds, path=self.path
+            )
+        return wire.read_reply(kind, got[1])
 
 
 def outcome_of(detail: ExecutionDetail) -> ExecutionOutcome:

@@ -30,21 +30,27 @@ if TYPE_CHECKING:
 APPLY_BATCH = 64
 
 # Applied commands are kept this long (a late client can still read its
-# reply), then purged with the next batch; a purge of their run takes them too.
+# reply), then purged by the serving loop (`purge_applied`, at most every
+# PURGE_EVERY seconds, off a command's path); a purge of their run takes
+# them too.
 APPLIED_RETENTION = timedelta(days=1)
 PURGE_BATCH = 256
+PURGE_EVERY = 60.0
 
 
-def apply_pending(rt: SqliteRuntime) -> bool:
-    """Apply up to APPLY_BATCH queued commands in arrival order; whether any was applied."""
+def apply_pending(rt: SqliteRuntime) -> int:
+    """Apply up to APPLY_BATCH queued commands in arrival order; how many were taken."""
     pending = rt.store.pending_commands(APPLY_BATCH)
     for command in pending:
         apply_one(rt, command)
-    if pending:
-        cutoff = rt.clock.now() - APPLIED_RETENTION
-        with rt.store.write() as txn:
-            txn.purge_applied_commands(cutoff, PURGE_BATCH)
-    return bool(pending)
+    return len(pending)
+
+
+def purge_applied(rt: SqliteRuntime) -> int:
+    """Delete up to PURGE_BATCH commands applied more than APPLIED_RETENTION ago; how many."""
+    cutoff = rt.clock.now() - APPLIED_RETENTION
+    with rt.store.write() as txn:
+        return txn.purge_applied_commands(cutoff, PURGE_BATCH)
 
 
 def apply_one(rt: SqliteRuntime, command: CommandRecord) -> None:

@@ -47,6 +47,7 @@ from harvest_engine.store.protocol import (
     ExecutionRecord,
     NewExecution,
     NewTask,
+    RunBusy,
     TaskRecord,
     WriteTxn,
 )
@@ -179,6 +180,11 @@ class Decider:
         try:
             with self.store.write() as txn:
                 return self._cycle(txn, exec_id, now, claim, retry_panic_now)
+        except RunBusy:
+            # Another worker holds a run this cycle needs: stand back (the
+            # cycle rolled back) and decide it again on a later pass.
+            self.cache.evict(exec_id)
+            return Decision(exec_id)
         except children.EffectFailed as failed:
             self.cache.evict(exec_id)
             return self._after_error(exec_id, failed.error, now)
@@ -281,7 +287,7 @@ class Decider:
                 self._deliver_inputs(cycle, instance, signals=not first_drive)
             if instance.halted is None:
                 self._settle_waits(cycle, instance)
-        except (NonDeterminismDetected, HarvestInternalError):
+        except (NonDeterminismDetected, HarvestInternalError, RunBusy):
             raise
         except self.store.storage_errors:
             raise  # the storage failed, not the workflow: no panic is counted
@@ -642,11 +648,15 @@ class Decider:
         if instance is not None:
             for timer_id, fire_at in instance.take_timer_arms():
                 txn.add_timer(exec_id, timer_id, fire_at)
-        txn.append_events(exec_id, cycle.events)
         keep = decision is not None and decision.keeps_checking
         after_panic = {"not_before": None} if row.panic_count else {}
-        txn.update_execution(
-            exec_id, needs_decision=int(keep), panic_count=0, **after_panic
+        # One write of the row: the events' next seq with the flags.
+        txn.append_events(
+            exec_id,
+            cycle.events,
+            needs_decision=int(keep),
+            panic_count=0,
+            **after_panic,
         )
         lines = [] if instance is None else instance.take_log_lines()
         policy = self.settings.log_policy

@@ -91,9 +91,8 @@ def record(
                 seq, "LocalActivityCompleted", ended, {**base, "result": result.output}
             )
         ]
-        txn.append_events(task.exec_id, events)
+        txn.append_events(task.exec_id, events, needs_decision=1)
         txn.delete_task(task.id)
-        txn.update_execution(task.exec_id, needs_decision=1)
         return
     error = result.error or ErrorInfo(type="Error", message="failed")
     events = [
@@ -116,8 +115,7 @@ def record(
         txn.reschedule_task(
             task.id, task.attempt + 1, ready_at, payloads.dumps(error.to_json())
         )
-    txn.append_events(task.exec_id, events)
-    txn.update_execution(task.exec_id, needs_decision=1)
+    txn.append_events(task.exec_id, events, needs_decision=1)
 
 
 def _retry_at(

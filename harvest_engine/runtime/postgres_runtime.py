@@ -79,7 +79,7 @@ class PostgresRuntime(SqliteRuntime):
         rt = cls(store, clock=clock)
         rt.registry.heartbeat_timeouts = True
         try:
-            store.listen(rt.waker.wake)  # LISTEN/NOTIFY: at once, not at a poll
+            store.listen(rt.waker.wake_all)  # LISTEN/NOTIFY: at once, not at a poll
         except BaseException:
             rt.close()
             raise

@@ -53,9 +53,11 @@ WATCH_SAFETY_POLL = 1.0
 class Waker:
     """The in-process wake of a serving loop; safe to call from any thread, served or not.
 
-    A wake sets two events: the run loop's, and the command applier's (a
-    store that hears other processes' commits itself, such as Postgres
-    LISTEN/NOTIFY, wakes through here instead of the poll).
+    `wake` sets the run loop's event (an in-process call changed a run);
+    `wake_all` sets the command applier's too: a store that hears other
+    processes' commits itself (Postgres LISTEN/NOTIFY) wakes through it
+    instead of the poll. An in-process call never queues a client command,
+    so it does not send the applier looking for one.
     """
 
     def __init__(self) -> None:
@@ -84,10 +86,19 @@ class Waker:
 
     def wake(self) -> None:
         """Wake the serving loop now (a no-op when nothing serves)."""
+        self._set(everyone=False)
+
+    def wake_all(self) -> None:
+        """Wake the serving loop and its command applier (another process committed)."""
+        self._set(everyone=True)
+
+    def _set(self, *, everyone: bool) -> None:
         with self._guard:
             events, loop = self._events, self._loop
         if not events or loop is None:
             return
+        if not everyone:
+            events = events[:1]
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -213,6 +224,10 @@ class Server:
                 self.wake.clear()
                 inflight.add(asyncio.create_task(self._round()))
                 again = False
+                # Let the round reach its first await (its decisions commit)
+                # before `_wait` reads the next due time: a woken run's
+                # decision is not held behind that read.
+                await asyncio.sleep(0)
             finished = await self._wait(inflight)
             for task in finished:
                 inflight.discard(task)
@@ -284,7 +299,9 @@ class Server:
         hold a client's start or signal back. One applier keeps arrival order.
         """
         assert self.wake is not None
+        loop = asyncio.get_running_loop()
         failures = 0
+        purge_at = 0.0
         while not self.stopping:
             self.commit.clear()
             try:
@@ -303,8 +320,20 @@ class Server:
             if applied:
                 self.wake.set()  # the run loop drives what the commands changed
                 await asyncio.sleep(0)
-                continue
+                if loop.time() >= purge_at:
+                    purge_at = loop.time() + commands.PURGE_EVERY
+                    self._purge_applied()
+                if applied >= commands.APPLY_BATCH:
+                    continue  # more may wait; a smaller batch took every one
+            # A command queued meanwhile has set `commit` again.
             await self.commit.wait()
+
+    def _purge_applied(self) -> None:
+        """Purge old applied commands (after the run loop took what they changed)."""
+        try:
+            commands.purge_applied(self.rt)
+        except HarvestError as exc:  # tried again at the next PURGE_EVERY
+            log.warning("purging applied client commands failed: %s", exc)
 
     async def _watch_commits(self) -> None:
         """Wake the applier when another process committed (a client queued a command).

@@ -176,7 +176,9 @@ class TaskRunner:
         # If this outcome does not commit, the claim must not strand the
         # task RUNNING: the next pass runs the attempt again.
         txn.on_rollback(lambda: self.store.release_claim(task.id))
-        current = txn.task(task.id)
+        # A local attempt's record reads the task's row as it is now; for
+        # the others the task's own write below says whether it is there.
+        current = txn.task(task.id) if task.local else task
         if current is None:
             return False  # the run was sealed while the body ran
         row = txn.execution(task.exec_id)
@@ -191,6 +193,23 @@ class TaskRunner:
             if result.ok
             else ("TIMED_OUT" if result.timed_out else "FAILED")
         )
+        error = (
+            None
+            if result.ok
+            else (result.error or ErrorInfo(type="Error", message="failed"))
+        )
+        ready_at = None if error is None else _retry_at(task, error, ended)
+        if not task.local:
+            # The task's own write says whether it is still there (a run
+            # sealed while the body ran took it), with no read first.
+            if ready_at is None:
+                kept = txn.delete_task(task.id)
+            else:
+                kept = txn.reschedule_task(
+                    task.id, task.attempt + 1, ready_at, error_text or ""
+                )
+            if not kept:
+                return False
         txn.record_attempt(
             AttemptRecord(
                 exec_id=task.exec_id,
@@ -206,7 +225,9 @@ class TaskRunner:
         if task.local:
             local_activities.record(txn, current, row, result, ended)
             return True
-        if result.ok:
+        if ready_at is not None:
+            return False  # rescheduled: nothing for the run to decide yet
+        if error is None:
             txn.add_ledger([_ledger(task, call, ended) for call in result.llm_calls])
             event = HistoryEvent(
                 seq=row.next_seq,
@@ -220,13 +241,6 @@ class TaskRunner:
                 },
             )
         else:
-            assert_error = result.error or ErrorInfo(type="Error", message="failed")
-            ready_at = _retry_at(task, assert_error, ended)
-            if ready_at is not None:
-                txn.reschedule_task(
-                    task.id, task.attempt + 1, ready_at, error_text or ""
-                )
-                return False
             event = HistoryEvent(
                 seq=row.next_seq,
                 type="ActivityFailed",
@@ -234,13 +248,11 @@ class TaskRunner:
                 attrs={
                     "activity_id": task.activity_id,
                     "name": task.activity_name,
-                    "error": assert_error.to_json(),
+                    "error": error.to_json(),
                     "attempt": task.attempt,
                 },
             )
-        txn.append_events(task.exec_id, [event])
-        txn.delete_task(task.id)
-        txn.update_execution(task.exec_id, needs_decision=1)
+        txn.append_events(task.exec_id, [event], needs_decision=1)
         return True
 
 

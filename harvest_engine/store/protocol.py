@@ -164,6 +164,21 @@ class LedgerEntry:
     recorded_at: datetime
 
 
+class RunBusy(Exception):  # noqa: N818 - a signal to stand back, not a failure
+    """A decision needs another run's row that another worker holds right now.
+
+    A shared store raises it instead of waiting for the row: two decisions
+    that each hold their own run and wait for the other's would deadlock.
+    The decider rolls the decision back (its own row is freed with it) and
+    the run is decided again on a later pass, once the holder committed.
+    Never raised outside a decision, nor by a single-writer store.
+    """
+
+    def __init__(self, exec_id: str) -> None:
+        super().__init__(f"run {exec_id} is held by another worker")
+        self.exec_id = exec_id
+
+
 class WriteTxn(Protocol):
     """The operations available inside one write transaction."""
 
@@ -172,7 +187,9 @@ class WriteTxn(Protocol):
 
         A single-writer store always takes it. On a shared store the run's row
         stays locked until the transaction ends, and a run held by another
-        worker is skipped (not waited for): that worker is deciding it.
+        worker is skipped (not waited for): that worker is deciding it. From
+        then on the decision waits for no other run's row either: one held
+        elsewhere raises `RunBusy`.
         """
         ...
 
@@ -203,8 +220,15 @@ class WriteTxn(Protocol):
         """The run's events with seq > after_seq, in order."""
         ...
 
-    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
-        """Append events (their seqs must continue the history)."""
+    def append_events(
+        self, exec_id: str, events: Sequence[HistoryEvent], **fields: object
+    ) -> None:
+        """Append events (their seqs must continue the history) and set `fields` of the row.
+
+        `fields` are columns as `update_execution` takes them, written with
+        the row's next seq in one statement (a decision sets its flags with
+        its events); with no events, only `fields` are set.
+        """
         ...
 
     def staged_signals(
@@ -259,14 +283,14 @@ class WriteTxn(Protocol):
         """Insert an activity task already claimed (RUNNING) at `now`; its row."""
         ...
 
-    def delete_task(self, task_id: int) -> None:
-        """Remove a finished task."""
+    def delete_task(self, task_id: int) -> bool:
+        """Remove a finished task; whether it was there (a seal may have taken it)."""
         ...
 
     def reschedule_task(
         self, task_id: int, attempt: int, ready_at: datetime, last_error: str
-    ) -> None:
-        """Put a failed task back as PENDING for its next attempt."""
+    ) -> bool:
+        """Put a failed task back as PENDING for its next attempt; whether it was there."""
         ...
 
     def record_attempt(self, attempt: AttemptRecord) -> None:

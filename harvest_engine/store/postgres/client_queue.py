@@ -3,7 +3,9 @@
 The Postgres twin of the SQLite `CommandQueue`: it runs no schema step (a
 worker created the schema), and each command is one short transaction, so a
 client killed mid-write leaves its command wholly queued or absent. The
-insert notifies the serving workers (LISTEN/NOTIFY), which wake at once.
+insert notifies the serving workers (LISTEN/NOTIFY), which wake at once, and
+the client hears its reply and its runs' ends the same way (`watch`,
+client_notices.py) instead of polling.
 """
 
 from __future__ import annotations
@@ -14,21 +16,28 @@ import psycopg
 
 from harvest_engine.errors import NotAHarvestDatabase, SchemaTooNew, StorageError
 from harvest_engine.store.postgres import commands
+from harvest_engine.store.postgres.client_notices import Notices
 from harvest_engine.store.postgres.connection import connect, redact
 from harvest_engine.store.postgres.migrations import read_version
 from harvest_engine.store.postgres.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
     from datetime import datetime
+
+    from harvest_engine.store.postgres.client_notices import Watch
 
 
 class PostgresCommandQueue:
     """The command table of one database, as a client in another process sees it."""
 
-    def __init__(self, path: str, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    def __init__(
+        self, path: str, conn: psycopg.Connection[tuple[Any, ...]], dsn: str
+    ) -> None:
         """Use `PostgresCommandQueue.connect(dsn)`."""
         self.path = path
         self._conn = conn
+        self._notices = Notices(dsn)
 
     @classmethod
     def connect(cls, dsn: str) -> PostgresCommandQueue:
@@ -55,7 +64,15 @@ class PostgresCommandQueue:
         if version > SCHEMA_VERSION:
             conn.close()
             raise SchemaTooNew(path=where, found=version, supported=SCHEMA_VERSION)
-        return cls(where, conn)
+        return cls(where, conn, dsn)
+
+    def watch(self, key: str) -> AbstractContextManager[Watch]:
+        """Hear the notices about `key` (a command id or a run id) inside the block.
+
+        Enter it before the write or the read it waits on: a notice of any
+        commit after entering reaches the block's `Watch`.
+        """
+        return self._notices.watch(key)
 
     def submit(self, command_id: str, kind: str, args: str, now: datetime) -> None:
         """Queue one command (one short transaction) and wake the serving workers."""
@@ -82,7 +99,8 @@ class PostgresCommandQueue:
         return int(row[0]) if row is not None else 0
 
     def close(self) -> None:
-        """Close the connection (safe to call twice)."""
+        """Close the connections (safe to call twice)."""
+        self._notices.close()
         self._conn.close()
 
     def _fail(self, exc: psycopg.Error) -> NoReturn:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.postgres import pipelined
+from harvest_engine.store.postgres.notify import REPLY_CHANNEL
 from harvest_engine.store.protocol import CommandRecord
 from harvest_engine.timestamps import from_micros, micros
 
@@ -26,14 +27,17 @@ def submit(
     args: str,
     now: datetime,
 ) -> None:
-    """Queue one command (autocommit: wholly queued, or absent) and wake the serving workers."""
-    with conn.transaction():
-        conn.execute(
-            "INSERT INTO harvest_commands (command_id, kind, args, submitted_at) "
-            "VALUES (%s, %s, %s, %s)",
-            (command_id, kind, args, micros(now)),
-        )
-        conn.execute("SELECT pg_notify('harvest_wake', 'command')")
+    """Queue one command and wake the serving workers: one statement, wholly done or not.
+
+    The insert and the notice are one autocommit statement (one round trip):
+    the notice goes out when the row is committed.
+    """
+    conn.execute(
+        "WITH queued AS (INSERT INTO harvest_commands (command_id, kind, args, "
+        "submitted_at) VALUES (%s, %s, %s, %s) RETURNING 1) "
+        "SELECT pg_notify('harvest_wake', 'command') FROM queued",
+        (command_id, kind, args, micros(now)),
+    )
 
 
 def reply(
@@ -76,10 +80,15 @@ def finish(
     exec_id: str | None,
     now: datetime,
 ) -> None:
-    """Mark a command applied with its reply and the run it touched (if no one did first)."""
+    """Mark a command applied with its reply and the run it touched (if no one did first).
+
+    The same statement notifies the waiting client (``harvest_reply``, the
+    command id), which hears it when this transaction commits.
+    """
     conn.execute(
-        "UPDATE harvest_commands SET applied_at = %s, reply = %s, exec_id = %s "
-        "WHERE id = %s AND applied_at IS NULL",
+        "WITH done AS (UPDATE harvest_commands SET applied_at = %s, reply = %s, "
+        "exec_id = %s WHERE id = %s AND applied_at IS NULL RETURNING command_id) "
+        f"SELECT pg_notify('{REPLY_CHANNEL}', command_id) FROM done",
         (micros(now), reply_json, exec_id, row_id),
     )
 

@@ -4,6 +4,10 @@ Every write transaction of a store ends with ``pg_notify('harvest_wake',
 worker_id)`` (delivered at commit, dropped on rollback), and a client's
 queued command notifies too. A serving worker listens on its own connection
 in a daemon thread and wakes its loop for every notice but its own.
+
+Clients hear two more channels (client_notices.py): the transaction that
+writes a command's reply notifies ``harvest_reply`` with the command id,
+and the one that seals a run notifies ``harvest_done`` with the run's id.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ log = logging.getLogger("harvest_engine.postgres")
 
 CHANNEL = "harvest_wake"
 NOTIFY = "SELECT pg_notify('harvest_wake', %s)"
+REPLY_CHANNEL = "harvest_reply"
+DONE_CHANNEL = "harvest_done"
 
 # How often the listening thread checks that it should stop (seconds).
 STOP_CHECK = 0.2

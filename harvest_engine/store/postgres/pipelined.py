@@ -53,7 +53,13 @@ def transaction(conn: Conn, before_commit: Callable[[], None]) -> Iterator[None]
                 # failed (the pipeline is aborted), then repeated below.
                 conn.execute("ROLLBACK", prepare=False)
                 raise
-            conn.execute("COMMIT", prepare=False)
+            commit = conn.execute("COMMIT", prepare=False)
+        # A COMMIT of a transaction that failed (a savepoint could not undo
+        # an error, say) rolls back and says so: never report that as done.
+        if commit.statusmessage != "COMMIT":
+            raise psycopg.errors.InFailedSqlTransaction(
+                f"the transaction was rolled back at its commit ({commit.statusmessage})"
+            )
         committed = True
     finally:
         if not committed:
@@ -76,8 +82,16 @@ def savepoint(conn: Conn, name: str) -> Iterator[None]:
     try:
         yield
     except BaseException:
+        # A statement of the block that failed (its error is the one raised,
+        # e.g. a NOWAIT lock refused) left the pipeline aborted: sync past it,
+        # then undo the block. Errors met here are the block's own, which
+        # the rollback undoes; if the savepoint itself is gone (an earlier
+        # statement failed), the ROLLBACK TO fails and the transaction with it.
+        with suppress(psycopg.Error):
+            sync(conn)
         conn.execute(f"ROLLBACK TO SAVEPOINT {name}", prepare=False)
         conn.execute(f"RELEASE SAVEPOINT {name}", prepare=False)
+        sync(conn)
         raise
     conn.execute(f"RELEASE SAVEPOINT {name}", prepare=False)
 

@@ -5,6 +5,11 @@ locks SQLite's single writer never needed, always in one order (a run's
 execution row before its task rows) so two workers do not deadlock on one run:
 - a run's row is read FOR UPDATE: a decision, a completion and a signal of
   one run wait for each other, and each then reads the committed state;
+- a decision holds its own run's row and never waits for another's (a
+  signal's target, a child, an awaited run, a start key): two decisions
+  whose runs signal each other would each hold one row and wait for the
+  other's. It takes them NOWAIT, and one held elsewhere raises `RunBusy`:
+  the decision stands back and runs again once the holder committed;
 - starting by workflow id and the mutex queues take transaction-scoped
   advisory locks on their key, so two workers cannot both start one id or
   both be granted one mutex;
@@ -23,7 +28,9 @@ from harvest_engine.store.postgres import commands as command_sql
 from harvest_engine.store.postgres import leases, reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.postgres.notify import DONE_CHANNEL
 from harvest_engine.store.postgres.txn_memory import Append, Stored, TxnMemory
+from harvest_engine.store.protocol import RunBusy
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.timestamps import from_micros, micros
 
@@ -87,6 +94,31 @@ def _task_values(task: NewTask) -> tuple[object, ...]:
     )
 
 
+def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
+    """`col = %s, ...` and the stored values for columns of the run's row."""
+    unknown = set(fields) - _EXECUTION_FIELDS
+    if unknown:
+        raise HarvestInternalError(
+            f"update_execution got unknown columns {sorted(unknown)}"
+        )
+    values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
+    return ", ".join(f"{k} = %s" for k in fields), values
+
+
+def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
+    """`sql` (an UPDATE of one run's row), notifying DONE_CHANNEL when it moves the run's end.
+
+    A reseal or an import sets `state` / `successor`: a client awaiting the
+    run's end hears it at the commit.
+    """
+    if "state" not in fields and "successor" not in fields:
+        return sql
+    return (
+        f"WITH moved AS ({sql} RETURNING exec_id) "
+        f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM moved"
+    )
+
+
 class PostgresWriteTxn:
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
@@ -103,6 +135,9 @@ class PostgresWriteTxn:
         self.worker_id = worker_id
         self.lease = lease
         self.undo: list[Callable[[], None]] = []
+        # The run this transaction decides (lock_for_decision): other runs'
+        # rows and keys are then taken without waiting (see the docstring).
+        self._deciding: str | None = None
         # The row `lock_for_decision` read while locking it, for the
         # `execution()` call that follows it at once; any other statement
         # (through `_conn`) may change the row, so it drops the copy.
@@ -118,11 +153,31 @@ class PostgresWriteTxn:
         self.undo.append(fn)
 
     def _key_lock(self, *parts: str) -> None:
-        """Hold an advisory lock on a key until the transaction ends."""
-        self._conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            ("\x1f".join(parts),),
-        )
+        """Hold an advisory lock on a key until the transaction ends (RunBusy in a decision)."""
+        key = "\x1f".join(parts)
+        if self._deciding is None:
+            self._conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,)
+            )
+            return
+        row = self._conn.execute(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (key,)
+        ).fetchone()
+        if row is None or not row[0]:
+            raise RunBusy(self._deciding)
+
+    def _waits_for(self, exec_id: str) -> bool:
+        """Whether a lock on this run's row may wait (False: NOWAIT, in a decision of another run)."""
+        return self._deciding is None or self._deciding == exec_id
+
+    def _lock_row(self, sql: str, exec_id: str) -> tuple[Any, ...] | None:
+        """Run a ``... FOR UPDATE`` read of `exec_id`'s row; NOWAIT unless it may wait."""
+        if self._waits_for(exec_id):
+            return self._conn.execute(sql, (exec_id,)).fetchone()
+        try:
+            return self._conn.execute(sql + " NOWAIT", (exec_id,)).fetchone()
+        except psycopg.errors.LockNotAvailable as exc:
+            raise RunBusy(exec_id) from exc
 
     # -- runs ---------------------------------------------------------------
 
@@ -142,6 +197,7 @@ class PostgresWriteTxn:
             (exec_id,),
         ).fetchone()
         if row is not None:
+            self._deciding = exec_id
             self._locked_row = reads.execution_from_row(row[:-2])
             self.memory.quiet[exec_id] = (bool(row[-2]), bool(row[-1]))
             return True
@@ -155,7 +211,14 @@ class PostgresWriteTxn:
         if kept is not None and kept.exec_id == exec_id:
             self._locked_row = None
             return kept  # read under this transaction's lock, unchanged since
-        return reads.execution(self._conn, exec_id, lock=True)
+        if self._waits_for(exec_id):
+            return reads.execution(self._conn, exec_id, lock=True)
+        row = self._lock_row(
+            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE exec_id = %s FOR UPDATE",
+            exec_id,
+        )
+        return None if row is None else reads.execution_from_row(row)
 
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
@@ -195,21 +258,11 @@ class PostgresWriteTxn:
         self.append_events(new.exec_id, [started])
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
-        unknown = set(fields) - _EXECUTION_FIELDS
-        if unknown:
-            raise HarvestInternalError(
-                f"update_execution got unknown columns {sorted(unknown)}"
-            )
         if not fields:
             return
-        values = [
-            _opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()
-        ]
-        assignments = ", ".join(f"{k} = %s" for k in fields)
-        self._conn.execute(
-            f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s",
-            (*values, exec_id),
-        )
+        assignments, values = _assignments(fields)
+        sql = f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s"
+        self._conn.execute(_notifying_end(sql, fields), (*values, exec_id))
 
     def seal(
         self,
@@ -222,19 +275,19 @@ class PostgresWriteTxn:
     ) -> None:
         conn = self._conn
         # One statement for the run's row, its tasks, timers and signals (the
-        # keyed signals stay, delivered, for their idempotency); it returns
-        # the mutex keys the run holds or waits for.
-        keys = conn.execute(
+        # keyed signals stay, delivered, for their idempotency); its notice
+        # tells a client waiting on the run's result (at commit).
+        conn.execute(
             "WITH sealed AS (UPDATE harvest_executions SET state = %(state)s, "
             "closed_at = %(closed)s, output = %(output)s, error = %(error)s, "
-            "needs_decision = 0 WHERE exec_id = %(id)s), "
+            "needs_decision = 0 WHERE exec_id = %(id)s RETURNING exec_id), "
             "tasks AS (DELETE FROM harvest_tasks WHERE exec_id = %(id)s), "
             "timers AS (DELETE FROM harvest_timers WHERE exec_id = %(id)s), "
             "dropped AS (DELETE FROM harvest_signals WHERE exec_id = %(id)s "
             "AND idempotency_key IS NULL), "
             "kept AS (UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %(id)s "
             "AND delivered = 0 AND idempotency_key IS NOT NULL) "
-            "SELECT key FROM harvest_mutexes WHERE exec_id = %(id)s ORDER BY key",
+            f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM sealed",
             {
                 "state": state,
                 "closed": micros(closed_at),
@@ -242,6 +295,10 @@ class PostgresWriteTxn:
                 "error": error,
                 "id": exec_id,
             },
+        )
+        keys = conn.execute(
+            "SELECT key FROM harvest_mutexes WHERE exec_id = %s ORDER BY key",
+            (exec_id,),
         ).fetchall()
         if keys:
             for (key,) in keys:
@@ -256,15 +313,28 @@ class PostgresWriteTxn:
             return known  # this transaction appended every one of them
         return reads.load_events(self._conn, exec_id, after_seq)
 
-    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
-        """Append in one statement: the run's next_seq moves only if it was the first seq.
+    def append_events(
+        self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
+    ) -> None:
+        """Append in one statement that also sets `fields` of the run's row.
 
-        The UPDATE of the run's row (locked until the transaction ends) and
-        the INSERT of every event go together; when the run is unknown or its
-        next seq is not the first event's, nothing is written.
+        The UPDATE of the run's row (locked until the transaction ends) moves
+        next_seq only if it was the first event's seq, and feeds the INSERT
+        of every event; the rows written are counted before the commit
+        (`txn_memory`), so a run that is unknown or whose next seq is another
+        fails the transaction with nothing written.
         """
         if not events:
+            self.update_execution(exec_id, **fields)
             return
+        if not self._waits_for(exec_id):
+            # Another run's row, in a decision: taken NOWAIT (RunBusy if held).
+            self._lock_row(
+                "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
+                exec_id,
+            )
+        _, values = _assignments(fields)  # refuses an unknown column
+        sets = "".join(f", {name} = %(f{i})s" for i, name in enumerate(fields))
         first = events[0].seq
         seqs: list[int] = []
         types: list[str] = []
@@ -282,15 +352,17 @@ class PostgresWriteTxn:
             ats.append(micros(event.at))
             attrs.append(payloads.dumps(event.attrs))
             stored.append((seqs[-1], types[-1], ats[-1], attrs[-1]))
+        args: dict[str, object] = {f"f{i}": v for i, v in enumerate(values)}
         cursor = self._conn.execute(
             "WITH moved AS (UPDATE harvest_executions SET next_seq = %(end)s, "
-            "history_bytes = history_bytes + %(size)s "
+            f"history_bytes = history_bytes + %(size)s{sets} "
             "WHERE exec_id = %(id)s AND next_seq = %(first)s RETURNING exec_id) "
             "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
             "SELECT moved.exec_id, e.seq, e.type, e.at, e.attrs FROM moved, "
             "unnest(%(seqs)s::integer[], %(types)s::text[], %(ats)s::bigint[], "
             "%(attrs)s::text[]) AS e(seq, type, at, attrs)",
             {
+                **args,
                 "end": first + len(events),
                 "size": sum(len(a) for a in attrs),
                 "id": exec_id,
@@ -303,6 +375,9 @@ class PostgresWriteTxn:
         )
         # Counted with the others before the commit (no round trip per append).
         self.memory.appended(Append(cursor, exec_id, first, len(events)), stored)
+        if "state" in fields or "successor" in fields:
+            # A client awaiting the run's end hears it at the commit.
+            self._conn.execute("SELECT pg_notify(%s, %s)", (DONE_CHANNEL, exec_id))
 
     # -- signals ------------------------------------------------------------
 
@@ -464,25 +539,32 @@ class PostgresWriteTxn:
                 None,
                 None,
                 task.retry_policy,
-                task.start_to_close,
+                None if task.start_to_close is None else float(task.start_to_close),
                 _opt_micros(task.schedule_to_close_at),
                 task.idempotency_key,
                 int(task.local),
             )
         )
 
-    def delete_task(self, task_id: int) -> None:
-        self._conn.execute("DELETE FROM harvest_tasks WHERE id = %s", (task_id,))
+    def delete_task(self, task_id: int) -> bool:
+        # RETURNING: the answer arrives with a fetch (rowcount would need a sync).
+        return (
+            self._conn.execute(
+                "DELETE FROM harvest_tasks WHERE id = %s RETURNING id", (task_id,)
+            ).fetchone()
+            is not None
+        )
 
     def reschedule_task(
         self, task_id: int, attempt: int, ready_at: datetime, last_error: str
-    ) -> None:
-        self._conn.execute(
+    ) -> bool:
+        moved = self._conn.execute(
             "UPDATE harvest_tasks SET status = 'PENDING', attempt = %s, ready_at = %s, "
             "last_error = %s, claimed_at = NULL, worker_id = NULL, lease_expires_at = NULL "
-            "WHERE id = %s",
+            "WHERE id = %s RETURNING id",
             (attempt, micros(ready_at), last_error, task_id),
-        )
+        ).fetchone()
+        return moved is not None
 
     def record_attempt(self, attempt: AttemptRecord) -> None:
         self._conn.execute(
@@ -547,6 +629,7 @@ class PostgresWriteTxn:
     ) -> None:
         if not lines:
             return
+
         conn = self._conn
         try:
             with conn.transaction():  # a savepoint: a bad line never fails the decision

@@ -47,6 +47,7 @@ from harvest_engine.store.sqlite.migrations import (
     migrate,
     read_version,
 )
+from harvest_engine.store.sqlite.run_cache import RunCache
 from harvest_engine.store.sqlite.wakeups import PANIC_BACKOFF
 from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 from harvest_engine.timestamps import micros
@@ -125,6 +126,8 @@ class SqliteStore:
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
         self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
+        # The rows the open transaction read, shared with its savepoints.
+        self._runs = RunCache()
         self._joinable = False
         self._depth = 0
         self.closed = False
@@ -270,7 +273,8 @@ class SqliteStore:
                 yield txn
             return
         with self._write_lock:
-            txn = SqliteWriteTxn(self._conn)
+            self._runs.clear()
+            txn = SqliteWriteTxn(self._conn, self._runs)
             self._txns.append(txn)
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
@@ -291,6 +295,7 @@ class SqliteStore:
                 self._in_txn = False
                 self._txn_thread = 0
                 self._txns.clear()
+                self._runs.clear()
 
     def _rolled_back(self, txn: SqliteWriteTxn, exc: BaseException) -> None:
         # SQLite may already have rolled back (a full disk, an I/O error):
@@ -346,12 +351,14 @@ class SqliteStore:
         self._depth += 1
         name = f"harvest_joined_{self._depth}"
         self._conn.execute(f"SAVEPOINT {name}")
-        txn = SqliteWriteTxn(self._conn)
+        txn = SqliteWriteTxn(self._conn, self._runs)
         self._txns.append(txn)
         try:
             yield txn
         except BaseException:
             self._txns.pop()
+            # The rows read since may hold what the rollback undid.
+            self._runs.clear()
             if self._conn.in_transaction:
                 self._conn.execute(f"ROLLBACK TO {name}")
                 self._conn.execute(f"RELEASE {name}")

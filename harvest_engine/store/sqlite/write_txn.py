@@ -7,14 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.protocol import TaskRecord
 from harvest_engine.store.records import (
     StagedSignal,
     TimerRow,
 )
 from harvest_engine.store.sqlite import commands as command_sql
-from harvest_engine.store.sqlite import queries
+from harvest_engine.store.sqlite import queries, verify
 from harvest_engine.store.sqlite import retention as retention_sql
 from harvest_engine.store.sqlite import schedules as schedule_sql
+from harvest_engine.store.sqlite.run_cache import CachedRun, RunCache
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -29,7 +31,6 @@ if TYPE_CHECKING:
         LedgerEntry,
         NewExecution,
         NewTask,
-        TaskRecord,
     )
 
 _TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
@@ -67,23 +68,35 @@ _INSERT_TASK = (
     f"INSERT INTO harvest_tasks ({_TASK_INSERT_COLUMNS}) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-# One statement inserts a task already claimed and returns its row (group
-# commit claims what a decision schedules in the decision's transaction).
+# One statement inserts a task already claimed (group commit claims what a
+# decision schedules in the decision's transaction).
 _INSERT_CLAIMED_TASK = (
     f"INSERT INTO harvest_tasks ({_TASK_INSERT_COLUMNS}, status, claimed_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'RUNNING', ?) "
-    f"RETURNING {queries.TASK_COLUMNS}"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'RUNNING', ?)"
+)
+
+
+# The run's row and, in the same read, what else it holds (run_cache.CachedRun).
+_EXECUTION_AND_HOLDINGS = (
+    f"SELECT {queries.EXECUTION_COLUMNS}, "
+    "EXISTS (SELECT 1 FROM harvest_signals s WHERE s.exec_id = e.exec_id), "
+    "(SELECT MIN(t.fire_at) FROM harvest_timers t WHERE t.exec_id = e.exec_id), "
+    "EXISTS (SELECT 1 FROM harvest_mutexes m WHERE m.exec_id = e.exec_id), "
+    "(SELECT COUNT(*) FROM harvest_tasks k WHERE k.exec_id = e.exec_id), "
+    "EXISTS (SELECT 1 FROM harvest_executions c WHERE c.parent_exec_id = e.exec_id "
+    "AND c.state = 'RUNNING') "
+    "FROM harvest_executions e WHERE e.exec_id = ?"
 )
 
 
 def _task_values(task: NewTask) -> tuple[Any, ...]:
     return (
         task.exec_id,
-        task.activity_id,
+        int(task.activity_id),
         task.activity_name,
         task.input,
         task.queue,
-        task.max_attempts,
+        int(task.max_attempts),
         micros(task.ready_at),
         micros(task.ready_at),
         task.retry_policy,
@@ -94,12 +107,55 @@ def _task_values(task: NewTask) -> tuple[Any, ...]:
     )
 
 
+def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
+    """`col = ?, ...` and the stored values for columns of the run's row."""
+    unknown = set(fields) - _EXECUTION_FIELDS
+    if unknown:
+        raise HarvestInternalError(
+            f"update_execution got unknown columns {sorted(unknown)}"
+        )
+    values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
+    return ", ".join(f"{k} = ?" for k in fields), values
+
+
+def claimed_task_record(task_id: int, values: tuple[Any, ...]) -> TaskRecord:
+    """The row a claimed insert of `values` (`_task_values`) wrote, as a read returns it.
+
+    The values are what SQLite stored (times already microseconds); the
+    defaults are the schema's, and `start_to_close` reads back as a REAL.
+    """
+    (exec_id, activity_id, name, input_, queue, max_attempts, ready_at, scheduled_at,
+     retry_policy, start_to_close, schedule_to_close_at, key, local) = values  # fmt: skip
+    return TaskRecord(
+        id=task_id,
+        exec_id=exec_id,
+        activity_id=activity_id,
+        activity_name=name,
+        input=input_,
+        queue=queue,
+        status="RUNNING",
+        attempt=1,
+        max_attempts=max_attempts,
+        ready_at=from_micros(ready_at),
+        scheduled_at=from_micros(scheduled_at),
+        heartbeat=None,
+        last_error=None,
+        retry_policy=retry_policy,
+        start_to_close=None if start_to_close is None else float(start_to_close),
+        schedule_to_close_at=queries.opt_time(schedule_to_close_at),
+        idempotency_key=key,
+        local=bool(local),
+    )
+
+
 class SqliteWriteTxn:
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, runs: RunCache | None = None) -> None:
         self._conn = conn
         self.undo: list[Callable[[], None]] = []
+        # Shared by the transaction and its savepoints; the store empties it.
+        self._runs = RunCache() if runs is None else runs
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the file."""
@@ -112,7 +168,36 @@ class SqliteWriteTxn:
         return True
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
-        return queries.execution(self._conn, exec_id)
+        run = self._run(exec_id)
+        return None if run is None else run.record
+
+    def _run(self, exec_id: str) -> CachedRun | None:
+        """The run as this transaction knows it; read (with its holdings) the first time."""
+        run = self._runs.get(exec_id)
+        if run is not None:
+            return run
+        row = self._conn.execute(_EXECUTION_AND_HOLDINGS, (exec_id,)).fetchone()
+        if row is None:
+            return None
+        try:
+            record = queries.execution_from_row(row)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise verify.corrupt(
+                self._conn, exec_id, f"its row does not read ({exc})"
+            ) from exc
+        signals, next_timer, mutexes, tasks, children = row[-5:]
+        if next_timer is not None and not isinstance(next_timer, int):
+            next_timer = 0  # a damaged fire time: always look (due_timers reads it)
+        run = CachedRun(
+            record,
+            signals=bool(signals),
+            next_timer=next_timer,
+            mutexes=bool(mutexes),
+            tasks=int(tasks),
+            children=bool(children),
+        )
+        self._runs.put(run)
+        return run
 
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
@@ -125,11 +210,20 @@ class SqliteWriteTxn:
         return [queries.execution_from_row(row) for row in rows]
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
+        if started.seq != 1:
+            raise HarvestInternalError(
+                f"a run starts at seq 1, not {started.seq} ({new.exec_id})"
+            )
+        # The row is inserted with its history's end already moved past the
+        # WorkflowStarted event inserted next (no update of the new row).
+        attrs = payloads.dumps(started.attrs)
+        at = micros(started.at)
         self._conn.execute(
             "INSERT INTO harvest_executions (exec_id, workflow_name, workflow_id, state, attempt, "
             "input, memo, search_attributes, parent_exec_id, parent_close_policy, predecessor, "
-            "started_at, deadline, retry_policy, not_before, next_seq, needs_decision) "
-            "VALUES (?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1)",
+            "started_at, deadline, retry_policy, not_before, next_seq, history_bytes, "
+            "needs_decision) "
+            "VALUES (?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, ?, 1)",
             (
                 new.exec_id,
                 new.workflow_name,
@@ -141,30 +235,31 @@ class SqliteWriteTxn:
                 new.parent_exec_id,
                 new.parent_close_policy,
                 new.predecessor,
-                micros(started.at),
+                at,
                 _opt_micros(new.deadline),
                 new.retry_policy,
                 _opt_micros(new.not_before),
+                len(attrs),
             ),
         )
-        self.append_events(new.exec_id, [started])
+        self._conn.execute(
+            "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) VALUES (?, 1, ?, ?, ?)",
+            (new.exec_id, started.type, at, attrs),
+        )
+        if new.parent_exec_id is not None:
+            parent = self._runs.get(new.parent_exec_id)
+            if parent is not None:
+                parent.children = True
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
-        unknown = set(fields) - _EXECUTION_FIELDS
-        if unknown:
-            raise HarvestInternalError(
-                f"update_execution got unknown columns {sorted(unknown)}"
-            )
         if not fields:
             return
-        values = [
-            _opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()
-        ]
-        assignments = ", ".join(f"{k} = ?" for k in fields)
+        assignments, values = _assignments(fields)
         self._conn.execute(
             f"UPDATE harvest_executions SET {assignments} WHERE exec_id = ?",
             (*values, exec_id),
         )
+        self._runs.update(exec_id, fields)
 
     def seal(
         self,
@@ -181,26 +276,59 @@ class SqliteWriteTxn:
             "needs_decision = 0 WHERE exec_id = ?",
             (state, micros(closed_at), output, error, exec_id),
         )
-        conn.execute("DELETE FROM harvest_tasks WHERE exec_id = ?", (exec_id,))
-        conn.execute("DELETE FROM harvest_timers WHERE exec_id = ?", (exec_id,))
-        conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = ?", (exec_id,))
-        conn.execute(
-            "DELETE FROM harvest_signals WHERE exec_id = ? AND idempotency_key IS NULL",
-            (exec_id,),
-        )
-        conn.execute(
-            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND delivered = 0",
-            (exec_id,),
-        )
+        # What the transaction knows the run does not hold needs no delete.
+        run = self._runs.get(exec_id)
+        if run is None or run.tasks:
+            conn.execute("DELETE FROM harvest_tasks WHERE exec_id = ?", (exec_id,))
+        if run is None or run.next_timer is not None:
+            conn.execute("DELETE FROM harvest_timers WHERE exec_id = ?", (exec_id,))
+        if run is None or run.mutexes:
+            conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = ?", (exec_id,))
+        if run is None or run.signals:
+            conn.execute(
+                "DELETE FROM harvest_signals WHERE exec_id = ? AND idempotency_key IS NULL",
+                (exec_id,),
+            )
+            conn.execute(
+                "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND delivered = 0",
+                (exec_id,),
+            )
+        if run is not None:
+            run.tasks = 0
+            run.mutexes = False
+            run.next_timer = None
+            self._runs.update(
+                exec_id,
+                {
+                    "state": state,
+                    "closed_at": closed_at,
+                    "output": output,
+                    "error": error,
+                },
+            )
 
     # -- events -------------------------------------------------------------
 
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        run = self._runs.get(exec_id)
+        if run is not None:
+            if after_seq >= run.record.next_seq - 1:
+                return []  # the row says the history ends there
+            tail = run.appended
+            if tail and tail[0][0] <= after_seq + 1:
+                # All of it was appended by this transaction: the same rows a
+                # read would return, decoded the same way.
+                rows = [row for row in tail if row[0] > after_seq]
+                return verify.events_from_rows(self._conn, exec_id, rows, after_seq)
         return queries.load_events(self._conn, exec_id, after_seq)
 
-    def append_events(self, exec_id: str, events: Sequence[HistoryEvent]) -> None:
+    def append_events(
+        self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
+    ) -> None:
         if not events:
+            self.update_execution(exec_id, **fields)
             return
+        assignments, values = _assignments(fields) if fields else ("", [])
         first = events[0].seq
         encoded = []
         size = 0
@@ -215,11 +343,13 @@ class SqliteWriteTxn:
             encoded.append((exec_id, event.seq, event.type, micros(event.at), attrs))
             expected += 1
         # The guard on next_seq checks that the batch continues the run, in
-        # the same statement that moves it on (no read first).
+        # the same statement that moves it on (no read first), which also
+        # sets the caller's other columns of the row.
+        sets = f", {assignments}" if assignments else ""
         moved = self._conn.execute(
-            "UPDATE harvest_executions SET next_seq = ?, history_bytes = history_bytes + ? "
-            "WHERE exec_id = ? AND next_seq = ?",
-            (expected, size, exec_id, first),
+            "UPDATE harvest_executions SET next_seq = ?, history_bytes = history_bytes + ?"
+            f"{sets} WHERE exec_id = ? AND next_seq = ?",
+            (expected, size, *values, exec_id, first),
         ).rowcount
         if moved != 1:
             row = self._conn.execute(
@@ -234,12 +364,30 @@ class SqliteWriteTxn:
             "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) VALUES (?, ?, ?, ?, ?)",
             encoded,
         )
+        run = self._runs.get(exec_id)
+        if run is not None:
+            self._runs.update(
+                exec_id,
+                {
+                    **fields,
+                    "next_seq": expected,
+                    "history_bytes": run.record.history_bytes + size,
+                },
+            )
+            rows = [row[1:] for row in encoded]
+            if run.appended and run.appended[-1][0] + 1 == first:
+                run.appended.extend(rows)
+            else:
+                run.appended = rows
 
     # -- signals ------------------------------------------------------------
 
     def staged_signals(
         self, exec_id: str, limit: int, max_bytes: int | None = None
     ) -> list[StagedSignal]:
+        run = self._runs.get(exec_id)
+        if run is not None and not run.signals:
+            return []
         return queries.staged_signals(self._conn, exec_id, limit, max_bytes)
 
     def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
@@ -268,6 +416,9 @@ class SqliteWriteTxn:
             "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = ?",
             (exec_id,),
         )
+        run = self._runs.get(exec_id)
+        if run is not None:
+            run.signals = True
         return True
 
     def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
@@ -276,6 +427,9 @@ class SqliteWriteTxn:
             "UPDATE harvest_signals SET exec_id = ? WHERE exec_id = ? AND delivered = 0",
             (to_exec, from_exec),
         )
+        run = self._runs.get(to_exec)
+        if run is not None:
+            run.signals = True
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
         for exec_id in exec_ids:
@@ -290,6 +444,9 @@ class SqliteWriteTxn:
     # -- timers -------------------------------------------------------------
 
     def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
+        run = self._runs.get(exec_id)
+        if run is not None and run.no_timer_due(now):
+            return []
         rows = self._conn.execute(
             "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = ? AND fire_at <= ? "
             "ORDER BY fire_at, timer_id",
@@ -302,6 +459,10 @@ class SqliteWriteTxn:
             "INSERT OR IGNORE INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (?, ?, ?)",
             (exec_id, timer_id, micros(fire_at)),
         )
+        run = self._runs.get(exec_id)
+        if run is not None:
+            at = micros(fire_at)
+            run.next_timer = at if run.next_timer is None else min(run.next_timer, at)
 
     def delete_timers(self, exec_id: str, timer_ids: Sequence[str]) -> None:
         self._conn.executemany(
@@ -313,17 +474,23 @@ class SqliteWriteTxn:
 
     def add_task(self, task: NewTask) -> int:
         cursor = self._conn.execute(_INSERT_TASK, _task_values(task))
+        self._holds_task(task.exec_id)
         if cursor.lastrowid is None:
             raise HarvestInternalError("task insert returned no row id")
         return cursor.lastrowid
 
     def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
-        row = self._conn.execute(
-            _INSERT_CLAIMED_TASK, (*_task_values(task), micros(now))
-        ).fetchone()
-        if row is None:
-            raise HarvestInternalError("task insert returned no row")
-        return queries.task_from_row(row)
+        values = _task_values(task)
+        cursor = self._conn.execute(_INSERT_CLAIMED_TASK, (*values, micros(now)))
+        self._holds_task(task.exec_id)
+        if cursor.lastrowid is None:
+            raise HarvestInternalError("task insert returned no row id")
+        return claimed_task_record(cursor.lastrowid, values)
+
+    def _holds_task(self, exec_id: str) -> None:
+        run = self._runs.get(exec_id)
+        if run is not None:
+            run.tasks += 1
 
     def task(self, task_id: int) -> TaskRecord | None:
         row = self._conn.execute(
@@ -342,17 +509,25 @@ class SqliteWriteTxn:
             return None
         return self.task(task_id)
 
-    def delete_task(self, task_id: int) -> None:
-        self._conn.execute("DELETE FROM harvest_tasks WHERE id = ?", (task_id,))
+    def delete_task(self, task_id: int) -> bool:
+        gone = self._conn.execute(
+            "DELETE FROM harvest_tasks WHERE id = ? RETURNING exec_id", (task_id,)
+        ).fetchall()
+        for (exec_id,) in gone:
+            run = self._runs.get(exec_id)
+            if run is not None:
+                run.tasks -= 1
+        return bool(gone)
 
     def reschedule_task(
         self, task_id: int, attempt: int, ready_at: datetime, last_error: str
-    ) -> None:
-        self._conn.execute(
+    ) -> bool:
+        moved = self._conn.execute(
             "UPDATE harvest_tasks SET status = 'PENDING', attempt = ?, ready_at = ?, "
             "last_error = ?, claimed_at = NULL WHERE id = ?",
             (attempt, micros(ready_at), last_error, task_id),
         )
+        return moved.rowcount == 1
 
     def record_attempt(self, attempt: AttemptRecord) -> None:
         self._conn.execute(
@@ -371,6 +546,8 @@ class SqliteWriteTxn:
         )
 
     def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
+        if not entries:
+            return
         self._conn.executemany(
             "INSERT INTO harvest_llm_ledger (exec_id, activity, attempt, model, input_tokens, "
             "output_tokens, latency, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -390,6 +567,9 @@ class SqliteWriteTxn:
         )
 
     def pending_task_count(self, exec_id: str) -> int:
+        run = self._runs.get(exec_id)
+        if run is not None:
+            return run.tasks
         row = self._conn.execute(
             "SELECT COUNT(*) FROM harvest_tasks WHERE exec_id = ?", (exec_id,)
         ).fetchone()
@@ -397,6 +577,9 @@ class SqliteWriteTxn:
 
     def tasks_of(self, exec_id: str) -> list[TaskRecord]:
         """Every task row of a run, oldest first."""
+        run = self._runs.get(exec_id)
+        if run is not None and not run.tasks:
+            return []
         rows = self._conn.execute(
             f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id",
             (exec_id,),
@@ -487,6 +670,7 @@ class SqliteWriteTxn:
         return schedule_sql.active_runs(self._conn, workflow_name, id_prefix, now)
 
     def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
+        self._runs.clear()  # rows go without being followed one by one
         return retention_sql.purge_batch(self._conn, cutoff, limit)
 
     # -- client commands (serving) ------------------------------------------------
@@ -505,6 +689,9 @@ class SqliteWriteTxn:
     # -- run lifecycle (issue 3) ------------------------------------------------
 
     def running_children(self, exec_id: str) -> list[ExecutionRecord]:
+        run = self._runs.get(exec_id)
+        if run is not None and not run.children:
+            return []
         rows = self._conn.execute(
             f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE parent_exec_id = ? AND state = 'RUNNING' ORDER BY id",
@@ -523,6 +710,9 @@ class SqliteWriteTxn:
             "INSERT OR IGNORE INTO harvest_mutexes (key, exec_id, queued_at) VALUES (?, ?, ?)",
             (key, exec_id, queued),
         )
+        run = self._runs.get(exec_id)
+        if run is not None:
+            run.mutexes = True
 
     def grant_mutex(self, key: str, exec_id: str) -> int | None:
         conn = self._conn

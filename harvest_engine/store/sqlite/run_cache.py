@@ -1,0 +1,112 @@
+"""The run rows one write transaction has read, kept current by its own writes.
+
+Inside one `BEGIN IMMEDIATE` transaction this connection is the only writer
+of the file (the single-writer contract), so a run's row read once stays
+what the transaction's own statements make it. The write transaction keeps
+each row it read, and updates the copy as its own statements change the
+row, instead of reading it again at every step (the completion and the
+decision of one run read it several times per commit).
+
+With the row, one read also learns what else the run holds: whether it has
+signal rows, its earliest timer, mutex places, how many tasks and whether
+RUNNING children. Except for the task count, which every task insert and
+delete keeps exact, these are upper bounds ("may have"): the transaction's
+writes that add such a row raise them, and removals leave them as they are,
+so a `False` (or no timer) is always true, and the probes they answer
+(staged signals, due timers, a seal's cleanup deletes) can be skipped
+without changing a result.
+
+The store drops every entry when a transaction or a savepoint rolls back and
+when a transaction ends, so nothing here outlives the transaction it
+describes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from harvest_engine.store.protocol import ExecutionRecord
+from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+# Columns of the row that are times (stored as microseconds).
+TIME_FIELDS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
+# Columns the row has but ExecutionRecord does not carry.
+UNRECORDED_FIELDS = frozenset({"needs_decision"})
+
+
+@dataclass
+class CachedRun:
+    """A run's row as this transaction last wrote or read it, and what it may hold."""
+
+    record: ExecutionRecord
+    signals: bool
+    """It may have signal rows (staged or kept for their key)."""
+    next_timer: int | None
+    """No timer of it fires before this (microseconds); None: it has no timer."""
+    mutexes: bool
+    tasks: int
+    """How many task rows it has (every task insert and delete goes through the transaction)."""
+    children: bool
+    """It may have RUNNING child runs."""
+    appended: list[tuple[int, str, int, str]] = field(default_factory=list)
+    """The events this transaction appended, as stored: (seq, type, at, attrs)."""
+
+    def no_timer_due(self, now: datetime) -> bool:
+        """Whether no timer of the run can be due at `now` (a due-timer read finds none)."""
+        return self.next_timer is None or self.next_timer > micros(now)
+
+
+def with_fields(
+    record: ExecutionRecord, fields: Mapping[str, object]
+) -> ExecutionRecord:
+    """A copy of `record` with columns set as a re-read of the row would return them.
+
+    Times go through the stored microseconds, so the copy equals a fresh
+    read field for field. The copy skips the dataclass's `__init__` (its
+    24 fields cost more than the dictionary copy), which a frozen record
+    allows since nothing else holds the new object yet.
+    """
+    copy = object.__new__(ExecutionRecord)
+    values = copy.__dict__
+    values.update(record.__dict__)
+    for key, value in fields.items():
+        if key in UNRECORDED_FIELDS:
+            continue
+        if key in TIME_FIELDS and isinstance(value, datetime):
+            value = from_micros(micros(value))
+        values[key] = value
+    return copy
+
+
+class RunCache:
+    """The runs of the open transaction, by exec id (empty outside a transaction)."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, CachedRun] = {}
+
+    def get(self, exec_id: str) -> CachedRun | None:
+        """The run as this transaction knows it, or None when it has not read it."""
+        return self.runs.get(exec_id)
+
+    def put(self, run: CachedRun) -> None:
+        """Keep a run's row just read."""
+        self.runs[run.record.exec_id] = run
+
+    def update(self, exec_id: str, fields: Mapping[str, object]) -> None:
+        """The transaction set these columns of the run's row."""
+        run = self.runs.get(exec_id)
+        if run is not None:
+            run.record = with_fields(run.record, fields)
+
+    def drop(self, exec_id: str) -> None:
+        """Forget one run (its row changed in a way not followed here)."""
+        self.runs.pop(exec_id, None)
+
+    def clear(self) -> None:
+        """Forget every run: the transaction ended or part of it rolled back."""
+        self.runs.clear()

@@ -1,0 +1,130 @@
+"""Two Postgres workers whose runs signal each other at the same moment never deadlock.
+
+Each worker holds its own run's row for the decision and then needs the
+other's row to stage the signal: waiting for it would be a lock cycle that
+Postgres breaks by failing one worker's whole round (`StorageError`). A
+rendezvous inside the workflow code makes both decisions hold their row at
+the same time, every time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from harvest_engine import (
+    PostgresReader,
+    PostgresRuntime,
+    WorkflowContext,
+    workflow,
+)
+
+# Both decisions of the first round meet here while holding their own row.
+MEET = threading.Barrier(2)
+MET = threading.Event()
+
+
+def meet_once() -> None:
+    """Block until the other worker's decision is here too (the first time only)."""
+    if not MET.is_set():
+        MEET.wait(timeout=10)
+        MET.set()
+
+
+@workflow
+async def pinger(ctx: WorkflowContext, _: Any) -> Any:
+    """Signal the peer it is given (if any) at the rendezvous, then wait for a ping."""
+    peer = await ctx.wait_for_signal("peer")
+    if peer is not None:
+        meet_once()
+        await ctx.signal_external_workflow(peer, "ping", ctx.info().exec_id)
+    return await ctx.wait_for_signal("ping")
+
+
+def worker(dsn: str, name: str) -> PostgresRuntime:
+    rt = PostgresRuntime.connect(dsn, worker_id=name)
+    rt.register_workflow(pinger)
+    return rt
+
+
+def polls(rt: PostgresRuntime, errors: list[BaseException], rounds: int) -> None:
+    """Poll `rounds` times in this thread's own loop, keeping every error."""
+
+    async def run() -> None:
+        for _ in range(rounds):
+            try:
+                await rt.poll_once()
+            except Exception as exc:  # noqa: BLE001 - the test asserts there is none
+                errors.append(exc)
+
+    asyncio.run(run())
+
+
+def first_rounds_at_once(one: PostgresRuntime, two: PostgresRuntime) -> None:
+    """One pass of each worker at the same time (threads), then passes until all settle.
+
+    Asserts that no pass failed: a deadlock would fail one worker's round.
+    """
+    MEET.reset()
+    MET.clear()
+    errors: list[BaseException] = []
+    threads = [
+        threading.Thread(target=polls, args=(rt, errors, 1)) for rt in (one, two)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert MET.is_set()  # both signalling decisions held their rows at once
+    assert errors == []
+    # A run whose decision stood back goes on at the next pass.
+    for _ in range(5):
+        polls(one, errors, 1)
+        polls(two, errors, 1)
+    assert errors == []
+
+
+def test_two_workers_whose_runs_signal_each_other_at_once_do_not_deadlock(
+    pg_dsn: str,
+) -> None:
+    one, two = worker(pg_dsn, "one"), worker(pg_dsn, "two")
+    try:
+        a = str(one.start_workflow("pinger"))
+        b = str(one.start_workflow("pinger"))
+        one.send_signal(a, "peer", b)
+        one.send_signal(b, "peer", a)
+        first_rounds_at_once(one, two)
+    finally:
+        one.close()
+        two.close()
+    with PostgresReader.connect(pg_dsn) as reader:
+        assert reader.describe(a).output.value == b
+        assert reader.describe(b).output.value == a
+        for run in (a, b):
+            types = [e.type for e in reader.load_history(run)]
+            assert types.count("ExternalSignalSent") == 1
+            assert types.count("SignalReceived") == 2
+
+
+def test_a_signal_to_a_run_another_worker_holds_while_it_holds_a_run_of_this_batch(
+    pg_dsn: str,
+) -> None:
+    # Oldest first, each worker's pass takes two runs in one transaction:
+    # one worker holds A (decided, parked) and B, the other C and D; then B
+    # signals D while D signals A: a cycle through a run decided earlier in
+    # the same batch.
+    one, two = worker(pg_dsn, "one"), worker(pg_dsn, "two")
+    try:
+        a, b, c, d = (str(one.start_workflow("pinger")) for _ in range(4))
+        for run, peer in ((a, None), (b, d), (c, None), (d, a)):
+            one.send_signal(run, "peer", peer)
+        first_rounds_at_once(one, two)
+    finally:
+        one.close()
+        two.close()
+    with PostgresReader.connect(pg_dsn) as reader:
+        assert reader.describe(a).output.value == d
+        assert reader.describe(d).output.value == b
+        assert reader.describe(b).state == "RUNNING"  # nobody pings B or C
+        assert reader.describe(c).state == "RUNNING"

@@ -1,0 +1,206 @@
+"""The SQLite write transaction's run rows: read once, kept current by its own writes, never stale."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import pytest
+
+from harvest_engine.events import HistoryEvent
+from harvest_engine.runtime.runs import start_run
+from harvest_engine.store.protocol import NewExecution, NewTask
+from harvest_engine.store.sqlite.store import SqliteStore
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+pytestmark = pytest.mark.sqlite_only("the SQLite write transaction's own row cache")
+
+NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[SqliteStore]:
+    store = SqliteStore.open(tmp_path / "cache.db", now=NOW)
+    yield store
+    store.close()
+
+
+def new_run(store: SqliteStore, exec_id: str, parent: str | None = None) -> None:
+    with store.write() as txn:
+        start_run(
+            txn,
+            NewExecution(
+                exec_id=exec_id,
+                workflow_name="wf",
+                workflow_id=exec_id,
+                input="null",
+                parent_exec_id=parent,
+            ),
+            NOW,
+        )
+
+
+def a_task(exec_id: str) -> NewTask:
+    return NewTask(
+        exec_id=exec_id,
+        activity_id=1,
+        activity_name="act",
+        input="1",
+        queue="default",
+        max_attempts=1,
+        ready_at=NOW,
+        retry_policy=None,
+        start_to_close=5,
+        schedule_to_close_at=None,
+        idempotency_key=f"{exec_id}:1",
+    )
+
+
+def test_a_row_read_again_in_a_transaction_shows_its_own_writes_as_a_fresh_read_does(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    later = NOW + timedelta(seconds=3, microseconds=7)
+    with sqlite_store.write() as txn:
+        assert txn.execution("r1") is not None
+        txn.append_events(
+            "r1",
+            [HistoryEvent(seq=2, type="MarkerRecorded", at=NOW, attrs={"k": "v"})],
+        )
+        txn.update_execution("r1", panic_count=2, not_before=later, memo='{"a":1}')
+        txn.seal("r1", "COMPLETED", closed_at=later, output="7")
+        in_txn = txn.execution("r1")
+    assert in_txn == sqlite_store.execution("r1")
+    assert in_txn is not None
+    assert (in_txn.next_seq, in_txn.state, in_txn.not_before) == (3, "COMPLETED", later)
+
+
+def test_a_timer_armed_after_the_row_is_read_is_due_and_goes_with_the_seal(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    with sqlite_store.write() as txn:
+        txn.execution("r1")  # read while the run has no timer
+        assert txn.due_timers("r1", NOW) == []
+        txn.add_timer("r1", "t1", NOW)
+        assert [t.timer_id for t in txn.due_timers("r1", NOW)] == ["t1"]
+        txn.seal("r1", "COMPLETED", closed_at=NOW)
+    assert sqlite_store.timers("r1") == []
+
+
+def test_a_signal_staged_after_the_row_is_read_is_staged_in_the_same_transaction(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    with sqlite_store.write() as txn:
+        txn.execution("r1")
+        assert txn.staged_signals("r1", -1) == []
+        assert txn.stage_signal("r1", "go", "1", None, NOW)
+        assert [s.name for s in txn.staged_signals("r1", -1)] == ["go"]
+        txn.seal("r1", "COMPLETED", closed_at=NOW)
+    assert sqlite_store.staged_signals("r1") == []  # the unkeyed signal went
+
+
+def test_tasks_and_mutex_places_added_after_the_read_go_with_the_seal(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    with sqlite_store.write() as txn:
+        txn.execution("r1")
+        first = txn.add_task(a_task("r1"))
+        txn.add_claimed_task(a_task("r1"), NOW)
+        txn.delete_task(first)
+        assert txn.pending_task_count("r1") == 1
+        assert len(txn.tasks_of("r1")) == 1
+        txn.enqueue_mutex("key", "r1", NOW)
+        txn.seal("r1", "CANCELLED", closed_at=NOW)
+        assert txn.pending_task_count("r1") == 0
+    assert sqlite_store.pending_tasks("r1") == []
+    assert sqlite_store.mutexes("r1") == []
+
+
+def test_a_child_started_after_the_parent_is_read_is_a_running_child(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "parent")
+    with sqlite_store.write() as txn:
+        txn.execution("parent")
+        assert txn.running_children("parent") == []
+        start_run(
+            txn,
+            NewExecution(
+                exec_id="child",
+                workflow_name="wf",
+                workflow_id="child",
+                input="null",
+                parent_exec_id="parent",
+            ),
+            NOW,
+        )
+        assert [c.exec_id for c in txn.running_children("parent")] == ["child"]
+
+
+def test_a_rolled_back_savepoint_leaves_no_row_it_changed_in_memory(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    with sqlite_store.write_together() as txn:
+        assert txn.execution("r1") is not None
+
+        def failing_write() -> None:
+            with sqlite_store.write() as inner:
+                inner.update_execution("r1", panic_count=5)
+                inner.add_timer("r1", "t1", NOW)
+                assert inner.execution("r1").panic_count == 5  # type: ignore[union-attr]
+                raise RuntimeError("the joined write fails")
+
+        with pytest.raises(RuntimeError):
+            failing_write()
+        row = txn.execution("r1")
+        assert row is not None
+        assert row.panic_count == 0
+        assert txn.due_timers("r1", NOW) == []
+
+
+def test_a_later_transaction_reads_the_row_afresh(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    with sqlite_store.write() as txn:
+        txn.execution("r1")
+    # Another connection's change (a test fixture, an operator) between commits.
+    sqlite_store.connection.execute(
+        "UPDATE harvest_executions SET panic_count = 9 WHERE exec_id = 'r1'"
+    )
+    with sqlite_store.write() as txn:
+        row = txn.execution("r1")
+        assert row is not None
+        assert row.panic_count == 9
+
+
+def test_events_read_back_in_the_transaction_that_appended_them_equal_a_read_after_commit(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    at = NOW + timedelta(microseconds=1)
+    with sqlite_store.write() as txn:
+        txn.execution("r1")
+        assert txn.load_events("r1", 1) == []  # the row says seq 1 is the last
+        txn.append_events(
+            "r1",
+            [HistoryEvent(seq=2, type="ActivityCompleted", at=at, attrs={"r": (1, 2)})],
+        )
+        txn.append_events(
+            "r1", [HistoryEvent(seq=3, type="MarkerRecorded", at=at, attrs={})]
+        )
+        from_memory = txn.load_events("r1", 1), txn.load_events("r1", 2)
+        whole = txn.load_events("r1", 0)  # reaches before this transaction: read
+    assert from_memory == (
+        sqlite_store.load_events("r1", 1),
+        sqlite_store.load_events("r1", 2),
+    )
+    assert from_memory[0][0].attrs == {"r": [1, 2]}  # as stored, not as appended
+    assert whole == sqlite_store.load_events("r1")
