@@ -31,7 +31,7 @@ PEERS_VENV := .venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed-dbos
 DBOS_VERSION ?= 3.4.0
 
-.PHONY: venv system-deps lint ruff types contracts test run run-virtual screenshots bench clean distclean
+.PHONY: venv system-deps lint ruff types contracts test run run-virtual screenshots bench bench-pg-kill clean distclean
 
 # --- environment --------------------------------------------------------------------------
 
@@ -104,6 +104,11 @@ screenshots: system-deps venv
 # (bench/peers_bench.py: PEERS_DIR, default ../shared/peers, holds bench_dbos.py).
 bench: system-deps venv $(PEERS_STAMP)
 	PEERS_PYTHON=$(CURDIR)/$(PEERS_VENV)/bin/python $(BIN)/python -m bench
+
+# Issue 14's kill campaign: SIGKILL one of three Postgres workers 60 times under load
+# (a few minutes); writes its section of bench/RESULTS.md and fails if a target is missed.
+bench-pg-kill: system-deps venv
+	$(BIN)/python -m bench.pg_kill_campaign --kills 60 --lease 2 --record
 
 $(PEERS_STAMP):
 	$(PYTHON) -m venv $(PEERS_VENV)

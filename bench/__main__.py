@@ -63,8 +63,8 @@ def main() -> None:
         sections.append(notes.read_text().strip())
     if not only:
         results = HERE / "RESULTS.md"
-        # The kill campaign (bench/kill_campaign.py --record) runs on its own;
-        # its section stays.
+        # The kill campaigns (bench/kill_campaign.py and bench/pg_kill_campaign.py,
+        # --record) run on their own; their sections, last in the file, stay.
         kept = ""
         if results.exists():
             _, marker, rest = results.read_text().partition("## kill_campaign")

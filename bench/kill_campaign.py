@@ -222,7 +222,9 @@ def campaign(kills: int, db: Path, seed: int) -> dict[str, Any]:
 def record(figures: dict[str, Any], command: str) -> None:
     path = HERE / "RESULTS.md"
     text = path.read_text() if path.exists() else "# Benchmark results\n"
-    head, _, _ = text.partition(SECTION)  # the previous campaign's section goes
+    head, marker, rest = text.partition(SECTION)  # the previous campaign's section goes
+    after = rest.find("\n## ") if marker else -1
+    tail = rest[after:] if after >= 0 else ""  # later sections (pg_kill_campaign) stay
     section = "\n".join(
         [
             SECTION,
@@ -240,7 +242,7 @@ def record(figures: dict[str, Any], command: str) -> None:
             "",
         ]
     )
-    path.write_text(head.rstrip() + "\n\n" + section)
+    path.write_text(head.rstrip() + "\n\n" + section + tail)
 
 
 def main() -> None:

@@ -182,12 +182,13 @@ async def run_attempt(
     A coroutine past its budget is cancelled. A thread cannot be stopped, so
     a sync body's budget is checked when it returns.
     """
-    started = time.monotonic()
     try:
-        if inspect.iscoroutinefunction(body):
+        if _is_coroutine_function(body):
             coro = body(*args)
+            # asyncio.wait_for makes a task and a timer: only for a budget.
             value = await (coro if budget is None else asyncio.wait_for(coro, budget))
         else:
+            started = time.monotonic()
             loop = asyncio.get_running_loop()
             value = await loop.run_in_executor(None, functools.partial(body, *args))
             if budget is not None and time.monotonic() - started > budget:
@@ -197,6 +198,19 @@ async def run_attempt(
     except Exception as exc:  # noqa: BLE001 - every body failure becomes a recorded error
         return AttemptResult(ok=False, error=error_info(exc))
     return checked_output(value)
+
+
+def _is_coroutine_function(body: Callable[..., Any]) -> bool:
+    """`inspect.iscoroutinefunction`, remembered per body (it is asked every attempt)."""
+    try:
+        return _coroutine_function(body)
+    except TypeError:  # an unhashable callable
+        return inspect.iscoroutinefunction(body)
+
+
+@functools.lru_cache(maxsize=1024)
+def _coroutine_function(body: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(body)
 
 
 def _timed_out(budget: float) -> AttemptResult:

@@ -49,7 +49,7 @@ TERMINAL_EVENTS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class HistoryEvent:
     """One recorded event of a run's history.
 
@@ -64,6 +64,17 @@ class HistoryEvent:
     type: str
     at: datetime
     attrs: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(
+        self, seq: int, type: str, at: datetime, attrs: dict[str, Any] | None = None
+    ) -> None:
+        # Every event of every cycle is built here: one write to the
+        # instance's dict instead of a frozen dataclass's four setattr calls.
+        fields = self.__dict__
+        fields["seq"] = seq
+        fields["type"] = type
+        fields["at"] = at
+        fields["attrs"] = {} if attrs is None else attrs
 
     def to_json(self) -> str:
         """The canonical JSON text of this event."""

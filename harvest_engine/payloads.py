@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -25,7 +26,10 @@ _OPTS = orjson.OPT_SORT_KEYS
 
 def dumps(value: Json) -> str:
     """Encode a JSON value canonically (sorted keys, compact), as text."""
-    return dumpb(value).decode()
+    try:  # `dumpb` inlined: every event and row is encoded here
+        return orjson.dumps(value, option=_OPTS).decode()
+    except orjson.JSONEncodeError:
+        return orjson.dumps(to_json(value, "value"), option=_OPTS).decode()
 
 
 def dumpb(value: Json) -> bytes:
@@ -85,7 +89,15 @@ def checked(
     value: Any, what: str, *, limit_bytes: int = MAX_PAYLOAD_BYTES
 ) -> tuple[Json, str]:
     """`check`, returning the JSON value (dataclasses converted) with its encoding."""
-    value = to_json(value, what)
+    kind = type(value)
+    if not (
+        value is None
+        or kind is bool
+        or (kind is int and _MIN_INT <= value <= _MAX_INT)
+        or (kind is str and value.isascii())
+    ):
+        # Anything but a plain scalar `to_json` would return as it is.
+        value = to_json(value, what)
     raw = orjson.dumps(value, option=_OPTS)
     if len(raw) > limit_bytes:
         raise PayloadTooLarge(what=what, size=len(raw), limit=limit_bytes)
@@ -253,14 +265,19 @@ def from_json(value: Json, hint: Any) -> Any:
     """
     if hint is None or hint is Any or value is None:
         return value
+    try:
+        plain = _passes_through(hint)
+    except TypeError:  # an unhashable hint: no shortcut
+        plain = False
+    if plain:
+        return value
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         if not isinstance(value, dict):
             return value
-        hints = typing.get_type_hints(hint)
         kwargs = {
-            f.name: from_json(value[f.name], hints.get(f.name))
-            for f in dataclasses.fields(hint)
-            if f.name in value
+            name: from_json(value[name], field_hint)
+            for name, field_hint in _field_hints(hint)
+            if name in value
         }
         return hint(**kwargs)
     origin = typing.get_origin(hint)
@@ -276,3 +293,19 @@ def from_json(value: Json, hint: Any) -> Any:
             if dataclasses.is_dataclass(arg) and isinstance(value, dict):
                 return from_json(value, arg)
     return value
+
+
+@functools.lru_cache(maxsize=1024)
+def _passes_through(hint: Any) -> bool:
+    """Whether `from_json` returns every value of `hint` unchanged (int, str, ...); once per hint."""
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return False
+    origin = typing.get_origin(hint)
+    return origin not in (list, typing.List, dict, typing.Dict, Union, types.UnionType)  # noqa: UP006
+
+
+@functools.lru_cache(maxsize=1024)
+def _field_hints(cls: type) -> tuple[tuple[str, Any], ...]:
+    """A dataclass's (field name, type hint) pairs, resolved once per class."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints.get(f.name)) for f in dataclasses.fields(cls))

@@ -17,7 +17,8 @@ def micros(when: datetime) -> int:
 
 def from_micros(value: int) -> datetime:
     """Integer microseconds since the epoch as an aware UTC datetime."""
-    return _EPOCH + timedelta(microseconds=value)
+    # Positional: timedelta's keyword parsing costs more than the addition.
+    return _EPOCH + timedelta(0, 0, value)
 
 
 def to_text(when: datetime) -> str:

@@ -102,10 +102,14 @@ SERVING_LOGGER = "harvest_engine.serving"
 
 
 class _ErrorRelay(logging.Handler):
-    """Sends the serving loop's error lines to a Qt signal (the status bar)."""
+    """Sends the serving loop's warning and error lines to a Qt signal (the status bar).
+
+    Warnings too: a database that stops answering (a full disk, a lost
+    Postgres connection) is a warning of the loop, which rides it out.
+    """
 
     def __init__(self, signal: Any) -> None:
-        super().__init__(level=logging.ERROR)
+        super().__init__(level=logging.WARNING)
         self._signal = signal
 
     def emit(self, record: logging.LogRecord) -> None:

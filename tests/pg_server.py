@@ -84,6 +84,11 @@ class PostgresServer:
             "--no-sync",
             "--no-instructions",
         )
+        self._options = options
+        self.start()
+
+    def start(self) -> None:
+        """Start the server on its folder and socket (again, after `halt`)."""
         self._run(
             "pg_ctl",
             "start",
@@ -93,8 +98,16 @@ class PostgresServer:
             "-l",
             str(self.root / "server.log"),
             "-o",
-            f"{options} -k {self.socket_dir}",
+            f"{self._options} -k {self.socket_dir}",
         )
+
+    def halt(self, mode: str = "fast") -> None:
+        """Stop the server but keep its folder, so `start` brings the same databases back.
+
+        `fast` ends every connection and shuts down cleanly; `immediate` is a
+        crash (the server recovers from its WAL on `start`).
+        """
+        self._run("pg_ctl", "stop", "-w", "-m", mode, "-D", str(self.data))
 
     def _run(self, tool: str, *args: str) -> None:
         command = [str(self._bin / tool), *args]
@@ -173,6 +186,7 @@ class PostgresServer:
     def stop(self) -> None:
         """Stop the server at once and remove its folder."""
         try:
-            self._run("pg_ctl", "stop", "-m", "immediate", "-D", str(self.data))
+            if (self.data / "postmaster.pid").exists():  # not halted already
+                self._run("pg_ctl", "stop", "-m", "immediate", "-D", str(self.data))
         finally:
             shutil.rmtree(self.root, ignore_errors=True)

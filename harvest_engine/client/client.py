@@ -64,6 +64,11 @@ class HarvestClient:
     `close()`. Every command is awaited and takes `timeout=` (default
     ``"10s"``): `CommandTimedOut` (with `command_id`) when no serving process
     answered in time; the command stays queued and is applied once one does.
+    To retry it, repeat the same call with ``command_id=`` that id (or pass
+    your own id from the first try): a command id queues one command, and
+    every call with it awaits that command's reply, so it is applied once
+    (within the day applied commands are kept). An id that names a
+    different command raises ValueError and queues nothing.
     """
 
     def __init__(
@@ -149,10 +154,13 @@ class HarvestClient:
         input: Any = None,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> ExecutionId:
         """Start a fresh run of workflow `name`; its id."""
         args = requests.start(name, input)
-        result: ExecutionId = await self._call("start_workflow", args, timeout)
+        result: ExecutionId = await self._call(
+            "start_workflow", args, timeout, command_id
+        )
         return result
 
     async def start_workflow_with_id(
@@ -162,10 +170,13 @@ class HarvestClient:
         input: Any = None,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> ExecutionId:
         """Start with a business id, attaching to a RUNNING run of the same name and id."""
         args = requests.start(name, input, workflow_id)
-        result: ExecutionId = await self._call("start_workflow_with_id", args, timeout)
+        result: ExecutionId = await self._call(
+            "start_workflow_with_id", args, timeout, command_id
+        )
         return result
 
     async def start_workflow_with_reuse_policy(
@@ -176,11 +187,12 @@ class HarvestClient:
         policy: WorkflowIdReusePolicy | str,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> StartOutcome:
         """Start under a workflow-id reuse policy (the runtime's matrix)."""
         args = requests.start_with_policy(name, workflow_id, input, policy)
         result: StartOutcome = await self._call(
-            "start_workflow_with_reuse_policy", args, timeout
+            "start_workflow_with_reuse_policy", args, timeout, command_id
         )
         return result
 
@@ -191,11 +203,12 @@ class HarvestClient:
         options: StartOptions,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> StartOutcome:
         """Start with a memo, first search attributes and a reuse policy."""
         args = requests.start_with_options(name, input, options)
         result: StartOutcome = await self._call(
-            "start_workflow_with_options", args, timeout
+            "start_workflow_with_options", args, timeout, command_id
         )
         return result
 
@@ -204,11 +217,12 @@ class HarvestClient:
         request: SignalWithStart,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> SignalWithStartOutcome:
         """Signal the RUNNING run of the id, or start one and signal it, in one transaction."""
         args = requests.signal_with_start(request)
         result: SignalWithStartOutcome = await self._call(
-            "signal_with_start", args, timeout
+            "signal_with_start", args, timeout, command_id
         )
         return result
 
@@ -217,11 +231,12 @@ class HarvestClient:
         request: UpdateWithStart,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> UpdateWithStartOutcome:
         """Start (or attach to) the run of the id and run an update on it, together."""
         args = requests.update_with_start(request)
         result: UpdateWithStartOutcome = await self._call(
-            "update_with_start", args, timeout
+            "update_with_start", args, timeout, command_id
         )
         return result
 
@@ -234,10 +249,14 @@ class HarvestClient:
         payload: Any = None,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> None:
         """Stage a signal for a RUNNING run."""
         await self._call(
-            "send_signal", requests.signal(exec_id, name, payload, None), timeout
+            "send_signal",
+            requests.signal(exec_id, name, payload, None),
+            timeout,
+            command_id,
         )
 
     async def send_signal_idempotent(
@@ -248,10 +267,13 @@ class HarvestClient:
         key: str | None,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> bool:
         """Stage a keyed signal; False when this run already holds `key`."""
         args = requests.signal(exec_id, name, payload, key)
-        result: bool = await self._call("send_signal_idempotent", args, timeout)
+        result: bool = await self._call(
+            "send_signal_idempotent", args, timeout, command_id
+        )
         return result
 
     async def send_signal_by_workflow_id(
@@ -263,13 +285,14 @@ class HarvestClient:
         key: str | None = None,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> SignalDelivery:
         """Signal the RUNNING run of (workflow_name, workflow_id); where it went."""
         args = requests.signal_by_workflow_id(
             workflow_name, workflow_id, name, payload, key
         )
         result: SignalDelivery = await self._call(
-            "send_signal_by_workflow_id", args, timeout
+            "send_signal_by_workflow_id", args, timeout, command_id
         )
         return result
 
@@ -279,9 +302,12 @@ class HarvestClient:
         reason: str = "",
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> None:
         """Request a cooperative cancel of a RUNNING run."""
-        await self._call("cancel", requests.ending(exec_id, reason), timeout)
+        await self._call(
+            "cancel", requests.ending(exec_id, reason), timeout, command_id
+        )
 
     async def terminate(
         self,
@@ -289,9 +315,12 @@ class HarvestClient:
         reason: str = "",
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> None:
         """End a RUNNING run TERMINATED at once."""
-        await self._call("terminate", requests.ending(exec_id, reason), timeout)
+        await self._call(
+            "terminate", requests.ending(exec_id, reason), timeout, command_id
+        )
 
     async def query(
         self,
@@ -300,9 +329,12 @@ class HarvestClient:
         arg: Any = None,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> Any:
         """Answer query `name(arg)` in the serving process (it has the code); writes no event."""
-        return await self._call("query", requests.query(exec_id, name, arg), timeout)
+        return await self._call(
+            "query", requests.query(exec_id, name, arg), timeout, command_id
+        )
 
     async def update(
         self,
@@ -311,9 +343,12 @@ class HarvestClient:
         arg: Any = None,
         *,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
     ) -> Any:
         """Run update `name(arg)` in the serving process; its result."""
-        return await self._call("update", requests.update(exec_id, name, arg), timeout)
+        return await self._call(
+            "update", requests.update(exec_id, name, arg), timeout, command_id
+        )
 
     # -- reading --------------------------------------------------------------------
 
@@ -368,11 +403,19 @@ class HarvestClient:
         kind: str,
         args: dict[str, Any],
         timeout: Duration,  # noqa: ASYNC109 - the commands pass theirs on
+        command_id: str | None = None,
     ) -> Any:
-        """Queue one command and await its reply (the result, or its typed error)."""
+        """Queue one command and await its reply (the result, or its typed error).
+
+        With `command_id` (a retry: `CommandTimedOut.command_id`, or the
+        caller's own key), a command already queued under that id is not
+        queued again: this call awaits its reply, so it is applied once.
+        """
         seconds = to_timedelta(timeout, what="timeout").total_seconds()
         text = payloads.dumps(args)
-        command_id = uuid.uuid4().hex
+        command_id = (
+            uuid.uuid4().hex if command_id is None else requests.command_id(command_id)
+        )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         got = await waits.command_reply(

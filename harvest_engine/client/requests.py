@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.errors import ExecutionNotFound, UpdateRejected
+from harvest_engine.errors import ExecutionNotFound, InvalidName, UpdateRejected
 from harvest_engine.names import check_name
 from harvest_engine.runtime import starts
 from harvest_engine.runtime.signal_with_start import SignalWithStart
@@ -35,6 +35,14 @@ def exec_id(value: str | ExecutionId) -> str:
     text = str(value).strip() if value is not None else ""
     if not text:
         raise ExecutionNotFound(exec_id=str(value))
+    return text
+
+
+def command_id(value: Any) -> str:
+    """A caller's command id (the key of a retry): non-blank text within the name cap."""
+    text = check_name(value, "command id")
+    if not text.strip():
+        raise InvalidName(what="command id", reason="it is blank")
     return text
 
 

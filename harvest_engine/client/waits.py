@@ -39,7 +39,7 @@ Reply = tuple[bool, str | None]
 async def command_reply(
     queue: CommandQueue | PostgresCommandQueue,
     command_id: str,
-    submit: Callable[[], None],
+    submit: Callable[[], object],
     deadline: float,
 ) -> Reply | None:
     """Queue the command (`submit`) and await its reply; None when `deadline` (loop time) passed."""

@@ -363,6 +363,8 @@ class Decider:
         staged = txn.staged_signals(exec_id, room, byte_room) if signals else []
         signal_bytes = 0
         timers = [] if before_start else list(txn.due_timers(exec_id, cycle.now))
+        if not staged and not timers:
+            return  # the usual cycle: nothing arrived
         inputs: list[tuple[datetime, int, Any]] = [
             (s.received_at, 1, s) for s in staged
         ] + [(t.fire_at, 0, t) for t in timers]
@@ -614,8 +616,10 @@ class Decider:
             decision.waiting_workflows = [
                 children.waited_run(cycle.txn, target) for _, _, target in waits
             ]
-        elif instance.waiting_timer_ids() or instance.waiting_activity_ids():
-            decision.waiting_timer = bool(instance.waiting_timer_ids())
+        elif (
+            timers := instance.waiting_timer_ids()
+        ) or instance.waiting_activity_ids():
+            decision.waiting_timer = bool(timers)
         elif instance.waiting_conditions() and instance.signals.handler_names():
             # Only a signal handler can change what the condition reads.
             handlers = tuple(instance.signals.handler_names())

@@ -217,23 +217,28 @@ class GroupCommit:
     # -- tasks ---------------------------------------------------------------------
 
     def _claim_ready(self, exec_id: str | None, now: Now) -> list[TaskRecord]:
-        """Claim every ready task (of one run, or all) in one transaction."""
+        """Claim every ready task (of one run, or all) in one transaction.
+
+        A claim locks its run's row on a shared store, so the claims go in
+        run order: two workers claiming overlapping tasks, read in other
+        orders, then wait for each other instead of deadlocking. The claimed
+        tasks come back in their ready order.
+        """
         ready = self.store.ready_tasks(exec_id, now())
         if not ready:
             return []
         at = now()
-        claimed: list[TaskRecord] = []
+        got: dict[int, TaskRecord] = {}
+        known = self.tasks.registry.activities
         with self.store.write_together() as txn:
-            for task in ready:
-                if task.activity_name not in self.tasks.registry.activities:
+            for task in sorted(ready, key=lambda t: t.exec_id):
+                if task.activity_name not in known:
                     continue  # reported when the pass runs it (UnknownActivity)
-                got = txn.claim_task(task.id, at)
-                if got is not None:
-                    claimed.append(got)
-        unknown = [
-            t for t in ready if t.activity_name not in self.tasks.registry.activities
-        ]
-        return claimed + unknown
+                claimed = txn.claim_task(task.id, at)
+                if claimed is not None:
+                    got[task.id] = claimed
+        unknown = [t for t in ready if t.activity_name not in known]
+        return [got[t.id] for t in ready if t.id in got] + unknown
 
     async def _run_and_record(
         self,

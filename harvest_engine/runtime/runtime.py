@@ -480,7 +480,7 @@ class SqliteRuntime:
     def _require(self, exec_id: str | ExecutionId) -> str:
         """The id as text; ExecutionNotFound when no run has it."""
         text = str(exec_id).strip() if exec_id is not None else ""
-        if not _could_be_id(text) or self._store.execution(text) is None:
+        if not _could_be_id(text) or not self._store.exists(text):
             raise ExecutionNotFound(exec_id=exec_id)
         return text
 

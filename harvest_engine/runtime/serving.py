@@ -7,7 +7,10 @@ waiting on activity bodies stays in flight while others start beside it.
 Client commands are applied by one applier as they arrive; another
 process's commit is seen by one poller of `data_version` every
 `poll_interval`. A round that fails for one run logs the error under the
-``harvest_engine`` logger and backs off; the server keeps running.
+``harvest_engine`` logger and backs off; the server keeps running. A
+database that stops answering (a Postgres restart, a dropped connection)
+is a warning and a short backoff in every part of the loop, never its end
+(`serving_errors`).
 """
 
 from __future__ import annotations
@@ -16,26 +19,25 @@ import asyncio
 import logging
 import threading
 from contextlib import suppress
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import HarvestError
 from harvest_engine.runtime import commands
+from harvest_engine.runtime.serving_errors import (
+    STORAGE_BACKOFF_CAP,
+    ErrorLog,
+    backoff_after,
+    warn_storage,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from datetime import datetime
     from typing import Any
 
     from harvest_engine.runtime.runtime import SqliteRuntime
 
 log = logging.getLogger("harvest_engine.serving")
-
-# A round whose errors repeat waits this long, doubling up to the cap, so a
-# broken run (unregistered workflow, divergence) never spins the loop.
-ERROR_BACKOFF_FIRST = 0.05
-ERROR_BACKOFF_CAP = 30.0
 
 # Rounds in a row before the loop yields to the event loop, so a fleet that
 # always has work cannot starve the stop event or the command applier.
@@ -110,37 +112,6 @@ class Waker:
                 loop.call_soon_threadsafe(event.set)
 
 
-@dataclass
-class _ErrorLog:
-    """What the loop already reported, so a run that keeps failing logs once per change."""
-
-    seen: dict[str, str] = field(default_factory=dict)
-    failing_rounds: int = 0
-
-    def report(self, errors: Sequence[HarvestError]) -> None:
-        now_seen: dict[str, str] = {}
-        for error in errors:
-            key = f"{type(error).__name__}:{getattr(error, 'exec_id', '')}"
-            text = str(error)
-            now_seen[key] = text
-            if self.seen.get(key) == text:
-                log.debug("still failing: %s", text)
-            else:
-                log.error(
-                    "a run failed in the serving loop (retried with backoff): %s",
-                    text,
-                    exc_info=error,
-                )
-        self.seen = now_seen
-        self.failing_rounds = self.failing_rounds + 1 if errors else 0
-
-    def backoff(self) -> float:
-        if not self.failing_rounds:
-            return 0.0
-        growth = 2.0 ** min(self.failing_rounds - 1, 20)
-        return min(ERROR_BACKOFF_CAP, ERROR_BACKOFF_FIRST * growth)
-
-
 class Server:
     """One `serve()` call: its settings, its stop flag and its work task."""
 
@@ -158,10 +129,11 @@ class Server:
             raise ValueError("poll_interval must be positive")
         self.grace = to_timedelta(grace, what="grace").total_seconds()
         self.stopping = False
-        self.errors = _ErrorLog()
+        self.errors = ErrorLog()
         self.wake: asyncio.Event | None = None
         self.commit = asyncio.Event()
         self.woke_by_time = False
+        self._watch_failing = False
         self.inflight: set[asyncio.Task[tuple[bool, list[HarvestError]]]] = set()
 
     async def run(self) -> None:
@@ -198,7 +170,10 @@ class Server:
             # A body cut off mid-run was claimed; it runs again on the next
             # serve or drive of this runtime, not only after a reopen.
             if not self.rt.store_closed:
-                self.rt.store.requeue_claimed_tasks()
+                try:
+                    self.rt.store.requeue_claimed_tasks()
+                except HarvestError as exc:  # the database is away: leases expire
+                    warn_storage("serve: putting unfinished claims back", exc)
 
     async def _wait_stop(self) -> None:
         if self.stop is None:
@@ -288,8 +263,21 @@ class Server:
 
     def _busy(self) -> bool:
         """Whether the next due time is already due (a round in flight is on it)."""
-        due = self.rt.next_wakeup()
+        due = self._next_due()
         return due is not None and due <= self.rt.clock.now()
+
+    def _next_due(self) -> datetime | None:
+        """The runtime's next due time; now while the database does not answer.
+
+        A failed read (a restarting server) counts as due: the next round
+        meets the same failure, reports it and backs off, so the loop waits
+        the storage backoff instead of sleeping forever or crashing.
+        """
+        try:
+            return self.rt.next_wakeup()
+        except HarvestError as exc:
+            log.debug("next_wakeup failed: %s", exc)
+            return self.rt.clock.now()
 
     async def _commands(self) -> None:
         """Apply client commands as they arrive, also while the run loop awaits bodies.
@@ -309,12 +297,10 @@ class Server:
                 failures = 0
             except HarvestError as exc:  # storage: the commands stay queued
                 failures += 1
-                log.error("applying client commands failed (retried): %s", exc)
+                if failures == 1:
+                    warn_storage("serve: applying client commands", exc)
                 await asyncio.sleep(
-                    min(
-                        ERROR_BACKOFF_CAP,
-                        ERROR_BACKOFF_FIRST * 2.0 ** min(failures, 20),
-                    )
+                    backoff_after(failures + 1, cap=STORAGE_BACKOFF_CAP)
                 )
                 continue
             if applied:
@@ -355,7 +341,7 @@ class Server:
                 watch.close()  # a loop without readers (Windows' proactor)
                 watch = None
         try:
-            version = self.rt.store.data_version()
+            version = self._data_version(-1)
             while not self.stopping:
                 if watch is None:
                     await asyncio.sleep(self.poll)
@@ -365,7 +351,7 @@ class Server:
                             await changed.wait()
                     changed.clear()
                     watch.drain()
-                seen = self.rt.store.data_version()
+                seen = self._data_version(version)
                 if seen != version:
                     version = seen
                     self.commit.set()
@@ -377,6 +363,25 @@ class Server:
             if watch is not None:
                 loop.remove_reader(watch.fd)
                 watch.close()
+
+    def _data_version(self, last: int) -> int:
+        """The store's data version; while the database does not answer, `last`.
+
+        A lost connection is ridden out: the store reconnects on a later
+        read, and the version read then differs, which wakes the applier
+        to look at what queued meanwhile.
+        """
+        try:
+            seen = self.rt.store.data_version()
+        except HarvestError as exc:
+            if not self._watch_failing:
+                warn_storage("serve: watching for commits", exc)
+            self._watch_failing = True
+            return last
+        if self._watch_failing:
+            self._watch_failing = False
+            self.commit.set()
+        return seen
 
     async def _round(self) -> tuple[bool, list[HarvestError]]:
         """Due schedules, then one pass over every run; whether any made progress."""
@@ -393,7 +398,7 @@ class Server:
 
     def _delay(self) -> float | None:
         """Seconds until the next due time (None: only a wake); never 0 after an idle round."""
-        due = self.rt.next_wakeup()
+        due = self._next_due()
         backoff = self.errors.backoff()
         if due is None:
             return backoff or None

@@ -109,7 +109,7 @@ class TaskRunner:
             result = await run_attempt(activity.body, args, budget=budget)
         if result.ok and activity.mode == "ledger":
             result = _split_ledger(result)
-        elif result.ok and activity.mode == "context":
+        elif result.ok and activity.mode == "context" and ctx.llm_calls:
             result = AttemptResult(
                 ok=True, output=result.output, llm_calls=list(ctx.llm_calls)
             )

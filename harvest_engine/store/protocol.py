@@ -484,6 +484,10 @@ class DurableStore(Protocol):
         """A run's row, outside any transaction."""
         ...
 
+    def exists(self, exec_id: str) -> bool:
+        """Whether a run has this id (no row read: every drive and signal checks it)."""
+        ...
+
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
         """A run's events after `after_seq`."""
         ...

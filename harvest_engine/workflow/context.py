@@ -165,10 +165,17 @@ class WorkflowContext:
 
     def __init__(self, machine: WorkflowInstance) -> None:
         self._machine = machine
-        seed = int.from_bytes(
-            hashlib.sha256(machine.run.exec_id.encode()).digest()[:8], "big"
-        )
-        self._rng = _random.Random(seed)
+        self._seeded: _random.Random | None = None
+
+    @property
+    def _rng(self) -> _random.Random:
+        """The run's generator, seeded by its id at first use (most runs never draw)."""
+        if self._seeded is None:
+            seed = int.from_bytes(
+                hashlib.sha256(self._machine.run.exec_id.encode()).digest()[:8], "big"
+            )
+            self._seeded = _random.Random(seed)
+        return self._seeded
 
     # -- facts about the run -------------------------------------------------
 
@@ -740,6 +747,19 @@ def _checked(value: Any, what: str) -> Any:
 
 
 def _activity_target(activity: Any) -> tuple[str, Any]:
+    """The activity's name and result type; worked out once per activity (every call asks)."""
+    try:
+        return _known_activity_target(activity)
+    except TypeError:  # unhashable, or not an activity: the plain path says which
+        return _find_activity_target(activity)
+
+
+@functools.lru_cache(maxsize=1024)
+def _known_activity_target(activity: Any) -> tuple[str, Any]:
+    return _find_activity_target(activity)
+
+
+def _find_activity_target(activity: Any) -> tuple[str, Any]:
     if isinstance(activity, str):
         return check_name(activity, "activity name"), None
     info = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import inspect
 import logging
 import uuid
@@ -32,6 +33,7 @@ from harvest_engine.events import HistoryEvent
 from harvest_engine.states import ErrorInfo
 from harvest_engine.workflow.child_options import refusal_error
 from harvest_engine.workflow.commands import (
+    SOLO_COMMANDS,
     Command,
     CommandRejected,
     describe_event,
@@ -409,8 +411,7 @@ class WorkflowInstance:
 
     def _start(self, event: HistoryEvent) -> None:
         raw = event.attrs.get("input")
-        params = list(inspect.signature(self.fn).parameters)
-        if len(params) >= 2:
+        if _takes_input(self.fn):
             coro = self.fn(self.ctx, payloads.from_json(raw, self.input_type))
         else:
             coro = self.fn(self.ctx)
@@ -490,13 +491,14 @@ class WorkflowInstance:
 
     def _quiesce(self) -> None:
         """Run the code until it parks: ready callbacks first, then satisfied conditions."""
+        loop = self.loop
         while True:
             try:
-                self.loop.run_until_quiescent()
+                loop.run_until_quiescent()
             finally:
-                if self.loop.violation is not None and self.violation is None:
-                    self.violation = self.loop.violation
-            if not self._fire_condition():
+                if loop.violation is not None and self.violation is None:
+                    self.violation = loop.violation
+            if not self._conditions or not self._fire_condition():
                 return
 
     def _fire_condition(self) -> bool:
@@ -529,7 +531,7 @@ class WorkflowInstance:
             attrs = dict(command.attrs)
             if command.immediate is not None:
                 attrs.update(command.immediate())
-            if command.effect and self.effects is not None:
+            if self.effects is not None and command.effect:
                 attrs.update(self.effects(command.type, attrs) or {})
             event = HistoryEvent(seq=next_seq, type=command.type, at=at, attrs=attrs)
             next_seq += 1
@@ -563,6 +565,10 @@ class WorkflowInstance:
 
     def _check_batch(self) -> None:
         """Refuse a new batch that breaks a solo rule."""
+        if not self._local_ids and not any(
+            c.type in SOLO_COMMANDS for c in self._emitted
+        ):
+            return  # every solo rule needs a mutex or a local activity
         batch = list(self._emitted)
         ids = {int(c.attrs.get("activity_id", 0)) for c in batch}
         outstanding = any(
@@ -625,6 +631,8 @@ class WorkflowInstance:
         `kind` is "child" for an attached child, "await" for
         `await_external_workflow`.
         """
+        if not self._children and not self._awaits:
+            return []
         waits = [
             ("child", cid, target)
             for cid, (target, fut) in self._children.items()
@@ -639,6 +647,8 @@ class WorkflowInstance:
 
     def waiting_mutex_keys(self) -> list[str]:
         """Mutex keys the code waits to be granted, in request order."""
+        if not self._mutex_waits:
+            return []
         return [key for key, fut in self._mutex_waits.items() if not fut.done()]
 
     def waiting_local_activity_ids(self) -> list[int]:
@@ -694,6 +704,12 @@ class WorkflowInstance:
         )
         self._quiesce()
         return task
+
+
+@functools.lru_cache(maxsize=1024)
+def _takes_input(fn: Callable[..., Any]) -> bool:
+    """Whether a workflow body takes its input after `ctx`; read once per function."""
+    return len(inspect.signature(fn).parameters) >= 2
 
 
 def activity_error(attrs: dict[str, Any]) -> ActivityError:

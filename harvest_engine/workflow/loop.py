@@ -11,18 +11,17 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
+import contextvars
 import sys
 import threading
 import time
 import weakref
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.errors import HarvestInternalError, NonDeterministicCall
 
 if TYPE_CHECKING:
-    import contextvars
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 _SLEEP_INSTEAD = "ctx.sleep(duration) / ctx.timer(seconds)"
 _TIMEOUT_INSTEAD = "ctx.wait_for_signal_timeout(...) or a ctx.start_timer(...) race"
@@ -32,13 +31,24 @@ _IO_INSTEAD = "an activity (ctx.execute_activity)"
 # machinery stamps records, which never feeds back into workflow decisions.
 _CLOCK_CALLERS_ALLOWED = ("logging", "harvest_engine.")
 
-_stepping = threading.local()
+_get_running_loop = asyncio.events._get_running_loop
+_set_running_loop = asyncio.events._set_running_loop
+
+
+class _Stepping(threading.local):
+    """Per thread: whether workflow code is being stepped, and the violation it made."""
+
+    active = False
+    violation: NonDeterministicCall | None = None
+
+
+_stepping = _Stepping()
 
 
 def _violation(call: str, instead: str) -> NonDeterministicCall:
     """Build the error and remember it, so a violation caught by user code still counts."""
     error = NonDeterministicCall(call=call, instead=instead)
-    if getattr(_stepping, "active", False):
+    if _stepping.active:
         _stepping.violation = error
     return error
 
@@ -55,7 +65,12 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
     """Runs ready callbacks in FIFO order until none is left; never blocks."""
 
     def __init__(self) -> None:
-        self._ready: collections.deque[asyncio.Handle] = collections.deque()
+        _install_guards()
+        # (handle, callback, args, context): the handle for its cancel flag,
+        # the rest to run it without the handle's own bookkeeping.
+        self._ready: collections.deque[
+            tuple[asyncio.Handle, Callable[..., Any], tuple[Any, ...], Any]
+        ] = collections.deque()
         self._closed = False
         self._running = False
         self._exception: BaseException | None = None
@@ -77,8 +92,10 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
         *args: Any,
         context: contextvars.Context | None = None,
     ) -> asyncio.Handle:
+        if context is None:
+            context = contextvars.copy_context()
         handle = asyncio.Handle(callback, args, self, context)
-        self._ready.append(handle)
+        self._ready.append((handle, callback, args, context))
         return handle
 
     def create_future(self) -> asyncio.Future[Any]:
@@ -104,28 +121,51 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
         ]
 
     def run_until_quiescent(self) -> None:
-        """Run callbacks until the ready queue is empty (the workflow is parked)."""
+        """Run callbacks until the ready queue is empty (the workflow is parked).
+
+        The hot path of every decision: the process-wide guards are on for
+        this thread while it runs (a plain try/finally, no context manager),
+        and each callback runs in its context as `Handle._run` would run it.
+        """
         if self._running:
             raise HarvestInternalError("DeterministicLoop re-entered")
-        outer = asyncio.events._get_running_loop()
-        asyncio.events._set_running_loop(self)
+        if not self._ready:
+            return  # nothing woke (a replayed command event, say): no step
+        outer = _get_running_loop()
+        _set_running_loop(self)
         self._running = True
+        stepping = _stepping
+        previous = stepping.active
+        stepping.active = True
         try:
-            with _guard_process_state():
-                _stepping.violation = None
-                while self._ready:
-                    handle = self._ready.popleft()
-                    if not handle.cancelled():
-                        handle._run()
-                    if self._exception is not None:
-                        error, self._exception = self._exception, None
-                        raise error
-                if _stepping.violation is not None:
-                    self.violation = _stepping.violation
-                    _stepping.violation = None
+            stepping.violation = None
+            ready = self._ready
+            while ready:
+                handle, callback, args, context = ready.popleft()
+                if handle.cancelled():
+                    continue
+                try:
+                    context.run(callback, *args)
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - as Handle._run reports it
+                    self.call_exception_handler(
+                        {
+                            "message": f"Exception in callback {callback!r}",
+                            "exception": exc,
+                            "handle": handle,
+                        }
+                    )
+                if self._exception is not None:
+                    error, self._exception = self._exception, None
+                    raise error
+            if stepping.violation is not None:
+                self.violation = stepping.violation
+                stepping.violation = None
         finally:
+            stepping.active = previous
             self._running = False
-            asyncio.events._set_running_loop(outer)
+            _set_running_loop(outer)
 
     def call_inside(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call `fn(*args)` now as workflow code: this loop is the running loop.
@@ -136,21 +176,24 @@ class DeterministicLoop(asyncio.AbstractEventLoop):
         """
         if self._running:
             return fn(*args)
-        outer = asyncio.events._get_running_loop()
-        asyncio.events._set_running_loop(self)
+        outer = _get_running_loop()
+        _set_running_loop(self)
         self._running = True
+        stepping = _stepping
+        previous = stepping.active
+        stepping.active = True
         try:
-            with _guard_process_state():
-                _stepping.violation = None
-                try:
-                    return fn(*args)
-                finally:
-                    if _stepping.violation is not None:
-                        self.violation = _stepping.violation
-                        _stepping.violation = None
+            stepping.violation = None
+            try:
+                return fn(*args)
+            finally:
+                if stepping.violation is not None:
+                    self.violation = stepping.violation
+                    stepping.violation = None
         finally:
+            stepping.active = previous
             self._running = False
-            asyncio.events._set_running_loop(outer)
+            _set_running_loop(outer)
 
     def is_running(self) -> bool:
         return self._running
@@ -288,7 +331,7 @@ def _guarded(
     original: Callable[..., Any], call: str, instead: str
 ) -> Callable[..., Any]:
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        if getattr(_stepping, "active", False) and not _caller_allowed():
+        if _stepping.active and not _caller_allowed():
             raise _violation(call, instead)
         return original(*args, **kwargs)
 
@@ -317,14 +360,3 @@ def _install_guards() -> None:
         original = getattr(owner, attr)
         _ORIGINALS[(owner, attr)] = original
         setattr(owner, attr, _guarded(original, call, instead))
-
-
-@contextmanager
-def _guard_process_state() -> Iterator[None]:
-    _install_guards()
-    previous = getattr(_stepping, "active", False)
-    _stepping.active = True
-    try:
-        yield
-    finally:
-        _stepping.active = previous

@@ -89,6 +89,8 @@ class SignalInbox:
 
     def waiting_names(self) -> list[str]:
         """Signal names with a parked waiter, in the order they were parked."""
+        if not self._waiters:
+            return []
         return [
             name for name, ws in self._waiters.items() if any(not w.done() for w in ws)
         ]

@@ -68,11 +68,14 @@ class PatchBook:
     def expect(self, events: Iterable[HistoryEvent]) -> None:
         """Note the recorded events the instance is about to replay, in order."""
         for event in events:
-            if event.type in COMMAND_EVENTS or event.type in TERMINAL_EVENTS:
-                self.decided_until = max(self.decided_until, event.seq)
-            patch_id = marker_patch_id(event)
-            if patch_id is not None:
-                self._upcoming.add(patch_id)
+            kind = event.type
+            if kind in COMMAND_EVENTS or kind in TERMINAL_EVENTS:
+                if event.seq > self.decided_until:
+                    self.decided_until = event.seq
+                if kind == MARKER_EVENT:  # a command event
+                    patch_id = marker_patch_id(event)
+                    if patch_id is not None:
+                        self._upcoming.add(patch_id)
 
     def applied(self, event: HistoryEvent) -> None:
         """A marker event was applied (matched, or skipped because no call claims it)."""

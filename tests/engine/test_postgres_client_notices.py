@@ -22,6 +22,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.client import waits
+from harvest_engine.store.postgres import client_notices
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -118,12 +119,27 @@ async def test_a_command_returns_on_its_reply_notice_without_polling(
     assert reads.count <= 3  # the first read, the one after the notice (a poll: ~250)
 
 
-async def test_a_client_whose_listen_connection_dies_still_gets_its_result(
-    pg_dsn: str,
+def listeners(dsn: str) -> int:
+    """How many client LISTEN connections the server has."""
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        row = admin.execute(
+            "SELECT COUNT(*) FROM pg_stat_activity "
+            "WHERE query LIKE 'LISTEN harvest_reply%'"
+        ).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+async def test_a_wait_whose_listen_connection_dies_polls_then_listens_again(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(client_notices, "REVIVE_EVERY", 0.2)
     async with Serving(pg_dsn):
-        with HarvestClient.connect(pg_dsn) as client:
+        with (
+            HarvestClient.connect(pg_dsn) as client,
+            HarvestClient.connect(pg_dsn) as sender,
+        ):
             exec_id = await client.start_workflow("parked", timeout="5s")
+            await sender.start_workflow("parked", timeout="5s")  # its own LISTEN
             waiting = asyncio.create_task(client.result(exec_id, timeout="10s"))
             await asyncio.sleep(0.1)
             with psycopg.connect(pg_dsn, autocommit=True) as admin:
@@ -131,11 +147,15 @@ async def test_a_client_whose_listen_connection_dies_still_gets_its_result(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                     "WHERE query LIKE 'LISTEN harvest_reply%'"
                 ).fetchall()
-            assert killed == [(True,)]
-            await asyncio.sleep(WAIT)
+            assert killed == [(True,), (True,)]
+            # The waiter polls, and listens again within a few revive periods.
+            for _ in range(100):
+                if listeners(pg_dsn) == 1:
+                    break
+                await asyncio.sleep(0.05)
+            assert listeners(pg_dsn) == 1
             assert not waiting.done()
-            # The next command listens again; the waiter polls until its end.
-            await client.send_signal(exec_id, "go", "after", timeout="5s")
+            await sender.send_signal(exec_id, "go", "after", timeout="5s")
             outcome = await waiting
     assert outcome == ExecutionOutcome.Completed(output="after")
 

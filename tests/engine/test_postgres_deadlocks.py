@@ -1,24 +1,35 @@
-"""Two Postgres workers whose runs signal each other at the same moment never deadlock.
+"""Two Postgres workers never deadlock: runs that signal each other, claims read in other orders.
 
 Each worker holds its own run's row for the decision and then needs the
 other's row to stage the signal: waiting for it would be a lock cycle that
 Postgres breaks by failing one worker's whole round (`StorageError`). A
 rendezvous inside the workflow code makes both decisions hold their row at
-the same time, every time.
+the same time, every time. Claims lock their runs' rows too: two workers
+claiming the same ready tasks in other orders are made to meet after their
+first claim.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import psycopg
 
 from harvest_engine import (
+    ActivityContext,
     PostgresReader,
     PostgresRuntime,
     WorkflowContext,
+    activity,
     workflow,
 )
+from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
+
+if TYPE_CHECKING:
+    import pytest
 
 # Both decisions of the first round meet here while holding their own row.
 MEET = threading.Barrier(2)
@@ -128,3 +139,81 @@ def test_a_signal_to_a_run_another_worker_holds_while_it_holds_a_run_of_this_bat
         assert reader.describe(d).output.value == b
         assert reader.describe(b).state == "RUNNING"  # nobody pings B or C
         assert reader.describe(c).state == "RUNNING"
+
+
+@activity
+def noop(ctx: ActivityContext, _: Any) -> None:
+    return None
+
+
+@workflow
+async def one_step(ctx: WorkflowContext, _: Any) -> None:
+    await ctx.execute_activity(noop, None)
+
+
+def test_two_workers_claiming_the_same_ready_tasks_in_other_orders_do_not_deadlock(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A claim locks its task's run row; two workers whose ready lists differ
+    # in order (read at other moments) each took one run's row and waited for
+    # the other's. The rendezvous after each worker's first claim forces it.
+    workers = [PostgresRuntime.connect(pg_dsn, worker_id=f"w{i}") for i in (1, 2)]
+    try:
+        for rt in workers:
+            rt.register_workflow(one_step)
+            rt.register_activity(noop)
+        first, _second = workers
+        runs = [str(first.start_workflow("one_step")) for _ in range(2)]
+        asyncio.run(first._group._decide_all(runs, first.clock.now, []))
+        with psycopg.connect(
+            pg_dsn, autocommit=True
+        ) as admin:  # claimed: back to ready
+            admin.execute(
+                "UPDATE harvest_tasks SET status = 'PENDING', worker_id = NULL, "
+                "claimed_at = NULL, lease_expires_at = NULL"
+            )
+        ready = first.store.ready_tasks(None, first.clock.now())
+        assert sorted(t.exec_id for t in ready) == sorted(runs)
+        orders = {"w1": ready, "w2": list(reversed(ready))}
+        for rt in workers:
+            store = rt.store
+            monkeypatch.setattr(
+                store,
+                "ready_tasks",
+                lambda *_, who=rt.worker_id: list(orders[who]),
+            )
+        meet = threading.Barrier(2)
+        claims = 0
+        real_claim = PostgresWriteTxn.claim_task
+
+        def claim_then_meet(txn: PostgresWriteTxn, task_id: int, at: Any) -> Any:
+            nonlocal claims
+            got = real_claim(txn, task_id, at)
+            claims += 1
+            with contextlib.suppress(threading.BrokenBarrierError):
+                meet.wait(timeout=1)  # the other may be waiting on our row
+            return got
+
+        monkeypatch.setattr(PostgresWriteTxn, "claim_task", claim_then_meet)
+        errors: list[BaseException] = []
+        held: dict[str, list[int]] = {}
+
+        def claim(rt: PostgresRuntime) -> None:
+            try:
+                got = rt._group._claim_ready(None, rt.clock.now)
+                held[rt.worker_id] = [t.id for t in got]
+            except Exception as exc:  # noqa: BLE001 - the test asserts there is none
+                errors.append(exc)
+
+        threads = [threading.Thread(target=claim, args=(rt,)) for rt in workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert errors == []
+        assert claims >= 2
+        taken = held["w1"] + held["w2"]
+        assert sorted(taken) == sorted(t.id for t in ready)  # each claimed once
+    finally:
+        for rt in workers:
+            rt.close()

@@ -204,3 +204,28 @@ def test_events_read_back_in_the_transaction_that_appended_them_equal_a_read_aft
     )
     assert from_memory[0][0].attrs == {"r": [1, 2]}  # as stored, not as appended
     assert whole == sqlite_store.load_events("r1")
+
+
+def test_a_run_read_in_the_transaction_that_inserted_it_equals_its_row_read_after_commit(
+    sqlite_store: SqliteStore,
+) -> None:
+    new = NewExecution(
+        exec_id="fresh",
+        workflow_name="wf",
+        workflow_id="key",
+        input='{"x":[1,2]}',
+        attempt=2,
+        predecessor="old",
+        deadline=NOW + timedelta(seconds=30),
+        retry_policy='{"max_attempts":3}',
+        memo='{"m":1}',
+        search_attributes='{"s":"v"}',
+        not_before=NOW + timedelta(microseconds=5),
+    )
+    with sqlite_store.write() as txn:
+        start_run(txn, new, NOW, advice_at=50)
+        in_txn = txn.execution("fresh"), txn.load_events("fresh")
+    assert in_txn == (
+        sqlite_store.execution("fresh"),
+        sqlite_store.load_events("fresh"),
+    )

@@ -10,7 +10,8 @@ server's notice queue never backs up behind an idle client.
 
 A waiter still re-reads now and then (the caller's safety re-check), and a
 `Watch` says whether notices reach it (`live`): once the connection broke,
-the caller polls as before until the next wait reconnects.
+the caller polls as before until a wait listens again (a new one at once,
+one under way at most every second).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import logging
 import os
 import select
 import threading
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -36,6 +38,10 @@ log = logging.getLogger("harvest_engine.postgres")
 
 Waiter = tuple[asyncio.AbstractEventLoop, asyncio.Event]
 
+# A waiter whose LISTEN connection broke tries to listen again this often
+# (seconds), polling meanwhile.
+REVIVE_EVERY = 1.0
+
 
 class Watch:
     """One waiter's view: its event (set by a notice for its key) and whether notices come."""
@@ -46,7 +52,14 @@ class Watch:
 
     @property
     def live(self) -> bool:
-        """Whether notices reach this waiter now (False once the connection broke)."""
+        """Whether notices reach this waiter now (False once the connection broke).
+
+        A waiter that finds them down asks for them again, at most every
+        REVIVE_EVERY seconds: a long wait polls only until the server is back.
+        """
+        if self._notices.listening:
+            return True
+        self._notices.revive()
         return self._notices.listening
 
     async def wait(self, seconds: float) -> None:
@@ -63,8 +76,10 @@ class Notices:
     def __init__(self, dsn: str) -> None:
         self._dsn = dsn
         self._guard = threading.Lock()
+        self._starting = threading.Lock()
         self._waiters: dict[str, set[Waiter]] = {}
         self._reader: _Reader | None = None
+        self._revive_at = 0.0
         self.closed = False
 
     @property
@@ -95,6 +110,13 @@ class Notices:
                     if not waiters:
                         del self._waiters[key]
 
+    def revive(self) -> None:
+        """Listen again after the connection broke (at most every REVIVE_EVERY seconds)."""
+        now = time.monotonic()
+        if now >= self._revive_at:
+            self._revive_at = now + REVIVE_EVERY
+            self._start()
+
     def close(self) -> None:
         """Stop listening and close the connection (safe to call twice)."""
         self.closed = True
@@ -104,15 +126,16 @@ class Notices:
 
     def _start(self) -> None:
         """Listen, unless a live reader does already; on failure the waiters poll."""
-        if self.closed or self.listening:
-            return
-        if self._reader is not None:
-            self._reader.stop()
-            self._reader = None
-        try:
-            self._reader = _Reader(self._dsn, self._dispatch)
-        except Exception as exc:  # noqa: BLE001 - no notices: the waiters poll
-            log.warning("client LISTEN unavailable (%s); polling instead", exc)
+        with self._starting:  # waits on two event loops at once start one reader
+            if self.closed or self.listening:
+                return
+            if self._reader is not None:
+                self._reader.stop()
+                self._reader = None
+            try:
+                self._reader = _Reader(self._dsn, self._dispatch)
+            except Exception as exc:  # noqa: BLE001 - no notices: the waiters poll
+                log.warning("client LISTEN unavailable (%s); polling instead", exc)
 
     def _dispatch(self, key: str | None) -> None:
         """Wake the waiters of `key` (None: every waiter, the connection broke)."""

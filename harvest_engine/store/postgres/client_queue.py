@@ -74,10 +74,14 @@ class PostgresCommandQueue:
         """
         return self._notices.watch(key)
 
-    def submit(self, command_id: str, kind: str, args: str, now: datetime) -> None:
-        """Queue one command (one short transaction) and wake the serving workers."""
+    def submit(self, command_id: str, kind: str, args: str, now: datetime) -> bool:
+        """Queue one command and wake the serving workers; False when its id was queued already.
+
+        Raises:
+            ValueError: the id names a different command (nothing is queued).
+        """
         try:
-            commands.submit(self._conn, command_id, kind, args, now)
+            return commands.submit(self._conn, command_id, kind, args, now)
         except psycopg.Error as exc:
             self._fail(exc)
 

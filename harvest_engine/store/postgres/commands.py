@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.store.postgres import pipelined
 from harvest_engine.store.postgres.notify import REPLY_CHANNEL
 from harvest_engine.store.protocol import CommandRecord
+from harvest_engine.store.sqlite.commands import refuse_other
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -26,18 +27,29 @@ def submit(
     kind: str,
     args: str,
     now: datetime,
-) -> None:
+) -> bool:
     """Queue one command and wake the serving workers: one statement, wholly done or not.
 
     The insert and the notice are one autocommit statement (one round trip):
-    the notice goes out when the row is committed.
+    the notice goes out when the row is committed. A command id already
+    queued (a retry) queues nothing: False (the SQLite store's rule).
+
+    Raises:
+        ValueError: the id names a different command (nothing is queued).
     """
-    conn.execute(
+    row = conn.execute(
         "WITH queued AS (INSERT INTO harvest_commands (command_id, kind, args, "
-        "submitted_at) VALUES (%s, %s, %s, %s) RETURNING 1) "
-        "SELECT pg_notify('harvest_wake', 'command') FROM queued",
+        "submitted_at) VALUES (%s, %s, %s, %s) ON CONFLICT (command_id) DO NOTHING "
+        "RETURNING 1) SELECT pg_notify('harvest_wake', 'command') FROM queued",
         (command_id, kind, args, micros(now)),
-    )
+    ).fetchone()
+    if row is not None:
+        return True
+    held = conn.execute(
+        "SELECT kind, args FROM harvest_commands WHERE command_id = %s", (command_id,)
+    ).fetchone()
+    refuse_other(command_id, kind, args, None if held is None else (held[0], held[1]))
+    return False
 
 
 def reply(

@@ -62,11 +62,10 @@ def connect(dsn: str) -> psycopg.Connection[tuple[object, ...]]:
     try:
         return psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
     except psycopg.Error as exc:
-        reason = (
-            str(exc).strip().splitlines()[-1]
-            if str(exc).strip()
-            else type(exc).__name__
-        )
+        # libpq's message names the cause on its first line ("database "x" does
+        # not exist", "No such file or directory") and may add a hint line.
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        reason = " ".join(lines) if lines else type(exc).__name__
         raise NotAHarvestDatabase(
             path=redact(dsn), reason=f"cannot connect: {reason}"
         ) from exc

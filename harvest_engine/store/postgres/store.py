@@ -186,7 +186,11 @@ class PostgresStore:
             if not self._joinable or self._outer is None:
                 raise HarvestInternalError("nested write transaction")
             joined = PostgresWriteTxn(
-                self._conn, self.worker_id, self.lease, self._outer.memory
+                self._conn,
+                self.worker_id,
+                self.lease,
+                self._outer.memory,
+                self._outer.claimed,
             )
             self._depth += 1
             try:
@@ -217,6 +221,8 @@ class PostgresStore:
                     self._apply_released_claims(conn)
                     yield txn
             except BaseException as exc:
+                # Released with the next write; a no-op for rows the rollback undid.
+                self._released_claims.update(txn.claimed)
                 self._rolled_back(txn, exc)
                 typed = translate(exc, self.path)
                 if typed is exc:

@@ -128,6 +128,7 @@ class PostgresWriteTxn:
         worker_id: str,
         lease: timedelta,
         memory: TxnMemory,
+        claimed: list[int] | None = None,
     ) -> None:
         self._raw = conn
         # What the transaction (and its savepoints) wrote or learnt: see txn_memory.
@@ -135,6 +136,10 @@ class PostgresWriteTxn:
         self.worker_id = worker_id
         self.lease = lease
         self.undo: list[Callable[[], None]] = []
+        # Task ids this transaction (and any it joins) took under this worker:
+        # if its COMMIT fails, the store releases them, since the commit may
+        # have landed unseen and a claim nobody runs must not be renewed forever.
+        self.claimed: list[int] = [] if claimed is None else claimed
         # The run this transaction decides (lock_for_decision): other runs'
         # rows and keys are then taken without waiting (see the docstring).
         self._deciding: str | None = None
@@ -500,12 +505,16 @@ class PostgresWriteTxn:
         return None if row[width] is None else reads.task_from_row(row[width:])
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
-        return leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
+        got = leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
+        if got is not None:
+            self.claimed.append(task_id)
+        return got
 
     def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
         # The id is reserved ahead (txn_memory), so the insert travels
         # pipelined and the record is the row as the server stores it.
         task_id = self.memory.next_task_id(self._raw)
+        self.claimed.append(task_id)
         values = _task_values(task)
         self._conn.execute(
             "INSERT INTO harvest_tasks (id, exec_id, activity_id, activity_name, input, "

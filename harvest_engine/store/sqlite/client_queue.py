@@ -54,9 +54,13 @@ class CommandQueue:
             )
         return cls(str(path), connect(path))
 
-    def submit(self, command_id: str, kind: str, args: str, now: datetime) -> None:
-        """Queue one command (one short transaction)."""
-        commands.submit(self._conn, command_id, kind, args, now)
+    def submit(self, command_id: str, kind: str, args: str, now: datetime) -> bool:
+        """Queue one command (one short transaction); False when its id was queued already.
+
+        Raises:
+            ValueError: the id names a different command (nothing is queued).
+        """
+        return commands.submit(self._conn, command_id, kind, args, now)
 
     def reply(self, command_id: str) -> tuple[bool, str | None] | None:
         """(applied, reply JSON) of a command; None when no row has this id."""

@@ -20,19 +20,45 @@ if TYPE_CHECKING:
 
 def submit(
     conn: sqlite3.Connection, command_id: str, kind: str, args: str, now: datetime
-) -> None:
-    """Queue one command in its own short transaction: wholly queued, or absent."""
+) -> bool:
+    """Queue one command in its own short transaction: wholly queued, or absent.
+
+    A command id already queued (a retry) queues nothing: False. The row
+    stays the first call's, so the command is applied once.
+
+    Raises:
+        ValueError: the id names a different command (nothing is queued).
+    """
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute(
+        cursor = conn.execute(
             "INSERT INTO harvest_commands (command_id, kind, args, submitted_at) "
-            "VALUES (?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?) ON CONFLICT (command_id) DO NOTHING",
             (command_id, kind, args, micros(now)),
         )
+        queued = cursor.rowcount > 0
+        if not queued:
+            held = conn.execute(
+                "SELECT kind, args FROM harvest_commands WHERE command_id = ?",
+                (command_id,),
+            ).fetchone()
+            refuse_other(command_id, kind, args, held)
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+    return queued
+
+
+def refuse_other(
+    command_id: str, kind: str, args: str, held: tuple[str, str] | None
+) -> None:
+    """Raise when the queued command of this id is not this call (kind and arguments)."""
+    if held is not None and (held[0], held[1]) != (kind, args):
+        raise ValueError(
+            f"command id {command_id!r} already names another command "
+            f"({held[0]} with other arguments): a retry must repeat the call exactly"
+        )
 
 
 def reply(conn: sqlite3.Connection, command_id: str) -> tuple[bool, str | None] | None:

@@ -82,6 +82,8 @@ def stored_object(value: Any) -> Stored:
 
 def execution_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ExecutionRecord:
     """Build an ExecutionRecord from a row selected with EXECUTION_COLUMNS."""
+    # The time columns inline `opt_time`: every decision reads a row.
+    started, closed, deadline, not_before = row[13], row[14], row[15], row[19]
     return ExecutionRecord(
         exec_id=row[1],
         workflow_name=row[2],
@@ -95,13 +97,13 @@ def execution_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ExecutionRecord:
         parent_close_policy=row[10],
         predecessor=row[11],
         successor=row[12],
-        started_at=opt_time(row[13]),
-        closed_at=opt_time(row[14]),
-        deadline=opt_time(row[15]),
+        started_at=None if started is None else from_micros(int(started)),
+        closed_at=None if closed is None else from_micros(int(closed)),
+        deadline=None if deadline is None else from_micros(int(deadline)),
         retry_policy=row[16],
         cancel_reason=row[17],
         cancel_seq=row[18],
-        not_before=opt_time(row[19]),
+        not_before=None if not_before is None else from_micros(int(not_before)),
         next_seq=row[20],
         history_bytes=row[21],
         panic_count=row[22],

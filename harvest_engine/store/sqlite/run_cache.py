@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from harvest_engine.store.protocol import ExecutionRecord
+from harvest_engine.store.protocol import ExecutionRecord, NewExecution
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -83,30 +83,69 @@ def with_fields(
     return copy
 
 
-class RunCache:
-    """The runs of the open transaction, by exec id (empty outside a transaction)."""
+def started_run(new: NewExecution, started: tuple[int, str, int, str]) -> CachedRun:
+    """A run its transaction just inserted, with its WorkflowStarted event as stored.
 
-    def __init__(self) -> None:
-        self.runs: dict[str, CachedRun] = {}
+    The record holds what a read of the inserted row returns. Signals may
+    already wait for it (a continue-as-new hands them over before the
+    successor's row exists); nothing else can.
+    """
+    at = from_micros(started[2])
+    record = ExecutionRecord(
+        exec_id=new.exec_id,
+        workflow_name=new.workflow_name,
+        workflow_id=new.workflow_id,
+        state="RUNNING",
+        attempt=new.attempt,
+        input=new.input,
+        output=None,
+        error=None,
+        parent_exec_id=new.parent_exec_id,
+        parent_close_policy=new.parent_close_policy,
+        predecessor=new.predecessor,
+        successor=None,
+        started_at=at,
+        closed_at=None,
+        deadline=_stored_time(new.deadline),
+        retry_policy=new.retry_policy,
+        cancel_reason=None,
+        cancel_seq=None,
+        not_before=_stored_time(new.not_before),
+        next_seq=2,
+        history_bytes=len(started[3]),
+        panic_count=0,
+        memo=new.memo,
+        search_attributes=new.search_attributes,
+    )
+    return CachedRun(
+        record,
+        signals=True,
+        next_timer=None,
+        mutexes=False,
+        tasks=0,
+        children=False,
+        appended=[started],
+    )
 
-    def get(self, exec_id: str) -> CachedRun | None:
-        """The run as this transaction knows it, or None when it has not read it."""
-        return self.runs.get(exec_id)
+
+def _stored_time(value: datetime | None) -> datetime | None:
+    return None if value is None else from_micros(micros(value))
+
+
+class RunCache(dict[str, CachedRun]):
+    """The runs of the open transaction, by exec id (empty outside a transaction).
+
+    A dict, so the lookup every store method makes (`get`) costs no Python
+    call; `clear()` forgets every run when the transaction ends or part of
+    it rolls back.
+    """
 
     def put(self, run: CachedRun) -> None:
         """Keep a run's row just read."""
-        self.runs[run.record.exec_id] = run
+        self[run.record.exec_id] = run
 
-    def update(self, exec_id: str, fields: Mapping[str, object]) -> None:
+    def changed(self, exec_id: str, fields: Mapping[str, object]) -> None:
         """The transaction set these columns of the run's row."""
-        run = self.runs.get(exec_id)
+        run = self.get(exec_id)
         if run is not None:
             run.record = with_fields(run.record, fields)
-
-    def drop(self, exec_id: str) -> None:
-        """Forget one run (its row changed in a way not followed here)."""
-        self.runs.pop(exec_id, None)
-
-    def clear(self) -> None:
-        """Forget every run: the transaction ended or part of it rolled back."""
-        self.runs.clear()

@@ -269,8 +269,9 @@ class SqliteStore:
         if self._in_txn and self._txn_thread == threading.get_ident():
             if not self._joinable:
                 raise HarvestInternalError("nested write transaction")
-            with self._savepoint() as txn:
-                yield txn
+            # A plain generator, not a second context manager: every
+            # decision of a batch takes one.
+            yield from self._savepoint()
             return
         with self._write_lock:
             self._runs.clear()
@@ -342,7 +343,6 @@ class SqliteStore:
             finally:
                 self._joinable = joined
 
-    @contextmanager
     def _savepoint(self) -> Iterator[SqliteWriteTxn]:
         if not self._conn.in_transaction:
             # SQLite rolled the whole transaction back (a full disk, an I/O

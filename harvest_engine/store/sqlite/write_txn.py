@@ -16,7 +16,7 @@ from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import queries, verify
 from harvest_engine.store.sqlite import retention as retention_sql
 from harvest_engine.store.sqlite import schedules as schedule_sql
-from harvest_engine.store.sqlite.run_cache import CachedRun, RunCache
+from harvest_engine.store.sqlite.run_cache import CachedRun, RunCache, started_run
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -107,15 +107,23 @@ def _task_values(task: NewTask) -> tuple[Any, ...]:
     )
 
 
+# `col = ?, ...` by the tuple of column names (a handful of sets recur).
+_ASSIGNMENTS: dict[tuple[str, ...], str] = {}
+
+
 def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
     """`col = ?, ...` and the stored values for columns of the run's row."""
-    unknown = set(fields) - _EXECUTION_FIELDS
-    if unknown:
-        raise HarvestInternalError(
-            f"update_execution got unknown columns {sorted(unknown)}"
-        )
+    names = tuple(fields)
+    sql = _ASSIGNMENTS.get(names)
+    if sql is None:
+        unknown = set(fields) - _EXECUTION_FIELDS
+        if unknown:
+            raise HarvestInternalError(
+                f"update_execution got unknown columns {sorted(unknown)}"
+            )
+        sql = _ASSIGNMENTS[names] = ", ".join(f"{k} = ?" for k in names)
     values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
-    return ", ".join(f"{k} = ?" for k in fields), values
+    return sql, values
 
 
 def claimed_task_record(task_id: int, values: tuple[Any, ...]) -> TaskRecord:
@@ -250,6 +258,9 @@ class SqliteWriteTxn:
             parent = self._runs.get(new.parent_exec_id)
             if parent is not None:
                 parent.children = True
+        # A decision in this same transaction (an eager first drive) reads
+        # the new run from here instead of from the file.
+        self._runs.put(started_run(new, (1, started.type, at, attrs)))
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
         if not fields:
@@ -259,7 +270,7 @@ class SqliteWriteTxn:
             f"UPDATE harvest_executions SET {assignments} WHERE exec_id = ?",
             (*values, exec_id),
         )
-        self._runs.update(exec_id, fields)
+        self._runs.changed(exec_id, fields)
 
     def seal(
         self,
@@ -297,7 +308,7 @@ class SqliteWriteTxn:
             run.tasks = 0
             run.mutexes = False
             run.next_timer = None
-            self._runs.update(
+            self._runs.changed(
                 exec_id,
                 {
                     "state": state,
@@ -366,7 +377,7 @@ class SqliteWriteTxn:
         )
         run = self._runs.get(exec_id)
         if run is not None:
-            self._runs.update(
+            self._runs.changed(
                 exec_id,
                 {
                     **fields,
