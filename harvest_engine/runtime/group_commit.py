@@ -72,7 +72,9 @@ class GroupCommit:
         try:
             listed_at = self._commits
             exec_ids = self.store.runs_needing_decision(now())
-            progressed = await self._decide_all(exec_ids, listed_at, now, errors)
+            progressed = await self._decide_all(
+                exec_ids, now, errors, listed_at=listed_at
+            )
         finally:
             self._passes -= 1
         claimed = self.take_carried(None)
@@ -112,15 +114,19 @@ class GroupCommit:
     async def _decide_all(
         self,
         exec_ids: list[str],
-        listed_at: int,
         now: Now,
         errors: list[HarvestError],
+        *,
+        listed_at: int | None = None,
     ) -> bool:
         """Decide the listed runs, but not one decided since the list was read.
 
         Passes overlap (a new one starts while an older one awaits bodies), so
         a run may be on two lists; the later decision would find nothing new.
+        `listed_at` is the commit count when the list was read (default: now).
         """
+        if listed_at is None:
+            listed_at = self._commits
 
         def decide(txn: WriteTxn, exec_id: str) -> list[Decision]:
             del txn  # each decision takes its own savepoint
