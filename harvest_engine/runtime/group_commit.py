@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestError, Stuck
+from harvest_engine.runtime import eager
 
 log = logging.getLogger("harvest_engine.runtime")
 
@@ -302,10 +303,17 @@ class GroupCommit:
         limit = max(1, self.settings.group_commit_size)
         decided: dict[str, Decision] = {}
         news: set[str] = set()
+        # Bodies that finished in their first step (runtime/eager.py): no
+        # task was made for them; they count against `limit` until flushed.
+        early: list[tuple[str, Finished | None]] = []
 
         def start(exec_id: str) -> None:
             task = queues[exec_id].popleft()
-            running[asyncio.ensure_future(self._execute(task, now, errors))] = exec_id
+            started = eager.start(self._execute(task, now, errors))
+            if started.task is None:
+                early.append((exec_id, started.value))
+            else:
+                running[started.task] = exec_id
 
         if len(queues) == 1:
             # One run: its bodies in order, no tasks to schedule or wait on.
@@ -319,11 +327,19 @@ class GroupCommit:
                 ):
                     decided[decision.exec_id] = decision
             return decided
-        while waiting and len(running) < limit:
+        while waiting and len(running) + len(early) < limit:
             start(waiting.popleft())
-        while running:
-            done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            ended = [(running.pop(f), f.result()) for f in done]
+        while running or early:
+            if early:
+                # The host loop still gets its turn once a round.
+                await asyncio.sleep(0)
+                done = {f for f in running if f.done()}
+            else:
+                done, _ = await asyncio.wait(
+                    running, return_when=asyncio.FIRST_COMPLETED
+                )
+            ended = early[:] + [(running.pop(f), f.result()) for f in done]
+            early.clear()
             ended.sort(key=lambda item: order[item[0]])
             finished = [item for _, item in ended if item is not None]
             last = [exec_id for exec_id, _ in ended if not queues[exec_id]]
@@ -333,7 +349,7 @@ class GroupCommit:
             for exec_id, _ in ended:
                 if queues[exec_id]:
                     start(exec_id)
-            while waiting and len(running) < limit:
+            while waiting and len(running) + len(early) < limit:
                 start(waiting.popleft())
         return decided
 
