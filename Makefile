@@ -25,7 +25,8 @@ BENCH_APT := strace
 PG_APT := postgresql
 APT_PACKAGES := $(QT_APT_OFFSCREEN) $(QT_APT_XCB) $(BENCH_APT) $(PG_APT)
 
-# The peer engine the benchmarks compare with, in a venv of its own (shared/peers/README.md).
+# The peer engine the benchmarks compare with, in a venv of its own (shared/peers/README.md);
+# psycopg is DBOS's Postgres driver (bench/dbos_pg.py runs DBOS on pg_bench's server).
 PEERS_VENV := .venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed-dbos
 DBOS_VERSION ?= 3.4.0
@@ -112,7 +113,7 @@ bench-pg-kill: system-deps venv
 $(PEERS_STAMP):
 	$(PYTHON) -m venv $(PEERS_VENV)
 	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(PEERS_VENV)/bin/python -m pip install --quiet 'dbos==$(DBOS_VERSION)'
+	$(PEERS_VENV)/bin/python -m pip install --quiet 'dbos==$(DBOS_VERSION)' 'psycopg[binary]'
 	touch $@
 
 # --- cleaning -----------------------------------------------------------------------------

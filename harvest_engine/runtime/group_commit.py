@@ -54,14 +54,30 @@ class GroupCommit:
         self.settings = settings
         # Tasks claimed by a committed decision whose bodies have not run yet.
         self._carried: list[TaskRecord] = []
+        # Committed batches so far, and the batch count at which each run's
+        # last progressing decision committed: a pass skips a run of its list
+        # that another pass (in flight beside it) decided after the list was
+        # read, since that decision saw everything the list did.
+        self._commits = 0
+        self._decided_at: dict[str, int] = {}
+        self._passes = 0
 
     # -- the pass ------------------------------------------------------------------
 
     async def run_pass(self, now: Now) -> tuple[bool, list[HarvestError]]:
         """Decide, claim, run bodies, record + decide; (whether anything moved, every error)."""
         errors: list[HarvestError] = []
-        exec_ids = self.store.runs_needing_decision(now())
-        progressed = await self._decide_all(exec_ids, now, errors)
+        if not self._passes:
+            self._decided_at.clear()  # no pass holds an older list
+        self._passes += 1
+        try:
+            listed_at = self._commits
+            exec_ids = self.store.runs_needing_decision(now())
+            progressed = await self._decide_all(
+                exec_ids, now, errors, listed_at=listed_at
+            )
+        finally:
+            self._passes -= 1
         claimed = self.take_carried(None)
         try:
             claimed += self._claim_ready(None, now)
@@ -101,10 +117,26 @@ class GroupCommit:
     # -- decisions -----------------------------------------------------------------
 
     async def _decide_all(
-        self, exec_ids: list[str], now: Now, errors: list[HarvestError]
+        self,
+        exec_ids: list[str],
+        now: Now,
+        errors: list[HarvestError],
+        *,
+        listed_at: int | None = None,
     ) -> bool:
+        """Decide the listed runs, but not one decided since the list was read.
+
+        Passes overlap (a new one starts while an older one awaits bodies), so
+        a run may be on two lists; the later decision would find nothing new.
+        `listed_at` is the commit count when the list was read (default: now).
+        """
+        if listed_at is None:
+            listed_at = self._commits
+
         def decide(txn: WriteTxn, exec_id: str) -> list[Decision]:
             del txn  # each decision takes its own savepoint
+            if self._decided_at.get(exec_id, -1) > listed_at:
+                return []
             return self._decide([exec_id], now, errors)
 
         decisions = await self._in_batches(exec_ids, decide, carry=True)
@@ -184,6 +216,10 @@ class GroupCommit:
             for exec_id in exec_ids:
                 self.cache.evict(exec_id)
             raise
+        self._commits += 1
+        for decision in decisions:
+            if decision.progressed:
+                self._decided_at[decision.exec_id] = self._commits
         if carry:
             for decision in decisions:
                 self._carried.extend(decision.claimed)

@@ -193,13 +193,19 @@ def test_postgres_restarted_under_load_workers_resume_and_no_history_loses_or_re
 
 
 def idle_in_transaction(dsn: str) -> list[int]:
-    """Backends of this database holding a transaction open, doing nothing right now."""
+    """Backends of this database holding a transaction open.
+
+    A worker's write transaction runs in pipeline mode, whose statements end
+    in no Sync until the commit: its backend then reads 'active', not 'idle
+    in transaction', while the worker runs workflow code.
+    """
     return [
         int(pid)
         for (pid,) in sql(
             dsn,
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-            "AND state = 'idle in transaction' AND pid != pg_backend_pid()",
+            "AND xact_start IS NOT NULL AND state IN ('idle in transaction', 'active') "
+            "AND pid != pg_backend_pid()",
         )
     ]
 

@@ -319,3 +319,29 @@ async def test_a_batch_stops_taking_runs_once_it_has_held_the_thread_for_its_bud
     assert len(seen) == 6
     for exec_id, x in zip(ids, range(3), strict=True):
         assert rt.outcome(exec_id) == ExecutionOutcome.Completed(output=x + 1)
+
+
+async def test_overlapping_passes_decide_each_run_once_not_again_from_a_stale_list(
+    open_rt: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Serving starts a pass while an older one awaits bodies, so a run can be
+    # on two passes' lists; the pass that comes to it second finds it decided
+    # after its list was read and leaves it (a decision there adds nothing).
+    rt = runtime(open_rt)
+    rt.settings.group_commit_size = 1  # a pass yields between runs
+    ids = [rt.start_workflow("healthy", i) for i in range(3)]
+    decider = rt._group.decider  # type: ignore[attr-defined]
+    decided: list[str] = []
+    real = decider.decide
+
+    def counting(exec_id: str, *args: Any, **kwargs: Any) -> Any:
+        decided.append(exec_id)
+        return real(exec_id, *args, **kwargs)
+
+    monkeypatch.setattr(decider, "decide", counting)
+    await asyncio.gather(rt.poll_once(), rt.poll_once())
+    # Each run: its first decision, then the one that records its activity.
+    assert sorted(decided) == sorted(str(exec_id) for exec_id in ids * 2)
+    await rt.run_until_idle()
+    for exec_id, x in zip(ids, range(3), strict=True):
+        assert rt.outcome(exec_id) == ExecutionOutcome.Completed(output=x + 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.store.postgres import pipelined
 from harvest_engine.store.postgres.notify import REPLY_CHANNEL
 from harvest_engine.store.protocol import CommandRecord
 from harvest_engine.store.sqlite.commands import refuse_other
@@ -108,7 +109,9 @@ def purge_applied(
     conn: psycopg.Connection[tuple[Any, ...]], cutoff: datetime, limit: int
 ) -> int:
     """Delete up to `limit` commands applied before `cutoff`; how many went."""
-    return conn.execute(
+    # Settled: in a pipelined transaction the count is known only once answered.
+    return pipelined.settled(
+        conn,
         "DELETE FROM harvest_commands WHERE id IN (SELECT id FROM harvest_commands "
         "WHERE applied_at IS NOT NULL AND applied_at < %s ORDER BY applied_at LIMIT %s)",
         (micros(cutoff), limit),

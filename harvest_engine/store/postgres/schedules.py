@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.store.postgres import pipelined
 from harvest_engine.store.sqlite.schedules import row_from
 from harvest_engine.timestamps import micros
 
@@ -114,8 +115,9 @@ def update(
 
 def delete(conn: psycopg.Connection[tuple[Any, ...]], workflow_name: str) -> bool:
     """Remove a schedule; True if there was one. Its runs keep running."""
-    cursor = conn.execute(
-        "DELETE FROM harvest_schedules WHERE workflow_name = %s", (workflow_name,)
+    # Settled: in a pipelined transaction the count is known only once answered.
+    cursor = pipelined.settled(
+        conn, "DELETE FROM harvest_schedules WHERE workflow_name = %s", (workflow_name,)
     )
     return cursor.rowcount > 0
 

@@ -10,6 +10,7 @@ broken connection is replaced on the next call.
 
 from __future__ import annotations
 
+import collections
 import os
 import socket
 import threading
@@ -26,11 +27,19 @@ from harvest_engine.errors import (
     StorageError,
 )
 from harvest_engine.store.postgres import commands as command_sql
-from harvest_engine.store.postgres import leases, listing, notify, reads, wakeups
+from harvest_engine.store.postgres import (
+    leases,
+    listing,
+    notify,
+    pipelined,
+    reads,
+    wakeups,
+)
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import guard_public_methods, translate
 from harvest_engine.store.postgres.migrations import migrate
+from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
 from harvest_engine.timestamps import micros
 
@@ -89,7 +98,9 @@ class PostgresStore:
         self._in_txn = False
         self._txn_thread = 0
         self._joinable = False
-        self._outer_claims: list[int] = []
+        self._outer: PostgresWriteTxn | None = None
+        self._task_ids: collections.deque[int] = collections.deque()
+        self._depth = 0
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
         self._listeners: list[notify.Listener] = []
@@ -166,34 +177,49 @@ class PostgresStore:
     def write(self) -> Iterator[PostgresWriteTxn]:
         """One write transaction; a psycopg failure rolls it back and arrives typed.
 
-        Inside `write_together` a write on the same thread is a savepoint: its
-        error undoes only its own changes.
+        It runs in pipeline mode (`pipelined`): writes travel without waiting
+        for their answers, and it returns once the COMMIT is answered. Inside
+        `write_together` a write on the same thread is a savepoint: its error
+        undoes only its own changes.
         """
         if self._in_txn and self._txn_thread == threading.get_ident():
-            if not self._joinable:
+            if not self._joinable or self._outer is None:
                 raise HarvestInternalError("nested write transaction")
             joined = PostgresWriteTxn(
-                self._conn, self.worker_id, self.lease, self._outer_claims
+                self._conn,
+                self.worker_id,
+                self.lease,
+                self._outer.memory,
+                self._outer.claimed,
             )
+            self._depth += 1
             try:
-                with self._conn.transaction():  # a savepoint
+                with pipelined.savepoint(self._conn, f"harvest_{self._depth}"):
                     yield joined
             except BaseException:
+                joined.memory.forget()
                 for undo in reversed(joined.undo):
                     undo()
                 raise
+            finally:
+                self._depth -= 1
             return
         with self._lock:
             conn = self._live_or_typed()
-            txn = PostgresWriteTxn(conn, self.worker_id, self.lease)
-            self._outer_claims = txn.claimed
+            memory = TxnMemory(task_ids=self._task_ids)
+            txn = PostgresWriteTxn(conn, self.worker_id, self.lease, memory)
             self._in_txn = True
             self._txn_thread = threading.get_ident()
+            self._outer = txn
+
+            def before_commit() -> None:
+                txn.memory.verify(conn)
+                conn.execute(notify.NOTIFY, (self.worker_id,))
+
             try:
-                with conn.transaction():
+                with pipelined.transaction(conn, before_commit):
                     self._apply_released_claims(conn)
                     yield txn
-                    conn.execute(notify.NOTIFY, (self.worker_id,))
             except BaseException as exc:
                 # Released with the next write; a no-op for rows the rollback undid.
                 self._released_claims.update(txn.claimed)
@@ -207,6 +233,7 @@ class PostgresStore:
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
+                self._outer = None
 
     def _live_or_typed(self) -> psycopg.Connection[tuple[Any, ...]]:
         try:

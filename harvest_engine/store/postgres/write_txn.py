@@ -29,6 +29,7 @@ from harvest_engine.store.postgres import leases, reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.notify import DONE_CHANNEL
+from harvest_engine.store.postgres.txn_memory import Append, Stored, TxnMemory
 from harvest_engine.store.protocol import RunBusy
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.timestamps import from_micros, micros
@@ -126,9 +127,12 @@ class PostgresWriteTxn:
         conn: psycopg.Connection[tuple[Any, ...]],
         worker_id: str,
         lease: timedelta,
+        memory: TxnMemory,
         claimed: list[int] | None = None,
     ) -> None:
-        self._conn = conn
+        self._raw = conn
+        # What the transaction (and its savepoints) wrote or learnt: see txn_memory.
+        self.memory = memory
         self.worker_id = worker_id
         self.lease = lease
         self.undo: list[Callable[[], None]] = []
@@ -139,6 +143,15 @@ class PostgresWriteTxn:
         # The run this transaction decides (lock_for_decision): other runs'
         # rows and keys are then taken without waiting (see the docstring).
         self._deciding: str | None = None
+        # The row `lock_for_decision` read while locking it, for the
+        # `execution()` call that follows it at once; any other statement
+        # (through `_conn`) may change the row, so it drops the copy.
+        self._locked_row: ExecutionRecord | None = None
+
+    @property
+    def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
+        self._locked_row = None
+        return self._raw
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
@@ -174,13 +187,24 @@ class PostgresWriteTxn:
     # -- runs ---------------------------------------------------------------
 
     def lock_for_decision(self, exec_id: str) -> bool:
-        """Lock the run's row for this decision; False when another worker holds it now."""
+        """Lock the run's row for this decision; False when another worker holds it now.
+
+        The row is read in the same statement and kept for the decision's
+        `execution()` that follows (one round trip instead of two), with
+        whether the run has any staged signal or timer (`txn_memory`).
+        """
         row = self._conn.execute(
-            "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
+            f"SELECT {reads.EXECUTION_COLUMNS}, "
+            "NOT EXISTS (SELECT 1 FROM harvest_signals s "
+            "WHERE s.exec_id = e.exec_id AND s.delivered = 0), "
+            "NOT EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id) "
+            "FROM harvest_executions e WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
             (exec_id,),
         ).fetchone()
         if row is not None:
             self._deciding = exec_id
+            self._locked_row = reads.execution_from_row(row[:-2])
+            self.memory.quiet[exec_id] = (bool(row[-2]), bool(row[-1]))
             return True
         gone = self._conn.execute(
             "SELECT 1 FROM harvest_executions WHERE exec_id = %s", (exec_id,)
@@ -188,6 +212,10 @@ class PostgresWriteTxn:
         return gone is None
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
+        kept = self._locked_row
+        if kept is not None and kept.exec_id == exec_id:
+            self._locked_row = None
+            return kept  # read under this transaction's lock, unchanged since
         if self._waits_for(exec_id):
             return reads.execution(self._conn, exec_id, lock=True)
         row = self._lock_row(
@@ -251,81 +279,118 @@ class PostgresWriteTxn:
         error: str | None = None,
     ) -> None:
         conn = self._conn
-        # The notice tells a client waiting on the run's result (at commit).
+        # One statement for the run's row, its tasks, timers and signals (the
+        # keyed signals stay, delivered, for their idempotency); its notice
+        # tells a client waiting on the run's result (at commit).
         conn.execute(
-            "WITH sealed AS (UPDATE harvest_executions SET state = %s, closed_at = %s, "
-            "output = %s, error = %s, needs_decision = 0 WHERE exec_id = %s "
-            f"RETURNING exec_id) SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM sealed",
-            (state, micros(closed_at), output, error, exec_id),
+            "WITH sealed AS (UPDATE harvest_executions SET state = %(state)s, "
+            "closed_at = %(closed)s, output = %(output)s, error = %(error)s, "
+            "needs_decision = 0 WHERE exec_id = %(id)s RETURNING exec_id), "
+            "tasks AS (DELETE FROM harvest_tasks WHERE exec_id = %(id)s), "
+            "timers AS (DELETE FROM harvest_timers WHERE exec_id = %(id)s), "
+            "dropped AS (DELETE FROM harvest_signals WHERE exec_id = %(id)s "
+            "AND idempotency_key IS NULL), "
+            "kept AS (UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %(id)s "
+            "AND delivered = 0 AND idempotency_key IS NOT NULL) "
+            f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM sealed",
+            {
+                "state": state,
+                "closed": micros(closed_at),
+                "output": output,
+                "error": error,
+                "id": exec_id,
+            },
         )
-        conn.execute("DELETE FROM harvest_tasks WHERE exec_id = %s", (exec_id,))
-        conn.execute("DELETE FROM harvest_timers WHERE exec_id = %s", (exec_id,))
-        for (key,) in conn.execute(
+        keys = conn.execute(
             "SELECT key FROM harvest_mutexes WHERE exec_id = %s ORDER BY key",
             (exec_id,),
-        ).fetchall():
-            self._key_lock("mutex", key)
-        conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = %s", (exec_id,))
-        conn.execute(
-            "DELETE FROM harvest_signals WHERE exec_id = %s AND idempotency_key IS NULL",
-            (exec_id,),
-        )
-        conn.execute(
-            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %s AND delivered = 0",
-            (exec_id,),
-        )
+        ).fetchall()
+        if keys:
+            for (key,) in keys:
+                self._key_lock("mutex", key)
+            conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = %s", (exec_id,))
 
     # -- events -------------------------------------------------------------
 
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        known = self.memory.events_after(exec_id, after_seq)
+        if known is not None:
+            return known  # this transaction appended every one of them
         return reads.load_events(self._conn, exec_id, after_seq)
 
     def append_events(
         self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
     ) -> None:
+        """Append in one statement that also sets `fields` of the run's row.
+
+        The UPDATE of the run's row (locked until the transaction ends) moves
+        next_seq only if it was the first event's seq, and feeds the INSERT
+        of every event; the rows written are counted before the commit
+        (`txn_memory`), so a run that is unknown or whose next seq is another
+        fails the transaction with nothing written.
+        """
         if not events:
             self.update_execution(exec_id, **fields)
             return
-        assignments, values = _assignments(fields) if fields else ("", [])
-        row = self._lock_row(
-            "SELECT next_seq FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
-            exec_id,
-        )
-        if row is None:
-            raise HarvestInternalError(f"append_events to unknown run {exec_id}")
-        expected = int(row[0])
-        encoded = []
-        size = 0
-        for event in events:
-            if event.seq != expected:
+        if not self._waits_for(exec_id):
+            # Another run's row, in a decision: taken NOWAIT (RunBusy if held).
+            self._lock_row(
+                "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
+                exec_id,
+            )
+        _, values = _assignments(fields)  # refuses an unknown column
+        sets = "".join(f", {name} = %(f{i})s" for i, name in enumerate(fields))
+        first = events[0].seq
+        seqs: list[int] = []
+        types: list[str] = []
+        ats: list[int] = []
+        attrs: list[str] = []
+        stored: list[Stored] = []
+        for offset, event in enumerate(events):
+            if event.seq != first + offset:
                 raise HarvestInternalError(
                     f"event seq {event.seq} does not continue run {exec_id} "
-                    f"(next is {expected})"
+                    f"(next is {first + offset})"
                 )
-            attrs = payloads.dumps(event.attrs)
-            size += len(attrs)
-            encoded.append((exec_id, event.seq, event.type, micros(event.at), attrs))
-            expected += 1
-        with self._conn.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
-                "VALUES (%s, %s, %s, %s, %s)",
-                encoded,
-            )
-        sets = f", {assignments}" if assignments else ""
-        sql = (
-            "UPDATE harvest_executions SET next_seq = %s, "
-            f"history_bytes = history_bytes + %s{sets} WHERE exec_id = %s"
+            seqs.append(event.seq)
+            types.append(event.type)
+            ats.append(micros(event.at))
+            attrs.append(payloads.dumps(event.attrs))
+            stored.append((seqs[-1], types[-1], ats[-1], attrs[-1]))
+        args: dict[str, object] = {f"f{i}": v for i, v in enumerate(values)}
+        cursor = self._conn.execute(
+            "WITH moved AS (UPDATE harvest_executions SET next_seq = %(end)s, "
+            f"history_bytes = history_bytes + %(size)s{sets} "
+            "WHERE exec_id = %(id)s AND next_seq = %(first)s RETURNING exec_id) "
+            "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
+            "SELECT moved.exec_id, e.seq, e.type, e.at, e.attrs FROM moved, "
+            "unnest(%(seqs)s::integer[], %(types)s::text[], %(ats)s::bigint[], "
+            "%(attrs)s::text[]) AS e(seq, type, at, attrs)",
+            {
+                **args,
+                "end": first + len(events),
+                "size": sum(len(a) for a in attrs),
+                "id": exec_id,
+                "first": first,
+                "seqs": seqs,
+                "types": types,
+                "ats": ats,
+                "attrs": attrs,
+            },
         )
-        self._conn.execute(
-            _notifying_end(sql, fields), (expected, size, *values, exec_id)
-        )
+        # Counted with the others before the commit (no round trip per append).
+        self.memory.appended(Append(cursor, exec_id, first, len(events)), stored)
+        if "state" in fields or "successor" in fields:
+            # A client awaiting the run's end hears it at the commit.
+            self._conn.execute("SELECT pg_notify(%s, %s)", (DONE_CHANNEL, exec_id))
 
     # -- signals ------------------------------------------------------------
 
     def staged_signals(
         self, exec_id: str, limit: int, max_bytes: int | None = None
     ) -> list[StagedSignal]:
+        if self.memory.quiet.get(exec_id, (False, False))[0]:
+            return []  # none when its row was locked, and none staged since
         return reads.staged_signals(self._conn, exec_id, limit, max_bytes)
 
     def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
@@ -345,6 +410,7 @@ class PostgresWriteTxn:
     def stage_signal(
         self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
     ) -> bool:
+        self.memory.quiet.pop(exec_id, None)
         row = self._conn.execute(
             "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
             "received_at) VALUES (%s, %s, %s, %s, %s) "
@@ -361,6 +427,7 @@ class PostgresWriteTxn:
         return True
 
     def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
+        self.memory.quiet.pop(to_exec, None)
         self._conn.execute(
             "UPDATE harvest_signals SET exec_id = %s WHERE exec_id = %s AND delivered = 0",
             (to_exec, from_exec),
@@ -379,6 +446,8 @@ class PostgresWriteTxn:
     # -- timers -------------------------------------------------------------
 
     def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
+        if self.memory.quiet.get(exec_id, (False, False))[1]:
+            return []  # no timer when its row was locked, and none added since
         rows = self._conn.execute(
             "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = %s "
             "AND fire_at <= %s ORDER BY fire_at, timer_id",
@@ -387,6 +456,7 @@ class PostgresWriteTxn:
         return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
 
     def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
+        self.memory.quiet.pop(exec_id, None)
         self._conn.execute(
             "INSERT INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (%s, %s, %s) "
             "ON CONFLICT DO NOTHING",
@@ -417,20 +487,22 @@ class PostgresWriteTxn:
 
     def task(self, task_id: int) -> TaskRecord | None:
         # Lock order: the run's row first, then the task's (as a decision does).
-        owner = self._conn.execute(
-            "SELECT exec_id FROM harvest_tasks WHERE id = %s", (task_id,)
-        ).fetchone()
-        if owner is None:
-            return None
-        self._conn.execute(
-            "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
-            (owner[0],),
-        )
+        # One statement: the run's row is locked first (its CTE is scanned
+        # before the lateral task read), then the task's. The run's row is
+        # kept for the `execution()` that recording a task makes next.
+        width = len(reads.EXECUTION_COLUMNS.split(","))
         row = self._conn.execute(
-            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE id = %s FOR UPDATE",
-            (task_id,),
+            f"WITH run AS MATERIALIZED (SELECT {reads.EXECUTION_COLUMNS} "
+            "FROM harvest_executions WHERE exec_id = "
+            "(SELECT exec_id FROM harvest_tasks WHERE id = %(id)s) FOR UPDATE) "
+            f"SELECT run.*, t.* FROM run LEFT JOIN LATERAL (SELECT {reads.TASK_COLUMNS} "
+            "FROM harvest_tasks WHERE id = %(id)s FOR UPDATE) t ON true",
+            {"id": task_id},
         ).fetchone()
-        return None if row is None else reads.task_from_row(row)
+        if row is None:
+            return None
+        self._locked_row = reads.execution_from_row(row[:width])
+        return None if row[width] is None else reads.task_from_row(row[width:])
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         got = leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
@@ -439,34 +511,57 @@ class PostgresWriteTxn:
         return got
 
     def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
-        row = self._conn.execute(
-            "INSERT INTO harvest_tasks (exec_id, activity_id, activity_name, input, queue, "
-            "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
+        # The id is reserved ahead (txn_memory), so the insert travels
+        # pipelined and the record is the row as the server stores it.
+        task_id = self.memory.next_task_id(self._raw)
+        self.claimed.append(task_id)
+        values = _task_values(task)
+        self._conn.execute(
+            "INSERT INTO harvest_tasks (id, exec_id, activity_id, activity_name, input, "
+            "queue, max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
             "schedule_to_close_at, idempotency_key, local, heartbeat_timeout, status, "
             "claimed_at, worker_id, lease_expires_at) VALUES "
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'RUNNING', %s, %s, "
-            "clock_timestamp() + COALESCE(make_interval(secs => %s), %s::interval)) "
-            f"RETURNING {reads.TASK_COLUMNS}",
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'RUNNING', %s, "
+            "%s, clock_timestamp() + COALESCE(make_interval(secs => %s), %s::interval))",
             (
-                *_task_values(task),
+                task_id,
+                *values,
                 micros(now),
                 self.worker_id,
                 task.heartbeat_timeout,
                 self.lease,
             ),
-        ).fetchone()
-        if row is None:
-            raise HarvestInternalError("task insert returned no row")
-        claimed = reads.task_from_row(row)
-        self.claimed.append(claimed.id)
-        return claimed
+        )
+        return reads.task_from_row(
+            (
+                task_id,
+                task.exec_id,
+                task.activity_id,
+                task.activity_name,
+                task.input,
+                task.queue,
+                "RUNNING",
+                1,  # the column's default: a new task's first attempt
+                task.max_attempts,
+                micros(task.ready_at),
+                micros(task.ready_at),
+                None,
+                None,
+                task.retry_policy,
+                None if task.start_to_close is None else float(task.start_to_close),
+                _opt_micros(task.schedule_to_close_at),
+                task.idempotency_key,
+                int(task.local),
+            )
+        )
 
     def delete_task(self, task_id: int) -> bool:
+        # RETURNING: the answer arrives with a fetch (rowcount would need a sync).
         return (
             self._conn.execute(
-                "DELETE FROM harvest_tasks WHERE id = %s", (task_id,)
-            ).rowcount
-            == 1
+                "DELETE FROM harvest_tasks WHERE id = %s RETURNING id", (task_id,)
+            ).fetchone()
+            is not None
         )
 
     def reschedule_task(
@@ -475,10 +570,10 @@ class PostgresWriteTxn:
         moved = self._conn.execute(
             "UPDATE harvest_tasks SET status = 'PENDING', attempt = %s, ready_at = %s, "
             "last_error = %s, claimed_at = NULL, worker_id = NULL, lease_expires_at = NULL "
-            "WHERE id = %s",
+            "WHERE id = %s RETURNING id",
             (attempt, micros(ready_at), last_error, task_id),
-        )
-        return moved.rowcount == 1
+        ).fetchone()
+        return moved is not None
 
     def record_attempt(self, attempt: AttemptRecord) -> None:
         self._conn.execute(

@@ -1,0 +1,111 @@
+"""Write transactions in libpq pipeline mode: a statement whose result nobody reads costs no round trip.
+
+A decision is mostly writes (events, task rows, the run's row) between a few
+reads. Outside pipeline mode every statement waits for the server's answer;
+in it, statements queue up and travel together, the server works through
+them while the worker goes on, and only a read (a fetch) waits, for the
+results up to it. COMMIT travels with the last writes, in one round trip.
+
+What this changes and what it does not:
+- A failing statement raises at the next read or at the commit, not where it
+  was sent; the transaction still rolls back as a whole, so nothing of it is
+  kept and nothing is reported done (the commit's own result is awaited).
+- `rowcount` is only known once its result arrived: statements that need it
+  run in `settled()` (a nested pipeline, which syncs at its end).
+- Savepoints are plain SAVEPOINT / ROLLBACK TO / RELEASE statements, queued
+  like the rest (psycopg's `transaction()` syncs on entering and leaving one).
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg import pq
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+log = logging.getLogger("harvest_engine.postgres")
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+
+@contextmanager
+def transaction(conn: Conn, before_commit: Callable[[], None]) -> Iterator[None]:
+    """BEGIN ... COMMIT in pipeline mode; `before_commit()` runs last inside it.
+
+    Returns only once the server has answered the COMMIT; any error of the
+    block, of a queued statement or of the commit rolls everything back and
+    propagates.
+    """
+    committed = False
+    try:
+        with conn.pipeline():
+            conn.execute("BEGIN", prepare=False)
+            try:
+                yield
+                before_commit()
+            except BaseException:
+                # Queued; skipped by the server when an earlier statement
+                # failed (the pipeline is aborted), then repeated below.
+                conn.execute("ROLLBACK", prepare=False)
+                raise
+            commit = conn.execute("COMMIT", prepare=False)
+        # A COMMIT of a transaction that failed (a savepoint could not undo
+        # an error, say) rolls back and says so: never report that as done.
+        if commit.statusmessage != "COMMIT":
+            raise psycopg.errors.InFailedSqlTransaction(
+                f"the transaction was rolled back at its commit ({commit.statusmessage})"
+            )
+        committed = True
+    finally:
+        if not committed:
+            _end_failed(conn)
+
+
+def _end_failed(conn: Conn) -> None:
+    """Leave the connection idle after a failed transaction (ROLLBACK if still in one)."""
+    if conn.closed or conn.broken:
+        return
+    with suppress(psycopg.Error):
+        if conn.info.transaction_status != pq.TransactionStatus.IDLE:
+            conn.execute("ROLLBACK", prepare=False)
+
+
+@contextmanager
+def savepoint(conn: Conn, name: str) -> Iterator[None]:
+    """A savepoint in the open pipelined transaction: an error undoes only the block's changes."""
+    conn.execute(f"SAVEPOINT {name}", prepare=False)
+    try:
+        yield
+    except BaseException:
+        # A statement of the block that failed (its error is the one raised,
+        # e.g. a NOWAIT lock refused) left the pipeline aborted: sync past it,
+        # then undo the block. Errors met here are the block's own, which
+        # the rollback undoes; if the savepoint itself is gone (an earlier
+        # statement failed), the ROLLBACK TO fails and the transaction with it.
+        with suppress(psycopg.Error):
+            sync(conn)
+        conn.execute(f"ROLLBACK TO SAVEPOINT {name}", prepare=False)
+        conn.execute(f"RELEASE SAVEPOINT {name}", prepare=False)
+        sync(conn)
+        raise
+    conn.execute(f"RELEASE SAVEPOINT {name}", prepare=False)
+
+
+def settled(
+    conn: Conn, sql: str, args: tuple[object, ...] | dict[str, object] | None = None
+) -> psycopg.Cursor[tuple[Any, ...]]:
+    """Run one statement and wait for its result, so its `rowcount` is known."""
+    with conn.pipeline():
+        cursor = conn.execute(sql, args)
+    return cursor
+
+
+def sync(conn: Conn) -> None:
+    """Wait for every queued statement's result (their errors raise here)."""
+    with conn.pipeline():
+        pass

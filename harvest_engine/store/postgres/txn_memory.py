@@ -1,0 +1,121 @@
+"""What a Postgres write transaction knows without asking the server again.
+
+Each read costs a round trip (writes travel pipelined, `pipelined.py`), and a
+decision reads what its own transaction just wrote or could not have changed:
+- the events it appended: a run's row stays locked from its first append to
+  the commit, so no one else appends; the tail of a run's history from the
+  first event this transaction appended is all here;
+- whether the run has staged signals or timers at all, read with the
+  decision's row lock: another worker's signal must update the locked row,
+  so it cannot commit before this transaction ends; this transaction's own
+  new signals and timers clear the flag;
+- appends are counted together before the commit (`verify`);
+- task ids come from a block reserved from the sequence, so inserting a
+  claimed task needs no answer.
+A savepoint that rolls back forgets the tails and the flags (its writes are
+undone); a transaction that fails is thrown away with all of it.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from harvest_engine import payloads
+from harvest_engine.errors import HarvestInternalError
+from harvest_engine.events import HistoryEvent
+from harvest_engine.store.postgres import pipelined
+from harvest_engine.timestamps import from_micros
+
+
+@dataclass(frozen=True)
+class Append:
+    """One `append_events` statement whose rows are counted before the commit."""
+
+    cursor: psycopg.Cursor[tuple[Any, ...]]
+    exec_id: str
+    first: int
+    count: int
+
+
+# Task ids reserved at once (a sequence value is never handed out twice; an
+# unused one is a gap, as a rolled-back insert leaves).
+TASK_ID_BLOCK = 64
+
+# An appended event as stored: seq, type, at (micros), attrs (JSON text).
+Stored = tuple[int, str, int, str]
+
+
+@dataclass
+class TxnMemory:
+    """Shared by a transaction and its savepoints."""
+
+    appends: list[Append] = field(default_factory=list)
+    tails: dict[str, list[Stored]] = field(default_factory=dict)
+    # exec_id -> (no undelivered signal, no timer), as of its decision's lock
+    quiet: dict[str, tuple[bool, bool]] = field(default_factory=dict)
+    # Task ids reserved from the table's sequence, shared by the store's
+    # transactions: a task inserted with one needs no RETURNING round trip.
+    task_ids: collections.deque[int] = field(default_factory=collections.deque)
+
+    def next_task_id(self, conn: psycopg.Connection[tuple[Any, ...]]) -> int:
+        """A fresh task id (a block of TASK_ID_BLOCK is reserved when none is left)."""
+        if not self.task_ids:
+            rows = conn.execute(
+                "SELECT nextval(pg_get_serial_sequence('harvest_tasks', 'id')) "
+                "FROM generate_series(1, %s)",
+                (TASK_ID_BLOCK,),
+            ).fetchall()
+            self.task_ids.extend(sorted(int(r[0]) for r in rows))
+        return self.task_ids.popleft()
+
+    def appended(self, append: Append, rows: list[Stored]) -> None:
+        """Note an append: counted before the commit, its events kept as the run's tail."""
+        self.appends.append(append)
+        tail = self.tails.get(append.exec_id)
+        if tail is not None and tail[-1][0] + 1 == rows[0][0]:
+            tail.extend(rows)
+        else:
+            self.tails[append.exec_id] = list(rows)
+
+    def events_after(self, exec_id: str, after_seq: int) -> list[HistoryEvent] | None:
+        """The run's events after `after_seq` when this transaction wrote all of them; else None."""
+        tail = self.tails.get(exec_id)
+        if not tail or tail[0][0] > after_seq + 1:
+            return None
+        return [
+            HistoryEvent(
+                seq=seq, type=type_, at=from_micros(at), attrs=payloads.loads(attrs)
+            )
+            for seq, type_, at, attrs in tail
+            if seq > after_seq
+        ]
+
+    def forget(self) -> None:
+        """A savepoint rolled back: what it wrote is gone, so forget tails and flags."""
+        self.tails.clear()
+        self.quiet.clear()
+
+    def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+        """Raise (so the transaction rolls back) if an append wrote fewer events than given."""
+        if not self.appends:
+            return
+        pipelined.sync(conn)
+        for append in self.appends:
+            if append.cursor.rowcount == append.count:
+                continue
+            row = conn.execute(
+                "SELECT next_seq FROM harvest_executions WHERE exec_id = %s",
+                (append.exec_id,),
+            ).fetchone()
+            if row is None:
+                raise HarvestInternalError(
+                    f"append_events to unknown run {append.exec_id}"
+                )
+            raise HarvestInternalError(
+                f"event seq {append.first} does not continue run {append.exec_id} "
+                f"(next was {row[0]})"
+            )
