@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestError, Stuck
 from harvest_engine.runtime import eager
+from harvest_engine.store.protocol import JoinedWriteFailed
 
 log = logging.getLogger("harvest_engine.runtime")
 
@@ -156,6 +157,12 @@ class GroupCommit:
         host loop (the GUI's) is never held long; which runs share a commit
         changes no history.
         """
+        if len(exec_ids) == 1:
+            # One run: its writes share the commit with nobody else's.
+            exec_id = exec_ids[0]
+            return self._in_batch(
+                exec_ids, lambda txn: per_run(txn, exec_id), carry=carry, alone=True
+            )
         size = max(1, self.settings.group_commit_size)
         budget = self.settings.group_commit_seconds
         pending = collections.deque(exec_ids)
@@ -203,15 +210,26 @@ class GroupCommit:
         work: Callable[[WriteTxn], list[Decision]],
         *,
         carry: bool = True,
+        alone: bool = False,
     ) -> list[Decision]:
         """Run `work` in one batch; on a failed commit forget what it touched, then raise.
 
         With `carry`, the claims of the committed decisions wait for the next
-        pass; without, the caller runs them itself.
+        pass; without, the caller runs them itself. `alone`: the batch holds
+        one run's work (its completions and its decision), whose decision
+        then takes no savepoint; if it fails, everything rolled back and the
+        batch runs again with savepoints, so the completions commit without
+        the failed decision, as in any batch (`JoinedWriteFailed`).
         """
         try:
-            with self.store.write_together() as txn:
+            with self.store.write_together(savepoints=not alone) as txn:
                 decisions = work(txn)
+        except JoinedWriteFailed:
+            for exec_id in exec_ids:
+                self.cache.evict(exec_id)
+            if not alone:
+                raise
+            return self._in_batch(exec_ids, work, carry=carry)
         except BaseException:
             for exec_id in exec_ids:
                 self.cache.evict(exec_id)
@@ -452,7 +470,7 @@ class GroupCommit:
                 errors.append(exc)
             return decided
 
-        self._in_batch([exec_id], work, carry=False)
+        self._in_batch([exec_id], work, carry=False, alone=True)
         if errors:
             raise errors[0]
         return decided[0]

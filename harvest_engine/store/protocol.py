@@ -164,6 +164,17 @@ class LedgerEntry:
     recorded_at: datetime
 
 
+class JoinedWriteFailed(BaseException):  # noqa: N818 - a request to redo, not a failure
+    """A joined write without a savepoint failed: the whole transaction rolled back.
+
+    Raised by `write_together(savepoints=False)` in place of the joined
+    write's error, so no handler in between mistakes it for that error (a
+    BaseException, as other internal control flow is); the caller runs the
+    transaction again with savepoints, where the error is met and handled
+    as before. Only a transaction that holds one run's work skips them.
+    """
+
+
 class RunBusy(Exception):  # noqa: N818 - a signal to stand back, not a failure
     """A decision needs another run's row that another worker holds right now.
 
@@ -534,11 +545,17 @@ class DurableStore(Protocol):
         """
         ...
 
-    def write_together(self) -> AbstractContextManager[WriteTxn]:
+    def write_together(
+        self, *, savepoints: bool = True
+    ) -> AbstractContextManager[WriteTxn]:
         """A write transaction that `write()` calls on this thread join until it ends.
 
         Each joined write is atomic on its own (its error undoes only its
         changes), and all of them commit together with the outer one.
+        Without `savepoints` (a store may take the hint or not), a joined
+        write may skip its savepoint: when it fails, the whole transaction
+        rolls back and raises `JoinedWriteFailed`, and the caller runs it
+        again with savepoints.
         """
         ...
 

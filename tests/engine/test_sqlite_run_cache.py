@@ -1,7 +1,8 @@
-"""The SQLite write transaction's run rows: read once, kept current by its own writes, never stale."""
+"""The SQLite write transaction's run rows: read once, kept current by its writes and past commits, never stale."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ from harvest_engine.store.protocol import NewExecution, NewTask
 from harvest_engine.store.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
 pytestmark = pytest.mark.sqlite_only("the SQLite write transaction's own row cache")
@@ -165,13 +166,13 @@ def test_a_rolled_back_savepoint_leaves_no_row_it_changed_in_memory(
         assert txn.due_timers("r1", NOW) == []
 
 
-def test_a_later_transaction_reads_the_row_afresh(
+def test_a_change_outside_a_transaction_makes_the_next_one_read_the_row_afresh(
     sqlite_store: SqliteStore,
 ) -> None:
     new_run(sqlite_store, "r1")
     with sqlite_store.write() as txn:
         txn.execution("r1")
-    # Another connection's change (a test fixture, an operator) between commits.
+    # A change on the same connection (a test fixture) between commits.
     sqlite_store.connection.execute(
         "UPDATE harvest_executions SET panic_count = 9 WHERE exec_id = 'r1'"
     )
@@ -179,6 +180,73 @@ def test_a_later_transaction_reads_the_row_afresh(
         row = txn.execution("r1")
         assert row is not None
         assert row.panic_count == 9
+
+
+def row_reads(store: SqliteStore, body: Callable[[], object]) -> int:
+    """How many times `body` reads a run's row (with its holdings) from the file."""
+    seen: list[str] = []
+    store.connection.set_trace_callback(seen.append)
+    try:
+        body()
+    finally:
+        store.connection.set_trace_callback(None)
+    return sum(1 for sql in seen if sql.startswith("SELECT id, exec_id, workflow_name"))
+
+
+def test_a_committed_row_serves_the_next_transaction_without_a_read(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    with sqlite_store.write() as txn:
+        txn.update_execution("r1", panic_count=3)
+        txn.add_timer("r1", "t1", NOW + timedelta(seconds=5))
+
+    kept: list[object] = []
+
+    def next_transaction() -> None:
+        with sqlite_store.write() as txn:
+            kept.append(txn.execution("r1"))
+            assert txn.due_timers("r1", NOW + timedelta(seconds=5)) != []
+
+    assert row_reads(sqlite_store, next_transaction) == 0
+    assert kept == [sqlite_store.execution("r1")]
+
+
+def test_another_connections_commit_between_transactions_makes_the_row_read_afresh(
+    sqlite_store: SqliteStore, tmp_path: Path
+) -> None:
+    new_run(sqlite_store, "r1")
+    with sqlite_store.write() as txn:
+        txn.execution("r1")
+    other = sqlite3.connect(tmp_path / "cache.db", isolation_level=None)
+    try:
+        other.execute(
+            "UPDATE harvest_executions SET panic_count = 4 WHERE exec_id = 'r1'"
+        )
+    finally:
+        other.close()
+
+    def next_transaction() -> None:
+        with sqlite_store.write() as txn:
+            assert txn.execution("r1").panic_count == 4  # type: ignore[union-attr]
+
+    assert row_reads(sqlite_store, next_transaction) == 1
+
+
+def test_a_rolled_back_transaction_leaves_no_row_for_the_next_one(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+
+    def failing_transaction() -> None:
+        with sqlite_store.write() as txn:
+            txn.update_execution("r1", panic_count=5)
+            raise RuntimeError("the transaction fails")
+
+    with pytest.raises(RuntimeError):
+        failing_transaction()
+    with sqlite_store.write() as txn:
+        assert txn.execution("r1").panic_count == 0  # type: ignore[union-attr]
 
 
 def test_events_read_back_in_the_transaction_that_appended_them_equal_a_read_after_commit(

@@ -249,8 +249,13 @@ class PostgresStore:
                 listener(exc)
 
     @contextmanager
-    def write_together(self) -> Iterator[PostgresWriteTxn]:
-        """One transaction that every `write()` on this thread joins until it ends."""
+    def write_together(self, *, savepoints: bool = True) -> Iterator[PostgresWriteTxn]:
+        """One transaction that every `write()` on this thread joins until it ends.
+
+        Joined writes always take their savepoint here (`savepoints` is a
+        hint this store does not take).
+        """
+        del savepoints
         with self.write() as txn:
             joined = self._joinable
             self._joinable = True

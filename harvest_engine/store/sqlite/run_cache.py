@@ -16,9 +16,15 @@ so a `False` (or no timer) is always true, and the probes they answer
 (staged signals, due timers, a seal's cleanup deletes) can be skipped
 without changing a result.
 
-The store drops every entry when a transaction or a savepoint rolls back and
-when a transaction ends, so nothing here outlives the transaction it
-describes.
+The store drops every entry when a transaction or a savepoint rolls back.
+A committed transaction's rows are kept for the next one (a long run's
+completion and decision commit once per activity and would read the row
+again each time), but only while they are provably current: the next
+transaction keeps them if no other connection committed meanwhile
+(`PRAGMA data_version`, read under the write lock) and this connection
+changed no row outside a transaction (`total_changes`); otherwise it starts
+empty. Every write of a transaction goes through its SqliteWriteTxn, which
+keeps the rows as the transactions before it left them.
 """
 
 from __future__ import annotations
@@ -89,8 +95,9 @@ def started_run(new: NewExecution, started: tuple[int, str, int, str]) -> Cached
     """A run its transaction just inserted, with its WorkflowStarted event as stored.
 
     The record holds what a read of the inserted row returns. Signals may
-    already wait for it (a continue-as-new hands them over before the
-    successor's row exists); nothing else can.
+    already wait for a successor (a continue-as-new hands them over before
+    its row exists); nothing else can, so a run with no predecessor holds
+    none (the mark lasts past the commit, so it must not be a blind "may").
     """
     at = from_micros(started[2])
     record = ExecutionRecord(
@@ -121,7 +128,7 @@ def started_run(new: NewExecution, started: tuple[int, str, int, str]) -> Cached
     )
     return CachedRun(
         record,
-        signals=True,
+        signals=new.predecessor is not None,
         next_timer=None,
         mutexes=False,
         tasks=0,
@@ -169,13 +176,49 @@ def read_run(conn: sqlite3.Connection, exec_id: str) -> CachedRun | None:
     )
 
 
+# How many runs a commit hands to the next transaction; past it they are read again.
+KEPT_RUNS = 1024
+# How many appended events a run keeps for reading back (a longer tail is read).
+KEPT_EVENTS = 64
+
+
 class RunCache(dict[str, CachedRun]):
-    """The runs of the open transaction, by exec id (empty outside a transaction).
+    """The runs of the open transaction and of the last commit, by exec id.
 
     A dict, so the lookup every store method makes (`get`) costs no Python
-    call; `clear()` forgets every run when the transaction ends or part of
-    it rolls back.
+    call; `clear()` forgets every run when part of a transaction rolls back.
     """
+
+    def __init__(self) -> None:
+        super().__init__()
+        # What the kept rows were current as of: the file's data version as
+        # the connection saw it (None: not read yet) and its row changes.
+        self._version: int | None = None
+        self._changes = -1
+
+    def begin(self, conn: sqlite3.Connection) -> None:
+        """A transaction begins: keep the last commit's rows only if nothing else wrote since."""
+        kept, self._version = self._version, None
+        if not self:
+            return
+        # The version of this transaction's snapshot: the rows it reads from
+        # here on belong to it whether the kept ones stay or not.
+        self._version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if (
+            self._version != kept
+            or conn.total_changes != self._changes
+            or len(self) > KEPT_RUNS
+        ):
+            self.clear()
+
+    def before_commit(self, conn: sqlite3.Connection) -> None:
+        """The transaction's last statement comes: learn the version its rows belong to."""
+        if self and self._version is None:
+            self._version = conn.execute("PRAGMA data_version").fetchone()[0]
+
+    def committed(self, conn: sqlite3.Connection) -> None:
+        """The transaction committed: its rows stay, as of this connection's changes."""
+        self._changes = conn.total_changes
 
     def put(self, run: CachedRun) -> None:
         """Keep a run's row just read."""

@@ -17,6 +17,7 @@ from harvest_engine.errors import (
     HarvestInternalError,
     StorageError,
 )
+from harvest_engine.store.protocol import JoinedWriteFailed
 from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import (
     listing,
@@ -126,9 +127,11 @@ class SqliteStore:
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
         self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
-        # The rows the open transaction read, shared with its savepoints.
+        # The rows the open transaction read, shared with its savepoints and kept
+        # for the next transaction while they are current (run_cache.RunCache).
         self._runs = RunCache()
         self._joinable = False
+        self._bare = False  # joined writes take no savepoint (write_together)
         self._depth = 0
         self.closed = False
 
@@ -271,32 +274,38 @@ class SqliteStore:
                 raise HarvestInternalError("nested write transaction")
             # A plain generator, not a second context manager: every
             # decision of a batch takes one.
-            yield from self._savepoint()
+            if self._bare:
+                yield from self._joined_bare()
+            else:
+                yield from self._savepoint()
             return
         with self._write_lock:
-            self._runs.clear()
-            txn = SqliteWriteTxn(self._conn, self._runs)
+            runs = self._runs
+            txn = SqliteWriteTxn(self._conn, runs)
             self._txns.append(txn)
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._in_txn = True
                 self._txn_thread = threading.get_ident()
+                runs.begin(self._conn)  # the last commit's rows, if still current
                 self._apply_released_claims()
                 yield txn
+                runs.before_commit(self._conn)
                 self._conn.execute("COMMIT")
             except BaseException as exc:
+                runs.clear()
                 self._rolled_back(txn, exc)
                 typed = translate(exc, self.path)
                 if typed is exc:
                     raise
                 raise typed from exc
             else:
+                runs.committed(self._conn)
                 self._released_claims.clear()
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
                 self._txns.clear()
-                self._runs.clear()
 
     def _rolled_back(self, txn: SqliteWriteTxn, exc: BaseException) -> None:
         # SQLite may already have rolled back (a full disk, an I/O error):
@@ -327,21 +336,51 @@ class SqliteStore:
             )
 
     @contextmanager
-    def write_together(self) -> Iterator[SqliteWriteTxn]:
+    def write_together(self, *, savepoints: bool = True) -> Iterator[SqliteWriteTxn]:
         """One transaction that every `write()` on this thread joins until it ends.
 
         A joined write is a savepoint: its error rolls back its own changes
         and leaves the outer transaction going, so a client command's effect
         (a start, a signal, an update) and its reply row commit together, or
         the reply alone records the error.
+
+        Without `savepoints` (a batch of one run: its completion and its
+        decision), joined writes take none, which saves the SAVEPOINT and
+        RELEASE statements of every commit; a joined write that fails then
+        rolls the whole transaction back and raises `JoinedWriteFailed`, and
+        the caller runs it again with savepoints (`_joined_bare`).
         """
         with self.write() as txn:
             joined = self._joinable  # already inside one: stay joinable after
+            bare = self._bare
             self._joinable = True
+            if not joined:
+                self._bare = not savepoints
             try:
                 yield txn
             finally:
                 self._joinable = joined
+                self._bare = bare
+
+    def _joined_bare(self) -> Iterator[SqliteWriteTxn]:
+        """A joined write with no savepoint: its failure fails the whole transaction.
+
+        What the write did cannot be undone alone, so any error becomes
+        `JoinedWriteFailed`, which no handler between here and the batch
+        catches: the transaction rolls back and the batch is run again with
+        savepoints, where the error is handled as it always was.
+        """
+        if not self._conn.in_transaction:
+            raise sqlite3.OperationalError("the joined transaction was rolled back")
+        txn = SqliteWriteTxn(self._conn, self._runs)
+        self._txns.append(txn)
+        try:
+            yield txn
+        except Exception as exc:
+            raise JoinedWriteFailed from exc
+        finally:
+            self._txns.pop()
+        self._txns[-1].undo.extend(txn.undo)
 
     def _savepoint(self) -> Iterator[SqliteWriteTxn]:
         if not self._conn.in_transaction:

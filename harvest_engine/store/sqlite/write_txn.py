@@ -16,6 +16,7 @@ from harvest_engine.store.sqlite import queries, task_rows, verify, workflow_log
 from harvest_engine.store.sqlite import retention as retention_sql
 from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.run_cache import (
+    KEPT_EVENTS,
     CachedRun,
     RunCache,
     read_run,
@@ -89,7 +90,7 @@ class SqliteWriteTxn:
     def __init__(self, conn: sqlite3.Connection, runs: RunCache | None = None) -> None:
         self._conn = conn
         self.undo: list[Callable[[], None]] = []
-        # Shared by the transaction and its savepoints; the store empties it.
+        # Shared by the transaction and its savepoints; kept by the store (run_cache).
         self._runs = RunCache() if runs is None else runs
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
@@ -294,9 +295,10 @@ class SqliteWriteTxn:
                 },
             )
             rows = [row[1:] for row in encoded]
-            if run.appended and run.appended[-1][0] + 1 == first:
-                run.appended.extend(rows)
-            else:
+            tail = run.appended
+            if tail and tail[-1][0] + 1 == first and len(tail) < KEPT_EVENTS:
+                tail.extend(rows)
+            else:  # a tail kept past its commit stays short (a longer one is read)
                 run.appended = rows
 
     # -- signals ------------------------------------------------------------
