@@ -317,14 +317,26 @@ class GroupCommit:
         *,
         carry: bool,
     ) -> dict[str, Decision]:
+        decided: dict[str, Decision] = {}
+        news: set[str] = set()
+        exec_id = claimed[0].exec_id
+        if all(task.exec_id == exec_id for task in claimed):
+            # One run: its bodies in order, no tasks to schedule or wait on.
+            for i, task in enumerate(claimed, 1):
+                item = await self._execute(task, now, errors)
+                last = [exec_id] if i == len(claimed) else []
+                batch = [] if item is None else [item]
+                for decision in await self._flush(
+                    batch, last, news, now, errors, carry=carry
+                ):
+                    decided[decision.exec_id] = decision
+            return decided
         queues: dict[str, collections.deque[TaskRecord]] = {}
         for task in claimed:
             queues.setdefault(task.exec_id, collections.deque()).append(task)
         order = {exec_id: i for i, exec_id in enumerate(queues)}
         waiting = collections.deque(queues)
         limit = max(1, self.settings.group_commit_size)
-        decided: dict[str, Decision] = {}
-        news: set[str] = set()
         # Bodies that finished in their first step (runtime/eager.py): no
         # task was made for them; they count against `limit` until flushed.
         early: list[tuple[str, Finished | None]] = []
@@ -337,18 +349,6 @@ class GroupCommit:
             else:
                 running[started.task] = exec_id
 
-        if len(queues) == 1:
-            # One run: its bodies in order, no tasks to schedule or wait on.
-            exec_id = waiting.popleft()
-            while queues[exec_id]:
-                item = await self._execute(queues[exec_id].popleft(), now, errors)
-                last = [] if queues[exec_id] else [exec_id]
-                batch = [] if item is None else [item]
-                for decision in await self._flush(
-                    batch, last, news, now, errors, carry=carry
-                ):
-                    decided[decision.exec_id] = decision
-            return decided
         while waiting and len(running) + len(early) < limit:
             start(waiting.popleft())
         while running or early:

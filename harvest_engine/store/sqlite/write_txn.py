@@ -21,6 +21,7 @@ from harvest_engine.store.sqlite.run_cache import (
     RunCache,
     read_run,
     started_run,
+    with_fields,
 )
 from harvest_engine.timestamps import from_micros, micros
 
@@ -67,6 +68,8 @@ def _opt_micros(value: datetime | None) -> int | None:
 
 # `col = ?, ...` by the tuple of column names (a handful of sets recur).
 _ASSIGNMENTS: dict[tuple[str, ...], str] = {}
+# append_events' row UPDATE by the assignments of the caller's other columns.
+_APPEND_UPDATES: dict[str, str] = {}
 
 
 def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
@@ -260,16 +263,20 @@ class SqliteWriteTxn:
                 )
             attrs = payloads.dumps(event.attrs)
             size += len(attrs)
-            encoded.append((exec_id, event.seq, event.type, micros(event.at), attrs))
+            encoded.append((exec_id, expected, event.type, micros(event.at), attrs))
             expected += 1
         # The guard on next_seq checks that the batch continues the run, in
         # the same statement that moves it on (no read first), which also
         # sets the caller's other columns of the row.
-        sets = f", {assignments}" if assignments else ""
+        sql = _APPEND_UPDATES.get(assignments)
+        if sql is None:
+            sets = f", {assignments}" if assignments else ""
+            sql = _APPEND_UPDATES[assignments] = (
+                "UPDATE harvest_executions SET next_seq = ?, "
+                f"history_bytes = history_bytes + ?{sets} WHERE exec_id = ? AND next_seq = ?"
+            )
         moved = self._conn.execute(
-            "UPDATE harvest_executions SET next_seq = ?, history_bytes = history_bytes + ?"
-            f"{sets} WHERE exec_id = ? AND next_seq = ?",
-            (expected, size, *values, exec_id, first),
+            sql, (expected, size, *values, exec_id, first)
         ).rowcount
         if moved != 1:
             row = self._conn.execute(
@@ -286,14 +293,9 @@ class SqliteWriteTxn:
         )
         run = self._runs.get(exec_id)
         if run is not None:
-            self._runs.changed(
-                exec_id,
-                {
-                    **fields,
-                    "next_seq": expected,
-                    "history_bytes": run.record.history_bytes + size,
-                },
-            )
+            fields["next_seq"] = expected
+            fields["history_bytes"] = run.record.history_bytes + size
+            run.record = with_fields(run.record, fields)
             rows = [row[1:] for row in encoded]
             tail = run.appended
             if tail and tail[-1][0] + 1 == first and len(tail) < KEPT_EVENTS:
