@@ -233,6 +233,28 @@ def test_another_connections_commit_between_transactions_makes_the_row_read_afre
     assert row_reads(sqlite_store, next_transaction) == 1
 
 
+@pytest.mark.parametrize(
+    "uri", ["file:run-cache?mode=memory&cache=shared", "file:/run-cache?vfs=memdb"]
+)
+def test_another_connections_commit_to_a_memory_database_is_seen_too(uri: str) -> None:
+    store = SqliteStore.open_memory(uri)
+    try:
+        new_run(store, "r1")
+        with store.write() as txn:
+            txn.execution("r1")
+        other = sqlite3.connect(uri, uri=True, isolation_level=None)
+        try:
+            other.execute(
+                "UPDATE harvest_executions SET panic_count = 6 WHERE exec_id = 'r1'"
+            )
+        finally:
+            other.close()
+        with store.write() as txn:
+            assert txn.execution("r1").panic_count == 6  # type: ignore[union-attr]
+    finally:
+        store.close()
+
+
 def test_a_rolled_back_transaction_leaves_no_row_for_the_next_one(
     sqlite_store: SqliteStore,
 ) -> None:
