@@ -18,6 +18,7 @@ from harvest_engine.activity import storable_details
 from harvest_engine.errors import (
     ApplicationError,
     ContinueAsNew,
+    ExecutionNotFound,
     HarvestError,
     HarvestInternalError,
     NonDeterminismDetected,
@@ -94,6 +95,9 @@ class Decision:
     # Activity tasks this cycle scheduled and claimed in its own transaction
     # (group commit): the caller runs their bodies once the commit is done.
     claimed: list[TaskRecord] = field(default_factory=list)
+    # Its transaction knew the run holds no task and no timer (`holds_no_work`):
+    # a drive of the run alone need not look for ready tasks or a wakeup.
+    idle: bool = False
 
     @property
     def terminal(self) -> bool:
@@ -248,8 +252,8 @@ class Decider:
         if not txn.lock_for_decision(exec_id):
             return Decision(exec_id)  # another worker is deciding it right now
         row = txn.execution(exec_id)
-        if row is None:
-            raise HarvestInternalError(f"decide() of unknown run {exec_id}")
+        if row is None:  # run_until_blocked reads no row before its decision
+            raise ExecutionNotFound(exec_id=exec_id)
         if row.state != "RUNNING":
             self.cache.evict(exec_id)
             return Decision(exec_id, state=terminal_state(row))

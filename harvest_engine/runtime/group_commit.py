@@ -419,7 +419,7 @@ class GroupCommit:
         claimed = list(decision.claimed)
         try:
             claimed += self.take_carried(exec_id)
-            if not claimed:
+            if not claimed and not decision.idle:
                 claimed = self._claim_ready(exec_id, now)  # claims nothing if it fails
         except BaseException:
             self._release(claimed)  # the decision's claims: PENDING again
@@ -441,15 +441,16 @@ class GroupCommit:
         errors: list[HarvestError] = []
 
         def work(txn: WriteTxn) -> list[Decision]:
-            del txn  # the decision takes its own savepoint
+            # The decision takes its own savepoint; what it left is known here.
             try:
-                decided.append(
-                    self.decider.decide(
-                        exec_id, at, claim=True, retry_panic_now=retry_panic_now
-                    )
+                decision = self.decider.decide(
+                    exec_id, at, claim=True, retry_panic_now=retry_panic_now
                 )
             except HarvestError as exc:
                 errors.append(exc)
+                return decided
+            decision.idle = not decision.claimed and txn.holds_no_work(exec_id)
+            decided.append(decision)
             return decided
 
         self._in_batch([exec_id], work, carry=False)

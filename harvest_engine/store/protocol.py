@@ -325,6 +325,15 @@ class WriteTxn(Protocol):
         """How many activity tasks the run still has."""
         ...
 
+    def holds_no_work(self, exec_id: str) -> bool:
+        """True when this transaction knows, without a read, that the run has no task and no timer.
+
+        False means "may have some" (a store that does not know says False):
+        the caller then reads the file. The answer holds after the commit for
+        as long as nothing else decides the run (a single-writer store).
+        """
+        ...
+
     def append_log_lines(
         self,
         exec_id: str,
