@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 # What one 3-activity run may make, start to Completed, driven alone.
 STATEMENTS_PER_RUN = 62
+# What a run parked on a signal may make: start, park, the signal, Completed.
+STATEMENTS_PER_SIGNALLED_RUN = 31
 ROW_READS_PER_RUN = 5  # one per transaction that decides or records
 ROW_UPDATES_PER_RUN = 9  # one per completion and per decision, the seal's
 
@@ -45,6 +47,11 @@ async def three_plus(ctx: WorkflowContext, x: int) -> int:
     for _ in range(3):
         x = await ctx.execute_activity(plus_one, x)
     return x
+
+
+@workflow
+async def parked(ctx: WorkflowContext) -> int:
+    return int(await ctx.wait_for_signal("go"))
 
 
 def _traced_runs(db_path: Path, runs: int) -> collections.Counter[str]:
@@ -102,3 +109,70 @@ def test_a_run_row_is_read_once_per_transaction_and_updated_once_per_step(
         or "harvest_timers" in sql
         or "harvest_mutexes" in sql
     ]
+
+
+def _traced_signals(db_path: Path, runs: int) -> list[str]:
+    """Every statement of `runs` runs: started, parked, signalled, driven to Completed."""
+    rt = SqliteRuntime.open(db_path)
+    rt.register_workflow(parked)
+    seen: list[str] = []
+
+    async def drive() -> list[RunState]:
+        states = []
+        for i in range(runs):
+            exec_id = rt.start_workflow("parked")
+            assert isinstance(
+                await rt.run_until_blocked(exec_id), RunState.WaitingSignal
+            )
+            rt.send_signal(exec_id, "go", i)
+            states.append(await rt.run_until_blocked(exec_id))
+        return states
+
+    conn = cast("SqliteStore", rt.store).connection
+    try:
+        asyncio.run(drive())
+        conn.set_trace_callback(seen.append)
+        states = asyncio.run(drive())
+        conn.set_trace_callback(None)
+    finally:
+        rt.close()
+    assert [s.output for s in states if isinstance(s, RunState.Completed)] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    return seen
+
+
+def test_a_signal_round_trip_stays_under_its_statement_budget(db_path: Path) -> None:
+    seen = _traced_signals(db_path, 5)
+    per_run = len(seen) / 5
+    assert per_run <= STATEMENTS_PER_SIGNALLED_RUN, (
+        f"a signalled run made {per_run:.0f} statements "
+        f"(budget {STATEMENTS_PER_SIGNALLED_RUN}): list them with "
+        "`python -m bench.count_statements signal`"
+    )
+
+
+def test_a_signal_round_trip_probes_nothing_the_transactions_already_know(
+    db_path: Path,
+) -> None:
+    seen = _traced_signals(db_path, 5)
+    # No existence check before a drive or a signal (their transactions read
+    # the row), no ready-task or wakeup probe after a park with nothing to
+    # wait for but the signal, and the signal written once when delivered.
+    assert not [
+        sql for sql in seen if sql.startswith("SELECT 1 FROM harvest_executions")
+    ]
+    assert not [
+        sql for sql in seen if sql.startswith("SELECT id, exec_id, activity_id")
+    ]
+    assert not [sql for sql in seen if sql.startswith("SELECT MIN(t)")]
+    signal_writes = [
+        sql.split()[0]
+        for sql in seen
+        if "harvest_signals" in sql and not sql.startswith("SELECT")
+    ]
+    assert signal_writes == ["INSERT", "DELETE"] * 5
