@@ -323,6 +323,7 @@ class Decider:
         decision.events = cycle.events
         decision.claimed = cycle.claimed or []
         decision.progressed = bool(cycle.events) or decision.terminal
+        decision.idle = not decision.claimed and txn.holds_no_work(exec_id)
         return decision
 
     def _instance(self, row: ExecutionRecord, info: Any) -> WorkflowInstance:

@@ -436,24 +436,15 @@ class GroupCommit:
     def decide_alone(
         self, exec_id: str, at: datetime, *, retry_panic_now: bool = False
     ) -> Decision:
-        """One decision in its own commit, claiming the tasks it schedules."""
-        decided: list[Decision] = []
-        errors: list[HarvestError] = []
+        """One decision in its own commit, claiming the tasks it schedules.
 
-        def work(txn: WriteTxn) -> list[Decision]:
-            # The decision takes its own savepoint; what it left is known here.
-            try:
-                decision = self.decider.decide(
-                    exec_id, at, claim=True, retry_panic_now=retry_panic_now
-                )
-            except HarvestError as exc:
-                errors.append(exc)
-                return decided
-            decision.idle = not decision.claimed and txn.holds_no_work(exec_id)
-            decided.append(decision)
-            return decided
-
-        self._in_batch([exec_id], work, carry=False)
-        if errors:
-            raise errors[0]
-        return decided[0]
+        A plain write transaction: with no other run to share the commit, a
+        savepoint around the decision would only repeat its rollback.
+        """
+        decision = self.decider.decide(
+            exec_id, at, claim=True, retry_panic_now=retry_panic_now
+        )
+        self._commits += 1
+        if decision.progressed:
+            self._decided_at[exec_id] = self._commits
+        return decision
