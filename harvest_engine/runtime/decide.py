@@ -339,12 +339,18 @@ class Decider:
             return cached
         if cached is not None:
             cached.close()
-        return WorkflowInstance(
+        fresh = WorkflowInstance(
             info.fn,
             run_info(row),
             input_type=info.input_type,
             cancel_reason=row.cancel_reason,
         )
+        if cached is not None and cached.started is not None:
+            # A run at its first drive again (the last one recorded nothing),
+            # say: its WorkflowStarted, as read before, is not read again
+            # (recorded events never change).
+            fresh.feed(cached.started)
+        return fresh
 
     def _deliver_inputs(
         self,

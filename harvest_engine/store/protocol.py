@@ -206,6 +206,14 @@ class WriteTxn(Protocol):
         """The run's row, or None."""
         ...
 
+    def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
+        """The run's row, or None, for a check that decides nothing (a signal's).
+
+        The same row as `execution`; a store may skip what it reads with the
+        row for a decision (and lock nothing more).
+        """
+        ...
+
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
     ) -> list[ExecutionRecord]:

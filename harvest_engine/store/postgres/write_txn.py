@@ -621,6 +621,9 @@ class PostgresWriteTxn:
         ).fetchone()
         return int(row[0]) if row is not None else 0
 
+    def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
+        return self.execution(exec_id)
+
     def holds_no_work(self, exec_id: str) -> bool:
         del exec_id  # other workers may decide the run after the commit: always read
         return False

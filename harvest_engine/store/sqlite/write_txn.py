@@ -106,6 +106,11 @@ class SqliteWriteTxn:
         run = self._run(exec_id)
         return None if run is None else run.record
 
+    def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
+        # The row alone: a signal's check needs none of the run's holdings.
+        run = self._runs.get(exec_id)
+        return queries.execution(self._conn, exec_id) if run is None else run.record
+
     def _run(self, exec_id: str) -> CachedRun | None:
         """The run as this transaction knows it; read (with its holdings) the first time."""
         run = self._runs.get(exec_id)
