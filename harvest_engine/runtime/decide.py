@@ -323,7 +323,11 @@ class Decider:
         decision.events = cycle.events
         decision.claimed = cycle.claimed or []
         decision.progressed = bool(cycle.events) or decision.terminal
-        decision.idle = not decision.claimed and txn.holds_no_work(exec_id)
+        decision.idle = (
+            decision.state is None
+            and not decision.claimed
+            and txn.holds_no_work(exec_id)
+        )
         return decision
 
     def _instance(self, row: ExecutionRecord, info: Any) -> WorkflowInstance:

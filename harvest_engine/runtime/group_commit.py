@@ -100,6 +100,8 @@ class GroupCommit:
         A claim whose task went away meanwhile (the run was terminated or
         sealed between passes) is dropped, so its body never runs.
         """
+        if not self._carried:
+            return []
         if exec_id is None:
             taken, self._carried = self._carried, []
         else:
