@@ -350,9 +350,9 @@ class Decider:
             cancel_reason=row.cancel_reason,
         )
         if cached is not None and cached.started is not None:
-            # A run at its first drive again (the last one recorded nothing),
-            # say: its WorkflowStarted, as read before, is not read again
-            # (recorded events never change).
+            # The WorkflowStarted the dropped instance applied (a run at its
+            # first drive again, its park having recorded nothing): recorded
+            # events never change, so it is not read again.
             fresh.feed(cached.started)
         return fresh
 

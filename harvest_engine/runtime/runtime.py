@@ -417,14 +417,19 @@ class SqliteRuntime:
         self, exec_id: str | ExecutionId, name: str, payload: Any = None
     ) -> None:
         """Stage a signal for a RUNNING run; the next drive appends it to history."""
+        self._signal(exec_id, name, payload, None)
+        self.waker.wake()
+
+    def _signal(
+        self, exec_id: str | ExecutionId, name: str, payload: Any, key: str | None
+    ) -> bool:
+        """`signals.send_signal`; its transaction's read of the row finds an unknown run."""
         text = self._id_text(exec_id)
         try:
-            # Its transaction reads the row: an unknown run is ExecutionNotFound.
-            send_signal(self._store, text, name, payload, None, self.clock.now())
+            return send_signal(self._store, text, name, payload, key, self.clock.now())
         except InvalidSignal:
             self._require(text)  # an unknown run is reported first, as it was
             raise
-        self.waker.wake()
 
     # -- reading ------------------------------------------------------------------
 
@@ -658,16 +663,7 @@ class SqliteRuntime:
         An empty or None key is no key. A key starting with ``harvest.promise:``
         is InvalidSignal.
         """
-        return self._woken(
-            signals.send_signal(
-                self._store,
-                self._require(exec_id),
-                name,
-                payload,
-                key,
-                self.clock.now(),
-            )
-        )
+        return self._woken(self._signal(exec_id, name, payload, key))
 
     def send_signal_by_workflow_id(
         self,

@@ -332,6 +332,9 @@ class SqliteWriteTxn:
         known = None if run is None else run.staged
         if known is None or not all(i in known for i in signal_ids):
             unkeyed = keyed = [(exec_id, i) for i in signal_ids]
+            known = None
+            if run is not None:
+                run.staged = None
         else:
             unkeyed = [(exec_id, i) for i in signal_ids if not known[i]]
             keyed = [(exec_id, i) for i in signal_ids if known[i]]
@@ -348,7 +351,7 @@ class SqliteWriteTxn:
             )
         if run is not None and known is not None:
             for i in signal_ids:
-                known.pop(i, None)
+                del known[i]
             if not known:  # none undelivered is left: a seal has nothing to do
                 run.signals = False
 
