@@ -184,3 +184,8 @@ def test_a_signal_round_trip_probes_nothing_the_transactions_already_know(
     # from the WorkflowStarted the parked one applied.
     history_reads = [sql for sql in seen if sql.startswith("SELECT seq, type, at")]
     assert len(history_reads) == 5
+    # The row with what the run holds for each decision (park, drive); the
+    # row alone for the signal's check.
+    row_reads = [sql for sql in seen if sql.startswith("SELECT id, exec_id, workflow")]
+    with_holdings = [sql for sql in row_reads if "harvest_signals" in sql]
+    assert (len(with_holdings), len(row_reads)) == (10, 15)
