@@ -18,6 +18,7 @@ from harvest_engine.activity import storable_details
 from harvest_engine.errors import (
     ApplicationError,
     ContinueAsNew,
+    ExecutionNotFound,
     HarvestError,
     HarvestInternalError,
     NonDeterminismDetected,
@@ -94,6 +95,9 @@ class Decision:
     # Activity tasks this cycle scheduled and claimed in its own transaction
     # (group commit): the caller runs their bodies once the commit is done.
     claimed: list[TaskRecord] = field(default_factory=list)
+    # Its transaction knew the run holds no task and no timer (`holds_no_work`):
+    # a drive of the run alone need not look for ready tasks or a wakeup.
+    idle: bool = False
 
     @property
     def terminal(self) -> bool:
@@ -248,8 +252,8 @@ class Decider:
         if not txn.lock_for_decision(exec_id):
             return Decision(exec_id)  # another worker is deciding it right now
         row = txn.execution(exec_id)
-        if row is None:
-            raise HarvestInternalError(f"decide() of unknown run {exec_id}")
+        if row is None:  # run_until_blocked reads no row before its decision
+            raise ExecutionNotFound(exec_id=exec_id)
         if row.state != "RUNNING":
             self.cache.evict(exec_id)
             return Decision(exec_id, state=terminal_state(row))
@@ -319,6 +323,11 @@ class Decider:
         decision.events = cycle.events
         decision.claimed = cycle.claimed or []
         decision.progressed = bool(cycle.events) or decision.terminal
+        decision.idle = (
+            decision.state is None
+            and not decision.claimed
+            and txn.holds_no_work(exec_id)
+        )
         return decision
 
     def _instance(self, row: ExecutionRecord, info: Any) -> WorkflowInstance:
@@ -334,12 +343,18 @@ class Decider:
             return cached
         if cached is not None:
             cached.close()
-        return WorkflowInstance(
+        fresh = WorkflowInstance(
             info.fn,
             run_info(row),
             input_type=info.input_type,
             cancel_reason=row.cancel_reason,
         )
+        if cached is not None and cached.started is not None:
+            # The WorkflowStarted the dropped instance applied (a run at its
+            # first drive again, its park having recorded nothing): recorded
+            # events never change, so it is not read again.
+            fresh.feed(cached.started)
+        return fresh
 
     def _deliver_inputs(
         self,

@@ -101,6 +101,8 @@ class GroupCommit:
         A claim whose task went away meanwhile (the run was terminated or
         sealed between passes) is dropped, so its body never runs.
         """
+        if not self._carried:
+            return []
         if exec_id is None:
             taken, self._carried = self._carried, []
         else:
@@ -437,7 +439,7 @@ class GroupCommit:
         claimed = list(decision.claimed)
         try:
             claimed += self.take_carried(exec_id)
-            if not claimed:
+            if not claimed and not decision.idle:
                 claimed = self._claim_ready(exec_id, now)  # claims nothing if it fails
         except BaseException:
             self._release(claimed)  # the decision's claims: PENDING again
@@ -454,23 +456,15 @@ class GroupCommit:
     def decide_alone(
         self, exec_id: str, at: datetime, *, retry_panic_now: bool = False
     ) -> Decision:
-        """One decision in its own commit, claiming the tasks it schedules."""
-        decided: list[Decision] = []
-        errors: list[HarvestError] = []
+        """One decision in its own commit, claiming the tasks it schedules.
 
-        def work(txn: WriteTxn) -> list[Decision]:
-            del txn  # the decision takes its own savepoint
-            try:
-                decided.append(
-                    self.decider.decide(
-                        exec_id, at, claim=True, retry_panic_now=retry_panic_now
-                    )
-                )
-            except HarvestError as exc:
-                errors.append(exc)
-            return decided
-
-        self._in_batch([exec_id], work, carry=False, alone=True)
-        if errors:
-            raise errors[0]
-        return decided[0]
+        A plain write transaction: with no other run to share the commit, a
+        savepoint around the decision would only repeat its rollback.
+        """
+        decision = self.decider.decide(
+            exec_id, at, claim=True, retry_panic_now=retry_panic_now
+        )
+        self._commits += 1
+        if decision.progressed:
+            self._decided_at[exec_id] = self._commits
+        return decision

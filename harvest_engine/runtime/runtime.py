@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.errors import ExecutionNotFound, HarvestError, Stuck
+from harvest_engine.errors import ExecutionNotFound, HarvestError, InvalidSignal, Stuck
 from harvest_engine.names import MAX_NAME_CHARS
 from harvest_engine.runtime import cancel as cancel_requests
 from harvest_engine.runtime import drive_targets as children_drive
@@ -216,14 +216,15 @@ class SqliteRuntime:
             NonDeterminismDetected / WorkflowPanicked: the code no longer
                 replays, or raised a bug; the run stays RUNNING.
         """
-        return await self._run_until_blocked(self._require(exec_id), self.clock.now)
+        # The decision's own read of the row answers whether the run exists.
+        return await self._run_until_blocked(self._id_text(exec_id), self.clock.now)
 
     async def run_until_blocked_as_of(
         self, exec_id: str | ExecutionId, when: datetime
     ) -> RunState:
         """`run_until_blocked` with every clock read at `when` (an aware datetime)."""
         fixed = _fixed(when, self.clock)
-        return await self._run_until_blocked(self._require(exec_id), fixed)
+        return await self._run_until_blocked(self._id_text(exec_id), fixed)
 
     async def run_until_idle(self) -> None:
         """Drive every run until no pass makes progress; then raise the first run's error."""
@@ -391,7 +392,7 @@ class SqliteRuntime:
         """Where a parked run waits; None when it can go on at once."""
         if decision.inputs_left:
             return None
-        wake = self._store.next_wakeup(exec_id)
+        wake = None if decision.idle else self._store.next_wakeup(exec_id)
         if wake is not None and wake <= at:
             return None
         if decision.waiting_signal is not None:
@@ -416,10 +417,19 @@ class SqliteRuntime:
         self, exec_id: str | ExecutionId, name: str, payload: Any = None
     ) -> None:
         """Stage a signal for a RUNNING run; the next drive appends it to history."""
-        send_signal(
-            self._store, self._require(exec_id), name, payload, None, self.clock.now()
-        )
+        self._signal(exec_id, name, payload, None)
         self.waker.wake()
+
+    def _signal(
+        self, exec_id: str | ExecutionId, name: str, payload: Any, key: str | None
+    ) -> bool:
+        """`signals.send_signal`; its transaction's read of the row finds an unknown run."""
+        text = self._id_text(exec_id)
+        try:
+            return send_signal(self._store, text, name, payload, key, self.clock.now())
+        except InvalidSignal:
+            self._require(text)  # an unknown run is reported first, as it was
+            raise
 
     # -- reading ------------------------------------------------------------------
 
@@ -479,8 +489,16 @@ class SqliteRuntime:
 
     def _require(self, exec_id: str | ExecutionId) -> str:
         """The id as text; ExecutionNotFound when no run has it."""
+        text = self._id_text(exec_id)
+        if not self._store.exists(text):
+            raise ExecutionNotFound(exec_id=exec_id)
+        return text
+
+    @staticmethod
+    def _id_text(exec_id: str | ExecutionId) -> str:
+        """The id as text; ExecutionNotFound for one no run could have (no read)."""
         text = str(exec_id).strip() if exec_id is not None else ""
-        if not _could_be_id(text) or not self._store.exists(text):
+        if not _could_be_id(text):
             raise ExecutionNotFound(exec_id=exec_id)
         return text
 
@@ -645,16 +663,7 @@ class SqliteRuntime:
         An empty or None key is no key. A key starting with ``harvest.promise:``
         is InvalidSignal.
         """
-        return self._woken(
-            signals.send_signal(
-                self._store,
-                self._require(exec_id),
-                name,
-                payload,
-                key,
-                self.clock.now(),
-            )
-        )
+        return self._woken(self._signal(exec_id, name, payload, key))
 
     def send_signal_by_workflow_id(
         self,

@@ -119,7 +119,7 @@ def send_signal(
     """
     key = check_signal(name, key)
     with store.write() as txn:
-        row = txn.execution(exec_id)
+        row = txn.peek_execution(exec_id)
         if row is None:
             raise ExecutionNotFound(exec_id=exec_id)
         if key is not None and txn.signal_key_exists([exec_id], key):

@@ -217,6 +217,14 @@ class WriteTxn(Protocol):
         """The run's row, or None."""
         ...
 
+    def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
+        """The run's row, or None, for a check that decides nothing (a signal's).
+
+        The same row as `execution`; a store may skip what it reads with the
+        row for a decision (and lock nothing more).
+        """
+        ...
+
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
     ) -> list[ExecutionRecord]:
@@ -334,6 +342,15 @@ class WriteTxn(Protocol):
 
     def pending_task_count(self, exec_id: str) -> int:
         """How many activity tasks the run still has."""
+        ...
+
+    def holds_no_work(self, exec_id: str) -> bool:
+        """True when this transaction knows, without a read, that the run has no task and no timer.
+
+        False means "may have some" (a store that does not know says False):
+        the caller then reads the file. The answer holds after the commit for
+        as long as nothing else decides the run (a single-writer store).
+        """
         ...
 
     def append_log_lines(

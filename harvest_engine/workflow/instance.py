@@ -124,6 +124,9 @@ class WorkflowInstance:
         self.metadata = RunMetadata()
         # The lowered continue-as-new advice WorkflowStarted recorded, if any.
         self.advice_at: int | None = None
+        # The WorkflowStarted event applied (a fresh instance of the run can
+        # start from it instead of reading it again).
+        self.started: HistoryEvent | None = None
 
     # -- what workflow code calls (through WorkflowContext) -------------------
 
@@ -353,7 +356,7 @@ class WorkflowInstance:
         if event.type == "WorkflowStarted":
             if self.main is not None or self._pending_start is not None:
                 raise HarvestInternalError("WorkflowStarted applied twice")
-            self._pending_start = event
+            self._pending_start = self.started = event
             self.metadata.start(event.attrs)
             advised = event.attrs.get("continue_as_new_at")
             if isinstance(advised, int) and advised > 0:

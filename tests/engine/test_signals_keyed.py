@@ -187,6 +187,22 @@ async def test_an_unknown_run_is_execution_not_found(rt: SqliteRuntime) -> None:
         rt.send_signal_idempotent(ExecutionId.new(), "approve", True, "k")
 
 
+async def test_an_unknown_run_is_reported_before_a_bad_signal_name_or_key(
+    rt: SqliteRuntime,
+) -> None:
+    # The row is read in the signal's transaction, after the name and key
+    # checks; an unknown run still wins over them, as when it was read first.
+    unknown = ExecutionId.new()
+    with pytest.raises(ExecutionNotFound) as raised:
+        rt.send_signal(unknown, "  ", True)
+    assert raised.value.exec_id == unknown
+    with pytest.raises(ExecutionNotFound):
+        rt.send_signal_idempotent(unknown, "approve", True, "harvest.promise:1")
+    exec_id = rt.start_workflow("approvals", 1)
+    with pytest.raises(InvalidSignal):
+        rt.send_signal(exec_id, "  ", True)
+
+
 async def test_a_duplicate_is_answered_before_its_payload_is_judged(
     rt: SqliteRuntime,
 ) -> None:
@@ -320,13 +336,16 @@ async def test_a_flood_of_large_signals_is_loaded_only_up_to_the_byte_cap_and_fa
     def counting(real: Callable[..., Any]) -> Callable[..., Any]:
         def count(*args: Any) -> Any:
             rows = real(*args)
-            loaded.append(len(rows))
+            # SQLite's decision read also says whether it saw every staged row.
+            loaded.append(len(rows[0] if isinstance(rows, tuple) else rows))
             return rows
 
         return count
 
     # The read of either store (the test runs on both).
-    monkeypatch.setattr(queries, "staged_signals", counting(queries.staged_signals))
+    monkeypatch.setattr(
+        queries, "staged_signals_read", counting(queries.staged_signals_read)
+    )
     monkeypatch.setattr(reads, "staged_signals", counting(reads.staged_signals))
 
     state = await rt.run_until_blocked(exec_id)

@@ -105,6 +105,87 @@ def test_a_signal_staged_after_the_row_is_read_is_staged_in_the_same_transaction
     assert sqlite_store.staged_signals("r1") == []  # the unkeyed signal went
 
 
+def signal_rows(store: SqliteStore, exec_id: str) -> list[tuple[str, str | None, int]]:
+    """(name, key, delivered) of every signal row of the run, in id order."""
+    return store.connection.execute(
+        "SELECT name, idempotency_key, delivered FROM harvest_signals "
+        "WHERE exec_id = ? ORDER BY id",
+        (exec_id,),
+    ).fetchall()
+
+
+def traced(store: SqliteStore, statements: list[str]) -> None:
+    store.connection.set_trace_callback(
+        lambda sql: statements.append(sql) if "harvest_signals" in sql else None
+    )
+
+
+def test_signals_read_whole_are_delivered_one_statement_each_and_the_seal_skips_them(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    with sqlite_store.write() as txn:
+        txn.stage_signal("r1", "plain", "1", None, NOW)
+        txn.stage_signal("r1", "keyed", "2", "k1", NOW)
+    statements: list[str] = []
+    with sqlite_store.write() as txn:
+        txn.execution("r1")
+        traced(sqlite_store, statements)
+        staged = txn.staged_signals("r1", -1)
+        txn.mark_signals_delivered("r1", [s.signal_id for s in staged])
+        txn.seal("r1", "COMPLETED", closed_at=NOW)
+        sqlite_store.connection.set_trace_callback(None)
+    # The read, then a DELETE for the unkeyed and an UPDATE for the keyed;
+    # the seal has nothing left to clean.
+    assert [sql.split()[0] for sql in statements] == ["SELECT", "DELETE", "UPDATE"]
+    assert signal_rows(sqlite_store, "r1") == [("keyed", "k1", 1)]
+
+
+def test_signals_read_in_part_are_delivered_and_cleaned_as_before(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    with sqlite_store.write() as txn:
+        for name, key in (("a", None), ("b", "kb"), ("c", None), ("d", "kd")):
+            txn.stage_signal("r1", name, "1", key, NOW)
+    with sqlite_store.write() as txn:
+        txn.execution("r1")
+        staged = txn.staged_signals("r1", 2)  # the limit leaves c and d unread
+        assert [s.name for s in staged] == ["a", "b"]
+        txn.mark_signals_delivered("r1", [s.signal_id for s in staged])
+        assert [s.name for s in txn.staged_signals("r1", -1)] == ["c", "d"]
+    assert signal_rows(sqlite_store, "r1") == [
+        ("b", "kb", 1),
+        ("c", None, 0),
+        ("d", "kd", 0),
+    ]
+    with sqlite_store.write() as txn:
+        txn.execution("r1")
+        staged = txn.staged_signals("r1", -1, max_bytes=1)  # the byte cut: c only
+        assert [s.name for s in staged] == ["c"]
+        txn.mark_signals_delivered("r1", [s.signal_id for s in staged])
+        txn.seal("r1", "COMPLETED", closed_at=NOW)
+    # d was never read: the seal still marks it delivered (its key dedupes).
+    assert signal_rows(sqlite_store, "r1") == [("b", "kb", 1), ("d", "kd", 1)]
+
+
+def test_a_signal_staged_after_the_whole_read_is_delivered_and_cleaned(
+    sqlite_store: SqliteStore,
+) -> None:
+    new_run(sqlite_store, "r1")
+    with sqlite_store.write() as txn:
+        txn.stage_signal("r1", "first", "1", None, NOW)
+    with sqlite_store.write() as txn:
+        txn.execution("r1")
+        staged = txn.staged_signals("r1", -1)
+        txn.mark_signals_delivered("r1", [s.signal_id for s in staged])
+        assert txn.staged_signals("r1", -1) == []
+        txn.stage_signal("r1", "late", "2", None, NOW)
+        txn.stage_signal("r1", "late_keyed", "3", "k", NOW)
+        txn.seal("r1", "COMPLETED", closed_at=NOW)
+    assert signal_rows(sqlite_store, "r1") == [("late_keyed", "k", 1)]
+
+
 def test_tasks_and_mutex_places_added_after_the_read_go_with_the_seal(
     sqlite_store: SqliteStore,
 ) -> None:

@@ -621,6 +621,13 @@ class PostgresWriteTxn:
         ).fetchone()
         return int(row[0]) if row is not None else 0
 
+    def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
+        return self.execution(exec_id)
+
+    def holds_no_work(self, exec_id: str) -> bool:
+        del exec_id  # other workers may decide the run after the commit: always read
+        return False
+
     def tasks_of(self, exec_id: str) -> list[TaskRecord]:
         rows = self._conn.execute(
             f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = %s ORDER BY id",

@@ -272,11 +272,19 @@ def staged_signals(
     (at least one signal is read), so a flood of large signals is never
     loaded past a byte budget (the history caps bound the ingest).
     """
+    return staged_signals_read(conn, exec_id, limit, max_bytes)[0]
+
+
+def staged_signals_read(
+    conn: sqlite3.Connection, exec_id: str, limit: int, max_bytes: int | None
+) -> tuple[list[StagedSignal], bool]:
+    """`staged_signals`, and whether they are all the run's undelivered signals."""
     cursor = conn.execute(
         "SELECT id, name, payload, idempotency_key, received_at FROM harvest_signals "
         "WHERE exec_id = ? AND delivered = 0 ORDER BY received_at, id LIMIT ?",
         (exec_id, limit),
     )
+    cut = False
     if max_bytes is None:
         rows = cursor.fetchall()
     else:
@@ -286,8 +294,10 @@ def staged_signals(
             rows.append(r)
             loaded += len(r[2]) if isinstance(r[2], (str, bytes)) else 0
             if loaded >= max_bytes:
+                cut = True  # maybe more are staged: not known
                 break
         cursor.close()
+    seen_all = not cut and (limit < 0 or len(rows) < limit)
     return [
         StagedSignal(
             signal_id=r[0],
@@ -297,7 +307,7 @@ def staged_signals(
             received_at=from_micros(r[4]),
         )
         for r in rows
-    ]
+    ], seen_all
 
 
 def mutexes(conn: sqlite3.Connection, exec_id: str) -> list[MutexRow]:

@@ -53,7 +53,9 @@ class CachedRun:
 
     record: ExecutionRecord
     signals: bool
-    """It may have signal rows (staged or kept for their key)."""
+    """It may have signal rows that a staged read or a seal touches (undelivered
+    ones; an unkeyed row is deleted when delivered). The row read answers
+    "any signal row", an upper bound."""
     next_timer: int | None
     """No timer of it fires before this (microseconds); None: it has no timer."""
     mutexes: bool
@@ -63,6 +65,9 @@ class CachedRun:
     """It may have RUNNING child runs."""
     appended: list[tuple[int, str, int, str]] = field(default_factory=list)
     """The events this transaction appended, as stored: (seq, type, at, attrs)."""
+    staged: dict[int, bool] | None = None
+    """Every undelivered signal of the run, id -> keyed, when this transaction's
+    staged read saw them all and nothing was staged since; None: not known."""
 
     def no_timer_due(self, now: datetime) -> bool:
         """Whether no timer of the run can be due at `now` (a due-timer read finds none)."""

@@ -110,6 +110,11 @@ class SqliteWriteTxn:
         run = self._run(exec_id)
         return None if run is None else run.record
 
+    def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
+        # The row alone: a signal's check needs none of the run's holdings.
+        run = self._runs.get(exec_id)
+        return queries.execution(self._conn, exec_id) if run is None else run.record
+
     def _run(self, exec_id: str) -> CachedRun | None:
         """The run as this transaction knows it; read (with its holdings) the first time."""
         run = self._runs.get(exec_id)
@@ -311,18 +316,48 @@ class SqliteWriteTxn:
         run = self._runs.get(exec_id)
         if run is not None and not run.signals:
             return []
-        return queries.staged_signals(self._conn, exec_id, limit, max_bytes)
+        staged, seen_all = queries.staged_signals_read(
+            self._conn, exec_id, limit, max_bytes
+        )
+        if run is not None:
+            run.staged = (
+                {s.signal_id: s.idempotency_key is not None for s in staged}
+                if seen_all
+                else None
+            )
+            if seen_all and not staged:
+                run.signals = False
+        return staged
 
     def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
-        ids = [(exec_id, i) for i in signal_ids]
-        self._conn.executemany(
-            "DELETE FROM harvest_signals WHERE exec_id = ? AND id = ? "
-            "AND idempotency_key IS NULL",
-            ids,
-        )
-        self._conn.executemany(
-            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND id = ?", ids
-        )
+        # An unkeyed signal goes, a keyed one stays delivered (its key dedupes).
+        # Which is which the staged read said: one statement per signal.
+        run = self._runs.get(exec_id)
+        known = None if run is None else run.staged
+        if known is None or not all(i in known for i in signal_ids):
+            unkeyed = keyed = [(exec_id, i) for i in signal_ids]
+            known = None
+            if run is not None:
+                run.staged = None
+        else:
+            unkeyed = [(exec_id, i) for i in signal_ids if not known[i]]
+            keyed = [(exec_id, i) for i in signal_ids if known[i]]
+        if unkeyed:
+            self._conn.executemany(
+                "DELETE FROM harvest_signals WHERE exec_id = ? AND id = ? "
+                "AND idempotency_key IS NULL",
+                unkeyed,
+            )
+        if keyed:
+            self._conn.executemany(
+                "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND id = ?",
+                keyed,
+            )
+        if run is not None and known is not None:
+            for i in signal_ids:
+                del known[i]
+            if not known:  # none undelivered is left: a seal has nothing to do
+                run.signals = False
 
     def stage_signal(
         self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
@@ -342,6 +377,7 @@ class SqliteWriteTxn:
         run = self._runs.get(exec_id)
         if run is not None:
             run.signals = True
+            run.staged = None
         return True
 
     def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
@@ -350,9 +386,11 @@ class SqliteWriteTxn:
             "UPDATE harvest_signals SET exec_id = ? WHERE exec_id = ? AND delivered = 0",
             (to_exec, from_exec),
         )
-        run = self._runs.get(to_exec)
-        if run is not None:
-            run.signals = True
+        for exec_id in (from_exec, to_exec):
+            run = self._runs.get(exec_id)
+            if run is not None:
+                run.signals = True
+                run.staged = None
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
         for exec_id in exec_ids:
@@ -499,6 +537,11 @@ class SqliteWriteTxn:
             "SELECT COUNT(*) FROM harvest_tasks WHERE exec_id = ?", (exec_id,)
         ).fetchone()
         return int(row[0])
+
+    def holds_no_work(self, exec_id: str) -> bool:
+        # The task count is exact and a timer-less run has none (run_cache).
+        run = self._runs.get(exec_id)
+        return run is not None and not run.tasks and run.next_timer is None
 
     def tasks_of(self, exec_id: str) -> list[TaskRecord]:
         """Every task row of a run, oldest first."""
