@@ -5,8 +5,8 @@ settings, pg_stat_statements on) gets 200 queued runs that `workers`
 pg_worker.py processes serve, as pg_bench does. Printed per run: the
 workers' CPU and the server's (every postgres process, read from /proc
 between "go" and the last run completing), statements and commits, and the
-contention signs of two workers: decision locks that found the row held
-(SKIP LOCKED answered no row) and the runs' rows read while deciding.
+contention signs of two workers: the decision locks (SKIP LOCKED) and the
+rows they took, and how often a worker listed the runs needing a decision.
 Counts barely move with the machine's load; the CPU figures move a little.
 
     python -m bench.pg_cpu [REPS]
@@ -106,8 +106,8 @@ def measure(server: PostgresServer, workers: int) -> dict[str, float]:
         "server ms/run": srv / RUNS * 1000,
         "statements/run": calls / RUNS,
         "commits/run": commits / RUNS,
-        "decision locks/run": sum(c for c, _ in locks) / RUNS,
-        "locks refused/run": sum(c - r for c, r in locks) / RUNS,
+        "decision lock statements/run": sum(c for c, _ in locks) / RUNS,
+        "rows they locked/run": sum(r for _, r in locks) / RUNS,
         "run listings/run": sum(
             int(c)
             for c, _, q in rows

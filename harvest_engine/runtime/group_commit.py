@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -139,7 +140,11 @@ class GroupCommit:
                 return []
             return self._decide([exec_id], now, errors)
 
-        decisions = await self._in_batches(exec_ids, decide, carry=True)
+        def lock(txn: WriteTxn, batch: list[str]) -> None:
+            fresh = [e for e in batch if self._decided_at.get(e, -1) <= listed_at]
+            txn.lock_runs(fresh, deciding_at=now())
+
+        decisions = await self._in_batches(exec_ids, decide, carry=True, lock=lock)
         return any(d.progressed for d in decisions)
 
     async def _in_batches(
@@ -148,13 +153,15 @@ class GroupCommit:
         per_run: Callable[[WriteTxn, str], list[Decision]],
         *,
         carry: bool,
+        lock: Callable[[WriteTxn, list[str]], None],
     ) -> list[Decision]:
         """`per_run` for each run, many runs per transaction, yielding between transactions.
 
         A transaction takes at most `group_commit_size` runs and stops taking
         more once it has held the thread for `group_commit_seconds`, so a
         host loop (the GUI's) is never held long; which runs share a commit
-        changes no history.
+        changes no history. `lock` takes the runs a transaction may
+        decide first, together (`WriteTxn.lock_runs`).
         """
         size = max(1, self.settings.group_commit_size)
         budget = self.settings.group_commit_seconds
@@ -165,6 +172,7 @@ class GroupCommit:
 
             def work(txn: WriteTxn, taken: list[str] = taken) -> list[Decision]:
                 decisions: list[Decision] = []
+                lock(txn, list(itertools.islice(pending, size)))
                 deadline = time.monotonic() + budget
                 while pending and len(taken) < size:
                     taken.append(pending.popleft())
@@ -402,7 +410,11 @@ class GroupCommit:
                 return self._decide([exec_id], now, errors)
             return []
 
-        return await self._in_batches(runs, record, carry=carry)
+        def lock(txn: WriteTxn, batch: list[str]) -> None:
+            ids = [item.task.id for run in batch for item in by_run.get(run, [])]
+            txn.lock_runs(batch, task_ids=ids)
+
+        return await self._in_batches(runs, record, carry=carry, lock=lock)
 
     # -- one run -------------------------------------------------------------------
 

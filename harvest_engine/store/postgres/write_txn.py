@@ -24,8 +24,8 @@ import psycopg
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.postgres import batch_locks, leases, reads
 from harvest_engine.store.postgres import commands as command_sql
-from harvest_engine.store.postgres import leases, reads
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.notify import DONE_CHANNEL
@@ -186,25 +186,45 @@ class PostgresWriteTxn:
 
     # -- runs ---------------------------------------------------------------
 
+    def lock_runs(
+        self,
+        exec_ids: Sequence[str],
+        *,
+        deciding_at: datetime | None = None,
+        task_ids: Sequence[int] = (),
+    ) -> None:
+        """Lock a batch's runs (and tasks) in one round trip (`batch_locks`)."""
+        batch_locks.lock_runs(
+            self._conn,
+            self.memory,
+            exec_ids,
+            deciding_at=_opt_micros(deciding_at),
+            task_ids=task_ids,
+        )
+
     def lock_for_decision(self, exec_id: str) -> bool:
         """Lock the run's row for this decision; False when another worker holds it now.
 
-        The row is read in the same statement and kept for the decision's
+        A run of the batch (`lock_runs`) is answered from memory. Else the
+        row is read in the same statement and kept for the decision's
         `execution()` that follows (one round trip instead of two), with
-        whether the run has any staged signal or timer (`txn_memory`).
+        whether the run has any staged signal, timer or mutex entry
+        (`txn_memory`).
         """
+        if exec_id in self.memory.rows:
+            self._deciding = exec_id
+            return True  # held by the transaction (an unknown run reads None)
+        if exec_id in self.memory.skipped:
+            return False
         row = self._conn.execute(
-            f"SELECT {reads.EXECUTION_COLUMNS}, "
-            "NOT EXISTS (SELECT 1 FROM harvest_signals s "
-            "WHERE s.exec_id = e.exec_id AND s.delivered = 0), "
-            "NOT EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id) "
+            f"SELECT {reads.EXECUTION_COLUMNS}, {batch_locks.FLAGS} "
             "FROM harvest_executions e WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
             (exec_id,),
         ).fetchone()
         if row is not None:
             self._deciding = exec_id
-            self._locked_row = reads.execution_from_row(row[:-2])
-            self.memory.quiet[exec_id] = (bool(row[-2]), bool(row[-1]))
+            self._locked_row = reads.execution_from_row(row[:-3])
+            self.memory.quiet[exec_id] = (bool(row[-3]), bool(row[-2]), bool(row[-1]))
             return True
         gone = self._conn.execute(
             "SELECT 1 FROM harvest_executions WHERE exec_id = %s", (exec_id,)
@@ -212,6 +232,8 @@ class PostgresWriteTxn:
         return gone is None
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
+        if exec_id in self.memory.rows:
+            return self.memory.rows[exec_id]  # locked by this transaction
         kept = self._locked_row
         if kept is not None and kept.exec_id == exec_id:
             self._locked_row = None
@@ -268,6 +290,7 @@ class PostgresWriteTxn:
         assignments, values = _assignments(fields)
         sql = f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s"
         self._conn.execute(_notifying_end(sql, fields), (*values, exec_id))
+        self.memory.changed(exec_id, fields)
 
     def seal(
         self,
@@ -279,6 +302,10 @@ class PostgresWriteTxn:
         error: str | None = None,
     ) -> None:
         conn = self._conn
+        self.memory.rows.pop(exec_id, None)
+        held = self.memory.held_tasks
+        for task_id in [t for t, run in held.items() if run == exec_id]:
+            del held[task_id]  # deleted below
         # One statement for the run's row, its tasks, timers and signals (the
         # keyed signals stay, delivered, for their idempotency); its notice
         # tells a client waiting on the run's result (at commit).
@@ -301,6 +328,8 @@ class PostgresWriteTxn:
                 "id": exec_id,
             },
         )
+        if self.memory.quiet.get(exec_id, (False, False, False))[2]:
+            return  # no mutex entry when its row was locked, and none queued since
         keys = conn.execute(
             "SELECT key FROM harvest_mutexes WHERE exec_id = %s ORDER BY key",
             (exec_id,),
@@ -332,7 +361,7 @@ class PostgresWriteTxn:
         if not events:
             self.update_execution(exec_id, **fields)
             return
-        if not self._waits_for(exec_id):
+        if not self._waits_for(exec_id) and exec_id not in self.memory.rows:
             # Another run's row, in a decision: taken NOWAIT (RunBusy if held).
             self._lock_row(
                 "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
@@ -358,6 +387,7 @@ class PostgresWriteTxn:
             attrs.append(payloads.dumps(event.attrs))
             stored.append((seqs[-1], types[-1], ats[-1], attrs[-1]))
         args: dict[str, object] = {f"f{i}": v for i, v in enumerate(values)}
+        args_size = sum(len(a) for a in attrs)
         cursor = self._conn.execute(
             "WITH moved AS (UPDATE harvest_executions SET next_seq = %(end)s, "
             f"history_bytes = history_bytes + %(size)s{sets} "
@@ -369,7 +399,7 @@ class PostgresWriteTxn:
             {
                 **args,
                 "end": first + len(events),
-                "size": sum(len(a) for a in attrs),
+                "size": args_size,
                 "id": exec_id,
                 "first": first,
                 "seqs": seqs,
@@ -380,6 +410,7 @@ class PostgresWriteTxn:
         )
         # Counted with the others before the commit (no round trip per append).
         self.memory.appended(Append(cursor, exec_id, first, len(events)), stored)
+        self.memory.changed(exec_id, fields, first + len(events), args_size)
         if "state" in fields or "successor" in fields:
             # A client awaiting the run's end hears it at the commit.
             self._conn.execute("SELECT pg_notify(%s, %s)", (DONE_CHANNEL, exec_id))
@@ -389,7 +420,7 @@ class PostgresWriteTxn:
     def staged_signals(
         self, exec_id: str, limit: int, max_bytes: int | None = None
     ) -> list[StagedSignal]:
-        if self.memory.quiet.get(exec_id, (False, False))[0]:
+        if self.memory.quiet.get(exec_id, (False, False, False))[0]:
             return []  # none when its row was locked, and none staged since
         return reads.staged_signals(self._conn, exec_id, limit, max_bytes)
 
@@ -446,7 +477,7 @@ class PostgresWriteTxn:
     # -- timers -------------------------------------------------------------
 
     def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
-        if self.memory.quiet.get(exec_id, (False, False))[1]:
+        if self.memory.quiet.get(exec_id, (False, False, False))[1]:
             return []  # no timer when its row was locked, and none added since
         rows = self._conn.execute(
             "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = %s "
@@ -556,6 +587,14 @@ class PostgresWriteTxn:
         )
 
     def delete_task(self, task_id: int) -> bool:
+        if self.memory.held_tasks.pop(task_id, None) is not None:
+            # Locked by this transaction and still there: the DELETE needs no
+            # answer now; its row count is checked before the commit.
+            cursor = self._conn.execute(
+                "DELETE FROM harvest_tasks WHERE id = %s", (task_id,)
+            )
+            self.memory.counted.append((cursor, 1, f"deleting task {task_id}"))
+            return True
         # RETURNING: the answer arrives with a fetch (rowcount would need a sync).
         return (
             self._conn.execute(
@@ -745,6 +784,7 @@ class PostgresWriteTxn:
         return [reads.execution_from_row(row) for row in rows]
 
     def enqueue_mutex(self, key: str, exec_id: str, at: datetime) -> None:
+        self.memory.quiet.pop(exec_id, None)
         self._key_lock("mutex", key)
         row = self._conn.execute(
             "SELECT MAX(queued_at) FROM harvest_mutexes WHERE key = %s", (key,)
