@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 Now = Callable[[], datetime]
 
+DECISION_LOCKS = 16
+"""Runs a decision batch locks per statement (a shared store's round trip)."""
+
 
 class GroupCommit:
     """Drives the fleet with few commits; owns the claims carried between passes."""
@@ -140,11 +143,16 @@ class GroupCommit:
                 return []
             return self._decide([exec_id], now, errors)
 
-        def lock(txn: WriteTxn, batch: list[str]) -> None:
+        def lock(txn: WriteTxn, batch: list[str]) -> set[str]:
             fresh = [e for e in batch if self._decided_at.get(e, -1) <= listed_at]
-            txn.lock_runs(fresh, deciding_at=now())
+            return txn.lock_runs(fresh, deciding_at=now())
 
-        decisions = await self._in_batches(exec_ids, decide, carry=True, lock=lock)
+        # A decision batch locks a few runs at a time: one that stops at its
+        # time budget then holds few runs it did not decide (another worker
+        # skips the runs it holds).
+        decisions = await self._in_batches(
+            exec_ids, decide, carry=True, lock=lock, chunk=DECISION_LOCKS
+        )
         return any(d.progressed for d in decisions)
 
     async def _in_batches(
@@ -153,17 +161,20 @@ class GroupCommit:
         per_run: Callable[[WriteTxn, str], list[Decision]],
         *,
         carry: bool,
-        lock: Callable[[WriteTxn, list[str]], None],
+        lock: Callable[[WriteTxn, list[str]], set[str]],
+        chunk: int | None = None,
     ) -> list[Decision]:
         """`per_run` for each run, many runs per transaction, yielding between transactions.
 
         A transaction takes at most `group_commit_size` runs and stops taking
         more once it has held the thread for `group_commit_seconds`, so a
         host loop (the GUI's) is never held long; which runs share a commit
-        changes no history. `lock` takes the runs a transaction may
-        decide first, together (`WriteTxn.lock_runs`).
+        changes no history. `lock` takes the next runs of a transaction
+        together, `chunk` at a time (default: all it may take), before their
+        turn (`WriteTxn.lock_runs`); the runs it leaves out are passed over.
         """
         size = max(1, self.settings.group_commit_size)
+        step = size if chunk is None else max(1, chunk)
         budget = self.settings.group_commit_seconds
         pending = collections.deque(exec_ids)
         decided: list[Decision] = []
@@ -172,11 +183,20 @@ class GroupCommit:
 
             def work(txn: WriteTxn, taken: list[str] = taken) -> list[Decision]:
                 decisions: list[Decision] = []
-                lock(txn, list(itertools.islice(pending, size)))
+                locked: set[str] = set()
+                left_out: set[str] = set()
                 deadline = time.monotonic() + budget
                 while pending and len(taken) < size:
-                    taken.append(pending.popleft())
-                    decisions += per_run(txn, taken[-1])
+                    if pending[0] not in locked:
+                        ahead = min(step, size - len(taken))
+                        batch = list(itertools.islice(pending, ahead))
+                        locked.update(batch)
+                        left_out |= lock(txn, batch)
+                    exec_id = pending.popleft()
+                    if exec_id in left_out:
+                        continue  # another worker holds it, or decided it
+                    taken.append(exec_id)
+                    decisions += per_run(txn, exec_id)
                     if time.monotonic() >= deadline:
                         break
                 return decisions
@@ -410,9 +430,10 @@ class GroupCommit:
                 return self._decide([exec_id], now, errors)
             return []
 
-        def lock(txn: WriteTxn, batch: list[str]) -> None:
+        def lock(txn: WriteTxn, batch: list[str]) -> set[str]:
+            # All at once, in one order: a record batch waits for its rows.
             ids = [item.task.id for run in batch for item in by_run.get(run, [])]
-            txn.lock_runs(batch, task_ids=ids)
+            return txn.lock_runs(batch, task_ids=ids)
 
         return await self._in_batches(runs, record, carry=carry, lock=lock)
 

@@ -71,11 +71,11 @@ def lock_runs(
     *,
     deciding_at: int | None,
     task_ids: Sequence[int],
-) -> None:
-    """Lock a batch's runs (and tasks) and keep their rows in `memory` (see the module)."""
+) -> set[str]:
+    """Lock a batch's runs (and tasks), keep their rows in `memory`; the runs not taken."""
     ids = [e for e in dict.fromkeys(exec_ids) if e not in memory.rows]
     if not ids:
-        return
+        return memory.skipped & set(exec_ids)
     if deciding_at is not None:
         locked = conn.execute(
             "SELECT exec_id FROM harvest_executions e WHERE exec_id = ANY(%(ids)s) "
@@ -87,8 +87,9 @@ def lock_runs(
         for row in rows.fetchall():
             if row[1] in taken:
                 hold(memory, row)
+        memory.skipped.difference_update(taken)
         memory.skipped.update(e for e in ids if e not in taken)
-        return
+        return memory.skipped & set(exec_ids)
     conn.execute(
         "SELECT 1 FROM harvest_executions WHERE exec_id = ANY(%s) "
         'ORDER BY exec_id COLLATE "C" FOR UPDATE',
@@ -109,3 +110,4 @@ def lock_runs(
         hold(memory, row)
     if tasks is not None:
         memory.held_tasks.update((int(r[0]), r[1]) for r in tasks.fetchall())
+    return set()

@@ -192,9 +192,9 @@ class PostgresWriteTxn:
         *,
         deciding_at: datetime | None = None,
         task_ids: Sequence[int] = (),
-    ) -> None:
+    ) -> set[str]:
         """Lock a batch's runs (and tasks) in one round trip (`batch_locks`)."""
-        batch_locks.lock_runs(
+        return batch_locks.lock_runs(
             self._conn,
             self.memory,
             exec_ids,

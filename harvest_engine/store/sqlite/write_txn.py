@@ -104,8 +104,9 @@ class SqliteWriteTxn:
         *,
         deciding_at: datetime | None = None,
         task_ids: Sequence[int] = (),
-    ) -> None:
+    ) -> set[str]:
         del exec_ids, deciding_at, task_ids  # the only writer: nothing to take
+        return set()
 
     def lock_for_decision(self, exec_id: str) -> bool:
         del exec_id  # BEGIN IMMEDIATE already made this the only writer
