@@ -3,7 +3,8 @@
 A pass decides (or records the outcomes of) many runs in one transaction.
 Taking each run's row when its turn comes costs a round trip per run, and
 two workers that listed the same runs meet row by row. Before the batch
-works through its runs, `lock_runs` takes them all:
+works through its runs, `lock_runs` takes them all (a decision batch a
+few at a time, `group_commit`):
 - a decision batch locks, skipping rows another worker holds, the runs that
   still need a decision (the listing's own condition, now): a run another
   worker decided since this worker listed it is not decided again (it would
@@ -16,7 +17,9 @@ The rows and the flags of `txn_memory` are read by a second statement,
 after the locks are held: a statement that waited for a row, or met it
 just updated, sees the row's new version but its subqueries see the older
 snapshot (READ COMMITTED), so flags read with the lock could miss a signal
-committed meanwhile. Both statements travel in one round trip.
+committed meanwhile. A decision batch also reads the whole history of its
+short runs (a new run's first decision reads it all) into the
+transaction's tails. The statements travel in one round trip.
 """
 
 from __future__ import annotations
@@ -26,11 +29,13 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from harvest_engine.store.postgres import reads, wakeups
+from harvest_engine.store.postgres.txn_memory import Quiet
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harvest_engine.store.postgres.txn_memory import TxnMemory
+    from harvest_engine.store.postgres.txn_memory import Stored, TxnMemory
+    from harvest_engine.store.protocol import ExecutionRecord
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -38,13 +43,26 @@ FLAGS = (
     "NOT EXISTS (SELECT 1 FROM harvest_signals s "
     "WHERE s.exec_id = e.exec_id AND s.delivered = 0), "
     "NOT EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id), "
-    "NOT EXISTS (SELECT 1 FROM harvest_mutexes m WHERE m.exec_id = e.exec_id)"
+    "NOT EXISTS (SELECT 1 FROM harvest_mutexes m WHERE m.exec_id = e.exec_id), "
+    "NOT EXISTS (SELECT 1 FROM harvest_executions c WHERE c.parent_exec_id = e.exec_id "
+    "AND c.state = 'RUNNING')"
 )
-"""A run's (no staged signal, no timer, no mutex entry), after its row's columns."""
+"""A run's `Quiet` flags, after its row's columns."""
 
 ROWS_AND_FLAGS = (
     f"SELECT {reads.EXECUTION_COLUMNS}, {FLAGS} FROM harvest_executions e "
     "WHERE exec_id = ANY(%s)"
+)
+
+SHORT = 8
+"""A run with at most this many events has its history read with its batch's lock."""
+
+# The whole history of short runs (a run's first decision reads it all):
+# read after the locks, so no one appends to a locked run meanwhile.
+SHORT_HISTORIES = (
+    "SELECT exec_id, seq, type, at, attrs FROM harvest_events WHERE exec_id IN "
+    "(SELECT exec_id FROM harvest_executions WHERE exec_id = ANY(%s) AND next_seq <= %s) "
+    "ORDER BY exec_id, seq"
 )
 
 # runs_needing_decision's condition at `now`, or ended (the decision evicts it).
@@ -57,11 +75,17 @@ _STILL_NEEDS = (
 )
 
 
+def split(row: tuple[Any, ...]) -> tuple[ExecutionRecord, Quiet]:
+    """A run's record and flags from a row of its columns and FLAGS."""
+    n = len(Quiet._fields)
+    return reads.execution_from_row(row[:-n]), Quiet(*(bool(v) for v in row[-n:]))
+
+
 def hold(memory: TxnMemory, row: tuple[Any, ...]) -> None:
     """Keep a locked run's row and flags (a row of ROWS_AND_FLAGS)."""
-    record = reads.execution_from_row(row[:-3])
+    record, quiet = split(row)
     memory.rows[record.exec_id] = record
-    memory.quiet[record.exec_id] = (bool(row[-3]), bool(row[-2]), bool(row[-1]))
+    memory.quiet[record.exec_id] = quiet
 
 
 def lock_runs(
@@ -83,10 +107,17 @@ def lock_runs(
             {"ids": ids, "now": deciding_at},
         )
         rows = conn.execute(ROWS_AND_FLAGS, (ids,))
+        events = conn.execute(SHORT_HISTORIES, (ids, SHORT))
         taken = {r[0] for r in locked.fetchall()}
         for row in rows.fetchall():
             if row[1] in taken:
                 hold(memory, row)
+        histories: dict[str, list[Stored]] = {}
+        for exec_id, seq, type_, at, attrs in events.fetchall():
+            histories.setdefault(exec_id, []).append((seq, type_, at, attrs))
+        for exec_id, stored in histories.items():
+            if exec_id in taken and exec_id not in memory.tails:
+                memory.tails[exec_id] = stored
         memory.skipped.difference_update(taken)
         memory.skipped.update(e for e in ids if e not in taken)
         return memory.skipped & set(exec_ids)

@@ -5,12 +5,14 @@ decision reads what its own transaction just wrote or could not have changed:
 - the events it appended: a run's row stays locked from its first append to
   the commit, so no one else appends; the tail of a run's history from the
   first event this transaction appended is all here;
-- whether the run has staged signals, timers or mutex entries at all, read
-  with (or, for a batch, just after) the decision's row lock: another
-  worker's signal must update the locked row, so it cannot commit before
-  this transaction ends, and only the run's own decision queues it on a
-  mutex; this transaction's own new signals, timers and mutex entries clear
-  the flag;
+- whether the run has staged signals, timers, mutex entries or running
+  children at all, read with (or, for a batch, just after) the decision's
+  row lock: another worker's signal must update the locked row, so it
+  cannot commit before this transaction ends, and only the run's own
+  decision queues it on a mutex or starts a child (a running child's own
+  continue-as-new or retry keeps it from being childless); this
+  transaction's own new signals, timers, mutex entries and children clear
+  the flags;
 - the rows of the runs a batch locked together (`batch_locks`), as this
   transaction's own writes changed them, and which runs of the batch it
   skips; the tasks it locked with them, whose DELETE then needs no answer
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
@@ -50,6 +52,19 @@ class Append:
     count: int
 
 
+class Quiet(NamedTuple):
+    """What a run had none of when its row was locked (each flag: none)."""
+
+    signals: bool  # staged, undelivered
+    timers: bool
+    mutexes: bool  # mutex queue entries
+    children: bool  # RUNNING child runs
+
+
+NOISY = Quiet(signals=False, timers=False, mutexes=False, children=False)
+"""Known nothing: read the tables."""
+
+
 # Task ids reserved at once (a sequence value is never handed out twice; an
 # unused one is a gap, as a rolled-back insert leaves).
 TASK_ID_BLOCK = 64
@@ -64,8 +79,8 @@ class TxnMemory:
 
     appends: list[Append] = field(default_factory=list)
     tails: dict[str, list[Stored]] = field(default_factory=dict)
-    # exec_id -> (no undelivered signal, no timer, no mutex entry), as of its lock
-    quiet: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)
+    # exec_id -> what it had none of, as of its lock
+    quiet: dict[str, Quiet] = field(default_factory=dict)
     # Rows of runs locked by the transaction itself (not a savepoint), as
     # its writes left them; None: no such run.
     rows: dict[str, ExecutionRecord | None] = field(default_factory=dict)
@@ -130,6 +145,11 @@ class TxnMemory:
             values["next_seq"] = end
             values["history_bytes"] = row.history_bytes + size
         self.rows[exec_id] = replace(row, **values)
+
+    def forget_children(self) -> None:
+        """A run came back to RUNNING: no locked run is known childless any more."""
+        for exec_id, quiet in self.quiet.items():
+            self.quiet[exec_id] = quiet._replace(children=False)
 
     def forget(self) -> None:
         """A savepoint rolled back: what it wrote is gone, so forget tails, flags and rows.

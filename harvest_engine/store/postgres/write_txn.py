@@ -29,7 +29,7 @@ from harvest_engine.store.postgres import commands as command_sql
 from harvest_engine.store.postgres import retention as retention_sql
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.notify import DONE_CHANNEL
-from harvest_engine.store.postgres.txn_memory import Append, Stored, TxnMemory
+from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored, TxnMemory
 from harvest_engine.store.protocol import RunBusy
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.timestamps import from_micros, micros
@@ -223,8 +223,7 @@ class PostgresWriteTxn:
         ).fetchone()
         if row is not None:
             self._deciding = exec_id
-            self._locked_row = reads.execution_from_row(row[:-3])
-            self.memory.quiet[exec_id] = (bool(row[-3]), bool(row[-2]), bool(row[-1]))
+            self._locked_row, self.memory.quiet[exec_id] = batch_locks.split(row)
             return True
         gone = self._conn.execute(
             "SELECT 1 FROM harvest_executions WHERE exec_id = %s", (exec_id,)
@@ -259,6 +258,8 @@ class PostgresWriteTxn:
         return [reads.execution_from_row(row) for row in rows]
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
+        if new.parent_exec_id is not None:
+            self.memory.quiet.pop(new.parent_exec_id, None)  # a running child now
         self._conn.execute(
             "INSERT INTO harvest_executions (exec_id, workflow_name, workflow_id, state, "
             "attempt, input, memo, search_attributes, parent_exec_id, parent_close_policy, "
@@ -291,6 +292,8 @@ class PostgresWriteTxn:
         sql = f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s"
         self._conn.execute(_notifying_end(sql, fields), (*values, exec_id))
         self.memory.changed(exec_id, fields)
+        if fields.get("state") == "RUNNING":
+            self.memory.forget_children()  # a child back to RUNNING (not known whose)
 
     def seal(
         self,
@@ -328,7 +331,7 @@ class PostgresWriteTxn:
                 "id": exec_id,
             },
         )
-        if self.memory.quiet.get(exec_id, (False, False, False))[2]:
+        if self.memory.quiet.get(exec_id, NOISY).mutexes:
             return  # no mutex entry when its row was locked, and none queued since
         keys = conn.execute(
             "SELECT key FROM harvest_mutexes WHERE exec_id = %s ORDER BY key",
@@ -420,7 +423,7 @@ class PostgresWriteTxn:
     def staged_signals(
         self, exec_id: str, limit: int, max_bytes: int | None = None
     ) -> list[StagedSignal]:
-        if self.memory.quiet.get(exec_id, (False, False, False))[0]:
+        if self.memory.quiet.get(exec_id, NOISY).signals:
             return []  # none when its row was locked, and none staged since
         return reads.staged_signals(self._conn, exec_id, limit, max_bytes)
 
@@ -477,7 +480,7 @@ class PostgresWriteTxn:
     # -- timers -------------------------------------------------------------
 
     def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
-        if self.memory.quiet.get(exec_id, (False, False, False))[1]:
+        if self.memory.quiet.get(exec_id, NOISY).timers:
             return []  # no timer when its row was locked, and none added since
         rows = self._conn.execute(
             "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = %s "
@@ -776,6 +779,8 @@ class PostgresWriteTxn:
     # -- run lifecycle (issue 3) ------------------------------------------------
 
     def running_children(self, exec_id: str) -> list[ExecutionRecord]:
+        if self.memory.quiet.get(exec_id, NOISY).children:
+            return []  # none when its row was locked, and none started since
         rows = self._conn.execute(
             f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE parent_exec_id = %s AND state = 'RUNNING' ORDER BY id",
