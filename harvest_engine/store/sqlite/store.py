@@ -49,6 +49,7 @@ from harvest_engine.store.sqlite.migrations import (
 )
 from harvest_engine.store.sqlite.run_cache import RunCache
 from harvest_engine.store.sqlite.wakeups import PANIC_BACKOFF
+from harvest_engine.store.sqlite.wal_prealloc import preallocate_wal
 from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 from harvest_engine.timestamps import micros
 
@@ -154,6 +155,7 @@ class SqliteStore:
                 check_harvest_file(conn, str(lock.db_path), version)
                 apply_writer_pragmas(conn)
                 migrate(conn, str(lock.db_path))
+                preallocate_wal(conn, lock.db_path)
                 store = cls(conn, str(lock.db_path), lock, None)
                 store._reclaim_orphans(now or datetime.now(UTC))
             except BaseException:
