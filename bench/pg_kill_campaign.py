@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import random
+import select
 import signal
 import statistics
 import subprocess
@@ -118,6 +119,12 @@ def sql(dsn: str, text: str, *args: Any) -> list[Any]:
         return cursor.fetchall() if cursor.description else []
 
 
+def _close(proc: subprocess.Popen[bytes]) -> None:
+    """Close an ended worker's stdout pipe."""
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
 class Fleet:
     """The three worker slots: each a process, its worker id and its log."""
 
@@ -148,7 +155,7 @@ class Fleet:
                 str(self.lease),
                 str(self.logs / f"{worker_id}.log"),
             ],
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,  # its "ready" line (see `stop`)
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             cwd=ROOT,
         )
@@ -159,6 +166,7 @@ class Fleet:
         for slot, proc in enumerate(self.procs):
             if proc.poll() is not None:
                 self.unexpected_exits += 1
+                _close(proc)
                 self.procs[slot], self.ids[slot] = self._spawn()
 
     def kill(self, slot: int) -> str:
@@ -166,11 +174,23 @@ class Fleet:
         proc, dead = self.procs[slot], self.ids[slot]
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
+        _close(proc)
         self.procs[slot], self.ids[slot] = self._spawn()
         return dead
 
     def stop(self) -> None:
-        """SIGTERM every worker and wait for it."""
+        """SIGTERM every worker once it is serving, and wait for it.
+
+        A worker started by the last kill may still be importing when the
+        runs are done: SIGTERM then ends it before its handler is set
+        (exit -15), which is no failure of the worker.
+        """
+        for proc in self.procs:
+            assert proc.stdout is not None
+            if proc.poll() is None:
+                ready, _, _ = select.select([proc.stdout], [], [], 60)
+                if ready:
+                    proc.stdout.readline()
         for proc in self.procs:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -180,6 +200,7 @@ class Fleet:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 code = proc.wait()
+            _close(proc)
             if code != 0:
                 self.unexpected_exits += 1
 

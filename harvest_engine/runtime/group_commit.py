@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from harvest_engine.store.protocol import DurableStore, TaskRecord, WriteTxn
 
 Now = Callable[[], datetime]
+
+DECISION_LOCKS = 16
+"""Runs a decision batch locks per statement (a shared store's round trip)."""
 
 
 class GroupCommit:
@@ -142,7 +146,16 @@ class GroupCommit:
                 return []
             return self._decide([exec_id], now, errors)
 
-        decisions = await self._in_batches(exec_ids, decide, carry=True)
+        def lock(txn: WriteTxn, batch: list[str]) -> set[str]:
+            fresh = [e for e in batch if self._decided_at.get(e, -1) <= listed_at]
+            return txn.lock_runs(fresh, deciding_at=now())
+
+        # A decision batch locks a few runs at a time: one that stops at its
+        # time budget then holds few runs it did not decide (another worker
+        # skips the runs it holds).
+        decisions = await self._in_batches(
+            exec_ids, decide, carry=True, lock=lock, chunk=DECISION_LOCKS
+        )
         return any(d.progressed for d in decisions)
 
     async def _in_batches(
@@ -151,13 +164,17 @@ class GroupCommit:
         per_run: Callable[[WriteTxn, str], list[Decision]],
         *,
         carry: bool,
+        lock: Callable[[WriteTxn, list[str]], set[str]],
+        chunk: int | None = None,
     ) -> list[Decision]:
         """`per_run` for each run, many runs per transaction, yielding between transactions.
 
         A transaction takes at most `group_commit_size` runs and stops taking
         more once it has held the thread for `group_commit_seconds`, so a
         host loop (the GUI's) is never held long; which runs share a commit
-        changes no history.
+        changes no history. `lock` takes the next runs of a transaction
+        together, `chunk` at a time (default: all it may take), before their
+        turn (`WriteTxn.lock_runs`); the runs it leaves out are passed over.
         """
         if len(exec_ids) == 1:
             # One run: its writes share the commit with nobody else's.
@@ -166,6 +183,7 @@ class GroupCommit:
                 exec_ids, lambda txn: per_run(txn, exec_id), carry=carry, alone=True
             )
         size = max(1, self.settings.group_commit_size)
+        step = size if chunk is None else max(1, chunk)
         budget = self.settings.group_commit_seconds
         pending = collections.deque(exec_ids)
         decided: list[Decision] = []
@@ -174,10 +192,20 @@ class GroupCommit:
 
             def work(txn: WriteTxn, taken: list[str] = taken) -> list[Decision]:
                 decisions: list[Decision] = []
+                locked: set[str] = set()
+                left_out: set[str] = set()
                 deadline = time.monotonic() + budget
                 while pending and len(taken) < size:
-                    taken.append(pending.popleft())
-                    decisions += per_run(txn, taken[-1])
+                    if pending[0] not in locked:
+                        ahead = min(step, size - len(taken))
+                        batch = list(itertools.islice(pending, ahead))
+                        locked.update(batch)
+                        left_out |= lock(txn, batch)
+                    exec_id = pending.popleft()
+                    if exec_id in left_out:
+                        continue  # another worker holds it, or decided it
+                    taken.append(exec_id)
+                    decisions += per_run(txn, exec_id)
                     if time.monotonic() >= deadline:
                         break
                 return decisions
@@ -422,7 +450,12 @@ class GroupCommit:
                 return self._decide([exec_id], now, errors)
             return []
 
-        return await self._in_batches(runs, record, carry=carry)
+        def lock(txn: WriteTxn, batch: list[str]) -> set[str]:
+            # All at once, in one order: a record batch waits for its rows.
+            ids = [item.task.id for run in batch for item in by_run.get(run, [])]
+            return txn.lock_runs(batch, task_ids=ids)
+
+        return await self._in_batches(runs, record, carry=carry, lock=lock)
 
     # -- one run -------------------------------------------------------------------
 

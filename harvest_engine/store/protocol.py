@@ -204,6 +204,27 @@ class WriteTxn(Protocol):
         """
         ...
 
+    def lock_runs(
+        self,
+        exec_ids: Sequence[str],
+        *,
+        deciding_at: datetime | None = None,
+        task_ids: Sequence[int] = (),
+    ) -> set[str]:
+        """Take the runs a batch works through next, all at once; the ones it did not take.
+
+        A single-writer store takes nothing and leaves none out.
+
+        With `deciding_at`, the batch decides them: on a shared store the
+        runs another worker holds, or that need no decision any more at that
+        time (another worker decided them since they were listed), are not
+        taken, and their `lock_for_decision` answers False: they are returned,
+        and the batch passes them over. Without it, the batch records the
+        outcomes of `task_ids` for these runs: their rows and then the
+        tasks' are locked, waiting for them (none is left out).
+        """
+        ...
+
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back (its COMMIT failing included).
 

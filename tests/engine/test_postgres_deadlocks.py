@@ -53,8 +53,15 @@ async def pinger(ctx: WorkflowContext, _: Any) -> Any:
     return await ctx.wait_for_signal("ping")
 
 
-def worker(dsn: str, name: str) -> PostgresRuntime:
+def worker(dsn: str, name: str, runs_per_commit: int) -> PostgresRuntime:
+    """A worker whose pass decides `runs_per_commit` runs per transaction.
+
+    A transaction locks the runs it decides together (batch_locks), so with
+    the default size the first worker would take every run and the other
+    none: a small size gives each worker its own runs.
+    """
     rt = PostgresRuntime.connect(dsn, worker_id=name)
+    rt.settings.group_commit_size = runs_per_commit
     rt.register_workflow(pinger)
     return rt
 
@@ -99,7 +106,7 @@ def first_rounds_at_once(one: PostgresRuntime, two: PostgresRuntime) -> None:
 def test_two_workers_whose_runs_signal_each_other_at_once_do_not_deadlock(
     pg_dsn: str,
 ) -> None:
-    one, two = worker(pg_dsn, "one"), worker(pg_dsn, "two")
+    one, two = worker(pg_dsn, "one", 1), worker(pg_dsn, "two", 1)
     try:
         a = str(one.start_workflow("pinger"))
         b = str(one.start_workflow("pinger"))
@@ -125,7 +132,7 @@ def test_a_signal_to_a_run_another_worker_holds_while_it_holds_a_run_of_this_bat
     # one worker holds A (decided, parked) and B, the other C and D; then B
     # signals D while D signals A: a cycle through a run decided earlier in
     # the same batch.
-    one, two = worker(pg_dsn, "one"), worker(pg_dsn, "two")
+    one, two = worker(pg_dsn, "one", 2), worker(pg_dsn, "two", 2)
     try:
         a, b, c, d = (str(one.start_workflow("pinger")) for _ in range(4))
         for run, peer in ((a, None), (b, d), (c, None), (d, a)):

@@ -273,3 +273,31 @@ def test_recording_a_task_locks_and_reads_its_run_and_the_task_together(
         assert txn.task(task.id + 1000) is None
         txn.delete_task(task.id)
         assert txn.task(task.id) is None
+
+
+def test_savepoints_left_open_still_undo_only_the_failing_block_and_what_it_nests(
+    rt: PostgresRuntime, pg_dsn: str
+) -> None:
+    # A block that succeeds leaves its savepoint open (no RELEASE): the next
+    # one of the same name nests in it, and ROLLBACK TO takes the newest.
+    exec_id = str(rt.start_workflow("parked"))
+    store = store_of(rt)
+
+    def add(timer_id: str, fail: bool = False, inner: str | None = None) -> None:
+        with store.write() as txn:
+            txn.add_timer(exec_id, timer_id, AT)
+            if inner is not None:
+                add(inner)
+            if fail:
+                raise ValueError("workflow code failed")
+
+    with store.write_together():
+        add("first")
+        add("second")
+        with pytest.raises(ValueError, match="workflow code"):
+            add("failed", fail=True, inner="nested in the failed one")
+        add("third", inner="nested in the third")
+        with pytest.raises(ValueError, match="workflow code"):
+            add("failed last", fail=True)
+    assert timers(pg_dsn) == sorted(["first", "second", "third", "nested in the third"])
+    assert raw(pg_dsn, "SELECT count(*) FROM harvest_executions") == [(1,)]

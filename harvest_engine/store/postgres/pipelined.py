@@ -13,7 +13,8 @@ What this changes and what it does not:
 - `rowcount` is only known once its result arrived: statements that need it
   run in `settled()` (a nested pipeline, which syncs at its end).
 - Savepoints are plain SAVEPOINT / ROLLBACK TO / RELEASE statements, queued
-  like the rest (psycopg's `transaction()` syncs on entering and leaving one).
+  like the rest (psycopg's `transaction()` syncs on entering and leaving one);
+  one whose block succeeded is left open, not released (see `savepoint`).
 """
 
 from __future__ import annotations
@@ -93,7 +94,11 @@ def savepoint(conn: Conn, name: str) -> Iterator[None]:
         conn.execute(f"RELEASE SAVEPOINT {name}", prepare=False)
         sync(conn)
         raise
-    conn.execute(f"RELEASE SAVEPOINT {name}", prepare=False)
+    # Not released: the block's changes join the transaction at its COMMIT
+    # all the same, and a RELEASE is a statement per decision. The next
+    # savepoint of the same name nests inside this one; ROLLBACK TO names
+    # the newest, so a failing block still undoes only its own changes
+    # (and those of blocks nested in it).
 
 
 def settled(

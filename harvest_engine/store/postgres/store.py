@@ -193,11 +193,15 @@ class PostgresStore:
                 self._outer.claimed,
             )
             self._depth += 1
+            memory = joined.memory
+            checks = (len(memory.appends), len(memory.counted))
             try:
                 with pipelined.savepoint(self._conn, f"harvest_{self._depth}"):
                     yield joined
             except BaseException:
-                joined.memory.forget()
+                # Its writes are undone: nothing of them is checked at the commit.
+                del memory.appends[checks[0] :], memory.counted[checks[1] :]
+                memory.forget()
                 for undo in reversed(joined.undo):
                     undo()
                 raise

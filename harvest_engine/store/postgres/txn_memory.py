@@ -5,10 +5,18 @@ decision reads what its own transaction just wrote or could not have changed:
 - the events it appended: a run's row stays locked from its first append to
   the commit, so no one else appends; the tail of a run's history from the
   first event this transaction appended is all here;
-- whether the run has staged signals or timers at all, read with the
-  decision's row lock: another worker's signal must update the locked row,
-  so it cannot commit before this transaction ends; this transaction's own
-  new signals and timers clear the flag;
+- whether the run has staged signals, timers, mutex entries or running
+  children at all, read with (or, for a batch, just after) the decision's
+  row lock: another worker's signal must update the locked row, so it
+  cannot commit before this transaction ends, and only the run's own
+  decision queues it on a mutex or starts a child (a running child's own
+  continue-as-new or retry keeps it from being childless); this
+  transaction's own new signals, timers, mutex entries and children clear
+  the flags;
+- the rows of the runs a batch locked together (`batch_locks`), as this
+  transaction's own writes changed them, and which runs of the batch it
+  skips; the tasks it locked with them, whose DELETE then needs no answer
+  (its row count is checked with the appends');
 - appends are counted together before the commit (`verify`);
 - task ids come from a block reserved from the sequence, so inserting a
   claimed task needs no answer.
@@ -19,8 +27,8 @@ undone); a transaction that fails is thrown away with all of it.
 from __future__ import annotations
 
 import collections
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
 
 import psycopg
 
@@ -28,7 +36,10 @@ from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.postgres import pipelined
-from harvest_engine.timestamps import from_micros
+from harvest_engine.store.protocol import ExecutionRecord
+from harvest_engine.timestamps import from_micros, micros
+
+_TIMES = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,19 @@ class Append:
     exec_id: str
     first: int
     count: int
+
+
+class Quiet(NamedTuple):
+    """What a run had none of when its row was locked (each flag: none)."""
+
+    signals: bool  # staged, undelivered
+    timers: bool
+    mutexes: bool  # mutex queue entries
+    children: bool  # RUNNING child runs
+
+
+NOISY = Quiet(signals=False, timers=False, mutexes=False, children=False)
+"""Known nothing: read the tables."""
 
 
 # Task ids reserved at once (a sequence value is never handed out twice; an
@@ -55,8 +79,19 @@ class TxnMemory:
 
     appends: list[Append] = field(default_factory=list)
     tails: dict[str, list[Stored]] = field(default_factory=dict)
-    # exec_id -> (no undelivered signal, no timer), as of its decision's lock
-    quiet: dict[str, tuple[bool, bool]] = field(default_factory=dict)
+    # exec_id -> what it had none of, as of its lock
+    quiet: dict[str, Quiet] = field(default_factory=dict)
+    # Rows of runs locked by the transaction itself (not a savepoint), as
+    # its writes left them; None: no such run.
+    rows: dict[str, ExecutionRecord | None] = field(default_factory=dict)
+    # Runs of a decision batch that another worker holds or that need no decision.
+    skipped: set[str] = field(default_factory=set)
+    # Task id -> run, of tasks locked (present) by the transaction itself.
+    held_tasks: dict[int, str] = field(default_factory=dict)
+    # Statements whose row count is known ahead: checked before the commit.
+    counted: list[tuple[psycopg.Cursor[tuple[Any, ...]], int, str]] = field(
+        default_factory=list
+    )
     # Task ids reserved from the table's sequence, shared by the store's
     # transactions: a task inserted with one needs no RETURNING round trip.
     task_ids: collections.deque[int] = field(default_factory=collections.deque)
@@ -94,16 +129,45 @@ class TxnMemory:
             if seq > after_seq
         ]
 
+    def changed(
+        self, exec_id: str, fields: dict[str, Any], end: int = 0, size: int = 0
+    ) -> None:
+        """Follow a write of a held run's row: `fields` set, next_seq to `end` (if any)."""
+        row = self.rows.get(exec_id)
+        if row is None:
+            return
+        values: dict[str, Any] = {
+            k: (None if v is None else from_micros(micros(v))) if k in _TIMES else v
+            for k, v in fields.items()
+            if k != "needs_decision"
+        }
+        if end:
+            values["next_seq"] = end
+            values["history_bytes"] = row.history_bytes + size
+        self.rows[exec_id] = replace(row, **values)
+
+    def forget_children(self) -> None:
+        """A run came back to RUNNING: no locked run is known childless any more."""
+        for exec_id, quiet in self.quiet.items():
+            self.quiet[exec_id] = quiet._replace(children=False)
+
     def forget(self) -> None:
-        """A savepoint rolled back: what it wrote is gone, so forget tails and flags."""
+        """A savepoint rolled back: what it wrote is gone, so forget tails, flags and rows.
+
+        The rows stay locked (the transaction took them); they are read again.
+        """
         self.tails.clear()
         self.quiet.clear()
+        self.rows.clear()
 
     def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         """Raise (so the transaction rolls back) if an append wrote fewer events than given."""
-        if not self.appends:
+        if not self.appends and not self.counted:
             return
         pipelined.sync(conn)
+        for cursor, count, what in self.counted:
+            if cursor.rowcount != count:
+                raise HarvestInternalError(f"{what} changed {cursor.rowcount} rows")
         for append in self.appends:
             if append.cursor.rowcount == append.count:
                 continue

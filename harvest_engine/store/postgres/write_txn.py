@@ -24,12 +24,10 @@ import psycopg
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.postgres import commands as command_sql
-from harvest_engine.store.postgres import leases, reads
-from harvest_engine.store.postgres import retention as retention_sql
-from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.postgres import batch_locks, leases, reads
 from harvest_engine.store.postgres.notify import DONE_CHANNEL
-from harvest_engine.store.postgres.txn_memory import Append, Stored, TxnMemory
+from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored, TxnMemory
+from harvest_engine.store.postgres.write_txn_side import SideTables
 from harvest_engine.store.protocol import RunBusy
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.timestamps import from_micros, micros
@@ -39,11 +37,9 @@ if TYPE_CHECKING:
     from datetime import datetime, timedelta
 
     from harvest_engine.events import HistoryEvent
-    from harvest_engine.store.operations import ScheduleRow
     from harvest_engine.store.protocol import (
         AttemptRecord,
         ExecutionRecord,
-        LedgerEntry,
         NewExecution,
         NewTask,
         TaskRecord,
@@ -119,7 +115,7 @@ def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
     )
 
 
-class PostgresWriteTxn:
+class PostgresWriteTxn(SideTables):
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
     def __init__(
@@ -186,25 +182,44 @@ class PostgresWriteTxn:
 
     # -- runs ---------------------------------------------------------------
 
+    def lock_runs(
+        self,
+        exec_ids: Sequence[str],
+        *,
+        deciding_at: datetime | None = None,
+        task_ids: Sequence[int] = (),
+    ) -> set[str]:
+        """Lock a batch's runs (and tasks) in one round trip (`batch_locks`)."""
+        return batch_locks.lock_runs(
+            self._conn,
+            self.memory,
+            exec_ids,
+            deciding_at=_opt_micros(deciding_at),
+            task_ids=task_ids,
+        )
+
     def lock_for_decision(self, exec_id: str) -> bool:
         """Lock the run's row for this decision; False when another worker holds it now.
 
-        The row is read in the same statement and kept for the decision's
+        A run of the batch (`lock_runs`) is answered from memory. Else the
+        row is read in the same statement and kept for the decision's
         `execution()` that follows (one round trip instead of two), with
-        whether the run has any staged signal or timer (`txn_memory`).
+        whether the run has any staged signal, timer or mutex entry
+        (`txn_memory`).
         """
+        if exec_id in self.memory.rows:
+            self._deciding = exec_id
+            return True  # held by the transaction (an unknown run reads None)
+        if exec_id in self.memory.skipped:
+            return False
         row = self._conn.execute(
-            f"SELECT {reads.EXECUTION_COLUMNS}, "
-            "NOT EXISTS (SELECT 1 FROM harvest_signals s "
-            "WHERE s.exec_id = e.exec_id AND s.delivered = 0), "
-            "NOT EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id) "
+            f"SELECT {reads.EXECUTION_COLUMNS}, {batch_locks.FLAGS} "
             "FROM harvest_executions e WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
             (exec_id,),
         ).fetchone()
         if row is not None:
             self._deciding = exec_id
-            self._locked_row = reads.execution_from_row(row[:-2])
-            self.memory.quiet[exec_id] = (bool(row[-2]), bool(row[-1]))
+            self._locked_row, self.memory.quiet[exec_id] = batch_locks.split(row)
             return True
         gone = self._conn.execute(
             "SELECT 1 FROM harvest_executions WHERE exec_id = %s", (exec_id,)
@@ -212,6 +227,8 @@ class PostgresWriteTxn:
         return gone is None
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
+        if exec_id in self.memory.rows:
+            return self.memory.rows[exec_id]  # locked by this transaction
         kept = self._locked_row
         if kept is not None and kept.exec_id == exec_id:
             self._locked_row = None
@@ -237,6 +254,8 @@ class PostgresWriteTxn:
         return [reads.execution_from_row(row) for row in rows]
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
+        if new.parent_exec_id is not None:
+            self.memory.quiet.pop(new.parent_exec_id, None)  # a running child now
         self._conn.execute(
             "INSERT INTO harvest_executions (exec_id, workflow_name, workflow_id, state, "
             "attempt, input, memo, search_attributes, parent_exec_id, parent_close_policy, "
@@ -268,6 +287,9 @@ class PostgresWriteTxn:
         assignments, values = _assignments(fields)
         sql = f"UPDATE harvest_executions SET {assignments} WHERE exec_id = %s"
         self._conn.execute(_notifying_end(sql, fields), (*values, exec_id))
+        self.memory.changed(exec_id, fields)
+        if fields.get("state") == "RUNNING":
+            self.memory.forget_children()  # a child back to RUNNING (not known whose)
 
     def seal(
         self,
@@ -279,6 +301,10 @@ class PostgresWriteTxn:
         error: str | None = None,
     ) -> None:
         conn = self._conn
+        self.memory.rows.pop(exec_id, None)
+        held = self.memory.held_tasks
+        for task_id in [t for t, run in held.items() if run == exec_id]:
+            del held[task_id]  # deleted below
         # One statement for the run's row, its tasks, timers and signals (the
         # keyed signals stay, delivered, for their idempotency); its notice
         # tells a client waiting on the run's result (at commit).
@@ -301,6 +327,8 @@ class PostgresWriteTxn:
                 "id": exec_id,
             },
         )
+        if self.memory.quiet.get(exec_id, NOISY).mutexes:
+            return  # no mutex entry when its row was locked, and none queued since
         keys = conn.execute(
             "SELECT key FROM harvest_mutexes WHERE exec_id = %s ORDER BY key",
             (exec_id,),
@@ -332,7 +360,7 @@ class PostgresWriteTxn:
         if not events:
             self.update_execution(exec_id, **fields)
             return
-        if not self._waits_for(exec_id):
+        if not self._waits_for(exec_id) and exec_id not in self.memory.rows:
             # Another run's row, in a decision: taken NOWAIT (RunBusy if held).
             self._lock_row(
                 "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
@@ -358,6 +386,7 @@ class PostgresWriteTxn:
             attrs.append(payloads.dumps(event.attrs))
             stored.append((seqs[-1], types[-1], ats[-1], attrs[-1]))
         args: dict[str, object] = {f"f{i}": v for i, v in enumerate(values)}
+        args_size = sum(len(a) for a in attrs)
         cursor = self._conn.execute(
             "WITH moved AS (UPDATE harvest_executions SET next_seq = %(end)s, "
             f"history_bytes = history_bytes + %(size)s{sets} "
@@ -369,7 +398,7 @@ class PostgresWriteTxn:
             {
                 **args,
                 "end": first + len(events),
-                "size": sum(len(a) for a in attrs),
+                "size": args_size,
                 "id": exec_id,
                 "first": first,
                 "seqs": seqs,
@@ -380,6 +409,7 @@ class PostgresWriteTxn:
         )
         # Counted with the others before the commit (no round trip per append).
         self.memory.appended(Append(cursor, exec_id, first, len(events)), stored)
+        self.memory.changed(exec_id, fields, first + len(events), args_size)
         if "state" in fields or "successor" in fields:
             # A client awaiting the run's end hears it at the commit.
             self._conn.execute("SELECT pg_notify(%s, %s)", (DONE_CHANNEL, exec_id))
@@ -389,7 +419,7 @@ class PostgresWriteTxn:
     def staged_signals(
         self, exec_id: str, limit: int, max_bytes: int | None = None
     ) -> list[StagedSignal]:
-        if self.memory.quiet.get(exec_id, (False, False))[0]:
+        if self.memory.quiet.get(exec_id, NOISY).signals:
             return []  # none when its row was locked, and none staged since
         return reads.staged_signals(self._conn, exec_id, limit, max_bytes)
 
@@ -446,7 +476,7 @@ class PostgresWriteTxn:
     # -- timers -------------------------------------------------------------
 
     def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
-        if self.memory.quiet.get(exec_id, (False, False))[1]:
+        if self.memory.quiet.get(exec_id, NOISY).timers:
             return []  # no timer when its row was locked, and none added since
         rows = self._conn.execute(
             "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = %s "
@@ -556,6 +586,14 @@ class PostgresWriteTxn:
         )
 
     def delete_task(self, task_id: int) -> bool:
+        if self.memory.held_tasks.pop(task_id, None) is not None:
+            # Locked by this transaction and still there: the DELETE needs no
+            # answer now; its row count is checked before the commit.
+            cursor = self._conn.execute(
+                "DELETE FROM harvest_tasks WHERE id = %s", (task_id,)
+            )
+            self.memory.counted.append((cursor, 1, f"deleting task {task_id}"))
+            return True
         # RETURNING: the answer arrives with a fetch (rowcount would need a sync).
         return (
             self._conn.execute(
@@ -592,29 +630,6 @@ class PostgresWriteTxn:
             ),
         )
 
-    def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
-        if not entries:
-            return
-        with self._conn.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO harvest_llm_ledger (exec_id, activity, attempt, model, "
-                "input_tokens, output_tokens, latency, recorded_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                [
-                    (
-                        e.exec_id,
-                        e.activity,
-                        e.attempt,
-                        e.model,
-                        e.input_tokens,
-                        e.output_tokens,
-                        e.latency,
-                        micros(e.recorded_at),
-                    )
-                    for e in entries
-                ],
-            )
-
     def pending_task_count(self, exec_id: str) -> int:
         row = self._conn.execute(
             "SELECT COUNT(*) FROM harvest_tasks WHERE exec_id = %s", (exec_id,)
@@ -635,171 +650,17 @@ class PostgresWriteTxn:
         ).fetchall()
         return [reads.task_from_row(row) for row in rows]
 
-    # -- logs ---------------------------------------------------------------
-
-    def append_log_lines(
-        self,
-        exec_id: str,
-        lines: Sequence[tuple[int, datetime, str]],
-        max_lines: int | None,
-    ) -> None:
-        if not lines:
-            return
-
-        conn = self._conn
-        try:
-            with conn.transaction():  # a savepoint: a bad line never fails the decision
-                row = conn.execute(
-                    "SELECT COALESCE(MAX(seq), 0) FROM harvest_workflow_logs "
-                    "WHERE exec_id = %s AND marker = 0",
-                    (exec_id,),
-                ).fetchone()
-                stored = int(row[0]) if row is not None else 0
-                for line_no, at, message in lines:
-                    if line_no <= stored:
-                        continue  # a re-run cycle emitted it again
-                    if max_lines is not None and line_no > max_lines:
-                        conn.execute(
-                            "INSERT INTO harvest_workflow_logs (exec_id, seq, at, message, "
-                            "marker) VALUES (%s, %s, %s, %s, 1) ON CONFLICT DO NOTHING",
-                            (
-                                exec_id,
-                                max_lines + 1,
-                                micros(at),
-                                f"log truncated at {max_lines} lines",
-                            ),
-                        )
-                        continue
-                    conn.execute(
-                        "INSERT INTO harvest_workflow_logs (exec_id, seq, at, message) "
-                        "VALUES (%s, %s, %s, %s)",
-                        (exec_id, line_no, micros(at), message),
-                    )
-        except psycopg.DataError:
-            pass  # e.g. a NUL character Postgres text cannot hold: the lines are dropped
-
-    # -- schedules and retention (issue 5) ------------------------------------
-
-    def schedule(self, workflow_name: str) -> ScheduleRow | None:
-        return schedule_sql.get(self._conn, workflow_name, lock=True)
-
-    def put_schedule(
-        self,
-        *,
-        workflow_name: str,
-        spec: str,
-        input: str,
-        overlap: str,
-        max_active_runs: int,
-        next_fire_at: datetime,
-        paused: bool,
-        now: datetime,
-    ) -> None:
-        schedule_sql.put(
-            self._conn,
-            workflow_name=workflow_name,
-            spec=spec,
-            input=input,
-            overlap=overlap,
-            max_active_runs=max_active_runs,
-            next_fire_at=next_fire_at,
-            paused=paused,
-            now=now,
-        )
-
-    def update_schedule(
-        self, workflow_name: str, now: datetime, **fields: object
-    ) -> None:
-        schedule_sql.update(self._conn, workflow_name, now, **fields)
-
-    def delete_schedule(self, workflow_name: str) -> bool:
-        return schedule_sql.delete(self._conn, workflow_name)
-
-    def active_schedule_runs(
-        self, workflow_name: str, id_prefix: str, now: datetime
-    ) -> int:
-        return schedule_sql.active_runs(self._conn, workflow_name, id_prefix, now)
-
-    def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
-        return retention_sql.purge_batch(self._conn, cutoff, limit)
-
-    # -- client commands (serving) ------------------------------------------------
-
-    def claim_command(self, row_id: int) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM harvest_commands WHERE id = %s AND applied_at IS NULL "
-            "FOR UPDATE SKIP LOCKED",
-            (row_id,),
-        ).fetchone()
-        return row is not None
-
-    def finish_command(
-        self, row_id: int, reply: str, exec_id: str | None, now: datetime
-    ) -> None:
-        command_sql.finish(self._conn, row_id, reply, exec_id, now)
-
-    def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
-        return command_sql.purge_applied(self._conn, cutoff, limit)
-
     # -- run lifecycle (issue 3) ------------------------------------------------
 
     def running_children(self, exec_id: str) -> list[ExecutionRecord]:
+        if self.memory.quiet.get(exec_id, NOISY).children:
+            return []  # none when its row was locked, and none started since
         rows = self._conn.execute(
             f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE parent_exec_id = %s AND state = 'RUNNING' ORDER BY id",
             (exec_id,),
         ).fetchall()
         return [reads.execution_from_row(row) for row in rows]
-
-    def enqueue_mutex(self, key: str, exec_id: str, at: datetime) -> None:
-        self._key_lock("mutex", key)
-        row = self._conn.execute(
-            "SELECT MAX(queued_at) FROM harvest_mutexes WHERE key = %s", (key,)
-        ).fetchone()
-        last = row[0] if row is not None else None
-        queued = max(micros(at), int(last) + 1 if last is not None else 0)
-        self._conn.execute(
-            "INSERT INTO harvest_mutexes (key, exec_id, queued_at) VALUES (%s, %s, %s) "
-            "ON CONFLICT DO NOTHING",
-            (key, exec_id, queued),
-        )
-
-    def grant_mutex(self, key: str, exec_id: str) -> int | None:
-        self._key_lock("mutex", key)
-        conn = self._conn
-        held = conn.execute(
-            "SELECT 1 FROM harvest_mutexes WHERE key = %s AND granted = 1", (key,)
-        ).fetchone()
-        if held is not None:
-            return None
-        head = conn.execute(
-            "SELECT exec_id FROM harvest_mutexes WHERE key = %s AND granted = 0 "
-            "ORDER BY queued_at, exec_id LIMIT 1",
-            (key,),
-        ).fetchone()
-        if head is None or head[0] != exec_id:
-            return None
-        meta_key = f"mutex_lock_seq:{key}"
-        row = conn.execute(
-            "INSERT INTO harvest_meta (key, value) VALUES (%s, '1') "
-            "ON CONFLICT (key) DO UPDATE SET value = "
-            "(harvest_meta.value::bigint + 1)::text RETURNING value",
-            (meta_key,),
-        ).fetchone()
-        lock_seq = int(row[0]) if row is not None else 1
-        conn.execute(
-            "UPDATE harvest_mutexes SET granted = 1, lock_seq = %s "
-            "WHERE key = %s AND exec_id = %s",
-            (lock_seq, key, exec_id),
-        )
-        return lock_seq
-
-    def release_mutex(self, key: str, exec_id: str) -> None:
-        self._key_lock("mutex", key)
-        self._conn.execute(
-            "DELETE FROM harvest_mutexes WHERE key = %s AND exec_id = %s",
-            (key, exec_id),
-        )
 
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
         self._conn.execute(

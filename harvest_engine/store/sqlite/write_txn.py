@@ -102,6 +102,16 @@ class SqliteWriteTxn:
 
     # -- runs ---------------------------------------------------------------
 
+    def lock_runs(
+        self,
+        exec_ids: Sequence[str],
+        *,
+        deciding_at: datetime | None = None,
+        task_ids: Sequence[int] = (),
+    ) -> set[str]:
+        del exec_ids, deciding_at, task_ids  # the only writer: nothing to take
+        return set()
+
     def lock_for_decision(self, exec_id: str) -> bool:
         del exec_id  # BEGIN IMMEDIATE already made this the only writer
         return True

@@ -1,0 +1,144 @@
+"""A batch's run rows locked together: one round trip instead of one per run.
+
+A pass decides (or records the outcomes of) many runs in one transaction.
+Taking each run's row when its turn comes costs a round trip per run, and
+two workers that listed the same runs meet row by row. Before the batch
+works through its runs, `lock_runs` takes them all (a decision batch a
+few at a time, `group_commit`):
+- a decision batch locks, skipping rows another worker holds, the runs that
+  still need a decision (the listing's own condition, now): a run another
+  worker decided since this worker listed it is not decided again (it would
+  replay its history to find nothing new). A run not locked is skipped by
+  its `lock_for_decision` (False), as a run held elsewhere always was;
+- a record batch waits for its runs' rows in one order (exec_id bytewise,
+  the order claims take them in), then for its tasks' rows (a run's row
+  before its tasks', as everywhere).
+The rows and the flags of `txn_memory` are read by a second statement,
+after the locks are held: a statement that waited for a row, or met it
+just updated, sees the row's new version but its subqueries see the older
+snapshot (READ COMMITTED), so flags read with the lock could miss a signal
+committed meanwhile. A decision batch also reads the whole history of its
+short runs (a new run's first decision reads it all) into the
+transaction's tails. The statements travel in one round trip.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from harvest_engine.store.postgres import reads, wakeups
+from harvest_engine.store.postgres.txn_memory import Quiet
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harvest_engine.store.postgres.txn_memory import Stored, TxnMemory
+    from harvest_engine.store.protocol import ExecutionRecord
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+FLAGS = (
+    "NOT EXISTS (SELECT 1 FROM harvest_signals s "
+    "WHERE s.exec_id = e.exec_id AND s.delivered = 0), "
+    "NOT EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id), "
+    "NOT EXISTS (SELECT 1 FROM harvest_mutexes m WHERE m.exec_id = e.exec_id), "
+    "NOT EXISTS (SELECT 1 FROM harvest_executions c WHERE c.parent_exec_id = e.exec_id "
+    "AND c.state = 'RUNNING')"
+)
+"""A run's `Quiet` flags, after its row's columns."""
+
+ROWS_AND_FLAGS = (
+    f"SELECT {reads.EXECUTION_COLUMNS}, {FLAGS} FROM harvest_executions e "
+    "WHERE exec_id = ANY(%s)"
+)
+
+SHORT = 8
+"""A run with at most this many events has its history read with its batch's lock."""
+
+# The whole history of short runs (a run's first decision reads it all):
+# read after the locks, so no one appends to a locked run meanwhile.
+SHORT_HISTORIES = (
+    "SELECT exec_id, seq, type, at, attrs FROM harvest_events WHERE exec_id IN "
+    "(SELECT exec_id FROM harvest_executions WHERE exec_id = ANY(%s) AND next_seq <= %s) "
+    "ORDER BY exec_id, seq"
+)
+
+# runs_needing_decision's condition at `now`, or ended (the decision evicts it).
+_STILL_NEEDS = (
+    "state <> 'RUNNING' OR ((needs_decision = 1 OR (deadline IS NOT NULL AND "
+    "deadline <= %(now)s) OR EXISTS (SELECT 1 FROM harvest_timers t WHERE "
+    "t.exec_id = e.exec_id AND t.fire_at <= %(now)s)) AND NOT ("
+    + wakeups.PANIC_BACKOFF.replace("%s", "%(now)s")
+    + " AND (deadline IS NULL OR deadline > %(now)s)))"
+)
+
+
+def split(row: tuple[Any, ...]) -> tuple[ExecutionRecord, Quiet]:
+    """A run's record and flags from a row of its columns and FLAGS."""
+    n = len(Quiet._fields)
+    return reads.execution_from_row(row[:-n]), Quiet(*(bool(v) for v in row[-n:]))
+
+
+def hold(memory: TxnMemory, row: tuple[Any, ...]) -> None:
+    """Keep a locked run's row and flags (a row of ROWS_AND_FLAGS)."""
+    record, quiet = split(row)
+    memory.rows[record.exec_id] = record
+    memory.quiet[record.exec_id] = quiet
+
+
+def lock_runs(
+    conn: Conn,
+    memory: TxnMemory,
+    exec_ids: Sequence[str],
+    *,
+    deciding_at: int | None,
+    task_ids: Sequence[int],
+) -> set[str]:
+    """Lock a batch's runs (and tasks), keep their rows in `memory`; the runs not taken."""
+    ids = [e for e in dict.fromkeys(exec_ids) if e not in memory.rows]
+    if not ids:
+        return memory.skipped & set(exec_ids)
+    if deciding_at is not None:
+        locked = conn.execute(
+            "SELECT exec_id FROM harvest_executions e WHERE exec_id = ANY(%(ids)s) "
+            f"AND ({_STILL_NEEDS}) FOR UPDATE SKIP LOCKED",
+            {"ids": ids, "now": deciding_at},
+        )
+        rows = conn.execute(ROWS_AND_FLAGS, (ids,))
+        events = conn.execute(SHORT_HISTORIES, (ids, SHORT))
+        taken = {r[0] for r in locked.fetchall()}
+        for row in rows.fetchall():
+            if row[1] in taken:
+                hold(memory, row)
+        histories: dict[str, list[Stored]] = {}
+        for exec_id, seq, type_, at, attrs in events.fetchall():
+            histories.setdefault(exec_id, []).append((seq, type_, at, attrs))
+        for exec_id, stored in histories.items():
+            if exec_id in taken and exec_id not in memory.tails:
+                memory.tails[exec_id] = stored
+        memory.skipped.difference_update(taken)
+        memory.skipped.update(e for e in ids if e not in taken)
+        return memory.skipped & set(exec_ids)
+    conn.execute(
+        "SELECT 1 FROM harvest_executions WHERE exec_id = ANY(%s) "
+        'ORDER BY exec_id COLLATE "C" FOR UPDATE',
+        (ids,),
+    )
+    tasks = None
+    if task_ids:
+        tasks = conn.execute(
+            "SELECT id, exec_id FROM harvest_tasks WHERE id = ANY(%s) "
+            "ORDER BY id FOR UPDATE",
+            (list(task_ids),),
+        )
+    rows = conn.execute(ROWS_AND_FLAGS, (ids,))
+    found = rows.fetchall()
+    for exec_id in ids:
+        memory.rows[exec_id] = None  # no such run, unless read below
+    for row in found:
+        hold(memory, row)
+    if tasks is not None:
+        memory.held_tasks.update((int(r[0]), r[1]) for r in tasks.fetchall())
+    return set()
