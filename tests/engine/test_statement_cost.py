@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from harvest_engine.store.sqlite.store import SqliteStore
 
 # What one 3-activity run may make, start to Completed, driven alone.
-STATEMENTS_PER_RUN = 52
+STATEMENTS_PER_RUN = 50
 # The activity runner's one read of the workflow name: the transactions keep
 # the row they inserted from one commit to the next (data_version unchanged).
 ROW_READS_PER_RUN = 1
