@@ -1,0 +1,109 @@
+"""Errors for a call about a run that no run, state or registration allows.
+
+Unknown or closed runs, refused starts, unregistered workflows, activities
+and schedules, and client commands no serving process answered.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harvest_engine.errors.base import SqliteError, _run_id
+
+if TYPE_CHECKING:
+    from harvest_engine.states import ExecutionId
+
+
+class ExecutionNotFound(SqliteError):
+    """No execution has this id."""
+
+    _template = "no execution with id {exec_id}"
+
+    def __init__(self, *, exec_id: ExecutionId | str) -> None:
+        super().__init__(exec_id=_run_id(exec_id))
+
+
+class WorkflowNotRunning(SqliteError):
+    """The execution is terminal, so it cannot take this call."""
+
+    _template = "execution {exec_id} is not running (state {state})"
+
+    def __init__(self, *, exec_id: ExecutionId | str, state: str) -> None:
+        super().__init__(exec_id=_run_id(exec_id), state=state)
+
+
+class WorkflowAlreadyStarted(SqliteError):
+    """The reuse policy refused a start because a prior run holds the id."""
+
+    _template = (
+        "workflow {workflow_name!r} with id {workflow_id!r} already has run "
+        "{exec_id} ({state}); the reuse policy {policy} refuses a new start"
+    )
+
+    def __init__(
+        self,
+        *,
+        workflow_name: str,
+        workflow_id: str,
+        exec_id: ExecutionId | str,
+        state: str,
+        policy: str,
+    ) -> None:
+        super().__init__(
+            workflow_name=workflow_name,
+            workflow_id=workflow_id,
+            exec_id=_run_id(exec_id),
+            state=state,
+            policy=policy,
+        )
+
+
+class WorkflowIdNotFound(SqliteError):
+    """No run of this workflow name has this workflow id."""
+
+    _template = "no run of {workflow_name!r} has workflow id {workflow_id!r}"
+
+    def __init__(self, *, workflow_name: str, workflow_id: str) -> None:
+        super().__init__(workflow_name=workflow_name, workflow_id=workflow_id)
+
+
+class UnknownWorkflow(SqliteError):
+    """No workflow of this name is registered in this runtime."""
+
+    _template = "workflow {name!r} is not registered (register it before driving)"
+
+    def __init__(self, *, name: str) -> None:
+        super().__init__(name=name)
+
+
+class UnknownActivity(SqliteError):
+    """No activity of this name is registered in this runtime."""
+
+    _template = "activity {name!r} is not registered (register it before driving)"
+
+    def __init__(self, *, name: str) -> None:
+        super().__init__(name=name)
+
+
+class ScheduleNotFound(SqliteError):
+    """No schedule is stored for this workflow name (trigger and backfill need one)."""
+
+    _template = "no schedule is stored for workflow {workflow_name!r}"
+
+    def __init__(self, *, workflow_name: str) -> None:
+        super().__init__(workflow_name=workflow_name)
+
+
+class CommandTimedOut(SqliteError):
+    """No serving process answered a client command in time; it stays queued and applies later."""
+
+    _template = (
+        "command {command_id} ({kind}) got no reply within {seconds}s: no process "
+        "serves {path} (start one with `await rt.serve()`); the command stays queued "
+        "and is applied when one does"
+    )
+
+    def __init__(
+        self, *, command_id: str, kind: str = "", seconds: float = 0.0, path: str = ""
+    ) -> None:
+        super().__init__(command_id=command_id, kind=kind, seconds=seconds, path=path)
