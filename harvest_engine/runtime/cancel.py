@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 
     from harvest_engine.runtime.cache import InstanceCache
     from harvest_engine.runtime.registry import Registry
-    from harvest_engine.store.protocol import DurableStore, ExecutionRecord, WriteTxn
+    from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.rows import ExecutionRecord
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 DEFAULT_CANCEL_REASON = "cancelled by request"
 DEFAULT_TERMINATE_REASON = "terminated by request"

@@ -11,7 +11,7 @@ from harvest_engine.workflow.child_options import REFUSED
 
 if TYPE_CHECKING:
     from harvest_engine.authoring import WorkflowInfo
-    from harvest_engine.store.protocol import WriteTxn
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 
 @dataclass(frozen=True)

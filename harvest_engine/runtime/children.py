@@ -18,12 +18,13 @@ from harvest_engine.runtime import child_start
 from harvest_engine.runtime.drive_time import real_time
 from harvest_engine.runtime.runs import append, start_run
 from harvest_engine.states import ErrorInfo
-from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
+from harvest_engine.store.rows import ExecutionRecord, NewExecution
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.runtime.registry import Registry
+    from harvest_engine.store.txn_protocol import WriteTxn
     from harvest_engine.workflow.instance import WorkflowInstance
 
 Evict = Callable[[str], None]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from harvest_engine.runtime.runtime import SqliteRuntime
-    from harvest_engine.store.protocol import CommandRecord
+    from harvest_engine.store.rows import CommandRecord
 
 # Commands applied per round, so a flood of commands still lets runs move.
 APPLY_BATCH = 64

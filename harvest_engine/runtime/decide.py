@@ -43,21 +43,15 @@ from harvest_engine.runtime.run_metadata import project_memo
 from harvest_engine.runtime.runs import append, run_info, start_run
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
-from harvest_engine.store.protocol import (
-    DurableStore,
-    ExecutionRecord,
-    NewExecution,
-    NewTask,
-    RunBusy,
-    TaskRecord,
-    WriteTxn,
-)
+from harvest_engine.store.rows import ExecutionRecord, NewExecution, NewTask, TaskRecord
+from harvest_engine.store.txn_protocol import RunBusy, WriteTxn
 from harvest_engine.workflow.commands import CommandRejected
 from harvest_engine.workflow.instance import WorkflowInstance
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.cache import InstanceCache
     from harvest_engine.runtime.registry import Registry
+    from harvest_engine.store.protocol import DurableStore
 
 log = logging.getLogger("harvest_engine.runtime")
 

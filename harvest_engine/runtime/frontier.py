@@ -29,7 +29,7 @@ if typing.TYPE_CHECKING:
 
     from harvest_engine.authoring import WorkflowInfo
     from harvest_engine.events import HistoryEvent
-    from harvest_engine.store.protocol import ExecutionRecord
+    from harvest_engine.store.rows import ExecutionRecord
 
 
 class ReplayBroke(Exception):

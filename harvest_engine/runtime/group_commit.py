@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestError, Stuck
 from harvest_engine.runtime import eager
-from harvest_engine.store.protocol import JoinedWriteFailed
+from harvest_engine.store.txn_protocol import JoinedWriteFailed
 
 log = logging.getLogger("harvest_engine.runtime")
 
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.decide import Decider, Decision
     from harvest_engine.runtime.settings import Settings
     from harvest_engine.runtime.tasks import Finished, TaskRunner
-    from harvest_engine.store.protocol import DurableStore, TaskRecord, WriteTxn
+    from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.rows import TaskRecord
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 Now = Callable[[], datetime]
 

@@ -22,7 +22,7 @@ from harvest_engine import payloads
 from harvest_engine.errors import ExecutionExists, InvalidHistoryFile
 from harvest_engine.events import TERMINAL_EVENTS, HistoryEvent
 from harvest_engine.states import TERMINAL_STATES, ExecutionId
-from harvest_engine.store.protocol import NewExecution
+from harvest_engine.store.rows import NewExecution
 from harvest_engine.timestamps import from_text, to_text
 
 if TYPE_CHECKING:

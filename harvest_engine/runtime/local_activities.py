@@ -17,7 +17,7 @@ from harvest_engine import payloads
 from harvest_engine.authoring import RetryPolicy
 from harvest_engine.events import HistoryEvent
 from harvest_engine.states import ErrorInfo
-from harvest_engine.store.protocol import ExecutionRecord, NewTask, TaskRecord, WriteTxn
+from harvest_engine.store.rows import ExecutionRecord, NewTask, TaskRecord
 from harvest_engine.workflow.context import LOCAL_ACTIVITY_BUDGET_SECONDS
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from harvest_engine.activity import AttemptResult
     from harvest_engine.runtime.registry import Registry
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 
 def new_task(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harvest_engine.store.protocol import WriteTxn
+    from harvest_engine.store.txn_protocol import WriteTxn
     from harvest_engine.workflow.instance import WorkflowInstance
 
 

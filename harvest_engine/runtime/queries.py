@@ -35,7 +35,7 @@ from harvest_engine.runtime.frontier import (
     replay,
     takes_arg,
 )
-from harvest_engine.store.protocol import ExecutionRecord
+from harvest_engine.store.rows import ExecutionRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine

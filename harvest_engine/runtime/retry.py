@@ -18,13 +18,14 @@ from harvest_engine import payloads
 from harvest_engine.authoring import RetryPolicy
 from harvest_engine.runtime.runs import start_run
 from harvest_engine.states import ErrorInfo, ExecutionId
-from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
+from harvest_engine.store.rows import ExecutionRecord, NewExecution
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.runtime.registry import Registry
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from harvest_engine.workflow.run_metadata import merge_memo
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from harvest_engine.store.protocol import WriteTxn
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 
 def project_memo(txn: WriteTxn, exec_id: str, patch: Mapping[str, Any]) -> None:

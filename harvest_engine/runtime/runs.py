@@ -13,7 +13,8 @@ from harvest_engine.workflow.context import RunInfo
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
+    from harvest_engine.store.rows import ExecutionRecord, NewExecution
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 
 def start_run(

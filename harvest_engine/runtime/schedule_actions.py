@@ -17,7 +17,8 @@ from harvest_engine.schedules import (
 if TYPE_CHECKING:
     from harvest_engine.runtime.schedules import StartRun
     from harvest_engine.store.operations import ScheduleRow
-    from harvest_engine.store.protocol import DurableStore, WriteTxn
+    from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 # A backfill starts at most this many slots in one call (one transaction).
 MAX_BACKFILL_SLOTS = 1000

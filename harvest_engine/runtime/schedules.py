@@ -19,11 +19,12 @@ from harvest_engine.schedules import (
     schedule_id_prefix,
     schedule_workflow_id,
 )
-from harvest_engine.store.protocol import DurableStore, WriteTxn
+from harvest_engine.store.txn_protocol import WriteTxn
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.runtime import SqliteRuntime
     from harvest_engine.store.operations import ScheduleRow
+    from harvest_engine.store.protocol import DurableStore
 
 log = logging.getLogger("harvest_engine.schedules")
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from harvest_engine.events import HistoryEvent
-    from harvest_engine.store.protocol import ExecutionRecord
+    from harvest_engine.store.rows import ExecutionRecord
 
 log = logging.getLogger("harvest_engine.runtime")
 

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from harvest_engine.store.protocol import DurableStore, ExecutionRecord, WriteTxn
+    from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.rows import ExecutionRecord
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 RESERVED_KEY_PREFIX = "harvest.promise:"
 

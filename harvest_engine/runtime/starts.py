@@ -47,12 +47,13 @@ from harvest_engine.names import check_name, check_optional_name
 from harvest_engine.runtime.children import seal_run
 from harvest_engine.runtime.decide import start_run
 from harvest_engine.states import ExecutionId
-from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
+from harvest_engine.store.rows import ExecutionRecord, NewExecution
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 # The WorkflowCancelled reason of a RUNNING run replaced by a plain start.
 REPLACED_BY_START = "terminated by a TERMINATE_IF_RUNNING start"

@@ -28,16 +28,12 @@ from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime import local_activities
 from harvest_engine.runtime.registry import RegisteredActivity
 from harvest_engine.states import ErrorInfo
-from harvest_engine.store.protocol import (
-    AttemptRecord,
-    DurableStore,
-    LedgerEntry,
-    TaskRecord,
-    WriteTxn,
-)
+from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.registry import Registry
+    from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 Clock = Callable[[], datetime]
 

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.runtime.runtime import SqliteRuntime
-    from harvest_engine.store.protocol import ExecutionRecord
+    from harvest_engine.store.rows import ExecutionRecord
     from harvest_engine.workflow.instance import WorkflowInstance
 
 # API.md "update handler time limit".

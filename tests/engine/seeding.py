@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.events import HistoryEvent
-from harvest_engine.store.protocol import NewExecution
+from harvest_engine.store.rows import NewExecution
 
 if TYPE_CHECKING:
     from harvest_engine.store.sqlite.store import SqliteStore

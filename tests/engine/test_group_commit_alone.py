@@ -25,7 +25,7 @@ from harvest_engine import (
     activity,
     workflow,
 )
-from harvest_engine.store.protocol import JoinedWriteFailed
+from harvest_engine.store.txn_protocol import JoinedWriteFailed
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

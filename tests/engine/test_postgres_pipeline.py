@@ -26,7 +26,7 @@ from harvest_engine import (
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.postgres.store import PostgresStore
-from harvest_engine.store.protocol import NewTask
+from harvest_engine.store.rows import NewTask
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

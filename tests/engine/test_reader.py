@@ -20,7 +20,7 @@ from harvest_engine import (
     SqliteReader,
     Stored,
 )
-from harvest_engine.store.protocol import LedgerEntry
+from harvest_engine.store.rows import LedgerEntry
 from harvest_engine.store.sqlite.store import SqliteStore
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"

@@ -17,7 +17,7 @@ from harvest_engine import (
     WorkflowContext,
     workflow,
 )
-from harvest_engine.store.protocol import LedgerEntry
+from harvest_engine.store.rows import LedgerEntry
 from harvest_engine.store.sqlite.retention import RUN_TABLES, SELECT_BATCH
 
 Open = Callable[..., SqliteRuntime]

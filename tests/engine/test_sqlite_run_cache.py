@@ -10,7 +10,7 @@ import pytest
 
 from harvest_engine.events import HistoryEvent
 from harvest_engine.runtime.runs import start_run
-from harvest_engine.store.protocol import NewExecution, NewTask
+from harvest_engine.store.rows import NewExecution, NewTask
 from harvest_engine.store.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:

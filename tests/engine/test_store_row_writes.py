@@ -19,7 +19,7 @@ from harvest_engine import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.runtime.runs import start_run
-from harvest_engine.store.protocol import NewExecution, NewTask
+from harvest_engine.store.rows import NewExecution, NewTask
 
 Open = Callable[..., SqliteRuntime]
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from harvest_engine.store.postgres.txn_memory import Stored, TxnMemory
-    from harvest_engine.store.protocol import ExecutionRecord
+    from harvest_engine.store.rows import ExecutionRecord
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.postgres import pipelined
 from harvest_engine.store.postgres.notify import REPLY_CHANNEL
-from harvest_engine.store.protocol import CommandRecord
+from harvest_engine.store.rows import CommandRecord
 from harvest_engine.store.sqlite.commands import refuse_other
 from harvest_engine.timestamps import from_micros, micros
 

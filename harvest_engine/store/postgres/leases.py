@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.store.protocol import AttemptRecord
+from harvest_engine.store.rows import AttemptRecord
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
-    from harvest_engine.store.protocol import TaskRecord
+    from harvest_engine.store.rows import TaskRecord
 
 log = logging.getLogger("harvest_engine.postgres")
 

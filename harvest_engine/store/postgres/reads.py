@@ -37,7 +37,7 @@ from harvest_engine.timestamps import from_micros
 if TYPE_CHECKING:
     import psycopg
 
-    from harvest_engine.store.protocol import ExecutionRecord, TaskRecord
+    from harvest_engine.store.rows import ExecutionRecord, TaskRecord
 
 
 __all__ = [

@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
-    from harvest_engine.store.protocol import CommandRecord, ExecutionRecord, TaskRecord
     from harvest_engine.store.records import (
         ActivityAttempt,
         ExecutionDetail,
@@ -62,6 +61,7 @@ if TYPE_CHECKING:
         StagedSignal,
         TimerRow,
     )
+    from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
 
 
 def default_worker_id() -> str:

@@ -36,7 +36,7 @@ from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.postgres import pipelined
-from harvest_engine.store.protocol import ExecutionRecord
+from harvest_engine.store.rows import ExecutionRecord
 from harvest_engine.timestamps import from_micros, micros
 
 _TIMES = frozenset({"started_at", "closed_at", "deadline", "not_before"})

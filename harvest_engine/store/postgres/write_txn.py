@@ -28,8 +28,8 @@ from harvest_engine.store.postgres import batch_locks, leases, reads
 from harvest_engine.store.postgres.notify import DONE_CHANNEL
 from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored, TxnMemory
 from harvest_engine.store.postgres.write_txn_side import SideTables
-from harvest_engine.store.protocol import RunBusy
 from harvest_engine.store.records import StagedSignal, TimerRow
+from harvest_engine.store.txn_protocol import RunBusy
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from datetime import datetime, timedelta
 
     from harvest_engine.events import HistoryEvent
-    from harvest_engine.store.protocol import (
+    from harvest_engine.store.rows import (
         AttemptRecord,
         ExecutionRecord,
         NewExecution,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from harvest_engine.store.operations import ScheduleRow
     from harvest_engine.store.postgres.txn_memory import TxnMemory
-    from harvest_engine.store.protocol import LedgerEntry
+    from harvest_engine.store.rows import LedgerEntry
 
 
 class SideTables:

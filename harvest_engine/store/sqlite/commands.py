@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine.store.protocol import CommandRecord
+from harvest_engine.store.rows import CommandRecord
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:

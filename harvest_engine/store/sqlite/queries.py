@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.states import ErrorInfo, ExecutionId
-from harvest_engine.store.protocol import ExecutionRecord, TaskRecord
 from harvest_engine.store.records import (
     ActivityAttempt,
     ExecutionDetail,
@@ -22,6 +21,7 @@ from harvest_engine.store.records import (
     Stored,
     TimerRow,
 )
+from harvest_engine.store.rows import ExecutionRecord, TaskRecord
 from harvest_engine.store.sqlite import verify
 from harvest_engine.timestamps import from_micros
 

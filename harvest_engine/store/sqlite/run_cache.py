@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from harvest_engine.store.protocol import ExecutionRecord, NewExecution
+from harvest_engine.store.rows import ExecutionRecord, NewExecution
 from harvest_engine.store.sqlite import queries, verify
 from harvest_engine.timestamps import from_micros, micros
 

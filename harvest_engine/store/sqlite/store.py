@@ -17,7 +17,6 @@ from harvest_engine.errors import (
     HarvestInternalError,
     StorageError,
 )
-from harvest_engine.store.protocol import JoinedWriteFailed
 from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import (
     listing,
@@ -52,6 +51,7 @@ from harvest_engine.store.sqlite.run_cache import RunCache
 from harvest_engine.store.sqlite.wakeups import PANIC_BACKOFF
 from harvest_engine.store.sqlite.wal_prealloc import preallocate_wal
 from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
+from harvest_engine.store.txn_protocol import JoinedWriteFailed
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
@@ -61,11 +61,6 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
-    from harvest_engine.store.protocol import (
-        CommandRecord,
-        ExecutionRecord,
-        TaskRecord,
-    )
     from harvest_engine.store.records import (
         ActivityAttempt,
         ExecutionDetail,
@@ -77,6 +72,7 @@ if TYPE_CHECKING:
         StagedSignal,
         TimerRow,
     )
+    from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
 
 
 def _require_memory_uri(uri: str) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine.store.protocol import TaskRecord
+from harvest_engine.store.rows import TaskRecord
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
-    from harvest_engine.store.protocol import NewTask
+    from harvest_engine.store.rows import NewTask
 
 TASK_INSERT_COLUMNS = (
     "exec_id, activity_id, activity_name, input, queue, max_attempts, ready_at, "

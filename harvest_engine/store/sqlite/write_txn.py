@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.operations import ScheduleRow
-    from harvest_engine.store.protocol import (
+    from harvest_engine.store.rows import (
         AttemptRecord,
         ExecutionRecord,
         LedgerEntry,
