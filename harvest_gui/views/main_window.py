@@ -1,4 +1,8 @@
-"""MainWindow: menus, the welcome page, and the Runs and Schedules pages of an open file."""
+"""MainWindow: the inspector window, which opens a file into its Runs and Schedules pages.
+
+The window's own actions and menus are built in `window_menus`, and the page it
+shows while no file is open in `welcome_page`.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +12,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
-    QPushButton,
     QSplitter,
     QStackedWidget,
     QTabWidget,
-    QVBoxLayout,
-    QWidget,
 )
 
 from harvest_engine import DatabaseLocked
@@ -30,8 +30,7 @@ from harvest_gui import APP_TITLE, theme
 from harvest_gui.async_bridge import track
 from harvest_gui.client_session import ClientSession
 from harvest_gui.session import ReaderSession, Session, WriterSession
-from harvest_gui.target import Target, as_target
-from harvest_gui.views import operations
+from harvest_gui.views import operations, window_menus
 from harvest_gui.views.dialogs import (
     about_text,
     locked_box,
@@ -43,9 +42,13 @@ from harvest_gui.views.run_list import RunListView
 from harvest_gui.views.schedules import SchedulesView
 from harvest_gui.views.screen_fit import fit_on_screen
 from harvest_gui.views.status_bar import InspectorStatusBar
+from harvest_gui.views.welcome_page import welcome_page
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QAction, QActionGroup, QCloseEvent
+
     from harvest_gui.settings import Settings
+    from harvest_gui.target import Target
 
 FILE_FILTER = "harvest databases (*.db *.sqlite *.sqlite3 *.harvest);;All files (*)"
 COUNTS_EVERY_MS = 1000
@@ -66,6 +69,22 @@ class MainWindow(QMainWindow):
     context_changed = Signal()
     """Emitted when the open file or the selected run changes (actions re-enable)."""
 
+    # Made by window_menus.build_actions / build_menus and welcome_page.
+    open_action: QAction
+    open_ro_action: QAction
+    close_action: QAction
+    quit_action: QAction
+    refresh_action: QAction
+    filter_action: QAction
+    runs_action: QAction
+    schedules_action: QAction
+    about_action: QAction
+    about_qt_action: QAction
+    theme_group: QActionGroup
+    theme_actions: dict[str, QAction]
+    recent_menu: QMenu
+    welcome_message: QLabel
+
     def __init__(self, settings: Settings, app_module: str | None = None) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
@@ -83,10 +102,10 @@ class MainWindow(QMainWindow):
         self.status = InspectorStatusBar()
         self.setStatusBar(self.status)
         self.stack = QStackedWidget()
-        self.stack.addWidget(self._welcome_page())
+        self.stack.addWidget(welcome_page(self))
         self.setCentralWidget(self.stack)
-        self._build_actions()
-        self._build_menus()
+        window_menus.build_actions(self)
+        window_menus.build_menus(self)
         operations.install(self)  # Run, Schedules and Tools menus (the forms)
         self._update_title()
         self.resize(1280, 800)
@@ -99,166 +118,6 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
 
     # -- building ------------------------------------------------------------------------
-
-    def _welcome_page(self) -> QWidget:
-        page = QWidget()
-        page.setObjectName("welcomePage")
-        layout = QVBoxLayout(page)
-        layout.addStretch(1)
-        title = QLabel("No harvest file is open.")
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        hint = QLabel(
-            "Open a database file to inspect its runs (Ctrl+O), or open it read-only to "
-            "follow a writer in another process (Ctrl+Shift+O)."
-        )
-        hint.setWordWrap(True)
-        hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.welcome_message = QLabel()
-        self.welcome_message.setObjectName("welcomeMessage")
-        self.welcome_message.setTextFormat(Qt.TextFormat.PlainText)
-        self.welcome_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.welcome_message.setWordWrap(True)
-        open_button = QPushButton("Open…")
-        open_button.setObjectName("welcomeOpen")
-        open_button.clicked.connect(lambda: self.on_open(read_only=False))
-        ro_button = QPushButton("Open read-only…")
-        ro_button.setObjectName("welcomeOpenReadOnly")
-        ro_button.clicked.connect(lambda: self.on_open(read_only=True))
-        # Wrapped labels need a width to wrap in: a column holding 60% of the
-        # page (centred by stretches) lets each one take the height its text needs.
-        column = QVBoxLayout()
-        for label in (title, hint, self.welcome_message):
-            column.addWidget(label)
-        for button in (open_button, ro_button):
-            column.addWidget(button, 0, Qt.AlignmentFlag.AlignHCenter)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addLayout(column, 3)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addStretch(2)
-        return page
-
-    def _action(
-        self,
-        text: str,
-        name: str,
-        shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
-    ) -> QAction:
-        action = QAction(text, self)
-        action.setObjectName(name)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        self.addAction(action)
-        return action
-
-    def _build_actions(self) -> None:
-        self.open_action = self._action(
-            "&Open…", "actionOpen", QKeySequence.StandardKey.Open
-        )
-        self.open_action.setStatusTip("Open a harvest file as its writer")
-        self.open_action.triggered.connect(lambda: self.on_open(read_only=False))
-        self.open_ro_action = self._action(
-            "Open &read-only…", "actionOpenReadOnly", "Ctrl+Shift+O"
-        )
-        self.open_ro_action.setStatusTip("Inspect a file without taking its lock")
-        self.open_ro_action.triggered.connect(lambda: self.on_open(read_only=True))
-        self.close_action = self._action("&Close file", "actionCloseFile", "Ctrl+W")
-        self.close_action.triggered.connect(self.on_close_file)
-        self.quit_action = self._action("&Quit", "actionQuit")
-        # Windows and bare platforms bind no key to StandardKey.Quit; Ctrl+Q is what users try.
-        quit_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Quit)
-        self.quit_action.setShortcuts(quit_keys or [QKeySequence("Ctrl+Q")])
-        self.quit_action.triggered.connect(self.close)
-        self.refresh_action = self._action(
-            "&Refresh", "actionRefresh", QKeySequence.StandardKey.Refresh
-        )
-        self.refresh_action.setStatusTip(
-            "Re-read the file now (it also refreshes by itself)"
-        )
-        self.refresh_action.triggered.connect(self.on_refresh)
-        self.filter_action = self._action(
-            "&Filter runs", "actionFilter", QKeySequence.StandardKey.Find
-        )
-        self.filter_action.triggered.connect(self.on_filter)
-        self.runs_action = self._action("R&uns", "actionRuns", "Ctrl+1")
-        self.runs_action.triggered.connect(lambda: self.pages.setCurrentIndex(0))
-        self.schedules_action = self._action("&Schedules", "actionSchedules", "Ctrl+2")
-        self.schedules_action.triggered.connect(lambda: self.pages.setCurrentIndex(1))
-        self.about_action = self._action(
-            "&About harvest inspector",
-            "actionAbout",
-            QKeySequence.StandardKey.HelpContents,
-        )
-        self.about_action.triggered.connect(self.on_about)
-        self.about_qt_action = self._action("About &Qt", "actionAboutQt")
-        self.about_qt_action.triggered.connect(QApplication.aboutQt)
-        self.theme_group = QActionGroup(self)
-        self.theme_actions: dict[str, QAction] = {}
-        for key, text in (
-            ("system", "&System"),
-            ("light", "&Light"),
-            ("dark", "&Dark"),
-        ):
-            action = self._action(text, f"actionTheme_{key}")
-            action.setCheckable(True)
-            action.setChecked(self.settings.theme() == key)
-            action.triggered.connect(lambda _=False, k=key: self.on_theme(k))
-            self.theme_group.addAction(action)
-            self.theme_actions[key] = action
-        self._set_session_actions()
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addAction(self.open_action)
-        file_menu.addAction(self.open_ro_action)
-        self.recent_menu = file_menu.addMenu("Open &recent")
-        self.recent_menu.setObjectName("recentMenu")
-        self._fill_recent_menu()
-        file_menu.addAction(self.close_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-        view_menu = bar.addMenu("&View")
-        view_menu.addAction(self.refresh_action)
-        view_menu.addAction(self.filter_action)
-        view_menu.addSeparator()
-        view_menu.addAction(self.runs_action)
-        view_menu.addAction(self.schedules_action)
-        theme_menu = view_menu.addMenu("&Theme")
-        for action in self.theme_actions.values():
-            theme_menu.addAction(action)
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction(self.about_action)
-        help_menu.addAction(self.about_qt_action)
-
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        files = self.settings.recent_files()
-        for i, path in enumerate(files):
-            action = self.recent_menu.addAction(f"&{(i + 1) % 10} {path}")
-            action.setObjectName(f"recent{i}")
-            action.triggered.connect(
-                lambda _=False, p=path: self.open_path(as_target(p))
-            )
-        if not files:
-            none = self.recent_menu.addAction("No recent files")
-            none.setEnabled(False)
-        else:
-            self.recent_menu.addSeparator()
-            clear = self.recent_menu.addAction("Clear recent files")
-            clear.triggered.connect(self.on_clear_recent)
-
-    def _set_session_actions(self) -> None:
-        has = self.session is not None
-        for action in (
-            self.close_action,
-            self.refresh_action,
-            self.filter_action,
-            self.runs_action,
-            self.schedules_action,
-        ):
-            action.setEnabled(has)
 
     def _update_title(self) -> None:
         # The platform appends the application's display name ("… — harvest inspector")
@@ -346,7 +205,7 @@ class MainWindow(QMainWindow):
         self.close_session()
         self.session = session
         self.settings.add_recent_file(session.path)
-        self._fill_recent_menu()
+        window_menus.fill_recent_menu(self)
         self.run_list = RunListView(session)
         self.detail = RunDetailView(session)
         self.schedules = SchedulesView(session)
@@ -375,7 +234,7 @@ class MainWindow(QMainWindow):
         session.refreshed.connect(self.status.show_refresh)
         session.drive_error.connect(self.on_drive_error)
         self.status.show_session(session)
-        self._set_session_actions()
+        window_menus.set_session_actions(self)
         self._update_title()
         if isinstance(session, WriterSession) and self.app_module is not None:
             self._start_driving(session)
@@ -425,7 +284,7 @@ class MainWindow(QMainWindow):
             page.deleteLater()
         self.run_list = self.detail = self.schedules = None
         self.status.show_session(None)
-        self._set_session_actions()
+        window_menus.set_session_actions(self)
         self._update_title()
         self.context_changed.emit()
 
@@ -485,7 +344,7 @@ class MainWindow(QMainWindow):
     def on_clear_recent(self) -> None:
         """Forget recent files."""
         self.settings.clear_recent_files()
-        self._fill_recent_menu()
+        window_menus.fill_recent_menu(self)
 
     def on_theme(self, key: str) -> None:
         """Switch the palette (plots pick it up when next drawn)."""
