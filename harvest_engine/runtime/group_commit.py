@@ -30,7 +30,8 @@ log = logging.getLogger("harvest_engine.runtime")
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.cache import InstanceCache
-    from harvest_engine.runtime.decide import Decider, Decision
+    from harvest_engine.runtime.cycle import Decision
+    from harvest_engine.runtime.decide import Decider
     from harvest_engine.runtime.settings import Settings
     from harvest_engine.runtime.tasks import Finished, TaskRunner
     from harvest_engine.store.protocol import DurableStore, TaskRecord, WriteTxn
