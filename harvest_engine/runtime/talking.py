@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.errors import ExecutionNotFound, InvalidSignal
-from harvest_engine.runtime import queries, signals, starts, updates
+from harvest_engine.runtime import queries, signals, start_calls, starts, updates
 from harvest_engine.runtime import signal_with_start as signal_start
 from harvest_engine.runtime import update_with_start as update_start
 
@@ -30,14 +30,14 @@ if TYPE_CHECKING:
 
 def start_workflow(self: SqliteRuntime, name: str, input: Any = None) -> ExecutionId:
     """Start a fresh run; nothing executes until a drive."""
-    return self._woken(starts.start_fresh(self, name, None, input))
+    return self._woken(start_calls.start_fresh(self, name, None, input))
 
 
 def start_workflow_with_id(
     self: SqliteRuntime, name: str, workflow_id: str, input: Any = None
 ) -> ExecutionId:
     """Start with a business id, attaching to a RUNNING run of the same name and id."""
-    return self._woken(starts.start_with_id(self, name, workflow_id, input))
+    return self._woken(start_calls.start_with_id(self, name, workflow_id, input))
 
 
 def send_signal(
@@ -100,7 +100,9 @@ def start_workflow_with_reuse_policy(  # noqa: D417 (self is the runtime)
         PayloadTooLarge, PayloadTooDeep: the input is over a cap (nothing persisted).
         UnknownWorkflow: `name` is not registered.
     """
-    return self._woken(starts.start_with_policy(self, name, workflow_id, input, policy))
+    return self._woken(
+        start_calls.start_with_policy(self, name, workflow_id, input, policy)
+    )
 
 
 def start_workflow_with_options(
@@ -111,7 +113,7 @@ def start_workflow_with_options(
     The memo and the first search attributes are stored with a fresh run;
     a start that returns an existing run leaves them as they are.
     """
-    return self._woken(starts.start_with_options(self, name, input, options))
+    return self._woken(start_calls.start_with_options(self, name, input, options))
 
 
 def signal_with_start(
