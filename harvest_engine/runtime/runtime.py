@@ -30,7 +30,7 @@ from harvest_engine.runtime import (
     waiting,
 )
 from harvest_engine.runtime.cache import InstanceCache
-from harvest_engine.runtime.decide import Decider, Decision
+from harvest_engine.runtime.decide import Decider
 from harvest_engine.runtime.drive_time import DriveTime
 from harvest_engine.runtime.group_commit import GroupCommit
 from harvest_engine.runtime.registry import ActivitySpec, Registry
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from harvest_engine.authoring import ActivityInfo, WorkflowInfo
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.runtime.cycle import Decision
     from harvest_engine.schedules import WorkflowSchedule
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
     from harvest_engine.store.protocol import DurableStore

@@ -12,7 +12,7 @@ from harvest_engine import payloads
 from harvest_engine.errors import HarvestError, HarvestInternalError, UnknownWorkflow
 from harvest_engine.names import check_name
 from harvest_engine.runtime import starts
-from harvest_engine.runtime.decide import start_run
+from harvest_engine.runtime.runs import start_run
 from harvest_engine.schedules import (
     Overlap,
     WorkflowSchedule,

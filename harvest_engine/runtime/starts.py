@@ -45,7 +45,7 @@ from harvest_engine.events import HistoryEvent
 from harvest_engine.filters import NUL, NUL_REASON
 from harvest_engine.names import check_name, check_optional_name
 from harvest_engine.runtime.children import seal_run
-from harvest_engine.runtime.decide import start_run
+from harvest_engine.runtime.runs import start_run
 from harvest_engine.states import ExecutionId
 from harvest_engine.store.protocol import ExecutionRecord, NewExecution, WriteTxn
 
