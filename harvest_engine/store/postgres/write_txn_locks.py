@@ -44,9 +44,10 @@ class RowLocks:
     _deciding: str | None
     _locked_row: ExecutionRecord | None
 
-    @property
-    def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
-        raise NotImplementedError  # PostgresWriteTxn's
+    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
+
+        @property
+        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
 
     def _key_lock(self, *parts: str) -> None:
         """Hold an advisory lock on a key until the transaction ends (RunBusy in a decision)."""

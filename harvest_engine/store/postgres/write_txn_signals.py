@@ -27,9 +27,10 @@ class SignalsAndTimers:
 
     memory: TxnMemory
 
-    @property
-    def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
-        raise NotImplementedError  # PostgresWriteTxn's
+    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
+
+        @property
+        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
 
     # -- signals ------------------------------------------------------------
 

@@ -56,9 +56,10 @@ class TaskTable:
     _raw: psycopg.Connection[tuple[Any, ...]]
     _locked_row: ExecutionRecord | None
 
-    @property
-    def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
-        raise NotImplementedError  # PostgresWriteTxn's
+    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
+
+        @property
+        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
 
     # -- tasks --------------------------------------------------------------
 
