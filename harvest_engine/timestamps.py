@@ -15,6 +15,11 @@ def micros(when: datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+def opt_micros(when: datetime | None) -> int | None:
+    """`micros` of an optional datetime (None stays None)."""
+    return None if when is None else micros(when)
+
+
 def from_micros(value: int) -> datetime:
     """Integer microseconds since the epoch as an aware UTC datetime."""
     # Positional: timedelta's keyword parsing costs more than the addition.

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     import psycopg
 
-    from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
+    from harvest_engine.store.postgres.write_txn_tasks import TaskTable
     from harvest_engine.store.rows import TaskRecord
 
 log = logging.getLogger("harvest_engine.postgres")
@@ -44,7 +44,7 @@ RENEWALS_PER_LEASE = 3
 
 
 def claim(
-    txn: PostgresWriteTxn,
+    txn: TaskTable,
     conn: psycopg.Connection[tuple[Any, ...]],
     task_id: int,
     now: datetime,
@@ -82,7 +82,7 @@ def claim(
 
 
 def _record_lost(
-    txn: PostgresWriteTxn,
+    txn: TaskTable,
     task: TaskRecord,
     holder: object,
     claimed_at: object,

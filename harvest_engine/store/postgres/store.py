@@ -5,7 +5,8 @@ second one for lease renewals and heartbeats (they never wait for a decision
 of this worker). Claims are leases (leases.py); decisions lock their run's
 row (write_txn.py). Errors of the server or the network are `psycopg.Error`
 inside a transaction and typed errors (`faults`) at every public method; a
-broken connection is replaced on the next call.
+broken connection is replaced on the next call. The reads outside a
+transaction are a base class (store_reads.py).
 """
 
 from __future__ import annotations
@@ -29,39 +30,23 @@ from harvest_engine.errors import (
 from harvest_engine.store.postgres import commands as command_sql
 from harvest_engine.store.postgres import (
     leases,
-    listing,
     notify,
     pipelined,
     reads,
     wakeups,
 )
-from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import guard_public_methods, translate
 from harvest_engine.store.postgres.migrations import migrate
+from harvest_engine.store.postgres.store_reads import StoreReads
 from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
-from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from datetime import datetime, timedelta
 
-    from harvest_engine.events import HistoryEvent
-    from harvest_engine.filters import ExecutionFilter
-    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
-    from harvest_engine.store.records import (
-        ActivityAttempt,
-        ExecutionDetail,
-        ExecutionPage,
-        LedgerRow,
-        LogLine,
-        MutexRow,
-        PendingTask,
-        StagedSignal,
-        TimerRow,
-    )
-    from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
+    from harvest_engine.store.rows import CommandRecord, TaskRecord
 
 
 def default_worker_id() -> str:
@@ -70,7 +55,7 @@ def default_worker_id() -> str:
 
 
 @guard_public_methods(skip=("write", "write_together", "connection", "connect"))
-class PostgresStore:
+class PostgresStore(StoreReads):
     """The DurableStore on Postgres; any number of them, in any processes, share one database."""
 
     storage_errors: tuple[type[Exception], ...] = (
@@ -375,145 +360,3 @@ class PostgresStore:
                 .fetchall()
             )
         return [reads.task_from_row(row) for row in rows]
-
-    # -- reads outside a transaction ----------------------------------------
-
-    def execution(self, exec_id: str) -> ExecutionRecord | None:
-        with self._lock:
-            return reads.execution(self._live(), exec_id)
-
-    def exists(self, exec_id: str) -> bool:
-        """Whether a run has this id."""
-        return self.execution(exec_id) is not None
-
-    def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
-        with self._lock:
-            return reads.load_events(self._live(), exec_id, after_seq)
-
-    def runs_needing_decision(self, now: datetime) -> list[str]:
-        at = micros(now)
-        with self._lock:
-            rows = (
-                self._live()
-                .execute(
-                    "SELECT exec_id FROM harvest_executions e WHERE state = 'RUNNING' AND ("
-                    " needs_decision = 1"
-                    " OR (deadline IS NOT NULL AND deadline <= %s)"
-                    " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
-                    "            AND t.fire_at <= %s)"
-                    ") AND NOT ("
-                    + wakeups.PANIC_BACKOFF
-                    + " AND (deadline IS NULL OR deadline > %s)) ORDER BY id",
-                    (at, at, at, at),
-                )
-                .fetchall()
-            )
-        return [r[0] for r in rows]
-
-    def running_exec_ids(self) -> list[str]:
-        """Every RUNNING run, oldest first."""
-        with self._lock:
-            rows = (
-                self._live()
-                .execute(
-                    "SELECT exec_id FROM harvest_executions WHERE state = 'RUNNING' ORDER BY id"
-                )
-                .fetchall()
-            )
-        return [r[0] for r in rows]
-
-    def ready_tasks(self, exec_id: str | None, now: datetime) -> list[TaskRecord]:
-        if self._released_claims:
-            with self.write():
-                pass  # puts the released claims back to PENDING first
-        # Ready: PENDING and due, or RUNNING under a lease that expired (a dead worker's).
-        sql = (
-            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE "
-            "((status = 'PENDING' AND ready_at <= %s) OR "
-            "(status = 'RUNNING' AND lease_expires_at < clock_timestamp()))"
-        )
-        args: tuple[Any, ...] = (micros(now),)
-        if exec_id is not None:
-            sql += " AND exec_id = %s"
-            args += (exec_id,)
-        with self._lock:
-            rows = self._live().execute(sql + " ORDER BY ready_at, id", args).fetchall()
-        return [reads.task_from_row(row) for row in rows]
-
-    def next_wakeup(self, exec_id: str) -> datetime | None:
-        with self._lock:
-            row = (
-                self._live()
-                .execute(
-                    "SELECT LEAST("
-                    " (SELECT MIN(fire_at) FROM harvest_timers WHERE exec_id = %s),"
-                    " (SELECT MIN(ready_at) FROM harvest_tasks WHERE exec_id = %s"
-                    "  AND status = 'PENDING'))",
-                    (exec_id, exec_id),
-                )
-                .fetchone()
-            )
-        return reads.opt_time(row[0] if row is not None else None)
-
-    def activity_attempts(
-        self, exec_id: str, name: str | None
-    ) -> list[ActivityAttempt]:
-        with self._lock:
-            return reads.activity_attempts(self._live(), exec_id, name)
-
-    def describe(self, exec_id: str) -> ExecutionDetail | None:
-        with self._lock:
-            return reads.describe(self._live(), exec_id)
-
-    def pending_tasks(self, exec_id: str) -> list[PendingTask]:
-        with self._lock:
-            return reads.pending_tasks(self._live(), exec_id)
-
-    def timers(self, exec_id: str) -> list[TimerRow]:
-        with self._lock:
-            return reads.timers(self._live(), exec_id)
-
-    def staged_signals(self, exec_id: str) -> list[StagedSignal]:
-        with self._lock:
-            return reads.staged_signals(self._live(), exec_id)
-
-    def mutexes(self, exec_id: str) -> list[MutexRow]:
-        with self._lock:
-            return reads.mutexes(self._live(), exec_id)
-
-    def llm_ledger(self, exec_id: str) -> list[LedgerRow]:
-        with self._lock:
-            return reads.llm_ledger(self._live(), exec_id)
-
-    def workflow_logs(self, exec_id: str) -> list[LogLine]:
-        with self._lock:
-            return reads.workflow_logs(self._live(), exec_id)
-
-    # -- operating (issue 5) ----------------------------------------------------
-
-    def list_executions(self, filter_: ExecutionFilter) -> ExecutionPage:
-        with self._lock:
-            return listing.list_executions(self._live(), filter_)
-
-    def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
-        # One statement is one snapshot; the page (at most 1000 rows) is read
-        # whole before the visitor runs, so it may write through the runtime.
-        with self._lock:
-            rows = list(listing.visit_executions(self._live(), filter_))
-        yield from rows
-
-    def counts_by_state(self) -> dict[str, int]:
-        with self._lock:
-            return listing.counts_by_state(self._live())
-
-    def list_schedules(self) -> list[ScheduleRow]:
-        with self._lock:
-            return schedule_sql.list_all(self._live())
-
-    def due_schedules(self, now: datetime) -> list[ScheduleRow]:
-        with self._lock:
-            return schedule_sql.due(self._live(), now)
-
-    def llm_totals(self, exec_id: str) -> LedgerTotals:
-        with self._lock:
-            return reads.llm_totals(self._live(), exec_id)

@@ -30,12 +30,14 @@ class SideTables:
 
     memory: TxnMemory
 
-    @property
-    def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
-        raise NotImplementedError  # PostgresWriteTxn's
+    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
 
-    def _key_lock(self, *parts: str) -> None:
-        raise NotImplementedError  # PostgresWriteTxn's
+        @property
+        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
+
+    if TYPE_CHECKING:  # RowLocks', found through the class's MRO
+
+        def _key_lock(self, *parts: str) -> None: ...
 
     # -- the LLM ledger ------------------------------------------------------
 

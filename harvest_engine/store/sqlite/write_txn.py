@@ -1,20 +1,18 @@
-"""SqliteWriteTxn: one write transaction's statements, the WriteTxn half of the store boundary."""
+"""SqliteWriteTxn: one write transaction's statements, the WriteTxn half of the store boundary.
+
+This file holds the run rows and their histories (the hot path of a
+decision); the class composes the rest from base classes: signals and
+timers (write_txn_signals.py), tasks (write_txn_tasks.py) and the side
+tables (write_txn_side.py).
+"""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.records import (
-    StagedSignal,
-    TimerRow,
-)
-from harvest_engine.store.sqlite import commands as command_sql
-from harvest_engine.store.sqlite import queries, task_rows, verify, workflow_logs
-from harvest_engine.store.sqlite import retention as retention_sql
-from harvest_engine.store.sqlite import schedules as schedule_sql
+from harvest_engine.store.sqlite import queries, verify
 from harvest_engine.store.sqlite.run_cache import (
     KEPT_EVENTS,
     CachedRun,
@@ -23,22 +21,18 @@ from harvest_engine.store.sqlite.run_cache import (
     started_run,
     with_fields,
 )
-from harvest_engine.timestamps import from_micros, micros
+from harvest_engine.store.sqlite.write_txn_side import SideTables
+from harvest_engine.store.sqlite.write_txn_signals import SignalsAndTimers
+from harvest_engine.store.sqlite.write_txn_tasks import TaskTable
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
-    from harvest_engine.store.operations import ScheduleRow
-    from harvest_engine.store.rows import (
-        AttemptRecord,
-        ExecutionRecord,
-        LedgerEntry,
-        NewExecution,
-        NewTask,
-        TaskRecord,
-    )
+    from harvest_engine.store.rows import ExecutionRecord, NewExecution
 
 _TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 _EXECUTION_FIELDS = frozenset(
@@ -87,7 +81,7 @@ def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
     return sql, values
 
 
-class SqliteWriteTxn:
+class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables):
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
     def __init__(self, conn: sqlite3.Connection, runs: RunCache | None = None) -> None:
@@ -318,319 +312,6 @@ class SqliteWriteTxn:
             else:  # a tail kept past its commit stays short (a longer one is read)
                 run.appended = rows
 
-    # -- signals ------------------------------------------------------------
-
-    def staged_signals(
-        self, exec_id: str, limit: int, max_bytes: int | None = None
-    ) -> list[StagedSignal]:
-        run = self._runs.get(exec_id)
-        if run is not None and not run.signals:
-            return []
-        staged, seen_all = queries.staged_signals_read(
-            self._conn, exec_id, limit, max_bytes
-        )
-        if run is not None:
-            run.staged = (
-                {s.signal_id: s.idempotency_key is not None for s in staged}
-                if seen_all
-                else None
-            )
-            if seen_all and not staged:
-                run.signals = False
-        return staged
-
-    def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
-        # An unkeyed signal goes, a keyed one stays delivered (its key dedupes).
-        # Which is which the staged read said: one statement per signal.
-        run = self._runs.get(exec_id)
-        known = None if run is None else run.staged
-        if known is None or not all(i in known for i in signal_ids):
-            unkeyed = keyed = [(exec_id, i) for i in signal_ids]
-            known = None
-            if run is not None:
-                run.staged = None
-        else:
-            unkeyed = [(exec_id, i) for i in signal_ids if not known[i]]
-            keyed = [(exec_id, i) for i in signal_ids if known[i]]
-        if unkeyed:
-            self._conn.executemany(
-                "DELETE FROM harvest_signals WHERE exec_id = ? AND id = ? "
-                "AND idempotency_key IS NULL",
-                unkeyed,
-            )
-        if keyed:
-            self._conn.executemany(
-                "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND id = ?",
-                keyed,
-            )
-        if run is not None and known is not None:
-            for i in signal_ids:
-                del known[i]
-            if not known:  # none undelivered is left: a seal has nothing to do
-                run.signals = False
-
-    def stage_signal(
-        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
-    ) -> bool:
-        try:
-            self._conn.execute(
-                "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
-                "received_at) VALUES (?, ?, ?, ?, ?)",
-                (exec_id, name, payload, key, micros(at)),
-            )
-        except sqlite3.IntegrityError:
-            return False
-        self._conn.execute(
-            "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = ?",
-            (exec_id,),
-        )
-        run = self._runs.get(exec_id)
-        if run is not None:
-            run.signals = True
-            run.staged = None
-        return True
-
-    def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
-        """Hand undelivered signals to a successor run (continue-as-new)."""
-        self._conn.execute(
-            "UPDATE harvest_signals SET exec_id = ? WHERE exec_id = ? AND delivered = 0",
-            (to_exec, from_exec),
-        )
-        for exec_id in (from_exec, to_exec):
-            run = self._runs.get(exec_id)
-            if run is not None:
-                run.signals = True
-                run.staged = None
-
-    def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
-        for exec_id in exec_ids:
-            hit = self._conn.execute(
-                "SELECT 1 FROM harvest_signals WHERE exec_id = ? AND idempotency_key = ?",
-                (exec_id, key),
-            ).fetchone()
-            if hit is not None:
-                return exec_id
-        return None
-
-    # -- timers -------------------------------------------------------------
-
-    def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
-        run = self._runs.get(exec_id)
-        if run is not None and run.no_timer_due(now):
-            return []
-        rows = self._conn.execute(
-            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = ? AND fire_at <= ? "
-            "ORDER BY fire_at, timer_id",
-            (exec_id, micros(now)),
-        ).fetchall()
-        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
-
-    def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
-        self._conn.execute(
-            "INSERT OR IGNORE INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (?, ?, ?)",
-            (exec_id, timer_id, micros(fire_at)),
-        )
-        run = self._runs.get(exec_id)
-        if run is not None:
-            at = micros(fire_at)
-            run.next_timer = at if run.next_timer is None else min(run.next_timer, at)
-
-    def delete_timers(self, exec_id: str, timer_ids: Sequence[str]) -> None:
-        self._conn.executemany(
-            "DELETE FROM harvest_timers WHERE exec_id = ? AND timer_id = ?",
-            [(exec_id, t) for t in timer_ids],
-        )
-
-    # -- tasks --------------------------------------------------------------
-
-    def add_task(self, task: NewTask) -> int:
-        cursor = self._conn.execute(task_rows.INSERT_TASK, task_rows.task_values(task))
-        self._holds_task(task.exec_id)
-        if cursor.lastrowid is None:
-            raise HarvestInternalError("task insert returned no row id")
-        return cursor.lastrowid
-
-    def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
-        values = task_rows.task_values(task)
-        cursor = self._conn.execute(
-            task_rows.INSERT_CLAIMED_TASK, (*values, micros(now))
-        )
-        self._holds_task(task.exec_id)
-        if cursor.lastrowid is None:
-            raise HarvestInternalError("task insert returned no row id")
-        return task_rows.claimed_task_record(cursor.lastrowid, values)
-
-    def _holds_task(self, exec_id: str) -> None:
-        run = self._runs.get(exec_id)
-        if run is not None:
-            run.tasks += 1
-
-    def task(self, task_id: int) -> TaskRecord | None:
-        row = self._conn.execute(
-            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE id = ?", (task_id,)
-        ).fetchone()
-        return None if row is None else queries.task_from_row(row)
-
-    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
-        """Flip a PENDING task RUNNING (compare-and-swap); None when it is gone or taken."""
-        cursor = self._conn.execute(
-            "UPDATE harvest_tasks SET status = 'RUNNING', claimed_at = ? "
-            "WHERE id = ? AND status = 'PENDING'",
-            (micros(now), task_id),
-        )
-        if cursor.rowcount != 1:
-            return None
-        return self.task(task_id)
-
-    def delete_task(self, task_id: int) -> bool:
-        gone = self._conn.execute(
-            "DELETE FROM harvest_tasks WHERE id = ? RETURNING exec_id", (task_id,)
-        ).fetchall()
-        for (exec_id,) in gone:
-            run = self._runs.get(exec_id)
-            if run is not None:
-                run.tasks -= 1
-        return bool(gone)
-
-    def reschedule_task(
-        self, task_id: int, attempt: int, ready_at: datetime, last_error: str
-    ) -> bool:
-        moved = self._conn.execute(
-            "UPDATE harvest_tasks SET status = 'PENDING', attempt = ?, ready_at = ?, "
-            "last_error = ?, claimed_at = NULL WHERE id = ?",
-            (attempt, micros(ready_at), last_error, task_id),
-        )
-        return moved.rowcount == 1
-
-    def record_attempt(self, attempt: AttemptRecord) -> None:
-        self._conn.execute(
-            "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
-            "attempt, started_at, ended_at, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                attempt.exec_id,
-                attempt.activity_id,
-                attempt.activity_name,
-                attempt.attempt,
-                micros(attempt.started_at),
-                micros(attempt.ended_at),
-                attempt.outcome,
-                attempt.error,
-            ),
-        )
-
-    def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
-        if not entries:
-            return
-        self._conn.executemany(
-            "INSERT INTO harvest_llm_ledger (exec_id, activity, attempt, model, input_tokens, "
-            "output_tokens, latency, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    e.exec_id,
-                    e.activity,
-                    e.attempt,
-                    e.model,
-                    e.input_tokens,
-                    e.output_tokens,
-                    e.latency,
-                    micros(e.recorded_at),
-                )
-                for e in entries
-            ],
-        )
-
-    def pending_task_count(self, exec_id: str) -> int:
-        run = self._runs.get(exec_id)
-        if run is not None:
-            return run.tasks
-        row = self._conn.execute(
-            "SELECT COUNT(*) FROM harvest_tasks WHERE exec_id = ?", (exec_id,)
-        ).fetchone()
-        return int(row[0])
-
-    def holds_no_work(self, exec_id: str) -> bool:
-        # The task count is exact and a timer-less run has none (run_cache).
-        run = self._runs.get(exec_id)
-        return run is not None and not run.tasks and run.next_timer is None
-
-    def tasks_of(self, exec_id: str) -> list[TaskRecord]:
-        """Every task row of a run, oldest first."""
-        run = self._runs.get(exec_id)
-        if run is not None and not run.tasks:
-            return []
-        rows = self._conn.execute(
-            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id",
-            (exec_id,),
-        ).fetchall()
-        return [queries.task_from_row(row) for row in rows]
-
-    # -- logs ---------------------------------------------------------------
-
-    def append_log_lines(
-        self,
-        exec_id: str,
-        lines: Sequence[tuple[int, datetime, str]],
-        max_lines: int | None,
-    ) -> None:
-        workflow_logs.append(self._conn, exec_id, lines, max_lines)
-
-    # -- schedules and retention (issue 5) ------------------------------------
-
-    def schedule(self, workflow_name: str) -> ScheduleRow | None:
-        return schedule_sql.get(self._conn, workflow_name)
-
-    def put_schedule(
-        self,
-        *,
-        workflow_name: str,
-        spec: str,
-        input: str,
-        overlap: str,
-        max_active_runs: int,
-        next_fire_at: datetime,
-        paused: bool,
-        now: datetime,
-    ) -> None:
-        schedule_sql.put(
-            self._conn,
-            workflow_name=workflow_name,
-            spec=spec,
-            input=input,
-            overlap=overlap,
-            max_active_runs=max_active_runs,
-            next_fire_at=next_fire_at,
-            paused=paused,
-            now=now,
-        )
-
-    def update_schedule(self, workflow_name: str, now: datetime, **fields: Any) -> None:
-        schedule_sql.update(self._conn, workflow_name, now, **fields)
-
-    def delete_schedule(self, workflow_name: str) -> bool:
-        return schedule_sql.delete(self._conn, workflow_name)
-
-    def active_schedule_runs(
-        self, workflow_name: str, id_prefix: str, now: datetime
-    ) -> int:
-        return schedule_sql.active_runs(self._conn, workflow_name, id_prefix, now)
-
-    def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
-        self._runs.clear()  # rows go without being followed one by one
-        return retention_sql.purge_batch(self._conn, cutoff, limit)
-
-    # -- client commands (serving) ------------------------------------------------
-
-    def claim_command(self, row_id: int) -> bool:
-        return command_sql.is_pending(self._conn, row_id)
-
-    def finish_command(
-        self, row_id: int, reply: str, exec_id: str | None, now: datetime
-    ) -> None:
-        command_sql.finish(self._conn, row_id, reply, exec_id, now)
-
-    def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
-        return command_sql.purge_applied(self._conn, cutoff, limit)
-
     # -- run lifecycle (issue 3) ------------------------------------------------
 
     def running_children(self, exec_id: str) -> list[ExecutionRecord]:
@@ -643,59 +324,3 @@ class SqliteWriteTxn:
             (exec_id,),
         ).fetchall()
         return [queries.execution_from_row(row) for row in rows]
-
-    def enqueue_mutex(self, key: str, exec_id: str, at: datetime) -> None:
-        # queued_at orders the queue; it only grows per key, so two requests
-        # at one clock instant keep their arrival order.
-        row = self._conn.execute(
-            "SELECT MAX(queued_at) FROM harvest_mutexes WHERE key = ?", (key,)
-        ).fetchone()
-        queued = max(micros(at), int(row[0]) + 1 if row[0] is not None else 0)
-        self._conn.execute(
-            "INSERT OR IGNORE INTO harvest_mutexes (key, exec_id, queued_at) VALUES (?, ?, ?)",
-            (key, exec_id, queued),
-        )
-        run = self._runs.get(exec_id)
-        if run is not None:
-            run.mutexes = True
-
-    def grant_mutex(self, key: str, exec_id: str) -> int | None:
-        conn = self._conn
-        held = conn.execute(
-            "SELECT 1 FROM harvest_mutexes WHERE key = ? AND granted = 1", (key,)
-        ).fetchone()
-        if held is not None:
-            return None
-        head = conn.execute(
-            "SELECT exec_id FROM harvest_mutexes WHERE key = ? AND granted = 0 "
-            "ORDER BY queued_at, exec_id LIMIT 1",
-            (key,),
-        ).fetchone()
-        if head is None or head[0] != exec_id:
-            return None
-        meta_key = f"mutex_lock_seq:{key}"
-        row = conn.execute(
-            "SELECT value FROM harvest_meta WHERE key = ?", (meta_key,)
-        ).fetchone()
-        lock_seq = (int(row[0]) if row is not None else 0) + 1
-        conn.execute(
-            "INSERT OR REPLACE INTO harvest_meta (key, value) VALUES (?, ?)",
-            (meta_key, str(lock_seq)),
-        )
-        conn.execute(
-            "UPDATE harvest_mutexes SET granted = 1, lock_seq = ? WHERE key = ? AND exec_id = ?",
-            (lock_seq, key, exec_id),
-        )
-        return lock_seq
-
-    def release_mutex(self, key: str, exec_id: str) -> None:
-        self._conn.execute(
-            "DELETE FROM harvest_mutexes WHERE key = ? AND exec_id = ?", (key, exec_id)
-        )
-
-    def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
-        self._conn.execute(
-            "UPDATE harvest_tasks SET ready_at = MIN(ready_at, ?) "
-            "WHERE exec_id = ? AND local = 1 AND status = 'PENDING'",
-            (micros(now), exec_id),
-        )

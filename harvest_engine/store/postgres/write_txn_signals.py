@@ -1,0 +1,120 @@
+"""Signals and timers of a Postgres write transaction: the rows a decision wakes on.
+
+`PostgresWriteTxn` (write_txn.py) inherits these; they need only its
+connection and its memory (which says when a locked run holds none).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine.store.postgres import reads
+from harvest_engine.store.postgres.txn_memory import NOISY
+from harvest_engine.store.records import StagedSignal, TimerRow
+from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    import psycopg
+
+    from harvest_engine.store.postgres.txn_memory import TxnMemory
+
+
+class SignalsAndTimers:
+    """WriteTxn methods on harvest_signals and harvest_timers."""
+
+    memory: TxnMemory
+
+    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
+
+        @property
+        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
+
+    # -- signals ------------------------------------------------------------
+
+    def staged_signals(
+        self, exec_id: str, limit: int, max_bytes: int | None = None
+    ) -> list[StagedSignal]:
+        if self.memory.quiet.get(exec_id, NOISY).signals:
+            return []  # none when its row was locked, and none staged since
+        return reads.staged_signals(self._conn, exec_id, limit, max_bytes)
+
+    def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
+        ids = list(signal_ids)
+        if not ids:
+            return
+        self._conn.execute(
+            "DELETE FROM harvest_signals WHERE exec_id = %s AND id = ANY(%s) "
+            "AND idempotency_key IS NULL",
+            (exec_id, ids),
+        )
+        self._conn.execute(
+            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %s AND id = ANY(%s)",
+            (exec_id, ids),
+        )
+
+    def stage_signal(
+        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
+    ) -> bool:
+        self.memory.quiet.pop(exec_id, None)
+        row = self._conn.execute(
+            "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
+            "received_at) VALUES (%s, %s, %s, %s, %s) "
+            "ON CONFLICT (exec_id, idempotency_key) WHERE idempotency_key IS NOT NULL "
+            "DO NOTHING RETURNING id",
+            (exec_id, name, payload, key, micros(at)),
+        ).fetchone()
+        if row is None:
+            return False
+        self._conn.execute(
+            "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = %s",
+            (exec_id,),
+        )
+        return True
+
+    def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
+        self.memory.quiet.pop(to_exec, None)
+        self._conn.execute(
+            "UPDATE harvest_signals SET exec_id = %s WHERE exec_id = %s AND delivered = 0",
+            (to_exec, from_exec),
+        )
+
+    def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
+        for exec_id in exec_ids:
+            hit = self._conn.execute(
+                "SELECT 1 FROM harvest_signals WHERE exec_id = %s AND idempotency_key = %s",
+                (exec_id, key),
+            ).fetchone()
+            if hit is not None:
+                return exec_id
+        return None
+
+    # -- timers -------------------------------------------------------------
+
+    def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
+        if self.memory.quiet.get(exec_id, NOISY).timers:
+            return []  # no timer when its row was locked, and none added since
+        rows = self._conn.execute(
+            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = %s "
+            "AND fire_at <= %s ORDER BY fire_at, timer_id",
+            (exec_id, micros(now)),
+        ).fetchall()
+        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+
+    def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
+        self.memory.quiet.pop(exec_id, None)
+        self._conn.execute(
+            "INSERT INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT DO NOTHING",
+            (exec_id, timer_id, micros(fire_at)),
+        )
+
+    def delete_timers(self, exec_id: str, timer_ids: Sequence[str]) -> None:
+        ids = list(timer_ids)
+        if ids:
+            self._conn.execute(
+                "DELETE FROM harvest_timers WHERE exec_id = %s AND timer_id = ANY(%s)",
+                (exec_id, ids),
+            )

@@ -1,0 +1,215 @@
+"""Tasks of a Postgres write transaction: activity rows, their leased claims and attempts.
+
+`PostgresWriteTxn` (write_txn.py) inherits these; a task's row is locked
+after its run's (the lock order of write_txn_locks.py), and a claim takes
+a lease (leases.py) under the transaction's worker.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.postgres import leases, reads
+from harvest_engine.timestamps import micros, opt_micros
+
+if TYPE_CHECKING:
+    from datetime import datetime, timedelta
+
+    import psycopg
+
+    from harvest_engine.store.postgres.txn_memory import TxnMemory
+    from harvest_engine.store.rows import (
+        AttemptRecord,
+        ExecutionRecord,
+        NewTask,
+        TaskRecord,
+    )
+
+
+def _task_values(task: NewTask) -> tuple[object, ...]:
+    return (
+        task.exec_id,
+        task.activity_id,
+        task.activity_name,
+        task.input,
+        task.queue,
+        task.max_attempts,
+        micros(task.ready_at),
+        micros(task.ready_at),
+        task.retry_policy,
+        task.start_to_close,
+        opt_micros(task.schedule_to_close_at),
+        task.idempotency_key,
+        int(task.local),
+        task.heartbeat_timeout,
+    )
+
+
+class TaskTable:
+    """WriteTxn methods on harvest_tasks and harvest_activity_attempts."""
+
+    memory: TxnMemory
+    worker_id: str
+    lease: timedelta
+    claimed: list[int]
+    _raw: psycopg.Connection[tuple[Any, ...]]
+    _locked_row: ExecutionRecord | None
+
+    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
+
+        @property
+        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
+
+    # -- tasks --------------------------------------------------------------
+
+    def add_task(self, task: NewTask) -> int:
+        row = self._conn.execute(
+            "INSERT INTO harvest_tasks (exec_id, activity_id, activity_name, input, queue, "
+            "max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
+            "schedule_to_close_at, idempotency_key, local, heartbeat_timeout) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            _task_values(task),
+        ).fetchone()
+        if row is None:
+            raise HarvestInternalError("task insert returned no row id")
+        return int(row[0])
+
+    def task(self, task_id: int) -> TaskRecord | None:
+        # Lock order: the run's row first, then the task's (as a decision does).
+        # One statement: the run's row is locked first (its CTE is scanned
+        # before the lateral task read), then the task's. The run's row is
+        # kept for the `execution()` that recording a task makes next.
+        width = len(reads.EXECUTION_COLUMNS.split(","))
+        row = self._conn.execute(
+            f"WITH run AS MATERIALIZED (SELECT {reads.EXECUTION_COLUMNS} "
+            "FROM harvest_executions WHERE exec_id = "
+            "(SELECT exec_id FROM harvest_tasks WHERE id = %(id)s) FOR UPDATE) "
+            f"SELECT run.*, t.* FROM run LEFT JOIN LATERAL (SELECT {reads.TASK_COLUMNS} "
+            "FROM harvest_tasks WHERE id = %(id)s FOR UPDATE) t ON true",
+            {"id": task_id},
+        ).fetchone()
+        if row is None:
+            return None
+        self._locked_row = reads.execution_from_row(row[:width])
+        return None if row[width] is None else reads.task_from_row(row[width:])
+
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        got = leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
+        if got is not None:
+            self.claimed.append(task_id)
+        return got
+
+    def add_claimed_task(self, task: NewTask, now: datetime) -> TaskRecord:
+        # The id is reserved ahead (txn_memory), so the insert travels
+        # pipelined and the record is the row as the server stores it.
+        task_id = self.memory.next_task_id(self._raw)
+        self.claimed.append(task_id)
+        values = _task_values(task)
+        self._conn.execute(
+            "INSERT INTO harvest_tasks (id, exec_id, activity_id, activity_name, input, "
+            "queue, max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
+            "schedule_to_close_at, idempotency_key, local, heartbeat_timeout, status, "
+            "claimed_at, worker_id, lease_expires_at) VALUES "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'RUNNING', %s, "
+            "%s, clock_timestamp() + COALESCE(make_interval(secs => %s), %s::interval))",
+            (
+                task_id,
+                *values,
+                micros(now),
+                self.worker_id,
+                task.heartbeat_timeout,
+                self.lease,
+            ),
+        )
+        return reads.task_from_row(
+            (
+                task_id,
+                task.exec_id,
+                task.activity_id,
+                task.activity_name,
+                task.input,
+                task.queue,
+                "RUNNING",
+                1,  # the column's default: a new task's first attempt
+                task.max_attempts,
+                micros(task.ready_at),
+                micros(task.ready_at),
+                None,
+                None,
+                task.retry_policy,
+                None if task.start_to_close is None else float(task.start_to_close),
+                opt_micros(task.schedule_to_close_at),
+                task.idempotency_key,
+                int(task.local),
+            )
+        )
+
+    def delete_task(self, task_id: int) -> bool:
+        if self.memory.held_tasks.pop(task_id, None) is not None:
+            # Locked by this transaction and still there: the DELETE needs no
+            # answer now; its row count is checked before the commit.
+            cursor = self._conn.execute(
+                "DELETE FROM harvest_tasks WHERE id = %s", (task_id,)
+            )
+            self.memory.counted.append((cursor, 1, f"deleting task {task_id}"))
+            return True
+        # RETURNING: the answer arrives with a fetch (rowcount would need a sync).
+        return (
+            self._conn.execute(
+                "DELETE FROM harvest_tasks WHERE id = %s RETURNING id", (task_id,)
+            ).fetchone()
+            is not None
+        )
+
+    def reschedule_task(
+        self, task_id: int, attempt: int, ready_at: datetime, last_error: str
+    ) -> bool:
+        moved = self._conn.execute(
+            "UPDATE harvest_tasks SET status = 'PENDING', attempt = %s, ready_at = %s, "
+            "last_error = %s, claimed_at = NULL, worker_id = NULL, lease_expires_at = NULL "
+            "WHERE id = %s RETURNING id",
+            (attempt, micros(ready_at), last_error, task_id),
+        ).fetchone()
+        return moved is not None
+
+    def record_attempt(self, attempt: AttemptRecord) -> None:
+        self._conn.execute(
+            "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
+            "attempt, started_at, ended_at, outcome, error) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                attempt.exec_id,
+                attempt.activity_id,
+                attempt.activity_name,
+                attempt.attempt,
+                micros(attempt.started_at),
+                micros(attempt.ended_at),
+                attempt.outcome,
+                attempt.error,
+            ),
+        )
+
+    def pending_task_count(self, exec_id: str) -> int:
+        row = self._conn.execute(
+            "SELECT COUNT(*) FROM harvest_tasks WHERE exec_id = %s", (exec_id,)
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def holds_no_work(self, exec_id: str) -> bool:
+        del exec_id  # other workers may decide the run after the commit: always read
+        return False
+
+    def tasks_of(self, exec_id: str) -> list[TaskRecord]:
+        rows = self._conn.execute(
+            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = %s ORDER BY id",
+            (exec_id,),
+        ).fetchall()
+        return [reads.task_from_row(row) for row in rows]
+
+    def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
+        self._conn.execute(
+            "UPDATE harvest_tasks SET ready_at = LEAST(ready_at, %s) "
+            "WHERE exec_id = %s AND local = 1 AND status = 'PENDING'",
+            (micros(now), exec_id),
+        )

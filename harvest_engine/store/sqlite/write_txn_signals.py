@@ -1,0 +1,150 @@
+"""Signals and timers of a SQLite write transaction: the rows a decision wakes on.
+
+`SqliteWriteTxn` (write_txn.py) inherits these; they need only its
+connection and its run cache (which says when a run holds none, so no read).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+from harvest_engine.store.records import StagedSignal, TimerRow
+from harvest_engine.store.sqlite import queries
+from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from harvest_engine.store.sqlite.run_cache import RunCache
+
+
+class SignalsAndTimers:
+    """WriteTxn methods on harvest_signals and harvest_timers."""
+
+    _conn: sqlite3.Connection
+    _runs: RunCache
+
+    # -- signals ------------------------------------------------------------
+
+    def staged_signals(
+        self, exec_id: str, limit: int, max_bytes: int | None = None
+    ) -> list[StagedSignal]:
+        run = self._runs.get(exec_id)
+        if run is not None and not run.signals:
+            return []
+        staged, seen_all = queries.staged_signals_read(
+            self._conn, exec_id, limit, max_bytes
+        )
+        if run is not None:
+            run.staged = (
+                {s.signal_id: s.idempotency_key is not None for s in staged}
+                if seen_all
+                else None
+            )
+            if seen_all and not staged:
+                run.signals = False
+        return staged
+
+    def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
+        # An unkeyed signal goes, a keyed one stays delivered (its key dedupes).
+        # Which is which the staged read said: one statement per signal.
+        run = self._runs.get(exec_id)
+        known = None if run is None else run.staged
+        if known is None or not all(i in known for i in signal_ids):
+            unkeyed = keyed = [(exec_id, i) for i in signal_ids]
+            known = None
+            if run is not None:
+                run.staged = None
+        else:
+            unkeyed = [(exec_id, i) for i in signal_ids if not known[i]]
+            keyed = [(exec_id, i) for i in signal_ids if known[i]]
+        if unkeyed:
+            self._conn.executemany(
+                "DELETE FROM harvest_signals WHERE exec_id = ? AND id = ? "
+                "AND idempotency_key IS NULL",
+                unkeyed,
+            )
+        if keyed:
+            self._conn.executemany(
+                "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND id = ?",
+                keyed,
+            )
+        if run is not None and known is not None:
+            for i in signal_ids:
+                del known[i]
+            if not known:  # none undelivered is left: a seal has nothing to do
+                run.signals = False
+
+    def stage_signal(
+        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
+    ) -> bool:
+        try:
+            self._conn.execute(
+                "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
+                "received_at) VALUES (?, ?, ?, ?, ?)",
+                (exec_id, name, payload, key, micros(at)),
+            )
+        except sqlite3.IntegrityError:
+            return False
+        self._conn.execute(
+            "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = ?",
+            (exec_id,),
+        )
+        run = self._runs.get(exec_id)
+        if run is not None:
+            run.signals = True
+            run.staged = None
+        return True
+
+    def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
+        """Hand undelivered signals to a successor run (continue-as-new)."""
+        self._conn.execute(
+            "UPDATE harvest_signals SET exec_id = ? WHERE exec_id = ? AND delivered = 0",
+            (to_exec, from_exec),
+        )
+        for exec_id in (from_exec, to_exec):
+            run = self._runs.get(exec_id)
+            if run is not None:
+                run.signals = True
+                run.staged = None
+
+    def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
+        for exec_id in exec_ids:
+            hit = self._conn.execute(
+                "SELECT 1 FROM harvest_signals WHERE exec_id = ? AND idempotency_key = ?",
+                (exec_id, key),
+            ).fetchone()
+            if hit is not None:
+                return exec_id
+        return None
+
+    # -- timers -------------------------------------------------------------
+
+    def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
+        run = self._runs.get(exec_id)
+        if run is not None and run.no_timer_due(now):
+            return []
+        rows = self._conn.execute(
+            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = ? AND fire_at <= ? "
+            "ORDER BY fire_at, timer_id",
+            (exec_id, micros(now)),
+        ).fetchall()
+        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+
+    def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
+        self._conn.execute(
+            "INSERT OR IGNORE INTO harvest_timers (exec_id, timer_id, fire_at) VALUES (?, ?, ?)",
+            (exec_id, timer_id, micros(fire_at)),
+        )
+        run = self._runs.get(exec_id)
+        if run is not None:
+            at = micros(fire_at)
+            run.next_timer = at if run.next_timer is None else min(run.next_timer, at)
+
+    def delete_timers(self, exec_id: str, timer_ids: Sequence[str]) -> None:
+        self._conn.executemany(
+            "DELETE FROM harvest_timers WHERE exec_id = ? AND timer_id = ?",
+            [(exec_id, t) for t in timer_ids],
+        )
