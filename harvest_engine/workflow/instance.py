@@ -18,7 +18,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import (
@@ -39,16 +39,16 @@ from harvest_engine.workflow.commands import (
     describe_event,
     solo_violation,
 )
-from harvest_engine.workflow.context import (
-    CONTINUE_AS_NEW_ADVICE_EVENTS,
-    RunInfo,
-    TimerOutcome,
-    WorkflowContext,
-)
+from harvest_engine.workflow.context import WorkflowContext
+from harvest_engine.workflow.defaults import CONTINUE_AS_NEW_ADVICE_EVENTS
 from harvest_engine.workflow.loop import DeterministicLoop
 from harvest_engine.workflow.run_metadata import RunMetadata
 from harvest_engine.workflow.signals import SignalInbox
+from harvest_engine.workflow.timers import TimerOutcome
 from harvest_engine.workflow.versioning import PatchBook, marker_patch_id
+
+if TYPE_CHECKING:
+    from harvest_engine.workflow.run_info import RunInfo
 
 log = logging.getLogger("harvest_engine.workflow")
 
