@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.errors import ApplicationError, ChildWorkflowError, ContinueAsNew
+from harvest_engine.errors import ApplicationError, ContinueAsNew
 from harvest_engine.names import check_name
 from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
 from harvest_engine.workflow import combinators
 from harvest_engine.workflow.child_options import child_options, refusal_error
 from harvest_engine.workflow.commands import Command
+from harvest_engine.workflow.deadlines import child_within, signal_within
 from harvest_engine.workflow.defaults import LOCAL_ACTIVITY_BUDGET_SECONDS
 from harvest_engine.workflow.mutex import WorkflowMutex
 from harvest_engine.workflow.parent_close import ParentClosePolicy
@@ -43,8 +44,6 @@ if TYPE_CHECKING:
     from harvest_engine.authoring import ActivityInfo, RetryPolicy, WorkflowInfo
     from harvest_engine.workflow.instance import WorkflowInstance
     from harvest_engine.workflow.run_info import RunInfo
-
-_TIMED_OUT = object()
 
 
 class WorkflowContext:
@@ -302,39 +301,7 @@ class WorkflowContext:
         if timeout is None:
             result = await future
             return payloads.from_json(result, result_type)
-        handle = TimerHandle(
-            self,
-            self._machine.next_timer_id(),
-            to_timedelta(timeout, what="child timeout"),
-        )
-        handle._arm()
-        waiter: asyncio.Future[Any] = self._machine.loop.create_future()
-
-        def deadline_won(_: asyncio.Future[Any]) -> None:
-            # A due deadline is applied before a late child's result (guide §9).
-            if not waiter.done() and handle.fired:
-                self._machine.forget_child(child)
-                waiter.set_exception(
-                    ChildWorkflowError(
-                        f"child workflow {name} ({child}) did not finish within its timeout",
-                        type="ChildWorkflowTimeout",
-                    )
-                )
-
-        def child_done(fut: asyncio.Future[Any]) -> None:
-            if waiter.done():
-                return
-            if fut.exception() is not None:
-                waiter.set_exception(fut.exception())  # type: ignore[arg-type]
-            else:
-                waiter.set_result(fut.result())
-
-        handle._future.add_done_callback(deadline_won)
-        future.add_done_callback(child_done)
-        try:
-            result = await waiter
-        finally:
-            handle.cancel()
+        result = await child_within(self, name, child, future, timeout)
         return payloads.from_json(result, result_type)
 
     async def spawn_child_workflow_detached(
@@ -474,28 +441,7 @@ class WorkflowContext:
 
     async def wait_for_signal_timeout(self, name: str, duration: Duration) -> Any:
         """Wait for signal `name` or a durable deadline; None when the deadline wins."""
-        signals = self._machine.signals
-        if signals.has(check_name(name, "signal name")):
-            return signals.pop(name)
-        waiter = signals.waiter(name)
-        handle = TimerHandle(
-            self,
-            self._machine.next_timer_id(),
-            to_timedelta(duration, what="signal timeout"),
-        )
-        handle._arm()
-
-        def deadline_won(_: asyncio.Future[Any]) -> None:
-            if not waiter.done():
-                signals.discard(name, waiter)
-                waiter.set_result(_TIMED_OUT)
-
-        handle._future.add_done_callback(deadline_won)
-        result = await waiter
-        if result is _TIMED_OUT:
-            return None
-        handle.cancel()
-        return result
+        return await signal_within(self, name, duration)
 
     async def receive_signal_timeout(
         self, name: str, duration: Duration, type: Any = None
