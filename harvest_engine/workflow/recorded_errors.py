@@ -1,7 +1,8 @@
 """Errors recorded in history as JSON and raised again in workflow code, live and on replay.
 
-A failed side effect and a signal or cancel another run refused are
-recorded with their error; every replay raises the same exception from it.
+A failed activity, child or awaited run, a failed side effect and a signal
+or cancel another run refused are recorded with their error; every replay
+raises the same exception from it.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import (
+    ActivityError,
     ApplicationError,
+    ChildWorkflowError,
     ExternalWorkflowError,
     PayloadTooDeep,
     PayloadTooLarge,
 )
+from harvest_engine.states import ErrorInfo
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import Callable
 
 
@@ -83,3 +88,36 @@ def side_effect_result(fn: Callable[[], Any]) -> dict[str, Any]:
     except Exception as exc:
         return {"error": error_json(exc)}
     return {"value": value}
+
+
+def activity_error(attrs: dict[str, Any]) -> ActivityError:
+    """The ActivityError workflow code sees for a recorded ActivityFailed."""
+    info = ErrorInfo.from_json(attrs.get("error"))
+    return ActivityError(
+        info.message,
+        type=info.type,
+        non_retryable=info.non_retryable,
+        details=info.details,
+    )
+
+
+def answer_wait(
+    future: asyncio.Future[Any] | None,
+    attrs: dict[str, Any],
+    error_type: type[ChildWorkflowError] | type[ExternalWorkflowError],
+) -> None:
+    """Settle an awaited child or external run's future with its recorded result or error."""
+    if future is None or future.done():
+        return
+    if "error" in attrs:
+        info = ErrorInfo.from_json(attrs.get("error"))
+        future.set_exception(
+            error_type(
+                info.message,
+                type=info.type,
+                non_retryable=info.non_retryable,
+                details=info.details,
+            )
+        )
+    else:
+        future.set_result(attrs.get("result"))
