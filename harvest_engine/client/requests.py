@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import ExecutionNotFound, InvalidName, UpdateRejected
 from harvest_engine.names import check_name
-from harvest_engine.runtime import starts
+from harvest_engine.runtime import start_inputs
 from harvest_engine.runtime.signal_with_start import SignalWithStart
 from harvest_engine.runtime.signals import (
     check_signal,
@@ -51,7 +51,7 @@ def _name(value: Any, what: str) -> str:
 
 
 def _input(value: Any) -> Any:
-    starts.checked_input(value)
+    start_inputs.checked_input(value)
     return payloads.to_json(value)
 
 
@@ -82,8 +82,8 @@ def start_with_options(name: str, input: Any, options: StartOptions) -> Args:
         raise TypeError(
             f"start_workflow_with_options needs StartOptions, got {options!r}"
         )
-    starts.checked_memo(options.memo)
-    starts.checked_search_attributes(options.search_attributes)
+    start_inputs.checked_memo(options.memo)
+    start_inputs.checked_search_attributes(options.search_attributes)
     args = start(name, input)
     if options.workflow_id is not None:
         args["workflow_id"] = _workflow_id(options.workflow_id)

@@ -103,61 +103,72 @@ def _query(rt: SqliteRuntime, a: dict[str, Any]) -> Any:
     return queries.answer(snapshot, rt.clock, a["name"], a.get("arg"))
 
 
-HANDLERS: dict[str, Callable[[SqliteRuntime, dict[str, Any]], Any]] = {
-    "start_workflow": lambda rt, a: rt.start_workflow(a["name"], a.get("input")),
-    "start_workflow_with_id": lambda rt, a: rt.start_workflow_with_id(
-        a["name"], a["workflow_id"], a.get("input")
-    ),
-    "start_workflow_with_reuse_policy": lambda rt, a: (
-        rt.start_workflow_with_reuse_policy(
-            a["name"], a["workflow_id"], a.get("input"), _policy(a)
-        )
-    ),
-    "start_workflow_with_options": lambda rt, a: rt.start_workflow_with_options(
-        a["name"],
-        a.get("input"),
-        StartOptions(
-            workflow_id=a.get("workflow_id"),
-            memo=a.get("memo"),
-            search_attributes=a.get("search_attributes") or {},
-            reuse_policy=_policy(a),
+def _handlers() -> dict[str, Callable[[SqliteRuntime, dict[str, Any]], Any]]:
+    # Built in a function, not as a module-level literal: mypy checks these
+    # lambdas after `SqliteRuntime`, whose methods are bound from their
+    # concern modules (runtime.py) and typed only once that class is checked.
+    return {
+        "start_workflow": lambda rt, a: rt.start_workflow(a["name"], a.get("input")),
+        "start_workflow_with_id": lambda rt, a: rt.start_workflow_with_id(
+            a["name"], a["workflow_id"], a.get("input")
         ),
-    ),
-    "signal_with_start": lambda rt, a: rt.signal_with_start(
-        SignalWithStart(
-            workflow_name=a["workflow_name"],
-            workflow_id=a["workflow_id"],
-            input=a.get("input"),
-            reuse_policy=_policy(a),
-            signal_name=a["signal_name"],
-            signal_payload=a.get("signal_payload"),
-            idempotency_key=a.get("idempotency_key"),
-        )
-    ),
-    "send_signal": lambda rt, a: rt.send_signal(
-        a["exec_id"], a["name"], a.get("payload")
-    ),
-    "send_signal_idempotent": lambda rt, a: rt.send_signal_idempotent(
-        a["exec_id"], a["name"], a.get("payload"), a.get("key")
-    ),
-    "send_signal_by_workflow_id": lambda rt, a: rt.send_signal_by_workflow_id(
-        a["workflow_name"], a["workflow_id"], a["name"], a.get("payload"), a.get("key")
-    ),
-    "cancel": lambda rt, a: rt.cancel(a["exec_id"], a.get("reason") or ""),
-    "terminate": lambda rt, a: rt.terminate(a["exec_id"], a.get("reason") or ""),
-    "query": _query,
-    "update": lambda rt, a: updates.run_update(
-        rt, rt._require(a["exec_id"]), a["name"], a.get("arg")
-    ),
-    "update_with_start": lambda rt, a: uws.update_with_start(
-        rt,
-        uws.UpdateWithStart(
-            workflow_name=a["workflow_name"],
-            workflow_id=a["workflow_id"],
-            input=a.get("input"),
-            update_name=a["update_name"],
-            update_arg=a.get("update_arg"),
-            reuse_policy=_policy(a),
+        "start_workflow_with_reuse_policy": lambda rt, a: (
+            rt.start_workflow_with_reuse_policy(
+                a["name"], a["workflow_id"], a.get("input"), _policy(a)
+            )
         ),
-    ),
-}
+        "start_workflow_with_options": lambda rt, a: rt.start_workflow_with_options(
+            a["name"],
+            a.get("input"),
+            StartOptions(
+                workflow_id=a.get("workflow_id"),
+                memo=a.get("memo"),
+                search_attributes=a.get("search_attributes") or {},
+                reuse_policy=_policy(a),
+            ),
+        ),
+        "signal_with_start": lambda rt, a: rt.signal_with_start(
+            SignalWithStart(
+                workflow_name=a["workflow_name"],
+                workflow_id=a["workflow_id"],
+                input=a.get("input"),
+                reuse_policy=_policy(a),
+                signal_name=a["signal_name"],
+                signal_payload=a.get("signal_payload"),
+                idempotency_key=a.get("idempotency_key"),
+            )
+        ),
+        "send_signal": lambda rt, a: rt.send_signal(
+            a["exec_id"], a["name"], a.get("payload")
+        ),
+        "send_signal_idempotent": lambda rt, a: rt.send_signal_idempotent(
+            a["exec_id"], a["name"], a.get("payload"), a.get("key")
+        ),
+        "send_signal_by_workflow_id": lambda rt, a: rt.send_signal_by_workflow_id(
+            a["workflow_name"],
+            a["workflow_id"],
+            a["name"],
+            a.get("payload"),
+            a.get("key"),
+        ),
+        "cancel": lambda rt, a: rt.cancel(a["exec_id"], a.get("reason") or ""),
+        "terminate": lambda rt, a: rt.terminate(a["exec_id"], a.get("reason") or ""),
+        "query": _query,
+        "update": lambda rt, a: updates.run_update(
+            rt, rt._require(a["exec_id"]), a["name"], a.get("arg")
+        ),
+        "update_with_start": lambda rt, a: uws.update_with_start(
+            rt,
+            uws.UpdateWithStart(
+                workflow_name=a["workflow_name"],
+                workflow_id=a["workflow_id"],
+                input=a.get("input"),
+                update_name=a["update_name"],
+                update_arg=a.get("update_arg"),
+                reuse_policy=_policy(a),
+            ),
+        ),
+    }
+
+
+HANDLERS = _handlers()

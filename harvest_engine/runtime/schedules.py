@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError, HarvestInternalError, UnknownWorkflow
 from harvest_engine.names import check_name
-from harvest_engine.runtime import starts
-from harvest_engine.runtime.decide import start_run
+from harvest_engine.runtime import start_calls
+from harvest_engine.runtime.runs import start_run
 from harvest_engine.schedules import (
     Overlap,
     WorkflowSchedule,
@@ -194,7 +194,7 @@ def runtime_starter(rt: SqliteRuntime) -> StartRun:
         txn: WriteTxn, name: str, workflow_id: str, input_json: str, now: datetime
     ) -> str:
         info = rt.registry.workflow(name)
-        new = starts.new_execution(rt, name, workflow_id, input_json)
+        new = start_calls.new_execution(rt, name, workflow_id, input_json)
         if info.execution_timeout is not None:
             new = replace(new, deadline=now + info.execution_timeout)
         start_run(txn, new, now, advice_at=rt.settings.advice_at())

@@ -44,7 +44,7 @@ log = logging.getLogger("harvest_engine.serving")
 ROUNDS_BEFORE_CHECK = 64
 
 # Rounds in flight at once: more start only while earlier ones wait on
-# activity bodies (each round runs up to the runtime's TASK_CONCURRENCY).
+# activity bodies (each round runs up to drivers.TASK_CONCURRENCY).
 MAX_ROUNDS = 4
 
 # With a commit watch, `data_version` is still read this often (seconds), in

@@ -17,14 +17,9 @@ from harvest_engine.runtime.signals import (
     check_workflow_id,
     encoded_payload,
 )
-from harvest_engine.runtime.starts import (
-    WorkflowIdReusePolicy,
-    apply_fresh,
-    checked_input,
-    new_execution,
-    plan_signal_with_start,
-    refused,
-)
+from harvest_engine.runtime.start_calls import apply_fresh, new_execution, refused
+from harvest_engine.runtime.start_inputs import checked_input
+from harvest_engine.runtime.starts import WorkflowIdReusePolicy, plan_signal_with_start
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError, UpdateRejected
 from harvest_engine.names import check_name
-from harvest_engine.runtime import starts, updates
+from harvest_engine.runtime import start_calls, updates
 from harvest_engine.runtime.signals import check_workflow_id
+from harvest_engine.runtime.start_inputs import checked_input
 from harvest_engine.runtime.starts import WorkflowIdReusePolicy
 from harvest_engine.states import ExecutionId
 
@@ -75,7 +76,7 @@ def check_request(request: Any) -> UpdateWithStart:
             name=repr(name)[:80], reason="an update name is non-empty text"
         )
     check_name(name, "update name")
-    starts.checked_input(request.input)
+    checked_input(request.input)
     payloads.check(request.update_arg, "update input")
     return request
 
@@ -87,7 +88,7 @@ def update_with_start(
     request = check_request(request)
     failure: HarvestError | None = None
     with rt.store.write_together():
-        outcome = starts.start_with_policy(
+        outcome = start_calls.start_with_policy(
             rt,
             request.workflow_name,
             request.workflow_id,
