@@ -107,15 +107,12 @@ from harvest_engine.store.records import (
     Stored,
     TimerRow,
 )
-from harvest_engine.workflow.context import (
-    RunInfo,
-    TimerHandle,
-    TimerOutcome,
-    WorkflowContext,
-)
+from harvest_engine.workflow.context import WorkflowContext
 from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.replay import WorkflowReplayer
+from harvest_engine.workflow.run_info import RunInfo
 from harvest_engine.workflow.stack import CoroutineStack, StackFrame
+from harvest_engine.workflow.timers import TimerHandle, TimerOutcome
 from harvest_engine.workflow.waits import RunWait
 
 # Importing the `activity` module and the `workflow` package binds those

@@ -18,7 +18,7 @@ from harvest_engine.authoring import RetryPolicy
 from harvest_engine.events import HistoryEvent
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import ExecutionRecord, NewTask, TaskRecord
-from harvest_engine.workflow.context import LOCAL_ACTIVITY_BUDGET_SECONDS
+from harvest_engine.workflow.defaults import LOCAL_ACTIVITY_BUDGET_SECONDS
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -8,7 +8,7 @@ from harvest_engine import payloads
 from harvest_engine.errors import DatabaseCorrupt
 from harvest_engine.events import HistoryEvent
 from harvest_engine.states import TERMINAL_STATES, ErrorInfo, ExecutionOutcome
-from harvest_engine.workflow.context import RunInfo
+from harvest_engine.workflow.run_info import RunInfo
 
 if TYPE_CHECKING:
     from datetime import datetime

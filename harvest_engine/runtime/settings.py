@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.workflow.context import CONTINUE_AS_NEW_ADVICE_EVENTS
+from harvest_engine.workflow.defaults import CONTINUE_AS_NEW_ADVICE_EVENTS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -3,161 +3,47 @@
 from __future__ import annotations
 
 import asyncio
-import enum
 import functools
 import hashlib
-import inspect
-import logging
 import random as _random
 import typing
 import uuid
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.authoring import ActivityInfo, RetryPolicy, WorkflowInfo
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.errors import (
-    ApplicationError,
-    ChildWorkflowError,
-    ContinueAsNew,
-    ExternalWorkflowError,
-    InvalidSearchAttribute,
-    PayloadTooDeep,
-    PayloadTooLarge,
-)
-from harvest_engine.filters import NUL, NUL_REASON
+from harvest_engine.errors import ApplicationError, ContinueAsNew
 from harvest_engine.names import check_name
 from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
+from harvest_engine.workflow import combinators
 from harvest_engine.workflow.child_options import child_options, refusal_error
 from harvest_engine.workflow.commands import Command
+from harvest_engine.workflow.deadlines import child_within, signal_within
+from harvest_engine.workflow.defaults import LOCAL_ACTIVITY_BUDGET_SECONDS
+from harvest_engine.workflow.mutex import WorkflowMutex
 from harvest_engine.workflow.parent_close import ParentClosePolicy
+from harvest_engine.workflow.recorded_errors import (
+    raise_recorded,
+    side_effect_error,
+    side_effect_result,
+)
+from harvest_engine.workflow.run_metadata import check_search_attributes
+from harvest_engine.workflow.targets import (
+    activity_target,
+    checked_value,
+    workflow_target,
+)
+from harvest_engine.workflow.timers import TimerHandle
 from harvest_engine.workflow.versioning import check_patch_id
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+    from datetime import datetime, timedelta
 
+    from harvest_engine.authoring import ActivityInfo, RetryPolicy, WorkflowInfo
     from harvest_engine.workflow.instance import WorkflowInstance
-
-log = logging.getLogger("harvest_engine.workflow")
-
-# `should_continue_as_new()` turns true at this many events (API.md defaults).
-CONTINUE_AS_NEW_ADVICE_EVENTS = 10_000
-
-_TIMED_OUT = object()
-
-# A local activity attempt never runs longer than this (API.md defaults).
-LOCAL_ACTIVITY_BUDGET_SECONDS = 60.0
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What `ctx.info()` reports about the run."""
-
-    workflow_name: str
-    workflow_id: str
-    exec_id: str
-    attempt: int
-    parent_execution_id: str | None = None
-    started_at: datetime | None = None
-    deadline: datetime | None = None
-    predecessor: str | None = None
-
-
-class TimerOutcome(enum.Enum):
-    """How a cancellable timer ended."""
-
-    FIRED = "fired"
-    CANCELLED = "cancelled"
-
-
-class TimerHandle:
-    """A cancellable durable timer from `ctx.start_timer`."""
-
-    def __init__(
-        self, ctx: WorkflowContext, timer_id: str, duration: timedelta
-    ) -> None:
-        self._ctx = ctx
-        self.timer_id = timer_id
-        self._duration = duration
-        self._armed = False
-        self._future = ctx._start_timer(timer_id, duration)
-
-    def _arm(self) -> None:
-        """Arm the durable row once; the deadline counts from here."""
-        if not self._armed and not self._future.done():
-            self._armed = True
-            self._ctx._machine.arm_timer(self.timer_id, self._duration, self._future)
-
-    async def await_fire(self) -> TimerOutcome:
-        """Wait until the timer fires or is cancelled; the first await arms it."""
-        if not self._future.done():
-            self._arm()
-            self._ctx._machine.note_await("TimerAwait")
-        result: TimerOutcome = await self._future
-        return result
-
-    def cancel(self) -> None:
-        """Cancel the timer if it has not fired (records TimerCancelled)."""
-        if self._future.done():
-            return
-        self._ctx._machine.emit(Command("TimerCancelled", {"timer_id": self.timer_id}))
-        self._ctx._machine.forget_timer(self.timer_id)
-        self._future.set_result(TimerOutcome.CANCELLED)
-
-    def reset(self, duration: Duration) -> None:
-        """Cancel and arm again at once with a new duration, counted from now."""
-        self.cancel()
-        self._duration = to_timedelta(duration, what="TimerHandle.reset duration")
-        self._armed = False
-        self._future = self._ctx._start_timer(self.timer_id, self._duration)
-        self._arm()
-
-    @property
-    def fired(self) -> bool:
-        """Whether the timer has fired."""
-        return self._future.done() and self._future.result() is TimerOutcome.FIRED
-
-
-class MutexGuard:
-    """A held mutex; `release()` frees it (a plain call)."""
-
-    def __init__(self, ctx: WorkflowContext, key: str, lock_seq: int) -> None:
-        self._ctx = ctx
-        self.key = key
-        self.lock_seq = lock_seq
-        self.released = False
-
-    def release(self) -> None:
-        """Free the key for the next run in its queue (safe to call twice)."""
-        if not self.released:
-            self.released = True
-            self._ctx._machine.release_mutex(self.key)
-
-
-class WorkflowMutex:
-    """`ctx.mutex(key)`: `acquire()` queues the run and waits for MutexGranted."""
-
-    def __init__(self, ctx: WorkflowContext, key: str) -> None:
-        self._ctx = ctx
-        self.key = key
-        self._guard: MutexGuard | None = None
-
-    async def acquire(self) -> MutexGuard:
-        """Wait for the key; the guard carries the fencing `lock_seq`."""
-        lock_seq = await self._ctx._machine.request_mutex(self.key)
-        return MutexGuard(self._ctx, self.key, int(lock_seq))
-
-    async def __aenter__(self) -> MutexGuard:
-        self._guard = await self.acquire()
-        return self._guard
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._guard is not None:
-            self._guard.release()
-            self._guard = None
+    from harvest_engine.workflow.run_info import RunInfo
 
 
 class WorkflowContext:
@@ -300,10 +186,10 @@ class WorkflowContext:
         schedule_to_close: Duration | None = None,
     ) -> Any:
         """Schedule an activity and wait for its result (ActivityError when it fails for good)."""
-        name, result_type = _activity_target(activity)
+        name, result_type = activity_target(activity)
         attrs: dict[str, Any] = {
             "name": name,
-            "input": _checked(input, "activity input"),
+            "input": checked_value(input, "activity input"),
         }
         if queue is not None:
             attrs["queue"] = queue
@@ -335,10 +221,10 @@ class WorkflowContext:
         Each attempt's budget is `start_to_close`, capped at 60 s. It must be
         the only awaitable of its batch (a solo rule).
         """
-        name, result_type = _activity_target(activity)
+        name, result_type = activity_target(activity)
         attrs: dict[str, Any] = {
             "name": name,
-            "input": _checked(input, "activity input"),
+            "input": checked_value(input, "activity input"),
         }
         if retry is not None:
             attrs["retry"] = retry.to_json()
@@ -398,10 +284,10 @@ class WorkflowContext:
                 first (type ``ChildWorkflowTimeout``), or its workflow id is
                 held by a running run (``ChildWorkflowAlreadyStarted``).
         """
-        name, result_type = _workflow_target(workflow)
+        name, result_type = workflow_target(workflow)
         attrs = {
             "workflow_name": name,
-            "input": _checked(input, "child input"),
+            "input": checked_value(input, "child input"),
             **child_options(
                 workflow_id=workflow_id,
                 retry=retry,
@@ -415,39 +301,7 @@ class WorkflowContext:
         if timeout is None:
             result = await future
             return payloads.from_json(result, result_type)
-        handle = TimerHandle(
-            self,
-            self._machine.next_timer_id(),
-            to_timedelta(timeout, what="child timeout"),
-        )
-        handle._arm()
-        waiter: asyncio.Future[Any] = self._machine.loop.create_future()
-
-        def deadline_won(_: asyncio.Future[Any]) -> None:
-            # A due deadline is applied before a late child's result (guide §9).
-            if not waiter.done() and handle.fired:
-                self._machine.forget_child(child)
-                waiter.set_exception(
-                    ChildWorkflowError(
-                        f"child workflow {name} ({child}) did not finish within its timeout",
-                        type="ChildWorkflowTimeout",
-                    )
-                )
-
-        def child_done(fut: asyncio.Future[Any]) -> None:
-            if waiter.done():
-                return
-            if fut.exception() is not None:
-                waiter.set_exception(fut.exception())  # type: ignore[arg-type]
-            else:
-                waiter.set_result(fut.result())
-
-        handle._future.add_done_callback(deadline_won)
-        future.add_done_callback(child_done)
-        try:
-            result = await waiter
-        finally:
-            handle.cancel()
+        result = await child_within(self, name, child, future, timeout)
         return payloads.from_json(result, result_type)
 
     async def spawn_child_workflow_detached(
@@ -468,10 +322,10 @@ class WorkflowContext:
             ChildWorkflowError: type ``ChildWorkflowAlreadyStarted`` when a
                 RUNNING run holds `workflow_id`.
         """
-        name, _ = _workflow_target(workflow)
+        name, _ = workflow_target(workflow)
         attrs = {
             "workflow_name": name,
-            "input": _checked(input, "child input"),
+            "input": checked_value(input, "child input"),
             **child_options(
                 workflow_id=workflow_id,
                 retry=retry,
@@ -499,10 +353,10 @@ class WorkflowContext:
             {
                 "target": str(exec_id),
                 "name": name,
-                "payload": _checked(payload, "signal payload"),
+                "payload": checked_value(payload, "signal payload"),
             },
         )
-        _raise_recorded(recorded)
+        raise_recorded(recorded)
 
     async def request_cancel_external_workflow(
         self, exec_id: ExecutionId | str
@@ -511,7 +365,7 @@ class WorkflowContext:
         recorded = await self._machine.external(
             "ExternalCancelRequested", {"target": str(exec_id)}
         )
-        _raise_recorded(recorded)
+        raise_recorded(recorded)
 
     async def await_external_workflow(self, exec_id: ExecutionId | str) -> Any:
         """Wait for another run's result, following its continue-as-new chain.
@@ -587,28 +441,7 @@ class WorkflowContext:
 
     async def wait_for_signal_timeout(self, name: str, duration: Duration) -> Any:
         """Wait for signal `name` or a durable deadline; None when the deadline wins."""
-        signals = self._machine.signals
-        if signals.has(check_name(name, "signal name")):
-            return signals.pop(name)
-        waiter = signals.waiter(name)
-        handle = TimerHandle(
-            self,
-            self._machine.next_timer_id(),
-            to_timedelta(duration, what="signal timeout"),
-        )
-        handle._arm()
-
-        def deadline_won(_: asyncio.Future[Any]) -> None:
-            if not waiter.done():
-                signals.discard(name, waiter)
-                waiter.set_result(_TIMED_OUT)
-
-        handle._future.add_done_callback(deadline_won)
-        result = await waiter
-        if result is _TIMED_OUT:
-            return None
-        handle.cancel()
-        return result
+        return await signal_within(self, name, duration)
 
     async def receive_signal_timeout(
         self, name: str, duration: Duration, type: Any = None
@@ -646,55 +479,16 @@ class WorkflowContext:
 
     async def side_effect(self, fn: Callable[[], Any]) -> Any:
         """Run `fn` once, live, and record its JSON result; replay returns the recorded value."""
-
-        def compute() -> dict[str, Any]:
-            try:
-                value = fn()
-                if inspect.isawaitable(value):
-                    raise TypeError(
-                        "side_effect needs a plain function, not a coroutine"
-                    )
-                value, _ = payloads.checked(value, "side effect value")
-            except PayloadTooDeep as exc:
-                details = {"limit": getattr(exc, "limit", None)}
-                return {"error": {**_error_json(exc), "details": details}}
-            except PayloadTooLarge as exc:
-                details = {
-                    "size": getattr(exc, "size", None),
-                    "limit": getattr(exc, "limit", None),
-                }
-                return {"error": {**_error_json(exc), "details": details}}
-            except Exception as exc:
-                return {"error": _error_json(exc)}
-            return {"value": value}
-
-        recorded = await self._machine.side_effect(compute)
+        recorded = await self._machine.side_effect(
+            functools.partial(side_effect_result, fn)
+        )
         if "error" in recorded:
-            raise _side_effect_error(recorded["error"])
+            raise side_effect_error(recorded["error"])
         return recorded.get("value")
 
     def upsert_search_attrs(self, attributes: Mapping[str, Any]) -> None:
         """Merge search attributes into the run's row (recorded as SearchAttributesUpserted)."""
-        checked: dict[str, Any] = {}
-        for key, value in attributes.items():
-            if not isinstance(key, str) or not key.strip():
-                raise InvalidSearchAttribute(
-                    key=repr(key)[:80], reason="keys are non-empty text"
-                )
-            check_name(key, "search attribute key")
-            value = payloads.to_json(value, f"search attribute {key!r}")
-            if isinstance(value, (dict, list)) or (
-                isinstance(value, int)
-                and not isinstance(value, bool)
-                and abs(value) >= 2**63
-            ):
-                raise InvalidSearchAttribute(
-                    key=key,
-                    reason="values are text, numbers below 2^63, booleans or null",
-                )
-            if isinstance(value, str) and NUL in value:
-                raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
-            checked[key] = value
+        checked = check_search_attributes(attributes)
         self._machine.metadata.upsert_search_attributes(checked)
         self._machine.emit(Command("SearchAttributesUpserted", {"attributes": checked}))
 
@@ -707,140 +501,8 @@ class WorkflowContext:
         return_when: str = asyncio.ALL_COMPLETED,
     ) -> tuple[list[asyncio.Future[Any]], list[asyncio.Future[Any]]]:  # fmt: skip
         """Like `asyncio.wait`, but `(done, pending)` are lists in input order."""
-        futures: list[asyncio.Future[Any]] = [asyncio.ensure_future(aw) for aw in aws]
-        if not futures:
-            return [], []
-        await asyncio.wait(futures, return_when=return_when)
-        done = [f for f in futures if f.done()]
-        pending = [f for f in futures if not f.done()]
-        return done, pending
+        return await combinators.wait(aws, return_when=return_when)
 
     def as_completed(self, aws: Iterable[Awaitable[Any]]) -> Iterator[Awaitable[Any]]:
         """Like `asyncio.as_completed`, in completion order (ties in input order)."""
-        futures = [asyncio.ensure_future(aw) for aw in aws]
-        finished: list[asyncio.Future[Any]] = []
-        waiters: list[asyncio.Future[Any]] = []
-
-        def on_done(fut: asyncio.Future[Any]) -> None:
-            finished.append(fut)
-            if waiters:
-                waiter = waiters.pop(0)
-                if not waiter.done():
-                    waiter.set_result(None)
-
-        for fut in futures:
-            fut.add_done_callback(on_done)
-
-        async def next_result() -> Any:
-            if not finished:
-                waiter = asyncio.get_running_loop().create_future()
-                waiters.append(waiter)
-                await waiter
-            return await finished.pop(0)
-
-        # Lazily, so an instance dropped mid-loop leaves no coroutine unawaited.
-        return (next_result() for _ in futures)
-
-
-def _checked(value: Any, what: str) -> Any:
-    return payloads.checked(value, what)[0]
-
-
-def _activity_target(activity: Any) -> tuple[str, Any]:
-    """The activity's name and result type; worked out once per activity (every call asks)."""
-    try:
-        return _known_activity_target(activity)
-    except TypeError:  # unhashable, or not an activity: the plain path says which
-        return _find_activity_target(activity)
-
-
-@functools.lru_cache(maxsize=1024)
-def _known_activity_target(activity: Any) -> tuple[str, Any]:
-    return _find_activity_target(activity)
-
-
-def _find_activity_target(activity: Any) -> tuple[str, Any]:
-    if isinstance(activity, str):
-        return check_name(activity, "activity name"), None
-    info = (
-        activity
-        if isinstance(activity, ActivityInfo)
-        else getattr(activity, "info", None)
-    )
-    if not isinstance(info, ActivityInfo):
-        raise TypeError(
-            f"execute_activity needs an @activity function or a name, got {activity!r}"
-        )
-    return info.name, _return_type(info.fn)
-
-
-@functools.lru_cache(maxsize=1024)
-def _return_type(fn: Any) -> Any:
-    """An activity's declared result type (None when absent or unresolvable), once per function."""
-    if fn is None:
-        return None
-    try:
-        return typing.get_type_hints(fn).get("return")
-    except (NameError, TypeError):
-        return None
-
-
-def _workflow_target(workflow: Any) -> tuple[str, Any]:
-    if isinstance(workflow, str):
-        return check_name(workflow, "workflow name"), None
-    info = (
-        workflow
-        if isinstance(workflow, WorkflowInfo)
-        else getattr(workflow, "info", None)
-    )
-    if not isinstance(info, WorkflowInfo):
-        raise TypeError(
-            f"a child needs a @workflow function or a name, got {workflow!r}"
-        )
-    try:
-        result_type = typing.get_type_hints(info.fn).get("return")
-    except (NameError, TypeError):
-        result_type = None
-    return info.name, result_type
-
-
-def _raise_recorded(recorded: Any) -> None:
-    """Raise the ExternalWorkflowError a signal or cancel to another run recorded."""
-    if isinstance(recorded, dict) and isinstance(recorded.get("error"), dict):
-        err = recorded["error"]
-        raise ExternalWorkflowError(
-            str(err.get("message", "")),
-            type=str(err.get("type") or "ExternalWorkflowError"),
-            non_retryable=bool(err.get("non_retryable")),
-            details=err.get("details"),
-        )
-
-
-def _side_effect_error(err: dict[str, Any]) -> Exception:
-    """The recorded failure of a side effect, raised again on every replay.
-
-    A value over the payload caps is refused with the cap's own error, as at
-    every other call site in workflow code.
-    """
-    details = err.get("details")
-    fields = details if isinstance(details, dict) else {}
-    what = "side effect value"
-    if err.get("type") == "PayloadTooDeep":
-        return PayloadTooDeep(
-            what=what, limit=int(fields.get("limit") or payloads.MAX_PAYLOAD_DEPTH)
-        )
-    if err.get("type") == "PayloadTooLarge":
-        return PayloadTooLarge(
-            what=what,
-            size=int(fields.get("size") or 0),
-            limit=int(fields.get("limit") or payloads.MAX_PAYLOAD_BYTES),
-        )
-    return ApplicationError(
-        err.get("message", ""), type=err.get("type"), details=details
-    )
-
-
-def _error_json(exc: BaseException) -> dict[str, Any]:
-    if isinstance(exc, ApplicationError):
-        return {"type": exc.type, "message": exc.message, "details": exc.details}
-    return {"type": type(exc).__name__, "message": str(exc), "details": None}
+        return combinators.as_completed(aws)

@@ -6,23 +6,22 @@ emitted (a mismatch is `NonDeterminismDetected`); any other event resolves
 what it answers, then the code runs until it parks again. Live, the runtime
 calls `flush()` to turn newly emitted commands into events, in the order
 replay will meet them, and `deliver()` for new input (signals, fired timers).
+What the code's calls emit (instance_commands.py) and what the runtime
+reads between decisions (instance_view.py) are mixins of its own modules.
 """
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import functools
 import inspect
 import logging
-import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import (
-    ActivityError,
     ChildWorkflowError,
     ExternalWorkflowError,
     HarvestInternalError,
@@ -30,25 +29,25 @@ from harvest_engine.errors import (
     NonDeterministicCall,
 )
 from harvest_engine.events import HistoryEvent
-from harvest_engine.states import ErrorInfo
-from harvest_engine.workflow.child_options import refusal_error
 from harvest_engine.workflow.commands import (
-    SOLO_COMMANDS,
     Command,
     CommandRejected,
     describe_event,
-    solo_violation,
 )
-from harvest_engine.workflow.context import (
-    CONTINUE_AS_NEW_ADVICE_EVENTS,
-    RunInfo,
-    TimerOutcome,
-    WorkflowContext,
-)
+from harvest_engine.workflow.context import WorkflowContext
+from harvest_engine.workflow.instance_commands import CommandEmitter
+from harvest_engine.workflow.instance_view import InstanceView
 from harvest_engine.workflow.loop import DeterministicLoop
+from harvest_engine.workflow.recorded_errors import activity_error, answer_wait
 from harvest_engine.workflow.run_metadata import RunMetadata
 from harvest_engine.workflow.signals import SignalInbox
+from harvest_engine.workflow.timers import TimerOutcome
 from harvest_engine.workflow.versioning import PatchBook, marker_patch_id
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from harvest_engine.workflow.run_info import RunInfo
 
 log = logging.getLogger("harvest_engine.workflow")
 
@@ -57,16 +56,12 @@ _PASSIVE_EVENTS = frozenset(
     {"WorkflowRetryScheduled", "UpdateAdmitted", "LocalActivityFailed"}
 )
 
-# Child run ids derive from the parent's id and the command number, so a
-# replay computes the same id the live cycle recorded.
-_CHILD_NAMESPACE = uuid.UUID("6f1c9e57-8d0a-4c1e-9a53-2b7d4e0c5a11")
-
 # What a live cycle's runtime does with an effect command: apply it in the
 # decision transaction and return attrs to record with it.
 Effects = Callable[[str, dict[str, Any]], dict[str, Any] | None]
 
 
-class WorkflowInstance:
+class WorkflowInstance(CommandEmitter, InstanceView):
     """A suspended workflow run plus the bookkeeping that replays it."""
 
     def __init__(
@@ -127,207 +122,6 @@ class WorkflowInstance:
         # The WorkflowStarted event applied (a fresh instance of the run can
         # start from it instead of reading it again).
         self.started: HistoryEvent | None = None
-
-    # -- what workflow code calls (through WorkflowContext) -------------------
-
-    def next_command_id(self) -> int:
-        """Commands are numbered in emission order, which replay reproduces."""
-        self._command_ids += 1
-        return self._command_ids
-
-    def next_timer_id(self) -> str:
-        """A timer id for an anonymous timer."""
-        return f"harvest.t{self.next_command_id()}"
-
-    def emit(self, command: Command) -> None:
-        """Queue a command to be recorded (live) or matched (replay)."""
-        self._emitted.append(command)
-
-    def schedule_activity(self, attrs: dict[str, Any]) -> asyncio.Future[Any]:
-        """Emit ActivityScheduled; the future resolves with its completion."""
-        activity_id = self.next_command_id()
-        future = self.loop.create_future()
-        self._activities[activity_id] = future
-        self.emit(
-            Command("ActivityScheduled", {"activity_id": activity_id, **attrs}, future)
-        )
-        return future
-
-    def start_timer(self, attrs: dict[str, Any]) -> asyncio.Future[Any]:
-        """Emit TimerStarted; the future resolves with TimerOutcome.FIRED."""
-        future = self.loop.create_future()
-        self._timers[attrs["timer_id"]] = future
-        self.emit(Command("TimerStarted", attrs, future))
-        return future
-
-    def arm_timer(
-        self, timer_id: str, duration: timedelta, future: asyncio.Future[Any]
-    ) -> None:
-        """Ask for the durable row of a started timer (armed at the first await).
-
-        The deadline counts from the decision cycle's clock, also in
-        a first drive long after the start; a row already armed keeps its fire
-        time, so a replay that meets the same await again changes nothing.
-        """
-        self._timer_arms.append((timer_id, self.clock() + duration, future))
-
-    def clock(self) -> datetime:
-        """The decision cycle's clock when live, else the applied event's time."""
-        return self.drive_now if self.drive_now is not None else self.now
-
-    def take_timer_arms(self) -> list[tuple[str, datetime]]:
-        """(timer id, fire time) asked since the last call, for timers still waiting to fire."""
-        arms, self._timer_arms = self._timer_arms, []
-        return [
-            (timer_id, fire_at)
-            for timer_id, fire_at, future in arms
-            if not future.done()
-        ]
-
-    def forget_timer(self, timer_id: str) -> None:
-        """A cancelled timer no longer waits for its TimerFired."""
-        self._timers.pop(timer_id, None)
-
-    def schedule_local_activity(self, attrs: dict[str, Any]) -> asyncio.Future[Any]:
-        """Emit LocalActivityScheduled; the future resolves with its completion."""
-        activity_id = self.next_command_id()
-        future = self.loop.create_future()
-        self._activities[activity_id] = future
-        self._local_ids.add(activity_id)
-        self.emit(
-            Command(
-                "LocalActivityScheduled", {"activity_id": activity_id, **attrs}, future
-            )
-        )
-        return future
-
-    def start_child(
-        self, attrs: dict[str, Any], *, attached: bool
-    ) -> tuple[str, asyncio.Future[Any] | None]:
-        """Emit ChildWorkflowStarted; the child's id and a future.
-
-        Attached: the future of the child's result (failed at once when the
-        start is refused). Detached with a workflow id: the future of the
-        recorded start, whose attrs say whether it was refused. Detached
-        without one: no future (its id never clashes).
-        """
-        command_id = self.next_command_id()
-        child = str(uuid.uuid5(_CHILD_NAMESPACE, f"{self.run.exec_id}:{command_id}"))
-        future: asyncio.Future[Any] | None = None
-        on_recorded: Callable[[HistoryEvent], None] | None = None
-        if attached:
-            future = self.loop.create_future()
-            self._children[command_id] = (child, future)
-
-            def refused(event: HistoryEvent) -> None:
-                error = refusal_error(str(attrs["workflow_name"]), event.attrs)
-                if error is None:
-                    return
-                entry = self._children.pop(command_id, None)
-                if entry is not None and not entry[1].done():
-                    entry[1].set_exception(error)
-
-            on_recorded = refused
-        elif "workflow_id" in attrs:
-            future = self.loop.create_future()
-        self.emit(
-            Command(
-                "ChildWorkflowStarted",
-                {"command_id": command_id, "child": child, **attrs},
-                future,
-                on_recorded=on_recorded,
-                answered=not attached and future is not None,
-            )
-        )
-        return child, future
-
-    def forget_child(self, child: str) -> None:
-        """An attached child whose deadline won is no longer awaited."""
-        for command_id, (target, _) in list(self._children.items()):
-            if target == child:
-                del self._children[command_id]
-
-    def external(self, type_: str, attrs: dict[str, Any]) -> asyncio.Future[Any]:
-        """Emit a signal or cancel to another run; the future gets the recorded outcome."""
-        future = self.loop.create_future()
-        command_id = self.next_command_id()
-        self.emit(
-            Command(type_, {"command_id": command_id, **attrs}, future, answered=True)
-        )
-        return future
-
-    def await_workflow(self, target: str) -> asyncio.Future[Any]:
-        """Emit ExternalWorkflowAwaited; the future resolves with the target's result."""
-        future = self.loop.create_future()
-        command_id = self.next_command_id()
-        self._awaits[command_id] = (target, future)
-        self.emit(
-            Command(
-                "ExternalWorkflowAwaited",
-                {"command_id": command_id, "target": target},
-                future,
-            )
-        )
-        return future
-
-    def request_mutex(self, key: str) -> asyncio.Future[Any]:
-        """Emit MutexRequested; the future resolves with the lock_seq of MutexGranted."""
-        future = self.loop.create_future()
-        self._mutex_waits[key] = future
-        self.emit(Command("MutexRequested", {"key": key}, future))
-        return future
-
-    def release_mutex(self, key: str) -> None:
-        """Emit MutexReleased (a plain call)."""
-        self.emit(Command("MutexReleased", {"key": key}))
-
-    def patched(self, patch_id: str) -> bool:
-        """`ctx.patched`: the run's fixed answer, recording the marker the first time (versioning.py)."""
-        answer, command = self.patches.decide(patch_id, applied_seq=self.applied_seq)
-        if command is not None:
-            self.emit(command)
-        return answer
-
-    def deprecate_patch(self, patch_id: str) -> None:
-        """`ctx.deprecate_patch`: record the marker for new runs only (versioning.py)."""
-        command = self.patches.deprecate(patch_id, applied_seq=self.applied_seq)
-        if command is not None:
-            self.emit(command)
-
-    def note_await(self, kind: str) -> None:
-        """Workflow code awaits something that emits no command now (solo rules)."""
-        self._marks.append(kind)
-
-    def reject(self, feature: str, why: str) -> CommandRejected:
-        """Remember a rejected command and return the error to raise."""
-        rejection = CommandRejected(feature, why)
-        if self.rejection is None:
-            self.rejection = rejection
-        return rejection
-
-    def side_effect(self, compute: Callable[[], dict[str, Any]]) -> asyncio.Future[Any]:
-        """Emit SideEffectRecorded; live it is computed once, on replay read back."""
-        future = self.loop.create_future()
-        effect_id = self.next_command_id()
-        self.emit(
-            Command("SideEffectRecorded", {"id": effect_id}, future, immediate=compute)
-        )
-        return future
-
-    def condition(self, predicate: Callable[[], bool]) -> asyncio.Future[None]:
-        """A future resolved once `predicate()` holds at an idle point."""
-        future: asyncio.Future[None] = self.loop.create_future()
-        self._conditions.append((predicate, future))
-        return future
-
-    def log_line(self, message: str) -> None:
-        """Keep a numbered log line; the store skips numbers it already holds.
-
-        Lines are numbered in call order, which replay reproduces, so a line
-        a re-run cycle emits again is recognised and stored once.
-        """
-        self._log_count += 1
-        self._log_lines.append((self._log_count, self.now, message))
 
     # -- replay ----------------------------------------------------------------
 
@@ -451,10 +245,10 @@ class WorkflowInstance:
                 future.set_exception(activity_error(attrs))
         elif kind in ("ChildWorkflowCompleted", "ChildWorkflowFailed"):
             entry = self._children.pop(int(attrs.get("command_id", 0)), None)
-            self._answer(None if entry is None else entry[1], attrs, ChildWorkflowError)
+            answer_wait(None if entry is None else entry[1], attrs, ChildWorkflowError)
         elif kind in ("ExternalWorkflowCompleted", "ExternalWorkflowFailed"):
             entry = self._awaits.pop(int(attrs.get("command_id", 0)), None)
-            self._answer(
+            answer_wait(
                 None if entry is None else entry[1], attrs, ExternalWorkflowError
             )
         elif kind == "MutexGranted":
@@ -465,27 +259,6 @@ class WorkflowInstance:
         elif kind in _PASSIVE_EVENTS:
             return
         # Other engine events (cancel seals, terminal events) need no action.
-
-    @staticmethod
-    def _answer(
-        future: asyncio.Future[Any] | None,
-        attrs: dict[str, Any],
-        error_type: type[ChildWorkflowError] | type[ExternalWorkflowError],
-    ) -> None:
-        if future is None or future.done():
-            return
-        if "error" in attrs:
-            info = ErrorInfo.from_json(attrs.get("error"))
-            future.set_exception(
-                error_type(
-                    info.message,
-                    type=info.type,
-                    non_retryable=info.non_retryable,
-                    details=info.details,
-                )
-            )
-        else:
-            future.set_result(attrs.get("result"))
 
     @staticmethod
     def _settle(future: asyncio.Future[Any] | None, value: Any) -> None:
@@ -566,23 +339,6 @@ class WorkflowInstance:
         self._marks.clear()
         return events
 
-    def _check_batch(self) -> None:
-        """Refuse a new batch that breaks a solo rule."""
-        if not self._local_ids and not any(
-            c.type in SOLO_COMMANDS for c in self._emitted
-        ):
-            return  # every solo rule needs a mutex or a local activity
-        batch = list(self._emitted)
-        ids = {int(c.attrs.get("activity_id", 0)) for c in batch}
-        outstanding = any(
-            not self._activities[aid].done()
-            for aid in self._local_ids
-            if aid in self._activities and aid not in ids
-        )
-        broken = solo_violation(batch, list(self._marks), outstanding)
-        if broken is not None:
-            raise self.reject(*broken)
-
     def deliver(self, event: HistoryEvent) -> None:
         """Apply a new input event (a signal or a fired timer) live."""
         self._apply(event, live=True)
@@ -592,87 +348,7 @@ class WorkflowInstance:
         lines, self._log_lines = self._log_lines, []
         return lines
 
-    # -- what the runtime asks ---------------------------------------------
-
-    @property
-    def advice_at_or_default(self) -> int:
-        """The history length at which `should_continue_as_new()` turns true for this run."""
-        return self.advice_at or CONTINUE_AS_NEW_ADVICE_EVENTS
-
-    @property
-    def done(self) -> bool:
-        """Whether the workflow body has returned or raised."""
-        return self.main is not None and self.main.done()
-
-    def outcome(self) -> tuple[str, Any]:
-        """("completed", output) or ("raised", exception) once `done`."""
-        if self.main is None or not self.main.done():
-            raise HarvestInternalError("outcome() of a run that is not done")
-        if self.main.cancelled():
-            return "raised", asyncio.CancelledError()
-        error = self.main.exception()
-        if error is not None:
-            return "raised", error
-        return "completed", self.main.result()
-
-    @property
-    def pending_commands(self) -> list[Command]:
-        """Commands emitted but not yet recorded or matched."""
-        return list(self._emitted)
-
-    def waiting_timer_ids(self) -> list[str]:
-        """Timers the code still waits on."""
-        return [tid for tid, fut in self._timers.items() if not fut.done()]
-
-    def waiting_activity_ids(self) -> list[int]:
-        """Activities the code still waits on."""
-        return [aid for aid, fut in self._activities.items() if not fut.done()]
-
-    def waiting_workflows(self) -> list[tuple[str, int, str]]:
-        """(kind, command_id, target) of every run the code waits on, in command order.
-
-        `kind` is "child" for an attached child, "await" for
-        `await_external_workflow`.
-        """
-        if not self._children and not self._awaits:
-            return []
-        waits = [
-            ("child", cid, target)
-            for cid, (target, fut) in self._children.items()
-            if not fut.done()
-        ]
-        waits += [
-            ("await", cid, target)
-            for cid, (target, fut) in self._awaits.items()
-            if not fut.done()
-        ]
-        return sorted(waits, key=lambda w: w[1])
-
-    def waiting_mutex_keys(self) -> list[str]:
-        """Mutex keys the code waits to be granted, in request order."""
-        if not self._mutex_waits:
-            return []
-        return [key for key, fut in self._mutex_waits.items() if not fut.done()]
-
-    def waiting_local_activity_ids(self) -> list[int]:
-        """Local activities the code still waits on."""
-        return [
-            aid
-            for aid in sorted(self._local_ids)
-            if aid in self._activities and not self._activities[aid].done()
-        ]
-
-    def armed_timers(self) -> list[tuple[str, datetime]]:
-        """(timer id, fire time) of every armed timer still waiting, without taking them."""
-        return [(tid, at) for tid, at, fut in self._timer_arms if not fut.done()]
-
-    def waiting_predicates(self) -> list[Callable[[], bool]]:
-        """The predicates of the parked `await_condition` waits, in the order they parked."""
-        return [predicate for predicate, fut in self._conditions if not fut.done()]
-
-    def waiting_conditions(self) -> int:
-        """How many `await_condition` waits are parked."""
-        return sum(1 for _, fut in self._conditions if not fut.done())
+    # -- eviction --------------------------------------------------------------
 
     def close(self) -> None:
         """Tear the instance down (eviction); its coroutines never resume."""
@@ -713,17 +389,6 @@ class WorkflowInstance:
 def _takes_input(fn: Callable[..., Any]) -> bool:
     """Whether a workflow body takes its input after `ctx`; read once per function."""
     return len(inspect.signature(fn).parameters) >= 2
-
-
-def activity_error(attrs: dict[str, Any]) -> ActivityError:
-    """The ActivityError workflow code sees for a recorded ActivityFailed."""
-    info = ErrorInfo.from_json(attrs.get("error"))
-    return ActivityError(
-        info.message,
-        type=info.type,
-        non_retryable=info.non_retryable,
-        details=info.details,
-    )
 
 
 def is_before_start(event: HistoryEvent) -> bool:

@@ -16,8 +16,8 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import TERMINAL_EVENTS, HistoryEvent, history_from_json
 from harvest_engine.workflow.commands import describe_event
-from harvest_engine.workflow.context import RunInfo
 from harvest_engine.workflow.instance import WorkflowInstance
+from harvest_engine.workflow.run_info import RunInfo
 from harvest_engine.workflow.stack import CoroutineStack, coroutine_stacks
 from harvest_engine.workflow.waits import RunWait, run_waits
 

@@ -12,6 +12,9 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
+from harvest_engine.errors import InvalidSearchAttribute
+from harvest_engine.filters import NUL, NUL_REASON
+from harvest_engine.names import check_name
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -86,3 +89,33 @@ def merge_memo(current: Any, patch: Mapping[str, Any]) -> dict[str, Any]:
         else:
             merged[key] = value
     return merged
+
+
+def check_search_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """`ctx.upsert_search_attrs`'s attributes as JSON to record, each checked.
+
+    Raises:
+        InvalidSearchAttribute: a blank key, or a value that is not text, a
+            number below 2^63, a boolean or null, or text holding NUL.
+    """
+    checked: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if not isinstance(key, str) or not key.strip():
+            raise InvalidSearchAttribute(
+                key=repr(key)[:80], reason="keys are non-empty text"
+            )
+        check_name(key, "search attribute key")
+        value = payloads.to_json(value, f"search attribute {key!r}")
+        if isinstance(value, (dict, list)) or (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and abs(value) >= 2**63
+        ):
+            raise InvalidSearchAttribute(
+                key=key,
+                reason="values are text, numbers below 2^63, booleans or null",
+            )
+        if isinstance(value, str) and NUL in value:
+            raise InvalidSearchAttribute(key=key, reason=NUL_REASON)
+        checked[key] = value
+    return checked

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.workflow.context import TimerHandle, WorkflowContext, WorkflowMutex
+from harvest_engine.workflow.context import WorkflowContext
+from harvest_engine.workflow.mutex import WorkflowMutex
 from harvest_engine.workflow.stack import StackFrame, frames_of, is_user, user_frame
+from harvest_engine.workflow.timers import TimerHandle
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

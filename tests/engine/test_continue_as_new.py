@@ -16,7 +16,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.runtime.settings import Settings
-from harvest_engine.workflow.context import CONTINUE_AS_NEW_ADVICE_EVENTS
+from harvest_engine.workflow.defaults import CONTINUE_AS_NEW_ADVICE_EVENTS
 
 if TYPE_CHECKING:
     from tests.stores import OpenReader
