@@ -27,9 +27,15 @@ _SPILL_CACHE_PAGES = 16  # a cache this small spills nearly every page written
 
 def wal_target_bytes(conn: sqlite3.Connection) -> int:
     """The size a WAL reaches before the automatic checkpoint lets it wrap."""
+    page_size, frames = _wrap_geometry(conn)
+    return frames * (page_size + _FRAME_HEADER)
+
+
+def _wrap_geometry(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The page size, and the frames a WAL holds when the autocheckpoint wraps it."""
     page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
     pages = int(conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
-    return (pages + 64) * (page_size + _FRAME_HEADER)
+    return page_size, pages + 64
 
 
 def preallocate_wal(conn: sqlite3.Connection, db_path: Path) -> bool:
@@ -40,12 +46,12 @@ def preallocate_wal(conn: sqlite3.Connection, db_path: Path) -> bool:
     as it is used.
     """
     wal = Path(f"{db_path}-wal")
-    target = wal_target_bytes(conn)
+    page_size, frames = _wrap_geometry(conn)
+    target = frames * (page_size + _FRAME_HEADER)
     if _size(wal) >= target or conn.in_transaction:
         return False
-    page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
     # The last pages written stay in the cache, unspilled: write a few more.
-    rows = target // (page_size + _FRAME_HEADER) + 4 * _SPILL_CACHE_PAGES
+    rows = frames + 4 * _SPILL_CACHE_PAGES
     cache_size = int(conn.execute("PRAGMA cache_size").fetchone()[0])
     try:
         conn.execute(f"PRAGMA cache_size = {_SPILL_CACHE_PAGES}")
@@ -57,7 +63,7 @@ def preallocate_wal(conn: sqlite3.Connection, db_path: Path) -> bool:
             (rows, page_size * 3 // 4),  # one row per page, no overflow page
         )
     except sqlite3.Error:
-        pass
+        pass  # no room for the pad: the WAL grows as it is used instead
     finally:
         if conn.in_transaction:
             conn.execute("ROLLBACK")

@@ -74,7 +74,8 @@ def written_size(db: Path) -> int:
     """How far into its files the database has written: the database, or the WAL's frames.
 
     The writer preallocates its WAL at open, so the WAL file's size says
-    nothing about where the next frame goes; the frame count does.
+    nothing about where the next frame goes; the frame count does (a passive
+    checkpoint reports it, and copies what it can, harmlessly, on the way).
     """
     conn = sqlite3.connect(db)
     try:
