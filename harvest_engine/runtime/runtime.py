@@ -19,7 +19,6 @@ from harvest_engine.runtime import (
     drivers,
     operator_actions,
     reading,
-    serving,
     talking,
 )
 from harvest_engine.runtime.cache import InstanceCache
@@ -28,6 +27,7 @@ from harvest_engine.runtime.group_commit import GroupCommit
 from harvest_engine.runtime.registry import ActivitySpec, Registry
 from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
 from harvest_engine.runtime.tasks import TaskRunner
+from harvest_engine.runtime.waker import Waker
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.store import SqliteStore
 
@@ -75,7 +75,7 @@ class SqliteRuntime:
         # A write that storage failed may have carried any run's cycle (one
         # run's, or a batch's): no cached instance may run ahead of the file.
         store.add_rollback_listener(lambda _error: self.cache.clear())
-        self.waker = serving.Waker()
+        self.waker = Waker()
 
     # -- opening ------------------------------------------------------------------
 

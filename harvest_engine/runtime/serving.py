@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
@@ -52,66 +51,6 @@ MAX_ROUNDS = 4
 WATCH_SAFETY_POLL = 1.0
 
 
-class Waker:
-    """The in-process wake of a serving loop; safe to call from any thread, served or not.
-
-    `wake` sets the run loop's event (an in-process call changed a run);
-    `wake_all` sets the command applier's too: a store that hears other
-    processes' commits itself (Postgres LISTEN/NOTIFY) wakes through it
-    instead of the poll. An in-process call never queues a client command,
-    so it does not send the applier looking for one.
-    """
-
-    def __init__(self) -> None:
-        self._events: tuple[asyncio.Event, ...] = ()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._guard = threading.Lock()
-
-    def attach(self, *also: asyncio.Event) -> asyncio.Event:
-        """Bind to the running loop (the serving loop's); raise if one is bound already.
-
-        Returns the run loop's event; a wake sets it and every event in `also`.
-        """
-        with self._guard:
-            if self._events:
-                raise RuntimeError("this runtime is already serving")
-            self._loop = asyncio.get_running_loop()
-            event = asyncio.Event()
-            self._events = (event, *also)
-            return event
-
-    def detach(self) -> None:
-        """Unbind; later wakes do nothing until the next `serve`."""
-        with self._guard:
-            self._events = ()
-            self._loop = None
-
-    def wake(self) -> None:
-        """Wake the serving loop now (a no-op when nothing serves)."""
-        self._set(everyone=False)
-
-    def wake_all(self) -> None:
-        """Wake the serving loop and its command applier (another process committed)."""
-        self._set(everyone=True)
-
-    def _set(self, *, everyone: bool) -> None:
-        with self._guard:
-            events, loop = self._events, self._loop
-        if not events or loop is None:
-            return
-        if not everyone:
-            events = events[:1]
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        for event in events:
-            if running is loop:
-                event.set()
-            elif not loop.is_closed():
-                loop.call_soon_threadsafe(event.set)
-
-
 class Server:
     """One `serve()` call: its settings, its stop flag and its work task."""
 
@@ -133,6 +72,9 @@ class Server:
         self.wake: asyncio.Event | None = None
         self.commit = asyncio.Event()
         self.woke_by_time = False
+        # The clock reading the latest round began with: a due time after it
+        # came due while that round ran, so the round may not have seen it.
+        self.round_began: datetime | None = None
         self._watch_failing = False
         self.inflight: set[asyncio.Task[tuple[bool, list[HarvestError]]]] = set()
 
@@ -387,8 +329,9 @@ class Server:
         """Due schedules, then one pass over every run; whether any made progress."""
         rt = self.rt
         errors: list[HarvestError] = []
+        self.round_began = began = rt.clock.now()
         try:
-            fired, fire_error = rt._fire_schedules(rt.clock.now())
+            fired, fire_error = rt._fire_schedules(began)
             if fire_error is not None:
                 errors.append(fire_error)
             passed, pass_errors = await rt._pass(rt.clock.now)
@@ -405,9 +348,19 @@ class Server:
         seconds = (due - self.rt.clock.now()).total_seconds()
         if seconds > 0:
             return max(seconds, backoff)
+        if not backoff and self._came_due_since_last_round(due):
+            return 0.0
         # Due already, yet the round made no progress (or failed): wait for the
         # backoff, or one poll tick, rather than spinning on it.
         return backoff or self.poll
+
+    def _came_due_since_last_round(self, due: datetime) -> bool:
+        """Whether `due` passed after the latest round read the clock: no round has tried it.
+
+        Such a time is not a stuck run: another round at once fires it,
+        where waiting a poll tick would make its timer that much late.
+        """
+        return self.round_began is not None and due > self.round_began
 
 
 def next_wakeup(rt: SqliteRuntime) -> datetime | None:

@@ -116,6 +116,36 @@ async def serve_with_timeout(
     await serving(rt, body, poll_interval="60s")
 
 
+async def test_a_timer_that_comes_due_while_a_round_runs_fires_at_once_not_a_poll_later(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = open_rt()
+    rt.register_workflow(ten_minutes)
+    exec_id = rt.start_workflow("ten_minutes")
+    await rt.run_until_blocked(exec_id)  # parked on its timer, due in 10 minutes
+    real_pass = rt._pass
+    passes = 0
+
+    async def timer_comes_due_during_the_first_pass(now: Any) -> Any:
+        nonlocal passes
+        passes += 1
+        result = await real_pass(now)
+        if passes == 1:  # after the round read the clock, before the loop sleeps
+            clock.advance("10m")
+        return result
+
+    rt._pass = timer_comes_due_during_the_first_pass  # type: ignore[method-assign]
+
+    async def body() -> None:
+        await until(
+            lambda: completed(rt, exec_id), what="the timer, well before a poll"
+        )
+
+    # A poll far longer than the test: only knowing the time came due after
+    # the round began can make the loop fire the timer within it.
+    await serving(rt, body, poll_interval="60s")
+
+
 def test_next_wakeup_is_none_when_nothing_waits(open_rt: Open) -> None:
     rt = open_rt()
     assert rt.next_wakeup() is None

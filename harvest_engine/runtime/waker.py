@@ -1,0 +1,66 @@
+"""Waker: how an in-process call wakes a serving loop, from any thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+
+class Waker:
+    """The in-process wake of a serving loop; safe to call from any thread, served or not.
+
+    `wake` sets the run loop's event (an in-process call changed a run);
+    `wake_all` sets the command applier's too: a store that hears other
+    processes' commits itself (Postgres LISTEN/NOTIFY) wakes through it
+    instead of the poll. An in-process call never queues a client command,
+    so it does not send the applier looking for one.
+    """
+
+    def __init__(self) -> None:
+        self._events: tuple[asyncio.Event, ...] = ()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._guard = threading.Lock()
+
+    def attach(self, *also: asyncio.Event) -> asyncio.Event:
+        """Bind to the running loop (the serving loop's); raise if one is bound already.
+
+        Returns the run loop's event; a wake sets it and every event in `also`.
+        """
+        with self._guard:
+            if self._events:
+                raise RuntimeError("this runtime is already serving")
+            self._loop = asyncio.get_running_loop()
+            event = asyncio.Event()
+            self._events = (event, *also)
+            return event
+
+    def detach(self) -> None:
+        """Unbind; later wakes do nothing until the next `serve`."""
+        with self._guard:
+            self._events = ()
+            self._loop = None
+
+    def wake(self) -> None:
+        """Wake the serving loop now (a no-op when nothing serves)."""
+        self._set(everyone=False)
+
+    def wake_all(self) -> None:
+        """Wake the serving loop and its command applier (another process committed)."""
+        self._set(everyone=True)
+
+    def _set(self, *, everyone: bool) -> None:
+        with self._guard:
+            events, loop = self._events, self._loop
+        if not events or loop is None:
+            return
+        if not everyone:
+            events = events[:1]
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        for event in events:
+            if running is loop:
+                event.set()
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(event.set)
