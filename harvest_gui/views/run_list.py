@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
-    QDateTime,
     QItemSelectionModel,
     QModelIndex,
     QSortFilterProxyModel,
@@ -15,61 +13,28 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QCheckBox,
-    QDateTimeEdit,
-    QGridLayout,
-    QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
-from harvest_engine import ExecutionFilter, HarvestError
+from harvest_engine import HarvestError
 from harvest_gui.forms.commands import workflow_infos
 from harvest_gui.inspect import formatting
-from harvest_gui.inspect.run_filters import (
-    count_matching,
-    parse_search,
-    unknown_name_hint,
-)
+from harvest_gui.inspect.run_filters import count_matching, unknown_name_hint
 from harvest_gui.models.run_list import EXEC_ID_ROLE, SORT_ROLE, RunListModel
 from harvest_gui.theme import state_colour
-from harvest_gui.views.name_filter import NameFilterEdit
+from harvest_gui.views.run_list_filters import RunFilterBar
 from harvest_gui.views.tables import fit_columns_to_titles, record_table
 
 if TYPE_CHECKING:
     from harvest_gui.session import Session
 
-DATE_FORMAT = "yyyy-MM-dd HH:mm"
-"""ISO-like, the same in every locale (the locale default read "2 12 2026 12:31")."""
 EXEC_ID_SAMPLE = "00000000-0000-0000-0000-000000000000"
 
-STATES = (
-    "RUNNING",
-    "COMPLETED",
-    "FAILED",
-    "CANCELLED",
-    "TERMINATED",
-    "TIMED_OUT",
-    "CONTINUED_AS_NEW",
-)
-STATE_COLUMNS = 4
-"""State boxes per row of the counts grid."""
 
-
-def _aware(value: QDateTime) -> datetime:
-    """A date edit's local wall time as an aware datetime (the filter compares instants)."""
-    py = (
-        value.toPython()
-    )  # typed `object` in PySide6's stubs: it may also be a date or time
-    if not isinstance(py, datetime):
-        raise TypeError(f"expected a datetime from QDateTime.toPython(), got {py!r}")
-    return py.astimezone()
-
-
-class RunListView(QWidget):
+class RunListView(RunFilterBar, QWidget):
     """Filters on top, counts per state, then the run table.
 
     Signals:
@@ -88,6 +53,7 @@ class RunListView(QWidget):
         self.proxy.setSortRole(SORT_ROLE)
         self.proxy.setDynamicSortFilter(True)
         self._build_filters()
+        self._build_notes()
         self.table = record_table("runTable", "Workflow runs")
         self.table.setModel(self.proxy)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -137,75 +103,8 @@ class RunListView(QWidget):
 
     # -- building -----------------------------------------------------------------------
 
-    def _build_filters(self) -> None:
-        self.name_filter = NameFilterEdit()
-        self.name_filter.chosen.connect(lambda _text: self.apply_filters())
-        self.seen_names: set[str] = set()  # every name listed so far, filtered or not
-        self.prefix_filter = QLineEdit()
-        self.prefix_filter.setObjectName("filterPrefix")
-        self.prefix_filter.setPlaceholderText("workflow id prefix")
-        self.prefix_filter.setAccessibleName("Workflow id prefix filter")
-        self.search_filter = QLineEdit()
-        self.search_filter.setObjectName("filterSearch")
-        self.search_filter.setPlaceholderText("search attribute: key=value")
-        self.search_filter.setAccessibleName("Search attribute filter")
-        self.after_check = QCheckBox("Started after")
-        self.after_check.setObjectName("filterAfterOn")
-        self.after = QDateTimeEdit(QDateTime.currentDateTime().addDays(-1))
-        self.after.setObjectName("filterAfter")
-        self.after.setAccessibleName("Started after")
-        self.after.setCalendarPopup(True)
-        self.after.setDisplayFormat(DATE_FORMAT)
-        self.before_check = QCheckBox("before")
-        self.before_check.setObjectName("filterBeforeOn")
-        self.before = QDateTimeEdit(QDateTime.currentDateTime().addDays(1))
-        self.before.setObjectName("filterBefore")
-        self.before.setAccessibleName("Started before")
-        self.before.setCalendarPopup(True)
-        self.before.setDisplayFormat(DATE_FORMAT)
-        self.apply_button = QPushButton("&Apply")
-        self.apply_button.setObjectName("filterApply")
-        self.apply_button.setAccessibleName("Apply filters")
-        self.clear_button = QPushButton("Clear")
-        self.clear_button.setObjectName("filterClear")
-        self.clear_button.setAccessibleName("Clear filters")
-        for edit in (self.name_filter, self.prefix_filter, self.search_filter):
-            edit.setClearButtonEnabled(True)
-            edit.returnPressed.connect(self.apply_filters)
-        self.apply_button.clicked.connect(self.apply_filters)
-        self.clear_button.clicked.connect(self.clear_filters)
-        grid = QGridLayout()
-        grid.addWidget(self.name_filter, 0, 0)
-        grid.addWidget(self.prefix_filter, 0, 1)
-        grid.addWidget(self.search_filter, 0, 2)
-        grid.addWidget(self.apply_button, 0, 3)
-        time_row = QHBoxLayout()
-        time_row.addWidget(self.after_check)
-        time_row.addWidget(self.after)
-        time_row.addWidget(self.before_check)
-        time_row.addWidget(self.before)
-        time_row.addStretch(1)
-        grid.addLayout(time_row, 1, 0, 1, 3)
-        grid.addWidget(self.clear_button, 1, 3)
-        self.filter_grid = grid
-        # Two rows of four: seven state boxes on one line made the list alone 850 px
-        # wide at least, and the window wider than a 1366 px screen (issue 17).
-        self.counts_row = QGridLayout()
-        self.state_boxes: dict[str, QCheckBox] = {}
-        for i, state in enumerate(STATES):
-            box = QCheckBox(state)
-            box.setObjectName(f"state_{state}")
-            box.setAccessibleName(f"Show {state.lower()} runs")
-            box.toggled.connect(self.apply_filters)
-            self.state_boxes[state] = box
-            self.counts_row.addWidget(box, i // STATE_COLUMNS, i % STATE_COLUMNS)
-        self.total = QLabel()
-        self.total.setObjectName("runTotal")
-        self.total.setTextFormat(Qt.TextFormat.PlainText)
-        self.counts_row.addWidget(
-            self.total, 1, STATE_COLUMNS - 1, Qt.AlignmentFlag.AlignRight
-        )
-        self.counts_row.setColumnStretch(STATE_COLUMNS, 1)
+    def _build_notes(self) -> None:
+        """The lines between the filters and the table: errors, the empty note, new runs."""
         self.message = QLabel()
         self.message.setObjectName("filterMessage")
         self.message.setTextFormat(Qt.TextFormat.PlainText)
@@ -244,31 +143,6 @@ class RunListView(QWidget):
 
     # -- filters --------------------------------------------------------------------------
 
-    def build_filter(self) -> ExecutionFilter:
-        """The filter the bar describes.
-
-        Raises:
-            ValueError: a malformed search attribute filter.
-            HarvestError: the engine refused a value (InvalidFilter, InvalidSearchAttribute).
-
-        """
-        flt = ExecutionFilter()
-        if self.name_filter.text().strip():
-            flt = flt.workflow_name(self.name_filter.text().strip())
-        if self.prefix_filter.text():
-            flt = flt.workflow_id_prefix(self.prefix_filter.text())
-        search = parse_search(self.search_filter.text())
-        if search is not None:
-            flt = flt.search_attribute(*search)
-        if self.after_check.isChecked():
-            flt = flt.started_after(_aware(self.after.dateTime()))
-        if self.before_check.isChecked():
-            flt = flt.started_before(_aware(self.before.dateTime()))
-        states = [s for s, box in self.state_boxes.items() if box.isChecked()]
-        if states:
-            flt = flt.state(*states)
-        return flt
-
     def apply_filters(self) -> None:
         """Reload the list with the bar's filter; a bad value is named above the table."""
         try:
@@ -287,16 +161,6 @@ class RunListView(QWidget):
             self.select_exec_id(selected)
         if self.selected_exec_id() != selected:
             self.run_selected.emit(self.selected_exec_id())
-
-    def filters_active(self) -> bool:
-        """Whether any filter of the bar narrows the list."""
-        return any(
-            e.text().strip()
-            for e in (self.name_filter, self.prefix_filter, self.search_filter)
-        ) or any(
-            box.isChecked()
-            for box in [self.after_check, self.before_check, *self.state_boxes.values()]
-        )
 
     def update_empty_note(self) -> None:
         """Say why the list is empty, and what brings runs into it."""
@@ -317,21 +181,6 @@ class RunListView(QWidget):
             )
         self.empty_note.setText(text)
         self.empty_note.show()
-
-    def clear_filters(self) -> None:
-        """Empty every filter."""
-        for edit in (self.name_filter, self.prefix_filter, self.search_filter):
-            edit.clear()
-        for box in [self.after_check, self.before_check, *self.state_boxes.values()]:
-            box.blockSignals(True)
-            box.setChecked(False)
-            box.blockSignals(False)
-        self.apply_filters()
-
-    def focus_filter(self) -> None:
-        """Put the cursor in the first filter (Ctrl+F)."""
-        self.name_filter.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.name_filter.selectAll()
 
     # -- live updates ------------------------------------------------------------------------
 
