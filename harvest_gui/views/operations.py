@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QStandardPaths, Qt
 from PySide6.QtGui import (
     QAction,
-    QActionGroup,
     QGuiApplication,
     QKeySequence,
     QShortcut,
@@ -29,11 +28,14 @@ from harvest_gui.inspect.export import export_history
 from harvest_gui.session import WriterSession
 from harvest_gui.views.determinism import DeterminismView
 from harvest_gui.views.diff import DiffView
+from harvest_gui.views.operation_menus import build_menus
 from harvest_gui.views.screen_fit import fit_on_screen
 from harvest_gui.views.storage import StorageView
 from harvest_gui.views.time_travel import TimeTravelView
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QActionGroup
+
     from harvest_gui.views.main_window import MainWindow
 
 INTERVAL_KEY = "drive/interval_ms"
@@ -45,6 +47,12 @@ class Operations(QObject):
     Every command is a `QAction` with a shortcut; one that does not apply
     (no run selected, read-only file) says why in the status bar.
     """
+
+    # Built with the menus (operation_menus.build_menus).
+    interval_menu: QMenu
+    """Run ▸ Auto-drive interval."""
+    interval_group: QActionGroup
+    """The interval choices, one checked."""
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -58,7 +66,7 @@ class Operations(QObject):
         self.schedule_menu.setObjectName("scheduleMenu")
         self.tools_menu = QMenu("&Tools", window)
         self.tools_menu.setObjectName("toolsMenu")
-        self._build()
+        build_menus(self)
         bar = window.menuBar()
         help_action = bar.actions()[-1] if bar.actions() else None
         for menu in (self.run_menu, self.schedule_menu, self.tools_menu):
@@ -72,92 +80,6 @@ class Operations(QObject):
         # open file and the selected run as they change, not only on aboutToShow.
         window.context_changed.connect(self.update_actions)
         self.update_actions()
-
-    # -- building ---------------------------------------------------------------------------
-
-    def _add(
-        self,
-        menu: QMenu,
-        key: str,
-        text: str,
-        slot: Any,
-        shortcut: str | None = None,
-        tip: str = "",
-    ) -> QAction:
-        action = QAction(text, self.window)
-        action.setObjectName(f"action_{key}")
-        if shortcut:
-            action.setShortcut(QKeySequence(shortcut))
-        action.setStatusTip(tip)
-        action.triggered.connect(slot)
-        self.window.addAction(action)
-        menu.addAction(action)
-        self.actions[key] = action
-        return action
-
-    def _build(self) -> None:
-        m = self.run_menu
-        self._add(
-            m, "start", "&Start workflow…", self.on_start, "Ctrl+N", "Start a run"
-        )
-        self._add(m, "signal", "Send &signal…", self.on_signal, "Ctrl+Shift+S")
-        self._add(m, "query", "Run &query…", self.on_query, "Ctrl+Shift+Q")
-        self._add(m, "update", "Run &update…", self.on_update, "Ctrl+Shift+U")
-        self._add(
-            m, "cancel", "&Cancel run…", lambda: self.on_end("cancel"), "Ctrl+Shift+C"
-        )
-        self._add(
-            m,
-            "terminate",
-            "&Terminate run…",
-            lambda: self.on_end("terminate"),
-            "Ctrl+Shift+T",
-        )
-        m.addSeparator()
-        auto = self._add(m, "auto_drive", "&Auto-drive", self.on_auto_drive, "Ctrl+D")
-        auto.setCheckable(True)
-        self.interval_menu = m.addMenu("Auto-drive &interval")
-        self.interval_menu.setObjectName("intervalMenu")
-        self.interval_group = QActionGroup(self)
-        chosen = self.interval_ms()
-        for ms in driving.INTERVALS_MS:
-            action = self.interval_menu.addAction(
-                f"{ms} ms" if ms < 1000 else f"{ms // 1000} s"
-            )
-            action.setObjectName(f"action_interval_{ms}")
-            action.setCheckable(True)
-            action.setChecked(ms == chosen)
-            action.triggered.connect(lambda _=False, v=ms: self.on_interval(v))
-            self.interval_group.addAction(action)
-        self._add(m, "until_idle", "Run until &idle", self.on_until_idle, "Ctrl+I")
-        self._add(
-            m, "until_blocked", "Run until &blocked", self.on_until_blocked, "Ctrl+B"
-        )
-        m.addSeparator()
-        self._add(
-            m, "determinism", "Check &determinism", self.on_determinism, "Ctrl+Shift+D"
-        )
-        self._add(m, "time_travel", "Time tra&vel…", self.on_time_travel, "Ctrl+T")
-        self._add(m, "diff", "Di&ff with another run…", self.on_diff, "Ctrl+Shift+F")
-        self._add(m, "export", "&Export history…", self.on_export, "Ctrl+E")
-        s = self.schedule_menu
-        self._add(
-            s, "new_schedule", "&New schedule…", self.on_new_schedule, "Ctrl+Shift+N"
-        )
-        self._add(
-            s,
-            "edit_schedule",
-            "&Edit selected schedule…",
-            self.on_edit_schedule,
-            "Ctrl+Shift+E",
-        )
-        t = self.tools_menu
-        self._add(t, "storage", "&Storage…", self.on_storage, "Ctrl+Shift+I")
-        self._add(t, "purge", "&Purge finished runs…", self.on_purge, "Ctrl+Shift+P")
-        t.addSeparator()
-        self._add(
-            t, "crash_demo", "&Crash-recovery demo", self.on_crash_demo, "Ctrl+Shift+K"
-        )
 
     # -- state ------------------------------------------------------------------------------
 
