@@ -6,20 +6,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QButtonGroup,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QListWidget,
-    QPushButton,
-    QRadioButton,
-    QSpinBox,
-    QWidget,
-)
-
 from harvest_engine import Overlap, WorkflowSchedule
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import (
@@ -28,9 +14,8 @@ from harvest_gui.forms.commands import (
     save_schedule,
     set_schedule_paused,
     workflow_info,
-    workflow_infos,
 )
-from harvest_gui.forms.payload_editor import PayloadEditor
+from harvest_gui.forms.schedule_fields import OVERLAP_HELP, ScheduleEditorFields
 from harvest_gui.forms.schedule_spec import (
     CRON,
     INTERVAL,
@@ -43,15 +28,12 @@ from harvest_gui.inspect.formatting import json_text, when
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from PySide6.QtWidgets import QWidget
+
     from harvest_engine import ScheduleRow
 
-OVERLAP_HELP = {
-    Overlap.SKIP: "skip a slot while max active runs of the schedule still run",
-    Overlap.ALLOW_ALL: "start a run for every slot",
-}
 
-
-class ScheduleEditorDialog(ActionDialog):
+class ScheduleEditorDialog(ScheduleEditorFields, ActionDialog):
     """Create or edit the schedule of one workflow (a workflow has at most one).
 
     Signals:
@@ -80,116 +62,7 @@ class ScheduleEditorDialog(ActionDialog):
             except Exception:  # a read error leaves the warning out, not the form
                 self.existing = {}
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
-        self.workflow = QComboBox()
-        self.workflow.setObjectName("scheduleWorkflowCombo")
-        self.workflow.setAccessibleName("Workflow")
-        names = [info.name for info in workflow_infos(session)]
-        if row is not None and row.workflow_name not in names:
-            names.insert(0, row.workflow_name)
-        self.workflow.addItems(names)
-        self.cron_radio = QRadioButton("C&ron")
-        self.cron_radio.setObjectName("cronRadio")
-        self.interval_radio = QRadioButton("&Every")
-        self.interval_radio.setObjectName("intervalRadio")
-        group = QButtonGroup(self)
-        group.addButton(self.cron_radio)
-        group.addButton(self.interval_radio)
-        kinds = QWidget()
-        kinds_layout = QHBoxLayout(kinds)
-        kinds_layout.setContentsMargins(0, 0, 0, 0)
-        kinds_layout.addWidget(self.cron_radio)
-        kinds_layout.addWidget(self.interval_radio)
-        kinds_layout.addStretch(1)
-        self.cron = QLineEdit()
-        self.cron.setObjectName("cronEdit")
-        self.cron.setAccessibleName("Cron expression")
-        self.cron.setPlaceholderText(
-            "minute hour day-of-month month day-of-week, e.g. 0 3 * * *"
-        )
-        self.timezone = QLineEdit("UTC")
-        self.timezone.setObjectName("timezoneEdit")
-        self.timezone.setAccessibleName("Time zone")
-        self.interval = QLineEdit()
-        self.interval.setObjectName("intervalEdit")
-        self.interval.setAccessibleName("Interval")
-        self.interval.setPlaceholderText("15m, 1h, 90s ...")
-        self.spec_status = QLabel()
-        self.spec_status.setObjectName("specStatus")
-        self.spec_status.setTextFormat(Qt.TextFormat.PlainText)
-        self.spec_status.setWordWrap(True)
-        self.preview = QListWidget()
-        self.preview.setObjectName("nextFiresList")
-        self.preview.setAccessibleName("Next five fire times")
-        # Five rows and the frame, measured in the font: the fifth fire is never cut off.
-        rows = self.preview.fontMetrics().lineSpacing() + 4
-        self.preview.setFixedHeight(rows * 5 + 2 * self.preview.frameWidth() + 6)
-        # No sideways scroll bar over the fifth line: a line too long is cut with "…".
-        self.preview.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.preview.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.replace_note = QLabel()
-        self.replace_note.setObjectName("replaceNote")
-        self.replace_note.setTextFormat(Qt.TextFormat.PlainText)
-        self.replace_note.setWordWrap(True)
-        self.replace_note.setStyleSheet("color: #e65100;")
-        self.replace_note.hide()
-        self.input = PayloadEditor("scheduleInput")
-        self.overlap = QComboBox()
-        self.overlap.setObjectName("overlapCombo")
-        self.overlap.setAccessibleName("Overlap policy")
-        # Short items (the combo never clips them) and the help on its own line below.
-        for policy in Overlap:
-            self.overlap.addItem(policy.value, policy)
-            index = self.overlap.count() - 1
-            self.overlap.setItemData(
-                index, OVERLAP_HELP[policy], Qt.ItemDataRole.ToolTipRole
-            )
-        self.overlap_help = QLabel()
-        self.overlap_help.setObjectName("overlapHelp")
-        self.overlap_help.setTextFormat(Qt.TextFormat.PlainText)
-        self.overlap_help.setWordWrap(True)
-        self.overlap_help.setStyleSheet("color: palette(mid);")
-        self.overlap.currentIndexChanged.connect(self.on_overlap_changed)
-        self.max_active = QSpinBox()
-        self.max_active.setObjectName("maxActiveSpin")
-        self.max_active.setAccessibleName("Max active runs")
-        self.max_active.setRange(1, 10_000)
-        self.state_label = QLabel()
-        self.state_label.setObjectName("scheduleState")
-        self.state_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.pause_button = QPushButton("&Pause")
-        self.pause_button.setObjectName("pauseButton")
-        self.resume_button = QPushButton("Res&ume")
-        self.resume_button.setObjectName("resumeButton")
-        self.delete_button = QPushButton("&Delete…")
-        self.delete_button.setObjectName("deleteButton")
-        self.confirm_delete = QPushButton("Yes, delete this schedule")
-        self.confirm_delete.setObjectName("confirmDeleteButton")
-        self.confirm_delete.hide()
-        actions = QWidget()
-        actions_layout = QHBoxLayout(actions)
-        actions_layout.setContentsMargins(0, 0, 0, 0)
-        for b in (
-            self.pause_button,
-            self.resume_button,
-            self.delete_button,
-            self.confirm_delete,
-        ):
-            actions_layout.addWidget(b)
-        actions_layout.addStretch(1)
-        self.form.addRow("&Workflow", self.workflow)
-        self.form.addRow("", self.replace_note)
-        self.form.addRow("When", kinds)
-        self.form.addRow("Cron e&xpression", self.cron)
-        self.form.addRow("Time &zone", self.timezone)
-        self.form.addRow("&Interval", self.interval)
-        self.form.addRow("", self.spec_status)
-        self.form.addRow("Next five fires", self.preview)
-        self.form.addRow("I&nput", self.input)
-        self.form.addRow("&Overlap", self.overlap)
-        self.form.addRow("", self.overlap_help)
-        self.form.addRow("Max &active runs", self.max_active)
-        self.form.addRow("State", self.state_label)
-        self.form.addRow(actions)
+        self._build_fields(session, row)
         for w in (self.cron, self.timezone, self.interval):
             w.textChanged.connect(self.on_spec_changed)
         self.cron_radio.toggled.connect(self.on_spec_changed)
