@@ -18,6 +18,7 @@ from harvest_engine.store.sqlite.schema import (
     V1,
     V2,
     V3,
+    V4,
 )
 
 Step = Callable[[sqlite3.Connection], None]
@@ -43,6 +44,24 @@ def _to_v3(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v4(conn: sqlite3.Connection) -> None:
+    # The old attempt log is renamed aside (its index goes along), copied
+    # into the clustered table with its ids, then dropped.
+    conn.execute("DROP INDEX IF EXISTS harvest_tasks_ready")
+    conn.execute(
+        "ALTER TABLE harvest_activity_attempts RENAME TO harvest_activity_attempts_v3"
+    )
+    for statement in _split(V4):
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO harvest_activity_attempts (exec_id, id, activity_id, activity_name, "
+        "attempt, started_at, ended_at, outcome, error) "
+        "SELECT exec_id, id, activity_id, activity_name, attempt, started_at, ended_at, "
+        "outcome, error FROM harvest_activity_attempts_v3"
+    )
+    conn.execute("DROP TABLE harvest_activity_attempts_v3")
+
+
 # Columns (and their index) that the first v1 files lacked, the guide's "runs
 # written before issue #2027": a runtime adds them, so it can write the file,
 # and the old rows read them as NULL (no close time, so purge keeps them).
@@ -66,7 +85,7 @@ def _complete_early_v1(conn: sqlite3.Connection) -> None:
 
 
 # STEPS[i] moves a file from version i to version i + 1.
-STEPS: list[Step] = [_to_v1, _to_v2, _to_v3]
+STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4]
 
 
 # Result codes that say nothing against the file's content.
@@ -177,6 +196,10 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+    if found == 0 and conn.execute("PRAGMA freelist_count").fetchone()[0]:
+        # A new file went through the steps that replace v1's b-trees: give
+        # back their pages, so it starts as compact as one created as is.
+        conn.execute("VACUUM")
     install_guard(conn)
     return found
 
