@@ -56,12 +56,12 @@ async def other(ctx: ActivityContext, x: int) -> int:
 async def drifts(ctx: WorkflowContext, x: int) -> int:
     first = bump if CODE["second"] == "bump" else other
     x = await ctx.execute_activity(first, x)
-    return await ctx.execute_activity(bump, x)
+    return int(await ctx.execute_activity(bump, x))
 
 
 @workflow
 async def steady(ctx: WorkflowContext, x: int) -> int:
-    return await ctx.execute_activity(other, x)
+    return int(await ctx.execute_activity(other, x))
 
 
 def runtime(path: Path, clock: ManualClock) -> SqliteRuntime:
