@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 BUDGET_OPEN_S = 1.0
 BUDGET_TIMELINE_S = 1.0
 BUDGET_STALL_MS = 50.0
-BIG_FILE_FORMAT = 2
+BIG_FILE_FORMAT = 3  # 3: made with the 1 KiB pages of a new file
 """Bumped when `make_big_file` writes different rows, so a stale cached file is rebuilt."""
 STATES = ("COMPLETED",) * 6 + ("RUNNING", "FAILED", "CANCELLED", "TIMED_OUT")
 BATCH = 50_000

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import statistics
 import sys
@@ -172,6 +173,29 @@ async def commit_floor(rt: SqliteRuntime, n: int) -> dict[str, Any]:
     return {"commits": n, "ms_per_commit": fresh, "warm_ms_per_commit": warm}
 
 
+async def raw_fdatasync(rt: SqliteRuntime, n: int) -> dict[str, Any]:
+    """One 4 KiB write and fdatasync of a plain file, `n` times: the disk alone, no SQLite.
+
+    What every durable commit waits for at least once; the issue's own
+    measurement put it at about 30 us on the machine it was written on.
+    """
+    del rt
+    page = b"h" * 4096
+    with tempfile.TemporaryDirectory(prefix="harvest-fsync-") as folder:
+        fd = os.open(Path(folder) / "sync.bin", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, page * 16)
+            os.fdatasync(fd)  # the blocks exist: later syncs rewrite them in place
+            began = time.perf_counter()
+            for _ in range(n):
+                os.pwrite(fd, page, 0)
+                os.fdatasync(fd)
+            seconds = time.perf_counter() - began
+        finally:
+            os.close(fd)
+    return {"syncs": n, "us_per_fdatasync": seconds / n * 1e6}
+
+
 def _timed_commits(conn: sqlite3.Connection, n: int) -> float:
     """Milliseconds per commit of `n` one-row write transactions."""
     began = time.perf_counter()
@@ -203,6 +227,7 @@ WORKLOADS = {
     "suspended": suspended,
     "starts": starts,
     "commit_floor": commit_floor,
+    "raw_fdatasync": raw_fdatasync,
     "nothing": nothing,
 }
 
@@ -227,12 +252,24 @@ async def warm_up(rt: SqliteRuntime, folder: str) -> int:
     return runs
 
 
+def without_fsync(rt: SqliteRuntime) -> None:
+    """Take the per-commit fdatasync out of this bench file (WAL + synchronous=NORMAL).
+
+    A measuring device only, never a mode harvest runs in: the same code on
+    the same machine with the disk's sync removed shows how much of a row
+    is harvest's own work and how much is waiting for the disk.
+    """
+    rt.store.connection.execute("PRAGMA synchronous = NORMAL")
+
+
 def main() -> None:
-    """`NAME N [--warm]`: with --warm, the workload runs after `warm_up`."""
+    """`NAME N [--warm] [--no-fsync]`: --warm runs it after `warm_up`; see `without_fsync`."""
     name, size = sys.argv[1], int(sys.argv[2])
     warm = "--warm" in sys.argv[3:]
     with tempfile.TemporaryDirectory(prefix="harvest-bench-") as folder:
         rt = _open(folder)
+        if "--no-fsync" in sys.argv[3:]:
+            without_fsync(rt)
         try:
             warmed = asyncio.run(warm_up(rt, folder)) if warm else 0
             result = asyncio.run(WORKLOADS[name](rt, size))

@@ -24,6 +24,8 @@ from harvest_engine import (
     activity,
     workflow,
 )
+from harvest_engine.store.sqlite import connection
+from harvest_engine.store.sqlite.connection import NEW_FILE_PAGE_SIZE
 from harvest_engine.store.sqlite.schema import SCHEMA_VERSION
 from harvest_engine.store.sqlite.store import SqliteStore
 
@@ -124,6 +126,41 @@ def test_the_writer_uses_wal_full_sync_and_a_busy_timeout(db_path: Path) -> None
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     assert conn.execute("PRAGMA busy_timeout").fetchone()[0] > 0
     store.close()
+
+
+def page_size(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_new_file_is_made_with_small_pages_so_a_commit_writes_fewer_bytes(
+    db_path: Path,
+) -> None:
+    SqliteRuntime.open(db_path).close()
+    assert page_size(db_path) == NEW_FILE_PAGE_SIZE == 1024
+    default = sqlite3.connect(":memory:").execute("PRAGMA page_size").fetchone()[0]
+    assert page_size(db_path) < default  # smaller than SQLite's own default
+
+
+@workflow
+async def greeting(ctx: WorkflowContext, name: str) -> str:
+    return f"hello {name}"
+
+
+async def test_a_file_made_with_other_pages_keeps_them_and_still_runs(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(connection, "NEW_FILE_PAGE_SIZE", 4096)  # an older harvest
+    SqliteRuntime.open(db_path).close()
+    monkeypatch.undo()
+    with SqliteRuntime.open(db_path) as rt:
+        rt.register_workflow(greeting)
+        exec_id = rt.start_workflow("greeting", "ada")
+        assert isinstance(await rt.run_until_blocked(exec_id), RunState.Completed)
+    assert page_size(db_path) == 4096
 
 
 def test_reopening_applies_the_schema_idempotently(db_path: Path) -> None:

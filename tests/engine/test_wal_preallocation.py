@@ -16,6 +16,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from harvest_engine import SqliteRuntime
+from harvest_engine.store.sqlite.connection import NEW_FILE_PAGE_SIZE
 from harvest_engine.store.sqlite.wal_prealloc import preallocate_wal, wal_target_bytes
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ def test_commits_over_a_preallocated_wal_survive_a_kill(tmp_path: Path) -> None:
     assert done.returncode == -signal.SIGKILL
     # The killed writer left its full-size WAL, its commits among the pad's frames.
     plain = sqlite3.connect(tmp_path / "same-defaults.db")
+    plain.execute(f"PRAGMA page_size = {NEW_FILE_PAGE_SIZE}")  # a new file's pages
     try:
         assert wal_size(db) >= wal_target_bytes(plain)
     finally:

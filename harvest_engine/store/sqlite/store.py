@@ -121,7 +121,7 @@ class SqliteStore(WriteTransactions, StoreReads):
                 version = read_version(conn, str(lock.db_path))
                 check_supported(version, str(lock.db_path))
                 check_harvest_file(conn, str(lock.db_path), version)
-                apply_writer_pragmas(conn)
+                apply_writer_pragmas(conn, empty=version == 0)
                 migrate(conn, str(lock.db_path))
                 preallocate_wal(conn, lock.db_path)
                 store = cls(conn, str(lock.db_path), lock, None)
