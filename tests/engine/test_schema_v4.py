@@ -23,6 +23,7 @@ from harvest_engine import (
     activity,
     workflow,
 )
+from harvest_engine.store.sqlite import migrations
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -186,3 +187,27 @@ async def test_a_new_file_starts_compact_in_the_v4_layout(db_path: Path) -> None
     assert "harvest_tasks_pending" in plans[1]
     assert "PRIMARY KEY (exec_id=?)" in plans[2]
     assert "TEMP B-TREE" not in plans[2]
+
+
+def schema(path: Path) -> set[tuple[str, str, str | None]]:
+    conn = sqlite3.connect(path)
+    rows = {
+        (kind, name, sql)
+        for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master")
+    }
+    conn.close()
+    return rows
+
+
+def test_a_new_file_has_the_schema_the_steps_give_a_v1_file(tmp_path: Path) -> None:
+    old = tmp_path / "v1.db"
+    conn = sqlite3.connect(old)
+    migrations.STEPS[0](conn)
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    SqliteRuntime.open(old).close()
+    new = tmp_path / "new.db"
+    SqliteRuntime.open(new).close()
+    assert schema(new) == schema(old)
+    assert not [row for row in schema(old) if row[1].endswith("_v3")]
