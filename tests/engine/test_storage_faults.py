@@ -136,7 +136,7 @@ def test_a_failed_create_leaves_neither_the_file_nor_its_lock(
     def disk_full(conn: sqlite3.Connection) -> None:
         raise coded(sqlite3.OperationalError, "database or disk is full", 13)
 
-    monkeypatch.setattr(migrations, "STEPS", [disk_full, *migrations.STEPS[1:]])
+    monkeypatch.setattr(migrations, "create_new", disk_full)
     with pytest.raises(StorageError, match="disk full"):
         SqliteRuntime.open(db_path)
     assert sibling_names(db_path) == []

@@ -18,6 +18,7 @@ from harvest_engine.store.sqlite.schema import (
     V1,
     V2,
     V3,
+    V4,
 )
 
 Step = Callable[[sqlite3.Connection], None]
@@ -43,6 +44,24 @@ def _to_v3(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v4(conn: sqlite3.Connection) -> None:
+    # The old attempt log is renamed aside (its index goes along), copied
+    # into the clustered table with its ids, then dropped.
+    conn.execute("DROP INDEX IF EXISTS harvest_tasks_ready")
+    conn.execute(
+        "ALTER TABLE harvest_activity_attempts RENAME TO harvest_activity_attempts_v3"
+    )
+    for statement in _split(V4):
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO harvest_activity_attempts (exec_id, id, activity_id, activity_name, "
+        "attempt, started_at, ended_at, outcome, error) "
+        "SELECT exec_id, id, activity_id, activity_name, attempt, started_at, ended_at, "
+        "outcome, error FROM harvest_activity_attempts_v3"
+    )
+    conn.execute("DROP TABLE harvest_activity_attempts_v3")
+
+
 # Columns (and their index) that the first v1 files lacked, the guide's "runs
 # written before issue #2027": a runtime adds them, so it can write the file,
 # and the old rows read them as NULL (no close time, so purge keeps them).
@@ -65,8 +84,37 @@ def _complete_early_v1(conn: sqlite3.Connection) -> None:
     )
 
 
+# What v4 replaced of v1: a new file never has them (no pages freed at birth).
+_REPLACED_BY_V4 = frozenset(
+    {
+        "harvest_tasks_ready",
+        "harvest_activity_attempts",
+        "harvest_activity_attempts_exec",
+    }
+)
+
+
+def create_new(conn: sqlite3.Connection) -> None:
+    """A new file's whole schema: v1 without what v4 replaced, then v2 to v4.
+
+    The same schema the steps give a v1 file (a test compares them), made
+    without creating and dropping v1's b-trees.
+    """
+    for statement in _split(V1):
+        made = re.match(r"CREATE (?:TABLE|INDEX) (\w+)", statement)
+        if made is None or made.group(1) not in _REPLACED_BY_V4:
+            conn.execute(statement)
+    conn.execute(
+        "INSERT INTO harvest_meta (key, value) VALUES ('application', ?)",
+        (APPLICATION_MARK,),
+    )
+    for script in (V2, V3, V4):
+        for statement in _split(script):
+            conn.execute(statement)
+
+
 # STEPS[i] moves a file from version i to version i + 1.
-STEPS: list[Step] = [_to_v1, _to_v2, _to_v3]
+STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4]
 
 
 # Result codes that say nothing against the file's content.
@@ -168,11 +216,18 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
         )
     found = read_version(conn, path)
     check_supported(found, path)
-    for version in range(found, SCHEMA_VERSION):
+    # A new file is made at the current version in one step; an older one
+    # takes each step after its version.
+    plan = (
+        [(SCHEMA_VERSION, create_new)]
+        if found == 0
+        else [(version + 1, STEPS[version]) for version in range(found, SCHEMA_VERSION)]
+    )
+    for version, step in plan:
         conn.execute("BEGIN IMMEDIATE")
         try:
-            STEPS[version](conn)
-            conn.execute(f"PRAGMA user_version = {version + 1}")
+            step(conn)
+            conn.execute(f"PRAGMA user_version = {version}")
         except BaseException:
             conn.execute("ROLLBACK")
             raise

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine import payloads
 from harvest_engine.states import ErrorInfo
+from harvest_engine.store.sqlite import task_rows
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
@@ -42,10 +43,10 @@ def reclaim(conn: sqlite3.Connection, now: datetime) -> int:
     ).fetchall()
     error = payloads.dumps(LOST_ERROR.to_json())
     conn.executemany(
-        "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
-        "attempt, started_at, ended_at, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        task_rows.INSERT_ATTEMPT,
         [
             (
+                exec_id,
                 exec_id,
                 activity_id,
                 name,

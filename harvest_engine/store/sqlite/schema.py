@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -202,6 +202,28 @@ CREATE INDEX IF NOT EXISTS harvest_commands_applied ON harvest_commands (applied
 CREATE INDEX IF NOT EXISTS harvest_commands_exec ON harvest_commands (exec_id);
 """
 
+# Version 4: fewer b-trees written per commit (issue 13: each page a commit
+# writes costs the WAL about 10 us). The ready-task index holds PENDING tasks
+# only: a task inserted already claimed (RUNNING), the common case, and its
+# delete touch no index page of it. The attempt log is clustered on the run:
+# one b-tree instead of a table and its index, `id` ordering a run's attempts
+# (new rows take the run's largest id + 1; rows of older files keep theirs).
+V4 = """
+CREATE INDEX IF NOT EXISTS harvest_tasks_pending ON harvest_tasks (ready_at)
+    WHERE status = 'PENDING';
+CREATE TABLE harvest_activity_attempts (
+    exec_id       TEXT NOT NULL,
+    id            INTEGER NOT NULL,
+    activity_id   INTEGER NOT NULL,
+    activity_name TEXT NOT NULL,
+    attempt       INTEGER NOT NULL,
+    started_at    INTEGER NOT NULL,
+    ended_at      INTEGER,
+    outcome       TEXT NOT NULL,
+    error         TEXT,
+    PRIMARY KEY (exec_id, id)
+) WITHOUT ROWID;
+"""
 # Created on every open, so a file from before the guard gains it (guide §7).
 APPEND_ONLY_TRIGGERS = """
 CREATE TRIGGER IF NOT EXISTS harvest_events_no_update

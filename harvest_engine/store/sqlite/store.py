@@ -95,6 +95,7 @@ class SqliteStore(WriteTransactions, StoreReads):
         # The rows the open transaction read, shared with its savepoints and kept
         # for the next transaction while they are current (run_cache.RunCache).
         self._runs = RunCache()
+        self._marks: set[str] = set()  # needs_decision = 1 kept to the commit
         self._joinable = False
         self._bare = False  # joined writes take no savepoint (write_together)
         self._depth = 0

@@ -13,6 +13,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.sqlite.decision_marks import write_marks
 from harvest_engine.store.sqlite.faults import (
     TRANSLATED,
     guard_public_methods,
@@ -41,6 +42,7 @@ class WriteTransactions:
     _released_claims: set[int]
     _txns: list[SqliteWriteTxn]
     _runs: RunCache
+    _marks: set[str]
     _joinable: bool
     _bare: bool
     _depth: int
@@ -70,7 +72,7 @@ class WriteTransactions:
             return
         with self._write_lock:
             runs = self._runs
-            txn = SqliteWriteTxn(self._conn, runs)
+            txn = SqliteWriteTxn(self._conn, runs, self._marks)
             self._txns.append(txn)
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
@@ -79,11 +81,13 @@ class WriteTransactions:
                 runs.begin(self._conn)  # the last commit's rows, if still current
                 self._apply_released_claims()
                 yield txn
+                write_marks(self._conn, self._marks)
                 runs.before_commit(self._conn)
                 self._conn.execute("COMMIT")
             except BaseException as exc:
                 runs.clear()
                 self._rolled_back(txn, exc)
+                self._marks.clear()
                 typed = translate(exc, self.path)
                 if typed is exc:
                     raise
@@ -161,7 +165,7 @@ class WriteTransactions:
         """
         if not self._conn.in_transaction:
             raise sqlite3.OperationalError("the joined transaction was rolled back")
-        txn = SqliteWriteTxn(self._conn, self._runs)
+        txn = SqliteWriteTxn(self._conn, self._runs, self._marks)
         self._txns.append(txn)
         try:
             yield txn
@@ -179,7 +183,7 @@ class WriteTransactions:
         self._depth += 1
         name = f"harvest_joined_{self._depth}"
         self._conn.execute(f"SAVEPOINT {name}")
-        txn = SqliteWriteTxn(self._conn, self._runs)
+        txn = SqliteWriteTxn(self._conn, self._runs, self._marks)
         self._txns.append(txn)
         try:
             yield txn

@@ -25,6 +25,15 @@ INSERT_CLAIMED_TASK = (
     f"INSERT INTO harvest_tasks ({TASK_INSERT_COLUMNS}, status, claimed_at) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'RUNNING', ?)"
 )
+# The attempt log is clustered on (exec_id, id) (schema V4): a new row takes
+# its run's largest id + 1, read from the end of the run's rows, where the
+# insert writes anyway. The first two parameters are both the run's id.
+INSERT_ATTEMPT = (
+    "INSERT INTO harvest_activity_attempts (exec_id, id, activity_id, activity_name, "
+    "attempt, started_at, ended_at, outcome, error) VALUES (?, COALESCE((SELECT id "
+    "FROM harvest_activity_attempts WHERE exec_id = ? ORDER BY id DESC LIMIT 1), 0) + 1, "
+    "?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 # exec_id, activity_id, activity_name, input, queue, max_attempts, ready_at,

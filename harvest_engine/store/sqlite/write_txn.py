@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.sqlite import queries, verify
+from harvest_engine.store.sqlite.decision_marks import DecisionMarks
 from harvest_engine.store.sqlite.run_cache import (
     KEPT_EVENTS,
     CachedRun,
@@ -81,14 +82,22 @@ def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
     return sql, values
 
 
-class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables):
+class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, runs: RunCache | None = None) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        runs: RunCache | None = None,
+        marks: set[str] | None = None,
+    ) -> None:
         self._conn = conn
         self.undo: list[Callable[[], None]] = []
         # Shared by the transaction and its savepoints; kept by the store (run_cache).
         self._runs = RunCache() if runs is None else runs
+        # The runs whose needs_decision = 1 waits for the commit (decision_marks);
+        # None: the flag is written at once (no commit here writes them).
+        self._marks = marks
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the file."""
@@ -184,6 +193,7 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables):
         self._runs.put(started_run(new, (1, started.type, at, attrs)))
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
+        fields = self._flag_fields(exec_id, fields, defer=False)
         if not fields:
             return
         assignments, values = _assignments(fields)
@@ -208,6 +218,7 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables):
             "needs_decision = 0 WHERE exec_id = ?",
             (state, micros(closed_at), output, error, exec_id),
         )
+        self._flag_written(exec_id)
         # What the transaction knows the run does not hold needs no delete.
         run = self._runs.get(exec_id)
         if run is None or run.tasks:
@@ -260,6 +271,9 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables):
         if not events:
             self.update_execution(exec_id, **fields)
             return
+        # A completion's mark waits for the commit: the decision that follows
+        # in this transaction usually sets the flag back (decision_marks).
+        fields = self._flag_fields(exec_id, fields, defer=True)
         assignments, values = _assignments(fields) if fields else ("", [])
         first = events[0].seq
         encoded = []

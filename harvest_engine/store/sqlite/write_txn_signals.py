@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.store.sqlite import queries
+from harvest_engine.store.sqlite.decision_marks import DecisionMarks
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from harvest_engine.store.sqlite.run_cache import RunCache
 
 
-class SignalsAndTimers:
+class SignalsAndTimers(DecisionMarks):
     """WriteTxn methods on harvest_signals and harvest_timers."""
 
     _conn: sqlite3.Connection
@@ -92,6 +93,7 @@ class SignalsAndTimers:
             "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = ?",
             (exec_id,),
         )
+        self._flag_written(exec_id)
         run = self._runs.get(exec_id)
         if run is not None:
             run.signals = True

@@ -89,9 +89,9 @@ class TaskTable:
 
     def record_attempt(self, attempt: AttemptRecord) -> None:
         self._conn.execute(
-            "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
-            "attempt, started_at, ended_at, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            task_rows.INSERT_ATTEMPT,
             (
+                attempt.exec_id,
                 attempt.exec_id,
                 attempt.activity_id,
                 attempt.activity_name,
