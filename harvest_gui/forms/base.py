@@ -186,8 +186,30 @@ class ActionDialog(QDialog):
         wanted = layout.totalHeightForWidth(self.width())
         if wanted < 0:
             wanted = layout.totalSizeHint().height()
+        wanted = min(wanted, self.tallest_on_screen())
         if self.height() < wanted:
             self.resize(self.width(), wanted)
+            self.keep_bottom_on_screen()
+
+    def keep_bottom_on_screen(self) -> None:
+        """Move up a dialog that grew past its screen's bottom edge, so its buttons show."""
+        free = self.screen().availableGeometry()
+        frame = self.frameGeometry()
+        if frame.bottom() > free.bottom():
+            self.move(
+                frame.left(),
+                max(free.top(), frame.top() - (frame.bottom() - free.bottom())),
+            )
+
+    def tallest_on_screen(self) -> int:
+        """The height this dialog may take: its screen's free height less the title bar.
+
+        Past it (a long form with a result, on a 768-pixel screen) the
+        buttons would fall off the bottom; the result pane scrolls instead.
+        """
+        screen = self.screen()
+        frame = self.frameGeometry().height() - self.geometry().height()
+        return screen.availableGeometry().height() - max(0, frame)
 
     def set_busy(self, busy: bool) -> None:
         """Grey the submit button while an async call is out."""

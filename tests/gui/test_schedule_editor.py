@@ -221,3 +221,34 @@ def test_the_overlap_choice_is_short_and_explained_below_it(
     assert "max active runs" in dlg.overlap_help.text()
     dlg.overlap.setCurrentIndex(dlg.overlap.findData(Overlap.ALLOW_ALL))
     assert dlg.overlap_help.text() == "start a run for every slot"
+
+
+def test_the_editor_never_grows_past_its_screen_when_results_appear(
+    qtbot: Any, writer: WriterSession
+) -> None:
+    dlg = ScheduleEditorDialog(writer)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.cron_radio.setChecked(True)
+    dlg.cron.setText("*/5 * * * *")
+    dlg.input.set_text("7")
+    click(qtbot, dlg.submit_button)
+    click(qtbot, dlg.pause_button)
+    dlg.show_result("\n".join(f"line {i}" for i in range(40)))
+    screen = dlg.screen().availableGeometry()
+    assert dlg.frameGeometry().height() <= screen.height()
+    assert dlg.result_view.isVisible()
+    assert dlg.result_view.height() >= dlg.result_view.fontMetrics().height()
+
+
+def test_a_dialog_that_grows_near_the_bottom_moves_up_to_keep_its_buttons(
+    qtbot: Any, writer: WriterSession
+) -> None:
+    dlg = ScheduleEditorDialog(writer)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    free = dlg.screen().availableGeometry()
+    dlg.move(free.left(), free.bottom() - dlg.frameGeometry().height())  # at the bottom
+    dlg.show_result("\n".join(f"line {i}" for i in range(40)))
+    assert dlg.frameGeometry().bottom() <= free.bottom()
+    assert dlg.frameGeometry().top() >= free.top()
