@@ -24,7 +24,6 @@ from harvest_engine.runtime.history_transfer import (
 )
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.runtime import SqliteRuntime
-from harvest_engine.store.postgres.connection import redact
 
 
 @main.command("export")
@@ -80,7 +79,7 @@ def import_(file: Target, history_file: str, as_json: bool) -> None:
             if isinstance(file, str)
             else SqliteRuntime.open(file)
         )
-        where = redact(file) if isinstance(file, str) else str(file)
+        where = _redacted(file) if isinstance(file, str) else str(file)
         with opened as rt:
             exec_id = import_run(rt, run, where)
     if as_json:
@@ -89,3 +88,10 @@ def import_(file: Target, history_file: str, as_json: bool) -> None:
         )
         return
     line("imported", exec_id, run.state, f"{len(run.events)} events")
+
+
+def _redacted(dsn: str) -> str:
+    """The DSN without its password; imported here, as psycopg is an optional extra."""
+    from harvest_engine.store.postgres.connection import redact  # noqa: PLC0415
+
+    return redact(dsn)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.postgres import pipelined
 from harvest_engine.store.sqlite.schedules import row_from
 from harvest_engine.timestamps import micros
 
@@ -115,6 +114,10 @@ def update(
 
 def delete(conn: psycopg.Connection[tuple[Any, ...]], workflow_name: str) -> bool:
     """Remove a schedule; True if there was one. Its runs keep running."""
+    # Imported here: the reader imports this module, and `import harvest_engine`
+    # must work without psycopg (the `postgres` extra), which pipelined needs.
+    from harvest_engine.store.postgres import pipelined  # noqa: PLC0415
+
     # Settled: in a pipelined transaction the count is known only once answered.
     cursor = pipelined.settled(
         conn, "DELETE FROM harvest_schedules WHERE workflow_name = %s", (workflow_name,)
