@@ -155,12 +155,28 @@ class RunListModel(QAbstractTableModel):
             keep_next = self._next
         else:
             keep_next = next_cursor
-        if self.hold_new and self.rows:
-            top = self.rows[0].cursor
-            self._set_held([r for r in fresh if r.cursor > top])
-            fresh = [r for r in fresh if r.cursor <= top]
+        fresh = self._hold_new_runs(fresh)
         self._merge(fresh)
         self._next = keep_next if bottom is not None else next_cursor
+
+    def _hold_new_runs(self, fresh: list[ExecutionSummary]) -> list[ExecutionSummary]:
+        """Hold the runs above the top row (rows stay under the pointer); what to merge.
+
+        Only while some listed row is still there: when every one left the
+        filter, an empty list under a "new runs" bar helps nobody, and the
+        new runs are the list. Runs not held are never also held, so
+        `show_held` cannot list one twice.
+        """
+        if not (self.hold_new and self.rows):
+            self._set_held([])
+            return fresh
+        top = self.rows[0].cursor
+        kept = [r for r in fresh if r.cursor <= top]
+        if not kept:
+            self._set_held([])
+            return fresh
+        self._set_held([r for r in fresh if r.cursor > top])
+        return kept
 
     def show_held(self) -> int:
         """Insert the held new runs at the top; how many went in."""

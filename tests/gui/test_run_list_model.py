@@ -154,3 +154,37 @@ def test_sort_role_gives_comparable_values(session: ReaderSession) -> None:
     started = [model.data(model.index(r, 4), SORT_ROLE) for r in range(5)]
     assert all(isinstance(v, float) for v in started)
     assert started == sorted(started, reverse=True)
+
+
+def test_new_runs_show_at_once_when_every_listed_run_left_the_filter(
+    qapp: object, tmp_path: Path
+) -> None:
+    path = tmp_path / "one.db"
+    (only,) = make_runs(path, 1)  # one RUNNING run, parked on "go"
+    session = ReaderSession.open(path)
+    try:
+        model = RunListModel(session, page_size=20)
+        model.set_filter(ExecutionFilter().state("RUNNING"))
+        assert model.rowCount() == 1
+        rt = SqliteRuntime.open(path)
+        try:
+            rt.register_workflow(waits_for_go)
+            rt.start_workflow_with_id("waits_for_go", "new-1", 1)
+            rt.start_workflow_with_id("waits_for_go", "new-2", 2)
+            rt.send_signal(only, "go", "done")
+            asyncio.run(rt.run_until_blocked(only))  # it leaves the RUNNING filter
+        finally:
+            rt.close()
+        model.refresh()
+        # Nothing of the list is left to keep under the pointer: no empty list
+        # with a "2 new runs" bar, the new runs are simply the list.
+        assert [model.data(model.index(r, 1)) for r in range(model.rowCount())] == [
+            "new-2",
+            "new-1",
+        ]
+        assert model.held == []
+        model.refresh()
+        assert model.show_held() == 0
+        assert model.rowCount() == 2  # never listed twice
+    finally:
+        session.close()
