@@ -12,6 +12,7 @@ from harvest_engine.store.sqlite import (
     operator_reads,
     queries,
     readonly,
+    run_reads,
     verify,
 )
 from harvest_engine.store.sqlite import schedules as schedule_sql
@@ -181,29 +182,29 @@ class SqliteReader:
         self, exec_id: str | ExecutionId, name: str | None = None
     ) -> list[ActivityAttempt]:
         """Finished attempts of the run's activities (of one name, or all)."""
-        return queries.activity_attempts(self._conn, self._require(exec_id), name)
+        return run_reads.activity_attempts(self._conn, self._require(exec_id), name)
 
     def pending_tasks(self, exec_id: str | ExecutionId) -> list[PendingTask]:
         """The run's unfinished activity tasks."""
-        return queries.pending_tasks(self._conn, self._require(exec_id))
+        return run_reads.pending_tasks(self._conn, self._require(exec_id))
 
     def timers(self, exec_id: str | ExecutionId) -> list[TimerRow]:
         """The run's unfired timers, soonest first."""
-        return queries.timers(self._conn, self._require(exec_id))
+        return run_reads.timers(self._conn, self._require(exec_id))
 
     def staged_signals(self, exec_id: str | ExecutionId) -> list[StagedSignal]:
         """Signals delivered to the run that its history has not yet taken in."""
-        return queries.staged_signals(self._conn, self._require(exec_id))
+        return run_reads.staged_signals(self._conn, self._require(exec_id))
 
     def mutexes(self, exec_id: str | ExecutionId) -> list[MutexRow]:
         """Mutex keys the run holds or waits for."""
-        return queries.mutexes(self._conn, self._require(exec_id))
+        return run_reads.mutexes(self._conn, self._require(exec_id))
 
     # -- costs and logs ---------------------------------------------------------
 
     def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
         """The run's LLM calls, in recording order."""
-        return queries.llm_ledger(self._conn, self._require(exec_id))
+        return run_reads.llm_ledger(self._conn, self._require(exec_id))
 
     def llm_totals(self, exec_id: str | ExecutionId) -> LedgerTotals:
         """The run's LLM calls summed: calls, tokens in and out, latency."""
@@ -211,7 +212,7 @@ class SqliteReader:
 
     def workflow_logs(self, exec_id: str | ExecutionId) -> list[LogLine]:
         """The run's `ctx.log` lines in order; a truncation marker comes last."""
-        return queries.workflow_logs(self._conn, self._require(exec_id))
+        return run_reads.workflow_logs(self._conn, self._require(exec_id))
 
     def count_workflow_logs(self, exec_id: str | ExecutionId) -> int:
         """How many log lines the run kept (the truncation marker not counted)."""

@@ -324,7 +324,7 @@ async def test_a_flood_of_large_signals_is_loaded_only_up_to_the_byte_cap_and_fa
     # decision that crosses it commits; the drive goes on and the next
     # cycle fails the run at the cap. No read loads the whole flood.
     from harvest_engine.store.postgres import reads
-    from harvest_engine.store.sqlite import queries
+    from harvest_engine.store.sqlite import run_reads
 
     rt.set_history_caps(HistoryCaps(max_events=None, max_bytes=10_000))
     exec_id = rt.start_workflow("counter", None)
@@ -344,7 +344,7 @@ async def test_a_flood_of_large_signals_is_loaded_only_up_to_the_byte_cap_and_fa
 
     # The read of either store (the test runs on both).
     monkeypatch.setattr(
-        queries, "staged_signals_read", counting(queries.staged_signals_read)
+        run_reads, "staged_signals_read", counting(run_reads.staged_signals_read)
     )
     monkeypatch.setattr(reads, "staged_signals", counting(reads.staged_signals))
 

@@ -26,12 +26,12 @@ from harvest_engine.store.sqlite.queries import (
     EXECUTION_COLUMNS,
     TASK_COLUMNS,
     detail_from_row,
+    error_info,
     execution_from_row,
     opt_time,
     stored_json,
     task_from_row,
 )
-from harvest_engine.store.sqlite.queries import _error as error_info
 from harvest_engine.timestamps import from_micros
 
 if TYPE_CHECKING:

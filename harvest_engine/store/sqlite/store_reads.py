@@ -15,6 +15,7 @@ from harvest_engine.store.sqlite import (
     operator_reads,
     queries,
     readonly,
+    run_reads,
     verify,
     wakeups,
 )
@@ -161,28 +162,28 @@ class StoreReads:
     def activity_attempts(
         self, exec_id: str, name: str | None
     ) -> list[ActivityAttempt]:
-        return queries.activity_attempts(self._conn, exec_id, name)
+        return run_reads.activity_attempts(self._conn, exec_id, name)
 
     def describe(self, exec_id: str) -> ExecutionDetail | None:
         return queries.describe(self._conn, exec_id)
 
     def pending_tasks(self, exec_id: str) -> list[PendingTask]:
-        return queries.pending_tasks(self._conn, exec_id)
+        return run_reads.pending_tasks(self._conn, exec_id)
 
     def timers(self, exec_id: str) -> list[TimerRow]:
-        return queries.timers(self._conn, exec_id)
+        return run_reads.timers(self._conn, exec_id)
 
     def staged_signals(self, exec_id: str) -> list[StagedSignal]:
-        return queries.staged_signals(self._conn, exec_id)
+        return run_reads.staged_signals(self._conn, exec_id)
 
     def mutexes(self, exec_id: str) -> list[MutexRow]:
-        return queries.mutexes(self._conn, exec_id)
+        return run_reads.mutexes(self._conn, exec_id)
 
     def llm_ledger(self, exec_id: str) -> list[LedgerRow]:
-        return queries.llm_ledger(self._conn, exec_id)
+        return run_reads.llm_ledger(self._conn, exec_id)
 
     def workflow_logs(self, exec_id: str) -> list[LogLine]:
-        return queries.workflow_logs(self._conn, exec_id)
+        return run_reads.workflow_logs(self._conn, exec_id)
 
     # -- operating (issue 5) ----------------------------------------------------
 
