@@ -341,6 +341,7 @@ class Server:
 
     def _delay(self) -> float | None:
         """Seconds until the next due time (None: only a wake); never 0 after an idle round."""
+        asked = self.rt.clock.now()
         due = self._next_due()
         backoff = self.errors.backoff()
         if due is None:
@@ -348,19 +349,23 @@ class Server:
         seconds = (due - self.rt.clock.now()).total_seconds()
         if seconds > 0:
             return max(seconds, backoff)
-        if not backoff and self._came_due_since_last_round(due):
+        if not backoff and self._came_due_since_last_round(due, asked):
             return 0.0
         # Due already, yet the round made no progress (or failed): wait for the
         # backoff, or one poll tick, rather than spinning on it.
         return backoff or self.poll
 
-    def _came_due_since_last_round(self, due: datetime) -> bool:
+    def _came_due_since_last_round(self, due: datetime, asked: datetime) -> bool:
         """Whether `due` passed after the latest round read the clock: no round has tried it.
 
-        Such a time is not a stuck run: another round at once fires it,
-        where waiting a poll tick would make its timer that much late.
+        Such a time (a timer, a retry, a deadline) is not a stuck run:
+        another round at once fires it, where waiting a poll tick would make
+        it that much late. Work ready at once (a flagged run, a queued
+        command) reads as due at the moment asked, `asked` or later: the
+        round did see it, and could not take it (another worker holds the
+        run, the command applier has yet to run), so it waits a poll tick.
         """
-        return self.round_began is not None and due > self.round_began
+        return self.round_began is not None and self.round_began < due < asked
 
 
 def next_wakeup(rt: SqliteRuntime) -> datetime | None:

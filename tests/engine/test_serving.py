@@ -131,7 +131,7 @@ async def test_a_timer_that_comes_due_while_a_round_runs_fires_at_once_not_a_pol
         passes += 1
         result = await real_pass(now)
         if passes == 1:  # after the round read the clock, before the loop sleeps
-            clock.advance("10m")
+            clock.advance("601s")  # the timer is due, and a second has gone
         return result
 
     rt._pass = timer_comes_due_during_the_first_pass  # type: ignore[method-assign]
@@ -144,6 +144,31 @@ async def test_a_timer_that_comes_due_while_a_round_runs_fires_at_once_not_a_pol
     # A poll far longer than the test: only knowing the time came due after
     # the round began can make the loop fire the timer within it.
     await serving(rt, body, poll_interval="60s")
+
+
+async def test_work_ready_now_that_a_round_cannot_take_waits_a_poll_not_a_spin(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    # "Ready now" (a flagged run another worker holds, a command the applier
+    # has yet to take) reads as due at the moment asked, always after the last
+    # round began; it must not look like a timer that came due mid-round.
+    rt = open_rt()
+    passes = 0
+
+    async def no_progress(now: Any) -> Any:
+        nonlocal passes
+        passes += 1
+        clock.advance("1ms")  # time moves while a round runs
+        return False, []
+
+    rt._pass = no_progress  # type: ignore[method-assign]
+    rt.next_wakeup = lambda: rt.clock.now()  # type: ignore[method-assign]
+
+    async def body() -> None:
+        await asyncio.sleep(0.3)
+
+    await serving(rt, body, poll_interval="50ms")
+    assert 2 <= passes <= 12  # about one a poll tick, not thousands
 
 
 def test_next_wakeup_is_none_when_nothing_waits(open_rt: Open) -> None:
