@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.sql_floor import sql_floor_long_history, sql_floor_signal
 from harvest_engine import (
     ActivityContext,
     ExecutionOutcome,
@@ -229,6 +230,8 @@ WORKLOADS = {
     "commit_floor": commit_floor,
     "raw_fdatasync": raw_fdatasync,
     "nothing": nothing,
+    "sql_floor_long_history": sql_floor_long_history,
+    "sql_floor_signal": sql_floor_signal,
 }
 
 
