@@ -12,19 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.errors import ApplicationError, ContinueAsNew
+from harvest_engine.errors import ContinueAsNew
 from harvest_engine.names import check_name
-from harvest_engine.states import ExecutionId
 from harvest_engine.timestamps import to_text
 from harvest_engine.workflow import combinators
-from harvest_engine.workflow.child_options import child_options, refusal_error
 from harvest_engine.workflow.commands import Command
-from harvest_engine.workflow.deadlines import child_within, signal_within
+from harvest_engine.workflow.context_runs import OtherRunsCalls
+from harvest_engine.workflow.deadlines import signal_within
 from harvest_engine.workflow.defaults import LOCAL_ACTIVITY_BUDGET_SECONDS
 from harvest_engine.workflow.mutex import WorkflowMutex
-from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.recorded_errors import (
-    raise_recorded,
     side_effect_error,
     side_effect_result,
 )
@@ -32,7 +29,6 @@ from harvest_engine.workflow.run_metadata import check_search_attributes
 from harvest_engine.workflow.targets import (
     activity_target,
     checked_value,
-    workflow_target,
 )
 from harvest_engine.workflow.timers import TimerHandle
 from harvest_engine.workflow.versioning import check_patch_id
@@ -41,12 +37,12 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
     from datetime import datetime, timedelta
 
-    from harvest_engine.authoring import ActivityInfo, RetryPolicy, WorkflowInfo
+    from harvest_engine.authoring import ActivityInfo, RetryPolicy
     from harvest_engine.workflow.instance import WorkflowInstance
     from harvest_engine.workflow.run_info import RunInfo
 
 
-class WorkflowContext:
+class WorkflowContext(OtherRunsCalls):
     """Passed to every workflow body; every durable call is awaitable and deterministic."""
 
     def __init__(self, machine: WorkflowInstance) -> None:
@@ -250,131 +246,6 @@ class WorkflowContext:
         raise self._machine.reject(
             "CreateSession", "worker sessions are not supported by the SQLite backend"
         )
-
-    # -- other runs ----------------------------------------------------------
-
-    async def spawn_child_workflow(
-        self,
-        workflow: Callable[..., Any] | WorkflowInfo | str,
-        input: Any = None,
-        timeout: Duration | None = None,  # noqa: ASYNC109 -- a durable timer (API.md), not asyncio.timeout
-        *,
-        workflow_id: str | None = None,
-        retry: RetryPolicy | None = None,
-        execution_timeout: Duration | None = None,
-        parent_close_policy: ParentClosePolicy | str | None = None,
-    ) -> Any:
-        """Start a child run and wait for its result.
-
-        Args:
-            workflow: the child's @workflow function or name.
-            input: its start input.
-            timeout: how long the parent waits (a durable timer).
-            workflow_id: the child's business id (default: its run id); a
-                RUNNING run holding it refuses the start.
-            retry: the child's retry policy, instead of its @workflow one.
-            execution_timeout: the child's own deadline, instead of its
-                @workflow one.
-            parent_close_policy: what the child gets if the parent ends
-                first (default: left running).
-
-        Raises:
-            ChildWorkflowError: the child failed (its type, details and
-                retryability), was cancelled or terminated, `timeout` passed
-                first (type ``ChildWorkflowTimeout``), or its workflow id is
-                held by a running run (``ChildWorkflowAlreadyStarted``).
-        """
-        name, result_type = workflow_target(workflow)
-        attrs = {
-            "workflow_name": name,
-            "input": checked_value(input, "child input"),
-            **child_options(
-                workflow_id=workflow_id,
-                retry=retry,
-                execution_timeout=execution_timeout,
-                parent_close_policy=parent_close_policy,
-            ),
-        }
-        child, future = self._machine.start_child(attrs, attached=True)
-        if future is None:
-            raise ApplicationError("an attached child has a result future")
-        if timeout is None:
-            result = await future
-            return payloads.from_json(result, result_type)
-        result = await child_within(self, name, child, future, timeout)
-        return payloads.from_json(result, result_type)
-
-    async def spawn_child_workflow_detached(
-        self,
-        workflow: Callable[..., Any] | WorkflowInfo | str,
-        input: Any = None,
-        parent_close_policy: ParentClosePolicy | str = ParentClosePolicy.REQUEST_CANCEL,
-        *,
-        workflow_id: str | None = None,
-        retry: RetryPolicy | None = None,
-        execution_timeout: Duration | None = None,
-    ) -> ExecutionId:
-        """Start a child run the parent does not wait for; its id once the start is recorded.
-
-        The options are those of `spawn_child_workflow`.
-
-        Raises:
-            ChildWorkflowError: type ``ChildWorkflowAlreadyStarted`` when a
-                RUNNING run holds `workflow_id`.
-        """
-        name, _ = workflow_target(workflow)
-        attrs = {
-            "workflow_name": name,
-            "input": checked_value(input, "child input"),
-            **child_options(
-                workflow_id=workflow_id,
-                retry=retry,
-                execution_timeout=execution_timeout,
-                parent_close_policy=parent_close_policy,
-            ),
-        }
-        child, started = self._machine.start_child(attrs, attached=False)
-        if started is not None:
-            recorded = await started
-            refused = refusal_error(name, recorded)
-            if refused is not None:
-                raise refused
-        return ExecutionId(child)
-
-    async def signal_external_workflow(
-        self, exec_id: ExecutionId | str, name: str, payload: Any = None
-    ) -> None:
-        """Stage a signal on another RUNNING run (ExternalWorkflowError when it cannot)."""
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError("a signal name is non-empty text")
-        check_name(name, "signal name")
-        recorded = await self._machine.external(
-            "ExternalSignalSent",
-            {
-                "target": str(exec_id),
-                "name": name,
-                "payload": checked_value(payload, "signal payload"),
-            },
-        )
-        raise_recorded(recorded)
-
-    async def request_cancel_external_workflow(
-        self, exec_id: ExecutionId | str
-    ) -> None:
-        """Cancel another run at once (a hard seal: its body does not run again)."""
-        recorded = await self._machine.external(
-            "ExternalCancelRequested", {"target": str(exec_id)}
-        )
-        raise_recorded(recorded)
-
-    async def await_external_workflow(self, exec_id: ExecutionId | str) -> Any:
-        """Wait for another run's result, following its continue-as-new chain.
-
-        Raises:
-            ExternalWorkflowError: ``target_unknown`` (no such run),
-                ``target_terminated``, or the target's own failure.
-        """
-        return await self._machine.await_workflow(str(exec_id))
 
     # -- mutex ---------------------------------------------------------------
 
