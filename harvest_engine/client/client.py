@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.client import requests, waits
+from harvest_engine.client.starting import DEFAULT_TIMEOUT, StartCalls
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import CommandTimedOut
 from harvest_engine.runtime import wire
@@ -32,29 +33,14 @@ if TYPE_CHECKING:
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
-    from harvest_engine.runtime.signal_with_start import (
-        SignalWithStart,
-        SignalWithStartOutcome,
-    )
     from harvest_engine.runtime.signals import SignalDelivery
-    from harvest_engine.runtime.starts import (
-        StartOptions,
-        StartOutcome,
-        WorkflowIdReusePolicy,
-    )
-    from harvest_engine.runtime.update_with_start import (
-        UpdateWithStart,
-        UpdateWithStartOutcome,
-    )
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
     from harvest_engine.store.postgres.reader import PostgresReader
     from harvest_engine.store.records import ExecutionDetail, ExecutionPage
 
-DEFAULT_TIMEOUT = "10s"
-
 
 @guard_public_methods()
-class HarvestClient:
+class HarvestClient(StartCalls):
     """A client of a served harvest file, in any process (see the module docstring).
 
     Like the runtime and the reader, every public call raises typed errors
@@ -145,100 +131,6 @@ class HarvestClient:
     ) -> None:
         """Close the client."""
         self.close()
-
-    # -- starting -------------------------------------------------------------------
-
-    async def start_workflow(
-        self,
-        name: str,
-        input: Any = None,
-        *,
-        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
-        command_id: str | None = None,
-    ) -> ExecutionId:
-        """Start a fresh run of workflow `name`; its id."""
-        args = requests.start(name, input)
-        result: ExecutionId = await self._call(
-            "start_workflow", args, timeout, command_id
-        )
-        return result
-
-    async def start_workflow_with_id(
-        self,
-        name: str,
-        workflow_id: str,
-        input: Any = None,
-        *,
-        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
-        command_id: str | None = None,
-    ) -> ExecutionId:
-        """Start with a business id, attaching to a RUNNING run of the same name and id."""
-        args = requests.start(name, input, workflow_id)
-        result: ExecutionId = await self._call(
-            "start_workflow_with_id", args, timeout, command_id
-        )
-        return result
-
-    async def start_workflow_with_reuse_policy(
-        self,
-        name: str,
-        workflow_id: str,
-        input: Any,
-        policy: WorkflowIdReusePolicy | str,
-        *,
-        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
-        command_id: str | None = None,
-    ) -> StartOutcome:
-        """Start under a workflow-id reuse policy (the runtime's matrix)."""
-        args = requests.start_with_policy(name, workflow_id, input, policy)
-        result: StartOutcome = await self._call(
-            "start_workflow_with_reuse_policy", args, timeout, command_id
-        )
-        return result
-
-    async def start_workflow_with_options(
-        self,
-        name: str,
-        input: Any,
-        options: StartOptions,
-        *,
-        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
-        command_id: str | None = None,
-    ) -> StartOutcome:
-        """Start with a memo, first search attributes and a reuse policy."""
-        args = requests.start_with_options(name, input, options)
-        result: StartOutcome = await self._call(
-            "start_workflow_with_options", args, timeout, command_id
-        )
-        return result
-
-    async def signal_with_start(
-        self,
-        request: SignalWithStart,
-        *,
-        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
-        command_id: str | None = None,
-    ) -> SignalWithStartOutcome:
-        """Signal the RUNNING run of the id, or start one and signal it, in one transaction."""
-        args = requests.signal_with_start(request)
-        result: SignalWithStartOutcome = await self._call(
-            "signal_with_start", args, timeout, command_id
-        )
-        return result
-
-    async def update_with_start(
-        self,
-        request: UpdateWithStart,
-        *,
-        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
-        command_id: str | None = None,
-    ) -> UpdateWithStartOutcome:
-        """Start (or attach to) the run of the id and run an update on it, together."""
-        args = requests.update_with_start(request)
-        result: UpdateWithStartOutcome = await self._call(
-            "update_with_start", args, timeout, command_id
-        )
-        return result
 
     # -- talking to runs ------------------------------------------------------------
 

@@ -1,0 +1,139 @@
+"""The start calls of a HarvestClient: each one command, applied once by the serving process.
+
+A mixin of `HarvestClient` (client.py), which owns the command round trip
+(`_call`); kept apart so that file holds the client's life cycle, its other
+commands and its reads.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine.client import requests
+from harvest_engine.store.sqlite.faults import guard_public_methods
+
+if TYPE_CHECKING:
+    from harvest_engine.durations import Duration
+    from harvest_engine.runtime.signal_with_start import (
+        SignalWithStart,
+        SignalWithStartOutcome,
+    )
+    from harvest_engine.runtime.starts import (
+        StartOptions,
+        StartOutcome,
+        WorkflowIdReusePolicy,
+    )
+    from harvest_engine.runtime.update_with_start import (
+        UpdateWithStart,
+        UpdateWithStartOutcome,
+    )
+    from harvest_engine.states import ExecutionId
+
+DEFAULT_TIMEOUT = "10s"
+
+
+@guard_public_methods()
+class StartCalls:
+    """Start a run, with an id, a reuse policy, options, or with a signal or an update."""
+
+    if TYPE_CHECKING:  # HarvestClient's: the one command round trip
+
+        async def _call(
+            self,
+            kind: str,
+            args: dict[str, Any],
+            timeout: Duration,  # noqa: ASYNC109 - the commands pass theirs on
+            command_id: str | None = None,
+        ) -> Any: ...
+
+    async def start_workflow(
+        self,
+        name: str,
+        input: Any = None,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
+    ) -> ExecutionId:
+        """Start a fresh run of workflow `name`; its id."""
+        args = requests.start(name, input)
+        result: ExecutionId = await self._call(
+            "start_workflow", args, timeout, command_id
+        )
+        return result
+
+    async def start_workflow_with_id(
+        self,
+        name: str,
+        workflow_id: str,
+        input: Any = None,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
+    ) -> ExecutionId:
+        """Start with a business id, attaching to a RUNNING run of the same name and id."""
+        args = requests.start(name, input, workflow_id)
+        result: ExecutionId = await self._call(
+            "start_workflow_with_id", args, timeout, command_id
+        )
+        return result
+
+    async def start_workflow_with_reuse_policy(
+        self,
+        name: str,
+        workflow_id: str,
+        input: Any,
+        policy: WorkflowIdReusePolicy | str,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
+    ) -> StartOutcome:
+        """Start under a workflow-id reuse policy (the runtime's matrix)."""
+        args = requests.start_with_policy(name, workflow_id, input, policy)
+        result: StartOutcome = await self._call(
+            "start_workflow_with_reuse_policy", args, timeout, command_id
+        )
+        return result
+
+    async def start_workflow_with_options(
+        self,
+        name: str,
+        input: Any,
+        options: StartOptions,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
+    ) -> StartOutcome:
+        """Start with a memo, first search attributes and a reuse policy."""
+        args = requests.start_with_options(name, input, options)
+        result: StartOutcome = await self._call(
+            "start_workflow_with_options", args, timeout, command_id
+        )
+        return result
+
+    async def signal_with_start(
+        self,
+        request: SignalWithStart,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
+    ) -> SignalWithStartOutcome:
+        """Signal the RUNNING run of the id, or start one and signal it, in one transaction."""
+        args = requests.signal_with_start(request)
+        result: SignalWithStartOutcome = await self._call(
+            "signal_with_start", args, timeout, command_id
+        )
+        return result
+
+    async def update_with_start(
+        self,
+        request: UpdateWithStart,
+        *,
+        timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
+        command_id: str | None = None,
+    ) -> UpdateWithStartOutcome:
+        """Start (or attach to) the run of the id and run an update on it, together."""
+        args = requests.update_with_start(request)
+        result: UpdateWithStartOutcome = await self._call(
+            "update_with_start", args, timeout, command_id
+        )
+        return result
