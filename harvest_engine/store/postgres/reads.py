@@ -10,23 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.events import HistoryEvent
-from harvest_engine.states import ExecutionId
 from harvest_engine.store.operations import LedgerTotals
-from harvest_engine.store.records import (
-    ActivityAttempt,
-    ExecutionDetail,
-    LedgerRow,
-    LogLine,
-    MutexRow,
-    PendingTask,
-    StagedSignal,
-    TimerRow,
-)
+from harvest_engine.store.records import ExecutionDetail, StagedSignal
+from harvest_engine.store.side_reads import SideTableReads
 from harvest_engine.store.sqlite.queries import (
     EXECUTION_COLUMNS,
     TASK_COLUMNS,
     detail_from_row,
-    error_info,
     execution_from_row,
     opt_time,
     stored_json,
@@ -39,6 +29,15 @@ if TYPE_CHECKING:
 
     from harvest_engine.store.rows import ExecutionRecord, TaskRecord
 
+
+# The reads both stores run alike (side_reads.py), with psycopg's parameter mark.
+_SHARED = SideTableReads("%s")
+activity_attempts = _SHARED.activity_attempts
+pending_tasks = _SHARED.pending_tasks
+timers = _SHARED.timers
+mutexes = _SHARED.mutexes
+llm_ledger = _SHARED.llm_ledger
+workflow_logs = _SHARED.workflow_logs
 
 __all__ = [
     "EXECUTION_COLUMNS",
@@ -98,71 +97,6 @@ def load_events(
     ]
 
 
-def activity_attempts(
-    conn: psycopg.Connection[tuple[Any, ...]], exec_id: str, name: str | None
-) -> list[ActivityAttempt]:
-    """Finished attempts of a run (one activity name, or all), in order."""
-    sql = (
-        "SELECT activity_id, activity_name, attempt, started_at, ended_at, outcome, error "
-        "FROM harvest_activity_attempts WHERE exec_id = %s"
-    )
-    args: tuple[Any, ...] = (exec_id,)
-    if name is not None:
-        sql += " AND activity_name = %s"
-        args += (name,)
-    rows = conn.execute(sql + " ORDER BY id", args).fetchall()
-    return [
-        ActivityAttempt(
-            activity_id=r[0],
-            name=r[1],
-            attempt=r[2],
-            started_at=from_micros(r[3]),
-            ended_at=opt_time(r[4]),
-            outcome=str(r[5]).upper(),
-            error=error_info(r[6]),
-        )
-        for r in rows
-    ]
-
-
-def pending_tasks(
-    conn: psycopg.Connection[tuple[Any, ...]], exec_id: str
-) -> list[PendingTask]:
-    """A run's unfinished activity tasks."""
-    rows = conn.execute(
-        f"SELECT {TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = %s ORDER BY id",
-        (exec_id,),
-    ).fetchall()
-    result = []
-    for row in rows:
-        t = task_from_row(row)
-        result.append(
-            PendingTask(
-                task_id=t.id,
-                activity_id=t.activity_id,
-                name=t.activity_name,
-                status=t.status,
-                attempt=t.attempt,
-                max_attempts=t.max_attempts,
-                ready_at=t.ready_at,
-                scheduled_at=t.scheduled_at,
-                last_error=error_info(t.last_error),
-                input=stored_json(t.input),
-            )
-        )
-    return result
-
-
-def timers(conn: psycopg.Connection[tuple[Any, ...]], exec_id: str) -> list[TimerRow]:
-    """A run's unfired timers, soonest first."""
-    rows = conn.execute(
-        "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = %s "
-        "ORDER BY fire_at, timer_id",
-        (exec_id,),
-    ).fetchall()
-    return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
-
-
 def staged_signals(
     conn: psycopg.Connection[tuple[Any, ...]],
     exec_id: str,
@@ -197,55 +131,6 @@ def staged_signals(
     ]
 
 
-def mutexes(conn: psycopg.Connection[tuple[Any, ...]], exec_id: str) -> list[MutexRow]:
-    """Mutex places a run holds or waits for."""
-    # A waiter's place: the holder plus the waiters queued before it, in the
-    # order grant_mutex serves them (queued_at, then exec_id).
-    rows = conn.execute(
-        "SELECT m.key, m.exec_id, m.granted, m.lock_seq, m.queued_at, "
-        "CASE WHEN m.granted = 1 THEN 0 ELSE ("
-        " SELECT COUNT(*) FROM harvest_mutexes o WHERE o.key = m.key AND ("
-        "  o.granted = 1 OR (o.granted = 0 AND (o.queued_at < m.queued_at OR"
-        "   (o.queued_at = m.queued_at AND o.exec_id < m.exec_id))))) END "
-        "FROM harvest_mutexes m WHERE m.exec_id = %s ORDER BY m.key",
-        (exec_id,),
-    ).fetchall()
-    return [
-        MutexRow(
-            key=r[0],
-            exec_id=ExecutionId(r[1]),
-            granted=bool(r[2]),
-            lock_seq=r[3],
-            queued_at=from_micros(r[4]),
-            ahead=int(r[5]),
-        )
-        for r in rows
-    ]
-
-
-def llm_ledger(
-    conn: psycopg.Connection[tuple[Any, ...]], exec_id: str
-) -> list[LedgerRow]:
-    """A run's LLM calls in recording order."""
-    rows = conn.execute(
-        "SELECT activity, attempt, model, input_tokens, output_tokens, latency, recorded_at "
-        "FROM harvest_llm_ledger WHERE exec_id = %s ORDER BY id",
-        (exec_id,),
-    ).fetchall()
-    return [
-        LedgerRow(
-            activity=r[0],
-            attempt=r[1],
-            model=r[2],
-            input_tokens=r[3],
-            output_tokens=r[4],
-            latency=r[5],
-            recorded_at=from_micros(r[6]),
-        )
-        for r in rows
-    ]
-
-
 def llm_totals(conn: psycopg.Connection[tuple[Any, ...]], exec_id: str) -> LedgerTotals:
     """A run's ledger rows summed."""
     row = conn.execute(
@@ -259,21 +144,6 @@ def llm_totals(conn: psycopg.Connection[tuple[Any, ...]], exec_id: str) -> Ledge
         output_tokens=int(row[2]),
         latency=float(row[3]),
     )
-
-
-def workflow_logs(
-    conn: psycopg.Connection[tuple[Any, ...]], exec_id: str
-) -> list[LogLine]:
-    """A run's workflow log lines, marker included."""
-    rows = conn.execute(
-        "SELECT seq, at, message, marker FROM harvest_workflow_logs WHERE exec_id = %s "
-        "ORDER BY seq",
-        (exec_id,),
-    ).fetchall()
-    return [
-        LogLine(seq=r[0], at=from_micros(r[1]), message=r[2], marker=bool(r[3]))
-        for r in rows
-    ]
 
 
 def describe(
