@@ -19,6 +19,7 @@ from bench.sql_floor import claimed_first_task, long_history_step, signal_steps
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Callable
     from pathlib import Path
 
     from harvest_engine import SqliteRuntime
@@ -39,11 +40,14 @@ def _transactions(statements: list[str]) -> list[list[str]]:
     return groups
 
 
-def _traced(conn: sqlite3.Connection, fn: object, *args: object) -> list[list[str]]:
+def _traced(
+    conn: sqlite3.Connection, fn: Callable[..., object], *args: object
+) -> list[list[str]]:
+    """What `fn(*args)` made `conn` run (a coroutine is run to its end), by transaction."""
     seen: list[str] = []
     conn.set_trace_callback(lambda sql: seen.append(shape(sql)))
     try:
-        result = fn(*args)  # type: ignore[operator]
+        result = fn(*args)
         if asyncio.iscoroutine(result):
             asyncio.run(result)
     finally:
