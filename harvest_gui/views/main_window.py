@@ -1,8 +1,9 @@
 """MainWindow: the inspector window, which opens a file into its Runs and Schedules pages.
 
-The window's own actions and menus are built in `window_menus`, the acting
-menus in `operations`, and the page it shows while no file is open in
-`welcome_page`; they see the window as a `WindowHost`, never as this class.
+The window's own actions and menus are built in `window_menus` and the acting
+menus in `operations`, which see the window as a `WindowHost` (never as this
+class, which imports them); the page it shows while no file is open is
+`welcome_page`'s.
 """
 
 from __future__ import annotations

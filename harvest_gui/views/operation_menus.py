@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
 from harvest_gui import driving
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class OperationCommands(Protocol):
@@ -90,7 +93,7 @@ class OperationMenus:
         menu: QMenu,
         key: str,
         text: str,
-        slot: Any,
+        slot: Callable[..., object],
         shortcut: str | None = None,
         tip: str = "",
     ) -> QAction:
