@@ -161,6 +161,8 @@ class WorkflowInstance(CommandEmitter, InstanceView):
             # Commands still queued here are matched by later command events:
             # completions appended between decisions come before them.
             self._resolve(event)
+            if joins_next(event):
+                return  # the code runs once the drive's last signal is in
         self._quiesce()
 
     @property
@@ -394,3 +396,13 @@ def _takes_input(fn: Callable[..., Any]) -> bool:
 def is_before_start(event: HistoryEvent) -> bool:
     """A signal the first drive appended before the body began (see `begin`)."""
     return event.type == "SignalReceived" and event.attrs.get("before_start") is True
+
+
+def joins_next(event: HistoryEvent) -> bool:
+    """A signal a drive appended together with the next one: the code did not run between.
+
+    A drive appends every staged signal before the code goes on (guide
+    §8), so a drain after a wake-up sees them all; each but the last is
+    marked ``with_next``, and replay runs the code only after the last.
+    """
+    return event.type == "SignalReceived" and event.attrs.get("with_next") is True
