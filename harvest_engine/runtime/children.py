@@ -200,6 +200,7 @@ class Effects:
             self.now,
             # A child follows the advice its parent started with.
             advice_at=self.instance.advice_at,
+            advice_bytes=self.instance.advice_bytes,
         )
         return None
 

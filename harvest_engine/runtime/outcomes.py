@@ -78,6 +78,7 @@ class Outcomes(Projections):
                 self.registry,
                 cycle.events,
                 advice_at=self.settings.advice_at(),
+                advice_bytes=self.settings.advice_bytes(),
             )
             decision = self._fail(cycle, error)
             if scheduled is not None:
@@ -178,6 +179,7 @@ class Outcomes(Projections):
             ),
             cycle.now,
             advice_at=self.settings.advice_at(),
+            advice_bytes=self.settings.advice_bytes(),
         )
         return Decision(
             row.exec_id, state=RunState.ContinuedAsNew(next=ExecutionId(successor))

@@ -80,7 +80,13 @@ def new_execution(
 
 def insert(rt: SqliteRuntime, txn: WriteTxn, new: NewExecution) -> ExecutionId:
     """Insert the run and its WorkflowStarted event."""
-    start_run(txn, new, rt.clock.now(), advice_at=rt.settings.advice_at())
+    start_run(
+        txn,
+        new,
+        rt.clock.now(),
+        advice_at=rt.settings.advice_at(),
+        advice_bytes=rt.settings.advice_bytes(),
+    )
     return ExecutionId(new.exec_id)
 
 
