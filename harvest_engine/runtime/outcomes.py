@@ -20,6 +20,7 @@ from harvest_engine.errors import (
     PayloadTooDeep,
     PayloadTooLarge,
 )
+from harvest_engine.events import IMPOSED
 from harvest_engine.runtime import cancel, children, mutex, retry
 from harvest_engine.runtime.cycle import Cycle, Decision, Panic
 from harvest_engine.runtime.projections import Projections
@@ -128,7 +129,8 @@ class Outcomes(Projections):
             info = ErrorInfo.from_json(payloads.loads(error))
             append(txn, exec_id, "WorkflowFailed", {"error": info.to_json()}, cycle.now)
         else:
-            append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
+            attrs = {"reason": reason, IMPOSED: True}
+            append(txn, exec_id, "WorkflowCancelled", attrs, cycle.now)
         children.seal_run(txn, exec_id, state, cycle.now, self.cache.evict, error=error)
         ended: RunState
         if state == "FAILED":
