@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 from harvest_engine import (
     ActivityContext,
     ApplicationError,
@@ -78,6 +80,7 @@ def harvest_runs(target: str) -> list[dict[str, object]]:
     return runs
 
 
+@pytest.mark.slow  # `harvest runs` is a fresh interpreter
 async def test_listed_runs_in_every_state_are_not_damaged(
     open_rt: Open, open_reader: OpenReader, databases: Databases, db_path: Path
 ) -> None:

@@ -7,9 +7,11 @@ them, on a run's first drive and on every later one, live and on replay.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,8 +27,6 @@ from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
     from tests.stores import Databases
 
@@ -135,6 +135,7 @@ def opener(databases: Databases, path: Path, clock: ManualClock) -> Open:
 payload = st.sampled_from(["x", "y", "z", "roll"])
 
 
+@pytest.mark.slow  # a fresh database per example
 @settings(
     max_examples=12,
     deadline=None,
@@ -151,8 +152,6 @@ def test_every_wake_up_takes_exactly_the_signals_sent_since_the_last_drive(
     groups: list[list[str]],
     data: st.DataObject,
 ) -> None:
-    import asyncio
-
     open_ = opener(databases, tmp_path_factory.mktemp("drains") / "run.db", clock)
     reopen_after = data.draw(st.integers(0, len(groups)), label="reopen_after")
     groups = [*groups, ["stop"]]
