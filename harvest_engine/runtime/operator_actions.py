@@ -111,7 +111,7 @@ def terminate(
 ) -> None:
     """End a run TERMINATED at once, in one transaction; its body does not run again.
 
-    Appends WorkflowCancelled {reason}, drops its open rows (keyed signals
+    Appends WorkflowCancelled {reason, imposed}, drops its open rows (keyed signals
     stay), drops a pending cancel request and applies the parent-close
     policy of its detached children. A blank reason gets a default text.
 

@@ -198,7 +198,13 @@ def runtime_starter(rt: SqliteRuntime) -> StartRun:
         new = start_calls.new_execution(rt, name, workflow_id, input_json)
         if info.execution_timeout is not None:
             new = replace(new, deadline=now + info.execution_timeout)
-        start_run(txn, new, now, advice_at=rt.settings.advice_at())
+        start_run(
+            txn,
+            new,
+            now,
+            advice_at=rt.settings.advice_at(),
+            advice_bytes=rt.settings.advice_bytes(),
+        )
         return new.exec_id
 
     return start

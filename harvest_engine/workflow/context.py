@@ -101,10 +101,17 @@ class WorkflowContext(OtherRunsCalls):
         """True once the history is long enough that a loop should continue as new.
 
         At 10,000 events, or at 80% of the event cap when the runtime's caps
-        were set lower when the run started (recorded with its start, so a
-        replay answers the same).
+        were set lower when the run started; and at 80% of the byte cap
+        (the stored event JSON) when that was set lower, so a loop that
+        checks before each step hands over while a step of up to a fifth of
+        the cap still fits. Both are recorded with its start, so a replay
+        answers the same.
         """
-        return self._machine.history_length >= self._machine.advice_at_or_default
+        machine = self._machine
+        if machine.history_length >= machine.advice_at_or_default:
+            return True
+        advice_bytes = machine.advice_bytes
+        return advice_bytes is not None and machine.history_bytes >= advice_bytes
 
     def history_length(self) -> int:
         """How many events the run's history holds at this point of the code (replays alike)."""

@@ -119,6 +119,10 @@ class WorkflowInstance(CommandEmitter, InstanceView):
         self.metadata = RunMetadata()
         # The lowered continue-as-new advice WorkflowStarted recorded, if any.
         self.advice_at: int | None = None
+        # The lowered byte advice it recorded, if any, and the stored bytes
+        # of the events applied so far (counted only under that advice).
+        self.advice_bytes: int | None = None
+        self.history_bytes = 0
         # The WorkflowStarted event applied (a fresh instance of the run can
         # start from it instead of reading it again).
         self.started: HistoryEvent | None = None
@@ -144,6 +148,8 @@ class WorkflowInstance(CommandEmitter, InstanceView):
             self.begin()
         self.applied_seq = event.seq
         self.history_length = event.seq
+        if self.advice_bytes is not None:
+            self.history_bytes += len(payloads.dumps(event.attrs))
         self.now = event.at
         self._live = live
         self._marks.clear()
@@ -155,12 +161,18 @@ class WorkflowInstance(CommandEmitter, InstanceView):
             advised = event.attrs.get("continue_as_new_at")
             if isinstance(advised, int) and advised > 0:
                 self.advice_at = advised
+            advised = event.attrs.get("continue_as_new_bytes")
+            if isinstance(advised, int) and advised > 0:
+                self.advice_bytes = advised
+                self.history_bytes = len(payloads.dumps(event.attrs))
         elif event.is_command:
             self._match(event)
         else:
             # Commands still queued here are matched by later command events:
             # completions appended between decisions come before them.
             self._resolve(event)
+            if joins_next(event):
+                return  # the code runs once the drive's last signal is in
         self._quiesce()
 
     @property
@@ -313,6 +325,8 @@ class WorkflowInstance(CommandEmitter, InstanceView):
             next_seq += 1
             self.applied_seq = event.seq
             self.history_length = event.seq
+            if self.advice_bytes is not None:
+                self.history_bytes += len(payloads.dumps(attrs))
             events.append(event)
             if self.halted is not None:
                 # This run was sealed by its own command's cascade: the rest
@@ -394,3 +408,13 @@ def _takes_input(fn: Callable[..., Any]) -> bool:
 def is_before_start(event: HistoryEvent) -> bool:
     """A signal the first drive appended before the body began (see `begin`)."""
     return event.type == "SignalReceived" and event.attrs.get("before_start") is True
+
+
+def joins_next(event: HistoryEvent) -> bool:
+    """A signal a drive appended together with the next one: the code did not run between.
+
+    A drive appends every staged signal before the code goes on (guide
+    §8), so a drain after a wake-up sees them all; each but the last is
+    marked ``with_next``, and replay runs the code only after the last.
+    """
+    return event.type == "SignalReceived" and event.attrs.get("with_next") is True

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.workflow.commands import Command
+    from harvest_engine.workflow.signals import SignalInbox
 
 
 class InstanceView:
@@ -26,6 +27,7 @@ class InstanceView:
 
     # Set by WorkflowInstance.__init__.
     main: asyncio.Task[Any] | None
+    signals: SignalInbox
     advice_at: int | None
     _emitted: collections.deque[Command]
     _activities: dict[int, asyncio.Future[Any]]
@@ -44,11 +46,15 @@ class InstanceView:
 
     @property
     def done(self) -> bool:
-        """Whether the workflow body has returned or raised."""
+        """Whether the workflow body has returned or raised (or a signal handler failed the run)."""
+        if self.signals.failure is not None:
+            return True
         return self.main is not None and self.main.done()
 
     def outcome(self) -> tuple[str, Any]:
         """("completed", output) or ("raised", exception) once `done`."""
+        if self.signals.failure is not None:
+            return "raised", self.signals.failure
         if self.main is None or not self.main.done():
             raise HarvestInternalError("outcome() of a run that is not done")
         if self.main.cancelled():
