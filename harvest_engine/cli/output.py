@@ -145,8 +145,8 @@ def failures() -> Iterator[None]:
     """Turn engine, value and OS errors into one line and the error type's exit status."""
     try:
         yield
-    except HarvestFailure:
-        raise
+    except (HarvestFailure, BrokenPipeError):
+        raise  # a closed stdout is not the file's failure: the group ends quietly
     except (HarvestError, ValueError, OSError, OverflowError, RecursionError) as exc:
         text = str(exc)
         if isinstance(exc, OSError) and exc.filename is not None:
