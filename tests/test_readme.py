@@ -1,0 +1,165 @@
+"""The README's code runs as written: its scripts, its snippets in order, its shell steps."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from textwrap import dedent
+
+from harvest_engine import ExecutionFilter, HarvestError, SqliteReader
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+_FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>\w*)\s*$")
+_FILE = re.compile(r"^# (?P<name>[\w.]+\.py):")
+_SKIP = re.compile(r"<!-- readme-test: skip: (?P<reason>.+?) -->")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of the README."""
+
+    lang: str
+    code: str
+    line: int
+    """Where its fence opens (1-based), for the failure message."""
+    skip: str | None
+    """The reason its `<!-- readme-test: skip: ... -->` marker gives, if any."""
+
+    @property
+    def filename(self) -> str | None:
+        """The script it is meant to be (`# worker.py: ...` on its first line)."""
+        found = _FILE.match(self.code)
+        return found.group("name") if found else None
+
+
+def readme_blocks(text: str | None = None) -> list[Block]:
+    """Every fenced block of the README, in order, dedented (list items indent some)."""
+    lines = (README.read_text() if text is None else text).splitlines()
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        opened = _FENCE.match(lines[i])
+        if opened is None or not opened.group("lang"):
+            i += 1
+            continue
+        indent = opened.group("indent")
+        end = i + 1
+        while end < len(lines) and lines[end].rstrip() != f"{indent}```":
+            end += 1
+        before = next((ln for ln in reversed(lines[:i]) if ln.strip()), "")
+        marker = _SKIP.search(before)
+        blocks.append(
+            Block(
+                lang=opened.group("lang"),
+                code=dedent("\n".join(lines[i + 1 : end])) + "\n",
+                line=i + 1,
+                skip=marker.group("reason") if marker else None,
+            )
+        )
+        i = end + 1
+    return blocks
+
+
+def python_blocks() -> list[Block]:
+    """The README's ```python blocks, in order."""
+    return [b for b in readme_blocks() if b.lang == "python"]
+
+
+def script(name: str) -> Block:
+    """The README block that is the script `name` (`# name: ...` first line)."""
+    (found,) = [b for b in python_blocks() if b.filename == name]
+    return found
+
+
+def env() -> dict[str, str]:
+    """The environment of the scripts: this checkout's harvest first."""
+    return dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+def start_server(folder: Path, name: str) -> subprocess.Popen[str]:
+    """`python NAME` in the background, as the README starts a worker."""
+    return subprocess.Popen(
+        [sys.executable, name],
+        cwd=folder,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_until_served(proc: subprocess.Popen[str], db: Path) -> None:
+    """Wait until the worker made its file (a person starts the client after that)."""
+    deadline = time.monotonic() + 30
+    while True:
+        assert proc.poll() is None, f"the worker ended: {proc.communicate()}"
+        try:
+            with SqliteReader.open(db):
+                return
+        except HarvestError:
+            assert time.monotonic() < deadline, "the worker never made its file"
+            time.sleep(0.05)
+
+
+def stop_server(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM, as a service manager stops it: the README's two lines end it cleanly."""
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, f"the worker did not stop cleanly: {out}{err}"
+
+
+def run_script(folder: Path, name: str) -> subprocess.CompletedProcess[str]:
+    """`python NAME`, which must end well within a minute."""
+    done = subprocess.run(
+        [sys.executable, name],
+        cwd=folder,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, f"{name} failed: {done.stdout}{done.stderr}"
+    return done
+
+
+def harvest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The `harvest` command in `folder`."""
+    return subprocess.run(
+        [sys.executable, "-m", "harvest_engine", *args],
+        cwd=folder,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+def test_harvest_replay_takes_the_readme_worker_as_its_module(tmp_path: Path) -> None:
+    """Importing worker.py runs nothing, so `harvest replay --module worker` replays with it."""
+    for name in ("worker.py", "client.py"):
+        (tmp_path / name).write_text(script(name).code)
+    worker = start_server(tmp_path, "worker.py")
+    try:
+        wait_until_served(worker, tmp_path / "workflows.db")
+        done = run_script(tmp_path, "client.py")
+    finally:
+        stop_server(worker)
+    assert "hello ann" in done.stdout
+    with SqliteReader.open(tmp_path / "workflows.db") as reader:
+        (run,) = reader.list_executions(
+            ExecutionFilter().workflow_name("greet")
+        ).executions
+    replayed = harvest(
+        tmp_path, "replay", "workflows.db", str(run.exec_id), "--module", "worker"
+    )
+    assert replayed.returncode == 0, replayed.stderr
