@@ -11,8 +11,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from textwrap import dedent
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine import ExecutionFilter, HarvestError, SqliteReader
+
+if TYPE_CHECKING:
+    import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -163,3 +167,47 @@ def test_harvest_replay_takes_the_readme_worker_as_its_module(tmp_path: Path) ->
         tmp_path, "replay", "workflows.db", str(run.exec_id), "--module", "worker"
     )
     assert replayed.returncode == 0, replayed.stderr
+
+
+def test_every_python_block_of_the_readme_runs_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Snippets run in one namespace, scripts as files, the way the README says to run them.
+
+    A script that serves (`worker.py`) starts in the background; the next
+    script (`client.py`) runs to its end against it; then the server gets
+    SIGTERM and must stop cleanly. A block is left out only with a
+    ``<!-- readme-test: skip: reason -->`` line above it.
+    """
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    servers: list[subprocess.Popen[str]] = []
+    ran = 0
+    try:
+        for block in python_blocks():
+            if block.skip is not None:
+                continue
+            name = block.filename
+            if name is None:
+                code = compile(block.code, f"README.md:{block.line}", "exec")
+                exec(code, namespace)  # noqa: S102 - the README's own snippets
+            else:
+                (tmp_path / name).write_text(block.code)
+                if ".serve(" in block.code:
+                    servers.append(server := start_server(tmp_path, name))
+                    wait_until_served(server, tmp_path / "workflows.db")
+                else:
+                    run_script(tmp_path, name)
+                    while servers:
+                        stop_server(servers.pop())
+            ran += 1
+    finally:
+        for server in servers:
+            server.kill()
+            server.communicate()
+        rt = namespace.get("rt")
+        if rt is not None:
+            rt.close()
+    assert ran >= 7
+    skipped = [b for b in python_blocks() if b.skip is not None]
+    assert len(skipped) <= 2, [(b.line, b.skip) for b in skipped]
