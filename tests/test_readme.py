@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import os
+import pwd
 import re
+import select
+import shutil
 import signal
 import subprocess
 import sys
-import time
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from textwrap import dedent
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from harvest_engine import ExecutionFilter, HarvestError, SqliteReader
+import pytest
 
-if TYPE_CHECKING:
-    import pytest
+from harvest_engine import ExecutionFilter, SqliteReader
+from tests.pg_server import postgres_bin
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -100,17 +103,14 @@ def start_server(folder: Path, name: str) -> subprocess.Popen[str]:
     )
 
 
-def wait_until_served(proc: subprocess.Popen[str], db: Path) -> None:
-    """Wait until the worker made its file (a person starts the client after that)."""
-    deadline = time.monotonic() + 30
-    while True:
-        assert proc.poll() is None, f"the worker ended: {proc.communicate()}"
-        try:
-            with SqliteReader.open(db):
-                return
-        except HarvestError:
-            assert time.monotonic() < deadline, "the worker never made its file"
-            time.sleep(0.05)
+def wait_until_served(proc: subprocess.Popen[str]) -> None:
+    """Wait for the worker's "serving" line (a person starts the client after it)."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], 30)
+    first = proc.stdout.readline() if ready else ""
+    assert first.startswith("serving"), (
+        f"the worker did not start serving: {first!r} {proc.poll()}"
+    )
 
 
 def stop_server(proc: subprocess.Popen[str]) -> None:
@@ -154,7 +154,7 @@ def test_harvest_replay_takes_the_readme_worker_as_its_module(tmp_path: Path) ->
         (tmp_path / name).write_text(script(name).code)
     worker = start_server(tmp_path, "worker.py")
     try:
-        wait_until_served(worker, tmp_path / "workflows.db")
+        wait_until_served(worker)
         done = run_script(tmp_path, "client.py")
     finally:
         stop_server(worker)
@@ -169,8 +169,38 @@ def test_harvest_replay_takes_the_readme_worker_as_its_module(tmp_path: Path) ->
     assert replayed.returncode == 0, replayed.stderr
 
 
+README_DSN = "postgresql://app:secret@localhost/harvest"
+"""The DSN the README's Postgres scripts name; a test swaps in its own server's."""
+
+
+def run_scripts(folder: Path, blocks: list[Block], dsn: str) -> None:
+    """Write each script block to its file and run it as the README says.
+
+    One that serves starts in the background until its "serving" line; the
+    next one runs to its end against it; then the server gets SIGTERM and
+    must stop cleanly (the README's two signal lines).
+    """
+    servers: list[subprocess.Popen[str]] = []
+    try:
+        for block in blocks:
+            assert block.filename is not None
+            (folder / block.filename).write_text(block.code.replace(README_DSN, dsn))
+            if ".serve(" in block.code:
+                servers.append(server := start_server(folder, block.filename))
+                wait_until_served(server)
+            else:
+                run_script(folder, block.filename)
+                while servers:
+                    stop_server(servers.pop())
+        assert not servers, "a server was started but no script ran against it"
+    finally:
+        for server in servers:
+            server.kill()
+            server.communicate()
+
+
 def test_every_python_block_of_the_readme_runs_in_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pg_dsn: str
 ) -> None:
     """Snippets run in one namespace, scripts as files, the way the README says to run them.
 
@@ -181,33 +211,84 @@ def test_every_python_block_of_the_readme_runs_in_order(
     """
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    servers: list[subprocess.Popen[str]] = []
+    scripts: list[Block] = []
     ran = 0
     try:
         for block in python_blocks():
             if block.skip is not None:
                 continue
-            name = block.filename
-            if name is None:
-                code = compile(block.code, f"README.md:{block.line}", "exec")
-                exec(code, namespace)  # noqa: S102 - the README's own snippets
-            else:
-                (tmp_path / name).write_text(block.code)
-                if ".serve(" in block.code:
-                    servers.append(server := start_server(tmp_path, name))
-                    wait_until_served(server, tmp_path / "workflows.db")
-                else:
-                    run_script(tmp_path, name)
-                    while servers:
-                        stop_server(servers.pop())
             ran += 1
+            if block.filename is not None:
+                scripts.append(block)  # runs with its partner: worker, then client
+                if ".serve(" not in block.code:
+                    run_scripts(tmp_path, scripts, pg_dsn)
+                    scripts.clear()
+                continue
+            code = compile(block.code, f"README.md:{block.line}", "exec")
+            exec(code, namespace)  # noqa: S102 - the README's own snippets
+        assert not scripts, "a worker script has no client script after it"
     finally:
-        for server in servers:
-            server.kill()
-            server.communicate()
         rt = namespace.get("rt")
         if rt is not None:
             rt.close()
-    assert ran >= 7
+    assert ran >= 9
     skipped = [b for b in python_blocks() if b.skip is not None]
-    assert len(skipped) <= 2, [(b.line, b.skip) for b in skipped]
+    assert len(skipped) <= 1, [(b.line, b.skip) for b in skipped]
+
+
+def shell_block(containing: str) -> Block:
+    """The README's ```sh block whose text holds `containing`."""
+    (found,) = [b for b in readme_blocks() if b.lang == "sh" and containing in b.code]
+    return found
+
+
+def test_the_readmes_system_server_steps_are_shell_that_parses() -> None:
+    """They install and start the machine's own cluster: checked, not run, here."""
+    steps = shell_block("pg_ctlcluster").code
+    assert "su postgres -c" in steps  # a bare createdb as root has no role
+    done = subprocess.run(
+        ["bash", "-n", "-c", steps], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_readmes_own_folder_server_serves_its_postgres_worker_and_client(
+    tmp_path: Path,
+) -> None:
+    """Its lines run as written (as root, as the postgres user, as it says) and print the DSN."""
+    bindir = postgres_bin()
+    if bindir is None:
+        pytest.skip("PostgreSQL is not installed (make system-deps installs it)")
+    steps = shell_block("initdb").code.replace(
+        "/usr/lib/postgresql/15/bin", str(bindir)
+    )
+    # A short home: a Unix socket's path is at most 107 bytes.
+    home = Path(tempfile.mkdtemp(prefix="hpg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # `su - postgres` first, as the README says for root
+        entry = pwd.getpwnam("postgres")
+        os.chown(home, entry.pw_uid, entry.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    shell = [*as_user, "env", f"HOME={home}", "bash", "-e", "-c"]
+    try:
+        done = subprocess.run(
+            [*shell, steps],
+            cwd=home,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        dsn = done.stdout.strip().splitlines()[-1]
+        assert dsn == f"postgresql://app@/harvest?host={home}/harvest-pg"
+        run_scripts(tmp_path, [script("pg_worker.py"), script("pg_client.py")], dsn)
+    finally:
+        subprocess.run(
+            [*shell, 'pg_ctl -D "$HOME/harvest-pg/data" -m immediate stop'],
+            env=dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}"),
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        shutil.rmtree(home, ignore_errors=True)
