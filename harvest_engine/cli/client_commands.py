@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -55,7 +56,9 @@ def _json_arg(text: str | None, what: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise click.BadParameter(
-            f"{what} is not JSON ({exc})", param_hint=what
+            f"{what} is not JSON ({exc}); text is a JSON string in quotes: "
+            f"use {shlex.quote(json.dumps(text))}",
+            param_hint=what,
         ) from exc
 
 
@@ -283,13 +286,16 @@ def result(file: Target, exec_id: str, timeout: str | None, as_json: bool) -> No
     A run that failed or was cancelled prints its ending and exits 1.
     """
 
-    async def call(client: HarvestClient) -> ExecutionOutcome:
+    async def call(client: HarvestClient) -> tuple[ExecutionOutcome, str]:
         try:
-            return await client.result(exec_id, timeout=timeout)
+            ended = await client.result(exec_id, timeout=timeout)
         except TimeoutError as exc:
             raise HarvestFailure(str(exc), EXIT_TIMED_OUT) from exc
+        if isinstance(ended, ExecutionOutcome.Terminated):
+            return ended, _ending_reason(client, exec_id)
+        return ended, ""
 
-    outcome = _run(file, call)
+    outcome, reason = _run(file, call)
     if isinstance(outcome, ExecutionOutcome.Completed):
         emit_json(
             {"state": "COMPLETED", "output": outcome.output}
@@ -302,10 +308,27 @@ def result(file: Target, exec_id: str, timeout: str | None, as_json: bool) -> No
         body: dict[str, Any] = {"state": state, "error": outcome.error.to_json()}
     else:
         state = getattr(outcome, "state", "RUNNING")
-        detail, body = "", {"state": state}
+        detail, body = reason, {"state": state, "reason": reason}
     if as_json:
         emit_json(body)
         raise SystemExit(EXIT_FAILED)
     raise HarvestFailure(
         f"run {exec_id} ended {state}" + (f": {detail}" if detail else ""), EXIT_FAILED
     )
+
+
+MAX_SUCCESSORS = 10_000
+"""`result` follows at most this many continue-as-new or retry successors for a reason."""
+
+
+def _ending_reason(client: HarvestClient, exec_id: str) -> str:
+    """The reason the last run of `exec_id`'s chain was terminated or cancelled with."""
+    detail = client.describe(exec_id)
+    for _ in range(MAX_SUCCESSORS):
+        if detail.successor is None:
+            break
+        detail = client.describe(detail.successor)
+    error = getattr(detail.error, "value", None)
+    if isinstance(error, dict):
+        return str(error.get("message") or "")
+    return ""

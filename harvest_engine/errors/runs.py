@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from harvest_engine.errors.base import SqliteError, _run_id
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from harvest_engine.states import ExecutionId
 
 
@@ -67,22 +69,42 @@ class WorkflowIdNotFound(SqliteError):
         super().__init__(workflow_name=workflow_name, workflow_id=workflow_id)
 
 
+def _registered_text(registered: tuple[str, ...]) -> str:
+    """What the process has, so a misspelt name shows beside the right one."""
+    if not registered:
+        return "none is registered"
+    return "registered: " + ", ".join(repr(n) for n in sorted(registered))
+
+
 class UnknownWorkflow(SqliteError):
-    """No workflow of this name is registered in this runtime."""
+    """No workflow of this name is registered in this runtime.
 
-    _template = "workflow {name!r} is not registered (register it before driving)"
+    ``registered`` lists the workflow names the process does have (empty when
+    the raiser does not know them).
+    """
 
-    def __init__(self, *, name: str) -> None:
-        super().__init__(name=name)
+    _template = (
+        "workflow {name!r} is not registered ({known}; register it before driving)"
+    )
+
+    def __init__(self, *, name: str, registered: Iterable[str] = ()) -> None:
+        names = tuple(registered)
+        super().__init__(name=name, registered=names, known=_registered_text(names))
 
 
 class UnknownActivity(SqliteError):
-    """No activity of this name is registered in this runtime."""
+    """No activity of this name is registered in this runtime.
 
-    _template = "activity {name!r} is not registered (register it before driving)"
+    ``registered`` lists the activity names the process does have.
+    """
 
-    def __init__(self, *, name: str) -> None:
-        super().__init__(name=name)
+    _template = (
+        "activity {name!r} is not registered ({known}; register it before driving)"
+    )
+
+    def __init__(self, *, name: str, registered: Iterable[str] = ()) -> None:
+        names = tuple(registered)
+        super().__init__(name=name, registered=names, known=_registered_text(names))
 
 
 class ScheduleNotFound(SqliteError):

@@ -369,5 +369,9 @@ class Server:
 
 
 def next_wakeup(rt: SqliteRuntime) -> datetime | None:
-    """The runtime's earliest due time (aware), or None when nothing waits."""
-    return rt.store.earliest_due(rt.clock.now())
+    """The runtime's earliest due time (aware), or None when nothing waits.
+
+    A due schedule whose workflow this process lacks is left out: it was
+    warned about once, and registering the workflow wakes the loop for it.
+    """
+    return rt.store.earliest_due(rt.clock.now(), skip_schedules=rt._code_waits.names())

@@ -140,7 +140,7 @@ class WorkflowReplayer:
         name = str(started.attrs.get("workflow_name", ""))
         info = self._workflows.get(name)
         if info is None:
-            raise UnknownWorkflow(name=name)
+            raise UnknownWorkflow(name=name, registered=self._workflows)
         instance = WorkflowInstance(
             info.fn,
             RunInfo(

@@ -291,10 +291,14 @@ class PostgresStore(StoreReads):
         with self._lock:
             return command_sql.pending(self._live(), limit)
 
-    def earliest_due(self, now: datetime) -> datetime | None:
+    def earliest_due(
+        self, now: datetime, *, skip_schedules: Sequence[str] = ()
+    ) -> datetime | None:
         """The earliest time any waiting row comes due (`now` for ready work); None if none."""
         with self._lock:
-            return wakeups.earliest_due(self._live(), now)
+            return wakeups.earliest_due(
+                self._live(), now, skip_schedules=skip_schedules
+            )
 
     def open_commit_watch(self) -> None:
         """None: LISTEN/NOTIFY wakes the serving workers (`listen`), no file to watch."""
