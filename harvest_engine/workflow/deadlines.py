@@ -1,4 +1,4 @@
-"""Waits that race a durable deadline: a child's `timeout` and `wait_for_signal_timeout`.
+"""Waits that race a durable deadline: a child's `timeout`, `wait_for_signal_timeout`.
 
 Each arms an anonymous TimerHandle beside the wait; whichever settles first
 decides the outcome, and the loser is cancelled or forgotten so replay

@@ -1,4 +1,4 @@
-"""Durable mutexes (`ctx.mutex(key)`): the awaitable lock and the guard it grants.
+"""Durable mutexes (`ctx.mutex(key)`): the awaitable lock with the guard it grants.
 
 The run queues for the key with MutexRequested and holds it from
 MutexGranted, whose `lock_seq` fences work done under the lock, until

@@ -1,4 +1,4 @@
-"""SignalInbox: buffered signals, parked waiters and push handlers of one run, in arrival order."""
+"""SignalInbox: one run's buffered signals, parked waiters, push handlers, in arrival order."""
 
 from __future__ import annotations
 
