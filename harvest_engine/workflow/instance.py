@@ -145,12 +145,15 @@ class WorkflowInstance:
                 self.history_bytes = len(payloads.dumps(event.attrs))
         elif event.is_command:
             self._match(event)
+        elif event.type == "SignalReceived":
+            attrs = event.attrs
+            self.signals.arrive(attrs.get("name", ""), attrs.get("payload"))
+            if joins_next(event):
+                return  # the code runs once the drive's last signal is in
         else:
             # Commands still queued here are matched by later command events:
             # completions appended between decisions come before them.
-            self._resolve(event)
-            if joins_next(event):
-                return  # the code runs once the drive's last signal is in
+            self.pending.answer(event)
         self._quiesce()
 
     @property
@@ -206,13 +209,6 @@ class WorkflowInstance:
         self.main = self.loop.create_task(
             coro, name=f"workflow {self.run.workflow_name}"
         )
-
-    def _resolve(self, event: HistoryEvent) -> None:
-        if event.type == "SignalReceived":
-            attrs = event.attrs
-            self.signals.arrive(attrs.get("name", ""), attrs.get("payload"))
-        else:
-            self.pending.answer(event)
 
     def _quiesce(self) -> None:
         """Run the code until it parks: ready callbacks first, then satisfied conditions."""
