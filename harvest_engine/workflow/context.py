@@ -37,16 +37,14 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.authoring import ActivityInfo, RetryPolicy
-    from harvest_engine.workflow.machine import Machine
     from harvest_engine.workflow.run_info import RunInfo
 
 
 class WorkflowContext(OtherRunsCalls):
     """Passed to every workflow body; every durable call is awaitable and deterministic."""
 
-    def __init__(self, machine: Machine) -> None:
-        super().__init__(machine)
-        self._seeded: _random.Random | None = None
+    # The run's generator, made at first use (see `_rng`).
+    _seeded: _random.Random | None = None
 
     @property
     def _rng(self) -> _random.Random:
@@ -161,7 +159,7 @@ class WorkflowContext(OtherRunsCalls):
             workflow_type is not None
             and workflow_type != self._machine.run.workflow_name
         ):
-            raise self._machine.commands.reject(
+            raise self._machine.reject(
                 "ContinueAsNew.new_workflow_type",
                 f"continue_as_new to another workflow type ({workflow_type!r}) is not supported "
                 "by the SQLite backend",
@@ -246,7 +244,7 @@ class WorkflowContext(OtherRunsCalls):
     async def execute_external_activity(self, name: str, input: Any = None) -> Any:
         """An external (task-token) activity: rejected by this backend."""
         del input
-        raise self._machine.commands.reject(
+        raise self._machine.reject(
             "ExternalActivity",
             f"external / task-token activities ({name!r}) are not supported by the SQLite backend",
         )
@@ -254,7 +252,7 @@ class WorkflowContext(OtherRunsCalls):
     async def create_session(self, *args: Any, **kwargs: Any) -> Any:
         """A worker session: rejected by this backend."""
         del args, kwargs
-        raise self._machine.commands.reject(
+        raise self._machine.reject(
             "CreateSession", "worker sessions are not supported by the SQLite backend"
         )
 

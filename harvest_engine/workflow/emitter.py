@@ -17,7 +17,6 @@ from harvest_engine.workflow.child_options import refusal_error
 from harvest_engine.workflow.commands import (
     SOLO_COMMANDS,
     Command,
-    CommandRejected,
     solo_violation,
 )
 
@@ -54,7 +53,6 @@ class CommandEmitter:
         self.emitted: collections.deque[Command] = collections.deque()
         # Awaits since the last recorded command that emit nothing (solo rules).
         self.marks: list[str] = []
-        self.rejection: CommandRejected | None = None
         self._command_ids = 0
         self._log_lines: list[tuple[int, datetime, str]] = []
         self._log_count = 0
@@ -215,13 +213,6 @@ class CommandEmitter:
         """Workflow code awaits something that emits no command now (solo rules)."""
         self.marks.append(kind)
 
-    def reject(self, feature: str, why: str) -> CommandRejected:
-        """Remember a rejected command and return the error to raise."""
-        rejection = CommandRejected(feature, why)
-        if self.rejection is None:
-            self.rejection = rejection
-        return rejection
-
     def side_effect(self, compute: Callable[[], dict[str, Any]]) -> asyncio.Future[Any]:
         """Emit SideEffectRecorded; live it is computed once, on replay read back."""
         future = self._loop.create_future()
@@ -251,11 +242,11 @@ class CommandEmitter:
         lines, self._log_lines = self._log_lines, []
         return lines
 
-    def check_batch(self) -> None:
-        """Refuse a new batch that breaks a solo rule."""
+    def check_batch(self) -> tuple[str, str] | None:
+        """The (feature, why) of the solo rule a new batch breaks, if any."""
         local_ids = self._pending.local_ids
         if not local_ids and not any(c.type in SOLO_COMMANDS for c in self.emitted):
-            return  # every solo rule needs a mutex or a local activity
+            return None  # every solo rule needs a mutex or a local activity
         batch = list(self.emitted)
         ids = {int(c.attrs.get("activity_id", 0)) for c in batch}
         activities = self._pending.activities
@@ -264,6 +255,4 @@ class CommandEmitter:
             for aid in local_ids
             if aid in activities and aid not in ids
         )
-        broken = solo_violation(batch, list(self.marks), outstanding)
-        if broken is not None:
-            raise self.reject(*broken)
+        return solo_violation(batch, list(self.marks), outstanding)

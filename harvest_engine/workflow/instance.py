@@ -28,7 +28,7 @@ from harvest_engine.errors import (
     NonDeterministicCall,
 )
 from harvest_engine.events import HistoryEvent
-from harvest_engine.workflow.commands import describe_event
+from harvest_engine.workflow.commands import CommandRejected, describe_event
 from harvest_engine.workflow.context import WorkflowContext
 from harvest_engine.workflow.defaults import CONTINUE_AS_NEW_ADVICE_EVENTS
 from harvest_engine.workflow.emitter import CommandEmitter
@@ -39,7 +39,7 @@ from harvest_engine.workflow.signals import SignalInbox
 from harvest_engine.workflow.versioning import PatchBook, marker_patch_id
 
 if TYPE_CHECKING:
-    from harvest_engine.workflow.commands import Command, CommandRejected
+    from harvest_engine.workflow.commands import Command
     from harvest_engine.workflow.run_info import RunInfo
 
 log = logging.getLogger("harvest_engine.workflow")
@@ -72,6 +72,15 @@ class WorkflowInstance:
         )
         self.ctx = WorkflowContext(self)
         self.signals = SignalInbox(self.loop)
+        # What the runtime asks after a drive, answered by the parts that
+        # know it: bound once here, so asking costs no forwarding call.
+        self.take_log_lines = self.commands.take_log_lines
+        self.take_timer_arms = self.pending.take_timer_arms
+        self.waiting_timer_ids = self.pending.waiting_timer_ids
+        self.waiting_activity_ids = self.pending.waiting_activity_ids
+        self.waiting_workflows = self.pending.waiting_workflows
+        self.waiting_mutex_keys = self.pending.waiting_mutex_keys
+        self.waiting_conditions = self.pending.waiting_conditions
         self.queries: dict[str, Callable[..., Any]] = {}
         self.updates: dict[
             str, tuple[Callable[[Any], Any] | None, Callable[[Any], Any]]
@@ -92,6 +101,8 @@ class WorkflowInstance:
         self.violation: NonDeterministicCall | None = None
         # Set by the runtime for a live decision; None on replay and in queries.
         self.effects: Effects | None = None
+        # The first call the code made that the backend refuses, if any.
+        self.rejection: CommandRejected | None = None
         # A cascade sealed this very run mid-batch: (state, reason).
         self.halted: tuple[str, str] | None = None
         self.metadata = RunMetadata()
@@ -238,7 +249,9 @@ class WorkflowInstance:
         emitted = commands.emitted
         while emitted:
             if batch_start and self.effects is not None:
-                commands.check_batch()
+                broken = commands.check_batch()
+                if broken is not None:
+                    raise self.reject(*broken)
             batch_start = False
             command = emitted.popleft()
             attrs = dict(command.attrs)
@@ -282,10 +295,6 @@ class WorkflowInstance:
         """Apply a new input event (a signal or a fired timer) live."""
         self._apply(event, live=True)
 
-    def take_log_lines(self) -> list[tuple[int, datetime, str]]:
-        """Log lines emitted live since the last call, numbered per run."""
-        return self.commands.take_log_lines()
-
     # -- what the code and the runtime read between decisions ------------------
 
     def clock(self) -> datetime:
@@ -297,10 +306,12 @@ class WorkflowInstance:
         """The history length at which `should_continue_as_new()` turns true for this run."""
         return self.advice_at or CONTINUE_AS_NEW_ADVICE_EVENTS
 
-    @property
-    def rejection(self) -> CommandRejected | None:
-        """The first command the code's calls had rejected, if any."""
-        return self.commands.rejection
+    def reject(self, feature: str, why: str) -> CommandRejected:
+        """Remember a rejected command and return the error to raise."""
+        rejection = CommandRejected(feature, why)
+        if self.rejection is None:
+            self.rejection = rejection
+        return rejection
 
     @property
     def done(self) -> bool:
@@ -326,32 +337,6 @@ class WorkflowInstance:
     def pending_commands(self) -> list[Command]:
         """Commands emitted but not yet recorded or matched."""
         return list(self.commands.emitted)
-
-    # What the code waits on, asked by the runtime after a drive (pending.py).
-
-    def waiting_timer_ids(self) -> list[str]:
-        """Timers the code still waits on."""
-        return self.pending.waiting_timer_ids()
-
-    def waiting_activity_ids(self) -> list[int]:
-        """Activities the code still waits on."""
-        return self.pending.waiting_activity_ids()
-
-    def waiting_workflows(self) -> list[tuple[str, int, str]]:
-        """(kind, command_id, target) of every run the code waits on, in command order."""
-        return self.pending.waiting_workflows()
-
-    def waiting_mutex_keys(self) -> list[str]:
-        """Mutex keys the code waits to be granted, in request order."""
-        return self.pending.waiting_mutex_keys()
-
-    def waiting_conditions(self) -> int:
-        """How many `await_condition` waits are parked."""
-        return self.pending.waiting_conditions()
-
-    def take_timer_arms(self) -> list[tuple[str, datetime]]:
-        """(timer id, fire time) asked since the last call, for timers still waiting to fire."""
-        return self.pending.take_timer_arms()
 
     # -- eviction --------------------------------------------------------------
 

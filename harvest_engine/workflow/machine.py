@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
+    from harvest_engine.workflow.commands import CommandRejected
     from harvest_engine.workflow.emitter import CommandEmitter
     from harvest_engine.workflow.loop import DeterministicLoop
     from harvest_engine.workflow.run_info import RunInfo
@@ -60,4 +61,8 @@ class Machine(Protocol):
 
     def clock(self) -> datetime:
         """The decision cycle's clock when live, else the applied event's time."""
+        ...
+
+    def reject(self, feature: str, why: str) -> CommandRejected:
+        """Remember a call the backend refuses; the error for the code to raise."""
         ...
