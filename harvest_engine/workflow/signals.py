@@ -1,4 +1,4 @@
-"""SignalInbox: buffered signals, parked waiters and push handlers of one run, in arrival order."""
+"""SignalInbox: one run's buffered signals, parked waiters, push handlers, in arrival order."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Callable
 
-    from harvest_engine.workflow.instance import WorkflowInstance
+    from harvest_engine.workflow.loop import DeterministicLoop
 
 RUN_FAILURES = (ApplicationError, PayloadTooDeep, PayloadTooLarge)
 """What a handler may raise to fail the run (the body's failing errors, API.md)."""
@@ -21,8 +21,8 @@ RUN_FAILURES = (ApplicationError, PayloadTooDeep, PayloadTooLarge)
 class SignalInbox:
     """Delivers each SignalReceived exactly once: to a handler, a waiter, or the buffer."""
 
-    def __init__(self, machine: WorkflowInstance) -> None:
-        self._machine = machine
+    def __init__(self, loop: DeterministicLoop) -> None:
+        self._loop = loop
         self._buffers: dict[str, collections.deque[Any]] = collections.defaultdict(
             collections.deque
         )
@@ -61,12 +61,12 @@ class SignalInbox:
         it fails the run). Any other exception is a bug and propagates.
         """
         try:
-            result = self._machine.loop.call_inside(handler, payload)
+            result = self._loop.call_inside(handler, payload)
         except RUN_FAILURES as exc:
             self._fail(exc)
             return
         if inspect.isawaitable(result):
-            self._machine.loop.create_task(self._await(result))
+            self._loop.create_task(self._await(result))
 
     async def _await(self, awaitable: Any) -> None:
         try:
@@ -94,7 +94,7 @@ class SignalInbox:
 
     def waiter(self, name: str) -> asyncio.Future[Any]:
         """Park a waiter for the next signal `name`."""
-        future: asyncio.Future[Any] = self._machine.loop.create_future()
+        future: asyncio.Future[Any] = self._loop.create_future()
         self._waiters[name].append(future)
         return future
 
