@@ -38,6 +38,14 @@ PURGE_BATCH = 256
 PURGE_EVERY = 60.0
 
 
+# A serving process records a heartbeat this often (seconds), off the
+# commands' path: the lock file's mtime on SQLite (no commit), a harvest_meta
+# row on Postgres. A client whose command finds no beat
+# younger than client/waits.py's SERVED_WITHIN raises NotServed instead of
+# waiting out its timeout.
+HEARTBEAT_EVERY = 1.0
+
+
 def apply_pending(rt: SqliteRuntime) -> int:
     """Apply up to APPLY_BATCH queued commands in arrival order; how many were taken."""
     pending = rt.store.pending_commands(APPLY_BATCH)

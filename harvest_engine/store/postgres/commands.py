@@ -63,6 +63,46 @@ def reply(
     return None if row is None else (bool(row[0]), row[1])
 
 
+def withdraw(conn: psycopg.Connection[tuple[Any, ...]], command_id: str) -> bool:
+    """Delete a command no worker applied yet (autocommit); False when none went.
+
+    A worker applying it holds its row: the delete waits, then finds it
+    applied and leaves it (the effect happened, the reply stays).
+    """
+    cursor = conn.execute(
+        "DELETE FROM harvest_commands WHERE command_id = %s AND applied_at IS NULL",
+        (command_id,),
+    )
+    return cursor.rowcount > 0
+
+
+HEARTBEAT_KEY = "serving_heartbeat"
+"""The harvest_meta key serving workers write their latest beat (micros) to."""
+
+# The server's clock, in micros: workers and clients on other machines
+# compare beats with one clock.
+_SERVER_NOW = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
+
+
+def beat(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    """Record that a worker serves the database now (the server's clock; the latest beat wins)."""
+    conn.execute(
+        f"INSERT INTO harvest_meta (key, value) VALUES (%s, {_SERVER_NOW}::text) "
+        "ON CONFLICT (key) DO UPDATE SET value = GREATEST(harvest_meta.value::bigint, "
+        "excluded.value::bigint)::text",
+        (HEARTBEAT_KEY,),
+    )
+
+
+def served_ago(conn: psycopg.Connection[tuple[Any, ...]]) -> float | None:
+    """Seconds since a worker last beat (by the server's clock); None when none ever did."""
+    row = conn.execute(
+        f"SELECT {_SERVER_NOW} - value::bigint FROM harvest_meta WHERE key = %s",
+        (HEARTBEAT_KEY,),
+    ).fetchone()
+    return None if row is None else int(row[0]) / 1_000_000
+
+
 def pending(
     conn: psycopg.Connection[tuple[Any, ...]], limit: int, *, lock: bool = False
 ) -> list[CommandRecord]:

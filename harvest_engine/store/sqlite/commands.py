@@ -70,6 +70,24 @@ def reply(conn: sqlite3.Connection, command_id: str) -> tuple[bool, str | None] 
     return None if row is None else (bool(row[0]), row[1])
 
 
+def withdraw(conn: sqlite3.Connection, command_id: str) -> bool:
+    """Delete a command no one applied yet (its own short transaction); False when none went.
+
+    An applied command keeps its row (and reply): its effect happened.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        cursor = conn.execute(
+            "DELETE FROM harvest_commands WHERE command_id = ? AND applied_at IS NULL",
+            (command_id,),
+        )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return cursor.rowcount > 0
+
+
 def pending(conn: sqlite3.Connection, limit: int) -> list[CommandRecord]:
     """Unapplied commands, oldest first (the partial index holds only these)."""
     rows = conn.execute(
