@@ -12,6 +12,7 @@ The client writes nothing but its command rows.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from harvest_engine import payloads
 from harvest_engine.client import requests, waits
 from harvest_engine.client.starting import DEFAULT_TIMEOUT, StartCalls
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.errors import CommandTimedOut, NotServed
+from harvest_engine.errors import CommandTimedOut, HarvestError, NotServed
 from harvest_engine.runtime import wire
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
 from harvest_engine.store.reader import SqliteReader
@@ -356,6 +357,13 @@ class HarvestClient(StartCalls):
                 raise CommandTimedOut(
                     command_id=command_id, kind=kind, seconds=seconds, path=self.path
                 )
+        if wire.is_refusal(got[1]):
+            # A refused command changed nothing: its row goes now, not with
+            # the one-day purge of applied commands (a retry under this id
+            # is then queued afresh). Failing that, the server's purge takes
+            # it within minutes; the reply is what matters here.
+            with contextlib.suppress(HarvestError):
+                self._queue.settle_refused(command_id)
         return wire.read_reply(kind, got[1])
 
 

@@ -99,6 +99,13 @@ class PostgresCommandQueue:
         except psycopg.Error as exc:
             self._fail(exc)
 
+    def settle_refused(self, command_id: str) -> bool:
+        """Remove a refused command once its reply was read; False when it is not one."""
+        try:
+            return commands.settle_refused(self._conn, command_id)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
     def served_ago(self) -> float | None:
         """Seconds since a worker last beat (the server's clock); None when none ever served."""
         try:

@@ -70,6 +70,10 @@ class CommandQueue:
         """Remove the command if no one applied it yet; False when no queued row went."""
         return commands.withdraw(self._conn, command_id)
 
+    def settle_refused(self, command_id: str) -> bool:
+        """Remove a refused command once its reply was read; False when it is not one."""
+        return commands.settle_refused(self._conn, command_id)
+
     def served_ago(self) -> float | None:
         """Seconds since a serving process last beat; None when none ever served the file."""
         return lock.served_ago(self.path)
