@@ -4,7 +4,9 @@ Each queues one command for the process that serves FILE (`await
 rt.serve()`) and waits up to `--timeout` for its reply; arguments are JSON
 text. A command no serving process answered in time exits 8 and stays
 queued: it is applied when a server runs; repeating it with the
-`--command-id` its error printed applies it once.
+`--command-id` its error printed applies it once. When no process serves
+FILE at all (no recent heartbeat) it says so within about a second, and
+`harvest withdraw FILE COMMAND_ID` removes a command that was not applied.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ import click
 from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main
 from harvest_engine.cli.output import (
     EXIT_FAILED,
+    EXIT_NOT_FOUND,
     HarvestFailure,
     emit_json,
     failures,
     line,
 )
 from harvest_engine.client import HarvestClient
-from harvest_engine.errors import CommandTimedOut
+from harvest_engine.errors import CommandTimedOut, NotServed
 from harvest_engine.states import ExecutionOutcome
 
 if TYPE_CHECKING:
@@ -78,10 +81,53 @@ def _run(
             )
             with opened as client:
                 return asyncio.run(call(client))
+        except NotServed as exc:
+            held = getattr(exc, "command_id", "")
+            raise HarvestFailure(
+                f"no process serves {exc.path} ({exc.last_beat}): start one with "
+                "`await rt.serve()`. The command stays queued and is applied when one "
+                f"does; to wait for it again, repeat the command with --command-id "
+                f"{held}; to drop it: harvest withdraw {exc.path} {held}",
+                EXIT_TIMED_OUT,
+            ) from exc
         except CommandTimedOut as exc:
             held = getattr(exc, "command_id", "")
             retry = f"; to retry it, repeat the command with --command-id {held}"
             raise HarvestFailure(exc.message + retry, EXIT_TIMED_OUT) from exc
+
+
+@main.command("withdraw")
+@FILE
+@click.argument("command_id")
+@JSON
+def withdraw(file: Target, command_id: str, as_json: bool) -> None:
+    """Remove queued command COMMAND_ID that no serving process applied yet.
+
+    Refused (exit 1) once the command was applied, and (exit 3) when nothing
+    is queued under that id.
+    """
+
+    async def call(client: HarvestClient) -> tuple[bool, bool | None, str]:
+        removed = client.withdraw(command_id)
+        applied = None if removed else client.command_applied(command_id)
+        return removed, applied, client.path  # a URL's password hidden
+
+    removed, applied, where = _run(file, call)
+    if removed:
+        if as_json:
+            emit_json({"command_id": command_id, "withdrawn": True})
+        else:
+            line("withdrawn", command_id)
+        return
+    if applied:
+        raise HarvestFailure(
+            f"command {command_id} was applied already: it cannot be withdrawn "
+            "(its effect happened; undo it with another command)",
+            EXIT_FAILED,
+        )
+    raise HarvestFailure(
+        f"no command {command_id} is queued in {where}", EXIT_NOT_FOUND
+    )
 
 
 @main.command("start")

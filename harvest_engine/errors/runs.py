@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine.errors.base import SqliteError, _run_id
+from harvest_engine.errors.base import HarvestError, SqliteError, _run_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -129,3 +129,40 @@ class CommandTimedOut(SqliteError):
         self, *, command_id: str, kind: str = "", seconds: float = 0.0, path: str = ""
     ) -> None:
         super().__init__(command_id=command_id, kind=kind, seconds=seconds, path=path)
+
+
+class NotServed(CommandTimedOut):
+    """No process has served the file lately: a client command stops waiting within a second.
+
+    A `CommandTimedOut`, so handlers of that still catch it. The command
+    stays queued under `command_id`: a serving process applies it once one
+    runs; repeat the call with that id to await it, or withdraw it.
+    """
+
+    _template = (
+        "command {command_id} ({kind}) is queued, but no process serves {path} "
+        "({last_beat}): start one with `await rt.serve()`; the command stays queued "
+        "and is applied when one does (to drop it: `harvest withdraw` with its "
+        "command id, or client.withdraw)"
+    )
+    command_id: str
+    path: str
+    last_beat: str
+
+    def __init__(
+        self,
+        *,
+        command_id: str,
+        kind: str = "",
+        seconds: float = 0.0,
+        path: str = "",
+        last_beat: str = "",
+    ) -> None:
+        HarvestError.__init__(
+            self,
+            command_id=command_id,
+            kind=kind,
+            seconds=seconds,
+            path=path,
+            last_beat=last_beat,
+        )

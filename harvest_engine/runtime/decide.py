@@ -86,9 +86,12 @@ class Decider(Outcomes, AfterRollback):
         try:
             with self.store.write() as txn:
                 return self._cycle(txn, exec_id, now, claim, retry_panic_now)
-        except RunBusy:
+        except RunBusy as busy:
             # Another worker holds a run this cycle needs: stand back (the
             # cycle rolled back) and decide it again on a later pass.
+            log.debug(
+                "decision of %s stood back: run %s is held elsewhere", exec_id, busy
+            )
             self.cache.evict(exec_id)
             return Decision(exec_id)
         except children.EffectFailed as failed:

@@ -165,6 +165,10 @@ class DurableStore(Protocol):
         """Put every claimed task back to PENDING (a stopped server's unfinished bodies)."""
         ...
 
+    def beat_serving(self) -> None:
+        """Record that a process serves the store now (clients tell `NotServed` by its age)."""
+        ...
+
     def activity_attempts(
         self, exec_id: str, name: str | None
     ) -> list[ActivityAttempt]:

@@ -164,16 +164,31 @@ class MainWindow(QMainWindow):
             self._show_dialog(box)
             return False
         except Exception as exc:  # every failure is explained in the window
-            headline, detail = open_error_text(path, exc)
-            self.welcome.message.setText(f"{headline}\n{detail.splitlines()[0]}")
-            self._show_dialog(
-                message_box(
-                    self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail
-                )
-            )
+            self._refuse(path, exc)
             return False
-        self.set_session(session)
+        try:
+            self.set_session(session)
+        except Exception as exc:  # noqa: BLE001 - a file that opens, then fails its first reads
+            # A table or column missing, a damaged page: the views' first
+            # reads fail after the open succeeded. Said like a refused open,
+            # never a traceback or a silent exit at launch.
+            if self.session is session:
+                self.close_session()
+            else:
+                session.close()
+            self._refuse(path, exc)
+            return False
         return True
+
+    def _refuse(self, path: Target, exc: BaseException) -> None:
+        """Say in a dialog (and on the welcome page) why `path` could not be opened."""
+        headline, detail = open_error_text(path, exc)
+        self.welcome.message.setText(f"{headline}\n{detail.splitlines()[0]}")
+        self._show_dialog(
+            message_box(
+                self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail
+            )
+        )
 
     def _on_locked_choice(
         self, path: Path, box: QMessageBox, button: QAbstractButton

@@ -286,6 +286,12 @@ class PostgresStore(StoreReads):
                 (self.worker_id,),
             )
 
+    def beat_serving(self) -> None:
+        """Record this worker's heartbeat in harvest_meta (the server's clock; the latest wins)."""
+        with self.write() as txn:
+            del txn
+            command_sql.beat(self._conn)
+
     def pending_commands(self, limit: int) -> list[CommandRecord]:
         """Client commands not applied yet, in arrival order."""
         with self._lock:
