@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
 )
 
-from harvest_engine import DatabaseLocked
+from harvest_engine import DatabaseCorrupt, DatabaseLocked
 from harvest_gui import APP_TITLE, theme
 from harvest_gui.async_bridge import track
 from harvest_gui.client_session import ClientSession
@@ -164,16 +164,32 @@ class MainWindow(QMainWindow):
             self._show_dialog(box)
             return False
         except Exception as exc:  # every failure is explained in the window
-            headline, detail = open_error_text(path, exc)
-            self.welcome.message.setText(f"{headline}\n{detail.splitlines()[0]}")
-            self._show_dialog(
-                message_box(
-                    self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail
-                )
-            )
+            self._show_open_error(path, exc, offer_read_only=not (read_only or client))
             return False
-        self.set_session(session)
+        try:
+            self.set_session(session)
+        except Exception as exc:  # opened, but its rows cannot be read (a damaged page)
+            # The file that was open stays open; this one lets its lock go at once.
+            session.close()
+            self._show_open_error(path, exc, offer_read_only=not (read_only or client))
+            return False
         return True
+
+    def _show_open_error(
+        self, path: Target, exc: BaseException, *, offer_read_only: bool
+    ) -> None:
+        """Say why `path` did not open; a damaged file may still read read-only."""
+        headline, detail = open_error_text(path, exc)
+        if self.session is None:
+            self.welcome.message.setText(f"{headline}\n{detail.splitlines()[0]}")
+        box = message_box(
+            self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail
+        )
+        if offer_read_only and isinstance(exc, DatabaseCorrupt):
+            button = box.addButton("Open read-only", QMessageBox.ButtonRole.ActionRole)
+            button.setObjectName("openReadOnly")
+            button.clicked.connect(lambda: self.open_path(path, read_only=True))
+        self._show_dialog(box)
 
     def _on_locked_choice(
         self, path: Path, box: QMessageBox, button: QAbstractButton
@@ -188,14 +204,19 @@ class MainWindow(QMainWindow):
         box.open()
 
     def set_session(self, session: Session) -> None:
-        """Show `session`, closing the one shown before."""
+        """Show `session`, closing the one shown before.
+
+        The views read the file first: if that fails (a damaged page), the
+        error is raised and the file shown before stays open.
+        """
+        run_list = RunListView(session)
+        detail = RunDetailView(session)
+        schedules = SchedulesView(session)
         self.close_session()
         self.session = session
         self.settings.add_recent_file(session.path)
         window_menus.fill_recent_menu(self.recent_menu, self)
-        self.run_list = RunListView(session)
-        self.detail = RunDetailView(session)
-        self.schedules = SchedulesView(session)
+        self.run_list, self.detail, self.schedules = run_list, detail, schedules
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.run_list)
