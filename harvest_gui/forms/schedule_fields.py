@@ -135,6 +135,12 @@ class ScheduleEditorFields:
         self.confirm_delete = QPushButton("Yes, delete this schedule")
         self.confirm_delete.setObjectName("confirmDeleteButton")
         self.confirm_delete.hide()
+        # Enter must never delete: the destructive buttons take no Enter and no
+        # default focus, even when focus lands on them (issue 31: two Enters after
+        # Pause deleted the schedule).
+        for destructive in (self.delete_button, self.confirm_delete):
+            destructive.setAutoDefault(False)
+            destructive.setDefault(False)
         actions = QWidget()
         actions_layout = QHBoxLayout(actions)
         actions_layout.setContentsMargins(0, 0, 0, 0)
