@@ -93,3 +93,64 @@ def test_delete_asks_with_the_schedules_name_and_enter_does_not_answer(
 def every_hour() -> WorkflowSchedule:
     """The schedule the tests pause and delete."""
     return WorkflowSchedule("steps", Schedule.every("1h"), input=3)
+
+
+# -- focus on open (issue 31 #6) ---------------------------------------------------------
+
+
+@pytest.fixture
+def runs_writer(tmp_path: Path) -> Iterator[WriterSession]:
+    """A file with waiting runs, opened as its writer with their code registered."""
+    from tests.gui.helpers import make_runs
+
+    p = tmp_path / "runs.db"
+    make_runs(p, 2)
+    session = WriterSession.open(p, "tests.gui.helpers")
+    yield session
+    session.close()
+
+
+def first_exec_id(session: WriterSession) -> str:
+    from harvest_engine import ExecutionFilter
+
+    return str(session.list_executions(ExecutionFilter()).executions[0].exec_id)
+
+
+@pytest.mark.parametrize("action", ["cancel", "terminate"])
+def test_end_run_form_opens_typing_into_its_reason_and_space_does_not_close_it(
+    qtbot: Any, runs_writer: WriterSession, action: str
+) -> None:
+    from harvest_gui.forms.end_run import EndRunDialog
+
+    dlg = shown(qtbot, EndRunDialog(runs_writer, first_exec_id(runs_writer), action))
+    assert QApplication.focusWidget() is dlg.reason
+    for key in (Qt.Key.Key_N, Qt.Key.Key_O, Qt.Key.Key_Space, Qt.Key.Key_O):
+        press(qtbot, dlg, key)
+    assert dlg.reason.text() == "no o"
+    assert dlg.isVisible()
+
+
+def test_each_form_opens_with_the_focus_in_its_first_field(
+    qtbot: Any, runs_writer: WriterSession
+) -> None:
+    from harvest_gui.forms.handler_call import QueryDialog
+    from harvest_gui.forms.purge import PurgeDialog
+    from harvest_gui.forms.signal import SignalDialog
+    from harvest_gui.forms.start import StartWorkflowDialog
+
+    exec_id = first_exec_id(runs_writer)
+    for make, first in (
+        (lambda: StartWorkflowDialog(runs_writer), lambda d: d.workflow),
+        (lambda: SignalDialog(runs_writer, exec_id), lambda d: d.name),
+        (lambda: QueryDialog(runs_writer, exec_id), lambda d: d.name),
+        (lambda: PurgeDialog(runs_writer), lambda d: d.amount),
+    ):
+        dlg = shown(qtbot, make())
+        focused = QApplication.focusWidget()
+        field = first(dlg)
+        assert focused is field or field.isAncestorOf(focused), (
+            type(dlg).__name__,
+            focused,
+        )
+        assert focused is not dlg.close_button
+        dlg.close()
