@@ -106,8 +106,14 @@ class Operations(QObject):
         tip = "" if writer or not has else READ_ONLY_REASON
         for key in ("start", "new_schedule", "edit_schedule", "purge"):
             self.actions[key].setEnabled(has)
-        for key in ("signal", "query", "update", "cancel", "terminate", "determinism"):
+        for key in ("signal", "query", "update", "determinism"):
             self.actions[key].setEnabled(run)
+        closed = run and self._selected_closed()
+        for key in ("cancel", "terminate"):
+            self.actions[key].setEnabled(run and not closed)
+            self.actions[key].setToolTip(
+                "The selected run is closed: there is nothing to end." if closed else ""
+            )
         for key in ("time_travel", "diff", "export"):
             self.actions[key].setEnabled(run)
         for key in ("auto_drive", "until_idle"):
@@ -118,6 +124,15 @@ class Operations(QObject):
         self.actions["auto_drive"].setChecked(writer and bool(self.session.driving))
         if writer:
             driving.set_interval(self.session, self.interval_ms())
+
+    def _selected_closed(self) -> bool:
+        """Whether the selected run has closed (cancel and terminate do not apply)."""
+        if self.exec_id is None:
+            return False
+        try:
+            return self.session.describe(self.exec_id).closed_at is not None
+        except Exception:  # purged or damaged: the form says so when opened
+            return False
 
     def say(self, text: str, ms: int = 6000) -> None:
         """A line in the status bar."""
