@@ -34,6 +34,8 @@ from harvest_gui.views.storage import StorageView
 from harvest_gui.views.time_travel import TimeTravelView
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from harvest_gui.views.window_host import WindowHost
 
 INTERVAL_KEY = "drive/interval_ms"
@@ -57,6 +59,8 @@ class Operations(QObject):
         """The window as a widget: parent of the forms and views opened from here."""
         self.setObjectName("operations")
         self.windows: list[QWidget] = []
+        self.forms: dict[str, QWidget] = {}
+        """The open form or view of each kind: reopening raises it (issue 31)."""
         self.menus = build_menus(self.window, self, self.interval_ms())
         self.actions: dict[str, QAction] = self.menus.actions
         bar = host.menuBar()
@@ -71,6 +75,7 @@ class Operations(QObject):
         # Shortcuts fire without the menu being shown, so the actions must follow the
         # open file and the selected run as they change, not only on aboutToShow.
         host.context_changed.connect(self.update_actions)
+        host.context_changed.connect(self.follow_selection)
         self.update_actions()
 
     # -- state ------------------------------------------------------------------------------
@@ -159,7 +164,13 @@ class Operations(QObject):
     def show_window(self, widget: QWidget, *, child: bool = True) -> QWidget:
         """Show a non-modal window (never exec(): a nested event loop under qasync) and keep it."""
         if child:
-            widget.setParent(self.window, Qt.WindowType.Window)
+            # Parented: on top of the main window (transient for it), never lost behind.
+            kind = (
+                Qt.WindowType.Dialog
+                if isinstance(widget, QDialog)
+                else Qt.WindowType.Window
+            )
+            widget.setParent(self.window, kind)
         self.windows = [w for w in self.windows if w.isVisible()]
         self.windows.append(widget)
         succeeded = getattr(widget, "succeeded", None)
@@ -175,6 +186,48 @@ class Operations(QObject):
         if QGuiApplication.platformName() != "offscreen":  # it warns it cannot raise()
             widget.raise_()
         return widget
+
+    def open_form(
+        self,
+        kind: str,
+        make: Callable[[], QWidget],
+        target: str | None = None,
+        *,
+        child: bool = True,
+    ) -> QWidget:
+        """Show the one window of `kind`: raise the open one, else make one.
+
+        An open run form follows the selection (`retarget`); an open window that
+        cannot (a view pinned to its run) is replaced when asked for another.
+        """
+        existing = self.forms.get(kind)
+        if existing is not None and existing.isVisible():
+            current = getattr(existing, "exec_id", target)
+            retarget = getattr(existing, "retarget", None)
+            if target is not None and current != target and retarget is not None:
+                retarget(target)
+            if target is None or getattr(existing, "exec_id", target) == target:
+                existing.raise_()
+                existing.activateWindow()
+                return existing
+            existing.close()
+        widget = self.show_window(make(), child=child)
+        self.forms[kind] = widget
+        return widget
+
+    def follow_selection(self) -> None:
+        """Retarget the open run forms to the selected run; close those of a closed file."""
+        for kind, widget in list(self.forms.items()):
+            if not widget.isVisible():
+                del self.forms[kind]
+                continue
+            if getattr(widget, "session", self.session) is not self.session:
+                widget.close()
+                del self.forms[kind]
+                continue
+            retarget = getattr(widget, "retarget", None)
+            if retarget is not None and self.exec_id is not None:
+                retarget(self.exec_id)
 
     def on_changed(self, _result: Any = None) -> None:
         """A form changed the file: refresh the views now."""
@@ -192,27 +245,33 @@ class Operations(QObject):
     def on_start(self) -> None:
         """Run ▸ Start workflow."""
         if self.session is not None:
-            self.show_window(StartWorkflowDialog(self.session))
+            self.open_form("start", lambda: StartWorkflowDialog(self.session))
 
     def on_signal(self) -> None:
         """Run ▸ Send signal."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(SignalDialog(self.session, exec_id))
+            self.open_form(
+                "signal", lambda: SignalDialog(self.session, exec_id), exec_id
+            )
 
     def on_query(self) -> None:
         """Run ▸ Run query."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(QueryDialog(self.session, exec_id))
+            self.open_form("query", lambda: QueryDialog(self.session, exec_id), exec_id)
 
     def on_update(self) -> None:
         """Run ▸ Run update."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(UpdateDialog(self.session, exec_id))
+            self.open_form(
+                "update", lambda: UpdateDialog(self.session, exec_id), exec_id
+            )
 
     def on_end(self, action: str) -> None:
         """Run ▸ Cancel / Terminate."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(EndRunDialog(self.session, exec_id, action))
+            self.open_form(
+                action, lambda: EndRunDialog(self.session, exec_id, action), exec_id
+            )
 
     def on_auto_drive(self, on: bool) -> None:
         """Run ▸ Auto-drive."""
@@ -263,17 +322,23 @@ class Operations(QObject):
     def on_determinism(self) -> None:
         """Run ▸ Check determinism."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(DeterminismView(self.session, exec_id))
+            self.open_form(
+                "determinism",
+                lambda: DeterminismView(self.session, exec_id),
+                exec_id,
+            )
 
     def on_time_travel(self) -> None:
         """Run ▸ Time travel."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(TimeTravelView(self.session, exec_id))
+            self.open_form(
+                "time_travel", lambda: TimeTravelView(self.session, exec_id), exec_id
+            )
 
     def on_diff(self) -> None:
         """Run ▸ Diff with another run."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(DiffView(self.session, exec_id))
+            self.open_form("diff", lambda: DiffView(self.session, exec_id), exec_id)
 
     def on_export(self) -> None:
         """Run ▸ Export history: pick a file (non-modal), then write it."""
@@ -309,7 +374,7 @@ class Operations(QObject):
     def on_new_schedule(self) -> None:
         """Schedules ▸ New schedule."""
         if self.session is not None:
-            self.show_window(ScheduleEditorDialog(self.session))
+            self.open_form("new_schedule", lambda: ScheduleEditorDialog(self.session))
 
     def on_edit_schedule(self) -> None:
         """Schedules ▸ Edit selected schedule."""
@@ -320,15 +385,24 @@ class Operations(QObject):
         if row < 0 or row >= len(view.model.records):
             self.say("Select a schedule on the Schedules page first (Ctrl+2).")
             return
-        self.show_window(ScheduleEditorDialog(self.session, view.model.records[row]))
+        record = view.model.records[row]
+        editor = self.open_form(
+            "edit_schedule", lambda: ScheduleEditorDialog(self.session, record)
+        )
+        if isinstance(editor, ScheduleEditorDialog) and editor.row != record:
+            editor.load(record)  # the open editor, now on the selected schedule
 
     def on_storage(self) -> None:
         """Tools ▸ Storage."""
         if self.session is None:
             return
+        open_view = self.forms.get("storage")
+        if open_view is not None and open_view.isVisible():
+            self.open_form("storage", lambda: open_view)
+            return
         view = StorageView(self.session)
         view.purge_requested.connect(self.on_purge)
-        self.show_window(view)
+        self.open_form("storage", lambda: view)
         self._measure(view)
 
     @async_slot()
@@ -338,7 +412,7 @@ class Operations(QObject):
     def on_purge(self) -> None:
         """Tools ▸ Purge finished runs."""
         if self.session is not None:
-            self.show_window(PurgeDialog(self.session))
+            self.open_form("purge", lambda: PurgeDialog(self.session))
 
     def on_crash_demo(self) -> None:
         """Tools ▸ Crash-recovery demo: runs in a folder of its own, beside any open file."""

@@ -41,6 +41,64 @@ def select(window: MainWindow, exec_id: str) -> None:
     assert window.run_list.select_exec_id(exec_id)
 
 
+def test_a_form_reopened_is_raised_not_copied_and_follows_the_selected_run(
+    qtbot: Any, window: MainWindow, db_file: Path
+) -> None:
+    runs = runs_of(db_file)  # wf-00000, wf-00001 completed; the others wait
+    assert window.open_path(db_file, read_only=True)
+    ops = window.operations
+    select(window, runs["wf-00002"][0])
+    ops.actions["signal"].trigger()
+    first = ops.forms["signal"]
+    ops.actions["signal"].trigger()
+    assert ops.forms["signal"] is first
+    assert [type(w).__name__ for w in ops.windows].count("SignalDialog") == 1
+    # Parented and transient: it stays above the main window, never behind it.
+    assert first.parentWidget() is window
+    assert first.windowHandle().transientParent() is window.windowHandle()
+    assert first.isWindow()
+    # It says it follows the selection, and does.
+    assert first.follows.isVisible()
+    assert "Follows the run selected in the main window" in first.follows.text()
+    select(window, runs["wf-00003"][0])
+    assert first.exec_id == runs["wf-00003"][0]
+    assert first.run_line.text().startswith("wf-00003 · waits_for_go")
+    assert first.windowTitle() == "Send signal: wf-00003"
+    first.close()
+
+
+def test_retargeting_clears_a_given_confirmation(
+    qtbot: Any, window: MainWindow, db_file: Path
+) -> None:
+    runs = runs_of(db_file)
+    assert window.open_path(db_file)
+    ops = window.operations
+    select(window, runs["wf-00002"][0])
+    ops.actions["terminate"].trigger()
+    dlg = ops.forms["terminate"]
+    assert isinstance(dlg, EndRunDialog)
+    dlg.confirm.setChecked(True)
+    assert dlg.submit_button.isEnabled()
+    select(window, runs["wf-00004"][0])
+    assert dlg.exec_id == runs["wf-00004"][0]
+    assert not dlg.confirm.isChecked()
+    assert not dlg.submit_button.isEnabled()
+    dlg.close()
+
+
+def test_closing_the_file_closes_its_forms(
+    qtbot: Any, window: MainWindow, db_file: Path
+) -> None:
+    runs = runs_of(db_file)
+    assert window.open_path(db_file, read_only=True)
+    select(window, runs["wf-00002"][0])
+    window.operations.actions["query"].trigger()
+    dlg = window.operations.forms["query"]
+    assert dlg.isVisible()
+    window.close_session()
+    assert not dlg.isVisible()
+
+
 # -- closed runs and run names (issue 31 #8) ---------------------------------------------
 
 
