@@ -53,6 +53,15 @@ class Settings:
         """Remember the chosen theme."""
         self.qsettings.setValue("theme", theme if theme in THEMES else "system")
 
+    def last_workflow(self) -> str:
+        """The workflow the start form last started ("" when none yet)."""
+        value = self.qsettings.value("start/last_workflow", "")
+        return value if isinstance(value, str) else ""
+
+    def set_last_workflow(self, name: str) -> None:
+        """Remember the workflow just started, for the next start form."""
+        self.qsettings.setValue("start/last_workflow", name)
+
     def blob(self, key: str) -> QByteArray | None:
         """A saved geometry/state blob, or None."""
         value = self.qsettings.value(key)

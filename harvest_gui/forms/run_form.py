@@ -35,6 +35,8 @@ class RunTarget:
         """``order-1 · typed_order (RUNNING; exec 0192…)``: the ids a user chose come first."""
         if not self.found:
             return f"{self.exec_id} (no longer in the file)"
+        if self.workflow_id == self.exec_id:  # started without an id of its own
+            return f"{self.workflow_id} · {self.workflow_name} ({self.state})"
         return (
             f"{self.workflow_id} · {self.workflow_name} "
             f"({self.state}; exec {self.exec_id})"

@@ -17,10 +17,12 @@ from harvest_gui.forms.commands import (
     workflow_infos,
 )
 from harvest_gui.forms.payload_editor import PayloadEditor
+from harvest_gui.forms.run_form import read_target
 from harvest_gui.inspect.formatting import json_text
 
 if TYPE_CHECKING:
     from harvest_engine import StartOutcome
+    from harvest_gui.settings import Settings
 
 REUSE_HELP = {
     WorkflowIdReusePolicy.ALLOW_DUPLICATE: "attach to a running run of the id; else start fresh",
@@ -39,15 +41,25 @@ class StartWorkflowDialog(ActionDialog):
 
     client_ok = True
 
-    def __init__(self, session: Any, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        session: Any,
+        parent: QWidget | None = None,
+        settings: Settings | None = None,
+    ) -> None:
         super().__init__(
             session, "Start workflow", "&Start", "startWorkflowDialog", parent
         )
+        self.settings = settings
+        """Where the last workflow started is remembered (None: not remembered)."""
         self.workflow = QComboBox()
         self.workflow.setObjectName("workflowCombo")
         self.workflow.setAccessibleName("Workflow")
         for info in workflow_infos(session):
             self.workflow.addItem(info.name)
+        last = settings.last_workflow() if settings is not None else ""
+        if last and self.workflow.findText(last) >= 0:
+            self.workflow.setCurrentText(last)  # what the user started last time
         self.input = PayloadEditor("startInput")
         self.workflow_id = QLineEdit()
         self.workflow_id.setObjectName("workflowIdEdit")
@@ -138,6 +150,7 @@ class StartWorkflowDialog(ActionDialog):
 
     def submit(self) -> Any:
         """Start the run and say what happened."""
+        request = self.request()
 
         def report(outcome: StartOutcome) -> StartOutcome:
             how = (
@@ -145,7 +158,11 @@ class StartWorkflowDialog(ActionDialog):
                 if outcome.started_fresh
                 else "Attached to the running run"
             )
-            self.show_result(f"{how}: {outcome.exec_id}")
+            run = read_target(self.session, str(outcome.exec_id))
+            named = run.text if run.found else str(outcome.exec_id)
+            self.show_result(f"{how}: {named}")
+            if self.settings is not None:
+                self.settings.set_last_workflow(request.workflow_name)
             return outcome
 
-        return self.then(start_workflow(self.session, self.request()), report)
+        return self.then(start_workflow(self.session, request), report)

@@ -244,8 +244,20 @@ class Operations(QObject):
 
     def on_start(self) -> None:
         """Run ▸ Start workflow."""
-        if self.session is not None:
-            self.open_form("start", lambda: StartWorkflowDialog(self.session))
+        if self.session is None:
+            return
+        existing = self.forms.get("start")
+        if existing is not None and existing.isVisible():
+            self.open_form("start", lambda: existing)
+            return
+        form = StartWorkflowDialog(self.session, settings=self.host.settings)
+        self.open_form("start", lambda: form)
+        form.succeeded.connect(self.on_started)
+
+    def on_started(self, outcome: Any) -> None:
+        """Select the run a start made (or attached to): the form's link to it."""
+        self.on_changed()
+        self.host.on_open_run(str(outcome.exec_id))
 
     def on_signal(self) -> None:
         """Run ▸ Send signal."""
