@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QRadioButton,
     QVBoxLayout,
     QWidget,
 )
@@ -149,6 +150,8 @@ class ActionDialog(QDialog):
             return False
         if isinstance(widget, QLabel | QPushButton):
             return False
+        if isinstance(widget, QRadioButton) and not widget.isChecked():
+            return False  # Space there would change the choice (Tab skips it too)
         return not (
             isinstance(widget, QLineEdit | QPlainTextEdit) and widget.isReadOnly()
         )

@@ -154,3 +154,20 @@ def test_each_form_opens_with_the_focus_in_its_first_field(
         )
         assert focused is not dlg.close_button
         dlg.close()
+
+
+def test_the_editor_opens_on_the_chosen_kind_and_asks_on_a_row_of_its_own(
+    qtbot: Any, writer: WriterSession, path: Path
+) -> None:
+    writer.runtime.upsert_schedule(every_hour())
+    dlg = shown(qtbot, ScheduleEditorDialog(writer, schedules(path)["steps"]))
+    # Not on the unchecked "Cron" choice, where Space would switch the kind.
+    assert QApplication.focusWidget() is dlg.interval_radio
+    press(qtbot, dlg, Qt.Key.Key_Space)
+    assert dlg.interval_radio.isChecked()
+    qtbot.mouseClick(dlg.delete_button, Qt.MouseButton.LeftButton)
+    question = dlg.confirm_delete
+    assert question.text() == "Yes, delete the schedule of steps"
+    # The whole question shows: it is not squeezed beside the other buttons.
+    assert question.width() >= question.sizeHint().width()
+    assert question.y() > dlg.delete_button.y()
