@@ -94,6 +94,22 @@ class RunActionDialog(ActionDialog):
         self.follows.setWordWrap(True)
         self.follows.setStyleSheet("color: palette(mid);")
         self._show_target()
+        changed = getattr(session, "changed", None)
+        if changed is not None:  # a Session: follow the run's state as it commits
+            changed.connect(self.on_file_changed)
+
+    def on_file_changed(self) -> None:
+        """Re-read the run's state; one that closed meanwhile is said at once."""
+        if not self.isVisible():
+            return
+        fresh = read_target(self.session, self.exec_id)
+        if fresh == self.target:
+            return
+        closed_now = fresh.closed != self.target.closed
+        self.target = fresh
+        self._show_target()
+        if closed_now:
+            self.on_run_changed()
 
     def add_run_rows(self) -> None:
         """The "Run" line and the note saying the form follows the selection."""

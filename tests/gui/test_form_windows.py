@@ -158,3 +158,29 @@ def test_forms_and_diff_pickers_name_runs_by_workflow_id_and_workflow(
     assert not view.summary.text().startswith("Execution not found")
     view.close()
     assert QApplication.activeModalWidget() is None
+
+
+def test_a_run_that_closes_while_its_end_form_is_open_is_said_at_once(
+    qtbot: Any, qloop: Any, db_file: Path
+) -> None:
+    from harvest_gui.session import WriterSession
+
+    runs = runs_of(db_file)
+    exec_id = runs["wf-00002"][0]
+    session = WriterSession.open(db_file, "tests.gui.helpers")
+    try:
+        dlg = EndRunDialog(session, exec_id, "cancel")
+        qtbot.addWidget(dlg)
+        dlg.show()
+        dlg.confirm.setChecked(True)
+        assert dlg.submit_button.isEnabled()
+        session.runtime.send_signal(exec_id, "go", "done")
+        qloop.run_until_complete(session.runtime.run_until_idle())
+        session.refresh()  # what the poll does when the file changed
+        assert dlg.run_line.text().startswith("wf-00002 · waits_for_go (COMPLETED")
+        assert not dlg.confirm.isChecked()
+        assert not dlg.submit_button.isEnabled()
+        assert dlg.closed_note.isVisible()
+        dlg.close()
+    finally:
+        session.close()
