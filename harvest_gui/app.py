@@ -171,6 +171,8 @@ def run(
     settings = Settings()
     theme.apply_theme(app, settings.theme())
     module = DEMO_APP if path is None else app_module
+    if path is not None and app_module:  # said on the command line: it wins from now on
+        settings.set_code_for(path, app_module)
     window = MainWindow(settings, app_module=module)
     install_error_presenter(window)
     loop = qasync.QEventLoop(app)

@@ -41,6 +41,27 @@ class ClientSession(Session):
         if code is not None:
             self.workflows = list(code.registry.workflows.values())
 
+    def load_code(self, spec: str) -> list[str]:
+        """Load workflow code for the forms' names and typed inputs, and for replays.
+
+        The serving process runs the runs; this code only fills the forms.
+
+        Raises:
+            ImportError, ValueError: the code cannot be loaded (nothing changes).
+        """
+        code = SqliteRuntime.open_in_memory()
+        try:
+            register_app(code, spec)
+        except BaseException:
+            code.close()
+            raise
+        old, self.code = self.code, code
+        if old is not None:
+            old.close()
+        self.workflows = list(code.registry.workflows.values())
+        self.code_module = spec
+        return sorted(code.registry.workflows)
+
     @classmethod
     def open(cls, path: Target, app_module: str | None = None) -> ClientSession:
         """Open `path` as a client of the process that serves it.
@@ -70,7 +91,9 @@ class ClientSession(Session):
             if code is not None:
                 code.close()
             raise
-        return cls(p, reader, client, code)
+        session = cls(p, reader, client, code)
+        session.code_module = app_module or None
+        return session
 
     @property
     def lock_text(self) -> str:

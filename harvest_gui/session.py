@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
+import importlib.util
 import logging
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import (
@@ -20,6 +24,8 @@ from harvest_gui.session_base import POLL_MS, READ_ONLY, Session
 from harvest_gui.target import Target, as_target, open_reader
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from harvest_engine import (
         ExecutionDetail,
         HistoryEvent,
@@ -36,6 +42,7 @@ __all__ = [
     "ReaderSession",
     "Session",
     "WriterSession",
+    "load_module",
     "load_workflows",
     "register_app",
 ]
@@ -45,18 +52,54 @@ DRIVE_IDLE_S = 0.02
 """How often the serving drive looks for work it was not woken for (seconds; rt.serve's poll)."""
 
 
+def load_module(spec: str) -> ModuleType:
+    """The workflow code `spec` names: a dotted module name, or a ``.py`` file's path.
+
+    A file is imported under a name of its own (``harvest_code_<stem>_<hash>``),
+    so two files called ``workflows.py`` do not replace each other.
+
+    Raises:
+        ImportError: no such module or file, or importing it failed.
+
+    """
+    text = spec.strip()
+    if not text:
+        raise ImportError("no module name or .py file given")
+    if text.endswith(".py") or "/" in text or "\\" in text:
+        path = Path(text).expanduser().resolve()
+        if not path.is_file():
+            raise ImportError(f"{text}: no such .py file")
+        digest = hashlib.sha1(str(path).encode()).hexdigest()[:8]
+        name = f"harvest_code_{path.stem}_{digest}"
+        found = importlib.util.spec_from_file_location(name, path)
+        if found is None or found.loader is None:
+            raise ImportError(f"{text}: not a Python file")
+        module = importlib.util.module_from_spec(found)
+        sys.modules[name] = module
+        try:
+            found.loader.exec_module(module)
+        except BaseException as exc:
+            del sys.modules[name]
+            if isinstance(exc, Exception) and not isinstance(exc, ImportError):
+                raise ImportError(f"{text}: {type(exc).__name__}: {exc}") from exc
+            raise
+        return module
+    return importlib.import_module(text)
+
+
 def register_app(rt: SqliteRuntime, module_name: str) -> None:
     """Register the workflows and activities an `--app` module exposes.
 
     The module either has ``register(rt)``, or lists ``WORKFLOWS`` and
     ``ACTIVITIES`` (and optionally ``QUERIES`` and ``UPDATES``).
+    `module_name` may also be a ``.py`` file's path (`load_module`).
 
     Raises:
         ImportError: the module cannot be imported.
         ValueError: it exposes neither convention.
 
     """
-    module = importlib.import_module(module_name)
+    module = load_module(module_name)
     register = getattr(module, "register", None)
     if callable(register):
         register(rt)
@@ -127,13 +170,23 @@ class ReaderSession(Session):
         session = cls(p, open_reader(p))
         if app_module:
             try:
-                session.workflows = load_workflows(app_module)
+                session.load_code(app_module)
             except Exception:
                 # The file is still worth reading without the code; the
                 # Stack tab says it is not available.
                 session.close()
                 raise
         return session
+
+    def load_code(self, spec: str) -> list[str]:
+        """Load workflow code for replays; the names of its workflows.
+
+        Raises:
+            ImportError, ValueError: the code cannot be loaded (nothing changes).
+        """
+        self.workflows = load_workflows(spec)
+        self.code_module = spec
+        return sorted(info.name for info in self.workflows)
 
 
 class WriterSession(Session):
@@ -175,7 +228,7 @@ class WriterSession(Session):
         """
         p = as_target(path)
         if app_module:  # a typo in --app must not leave a new, empty database behind
-            importlib.import_module(app_module)
+            load_module(app_module)
         # A Postgres database: this window is one worker of many.
         runtime = (
             PostgresRuntime.connect(p) if isinstance(p, str) else SqliteRuntime.open(p)
@@ -187,7 +240,25 @@ class WriterSession(Session):
         except BaseException:
             runtime.close()
             raise
-        return cls(p, runtime, reader)
+        session = cls(p, runtime, reader)
+        session.code_module = app_module or None
+        return session
+
+    def load_code(self, spec: str) -> list[str]:
+        """Register the code's workflows on this writer; the names it registered.
+
+        Raises:
+            ImportError, ValueError: the code cannot be loaded.
+        """
+        before = set(self.runtime.registry.workflows)
+        check = SqliteRuntime.open_in_memory()  # a module that fails leaves no half
+        try:
+            register_app(check, spec)
+        finally:
+            check.close()
+        register_app(self.runtime, spec)
+        self.code_module = spec
+        return sorted(set(self.runtime.registry.workflows) - before) or sorted(before)
 
     @property
     def lock_text(self) -> str:

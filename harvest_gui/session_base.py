@@ -83,6 +83,8 @@ class Session(QObject):
         self.closed = False
         self.workflows: list[WorkflowInfo] = []
         """Workflow code loaded for replays (`--app` in read-only mode)."""
+        self.code_module: str | None = None
+        """The workflow code loaded in this window: a module name or a .py path."""
 
     # -- change detection --------------------------------------------------------
 

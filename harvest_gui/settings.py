@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
@@ -52,6 +53,30 @@ class Settings:
     def set_theme(self, theme: str) -> None:
         """Remember the chosen theme."""
         self.qsettings.setValue("theme", theme if theme in THEMES else "system")
+
+    def last_workflow(self) -> str:
+        """The workflow the start form last started ("" when none yet)."""
+        value = self.qsettings.value("start/last_workflow", "")
+        return value if isinstance(value, str) else ""
+
+    def set_last_workflow(self, name: str) -> None:
+        """Remember the workflow just started, for the next start form."""
+        self.qsettings.setValue("start/last_workflow", name)
+
+    @staticmethod
+    def _code_key(target: str | Path) -> str:
+        text = str(target) if isinstance(target, str) and "://" in str(target) else None
+        name = text or str(Path(target).resolve())
+        return "code/" + hashlib.sha1(name.encode()).hexdigest()[:16]
+
+    def code_for(self, target: str | Path) -> str | None:
+        """The workflow code last loaded for this file (module name or .py path), or None."""
+        value = self.qsettings.value(self._code_key(target))
+        return value if isinstance(value, str) and value else None
+
+    def set_code_for(self, target: str | Path, spec: str) -> None:
+        """Remember `spec` as this file's workflow code, loaded when it opens again."""
+        self.qsettings.setValue(self._code_key(target), spec)
 
     def blob(self, key: str) -> QByteArray | None:
         """A saved geometry/state blob, or None."""

@@ -13,8 +13,10 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QRadioButton,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +32,8 @@ from harvest_gui.forms.error_text import describe_error
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+
+    from PySide6.QtGui import QShowEvent
 
 
 class ActionDialog(QDialog):
@@ -104,6 +108,53 @@ class ActionDialog(QDialog):
         layout.addWidget(self.result_view)
         layout.addWidget(self.buttons)
         self.setMinimumWidth(480)
+
+    # -- focus ----------------------------------------------------------------------------
+
+    _focused_once = False
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """On first show, put the keyboard in the first field (not on Close)."""
+        super().showEvent(event)
+        if not self._focused_once:
+            self._focused_once = True
+            field = self.first_field()
+            if field is not None:
+                field.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def first_field(self) -> QWidget | None:
+        """The first field a user can type or choose in, top to bottom; None if none is.
+
+        Read-only lines (the run a form acts on), labels and push buttons are
+        passed over: typing a reason must land in the reason, and Space must not
+        press Close (issue 31).
+        """
+        for i in range(self.form.rowCount()):
+            for role in (
+                QFormLayout.ItemRole.FieldRole,
+                QFormLayout.ItemRole.SpanningRole,
+            ):
+                item = self.form.itemAt(i, role)
+                widget = item.widget() if item is not None else None
+                if widget is None:
+                    continue
+                for candidate in (widget, *widget.findChildren(QWidget)):
+                    if self._takes_input(candidate):
+                        return candidate
+        return None
+
+    def _takes_input(self, widget: QWidget) -> bool:
+        if not (widget.isEnabled() and widget.isVisibleTo(self)):
+            return False
+        if not widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
+            return False
+        if isinstance(widget, QLabel | QPushButton):
+            return False
+        if isinstance(widget, QRadioButton) and not widget.isChecked():
+            return False  # Space there would change the choice (Tab skips it too)
+        return not (
+            isinstance(widget, QLineEdit | QPlainTextEdit) and widget.isReadOnly()
+        )
 
     # -- state ----------------------------------------------------------------------------
 

@@ -38,7 +38,8 @@ CLIENT_REASON = (
     "purging and driving stay with that process."
 )
 NO_CODE_REASON = (
-    "No workflows are registered in this window (start it with --app MODULE)."
+    "No workflows are registered in this window: load their code with File ▸ Load "
+    "workflow code… (or start it with --app MODULE)."
 )
 
 

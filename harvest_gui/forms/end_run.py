@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QWidget
 
-from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import end_run
+from harvest_gui.forms.run_form import RunActionDialog, read_target
 
 TEXTS = {
     "cancel": (
@@ -28,7 +28,7 @@ TEXTS = {
 }
 
 
-class EndRunDialog(ActionDialog):
+class EndRunDialog(RunActionDialog):
     """Cancel or terminate one run; the submit button waits for the confirmation box.
 
     Signals:
@@ -41,11 +41,8 @@ class EndRunDialog(ActionDialog):
         self, session: Any, exec_id: str, action: str, parent: QWidget | None = None
     ) -> None:
         title, submit, explain, confirm = TEXTS[action]
-        super().__init__(session, title, submit, f"{action}RunDialog", parent)
-        self.exec_id = exec_id
+        super().__init__(session, exec_id, title, submit, f"{action}RunDialog", parent)
         self.action = action
-        run = QLineEdit(exec_id)
-        run.setReadOnly(True)
         self.reason = QLineEdit()
         self.reason.setObjectName("reasonEdit")
         self.reason.setAccessibleName("Reason")
@@ -57,24 +54,45 @@ class EndRunDialog(ActionDialog):
         self.explain.setObjectName("endRunExplain")
         self.explain.setTextFormat(Qt.TextFormat.PlainText)
         self.explain.setWordWrap(True)
+        self.closed_note = QLabel()
+        self.closed_note.setObjectName("closedRunNote")
+        self.closed_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.closed_note.setWordWrap(True)
         self.form.addRow(self.explain)
-        self.form.addRow("Run", run)
+        self.add_run_rows()
+        self.form.addRow("", self.closed_note)
         self.form.addRow("&Reason", self.reason)
         self.form.addRow(self.confirm)
         self.check_writable()
+        self.on_run_changed()
+
+    def on_run_changed(self) -> None:
+        """A closed run has nothing to end: say so before anything is confirmed."""
+        self.confirm.setChecked(False)
+        closed = self.target.closed
+        self.closed_note.setText(
+            f"This run is closed ({self.target.state}): there is nothing to "
+            f"{self.action}."
+            if closed
+            else ""
+        )
+        self.closed_note.setVisible(closed)
+        self.confirm.setEnabled(not closed and self.disabled_reason is None)
         self.refresh_submit()
 
     def can_submit(self) -> bool:
-        """Only once confirmed."""
-        return self.confirm.isChecked()
+        """Only once confirmed, and only for a run still open."""
+        return self.confirm.isChecked() and not self.target.closed
 
     def submit(self) -> Any:
         """End the run."""
 
         def report(_: None) -> str:
             done = "Cancel requested" if self.action == "cancel" else "Run terminated"
-            self.show_result(f"{done}: {self.exec_id}")
-            self.confirm.setChecked(False)
+            self.show_result(f"{done}: {self.target.text}")
+            self.target = read_target(self.session, self.exec_id)
+            self._show_target()
+            self.on_run_changed()
             return self.action
 
         return self.then(

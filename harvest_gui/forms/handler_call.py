@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
+from PySide6.QtWidgets import QComboBox, QWidget
 
 from harvest_gui.async_bridge import async_slot
-from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import (
     handler_input_type,
     handler_names,
@@ -15,10 +14,11 @@ from harvest_gui.forms.commands import (
     run_update,
 )
 from harvest_gui.forms.payload_editor import PayloadEditor
+from harvest_gui.forms.run_form import RunActionDialog
 from harvest_gui.inspect.formatting import json_text
 
 
-class HandlerCallDialog(ActionDialog):
+class HandlerCallDialog(RunActionDialog):
     """Shared form of queries and updates: a handler name, an argument, the answer.
 
     Signals:
@@ -38,14 +38,10 @@ class HandlerCallDialog(ActionDialog):
         name: str,
         parent: QWidget | None,
     ) -> None:
-        super().__init__(session, title, submit, name, parent)
-        self.exec_id = exec_id
-        try:
-            self.workflow_name = session.describe(exec_id).workflow_name
-        except Exception:  # a purged run: the call itself reports ExecutionNotFound
-            self.workflow_name = ""
-        self.run_label = QLineEdit(f"{exec_id}  ({self.workflow_name})")
-        self.run_label.setReadOnly(True)
+        super().__init__(session, exec_id, title, submit, name, parent)
+        # A purged run has no name: the call itself reports ExecutionNotFound.
+        self.workflow_name = self.target.workflow_name
+        self.run_label = self.run_line
         self.name = QComboBox()
         self.name.setObjectName(f"{self.kind}NameCombo")
         self.name.setAccessibleName(f"{self.kind.title()} name")
@@ -53,7 +49,7 @@ class HandlerCallDialog(ActionDialog):
         self.name.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.name.addItems(handler_names(session, self.workflow_name, self.kind))
         self.arg = PayloadEditor(f"{self.kind}Arg")
-        self.form.addRow("Run", self.run_label)
+        self.add_run_rows()
         self.form.addRow("&Name", self.name)
         self.form.addRow("&Argument", self.arg)
         self.name.currentTextChanged.connect(self.on_name_changed)
@@ -61,6 +57,17 @@ class HandlerCallDialog(ActionDialog):
         self.on_name_changed(self.name.currentText())
         self.check_writable()
         self.refresh_submit()
+
+    def on_run_changed(self) -> None:
+        """Offer the new run's handler names; what was typed in the name stays."""
+        self.workflow_name = self.target.workflow_name
+        typed = self.name.currentText()
+        self.name.blockSignals(True)
+        self.name.clear()
+        self.name.addItems(handler_names(self.session, self.workflow_name, self.kind))
+        self.name.setCurrentText(typed)
+        self.name.blockSignals(False)
+        self.on_name_changed(typed)
 
     def on_name_changed(self, name: str) -> None:
         """Type the argument after the handler's annotation."""

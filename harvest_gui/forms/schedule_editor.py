@@ -248,14 +248,22 @@ class ScheduleEditorDialog(ScheduleEditorFields, ActionDialog):
         if not found:
             self.show_error(f"There is no schedule for {name} any more.")
         self._reload(name)
+        # The pressed button is now disabled: keep the focus on its counterpart, not
+        # on whatever follows it in the tab order (Delete…).
+        counterpart = self.resume_button if paused else self.pause_button
+        (counterpart if counterpart.isEnabled() else self.close_button).setFocus()
         self.show_result(f"{name}: {'paused' if paused else 'resumed'}")
         if self.row is not None:
             self.succeeded.emit(self.row)
 
     def on_delete_clicked(self) -> None:
-        """Ask for the second click."""
+        """Ask for a second, deliberate click naming the schedule (the focus stays put)."""
+        if self.row is None:
+            return
+        self.confirm_delete.setText(
+            f"Yes, delete the schedule of {self.row.workflow_name}"
+        )
         self.confirm_delete.show()
-        self.confirm_delete.setFocus()
 
     def on_delete_confirmed(self) -> None:
         """Delete the stored schedule (its runs keep running)."""

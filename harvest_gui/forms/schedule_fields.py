@@ -135,15 +135,16 @@ class ScheduleEditorFields:
         self.confirm_delete = QPushButton("Yes, delete this schedule")
         self.confirm_delete.setObjectName("confirmDeleteButton")
         self.confirm_delete.hide()
+        # Enter must never delete: the destructive buttons take no Enter and no
+        # default focus, even when focus lands on them (issue 31: two Enters after
+        # Pause deleted the schedule).
+        for destructive in (self.delete_button, self.confirm_delete):
+            destructive.setAutoDefault(False)
+            destructive.setDefault(False)
         actions = QWidget()
         actions_layout = QHBoxLayout(actions)
         actions_layout.setContentsMargins(0, 0, 0, 0)
-        for b in (
-            self.pause_button,
-            self.resume_button,
-            self.delete_button,
-            self.confirm_delete,
-        ):
+        for b in (self.pause_button, self.resume_button, self.delete_button):
             actions_layout.addWidget(b)
         actions_layout.addStretch(1)
         self.form.addRow("&Workflow", self.workflow)
@@ -160,3 +161,5 @@ class ScheduleEditorFields:
         self.form.addRow("Max &active runs", self.max_active)
         self.form.addRow("State", self.state_label)
         self.form.addRow(actions)
+        # A row of its own: the question names the schedule, however long its name.
+        self.form.addRow(self.confirm_delete)

@@ -6,14 +6,14 @@ from typing import Any
 
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
-from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import send_signal, workflow_info
 from harvest_gui.forms.payload_editor import PayloadEditor
+from harvest_gui.forms.run_form import RunActionDialog
 from harvest_gui.inspect.formatting import json_text
 from harvest_gui.inspect.signal_names import signal_types_in_code, suggest_signals
 
 
-class SignalDialog(ActionDialog):
+class SignalDialog(RunActionDialog):
     """Stage a signal for one run.
 
     Signals:
@@ -25,13 +25,12 @@ class SignalDialog(ActionDialog):
     def __init__(
         self, session: Any, exec_id: str, parent: QWidget | None = None
     ) -> None:
-        super().__init__(session, "Send signal", "&Send", "signalDialog", parent)
-        self.exec_id = exec_id
+        super().__init__(
+            session, exec_id, "Send signal", "&Send", "signalDialog", parent
+        )
         self.types: dict[str, Any] = {}
         self.last_payloads: dict[str, Any] = {}
-        self.run_label = QLineEdit(exec_id)
-        self.run_label.setObjectName("signalRun")
-        self.run_label.setReadOnly(True)
+        self.run_label = self.run_line
         self.name = QComboBox()
         self.name.setObjectName("signalNameCombo")
         self.name.setAccessibleName("Signal name")
@@ -48,7 +47,7 @@ class SignalDialog(ActionDialog):
         self.key.setObjectName("signalKeyEdit")
         self.key.setAccessibleName("Idempotency key")
         self.key.setPlaceholderText("optional: a second send with this key is dropped")
-        self.form.addRow("Run", self.run_label)
+        self.add_run_rows()
         self.form.addRow("&Name", self.name)
         self.form.addRow("&Payload", self.payload)
         self.form.addRow("Idempotency &key", self.key)
@@ -57,6 +56,18 @@ class SignalDialog(ActionDialog):
         self.on_name_changed(self.name.currentText())
         self.check_writable()
         self.refresh_submit()
+
+    def on_run_changed(self) -> None:
+        """Suggest the new run's signal names; what was typed in the name stays."""
+        typed = self.name.currentText()
+        self.types = {}
+        self.last_payloads = {}
+        self.name.blockSignals(True)
+        self.name.clear()
+        self.name.addItems(self._suggestions())
+        self.name.setCurrentText(typed)
+        self.name.blockSignals(False)
+        self.on_name_changed(typed)
 
     def _suggestions(self) -> list[str]:
         try:

@@ -12,16 +12,24 @@ from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import (
     NO_CODE_REASON,
     StartRequest,
+    client_of,
     start_workflow,
     workflow_info,
     workflow_infos,
 )
 from harvest_gui.forms.payload_editor import PayloadEditor
+from harvest_gui.forms.run_form import read_target
 from harvest_gui.inspect.formatting import json_text
 
 if TYPE_CHECKING:
     from harvest_engine import StartOutcome
+    from harvest_gui.settings import Settings
 
+BY_NAME_NOTE = (
+    "No workflow code is loaded in this window: type the workflow's name and its "
+    "input as JSON; the serving process runs it. (File ▸ Load workflow code… adds "
+    "names and typed inputs.)"
+)
 REUSE_HELP = {
     WorkflowIdReusePolicy.ALLOW_DUPLICATE: "attach to a running run of the id; else start fresh",
     WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY: "refuse after a completed run of the id",
@@ -39,15 +47,34 @@ class StartWorkflowDialog(ActionDialog):
 
     client_ok = True
 
-    def __init__(self, session: Any, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        session: Any,
+        parent: QWidget | None = None,
+        settings: Settings | None = None,
+    ) -> None:
         super().__init__(
             session, "Start workflow", "&Start", "startWorkflowDialog", parent
         )
+        self.settings = settings
+        """Where the last workflow started is remembered (None: not remembered)."""
         self.workflow = QComboBox()
         self.workflow.setObjectName("workflowCombo")
         self.workflow.setAccessibleName("Workflow")
         for info in workflow_infos(session):
             self.workflow.addItem(info.name)
+        self.by_name = self.workflow.count() == 0 and client_of(session) is not None
+        """Client mode without code: the serving process has it; start by typed name."""
+        if self.by_name:
+            self.workflow.setEditable(True)
+            self.workflow.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+            self.workflow.addItems(self.names_in_file())
+            line = self.workflow.lineEdit()
+            if line is not None:  # always: setEditable(True) gave it one
+                line.setPlaceholderText("the workflow's name, as the server has it")
+        last = settings.last_workflow() if settings is not None else ""
+        if last and self.workflow.findText(last) >= 0:
+            self.workflow.setCurrentText(last)  # what the user started last time
         self.input = PayloadEditor("startInput")
         self.workflow_id = QLineEdit()
         self.workflow_id.setObjectName("workflowIdEdit")
@@ -73,9 +100,20 @@ class StartWorkflowDialog(ActionDialog):
         for editor in (self.input, self.memo, self.attributes):
             editor.validity_changed.connect(lambda _ok: self.refresh_submit())
         self.on_workflow_changed(self.workflow.currentText())
-        if self.check_writable() and self.workflow.count() == 0:
+        if self.check_writable() and self.by_name:
+            self.notice.setText(BY_NAME_NOTE)
+            self.notice.show()
+        elif self.disabled_reason is None and self.workflow.count() == 0:
             self.disable_with_reason(NO_CODE_REASON)
         self.refresh_submit()
+
+    def names_in_file(self) -> list[str]:
+        """Workflow names the file's newest runs carry: suggestions to start by name."""
+        try:
+            page = self.session.list_executions(ExecutionFilter().limit(500))
+        except (HarvestError, OSError):  # no suggestions: a name can still be typed
+            return []
+        return sorted({str(run.workflow_name) for run in page.executions})
 
     def on_workflow_changed(self, name: str) -> None:
         """Type the input after the workflow's annotation."""
@@ -107,7 +145,7 @@ class StartWorkflowDialog(ActionDialog):
 
     def can_submit(self) -> bool:
         """A workflow is chosen and every JSON box is valid."""
-        return bool(self.workflow.currentText()) and all(
+        return bool(self.workflow.currentText().strip()) and all(
             e.valid for e in (self.input, self.memo, self.attributes)
         )
 
@@ -128,7 +166,7 @@ class StartWorkflowDialog(ActionDialog):
                 raise ValueError(f"{label}: {parsed.error}")
             values[label] = parsed.value
         return StartRequest(
-            workflow_name=self.workflow.currentText(),
+            workflow_name=self.workflow.currentText().strip(),
             input=values["input"],
             workflow_id=self.workflow_id.text().strip() or None,
             reuse_policy=self.reuse.currentData(),
@@ -138,6 +176,7 @@ class StartWorkflowDialog(ActionDialog):
 
     def submit(self) -> Any:
         """Start the run and say what happened."""
+        request = self.request()
 
         def report(outcome: StartOutcome) -> StartOutcome:
             how = (
@@ -145,7 +184,11 @@ class StartWorkflowDialog(ActionDialog):
                 if outcome.started_fresh
                 else "Attached to the running run"
             )
-            self.show_result(f"{how}: {outcome.exec_id}")
+            run = read_target(self.session, str(outcome.exec_id))
+            named = run.text if run.found else str(outcome.exec_id)
+            self.show_result(f"{how}: {named}")
+            if self.settings is not None:
+                self.settings.set_last_workflow(request.workflow_name)
             return outcome
 
-        return self.then(start_workflow(self.session, self.request()), report)
+        return self.then(start_workflow(self.session, request), report)

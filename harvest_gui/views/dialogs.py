@@ -65,6 +65,13 @@ def open_error_text(path: Target, exc: BaseException) -> tuple[str, str]:
             f"{exc}\n\nPick a file that a harvest runtime created. A damaged file "
             "(not readable as SQLite) is reported the same way.",
         )
+    if isinstance(exc, DatabaseCorrupt):
+        return (
+            f"{name} is damaged: some of its pages cannot be read.",
+            f"{exc}\n\nThe file that was open stays open, and this one was let go "
+            "(no lock is kept). Open read-only to see what can still be read; a "
+            "backup copy is the way to get the rest back.",
+        )
     if isinstance(exc, HarvestInternalError):
         return (
             f"harvest hit an internal error opening {name}.",

@@ -182,22 +182,41 @@ class DiffView(QWidget):
         runs = self.session.list_executions(flt).executions
         for combo in (self.left, self.right):
             for run in runs:
-                combo.addItem(f"{run.exec_id}", str(run.exec_id))
+                # Named as the user knows the run: its workflow id and workflow first.
+                combo.addItem(
+                    f"{run.workflow_id} · {run.workflow_name} ({run.exec_id})",
+                    str(run.exec_id),
+                )
                 combo.setItemData(
                     combo.count() - 1,
                     formatting.tooltip(
-                        f"{run.workflow_name} · {run.workflow_id} · {run.state}"
+                        f"{run.workflow_id} · {run.workflow_name} · {run.state}\n"
+                        f"exec {run.exec_id}"
                     ),
                     Qt.ItemDataRole.ToolTipRole,
                 )
         ids = [str(r.exec_id) for r in runs]
-        self.left.setCurrentText(left or (ids[0] if ids else ""))
-        other = right or next((i for i in ids if i != left), "")
-        self.right.setCurrentText(other)
+        self._pick(self.left, left or (ids[0] if ids else ""))
+        self._pick(self.right, right or next((i for i in ids if i != left), ""))
+
+    @staticmethod
+    def _pick(combo: QComboBox, exec_id: str) -> None:
+        index = combo.findData(exec_id)
+        if index >= 0:
+            combo.setCurrentIndex(index)
+        else:  # not among the listed runs: shown as typed
+            combo.setEditText(exec_id)
+
+    @staticmethod
+    def picked(combo: QComboBox) -> str:
+        """The exec id a picker names: a listed run's, or the id typed into it."""
+        text = combo.currentText().strip()
+        index = combo.findText(text)
+        return str(combo.itemData(index)) if index >= 0 else text
 
     def compare(self) -> None:
         """Load both histories and align them."""
-        left, right = self.left.currentText().strip(), self.right.currentText().strip()
+        left, right = self.picked(self.left), self.picked(self.right)
         try:
             a = self.session.load_history(left)
             b = self.session.load_history(right)

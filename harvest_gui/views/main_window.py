@@ -25,10 +25,11 @@ from PySide6.QtWidgets import (
     QTabWidget,
 )
 
-from harvest_engine import DatabaseLocked
+from harvest_engine import DatabaseCorrupt, DatabaseLocked
 from harvest_gui import APP_TITLE, theme
 from harvest_gui.async_bridge import track
 from harvest_gui.client_session import ClientSession
+from harvest_gui.forms.load_code import LoadCodeDialog
 from harvest_gui.session import ReaderSession, Session, WriterSession
 from harvest_gui.views import window_menus
 from harvest_gui.views.dialogs import (
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self.detail: RunDetailView | None = None
         self.schedules: SchedulesView | None = None
         self.last_dialog: QMessageBox | None = None
+        self.code_dialog: LoadCodeDialog | None = None
         self._counts_due = False
         self._counts_timer = QTimer(self)
         self._counts_timer.setSingleShot(True)
@@ -147,14 +149,21 @@ class MainWindow(QMainWindow):
             True when the file is now open.
 
         """
+        code = self.code_for(path)
         try:
             session: Session
-            if client:
-                session = ClientSession.open(path, self.app_module)
-            elif read_only:
-                session = ReaderSession.open(path, self.app_module)
-            else:
-                session = WriterSession.open(path, self.app_module)
+            try:
+                session = self._open_session(path, read_only, client, code)
+            except (ImportError, ValueError) as exc:
+                if code is None or code == self.app_module:
+                    raise
+                # Code remembered for the file that no longer loads: open without it.
+                session = self._open_session(path, read_only, client, None)
+                self.status.say(
+                    f"The workflow code remembered for this file did not load "
+                    f"({exc}); opened without it (File ▸ Load workflow code…).",
+                    15000,
+                )
         except DatabaseLocked as exc:  # only a file has a writer lock
             file = Path(path)
             box = locked_box(self, file, exc)
@@ -164,31 +173,79 @@ class MainWindow(QMainWindow):
             self._show_dialog(box)
             return False
         except Exception as exc:  # every failure is explained in the window
-            self._refuse(path, exc)
+            self._show_open_error(path, exc, offer_read_only=not (read_only or client))
             return False
         try:
             self.set_session(session)
-        except Exception as exc:  # noqa: BLE001 - a file that opens, then fails its first reads
-            # A table or column missing, a damaged page: the views' first
-            # reads fail after the open succeeded. Said like a refused open,
-            # never a traceback or a silent exit at launch.
-            if self.session is session:
-                self.close_session()
-            else:
-                session.close()
-            self._refuse(path, exc)
+        except Exception as exc:  # opened, but its rows cannot be read (a damaged page)
+            # The file that was open stays open; this one lets its lock go at once.
+            session.close()
+            self._show_open_error(path, exc, offer_read_only=not (read_only or client))
             return False
         return True
 
-    def _refuse(self, path: Target, exc: BaseException) -> None:
-        """Say in a dialog (and on the welcome page) why `path` could not be opened."""
+    def code_for(self, path: Target) -> str | None:
+        """The workflow code to load with `path`: the one remembered for it, else `--app`."""
+        return self.settings.code_for(path) or self.app_module
+
+    @staticmethod
+    def _open_session(
+        path: Target, read_only: bool, client: bool, code: str | None
+    ) -> Session:
+        if client:
+            return ClientSession.open(path, code)
+        if read_only:
+            return ReaderSession.open(path, code)
+        return WriterSession.open(path, code)
+
+    def on_load_code(self) -> None:
+        """File ▸ Load workflow code…: one dialog, raised if already open."""
+        if self.session is None:
+            self.status.say("Open a file first (Ctrl+O).")
+            return
+        shown = self.code_dialog
+        if shown is not None and shown.isVisible():
+            shown.raise_()
+            shown.activateWindow()
+            return
+        dialog = LoadCodeDialog(
+            self.session, self.load_code, self.session.code_module, self
+        )
+        self.code_dialog = dialog
+        dialog.show()
+
+    def load_code(self, spec: str) -> str:
+        """Load workflow code into the open file, remember it for the file; says what came.
+
+        Raises:
+            ImportError, ValueError: the code does not load (nothing changes).
+        """
+        session = self.session
+        if session is None:
+            raise ValueError("no file is open")
+        names = session.load_code(spec)  # type: ignore[attr-defined]
+        self.settings.set_code_for(session.path, spec)
+        if isinstance(session, WriterSession):
+            self._start_driving(session)  # runs waiting for their code go on
+        session.refresh()
+        self.context_changed.emit()
+        listed = ", ".join(names) if names else "no workflows"
+        return f"Loaded {spec}: {listed}. Remembered for {session.name}."
+
+    def _show_open_error(
+        self, path: Target, exc: BaseException, *, offer_read_only: bool
+    ) -> None:
+        """Say why `path` did not open; a damaged file may still read read-only."""
         headline, detail = open_error_text(path, exc)
         self.welcome.message.setText(f"{headline}\n{detail.splitlines()[0]}")
-        self._show_dialog(
-            message_box(
-                self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail
-            )
+        box = message_box(
+            self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail
         )
+        if offer_read_only and isinstance(exc, DatabaseCorrupt):
+            button = box.addButton("Open read-only", QMessageBox.ButtonRole.ActionRole)
+            button.setObjectName("openReadOnly")
+            button.clicked.connect(lambda: self.open_path(path, read_only=True))
+        self._show_dialog(box)
 
     def _on_locked_choice(
         self, path: Path, box: QMessageBox, button: QAbstractButton
@@ -203,14 +260,19 @@ class MainWindow(QMainWindow):
         box.open()
 
     def set_session(self, session: Session) -> None:
-        """Show `session`, closing the one shown before."""
+        """Show `session`, closing the one shown before.
+
+        The views read the file first: if that fails (a damaged page), the
+        error is raised and the file shown before stays open.
+        """
+        run_list = RunListView(session)
+        detail = RunDetailView(session)
+        schedules = SchedulesView(session)
         self.close_session()
         self.session = session
         self.settings.add_recent_file(session.path)
         window_menus.fill_recent_menu(self.recent_menu, self)
-        self.run_list = RunListView(session)
-        self.detail = RunDetailView(session)
-        self.schedules = SchedulesView(session)
+        self.run_list, self.detail, self.schedules = run_list, detail, schedules
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.run_list)
@@ -238,7 +300,7 @@ class MainWindow(QMainWindow):
         self.status.show_session(session)
         self.own_actions.set_file_open(True)
         self._update_title()
-        if isinstance(session, WriterSession) and self.app_module is not None:
+        if isinstance(session, WriterSession) and session.code_module is not None:
             self._start_driving(session)
         self.run_list.table.setFocus()
         if self.run_list.model.rowCount():
@@ -271,6 +333,9 @@ class MainWindow(QMainWindow):
         if session is None:
             return
         self._save_views()
+        if self.code_dialog is not None:  # it loads into this file
+            self.code_dialog.close()
+            self.code_dialog = None
         if isinstance(session, WriterSession) and session.driving:
             try:
                 asyncio.get_running_loop()

@@ -34,6 +34,8 @@ from harvest_gui.views.storage import StorageView
 from harvest_gui.views.time_travel import TimeTravelView
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from harvest_gui.views.window_host import WindowHost
 
 INTERVAL_KEY = "drive/interval_ms"
@@ -57,6 +59,8 @@ class Operations(QObject):
         """The window as a widget: parent of the forms and views opened from here."""
         self.setObjectName("operations")
         self.windows: list[QWidget] = []
+        self.forms: dict[str, QWidget] = {}
+        """The open form or view of each kind: reopening raises it (issue 31)."""
         self.menus = build_menus(self.window, self, self.interval_ms())
         self.actions: dict[str, QAction] = self.menus.actions
         bar = host.menuBar()
@@ -71,6 +75,7 @@ class Operations(QObject):
         # Shortcuts fire without the menu being shown, so the actions must follow the
         # open file and the selected run as they change, not only on aboutToShow.
         host.context_changed.connect(self.update_actions)
+        host.context_changed.connect(self.follow_selection)
         self.update_actions()
 
     # -- state ------------------------------------------------------------------------------
@@ -106,8 +111,14 @@ class Operations(QObject):
         tip = "" if writer or not has else READ_ONLY_REASON
         for key in ("start", "new_schedule", "edit_schedule", "purge"):
             self.actions[key].setEnabled(has)
-        for key in ("signal", "query", "update", "cancel", "terminate", "determinism"):
+        for key in ("signal", "query", "update", "determinism"):
             self.actions[key].setEnabled(run)
+        closed = run and self._selected_closed()
+        for key in ("cancel", "terminate"):
+            self.actions[key].setEnabled(run and not closed)
+            self.actions[key].setToolTip(
+                "The selected run is closed: there is nothing to end." if closed else ""
+            )
         for key in ("time_travel", "diff", "export"):
             self.actions[key].setEnabled(run)
         for key in ("auto_drive", "until_idle"):
@@ -118,6 +129,15 @@ class Operations(QObject):
         self.actions["auto_drive"].setChecked(writer and bool(self.session.driving))
         if writer:
             driving.set_interval(self.session, self.interval_ms())
+
+    def _selected_closed(self) -> bool:
+        """Whether the selected run has closed (cancel and terminate do not apply)."""
+        if self.exec_id is None:
+            return False
+        try:
+            return self.session.describe(self.exec_id).closed_at is not None
+        except Exception:  # purged or damaged: the form says so when opened
+            return False
 
     def say(self, text: str, ms: int = 6000) -> None:
         """A line in the status bar."""
@@ -144,7 +164,13 @@ class Operations(QObject):
     def show_window(self, widget: QWidget, *, child: bool = True) -> QWidget:
         """Show a non-modal window (never exec(): a nested event loop under qasync) and keep it."""
         if child:
-            widget.setParent(self.window, Qt.WindowType.Window)
+            # Parented: on top of the main window (transient for it), never lost behind.
+            kind = (
+                Qt.WindowType.Dialog
+                if isinstance(widget, QDialog)
+                else Qt.WindowType.Window
+            )
+            widget.setParent(self.window, kind)
         self.windows = [w for w in self.windows if w.isVisible()]
         self.windows.append(widget)
         succeeded = getattr(widget, "succeeded", None)
@@ -161,6 +187,48 @@ class Operations(QObject):
             widget.raise_()
         return widget
 
+    def open_form(
+        self,
+        kind: str,
+        make: Callable[[], QWidget],
+        target: str | None = None,
+        *,
+        child: bool = True,
+    ) -> QWidget:
+        """Show the one window of `kind`: raise the open one, else make one.
+
+        An open run form follows the selection (`retarget`); an open window that
+        cannot (a view pinned to its run) is replaced when asked for another.
+        """
+        existing = self.forms.get(kind)
+        if existing is not None and existing.isVisible():
+            current = getattr(existing, "exec_id", target)
+            retarget = getattr(existing, "retarget", None)
+            if target is not None and current != target and retarget is not None:
+                retarget(target)
+            if target is None or getattr(existing, "exec_id", target) == target:
+                existing.raise_()
+                existing.activateWindow()
+                return existing
+            existing.close()
+        widget = self.show_window(make(), child=child)
+        self.forms[kind] = widget
+        return widget
+
+    def follow_selection(self) -> None:
+        """Retarget the open run forms to the selected run; close those of a closed file."""
+        for kind, widget in list(self.forms.items()):
+            if not widget.isVisible():
+                del self.forms[kind]
+                continue
+            if getattr(widget, "session", self.session) is not self.session:
+                widget.close()
+                del self.forms[kind]
+                continue
+            retarget = getattr(widget, "retarget", None)
+            if retarget is not None and self.exec_id is not None:
+                retarget(self.exec_id)
+
     def on_changed(self, _result: Any = None) -> None:
         """A form changed the file: refresh the views now."""
         if self.session is not None and not self.session.closed:
@@ -176,28 +244,46 @@ class Operations(QObject):
 
     def on_start(self) -> None:
         """Run ▸ Start workflow."""
-        if self.session is not None:
-            self.show_window(StartWorkflowDialog(self.session))
+        if self.session is None:
+            return
+        existing = self.forms.get("start")
+        if existing is not None and existing.isVisible():
+            self.open_form("start", lambda: existing)
+            return
+        form = StartWorkflowDialog(self.session, settings=self.host.settings)
+        self.open_form("start", lambda: form)
+        form.succeeded.connect(self.on_started)
+
+    def on_started(self, outcome: Any) -> None:
+        """Select the run a start made (or attached to): the form's link to it."""
+        self.on_changed()
+        self.host.on_open_run(str(outcome.exec_id))
 
     def on_signal(self) -> None:
         """Run ▸ Send signal."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(SignalDialog(self.session, exec_id))
+            self.open_form(
+                "signal", lambda: SignalDialog(self.session, exec_id), exec_id
+            )
 
     def on_query(self) -> None:
         """Run ▸ Run query."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(QueryDialog(self.session, exec_id))
+            self.open_form("query", lambda: QueryDialog(self.session, exec_id), exec_id)
 
     def on_update(self) -> None:
         """Run ▸ Run update."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(UpdateDialog(self.session, exec_id))
+            self.open_form(
+                "update", lambda: UpdateDialog(self.session, exec_id), exec_id
+            )
 
     def on_end(self, action: str) -> None:
         """Run ▸ Cancel / Terminate."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(EndRunDialog(self.session, exec_id, action))
+            self.open_form(
+                action, lambda: EndRunDialog(self.session, exec_id, action), exec_id
+            )
 
     def on_auto_drive(self, on: bool) -> None:
         """Run ▸ Auto-drive."""
@@ -248,17 +334,23 @@ class Operations(QObject):
     def on_determinism(self) -> None:
         """Run ▸ Check determinism."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(DeterminismView(self.session, exec_id))
+            self.open_form(
+                "determinism",
+                lambda: DeterminismView(self.session, exec_id),
+                exec_id,
+            )
 
     def on_time_travel(self) -> None:
         """Run ▸ Time travel."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(TimeTravelView(self.session, exec_id))
+            self.open_form(
+                "time_travel", lambda: TimeTravelView(self.session, exec_id), exec_id
+            )
 
     def on_diff(self) -> None:
         """Run ▸ Diff with another run."""
         if (exec_id := self._need_run()) is not None:
-            self.show_window(DiffView(self.session, exec_id))
+            self.open_form("diff", lambda: DiffView(self.session, exec_id), exec_id)
 
     def on_export(self) -> None:
         """Run ▸ Export history: pick a file (non-modal), then write it."""
@@ -294,7 +386,7 @@ class Operations(QObject):
     def on_new_schedule(self) -> None:
         """Schedules ▸ New schedule."""
         if self.session is not None:
-            self.show_window(ScheduleEditorDialog(self.session))
+            self.open_form("new_schedule", lambda: ScheduleEditorDialog(self.session))
 
     def on_edit_schedule(self) -> None:
         """Schedules ▸ Edit selected schedule."""
@@ -305,15 +397,24 @@ class Operations(QObject):
         if row < 0 or row >= len(view.model.records):
             self.say("Select a schedule on the Schedules page first (Ctrl+2).")
             return
-        self.show_window(ScheduleEditorDialog(self.session, view.model.records[row]))
+        record = view.model.records[row]
+        editor = self.open_form(
+            "edit_schedule", lambda: ScheduleEditorDialog(self.session, record)
+        )
+        if isinstance(editor, ScheduleEditorDialog) and editor.row != record:
+            editor.load(record)  # the open editor, now on the selected schedule
 
     def on_storage(self) -> None:
         """Tools ▸ Storage."""
         if self.session is None:
             return
+        open_view = self.forms.get("storage")
+        if open_view is not None and open_view.isVisible():
+            self.open_form("storage", lambda: open_view)
+            return
         view = StorageView(self.session)
         view.purge_requested.connect(self.on_purge)
-        self.show_window(view)
+        self.open_form("storage", lambda: view)
         self._measure(view)
 
     @async_slot()
@@ -323,7 +424,7 @@ class Operations(QObject):
     def on_purge(self) -> None:
         """Tools ▸ Purge finished runs."""
         if self.session is not None:
-            self.show_window(PurgeDialog(self.session))
+            self.open_form("purge", lambda: PurgeDialog(self.session))
 
     def on_crash_demo(self) -> None:
         """Tools ▸ Crash-recovery demo: runs in a folder of its own, beside any open file."""

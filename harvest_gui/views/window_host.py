@@ -65,6 +65,12 @@ class WindowHost(Protocol):
     ) -> bool:
         """Open `path`; True when it is now open."""
 
+    def on_open_run(self, exec_id: str) -> None:
+        """Select run `exec_id` in the list (clearing filters that hide it)."""
+
+    def on_load_code(self) -> None:
+        """Ask for workflow code to load into the open file."""
+
     def on_close_file(self) -> None:
         """Close the open file."""
 

@@ -27,6 +27,7 @@ class WindowActions:
 
     open_file: QAction
     open_read_only: QAction
+    load_code: QAction
     close_file: QAction
     quit: QAction
     refresh: QAction
@@ -43,6 +44,7 @@ class WindowActions:
     def set_file_open(self, has_file: bool) -> None:
         """Enable the actions that need an open file only while one is open."""
         for action in (
+            self.load_code,
             self.close_file,
             self.refresh,
             self.filter_runs,
@@ -76,6 +78,11 @@ def build_actions(host: WindowHost) -> WindowActions:
     )
     open_read_only.setStatusTip("Inspect a file without taking its lock")
     open_read_only.triggered.connect(lambda: host.on_open(read_only=True))
+    load_code = _action(host, "Load workflow &code…", "actionLoadCode", "Ctrl+L")
+    load_code.setStatusTip(
+        "Load a module or .py file's workflows into the open file (remembered for it)"
+    )
+    load_code.triggered.connect(host.on_load_code)
     close_file = _action(host, "&Close file", "actionCloseFile", "Ctrl+W")
     close_file.triggered.connect(host.on_close_file)
     quit_app = _action(host, "&Quit", "actionQuit")
@@ -121,6 +128,7 @@ def build_actions(host: WindowHost) -> WindowActions:
     actions = WindowActions(
         open_file=open_file,
         open_read_only=open_read_only,
+        load_code=load_code,
         close_file=close_file,
         quit=quit_app,
         refresh=refresh,
@@ -145,6 +153,7 @@ def build_menus(host: WindowHost, actions: WindowActions) -> QMenu:
     recent_menu = file_menu.addMenu("Open &recent")
     recent_menu.setObjectName("recentMenu")
     fill_recent_menu(recent_menu, host)
+    file_menu.addAction(actions.load_code)
     file_menu.addAction(actions.close_file)
     file_menu.addSeparator()
     file_menu.addAction(actions.quit)

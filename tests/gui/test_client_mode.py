@@ -107,7 +107,10 @@ def test_a_served_file_opens_in_client_mode_and_the_forms_act_through_the_server
         qtbot.mouseClick(start.submit_button, Qt.MouseButton.LeftButton)
         await async_wait_until(lambda: bool(started))
         exec_id = str(started[0].exec_id)
-        assert start.result_view.toPlainText() == f"Started a new run: {exec_id}"
+        # Named by its workflow id (its exec id, none was given) and its workflow.
+        assert start.result_view.toPlainText().startswith(
+            f"Started a new run: {exec_id} · quick ("
+        )
         await async_wait_until(lambda: session.describe(exec_id).state == "COMPLETED")
 
     qloop.run_until_complete(body())

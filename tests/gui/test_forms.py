@@ -321,7 +321,10 @@ def test_end_run_form_waits_for_the_confirmation(
     qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
     assert dlg.error_label.isHidden(), dlg.error_label.text()
     done = "Cancel requested" if action == "cancel" else "Run terminated"
-    assert dlg.result_view.toPlainText() == f"{done}: {exec_id}"
+    assert (
+        dlg.result_view.toPlainText()
+        == f"{done}: plain-1 · plain (RUNNING; exec {exec_id})"
+    )
     with SqliteReader.open(form_file) as reader:
         detail = reader.describe(exec_id)
         if action == "cancel":  # cooperative: stored until the next drive
@@ -337,9 +340,13 @@ def test_end_run_form_waits_for_the_confirmation(
     )  # both end on it; the run's state tells them apart
     assert "tests say so" in ending.to_json()
     assert not dlg.confirm.isChecked()  # each action needs its own confirmation
-    dlg.confirm.setChecked(True)
-    qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
-    assert dlg.error_label.text().startswith("Workflow not running:")
-    assert "Traceback" not in dlg.error_label.text()
+    if action == "terminate":  # the form saw the run close: it refuses up front
+        assert not dlg.confirm.isEnabled()
+        assert dlg.closed_note.text().startswith("This run is closed (TERMINATED)")
+    else:  # closed by a drive the form did not see: the engine's refusal, in words
+        dlg.confirm.setChecked(True)
+        qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
+        assert dlg.error_label.text().startswith("Workflow not running:")
+        assert "Traceback" not in dlg.error_label.text()
     with SqliteReader.open(form_file) as reader:
         assert reader.describe(exec_id).state == detail.state  # the file is unchanged
