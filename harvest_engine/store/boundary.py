@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-
 class Boundary:
     """One store's boundary: what it catches and how it translates it."""
 

@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING, cast
 
 from harvest_engine.errors import ExecutionNotFound, InvalidFilter
 from harvest_engine.filters import ExecutionFilter
+from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sqlite import (
     listing,
-    operator_reads,
-    queries,
     readonly,
-    run_reads,
+    verified_reads,
     verify,
 )
 from harvest_engine.store.sqlite import schedules as schedule_sql
@@ -174,7 +173,7 @@ class SqliteReader:
         """
         text = self._require(exec_id)
         with readonly.snapshot(self._conn):
-            events = queries.load_events(self._conn, text)
+            events = verified_reads.load_events(self._conn, text)
             verify.check_run(self._conn, text)
         return events
 
@@ -182,45 +181,45 @@ class SqliteReader:
         self, exec_id: str | ExecutionId, name: str | None = None
     ) -> list[ActivityAttempt]:
         """Finished attempts of the run's activities (of one name, or all)."""
-        return run_reads.activity_attempts(self._conn, self._require(exec_id), name)
+        return SQLITE_READS.activity_attempts(self._conn, self._require(exec_id), name)
 
     def pending_tasks(self, exec_id: str | ExecutionId) -> list[PendingTask]:
         """The run's unfinished activity tasks."""
-        return run_reads.pending_tasks(self._conn, self._require(exec_id))
+        return SQLITE_READS.pending_tasks(self._conn, self._require(exec_id))
 
     def timers(self, exec_id: str | ExecutionId) -> list[TimerRow]:
         """The run's unfired timers, soonest first."""
-        return run_reads.timers(self._conn, self._require(exec_id))
+        return SQLITE_READS.timers(self._conn, self._require(exec_id))
 
     def staged_signals(self, exec_id: str | ExecutionId) -> list[StagedSignal]:
         """Signals delivered to the run that its history has not yet taken in."""
-        return run_reads.staged_signals(self._conn, self._require(exec_id))
+        return SQLITE_READS.staged_signals(self._conn, self._require(exec_id))
 
     def mutexes(self, exec_id: str | ExecutionId) -> list[MutexRow]:
         """Mutex keys the run holds or waits for."""
-        return run_reads.mutexes(self._conn, self._require(exec_id))
+        return SQLITE_READS.mutexes(self._conn, self._require(exec_id))
 
     # -- costs and logs ---------------------------------------------------------
 
     def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
         """The run's LLM calls, in recording order."""
-        return run_reads.llm_ledger(self._conn, self._require(exec_id))
+        return SQLITE_READS.llm_ledger(self._conn, self._require(exec_id))
 
     def llm_totals(self, exec_id: str | ExecutionId) -> LedgerTotals:
         """The run's LLM calls summed: calls, tokens in and out, latency."""
-        return operator_reads.llm_totals(self._conn, self._require(exec_id))
+        return SQLITE_READS.llm_totals(self._conn, self._require(exec_id))
 
     def workflow_logs(self, exec_id: str | ExecutionId) -> list[LogLine]:
         """The run's `ctx.log` lines in order; a truncation marker comes last."""
-        return run_reads.workflow_logs(self._conn, self._require(exec_id))
+        return SQLITE_READS.workflow_logs(self._conn, self._require(exec_id))
 
     def count_workflow_logs(self, exec_id: str | ExecutionId) -> int:
         """How many log lines the run kept (the truncation marker not counted)."""
-        return operator_reads.count_workflow_logs(self._conn, self._require(exec_id))
+        return SQLITE_READS.count_workflow_logs(self._conn, self._require(exec_id))
 
     def workflow_log_truncated(self, exec_id: str | ExecutionId) -> bool:
         """Whether the run's log dropped lines past its `max_lines`."""
-        return operator_reads.workflow_log_truncated(self._conn, self._require(exec_id))
+        return SQLITE_READS.workflow_log_truncated(self._conn, self._require(exec_id))
 
     # -- schedules --------------------------------------------------------------
 
@@ -230,7 +229,7 @@ class SqliteReader:
 
     def _require(self, exec_id: str | ExecutionId) -> str:
         text = str(exec_id).strip() if exec_id is not None else ""
-        if not text or not queries.exists(self._conn, text):
+        if not text or not verified_reads.exists(self._conn, text):
             raise ExecutionNotFound(exec_id=exec_id)
         return text
 

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from harvest_engine.store.postgres import reads, wakeups
+from harvest_engine.store.postgres import wakeups
 from harvest_engine.store.postgres.txn_memory import Quiet
+from harvest_engine.store.sql import columns
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -50,7 +51,7 @@ FLAGS = (
 """A run's `Quiet` flags, after its row's columns."""
 
 ROWS_AND_FLAGS = (
-    f"SELECT {reads.EXECUTION_COLUMNS}, {FLAGS} FROM harvest_executions e "
+    f"SELECT {columns.EXECUTION_COLUMNS}, {FLAGS} FROM harvest_executions e "
     "WHERE exec_id = ANY(%s)"
 )
 
@@ -78,7 +79,7 @@ _STILL_NEEDS = (
 def split(row: tuple[Any, ...]) -> tuple[ExecutionRecord, Quiet]:
     """A run's record and flags from a row of its columns and FLAGS."""
     n = len(Quiet._fields)
-    return reads.execution_from_row(row[:-n]), Quiet(*(bool(v) for v in row[-n:]))
+    return columns.execution_from_row(row[:-n]), Quiet(*(bool(v) for v in row[-n:]))
 
 
 def hold(memory: TxnMemory, row: tuple[Any, ...]) -> None:

@@ -17,10 +17,11 @@ from harvest_engine.errors import (
     SchemaTooNew,
     Unsupported,
 )
-from harvest_engine.store.postgres import listing, reads
+from harvest_engine.store.postgres import listing
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.schema import SCHEMA_VERSION
 from harvest_engine.store.reader import _filter
+from harvest_engine.store.sql.reads import POSTGRES_READS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -179,7 +180,7 @@ class PostgresReader:
 
     def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
         """One run with its payloads as Stored values."""
-        detail = reads.describe(self._live(), str(exec_id).strip())
+        detail = POSTGRES_READS.describe(self._live(), str(exec_id).strip())
         if detail is None:
             raise ExecutionNotFound(exec_id=str(exec_id))
         return detail
@@ -190,43 +191,45 @@ class PostgresReader:
 
     def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
         """Every recorded event of the run, in order."""
-        return reads.load_events(self._live(), self._require(exec_id))
+        return POSTGRES_READS.load_events(self._live(), self._require(exec_id))
 
     def activity_attempts(
         self, exec_id: str | ExecutionId, name: str | None = None
     ) -> list[ActivityAttempt]:
         """Finished attempts of the run's activities (of one name, or all)."""
-        return reads.activity_attempts(self._live(), self._require(exec_id), name)
+        return POSTGRES_READS.activity_attempts(
+            self._live(), self._require(exec_id), name
+        )
 
     def pending_tasks(self, exec_id: str | ExecutionId) -> list[PendingTask]:
         """The run's unfinished activity tasks."""
-        return reads.pending_tasks(self._live(), self._require(exec_id))
+        return POSTGRES_READS.pending_tasks(self._live(), self._require(exec_id))
 
     def timers(self, exec_id: str | ExecutionId) -> list[TimerRow]:
         """The run's unfired timers, soonest first."""
-        return reads.timers(self._live(), self._require(exec_id))
+        return POSTGRES_READS.timers(self._live(), self._require(exec_id))
 
     def staged_signals(self, exec_id: str | ExecutionId) -> list[StagedSignal]:
         """Signals delivered to the run that its history has not yet taken in."""
-        return reads.staged_signals(self._live(), self._require(exec_id))
+        return POSTGRES_READS.staged_signals(self._live(), self._require(exec_id))
 
     def mutexes(self, exec_id: str | ExecutionId) -> list[MutexRow]:
         """Mutex keys the run holds or waits for."""
-        return reads.mutexes(self._live(), self._require(exec_id))
+        return POSTGRES_READS.mutexes(self._live(), self._require(exec_id))
 
     # -- costs and logs ---------------------------------------------------------
 
     def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
         """The run's LLM calls, in recording order."""
-        return reads.llm_ledger(self._live(), self._require(exec_id))
+        return POSTGRES_READS.llm_ledger(self._live(), self._require(exec_id))
 
     def llm_totals(self, exec_id: str | ExecutionId) -> LedgerTotals:
         """The run's LLM calls summed: calls, tokens in and out, latency."""
-        return reads.llm_totals(self._live(), self._require(exec_id))
+        return POSTGRES_READS.llm_totals(self._live(), self._require(exec_id))
 
     def workflow_logs(self, exec_id: str | ExecutionId) -> list[LogLine]:
         """The run's `ctx.log` lines in order; a truncation marker comes last."""
-        return reads.workflow_logs(self._live(), self._require(exec_id))
+        return POSTGRES_READS.workflow_logs(self._live(), self._require(exec_id))
 
     def count_workflow_logs(self, exec_id: str | ExecutionId) -> int:
         """How many log lines the run kept (the truncation marker not counted)."""
@@ -244,6 +247,6 @@ class PostgresReader:
 
     def _require(self, exec_id: str | ExecutionId) -> str:
         text = str(exec_id).strip() if exec_id is not None else ""
-        if not text or reads.execution(self._live(), text) is None:
+        if not text or POSTGRES_READS.execution(self._live(), text) is None:
             raise ExecutionNotFound(exec_id=str(exec_id))
         return text

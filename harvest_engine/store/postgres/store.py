@@ -32,7 +32,6 @@ from harvest_engine.store.postgres import (
     leases,
     notify,
     pipelined,
-    reads,
     wakeups,
 )
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
@@ -41,6 +40,7 @@ from harvest_engine.store.postgres.migrations import migrate
 from harvest_engine.store.postgres.store_reads import StoreReads
 from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
+from harvest_engine.store.sql import columns
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -354,9 +354,9 @@ class PostgresStore(StoreReads):
             rows = (
                 self._live()
                 .execute(
-                    f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'RUNNING' "
+                    f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'RUNNING' "
                     "AND lease_expires_at < clock_timestamp() ORDER BY id"
                 )
                 .fetchall()
             )
-        return [reads.task_from_row(row) for row in rows]
+        return [columns.task_from_row(row) for row in rows]

@@ -1,7 +1,7 @@
 """The reads of a PostgresStore outside a transaction: runs, tasks, wakeups, the inspector's views.
 
 `PostgresStore` (store.py) inherits these; each takes the store's lock and
-runs one query on its live connection (reads.py, listing.py and friends
+runs one query on its live connection (POSTGRES_READS.py, listing.py and friends
 hold the SQL).
 """
 
@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.postgres import listing, reads, wakeups
+from harvest_engine.store.postgres import listing, wakeups
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.faults import guard_public_methods
+from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
@@ -55,7 +57,7 @@ class StoreReads:
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
         with self._lock:
-            return reads.execution(self._live(), exec_id)
+            return POSTGRES_READS.execution(self._live(), exec_id)
 
     def exists(self, exec_id: str) -> bool:
         """Whether a run has this id."""
@@ -63,7 +65,7 @@ class StoreReads:
 
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
         with self._lock:
-            return reads.load_events(self._live(), exec_id, after_seq)
+            return POSTGRES_READS.load_events(self._live(), exec_id, after_seq)
 
     def runs_needing_decision(self, now: datetime) -> list[str]:
         at = micros(now)
@@ -103,7 +105,7 @@ class StoreReads:
                 pass  # puts the released claims back to PENDING first
         # Ready: PENDING and due, or RUNNING under a lease that expired (a dead worker's).
         sql = (
-            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE "
+            f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE "
             "((status = 'PENDING' AND ready_at <= %s) OR "
             "(status = 'RUNNING' AND lease_expires_at < clock_timestamp()))"
         )
@@ -113,7 +115,7 @@ class StoreReads:
             args += (exec_id,)
         with self._lock:
             rows = self._live().execute(sql + " ORDER BY ready_at, id", args).fetchall()
-        return [reads.task_from_row(row) for row in rows]
+        return [columns.task_from_row(row) for row in rows]
 
     def next_wakeup(self, exec_id: str) -> datetime | None:
         with self._lock:
@@ -128,41 +130,41 @@ class StoreReads:
                 )
                 .fetchone()
             )
-        return reads.opt_time(row[0] if row is not None else None)
+        return columns.opt_time(row[0] if row is not None else None)
 
     def activity_attempts(
         self, exec_id: str, name: str | None
     ) -> list[ActivityAttempt]:
         with self._lock:
-            return reads.activity_attempts(self._live(), exec_id, name)
+            return POSTGRES_READS.activity_attempts(self._live(), exec_id, name)
 
     def describe(self, exec_id: str) -> ExecutionDetail | None:
         with self._lock:
-            return reads.describe(self._live(), exec_id)
+            return POSTGRES_READS.describe(self._live(), exec_id)
 
     def pending_tasks(self, exec_id: str) -> list[PendingTask]:
         with self._lock:
-            return reads.pending_tasks(self._live(), exec_id)
+            return POSTGRES_READS.pending_tasks(self._live(), exec_id)
 
     def timers(self, exec_id: str) -> list[TimerRow]:
         with self._lock:
-            return reads.timers(self._live(), exec_id)
+            return POSTGRES_READS.timers(self._live(), exec_id)
 
     def staged_signals(self, exec_id: str) -> list[StagedSignal]:
         with self._lock:
-            return reads.staged_signals(self._live(), exec_id)
+            return POSTGRES_READS.staged_signals(self._live(), exec_id)
 
     def mutexes(self, exec_id: str) -> list[MutexRow]:
         with self._lock:
-            return reads.mutexes(self._live(), exec_id)
+            return POSTGRES_READS.mutexes(self._live(), exec_id)
 
     def llm_ledger(self, exec_id: str) -> list[LedgerRow]:
         with self._lock:
-            return reads.llm_ledger(self._live(), exec_id)
+            return POSTGRES_READS.llm_ledger(self._live(), exec_id)
 
     def workflow_logs(self, exec_id: str) -> list[LogLine]:
         with self._lock:
-            return reads.workflow_logs(self._live(), exec_id)
+            return POSTGRES_READS.workflow_logs(self._live(), exec_id)
 
     # -- operating (issue 5) ----------------------------------------------------
 
@@ -191,4 +193,4 @@ class StoreReads:
 
     def llm_totals(self, exec_id: str) -> LedgerTotals:
         with self._lock:
-            return reads.llm_totals(self._live(), exec_id)
+            return POSTGRES_READS.llm_totals(self._live(), exec_id)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.postgres.reads import opt_time
+from harvest_engine.store.sql.columns import opt_time
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.postgres import reads
 from harvest_engine.store.postgres.notify import DONE_CHANNEL
 from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored, TxnMemory
 from harvest_engine.store.postgres.write_txn_locks import RowLocks
 from harvest_engine.store.postgres.write_txn_side import SideTables
 from harvest_engine.store.postgres.write_txn_signals import SignalsAndTimers
 from harvest_engine.store.postgres.write_txn_tasks import TaskTable
+from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.timestamps import micros, opt_micros
 
 if TYPE_CHECKING:
@@ -126,24 +127,24 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
             self._locked_row = None
             return kept  # read under this transaction's lock, unchanged since
         if self._waits_for(exec_id):
-            return reads.execution(self._conn, exec_id, lock=True)
+            return POSTGRES_READS.execution(self._conn, exec_id, lock=True)
         row = self._lock_row(
-            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            f"SELECT {columns.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE exec_id = %s FOR UPDATE",
             exec_id,
         )
-        return None if row is None else reads.execution_from_row(row)
+        return None if row is None else columns.execution_from_row(row)
 
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
     ) -> list[ExecutionRecord]:
         self._key_lock("start", workflow_name, workflow_id)
         rows = self._conn.execute(
-            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            f"SELECT {columns.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE workflow_name = %s AND workflow_id = %s ORDER BY id DESC",
             (workflow_name, workflow_id),
         ).fetchall()
-        return [reads.execution_from_row(row) for row in rows]
+        return [columns.execution_from_row(row) for row in rows]
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
         if new.parent_exec_id is not None:
@@ -236,7 +237,7 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
         known = self.memory.events_after(exec_id, after_seq)
         if known is not None:
             return known  # this transaction appended every one of them
-        return reads.load_events(self._conn, exec_id, after_seq)
+        return POSTGRES_READS.load_events(self._conn, exec_id, after_seq)
 
     def append_events(
         self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
@@ -312,11 +313,11 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
         if self.memory.quiet.get(exec_id, NOISY).children:
             return []  # none when its row was locked, and none started since
         rows = self._conn.execute(
-            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            f"SELECT {columns.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE parent_exec_id = %s AND state = 'RUNNING' ORDER BY id",
             (exec_id,),
         ).fetchall()
-        return [reads.execution_from_row(row) for row in rows]
+        return [columns.execution_from_row(row) for row in rows]
 
     def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
         return self.execution(exec_id)

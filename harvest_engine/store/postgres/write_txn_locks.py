@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from harvest_engine.store.postgres import batch_locks, reads
+from harvest_engine.store.postgres import batch_locks
+from harvest_engine.store.sql import columns
 from harvest_engine.store.txn_protocol import RunBusy
 from harvest_engine.timestamps import opt_micros
 
@@ -109,7 +110,7 @@ class RowLocks:
         if exec_id in self.memory.skipped:
             return False
         row = self._conn.execute(
-            f"SELECT {reads.EXECUTION_COLUMNS}, {batch_locks.FLAGS} "
+            f"SELECT {columns.EXECUTION_COLUMNS}, {batch_locks.FLAGS} "
             "FROM harvest_executions e WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
             (exec_id,),
         ).fetchone()

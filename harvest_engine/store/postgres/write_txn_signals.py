@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.postgres import reads
 from harvest_engine.store.postgres.txn_memory import NOISY
 from harvest_engine.store.records import StagedSignal, TimerRow
+from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class SignalsAndTimers:
     ) -> list[StagedSignal]:
         if self.memory.quiet.get(exec_id, NOISY).signals:
             return []  # none when its row was locked, and none staged since
-        return reads.staged_signals(self._conn, exec_id, limit, max_bytes)
+        return POSTGRES_READS.staged_signals(self._conn, exec_id, limit, max_bytes)
 
     def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
         ids = list(signal_ids)

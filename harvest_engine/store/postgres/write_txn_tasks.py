@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.postgres import leases, reads
+from harvest_engine.store.postgres import leases
+from harvest_engine.store.sql import columns
 from harvest_engine.timestamps import micros, opt_micros
 
 if TYPE_CHECKING:
@@ -80,19 +81,19 @@ class TaskTable:
         # One statement: the run's row is locked first (its CTE is scanned
         # before the lateral task read), then the task's. The run's row is
         # kept for the `execution()` that recording a task makes next.
-        width = len(reads.EXECUTION_COLUMNS.split(","))
+        width = len(columns.EXECUTION_COLUMNS.split(","))
         row = self._conn.execute(
-            f"WITH run AS MATERIALIZED (SELECT {reads.EXECUTION_COLUMNS} "
+            f"WITH run AS MATERIALIZED (SELECT {columns.EXECUTION_COLUMNS} "
             "FROM harvest_executions WHERE exec_id = "
             "(SELECT exec_id FROM harvest_tasks WHERE id = %(id)s) FOR UPDATE) "
-            f"SELECT run.*, t.* FROM run LEFT JOIN LATERAL (SELECT {reads.TASK_COLUMNS} "
+            f"SELECT run.*, t.* FROM run LEFT JOIN LATERAL (SELECT {columns.TASK_COLUMNS} "
             "FROM harvest_tasks WHERE id = %(id)s FOR UPDATE) t ON true",
             {"id": task_id},
         ).fetchone()
         if row is None:
             return None
-        self._locked_row = reads.execution_from_row(row[:width])
-        return None if row[width] is None else reads.task_from_row(row[width:])
+        self._locked_row = columns.execution_from_row(row[:width])
+        return None if row[width] is None else columns.task_from_row(row[width:])
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         got = leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
@@ -122,7 +123,7 @@ class TaskTable:
                 self.lease,
             ),
         )
-        return reads.task_from_row(
+        return columns.task_from_row(
             (
                 task_id,
                 task.exec_id,
@@ -202,10 +203,10 @@ class TaskTable:
 
     def tasks_of(self, exec_id: str) -> list[TaskRecord]:
         rows = self._conn.execute(
-            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = %s ORDER BY id",
+            f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = %s ORDER BY id",
             (exec_id,),
         ).fetchall()
-        return [reads.task_from_row(row) for row in rows]
+        return [columns.task_from_row(row) for row in rows]
 
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
         self._conn.execute(

@@ -16,8 +16,8 @@ from harvest_engine.store.records import (
     ExecutionPage,
     ExecutionSummary,
 )
+from harvest_engine.store.sql.columns import BadText, stored_json, stored_object
 from harvest_engine.store.sqlite import verify
-from harvest_engine.store.sqlite.queries import BadText, stored_json, stored_object
 from harvest_engine.store.sqlite.readonly import snapshot
 from harvest_engine.timestamps import from_micros, micros
 

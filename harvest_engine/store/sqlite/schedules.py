@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.schedules import Schedule
 from harvest_engine.store.operations import ScheduleRow
+from harvest_engine.store.sql.columns import stored_json
 from harvest_engine.store.sqlite.listing import tolerant_text
-from harvest_engine.store.sqlite.queries import stored_json
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:

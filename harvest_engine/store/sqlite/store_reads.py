@@ -1,7 +1,7 @@
 """The reads of a SqliteStore outside a transaction: runs, tasks, wakeups, the inspector's views.
 
 `SqliteStore` (store.py) inherits these; each is one query on the writer's
-connection (queries.py, listing.py and friends hold the SQL), or a short
+connection (verified_reads.py, listing.py and friends hold the SQL), or a short
 write where a read needs one first (released claims, a heartbeat).
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import (
     listing,
-    operator_reads,
-    queries,
     readonly,
-    run_reads,
+    verified_reads,
     verify,
     wakeups,
 )
@@ -72,14 +72,14 @@ class StoreReads:
     # -- reads outside a transaction ----------------------------------------
 
     def execution(self, exec_id: str) -> ExecutionRecord | None:
-        return queries.execution(self._conn, exec_id)
+        return verified_reads.execution(self._conn, exec_id)
 
     def exists(self, exec_id: str) -> bool:
         """Whether a run has this id."""
-        return queries.exists(self._conn, exec_id)
+        return verified_reads.exists(self._conn, exec_id)
 
     def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
-        events = queries.load_events(self._conn, exec_id, after_seq)
+        events = verified_reads.load_events(self._conn, exec_id, after_seq)
         if after_seq == 0:  # a whole history: its end must match the row
             verify.check_run(self._conn, exec_id)
         return events
@@ -110,7 +110,7 @@ class StoreReads:
             with self.write():
                 pass  # puts the released claims back to PENDING first
         sql = (
-            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'PENDING' "
+            f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'PENDING' "
             "AND ready_at <= ?"
         )
         args: tuple[Any, ...] = (micros(now),)
@@ -118,7 +118,7 @@ class StoreReads:
             sql += " AND exec_id = ?"
             args += (exec_id,)
         rows = self._conn.execute(sql + " ORDER BY ready_at, id", args).fetchall()
-        return [queries.task_from_row(row) for row in rows]
+        return [columns.task_from_row(row) for row in rows]
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         with self.write() as txn:
@@ -126,7 +126,7 @@ class StoreReads:
 
     def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
         """Which of these tasks are still RUNNING (claimed and neither recorded nor dropped)."""
-        return queries.claimed_task_ids(self._conn, task_ids)
+        return verified_reads.claimed_task_ids(self._conn, task_ids)
 
     def save_heartbeat(self, task_id: int, details: str) -> None:
         with self.write():
@@ -143,7 +143,7 @@ class StoreReads:
             "  AND status = 'PENDING')",
             (exec_id, exec_id),
         ).fetchone()
-        return queries.opt_time(row[0])
+        return columns.opt_time(row[0])
 
     def earliest_due(self, now: datetime) -> datetime | None:
         """The earliest time any waiting row comes due (`now` for ready work); None if none."""
@@ -162,28 +162,28 @@ class StoreReads:
     def activity_attempts(
         self, exec_id: str, name: str | None
     ) -> list[ActivityAttempt]:
-        return run_reads.activity_attempts(self._conn, exec_id, name)
+        return SQLITE_READS.activity_attempts(self._conn, exec_id, name)
 
     def describe(self, exec_id: str) -> ExecutionDetail | None:
-        return queries.describe(self._conn, exec_id)
+        return verified_reads.describe(self._conn, exec_id)
 
     def pending_tasks(self, exec_id: str) -> list[PendingTask]:
-        return run_reads.pending_tasks(self._conn, exec_id)
+        return SQLITE_READS.pending_tasks(self._conn, exec_id)
 
     def timers(self, exec_id: str) -> list[TimerRow]:
-        return run_reads.timers(self._conn, exec_id)
+        return SQLITE_READS.timers(self._conn, exec_id)
 
     def staged_signals(self, exec_id: str) -> list[StagedSignal]:
-        return run_reads.staged_signals(self._conn, exec_id)
+        return SQLITE_READS.staged_signals(self._conn, exec_id)
 
     def mutexes(self, exec_id: str) -> list[MutexRow]:
-        return run_reads.mutexes(self._conn, exec_id)
+        return SQLITE_READS.mutexes(self._conn, exec_id)
 
     def llm_ledger(self, exec_id: str) -> list[LedgerRow]:
-        return run_reads.llm_ledger(self._conn, exec_id)
+        return SQLITE_READS.llm_ledger(self._conn, exec_id)
 
     def workflow_logs(self, exec_id: str) -> list[LogLine]:
-        return run_reads.workflow_logs(self._conn, exec_id)
+        return SQLITE_READS.workflow_logs(self._conn, exec_id)
 
     # -- operating (issue 5) ----------------------------------------------------
 
@@ -218,4 +218,4 @@ class StoreReads:
         return schedule_sql.due(self._conn, now)
 
     def llm_totals(self, exec_id: str) -> LedgerTotals:
-        return operator_reads.llm_totals(self._conn, exec_id)
+        return SQLITE_READS.llm_totals(self._conn, exec_id)

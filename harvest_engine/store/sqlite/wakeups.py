@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine.store.sqlite.queries import opt_time
+from harvest_engine.store.sql.columns import opt_time
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.sqlite import queries, verify
+from harvest_engine.store.sql import columns
+from harvest_engine.store.sqlite import verified_reads, verify
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
 from harvest_engine.store.sqlite.run_cache import (
     KEPT_EVENTS,
@@ -126,7 +127,9 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
     def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
         # The row alone: a signal's check needs none of the run's holdings.
         run = self._runs.get(exec_id)
-        return queries.execution(self._conn, exec_id) if run is None else run.record
+        return (
+            verified_reads.execution(self._conn, exec_id) if run is None else run.record
+        )
 
     def _run(self, exec_id: str) -> CachedRun | None:
         """The run as this transaction knows it; read (with its holdings) the first time."""
@@ -141,11 +144,11 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
         self, workflow_name: str, workflow_id: str
     ) -> list[ExecutionRecord]:
         rows = self._conn.execute(
-            f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
+            f"SELECT {columns.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE workflow_name = ? AND workflow_id = ? ORDER BY id DESC",
             (workflow_name, workflow_id),
         ).fetchall()
-        return [queries.execution_from_row(row) for row in rows]
+        return [columns.execution_from_row(row) for row in rows]
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
         if started.seq != 1:
@@ -263,7 +266,7 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
                 # read would return, decoded the same way.
                 rows = [row for row in tail if row[0] > after_seq]
                 return verify.events_from_rows(self._conn, exec_id, rows, after_seq)
-        return queries.load_events(self._conn, exec_id, after_seq)
+        return verified_reads.load_events(self._conn, exec_id, after_seq)
 
     def append_events(
         self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
@@ -333,8 +336,8 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
         if run is not None and not run.children:
             return []
         rows = self._conn.execute(
-            f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
+            f"SELECT {columns.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE parent_exec_id = ? AND state = 'RUNNING' ORDER BY id",
             (exec_id,),
         ).fetchall()
-        return [queries.execution_from_row(row) for row in rows]
+        return [columns.execution_from_row(row) for row in rows]

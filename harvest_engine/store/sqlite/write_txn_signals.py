@@ -10,7 +10,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from harvest_engine.store.records import StagedSignal, TimerRow
-from harvest_engine.store.sqlite import run_reads
+from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
 from harvest_engine.timestamps import from_micros, micros
 
@@ -35,7 +35,7 @@ class SignalsAndTimers(DecisionMarks):
         run = self._runs.get(exec_id)
         if run is not None and not run.signals:
             return []
-        staged, seen_all = run_reads.staged_signals_read(
+        staged, seen_all = SQLITE_READS.staged_signals_read(
             self._conn, exec_id, limit, max_bytes
         )
         if run is not None:

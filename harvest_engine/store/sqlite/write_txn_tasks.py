@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.sqlite import queries, task_rows
+from harvest_engine.store.sql import columns
+from harvest_engine.store.sqlite import task_rows
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
@@ -52,9 +53,9 @@ class TaskTable:
 
     def task(self, task_id: int) -> TaskRecord | None:
         row = self._conn.execute(
-            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE id = ?", (task_id,)
+            f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE id = ?", (task_id,)
         ).fetchone()
-        return None if row is None else queries.task_from_row(row)
+        return None if row is None else columns.task_from_row(row)
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         """Flip a PENDING task RUNNING (compare-and-swap); None when it is gone or taken."""
@@ -123,10 +124,10 @@ class TaskTable:
         if run is not None and not run.tasks:
             return []
         rows = self._conn.execute(
-            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id",
+            f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id",
             (exec_id,),
         ).fetchall()
-        return [queries.task_from_row(row) for row in rows]
+        return [columns.task_from_row(row) for row in rows]
 
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
         self._conn.execute(
