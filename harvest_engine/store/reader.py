@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, cast
 
 from harvest_engine.errors import ExecutionNotFound, InvalidFilter
 from harvest_engine.filters import ExecutionFilter
+from harvest_engine.store.sql import listing
+from harvest_engine.store.sql.dialect import SQLITE
 from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sqlite import (
-    listing,
     readonly,
     verified_reads,
     verify,
@@ -109,7 +110,7 @@ class SqliteReader:
         Raises:
             InvalidFilter: `flt` is not an ExecutionFilter.
         """
-        return listing.list_executions(self._conn, _filter(flt), self._columns)
+        return listing.list_executions(self._conn, SQLITE, _filter(flt), self._columns)
 
     def visit_executions(
         self, flt: ExecutionFilter | None, fn: Callable[[ExecutionDetail], object]
@@ -127,7 +128,7 @@ class SqliteReader:
         count = 0
         with readonly.snapshot(self._conn):
             with closing(
-                listing.visit_executions(self._conn, chosen, self._columns)
+                listing.visit_executions(self._conn, SQLITE, chosen, self._columns)
             ) as rows:
                 for detail in rows:
                     fn(detail)
@@ -138,7 +139,7 @@ class SqliteReader:
                 and last is not None
                 and bool(
                     listing.list_executions(
-                        self._conn, chosen.before(last).limit(1), self._columns
+                        self._conn, SQLITE, chosen.before(last).limit(1), self._columns
                     ).executions
                 )
             )
@@ -153,7 +154,11 @@ class SqliteReader:
                 says why); an unreadable payload alone is a `Stored.Unreadable`.
         """
         text = str(exec_id).strip()
-        detail = listing.describe(self._conn, text, self._columns)
+        with SQLITE.tolerant(self._conn), readonly.snapshot(self._conn):
+            row = self._conn.execute(
+                listing.describe_sql(SQLITE, self._columns), (text,)
+            ).fetchone()
+        detail = None if row is None else listing.detail_from_row(row)
         if detail is None:
             raise ExecutionNotFound(exec_id=exec_id)
         if detail.damaged is not None:
@@ -162,7 +167,7 @@ class SqliteReader:
 
     def counts_by_state(self) -> dict[str, int]:
         """How many runs are in each state (every state present, maybe 0)."""
-        return listing.counts_by_state(self._conn)
+        return listing.counts_by_state(self._conn, SQLITE)
 
     def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
         """Every recorded event of the run, in order.

@@ -17,10 +17,11 @@ from harvest_engine.errors import (
     SchemaTooNew,
     Unsupported,
 )
-from harvest_engine.store.postgres import listing
 from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.schema import SCHEMA_VERSION
 from harvest_engine.store.reader import _filter
+from harvest_engine.store.sql import listing
+from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.reads import POSTGRES_READS
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ class PostgresReader:
         Raises:
             InvalidFilter: `flt` is not an ExecutionFilter.
         """
-        return listing.list_executions(self._live(), _filter(flt))
+        return listing.list_executions(self._live(), POSTGRES, _filter(flt))
 
     def visit_executions(
         self, flt: ExecutionFilter | None, fn: Callable[[ExecutionDetail], object]
@@ -163,7 +164,7 @@ class PostgresReader:
         count = 0
         with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            for detail in listing.visit_executions(conn, chosen):
+            for detail in listing.visit_executions(conn, POSTGRES, chosen):
                 fn(detail)
                 last = detail.cursor
                 count += 1
@@ -172,7 +173,7 @@ class PostgresReader:
                 and last is not None
                 and bool(
                     listing.list_executions(
-                        conn, chosen.before(last).limit(1)
+                        conn, POSTGRES, chosen.before(last).limit(1)
                     ).executions
                 )
             )
@@ -187,7 +188,7 @@ class PostgresReader:
 
     def counts_by_state(self) -> dict[str, int]:
         """How many runs are in each state (every state present, maybe 0)."""
-        return listing.counts_by_state(self._live())
+        return listing.counts_by_state(self._live(), POSTGRES)
 
     def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
         """Every recorded event of the run, in order."""

@@ -1,7 +1,7 @@
 """The reads of a PostgresStore outside a transaction: runs, tasks, wakeups, the inspector's views.
 
 `PostgresStore` (store.py) inherits these; each takes the store's lock and
-runs one query on its live connection (POSTGRES_READS.py, listing.py and friends
+runs one query on its live connection (reads.py, listing.py and friends
 hold the SQL).
 """
 
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.postgres import listing, wakeups
 from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.postgres import wakeups
 from harvest_engine.store.postgres.faults import guard_public_methods
-from harvest_engine.store.sql import columns
+from harvest_engine.store.sql import columns, listing
+from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.timestamps import micros
 
@@ -170,18 +171,18 @@ class StoreReads:
 
     def list_executions(self, filter_: ExecutionFilter) -> ExecutionPage:
         with self._lock:
-            return listing.list_executions(self._live(), filter_)
+            return listing.list_executions(self._live(), POSTGRES, filter_)
 
     def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
         # One statement is one snapshot; the page (at most 1000 rows) is read
         # whole before the visitor runs, so it may write through the runtime.
         with self._lock:
-            rows = list(listing.visit_executions(self._live(), filter_))
+            rows = list(listing.visit_executions(self._live(), POSTGRES, filter_))
         yield from rows
 
     def counts_by_state(self) -> dict[str, int]:
         with self._lock:
-            return listing.counts_by_state(self._live())
+            return listing.counts_by_state(self._live(), POSTGRES)
 
     def list_schedules(self) -> list[ScheduleRow]:
         with self._lock:

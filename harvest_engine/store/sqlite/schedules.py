@@ -8,7 +8,7 @@ from harvest_engine import payloads
 from harvest_engine.schedules import Schedule
 from harvest_engine.store.operations import ScheduleRow
 from harvest_engine.store.sql.columns import stored_json
-from harvest_engine.store.sqlite.listing import tolerant_text
+from harvest_engine.store.sql.dialect import SQLITE
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def get(conn: sqlite3.Connection, workflow_name: str) -> ScheduleRow | None:
 
 def list_all(conn: sqlite3.Connection) -> list[ScheduleRow]:
     """Every stored schedule, by workflow name."""
-    with tolerant_text(conn):
+    with SQLITE.tolerant(conn):
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM harvest_schedules ORDER BY workflow_name"
         ).fetchall()
@@ -89,7 +89,7 @@ def list_all(conn: sqlite3.Connection) -> list[ScheduleRow]:
 
 def due(conn: sqlite3.Connection, now: datetime) -> list[ScheduleRow]:
     """Unpaused schedules whose slot has come, plus damaged ones (they only warn)."""
-    with tolerant_text(conn):
+    with SQLITE.tolerant(conn):
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM harvest_schedules WHERE paused = 0 AND "
             "(typeof(next_fire_at) != 'integer' OR next_fire_at <= ?) ORDER BY workflow_name",

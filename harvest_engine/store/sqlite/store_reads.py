@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.sql import columns
+from harvest_engine.store.sql import columns, listing
+from harvest_engine.store.sql.dialect import SQLITE
 from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sqlite import commands as command_sql
 from harvest_engine.store.sqlite import (
-    listing,
     readonly,
     verified_reads,
     verify,
@@ -188,7 +188,7 @@ class StoreReads:
     # -- operating (issue 5) ----------------------------------------------------
 
     def list_executions(self, filter_: ExecutionFilter) -> ExecutionPage:
-        return listing.list_executions(self._conn, filter_)
+        return listing.list_executions(self._conn, SQLITE, filter_)
 
     def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
         # The visitor may write through the runtime, so no transaction or lock
@@ -198,18 +198,18 @@ class StoreReads:
             conn, _ = readonly.open_read_only(self.path)
             try:
                 with readonly.snapshot(conn):
-                    yield from listing.visit_executions(conn, filter_)
+                    yield from listing.visit_executions(conn, SQLITE, filter_)
             finally:
                 conn.close()
             return
         # In memory there is one connection: read the page (at most 1000 rows)
         # in one snapshot, then hand the rows out.
         with self._write_lock, readonly.snapshot(self._conn):
-            rows = list(listing.visit_executions(self._conn, filter_))
+            rows = list(listing.visit_executions(self._conn, SQLITE, filter_))
         yield from rows
 
     def counts_by_state(self) -> dict[str, int]:
-        return listing.counts_by_state(self._conn)
+        return listing.counts_by_state(self._conn, SQLITE)
 
     def list_schedules(self) -> list[ScheduleRow]:
         return schedule_sql.list_all(self._conn)
