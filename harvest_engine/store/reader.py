@@ -10,12 +10,12 @@ from harvest_engine.filters import ExecutionFilter
 from harvest_engine.store.sql import listing
 from harvest_engine.store.sql.dialect import SQLITE
 from harvest_engine.store.sql.reads import SQLITE_READS
+from harvest_engine.store.sql.schedules import SQLITE_SCHEDULES
 from harvest_engine.store.sqlite import (
     readonly,
     verified_reads,
     verify,
 )
-from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.connection import ClosedConnection
 from harvest_engine.store.sqlite.faults import guard_public_methods
 
@@ -230,7 +230,7 @@ class SqliteReader:
 
     def list_schedules(self) -> list[ScheduleRow]:
         """Every stored schedule, by workflow name (a damaged one has `problem` set)."""
-        return schedule_sql.list_all(self._conn)
+        return SQLITE_SCHEDULES.list_all(self._conn)
 
     def _require(self, exec_id: str | ExecutionId) -> str:
         text = str(exec_id).strip() if exec_id is not None else ""

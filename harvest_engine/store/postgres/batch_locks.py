@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from harvest_engine.store.postgres import wakeups
 from harvest_engine.store.postgres.txn_memory import Quiet
 from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.wakeups import PANIC_BACKOFF
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -71,7 +72,7 @@ _STILL_NEEDS = (
     "state <> 'RUNNING' OR ((needs_decision = 1 OR (deadline IS NOT NULL AND "
     "deadline <= %(now)s) OR EXISTS (SELECT 1 FROM harvest_timers t WHERE "
     "t.exec_id = e.exec_id AND t.fire_at <= %(now)s)) AND NOT ("
-    + wakeups.PANIC_BACKOFF.replace("%s", "%(now)s")
+    + POSTGRES.render(PANIC_BACKOFF.replace("?", ":now"))
     + " AND (deadline IS NULL OR deadline > %(now)s)))"
 )
 

@@ -36,6 +36,12 @@ log = logging.getLogger("harvest_engine.postgres")
 # attempt that stops heartbeating is retaken though its worker lives.
 LEASE_OF_TASK = "COALESCE(make_interval(secs => heartbeat_timeout), %s::interval)"
 
+DUE_SOURCE = (
+    "SELECT MIN(%(now)s + (EXTRACT(EPOCH FROM (lease_expires_at - clock_timestamp()))"
+    " * 1000000)::bigint) FROM harvest_tasks WHERE status = 'RUNNING'"
+)
+"""A dead worker's task comes due when its lease expires (a wakeup source)."""
+
 DEFAULT_LEASE = timedelta(seconds=30)
 """How long a claim lasts without renewal; a dead worker's task is retaken after it."""
 

@@ -17,12 +17,12 @@ from harvest_engine.errors import (
     SchemaTooNew,
     Unsupported,
 )
-from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.schema import SCHEMA_VERSION
 from harvest_engine.store.reader import _filter
 from harvest_engine.store.sql import listing
 from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -244,7 +244,7 @@ class PostgresReader:
 
     def list_schedules(self) -> list[ScheduleRow]:
         """Every stored schedule, by workflow name (a damaged one has `problem` set)."""
-        return schedule_sql.list_all(self._live())
+        return POSTGRES_SCHEDULES.list_all(self._live())
 
     def _require(self, exec_id: str | ExecutionId) -> str:
         text = str(exec_id).strip() if exec_id is not None else ""

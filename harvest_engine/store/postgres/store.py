@@ -27,12 +27,10 @@ from harvest_engine.errors import (
     HarvestInternalError,
     StorageError,
 )
-from harvest_engine.store.postgres import commands as command_sql
 from harvest_engine.store.postgres import (
     leases,
     notify,
     pipelined,
-    wakeups,
 )
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import guard_public_methods, translate
@@ -41,12 +39,17 @@ from harvest_engine.store.postgres.store_reads import StoreReads
 from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
 from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
+from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.wakeups import due_statement, earliest_due
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from datetime import datetime, timedelta
 
     from harvest_engine.store.rows import CommandRecord, TaskRecord
+
+_DUE = due_statement(POSTGRES, (leases.DUE_SOURCE,))
 
 
 def default_worker_id() -> str:
@@ -289,12 +292,12 @@ class PostgresStore(StoreReads):
     def pending_commands(self, limit: int) -> list[CommandRecord]:
         """Client commands not applied yet, in arrival order."""
         with self._lock:
-            return command_sql.pending(self._live(), limit)
+            return POSTGRES_COMMANDS.pending(self._live(), limit)
 
     def earliest_due(self, now: datetime) -> datetime | None:
         """The earliest time any waiting row comes due (`now` for ready work); None if none."""
         with self._lock:
-            return wakeups.earliest_due(self._live(), now)
+            return earliest_due(self._live(), _DUE, now)
 
     def open_commit_watch(self) -> None:
         """None: LISTEN/NOTIFY wakes the serving workers (`listen`), no file to watch."""

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.postgres import schedules as schedule_sql
-from harvest_engine.store.postgres import wakeups
 from harvest_engine.store.postgres.faults import guard_public_methods
 from harvest_engine.store.sql import columns, listing
 from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
+from harvest_engine.store.sql.wakeups import RUNS_NEEDING_DECISION
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
         TimerRow,
     )
     from harvest_engine.store.rows import ExecutionRecord, TaskRecord
+
+_RUNS_NEEDING_DECISION = POSTGRES.render(RUNS_NEEDING_DECISION)
 
 
 @guard_public_methods()
@@ -73,17 +75,7 @@ class StoreReads:
         with self._lock:
             rows = (
                 self._live()
-                .execute(
-                    "SELECT exec_id FROM harvest_executions e WHERE state = 'RUNNING' AND ("
-                    " needs_decision = 1"
-                    " OR (deadline IS NOT NULL AND deadline <= %s)"
-                    " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
-                    "            AND t.fire_at <= %s)"
-                    ") AND NOT ("
-                    + wakeups.PANIC_BACKOFF
-                    + " AND (deadline IS NULL OR deadline > %s)) ORDER BY id",
-                    (at, at, at, at),
-                )
+                .execute(_RUNS_NEEDING_DECISION, (at, at, at, at))
                 .fetchall()
             )
         return [r[0] for r in rows]
@@ -186,11 +178,11 @@ class StoreReads:
 
     def list_schedules(self) -> list[ScheduleRow]:
         with self._lock:
-            return schedule_sql.list_all(self._live())
+            return POSTGRES_SCHEDULES.list_all(self._live())
 
     def due_schedules(self, now: datetime) -> list[ScheduleRow]:
         with self._lock:
-            return schedule_sql.due(self._live(), now)
+            return POSTGRES_SCHEDULES.due(self._live(), now)
 
     def llm_totals(self, exec_id: str) -> LedgerTotals:
         with self._lock:

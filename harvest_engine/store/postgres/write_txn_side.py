@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from harvest_engine.store.postgres import commands as command_sql
-from harvest_engine.store.postgres import retention as retention_sql
-from harvest_engine.store.postgres import schedules as schedule_sql
+from harvest_engine.store.postgres.notify import FINISH_COMMAND
+from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
+from harvest_engine.store.sql.retention import POSTGRES_RETENTION
+from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ class SideTables:
     # -- schedules and retention (issue 5) ------------------------------------
 
     def schedule(self, workflow_name: str) -> ScheduleRow | None:
-        return schedule_sql.get(self._conn, workflow_name, lock=True)
+        return POSTGRES_SCHEDULES.get(self._conn, workflow_name, lock=True)
 
     def put_schedule(
         self,
@@ -124,7 +125,7 @@ class SideTables:
         paused: bool,
         now: datetime,
     ) -> None:
-        schedule_sql.put(
+        POSTGRES_SCHEDULES.put(
             self._conn,
             workflow_name=workflow_name,
             spec=spec,
@@ -139,36 +140,31 @@ class SideTables:
     def update_schedule(
         self, workflow_name: str, now: datetime, **fields: object
     ) -> None:
-        schedule_sql.update(self._conn, workflow_name, now, **fields)
+        POSTGRES_SCHEDULES.update(self._conn, workflow_name, now, **fields)
 
     def delete_schedule(self, workflow_name: str) -> bool:
-        return schedule_sql.delete(self._conn, workflow_name)
+        return POSTGRES_SCHEDULES.delete(self._conn, workflow_name)
 
     def active_schedule_runs(
         self, workflow_name: str, id_prefix: str, now: datetime
     ) -> int:
-        return schedule_sql.active_runs(self._conn, workflow_name, id_prefix, now)
+        return POSTGRES_SCHEDULES.active_runs(self._conn, workflow_name, id_prefix, now)
 
     def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
-        return retention_sql.purge_batch(self._conn, cutoff, limit)
+        return POSTGRES_RETENTION.purge_batch(self._conn, cutoff, limit)
 
     # -- client commands (serving) ------------------------------------------------
 
     def claim_command(self, row_id: int) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM harvest_commands WHERE id = %s AND applied_at IS NULL "
-            "FOR UPDATE SKIP LOCKED",
-            (row_id,),
-        ).fetchone()
-        return row is not None
+        return POSTGRES_COMMANDS.claim(self._conn, row_id)
 
     def finish_command(
         self, row_id: int, reply: str, exec_id: str | None, now: datetime
     ) -> None:
-        command_sql.finish(self._conn, row_id, reply, exec_id, now)
+        self._conn.execute(FINISH_COMMAND, (micros(now), reply, exec_id, row_id))
 
     def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
-        return command_sql.purge_applied(self._conn, cutoff, limit)
+        return POSTGRES_COMMANDS.purge_applied(self._conn, cutoff, limit)
 
     # -- mutex queues ---------------------------------------------------------
 

@@ -75,6 +75,11 @@ class Dialect:
     """The clause that takes only rows no other worker holds ("" on SQLite)."""
     prefix: str
     """The first ``{n}`` characters of ``{column}``: ``substr`` or ``left``."""
+    indexed_by: str
+    """The index hint a statement names, ``{index}`` its name ("" on Postgres)."""
+    not_a_time: str
+    """``{column}`` holds no readable time: on SQLite anything but an integer
+    (a foreign writer may store text), on Postgres only NULL."""
     no_limit: int | None
     """What a bound ``LIMIT ?`` takes for "no limit": -1 or NULL."""
     tolerant: Callable[[Any], AbstractContextManager[None]]
@@ -105,6 +110,8 @@ SQLITE = Dialect(
     for_update="",
     skip_locked="",
     prefix="substr({column}, 1, {n})",
+    indexed_by=" INDEXED BY {index}",
+    not_a_time="typeof({column}) != 'integer'",
     no_limit=-1,
     tolerant=_sqlite_tolerant,
     settled=_executed,
@@ -116,6 +123,8 @@ POSTGRES = Dialect(
     for_update=" FOR UPDATE",
     skip_locked=" FOR UPDATE SKIP LOCKED",
     prefix="left({column}, {n})",
+    indexed_by="",
+    not_a_time="{column} IS NULL",
     no_limit=None,
     tolerant=_no_tolerance,
     settled=_pipeline_settled,

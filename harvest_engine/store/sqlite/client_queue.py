@@ -11,11 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import NotAHarvestDatabase
-from harvest_engine.store.sqlite import commands, readonly
+from harvest_engine.store.sql.commands import SQLITE_COMMANDS
+from harvest_engine.store.sqlite import readonly
 from harvest_engine.store.sqlite.connection import ClosedConnection, connect
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.migrations import table_names
 from harvest_engine.store.sqlite.schema import SCHEMA_VERSION
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     import sqlite3
@@ -57,14 +59,31 @@ class CommandQueue:
     def submit(self, command_id: str, kind: str, args: str, now: datetime) -> bool:
         """Queue one command (one short transaction); False when its id was queued already.
 
+        The row is wholly queued or absent. A command id already queued (a
+        retry) queues nothing: the row stays the first call's, so the command
+        is applied once.
+
         Raises:
             ValueError: the id names a different command (nothing is queued).
         """
-        return commands.submit(self._conn, command_id, kind, args, now)
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            cursor = conn.execute(
+                SQLITE_COMMANDS.insert, (command_id, kind, args, micros(now))
+            )
+            queued = cursor.rowcount > 0
+            if not queued:
+                SQLITE_COMMANDS.refuse_held(conn, command_id, kind, args)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return queued
 
     def reply(self, command_id: str) -> tuple[bool, str | None] | None:
         """(applied, reply JSON) of a command; None when no row has this id."""
-        return commands.reply(self._conn, command_id)
+        return SQLITE_COMMANDS.reply(self._conn, command_id)
 
     def data_version(self) -> int:
         """Changes whenever another connection (the serving process) commits."""

@@ -10,19 +10,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.sql import columns, listing
+from harvest_engine.store.sql.commands import SQLITE_COMMANDS
 from harvest_engine.store.sql.dialect import SQLITE
 from harvest_engine.store.sql.reads import SQLITE_READS
-from harvest_engine.store.sqlite import commands as command_sql
+from harvest_engine.store.sql.schedules import SQLITE_SCHEDULES
+from harvest_engine.store.sql.wakeups import (
+    RUNS_NEEDING_DECISION,
+    due_statement,
+    earliest_due,
+)
 from harvest_engine.store.sqlite import (
     readonly,
     verified_reads,
     verify,
-    wakeups,
 )
-from harvest_engine.store.sqlite import schedules as schedule_sql
 from harvest_engine.store.sqlite.commit_watch import CommitWatch, open_commit_watch
 from harvest_engine.store.sqlite.faults import guard_public_methods
-from harvest_engine.store.sqlite.wakeups import PANIC_BACKOFF
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
@@ -50,6 +53,8 @@ if TYPE_CHECKING:
     from harvest_engine.store.sqlite.lock import WriterLock
     from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 
+_DUE = due_statement(SQLITE)
+
 
 @guard_public_methods()
 class StoreReads:
@@ -67,7 +72,7 @@ class StoreReads:
 
     def pending_commands(self, limit: int) -> list[CommandRecord]:
         """Client commands not applied yet, in arrival order."""
-        return command_sql.pending(self._conn, limit)
+        return SQLITE_COMMANDS.pending(self._conn, limit)
 
     # -- reads outside a transaction ----------------------------------------
 
@@ -86,16 +91,7 @@ class StoreReads:
 
     def runs_needing_decision(self, now: datetime) -> list[str]:
         at = micros(now)
-        rows = self._conn.execute(
-            "SELECT exec_id FROM harvest_executions e WHERE state = 'RUNNING' AND ("
-            " needs_decision = 1"
-            " OR (deadline IS NOT NULL AND deadline <= ?)"
-            " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
-            "            AND t.fire_at <= ?)"
-            ") AND NOT (" + PANIC_BACKOFF + " AND (deadline IS NULL OR deadline > ?))"
-            " ORDER BY id",
-            (at, at, at, at),
-        ).fetchall()
+        rows = self._conn.execute(RUNS_NEEDING_DECISION, (at, at, at, at)).fetchall()
         return [r[0] for r in rows]
 
     def running_exec_ids(self) -> list[str]:
@@ -147,7 +143,7 @@ class StoreReads:
 
     def earliest_due(self, now: datetime) -> datetime | None:
         """The earliest time any waiting row comes due (`now` for ready work); None if none."""
-        return wakeups.earliest_due(self._conn, now)
+        return earliest_due(self._conn, _DUE, now)
 
     def data_version(self) -> int:
         """A number that changes when another connection (another process) commits."""
@@ -212,10 +208,10 @@ class StoreReads:
         return listing.counts_by_state(self._conn, SQLITE)
 
     def list_schedules(self) -> list[ScheduleRow]:
-        return schedule_sql.list_all(self._conn)
+        return SQLITE_SCHEDULES.list_all(self._conn)
 
     def due_schedules(self, now: datetime) -> list[ScheduleRow]:
-        return schedule_sql.due(self._conn, now)
+        return SQLITE_SCHEDULES.due(self._conn, now)
 
     def llm_totals(self, exec_id: str) -> LedgerTotals:
         return SQLITE_READS.llm_totals(self._conn, exec_id)

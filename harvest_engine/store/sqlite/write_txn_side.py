@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.sqlite import commands as command_sql
-from harvest_engine.store.sqlite import retention as retention_sql
-from harvest_engine.store.sqlite import schedules as schedule_sql
+from harvest_engine.store.sql.commands import SQLITE_COMMANDS
+from harvest_engine.store.sql.retention import SQLITE_RETENTION
+from harvest_engine.store.sql.schedules import SQLITE_SCHEDULES
 from harvest_engine.store.sqlite import workflow_logs
 from harvest_engine.timestamps import micros
 
@@ -66,7 +66,7 @@ class SideTables:
     # -- schedules and retention (issue 5) ------------------------------------
 
     def schedule(self, workflow_name: str) -> ScheduleRow | None:
-        return schedule_sql.get(self._conn, workflow_name)
+        return SQLITE_SCHEDULES.get(self._conn, workflow_name)
 
     def put_schedule(
         self,
@@ -80,7 +80,7 @@ class SideTables:
         paused: bool,
         now: datetime,
     ) -> None:
-        schedule_sql.put(
+        SQLITE_SCHEDULES.put(
             self._conn,
             workflow_name=workflow_name,
             spec=spec,
@@ -93,32 +93,32 @@ class SideTables:
         )
 
     def update_schedule(self, workflow_name: str, now: datetime, **fields: Any) -> None:
-        schedule_sql.update(self._conn, workflow_name, now, **fields)
+        SQLITE_SCHEDULES.update(self._conn, workflow_name, now, **fields)
 
     def delete_schedule(self, workflow_name: str) -> bool:
-        return schedule_sql.delete(self._conn, workflow_name)
+        return SQLITE_SCHEDULES.delete(self._conn, workflow_name)
 
     def active_schedule_runs(
         self, workflow_name: str, id_prefix: str, now: datetime
     ) -> int:
-        return schedule_sql.active_runs(self._conn, workflow_name, id_prefix, now)
+        return SQLITE_SCHEDULES.active_runs(self._conn, workflow_name, id_prefix, now)
 
     def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:
         self._runs.clear()  # rows go without being followed one by one
-        return retention_sql.purge_batch(self._conn, cutoff, limit)
+        return SQLITE_RETENTION.purge_batch(self._conn, cutoff, limit)
 
     # -- client commands (serving) ------------------------------------------------
 
     def claim_command(self, row_id: int) -> bool:
-        return command_sql.is_pending(self._conn, row_id)
+        return SQLITE_COMMANDS.claim(self._conn, row_id)
 
     def finish_command(
         self, row_id: int, reply: str, exec_id: str | None, now: datetime
     ) -> None:
-        command_sql.finish(self._conn, row_id, reply, exec_id, now)
+        SQLITE_COMMANDS.finish(self._conn, row_id, reply, exec_id, now)
 
     def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
-        return command_sql.purge_applied(self._conn, cutoff, limit)
+        return SQLITE_COMMANDS.purge_applied(self._conn, cutoff, limit)
 
     # -- mutexes ------------------------------------------------------------
 
