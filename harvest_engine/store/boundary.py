@@ -41,17 +41,24 @@ class Boundary:
             raise self.translate(exc, path) from exc
 
     def guard_public_methods(
-        self, *, skip: tuple[str, ...] = ()
+        self, *, skip: tuple[str, ...] = (), bases: tuple[type, ...] = ()
     ) -> Callable[[type[T]], type[T]]:
         """A class decorator: every public method (and classmethod) raises only typed errors.
 
         Args:
             skip: methods that translate on their own (a context manager such
                 as the write-transaction helper, whose failures come at exit).
+            bases: store-neutral base classes (store/sql) whose public
+                methods the class inherits: each is guarded on the class, with
+                this store's translation, unless the class overrides it.
         """
 
         def decorate(cls: type[T]) -> type[T]:
-            for name, member in list(vars(cls).items()):
+            members: dict[str, object] = {}
+            for base in reversed(bases):
+                members.update(vars(base))
+            members.update(vars(cls))
+            for name, member in members.items():
                 if name.startswith("_") or name in skip:
                     continue
                 if isinstance(member, classmethod):
