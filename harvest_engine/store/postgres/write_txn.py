@@ -4,30 +4,31 @@ This file holds the run rows and their histories (the hot path of a
 decision); the class composes the rest from base classes: row and key
 locks (write_txn_locks.py, which says the lock order), signals and timers
 (write_txn_signals.py), tasks (write_txn_tasks.py) and the side tables
-(write_txn_side.py).
+both stores share (store/sql/side_tables.py).
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+
+import psycopg
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.postgres.notify import DONE_CHANNEL
+from harvest_engine.store.postgres.notify import DONE_CHANNEL, FINISH_COMMAND
 from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored, TxnMemory
 from harvest_engine.store.postgres.write_txn_locks import RowLocks
-from harvest_engine.store.postgres.write_txn_side import SideTables
 from harvest_engine.store.postgres.write_txn_signals import SignalsAndTimers
 from harvest_engine.store.postgres.write_txn_tasks import TaskTable
 from harvest_engine.store.sql import columns
 from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.side_tables import POSTGRES_SIDE, SideTables
 from harvest_engine.timestamps import micros, opt_micros
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from datetime import datetime, timedelta
-
-    import psycopg
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.rows import ExecutionRecord, NewExecution
@@ -107,6 +108,7 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
         # `execution()` call that follows it at once; any other statement
         # (through `_conn`) may change the row, so it drops the copy.
         self._locked_row: ExecutionRecord | None = None
+        SideTables.__init__(self, POSTGRES_SIDE)
 
     @property
     def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
@@ -116,6 +118,34 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
         self.undo.append(fn)
+
+    # -- what the side tables (sql/side_tables.py) need of Postgres --------------
+
+    def _side_conn(self) -> psycopg.Connection[tuple[Any, ...]]:
+        return self._conn
+
+    @contextmanager
+    def _log_savepoint(self) -> Iterator[None]:
+        try:
+            with self._conn.transaction():  # a bad line never fails the decision
+                yield
+        except psycopg.DataError:
+            pass  # e.g. a NUL character Postgres text cannot hold: the lines are dropped
+
+    def _mutex_key_lock(self, key: str) -> None:
+        self._key_lock("mutex", key)  # two workers are never both granted one
+
+    def _mutex_queued(self, exec_id: str) -> None:
+        self.memory.quiet.pop(exec_id, None)
+
+    def _purging(self) -> None:
+        pass  # the purged runs are locked (SKIP LOCKED): no decision holds one
+
+    def finish_command(
+        self, row_id: int, reply: str, exec_id: str | None, now: datetime
+    ) -> None:
+        """Mark a command applied and notify its waiting client (at the commit)."""
+        self._conn.execute(FINISH_COMMAND, (micros(now), reply, exec_id, row_id))
 
     # -- runs ---------------------------------------------------------------
 

@@ -71,6 +71,10 @@ class Executes(Protocol):
         """Run one statement with its parameters."""
         ...
 
+    def cursor(self) -> Any:
+        """A cursor of its own (for executemany)."""
+        ...
+
 
 class Reads:
     """The shared reads in one dialect, every statement rendered once when built."""

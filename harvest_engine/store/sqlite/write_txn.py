@@ -3,16 +3,19 @@
 This file holds the run rows and their histories (the hot path of a
 decision); the class composes the rest from base classes: signals and
 timers (write_txn_signals.py), tasks (write_txn_tasks.py) and the side
-tables (write_txn_side.py).
+tables both stores share (store/sql/side_tables.py).
 """
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.side_tables import SQLITE_SIDE, SideTables
 from harvest_engine.store.sqlite import verified_reads, verify
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
 from harvest_engine.store.sqlite.run_cache import (
@@ -23,14 +26,12 @@ from harvest_engine.store.sqlite.run_cache import (
     started_run,
     with_fields,
 )
-from harvest_engine.store.sqlite.write_txn_side import SideTables
 from harvest_engine.store.sqlite.write_txn_signals import SignalsAndTimers
 from harvest_engine.store.sqlite.write_txn_tasks import TaskTable
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    import sqlite3
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
@@ -99,10 +100,37 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
         # The runs whose needs_decision = 1 waits for the commit (decision_marks);
         # None: the flag is written at once (no commit here writes them).
         self._marks = marks
+        SideTables.__init__(self, SQLITE_SIDE)
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the file."""
         self.undo.append(fn)
+
+    # -- what the side tables (sql/side_tables.py) need of SQLite ----------------
+
+    def _side_conn(self) -> sqlite3.Connection:
+        return self._conn
+
+    @contextmanager
+    def _log_savepoint(self) -> Iterator[None]:
+        conn = self._conn
+        conn.execute("SAVEPOINT harvest_logs")
+        try:
+            yield
+        except sqlite3.Error:
+            conn.execute("ROLLBACK TO harvest_logs")
+        conn.execute("RELEASE harvest_logs")
+
+    def _mutex_key_lock(self, key: str) -> None:
+        del key  # the only writer: a queue cannot change under this transaction
+
+    def _mutex_queued(self, exec_id: str) -> None:
+        run = self._runs.get(exec_id)
+        if run is not None:
+            run.mutexes = True
+
+    def _purging(self) -> None:
+        self._runs.clear()  # rows go without being followed one by one
 
     # -- runs ---------------------------------------------------------------
 
