@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harvest_engine import payloads
 from harvest_engine.store.rows import AttemptRecord
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
     import psycopg
 
-    from harvest_engine.store.postgres.write_txn_tasks import TaskTable
     from harvest_engine.store.rows import TaskRecord
 
 log = logging.getLogger("harvest_engine.postgres")
@@ -42,6 +41,18 @@ DUE_SOURCE = (
 )
 """A dead worker's task comes due when its lease expires (a wakeup source)."""
 
+class ClaimingTxn(Protocol):
+    """What a claim needs of the write transaction it runs in (PostgresWriteTxn's)."""
+
+    def task(self, task_id: int) -> TaskRecord | None:
+        """A task row by id."""
+        ...
+
+    def record_attempt(self, attempt: AttemptRecord) -> None:
+        """Record one finished (here: lost) attempt."""
+        ...
+
+
 DEFAULT_LEASE = timedelta(seconds=30)
 """How long a claim lasts without renewal; a dead worker's task is retaken after it."""
 
@@ -50,7 +61,7 @@ RENEWALS_PER_LEASE = 3
 
 
 def claim(
-    txn: TaskTable,
+    txn: ClaimingTxn,
     conn: psycopg.Connection[tuple[Any, ...]],
     task_id: int,
     now: datetime,
@@ -88,7 +99,7 @@ def claim(
 
 
 def _record_lost(
-    txn: TaskTable,
+    txn: ClaimingTxn,
     task: TaskRecord,
     holder: object,
     claimed_at: object,
