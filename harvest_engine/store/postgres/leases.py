@@ -41,6 +41,7 @@ DUE_SOURCE = (
 )
 """A dead worker's task comes due when its lease expires (a wakeup source)."""
 
+
 class ClaimingTxn(Protocol):
     """What a claim needs of the write transaction it runs in (PostgresWriteTxn's)."""
 

@@ -17,7 +17,7 @@ import psycopg
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres.notify import DONE_CHANNEL, FINISH_COMMAND
-from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored, TxnMemory
+from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored
 from harvest_engine.store.postgres.write_txn_locks import RowLocks
 from harvest_engine.store.postgres.write_txn_signals import SignalsAndTimers
 from harvest_engine.store.postgres.write_txn_tasks import TaskTable
@@ -27,8 +27,8 @@ from harvest_engine.store.sql.side_tables import POSTGRES_SIDE, SideTables
 from harvest_engine.timestamps import micros, opt_micros
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
-    from datetime import datetime, timedelta
+    from collections.abc import Iterator, Sequence
+    from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.rows import ExecutionRecord, NewExecution
@@ -83,41 +83,7 @@ def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
 class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
-    def __init__(
-        self,
-        conn: psycopg.Connection[tuple[Any, ...]],
-        worker_id: str,
-        lease: timedelta,
-        memory: TxnMemory,
-        claimed: list[int] | None = None,
-    ) -> None:
-        self._raw = conn
-        # What the transaction (and its savepoints) wrote or learnt: see txn_memory.
-        self.memory = memory
-        self.worker_id = worker_id
-        self.lease = lease
-        self.undo: list[Callable[[], None]] = []
-        # Task ids this transaction (and any it joins) took under this worker:
-        # if its COMMIT fails, the store releases them, since the commit may
-        # have landed unseen and a claim nobody runs must not be renewed forever.
-        self.claimed: list[int] = [] if claimed is None else claimed
-        # The run this transaction decides (lock_for_decision): other runs'
-        # rows and keys are then taken without waiting (see write_txn_locks).
-        self._deciding: str | None = None
-        # The row `lock_for_decision` read while locking it, for the
-        # `execution()` call that follows it at once; any other statement
-        # (through `_conn`) may change the row, so it drops the copy.
-        self._locked_row: ExecutionRecord | None = None
-        SideTables.__init__(self, POSTGRES_SIDE)
-
-    @property
-    def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
-        self._locked_row = None
-        return self._raw
-
-    def on_rollback(self, fn: Callable[[], None]) -> None:
-        """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
-        self.undo.append(fn)
+    _side = POSTGRES_SIDE
 
     # -- what the side tables (sql/side_tables.py) need of Postgres --------------
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from harvest_engine.store.postgres import batch_locks
+from harvest_engine.store.postgres.txn_state import TxnState
 from harvest_engine.store.sql import columns
 from harvest_engine.store.txn_protocol import RunBusy
 from harvest_engine.timestamps import opt_micros
@@ -34,21 +35,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from harvest_engine.store.postgres.txn_memory import TxnMemory
-    from harvest_engine.store.rows import ExecutionRecord
 
-
-class RowLocks:
+class RowLocks(TxnState):
     """WriteTxn methods that lock runs' rows and advisory keys (NOWAIT in a decision)."""
-
-    memory: TxnMemory
-    _deciding: str | None
-    _locked_row: ExecutionRecord | None
-
-    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
-
-        @property
-        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
 
     def _key_lock(self, *parts: str) -> None:
         """Hold an advisory lock on a key until the transaction ends (RunBusy in a decision)."""

@@ -6,9 +6,10 @@ connection and its memory (which says when a locked run holds none).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harvest_engine.store.postgres.txn_memory import NOISY
+from harvest_engine.store.postgres.txn_state import TxnState
 from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.timestamps import from_micros, micros
@@ -17,20 +18,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    import psycopg
 
-    from harvest_engine.store.postgres.txn_memory import TxnMemory
-
-
-class SignalsAndTimers:
+class SignalsAndTimers(TxnState):
     """WriteTxn methods on harvest_signals and harvest_timers."""
-
-    memory: TxnMemory
-
-    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
-
-        @property
-        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
 
     # -- signals ------------------------------------------------------------
 

@@ -7,22 +7,19 @@ a lease (leases.py) under the transaction's worker.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres import leases
+from harvest_engine.store.postgres.txn_state import TxnState
 from harvest_engine.store.sql import columns
 from harvest_engine.timestamps import micros, opt_micros
 
 if TYPE_CHECKING:
-    from datetime import datetime, timedelta
+    from datetime import datetime
 
-    import psycopg
-
-    from harvest_engine.store.postgres.txn_memory import TxnMemory
     from harvest_engine.store.rows import (
         AttemptRecord,
-        ExecutionRecord,
         NewTask,
         TaskRecord,
     )
@@ -47,20 +44,8 @@ def _task_values(task: NewTask) -> tuple[object, ...]:
     )
 
 
-class TaskTable:
+class TaskTable(TxnState):
     """WriteTxn methods on harvest_tasks and harvest_activity_attempts."""
-
-    memory: TxnMemory
-    worker_id: str
-    lease: timedelta
-    claimed: list[int]
-    _raw: psycopg.Connection[tuple[Any, ...]]
-    _locked_row: ExecutionRecord | None
-
-    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
-
-        @property
-        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
 
     # -- tasks --------------------------------------------------------------
 

@@ -2,8 +2,9 @@
 
 Ledger, workflow logs, schedules, retention, client commands and mutex
 queues run the same statements on both stores. A write transaction class
-subclasses `SideTables`, hands its dialect's statements to `__init__`, and
-says what is its own through the hooks: the connection a statement runs on,
+subclasses `SideTables`, names its dialect's statements (`_side`, a class
+attribute: a transaction costs no call more), and says what is its own
+through the hooks: the connection a statement runs on,
 the savepoint that keeps a bad log line from failing a decision, and what
 its memory of the transaction must forget (SQLite's run cache, Postgres's
 quiet runs) or lock (Postgres's advisory key lock of a mutex queue).
@@ -95,8 +96,10 @@ POSTGRES_SIDE = SideSql(
 class SideTables(ABC):
     """WriteTxn methods on the ledger, logs, schedules, retention, commands and mutexes."""
 
-    def __init__(self, side: SideSql) -> None:
-        self._side = side
+    @property
+    @abstractmethod
+    def _side(self) -> SideSql:
+        """This store's side-table statements (SQLITE_SIDE or POSTGRES_SIDE)."""
 
     @abstractmethod
     def _side_conn(self) -> Executes:

@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.records import ExecutionDetail
     from harvest_engine.store.rows import ExecutionRecord, TaskRecord
-    from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 
 _SQL = StoreSql(SQLITE, SQLITE_READS, SQLITE_SCHEDULES, SQLITE_COMMANDS)
 
@@ -103,6 +102,12 @@ class SqliteStore(StoreReads):
         self._lock = lock
         self._owner = owner
         self._writes = WriteTransactions(conn, path, self.storage_errors)
+        # The transactions' own calls, bound here: a write costs no call more.
+        # `write` translates its own errors (WriteTransactions.write).
+        self.write = self._writes.write
+        """One write transaction: BEGIN IMMEDIATE, the body, COMMIT (`WriteTransactions.write`)."""
+        self.write_together = self._writes.write_together
+        """One transaction every `write()` on this thread joins (`WriteTransactions`)."""
         self.closed = False
 
     @classmethod
@@ -229,16 +234,6 @@ class SqliteStore(StoreReads):
                 self._lock.release()
 
     # -- write transactions (transactions.py) ---------------------------------
-
-    def write(self) -> AbstractContextManager[SqliteWriteTxn]:
-        """One write transaction (`WriteTransactions.write`); typed errors only."""
-        return self._writes.write()
-
-    def write_together(
-        self, *, savepoints: bool = True
-    ) -> AbstractContextManager[SqliteWriteTxn]:
-        """One transaction every `write()` on this thread joins (`WriteTransactions`)."""
-        return self._writes.write_together(savepoints=savepoints)
 
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         self._writes.add_rollback_listener(fn)

@@ -21,7 +21,6 @@ from harvest_engine.store.sqlite.decision_marks import DecisionMarks
 from harvest_engine.store.sqlite.run_cache import (
     KEPT_EVENTS,
     CachedRun,
-    RunCache,
     read_run,
     started_run,
     with_fields,
@@ -31,7 +30,7 @@ from harvest_engine.store.sqlite.write_txn_tasks import TaskTable
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Iterator, Sequence
     from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
@@ -87,24 +86,7 @@ def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
 class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        runs: RunCache | None = None,
-        marks: set[str] | None = None,
-    ) -> None:
-        self._conn = conn
-        self.undo: list[Callable[[], None]] = []
-        # Shared by the transaction and its savepoints; kept by the store (run_cache).
-        self._runs = RunCache() if runs is None else runs
-        # The runs whose needs_decision = 1 waits for the commit (decision_marks);
-        # None: the flag is written at once (no commit here writes them).
-        self._marks = marks
-        SideTables.__init__(self, SQLITE_SIDE)
-
-    def on_rollback(self, fn: Callable[[], None]) -> None:
-        """Call `fn` if this transaction rolls back, so in-memory state follows the file."""
-        self.undo.append(fn)
+    _side = SQLITE_SIDE
 
     # -- what the side tables (sql/side_tables.py) need of SQLite ----------------
 

@@ -1,7 +1,8 @@
 """Signals and timers of a SQLite write transaction: the rows a decision wakes on.
 
-`SqliteWriteTxn` (write_txn.py) inherits these; they need only its
-connection and its run cache (which says when a run holds none, so no read).
+`SqliteWriteTxn` (write_txn.py) inherits these; they use only the
+connection and the run cache (which says when a run holds none, so no read)
+of the transaction's state (txn_state.py).
 """
 
 from __future__ import annotations
@@ -18,14 +19,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from harvest_engine.store.sqlite.run_cache import RunCache
-
 
 class SignalsAndTimers(DecisionMarks):
     """WriteTxn methods on harvest_signals and harvest_timers."""
-
-    _conn: sqlite3.Connection
-    _runs: RunCache
 
     # -- signals ------------------------------------------------------------
 

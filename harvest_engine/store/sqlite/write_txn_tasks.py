@@ -1,7 +1,8 @@
 """Tasks of a SQLite write transaction: activity rows, their claims and attempts.
 
-`SqliteWriteTxn` (write_txn.py) inherits these; they need only its
-connection and its run cache (which keeps each run's exact task count).
+`SqliteWriteTxn` (write_txn.py) inherits these; they use only the
+connection and the run cache (which keeps each run's exact task count)
+of the transaction's state (txn_state.py).
 """
 
 from __future__ import annotations
@@ -11,21 +12,17 @@ from typing import TYPE_CHECKING
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.sql import columns
 from harvest_engine.store.sqlite import task_rows
+from harvest_engine.store.sqlite.txn_state import TxnState
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    import sqlite3
     from datetime import datetime
 
     from harvest_engine.store.rows import AttemptRecord, NewTask, TaskRecord
-    from harvest_engine.store.sqlite.run_cache import RunCache
 
 
-class TaskTable:
+class TaskTable(TxnState):
     """WriteTxn methods on harvest_tasks and harvest_activity_attempts."""
-
-    _conn: sqlite3.Connection
-    _runs: RunCache
 
     # -- tasks --------------------------------------------------------------
 
