@@ -26,7 +26,6 @@ from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from types import TracebackType
 
     import psycopg
 
@@ -97,19 +96,6 @@ class PostgresReader(RunViews):
         if not self.closed:
             self.closed = True
             self._conn.close()
-
-    def __enter__(self) -> PostgresReader:
-        """Use the reader in a `with` block; it closes at the end."""
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the reader."""
-        self.close()
 
     def _reading(self) -> psycopg.Connection[tuple[Any, ...]]:
         return self._live()

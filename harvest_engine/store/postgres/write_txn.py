@@ -22,9 +22,11 @@ from harvest_engine.store.postgres.write_txn_locks import RowLocks
 from harvest_engine.store.postgres.write_txn_signals import SignalsAndTimers
 from harvest_engine.store.postgres.write_txn_tasks import TaskTable
 from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.run_rows import Assignments, new_run_values
 from harvest_engine.store.sql.side_tables import POSTGRES_SIDE, SideTables
-from harvest_engine.timestamps import micros, opt_micros
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -33,37 +35,7 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.rows import ExecutionRecord, NewExecution
 
-_TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
-_EXECUTION_FIELDS = frozenset(
-    {
-        "state",
-        "attempt",
-        "output",
-        "error",
-        "memo",
-        "search_attributes",
-        "successor",
-        "closed_at",
-        "deadline",
-        "cancel_reason",
-        "cancel_seq",
-        "not_before",
-        "needs_decision",
-        "panic_count",
-        "workflow_id",
-    }
-)
-
-
-def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
-    """`col = %s, ...` and the stored values for columns of the run's row."""
-    unknown = set(fields) - _EXECUTION_FIELDS
-    if unknown:
-        raise HarvestInternalError(
-            f"update_execution got unknown columns {sorted(unknown)}"
-        )
-    values = [opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
-    return ", ".join(f"{k} = %s" for k in fields), values
+_assignments = Assignments(POSTGRES)
 
 
 def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
@@ -135,12 +107,7 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
         self, workflow_name: str, workflow_id: str
     ) -> list[ExecutionRecord]:
         self._key_lock("start", workflow_name, workflow_id)
-        rows = self._conn.execute(
-            f"SELECT {columns.EXECUTION_COLUMNS} FROM harvest_executions "
-            "WHERE workflow_name = %s AND workflow_id = %s ORDER BY id DESC",
-            (workflow_name, workflow_id),
-        ).fetchall()
-        return [columns.execution_from_row(row) for row in rows]
+        return POSTGRES_READS.runs_of_key(self._conn, workflow_name, workflow_id)
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
         if new.parent_exec_id is not None:
@@ -151,22 +118,7 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
             "predecessor, started_at, deadline, retry_policy, not_before, next_seq, "
             "needs_decision) VALUES "
             "(%s, %s, %s, 'RUNNING', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, 1)",
-            (
-                new.exec_id,
-                new.workflow_name,
-                new.workflow_id,
-                new.attempt,
-                new.input,
-                new.memo,
-                new.search_attributes,
-                new.parent_exec_id,
-                new.parent_close_policy,
-                new.predecessor,
-                micros(started.at),
-                opt_micros(new.deadline),
-                new.retry_policy,
-                opt_micros(new.not_before),
-            ),
+            new_run_values(new, micros(started.at)),
         )
         self.append_events(new.exec_id, [started])
 
@@ -308,12 +260,7 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
     def running_children(self, exec_id: str) -> list[ExecutionRecord]:
         if self.memory.quiet.get(exec_id, NOISY).children:
             return []  # none when its row was locked, and none started since
-        rows = self._conn.execute(
-            f"SELECT {columns.EXECUTION_COLUMNS} FROM harvest_executions "
-            "WHERE parent_exec_id = %s AND state = 'RUNNING' ORDER BY id",
-            (exec_id,),
-        ).fetchall()
-        return [columns.execution_from_row(row) for row in rows]
+        return POSTGRES_READS.running_children(self._conn, exec_id)
 
     def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
         return self.execution(exec_id)

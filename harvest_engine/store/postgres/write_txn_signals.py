@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.store.postgres.txn_memory import NOISY
 from harvest_engine.store.postgres.txn_state import TxnState
-from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.store.sql.reads import POSTGRES_READS
-from harvest_engine.timestamps import from_micros, micros
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
+
+    from harvest_engine.store.records import StagedSignal, TimerRow
 
 
 class SignalsAndTimers(TxnState):
@@ -72,26 +73,14 @@ class SignalsAndTimers(TxnState):
         )
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
-        for exec_id in exec_ids:
-            hit = self._conn.execute(
-                "SELECT 1 FROM harvest_signals WHERE exec_id = %s AND idempotency_key = %s",
-                (exec_id, key),
-            ).fetchone()
-            if hit is not None:
-                return exec_id
-        return None
+        return POSTGRES_READS.signal_key_holder(self._conn, exec_ids, key)
 
     # -- timers -------------------------------------------------------------
 
     def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
         if self.memory.quiet.get(exec_id, NOISY).timers:
             return []  # no timer when its row was locked, and none added since
-        rows = self._conn.execute(
-            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = %s "
-            "AND fire_at <= %s ORDER BY fire_at, timer_id",
-            (exec_id, micros(now)),
-        ).fetchall()
-        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+        return POSTGRES_READS.due_timers(self._conn, exec_id, now)
 
     def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
         self.memory.quiet.pop(exec_id, None)

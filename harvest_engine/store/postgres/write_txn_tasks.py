@@ -13,6 +13,9 @@ from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres import leases
 from harvest_engine.store.postgres.txn_state import TxnState
 from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.run_rows import attempt_values, expedite_local_sql
 from harvest_engine.timestamps import micros, opt_micros
 
 if TYPE_CHECKING:
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
         NewTask,
         TaskRecord,
     )
+
+_EXPEDITE_LOCAL = expedite_local_sql(POSTGRES)
 
 
 def _task_values(task: NewTask) -> tuple[object, ...]:
@@ -164,16 +169,7 @@ class TaskTable(TxnState):
             "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
             "attempt, started_at, ended_at, outcome, error) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                attempt.exec_id,
-                attempt.activity_id,
-                attempt.activity_name,
-                attempt.attempt,
-                micros(attempt.started_at),
-                micros(attempt.ended_at),
-                attempt.outcome,
-                attempt.error,
-            ),
+            attempt_values(attempt),
         )
 
     def pending_task_count(self, exec_id: str) -> int:
@@ -187,15 +183,7 @@ class TaskTable(TxnState):
         return False
 
     def tasks_of(self, exec_id: str) -> list[TaskRecord]:
-        rows = self._conn.execute(
-            f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = %s ORDER BY id",
-            (exec_id,),
-        ).fetchall()
-        return [columns.task_from_row(row) for row in rows]
+        return POSTGRES_READS.tasks_of(self._conn, exec_id)
 
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
-        self._conn.execute(
-            "UPDATE harvest_tasks SET ready_at = LEAST(ready_at, %s) "
-            "WHERE exec_id = %s AND local = 1 AND status = 'PENDING'",
-            (micros(now), exec_id),
-        )
+        self._conn.execute(_EXPEDITE_LOCAL, (micros(now), exec_id))

@@ -80,6 +80,8 @@ class Dialect:
     not_a_time: str
     """``{column}`` holds no readable time: on SQLite anything but an integer
     (a foreign writer may store text), on Postgres only NULL."""
+    least: str
+    """The smaller of two values: SQLite's scalar ``MIN`` or ``LEAST``."""
     no_limit: int | None
     """What a bound ``LIMIT ?`` takes for "no limit": -1 or NULL."""
     tolerant: Callable[[Any], AbstractContextManager[None]]
@@ -112,6 +114,7 @@ SQLITE = Dialect(
     prefix="substr({column}, 1, {n})",
     indexed_by=" INDEXED BY {index}",
     not_a_time="typeof({column}) != 'integer'",
+    least="MIN",
     no_limit=-1,
     tolerant=_sqlite_tolerant,
     settled=_executed,
@@ -125,6 +128,7 @@ POSTGRES = Dialect(
     prefix="left({column}, {n})",
     indexed_by="",
     not_a_time="{column} IS NULL",
+    least="LEAST",
     no_limit=None,
     tolerant=_no_tolerance,
     settled=_pipeline_settled,

@@ -35,10 +35,11 @@ from harvest_engine.store.sql.columns import (
     task_from_row,
 )
 from harvest_engine.store.sql.dialect import POSTGRES, SQLITE, Dialect
-from harvest_engine.timestamps import from_micros
+from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
+    from datetime import datetime
 
     from harvest_engine.store.records import ExecutionDetail
     from harvest_engine.store.rows import ExecutionRecord, TaskRecord
@@ -128,6 +129,21 @@ class Reads:
             "SELECT id, name, payload, idempotency_key, received_at FROM harvest_signals "
             "WHERE exec_id = ? AND delivered = 0 ORDER BY received_at, id LIMIT ?"
         )
+        self._due_timers = r(
+            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = ? "
+            "AND fire_at <= ? ORDER BY fire_at, timer_id"
+        )
+        self._runs_of_key = r(
+            f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE workflow_name = ? AND workflow_id = ? ORDER BY id DESC"
+        )
+        self._running_children = r(
+            f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions "
+            "WHERE parent_exec_id = ? AND state = 'RUNNING' ORDER BY id"
+        )
+        self._signal_key = r(
+            "SELECT 1 FROM harvest_signals WHERE exec_id = ? AND idempotency_key = ?"
+        )
         self._ledger_totals = r(
             "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), "
             "COALESCE(SUM(output_tokens), 0), COALESCE(SUM(latency), 0.0) "
@@ -149,6 +165,18 @@ class Reads:
         sql = self.execution_locked_sql if lock else self.execution_sql
         row = conn.execute(sql, (exec_id,)).fetchone()
         return None if row is None else execution_from_row(row)
+
+    def runs_of_key(
+        self, conn: Executes, workflow_name: str, workflow_id: str
+    ) -> list[ExecutionRecord]:
+        """Every run of a workflow id, newest first."""
+        rows = conn.execute(self._runs_of_key, (workflow_name, workflow_id)).fetchall()
+        return [execution_from_row(row) for row in rows]
+
+    def running_children(self, conn: Executes, exec_id: str) -> list[ExecutionRecord]:
+        """A run's RUNNING children, oldest first."""
+        rows = conn.execute(self._running_children, (exec_id,)).fetchall()
+        return [execution_from_row(row) for row in rows]
 
     def task(self, conn: Executes, task_id: int) -> TaskRecord | None:
         """A task row by id."""
@@ -226,6 +254,16 @@ class Reads:
     def timers(self, conn: Executes, exec_id: str) -> list[TimerRow]:
         """A run's unfired timers, soonest first."""
         rows = conn.execute(self._timers, (exec_id,)).fetchall()
+        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+
+    def tasks_of(self, conn: Executes, exec_id: str) -> list[TaskRecord]:
+        """A run's task rows, in order."""
+        rows = conn.execute(self._pending_tasks, (exec_id,)).fetchall()
+        return [task_from_row(row) for row in rows]
+
+    def due_timers(self, conn: Executes, exec_id: str, now: datetime) -> list[TimerRow]:
+        """A run's timers due at `now`, soonest first."""
+        rows = conn.execute(self._due_timers, (exec_id, micros(now))).fetchall()
         return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
 
     def mutexes(self, conn: Executes, exec_id: str) -> list[MutexRow]:
@@ -313,6 +351,15 @@ class Reads:
             )
             for r in rows
         ], seen_all
+
+    def signal_key_holder(
+        self, conn: Executes, exec_ids: Sequence[str], key: str
+    ) -> str | None:
+        """The first of `exec_ids` that holds a signal with idempotency key `key`, or None."""
+        for exec_id in exec_ids:
+            if conn.execute(self._signal_key, (exec_id, key)).fetchone() is not None:
+                return exec_id
+        return None
 
     # -- totals ----------------------------------------------------------------
 

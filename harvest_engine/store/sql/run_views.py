@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import closing
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from harvest_engine.errors import InvalidFilter
 from harvest_engine.filters import ExecutionFilter
@@ -19,6 +19,7 @@ from harvest_engine.store.sql import listing
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
     from contextlib import AbstractContextManager
+    from types import TracebackType
 
     from harvest_engine.states import ExecutionId
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
@@ -63,6 +64,23 @@ class RunViews(ABC):
         self._reads = reads
         self._schedules = schedules
         self._available = available
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the connection (safe to call twice)."""
+
+    def __enter__(self) -> Self:
+        """Use the reader in a `with` block; it closes at the end."""
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the reader."""
+        self.close()
 
     @abstractmethod
     def _reading(self) -> Executes:

@@ -21,7 +21,6 @@ from harvest_engine.store.sqlite.faults import guard_public_methods
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from pathlib import Path
-    from types import TracebackType
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.states import ExecutionId
@@ -72,19 +71,6 @@ class SqliteReader(RunViews):
             self.closed = True
             self._conn.close()
             self._conn = cast("ReadConnection", ClosedConnection(self.path))
-
-    def __enter__(self) -> SqliteReader:
-        """Use the reader in a `with` block; it closes at the end."""
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the reader."""
-        self.close()
 
     # -- change detection ---------------------------------------------------
 

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.dialect import SQLITE
+from harvest_engine.store.sql.reads import SQLITE_READS
+from harvest_engine.store.sql.run_rows import Assignments, new_run_values
 from harvest_engine.store.sql.side_tables import SQLITE_SIDE, SideTables
 from harvest_engine.store.sqlite import verified_reads, verify
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
@@ -36,51 +38,9 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.rows import ExecutionRecord, NewExecution
 
-_TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
-_EXECUTION_FIELDS = frozenset(
-    {
-        "state",
-        "attempt",
-        "output",
-        "error",
-        "memo",
-        "search_attributes",
-        "successor",
-        "closed_at",
-        "deadline",
-        "cancel_reason",
-        "cancel_seq",
-        "not_before",
-        "needs_decision",
-        "panic_count",
-        "workflow_id",
-    }
-)
-
-
-def _opt_micros(value: datetime | None) -> int | None:
-    return None if value is None else micros(value)
-
-
-# `col = ?, ...` by the tuple of column names (a handful of sets recur).
-_ASSIGNMENTS: dict[tuple[str, ...], str] = {}
+_assignments = Assignments(SQLITE)
 # append_events' row UPDATE by the assignments of the caller's other columns.
 _APPEND_UPDATES: dict[str, str] = {}
-
-
-def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
-    """`col = ?, ...` and the stored values for columns of the run's row."""
-    names = tuple(fields)
-    sql = _ASSIGNMENTS.get(names)
-    if sql is None:
-        unknown = set(fields) - _EXECUTION_FIELDS
-        if unknown:
-            raise HarvestInternalError(
-                f"update_execution got unknown columns {sorted(unknown)}"
-            )
-        sql = _ASSIGNMENTS[names] = ", ".join(f"{k} = ?" for k in names)
-    values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
-    return sql, values
 
 
 class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
@@ -116,14 +76,8 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
 
     # -- runs ---------------------------------------------------------------
 
-    def lock_runs(
-        self,
-        exec_ids: Sequence[str],
-        *,
-        deciding_at: datetime | None = None,
-        task_ids: Sequence[int] = (),
-    ) -> set[str]:
-        del exec_ids, deciding_at, task_ids  # the only writer: nothing to take
+    def lock_runs(self, exec_ids: Sequence[str], **_: object) -> set[str]:
+        del exec_ids  # the only writer holds every run: nothing to take
         return set()
 
     def lock_for_decision(self, exec_id: str) -> bool:
@@ -153,12 +107,7 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
     ) -> list[ExecutionRecord]:
-        rows = self._conn.execute(
-            f"SELECT {columns.EXECUTION_COLUMNS} FROM harvest_executions "
-            "WHERE workflow_name = ? AND workflow_id = ? ORDER BY id DESC",
-            (workflow_name, workflow_id),
-        ).fetchall()
-        return [columns.execution_from_row(row) for row in rows]
+        return SQLITE_READS.runs_of_key(self._conn, workflow_name, workflow_id)
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
         if started.seq != 1:
@@ -175,23 +124,7 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
             "started_at, deadline, retry_policy, not_before, next_seq, history_bytes, "
             "needs_decision) "
             "VALUES (?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, ?, 1)",
-            (
-                new.exec_id,
-                new.workflow_name,
-                new.workflow_id,
-                new.attempt,
-                new.input,
-                new.memo,
-                new.search_attributes,
-                new.parent_exec_id,
-                new.parent_close_policy,
-                new.predecessor,
-                at,
-                _opt_micros(new.deadline),
-                new.retry_policy,
-                _opt_micros(new.not_before),
-                len(attrs),
-            ),
+            (*new_run_values(new, at), len(attrs)),
         )
         self._conn.execute(
             "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) VALUES (?, 1, ?, ?, ?)",
@@ -345,9 +278,4 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
         run = self._runs.get(exec_id)
         if run is not None and not run.children:
             return []
-        rows = self._conn.execute(
-            f"SELECT {columns.EXECUTION_COLUMNS} FROM harvest_executions "
-            "WHERE parent_exec_id = ? AND state = 'RUNNING' ORDER BY id",
-            (exec_id,),
-        ).fetchall()
-        return [columns.execution_from_row(row) for row in rows]
+        return SQLITE_READS.running_children(self._conn, exec_id)

@@ -10,14 +10,15 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from harvest_engine.store.records import StagedSignal, TimerRow
 from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
-from harvest_engine.timestamps import from_micros, micros
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
+
+    from harvest_engine.store.records import StagedSignal, TimerRow
 
 
 class SignalsAndTimers(DecisionMarks):
@@ -109,14 +110,7 @@ class SignalsAndTimers(DecisionMarks):
                 run.staged = None
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
-        for exec_id in exec_ids:
-            hit = self._conn.execute(
-                "SELECT 1 FROM harvest_signals WHERE exec_id = ? AND idempotency_key = ?",
-                (exec_id, key),
-            ).fetchone()
-            if hit is not None:
-                return exec_id
-        return None
+        return SQLITE_READS.signal_key_holder(self._conn, exec_ids, key)
 
     # -- timers -------------------------------------------------------------
 
@@ -124,12 +118,7 @@ class SignalsAndTimers(DecisionMarks):
         run = self._runs.get(exec_id)
         if run is not None and run.no_timer_due(now):
             return []
-        rows = self._conn.execute(
-            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = ? AND fire_at <= ? "
-            "ORDER BY fire_at, timer_id",
-            (exec_id, micros(now)),
-        ).fetchall()
-        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+        return SQLITE_READS.due_timers(self._conn, exec_id, now)
 
     def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
         self._conn.execute(

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.dialect import SQLITE
+from harvest_engine.store.sql.reads import SQLITE_READS
+from harvest_engine.store.sql.run_rows import attempt_values, expedite_local_sql
 from harvest_engine.store.sqlite import task_rows
 from harvest_engine.store.sqlite.txn_state import TxnState
 from harvest_engine.timestamps import micros
@@ -19,6 +22,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.store.rows import AttemptRecord, NewTask, TaskRecord
+
+_EXPEDITE_LOCAL = expedite_local_sql(SQLITE)
 
 
 class TaskTable(TxnState):
@@ -88,17 +93,7 @@ class TaskTable(TxnState):
     def record_attempt(self, attempt: AttemptRecord) -> None:
         self._conn.execute(
             task_rows.INSERT_ATTEMPT,
-            (
-                attempt.exec_id,
-                attempt.exec_id,
-                attempt.activity_id,
-                attempt.activity_name,
-                attempt.attempt,
-                micros(attempt.started_at),
-                micros(attempt.ended_at),
-                attempt.outcome,
-                attempt.error,
-            ),
+            (attempt.exec_id, *attempt_values(attempt)),
         )
 
     def pending_task_count(self, exec_id: str) -> int:
@@ -120,15 +115,7 @@ class TaskTable(TxnState):
         run = self._runs.get(exec_id)
         if run is not None and not run.tasks:
             return []
-        rows = self._conn.execute(
-            f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id",
-            (exec_id,),
-        ).fetchall()
-        return [columns.task_from_row(row) for row in rows]
+        return SQLITE_READS.tasks_of(self._conn, exec_id)
 
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
-        self._conn.execute(
-            "UPDATE harvest_tasks SET ready_at = MIN(ready_at, ?) "
-            "WHERE exec_id = ? AND local = 1 AND status = 'PENDING'",
-            (micros(now), exec_id),
-        )
+        self._conn.execute(_EXPEDITE_LOCAL, (micros(now), exec_id))
