@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from harvest_engine import payloads
 from harvest_engine.store.rows import AttemptRecord
+from harvest_engine.store.sql import columns
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -126,6 +127,23 @@ def _record_lost(
             ),
         )
     )
+
+
+def ready_tasks(
+    conn: psycopg.Connection[tuple[Any, ...]], exec_id: str | None, now: datetime
+) -> list[TaskRecord]:
+    """Tasks to claim: PENDING and due, or RUNNING under a lease that expired (a dead worker's)."""
+    sql = (
+        f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE "
+        "((status = 'PENDING' AND ready_at <= %s) OR "
+        "(status = 'RUNNING' AND lease_expires_at < clock_timestamp()))"
+    )
+    args: tuple[Any, ...] = (micros(now),)
+    if exec_id is not None:
+        sql += " AND exec_id = %s"
+        args += (exec_id,)
+    rows = conn.execute(sql + " ORDER BY ready_at, id", args).fetchall()
+    return [columns.task_from_row(row) for row in rows]
 
 
 def renew(

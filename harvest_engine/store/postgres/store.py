@@ -44,7 +44,6 @@ from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
 from harvest_engine.store.sql.store_reads import StoreReads, StoreSql
-from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -379,19 +378,8 @@ class PostgresStore(StoreReads):
         if self._released_claims:
             with self.write():
                 pass  # puts the released claims back to PENDING first
-        # Ready: PENDING and due, or RUNNING under a lease that expired (a dead worker's).
-        sql = (
-            f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE "
-            "((status = 'PENDING' AND ready_at <= %s) OR "
-            "(status = 'RUNNING' AND lease_expires_at < clock_timestamp()))"
-        )
-        args: tuple[Any, ...] = (micros(now),)
-        if exec_id is not None:
-            sql += " AND exec_id = %s"
-            args += (exec_id,)
         with self._lock:
-            rows = self._live().execute(sql + " ORDER BY ready_at, id", args).fetchall()
-        return [columns.task_from_row(row) for row in rows]
+            return leases.ready_tasks(self._live(), exec_id, now)
 
     def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
         # One statement is one snapshot; the page (at most 1000 rows) is read
