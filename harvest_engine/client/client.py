@@ -12,6 +12,7 @@ The client writes nothing but its command rows.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from harvest_engine import payloads
 from harvest_engine.client import requests, waits
 from harvest_engine.client.starting import DEFAULT_TIMEOUT, StartCalls
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.errors import CommandTimedOut
+from harvest_engine.errors import CommandTimedOut, HarvestError, NotServed
 from harvest_engine.runtime import wire
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
 from harvest_engine.store.sqlite.client_queue import CommandQueue
@@ -50,8 +51,11 @@ class HarvestClient(StartCalls):
     `close()`. Every command is awaited and takes `timeout=` (default
     ``"10s"``): `CommandTimedOut` (with `command_id`) when no serving process
     answered in time; the command stays queued and is applied once one does.
-    To retry it, repeat the same call with ``command_id=`` that id (or pass
-    your own id from the first try): a command id queues one command, and
+    When no process has served the store lately (its heartbeat is stale) the
+    wait ends within about a second with `NotServed`, a `CommandTimedOut`;
+    `withdraw(command_id)` removes a command that was not applied. To retry
+    it, repeat the same call with ``command_id=`` that id (or pass your own
+    id from the first try): a command id queues one command, and
     every call with it awaits that command's reply, so it is applied once
     (within the day applied commands are kept). An id that names a
     different command raises ValueError and queues nothing.
@@ -242,6 +246,21 @@ class HarvestClient(StartCalls):
             "update", requests.update(exec_id, name, arg), timeout, command_id
         )
 
+    def withdraw(self, command_id: str) -> bool:
+        """Remove a queued command no serving process applied yet; False once applied.
+
+        For a command that timed out (`CommandTimedOut.command_id`, or
+        `NotServed`'s) and should not run after all. An applied command keeps
+        its row and reply (its effect happened), and so does a command being
+        applied right now: False. False too for an id nothing is queued under.
+        """
+        return self._queue.withdraw(requests.command_id(command_id))
+
+    def command_applied(self, command_id: str) -> bool | None:
+        """Whether the command of this id was applied; None when none is queued under it."""
+        got = self._queue.reply(requests.command_id(command_id))
+        return None if got is None else got[0]
+
     # -- reading --------------------------------------------------------------------
 
     def outcome(self, exec_id: str | ExecutionId) -> ExecutionOutcome:
@@ -310,16 +329,41 @@ class HarvestClient(StartCalls):
         )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        got = await waits.command_reply(
-            self._queue,
-            command_id,
-            lambda: self._queue.submit(command_id, kind, text, datetime.now(UTC)),
-            deadline,
-        )
-        if got is None:
-            raise CommandTimedOut(
-                command_id=command_id, kind=kind, seconds=seconds, path=self.path
-            )
+        queued = False
+
+        def submit() -> None:
+            nonlocal queued
+            if not queued:
+                self._queue.submit(command_id, kind, text, datetime.now(UTC))
+                queued = True
+
+        while True:
+            # Await the reply a second at a time; between, a store nobody
+            # serves (no recent heartbeat) ends the wait: NotServed.
+            check_at = min(deadline, loop.time() + waits.SERVED_CHECK_SECONDS)
+            got = await waits.command_reply(self._queue, command_id, submit, check_at)
+            if got is not None:
+                break
+            last_beat = waits.not_served(self._queue)
+            if last_beat is not None:
+                raise NotServed(
+                    command_id=command_id,
+                    kind=kind,
+                    seconds=seconds,
+                    path=self.path,
+                    last_beat=last_beat,
+                )
+            if loop.time() >= deadline:
+                raise CommandTimedOut(
+                    command_id=command_id, kind=kind, seconds=seconds, path=self.path
+                )
+        if wire.is_refusal(got[1]):
+            # A refused command changed nothing: its row goes now, not with
+            # the one-day purge of applied commands (a retry under this id
+            # is then queued afresh). Failing that, the server's purge takes
+            # it within minutes; the reply is what matters here.
+            with contextlib.suppress(HarvestError):
+                self._queue.settle_refused(command_id)
         return wire.read_reply(kind, got[1])
 
 

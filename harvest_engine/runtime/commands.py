@@ -34,8 +34,20 @@ APPLY_BATCH = 64
 # PURGE_EVERY seconds, off a command's path); a purge of their run takes
 # them too.
 APPLIED_RETENTION = timedelta(days=1)
+# A refused command (its reply an error) changed nothing: its client removes
+# it once it read the reply, and the purge takes any left (its client died)
+# after this long instead of a day.
+REFUSED_RETENTION = timedelta(minutes=1)
 PURGE_BATCH = 256
 PURGE_EVERY = 60.0
+
+
+# A serving process records a heartbeat this often (seconds), off the
+# commands' path: the lock file's mtime on SQLite (no commit), a harvest_meta
+# row on Postgres. A client whose command finds no beat
+# younger than client/waits.py's SERVED_WITHIN raises NotServed instead of
+# waiting out its timeout.
+HEARTBEAT_EVERY = 1.0
 
 
 def apply_pending(rt: SqliteRuntime) -> int:
@@ -47,10 +59,15 @@ def apply_pending(rt: SqliteRuntime) -> int:
 
 
 def purge_applied(rt: SqliteRuntime) -> int:
-    """Delete up to PURGE_BATCH commands applied more than APPLIED_RETENTION ago; how many."""
-    cutoff = rt.clock.now() - APPLIED_RETENTION
+    """Delete up to PURGE_BATCH commands applied more than APPLIED_RETENTION ago; how many.
+
+    Refused commands go after REFUSED_RETENTION.
+    """
+    now = rt.clock.now()
     with rt.store.write() as txn:
-        return txn.purge_applied_commands(cutoff, PURGE_BATCH)
+        return txn.purge_applied_commands(
+            now - APPLIED_RETENTION, now - REFUSED_RETENTION, PURGE_BATCH
+        )
 
 
 def apply_one(rt: SqliteRuntime, command: CommandRecord) -> None:

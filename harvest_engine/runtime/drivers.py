@@ -258,6 +258,7 @@ def _fire_schedules(
         at,
         schedules.runtime_starter(self),
         schedules.is_registered(self),
+        self._code_waits,
     )
     return started > 0, error
 

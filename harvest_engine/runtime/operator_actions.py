@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.runtime import cancel as cancel_requests
 from harvest_engine.runtime import retention, schedule_actions, schedules
+from harvest_engine.schedules import WorkflowSchedule
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:
@@ -17,12 +18,18 @@ if TYPE_CHECKING:
 
     from harvest_engine.durations import Duration
     from harvest_engine.runtime.runtime import SqliteRuntime
-    from harvest_engine.schedules import WorkflowSchedule
     from harvest_engine.store.operations import ScheduleRow
 
 
 def upsert_schedule(self: SqliteRuntime, schedule: WorkflowSchedule) -> ScheduleRow:
-    """Store a schedule (keyed by workflow name); the same spec keeps its slot and pause."""
+    """Store a schedule (keyed by workflow name); the same spec keeps its slot and pause.
+
+    Raises:
+        UnknownWorkflow: this runtime has no such workflow registered (a
+            misspelt name would be stored and never fire); nothing is written.
+    """
+    if isinstance(schedule, WorkflowSchedule):
+        self.registry.workflow(schedule.workflow_name)
     return self._woken(schedules.upsert(self._store, schedule, self.clock.now()))
 
 
@@ -111,7 +118,7 @@ def terminate(
 ) -> None:
     """End a run TERMINATED at once, in one transaction; its body does not run again.
 
-    Appends WorkflowCancelled {reason}, drops its open rows (keyed signals
+    Appends WorkflowCancelled {reason, imposed}, drops its open rows (keyed signals
     stay), drops a pending cancel request and applies the parent-close
     policy of its detached children. A blank reason gets a default text.
 

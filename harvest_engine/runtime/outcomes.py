@@ -20,6 +20,7 @@ from harvest_engine.errors import (
     PayloadTooDeep,
     PayloadTooLarge,
 )
+from harvest_engine.events import IMPOSED
 from harvest_engine.runtime import cancel, children, mutex, retry
 from harvest_engine.runtime.cycle import Cycle, Decision, Panic
 from harvest_engine.runtime.projections import Projections
@@ -78,6 +79,7 @@ class Outcomes(Projections):
                 self.registry,
                 cycle.events,
                 advice_at=self.settings.advice_at(),
+                advice_bytes=self.settings.advice_bytes(),
             )
             decision = self._fail(cycle, error)
             if scheduled is not None:
@@ -127,7 +129,8 @@ class Outcomes(Projections):
             info = ErrorInfo.from_json(payloads.loads(error))
             append(txn, exec_id, "WorkflowFailed", {"error": info.to_json()}, cycle.now)
         else:
-            append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
+            attrs = {"reason": reason, IMPOSED: True}
+            append(txn, exec_id, "WorkflowCancelled", attrs, cycle.now)
         children.seal_run(txn, exec_id, state, cycle.now, self.cache.evict, error=error)
         ended: RunState
         if state == "FAILED":
@@ -178,6 +181,7 @@ class Outcomes(Projections):
             ),
             cycle.now,
             advice_at=self.settings.advice_at(),
+            advice_bytes=self.settings.advice_bytes(),
         )
         return Decision(
             row.exec_id, state=RunState.ContinuedAsNew(next=ExecutionId(successor))

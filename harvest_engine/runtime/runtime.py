@@ -19,6 +19,7 @@ from harvest_engine.runtime import (
     drivers,
     operator_actions,
     reading,
+    schedules,
     talking,
 )
 from harvest_engine.runtime.cache import InstanceCache
@@ -76,6 +77,7 @@ class SqliteRuntime:
         # run's, or a batch's): no cached instance may run ahead of the file.
         store.add_rollback_listener(lambda _error: self.cache.clear())
         self.waker = Waker()
+        self._code_waits = schedules.CodeWaits()
 
     # -- opening ------------------------------------------------------------------
 
@@ -129,7 +131,8 @@ class SqliteRuntime:
 
     def register_workflow(self, fn: Callable[..., Any] | WorkflowInfo) -> None:
         """Register an @workflow function; refuses options this backend cannot honour."""
-        self.registry.add_workflow(fn)
+        info = self.registry.add_workflow(fn)
+        self._code_waits.code_registered(info.name)  # its due slot fires now
         self.waker.wake()  # a run that waited for its code can go on
 
     def register_activity(self, fn: Callable[..., Any] | ActivityInfo) -> None:

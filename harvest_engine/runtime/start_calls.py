@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import WorkflowAlreadyStarted
-from harvest_engine.events import HistoryEvent
+from harvest_engine.events import IMPOSED, HistoryEvent
 from harvest_engine.names import check_name, check_optional_name
 from harvest_engine.runtime.children import seal_run
 from harvest_engine.runtime.runs import start_run
@@ -80,7 +80,13 @@ def new_execution(
 
 def insert(rt: SqliteRuntime, txn: WriteTxn, new: NewExecution) -> ExecutionId:
     """Insert the run and its WorkflowStarted event."""
-    start_run(txn, new, rt.clock.now(), advice_at=rt.settings.advice_at())
+    start_run(
+        txn,
+        new,
+        rt.clock.now(),
+        advice_at=rt.settings.advice_at(),
+        advice_bytes=rt.settings.advice_bytes(),
+    )
     return ExecutionId(new.exec_id)
 
 
@@ -94,7 +100,10 @@ def replace_running(
 ) -> None:
     """End a RUNNING run for its replacement: WorkflowCancelled, sealed CONTINUED_AS_NEW."""
     event = HistoryEvent(
-        seq=row.next_seq, type="WorkflowCancelled", at=now, attrs={"reason": reason}
+        seq=row.next_seq,
+        type="WorkflowCancelled",
+        at=now,
+        attrs={"reason": reason, IMPOSED: True},
     )
     txn.append_events(row.exec_id, [event])
     # Like every other ending, a replaced run gives its detached children

@@ -9,11 +9,12 @@ from harvest_engine.store.sql.reads import POSTGRES_READS, SQLITE_READS
 
 
 def test_a_statement_renders_with_each_databases_parameter_marks() -> None:
-    text = "SELECT 1 FROM t WHERE a = ? AND b > :now AND c::text = ?"
+    text = "SELECT 1 FROM t WHERE a = ? AND b > :now AND c::text = ? AND d IN (:skip0)"
 
     assert SQLITE.render(text) == text
     assert POSTGRES.render(text) == (
-        "SELECT 1 FROM t WHERE a = %s AND b > %(now)s AND c::text = %s"
+        "SELECT 1 FROM t WHERE a = %s AND b > %(now)s AND c::text = %s "
+        "AND d IN (%(skip0)s)"
     )
 
 

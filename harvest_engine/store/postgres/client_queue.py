@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import psycopg
 
 from harvest_engine.errors import NotAHarvestDatabase, SchemaTooNew, StorageError
+from harvest_engine.store.postgres import heartbeat
 from harvest_engine.store.postgres.client_notices import Notices
 from harvest_engine.store.postgres.connection import connect, redact
 from harvest_engine.store.postgres.migrations import read_version
@@ -121,6 +122,27 @@ class PostgresCommandQueue:
         """(applied, reply JSON) of a command; None when no row has this id."""
         try:
             return POSTGRES_COMMANDS.reply(self._conn, command_id)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    def withdraw(self, command_id: str) -> bool:
+        """Remove the command if no worker applied it yet; False when no queued row went."""
+        try:
+            return POSTGRES_COMMANDS.withdraw(self._conn, command_id)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    def settle_refused(self, command_id: str) -> bool:
+        """Remove a refused command once its reply was read; False when it is not one."""
+        try:
+            return POSTGRES_COMMANDS.settle_refused(self._conn, command_id)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    def served_ago(self) -> float | None:
+        """Seconds since a worker last beat (the server's clock); None when none ever served."""
+        try:
+            return heartbeat.served_ago(self._conn)
         except psycopg.Error as exc:
             self._fail(exc)
 

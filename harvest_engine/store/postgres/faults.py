@@ -13,10 +13,13 @@ import psycopg
 
 from harvest_engine.errors import DatabaseCorrupt, HarvestError, StorageError
 from harvest_engine.store.boundary import Boundary
+from harvest_engine.store.rows import UnreadableRow
 
 
 def translate(exc: BaseException, path: str) -> BaseException:
     """The typed error that stands for `exc` met on the database `path` (or `exc` itself)."""
+    if isinstance(exc, UnreadableRow):
+        return DatabaseCorrupt(path=path, reason=str(exc))
     if isinstance(exc, HarvestError) or not isinstance(exc, psycopg.Error):
         return exc
     text = str(exc).strip().splitlines()
@@ -26,6 +29,6 @@ def translate(exc: BaseException, path: str) -> BaseException:
     return StorageError(path=path, reason=reason)
 
 
-BOUNDARY = Boundary((psycopg.Error,), translate)
+BOUNDARY = Boundary((psycopg.Error, UnreadableRow), translate)
 """Postgres's boundary; `guard_public_methods` is its class decorator."""
 guard_public_methods = BOUNDARY.guard_public_methods

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.states import ExecutionId
     from harvest_engine.store.records import ExecutionDetail
-    from harvest_engine.store.sql.reads import Executes
+    from harvest_engine.store.sql.executes import Executes
 
 INSTALL_HINT = "psycopg is not installed: pip install 'harvest[postgres]'"
 

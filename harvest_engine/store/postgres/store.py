@@ -29,6 +29,7 @@ from harvest_engine.errors import (
     StorageError,
 )
 from harvest_engine.store.postgres import (
+    heartbeat,
     leases,
     notify,
     pipelined,
@@ -301,6 +302,12 @@ class PostgresStore(StoreReads):
                 "WHERE status = 'RUNNING' AND worker_id = %s",
                 (self.worker_id,),
             )
+
+    def beat_serving(self) -> None:
+        """Record this worker's heartbeat in harvest_meta (the server's clock; the latest wins)."""
+        with self.write() as txn:
+            del txn
+            heartbeat.beat(self._conn)
 
     def open_commit_watch(self) -> None:
         """None: LISTEN/NOTIFY wakes the serving workers (`listen`), no file to watch."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.states import ErrorInfo, ExecutionId
 from harvest_engine.store.records import ExecutionDetail, Stored
-from harvest_engine.store.rows import ExecutionRecord, TaskRecord
+from harvest_engine.store.rows import ExecutionRecord, TaskRecord, UnreadableRow
 from harvest_engine.store.sql.dialect import BadText
 from harvest_engine.timestamps import from_micros
 
@@ -26,10 +26,14 @@ __all__ = [
     "detail_from_row",
     "error_info",
     "execution_from_row",
+    "opt_number",
     "opt_time",
+    "opt_whole",
     "stored_json",
     "stored_object",
     "task_from_row",
+    "time_at",
+    "whole",
 ]
 
 EXECUTION_COLUMNS = (
@@ -49,6 +53,39 @@ TASK_COLUMNS = (
 def opt_time(value: Any) -> datetime | None:
     """An optional stored time column as an aware datetime."""
     return None if value is None else from_micros(int(value))
+
+
+def whole(value: Any, what: str) -> int:
+    """A stored whole number, or `UnreadableRow` naming the column (`what`)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise UnreadableRow(f"{what} holds {value!r}, not a whole number")
+
+
+def opt_whole(value: Any, what: str) -> int | None:
+    """`whole`, or None for NULL."""
+    return None if value is None else whole(value, what)
+
+
+def opt_number(value: Any, what: str) -> float | None:
+    """A stored number or NULL, or `UnreadableRow` naming the column."""
+    if value is None or (
+        isinstance(value, int | float) and not isinstance(value, bool)
+    ):
+        return value
+    raise UnreadableRow(f"{what} holds {value!r}, not a number")
+
+
+def time_at(value: Any, what: str) -> datetime:
+    """A stored time (micros) as a datetime, or `UnreadableRow` naming the column.
+
+    For the side tables a reader shows: SQLite keeps any value in any
+    column, so a hand-edited file may hold text where harvest wrote a time.
+    """
+    try:
+        return from_micros(whole(value, what))
+    except OverflowError as exc:
+        raise UnreadableRow(f"{what} holds {value!r}, out of range") from exc
 
 
 def stored_json(value: Any) -> Stored:

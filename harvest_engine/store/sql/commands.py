@@ -1,9 +1,9 @@
 """Command-queue SQL of either store: a client inserts one row; the serving side applies rows in id order.
 
-The client side (`insert`, `reply`) runs on a client's own connection and
-writes nothing but its one row; the serving side (`pending`, `claim`,
-`finish`, `purge_applied`) runs inside the writer's transaction that also
-holds the command's effect. How a client's row is committed and how a
+The client side (`insert`, `reply`, `withdraw`, `settle_refused`) runs on a
+client's own connection and writes nothing but its own row; the serving side
+(`pending`, `claim`, `finish`, `purge_applied`) runs inside the writer's
+transaction that also holds the command's effect. How a client's row is committed and how a
 waiting client hears of its reply are each store's own (SQLite's short
 ``BEGIN IMMEDIATE``; Postgres's NOTIFY in the same statement).
 """
@@ -19,13 +19,16 @@ from harvest_engine.timestamps import from_micros, micros
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from harvest_engine.store.sql.reads import Executes
+    from harvest_engine.store.sql.executes import Executes
 
 INSERT = (
     "INSERT INTO harvest_commands (command_id, kind, args, submitted_at) "
     "VALUES (?, ?, ?, ?) ON CONFLICT (command_id) DO NOTHING"
 )
 """Queue one command row, written with SQLite's marks (render it per dialect)."""
+
+REFUSED_PREFIX = '{"error":'
+"""How the reply of a refused command begins (wire.error_reply): it changed nothing."""
 
 
 def refuse_other(
@@ -65,9 +68,22 @@ class Commands:
             "WHERE id = ? AND applied_at IS NULL"
         )
         """Mark a command applied (if no one did first): applied_at, reply, exec_id, id."""
+        # A prefix function, not LIKE: the shared text holds no literal %.
+        refused = (
+            dialect.prefix.format(column="reply", n=len(REFUSED_PREFIX))
+            + f" = '{REFUSED_PREFIX}'"
+        )
         self._purge = r(
             "DELETE FROM harvest_commands WHERE id IN (SELECT id FROM harvest_commands "
-            "WHERE applied_at IS NOT NULL AND applied_at < ? ORDER BY applied_at LIMIT ?)"
+            "WHERE applied_at IS NOT NULL AND (applied_at < ? OR (applied_at < ? AND "
+            f"{refused})) ORDER BY applied_at LIMIT ?)"
+        )
+        self._withdraw = r(
+            "DELETE FROM harvest_commands WHERE command_id = ? AND applied_at IS NULL"
+        )
+        self._settle_refused = r(
+            "DELETE FROM harvest_commands WHERE command_id = ? "
+            f"AND applied_at IS NOT NULL AND {refused}"
         )
 
     def refuse_held(
@@ -83,6 +99,19 @@ class Commands:
         """(applied, reply JSON) of a queued command; None when no row has this id."""
         row = conn.execute(self._reply, (command_id,)).fetchone()
         return None if row is None else (bool(row[0]), row[1])
+
+    def withdraw(self, conn: Executes, command_id: str) -> bool:
+        """Delete a command no one applied yet; False when no queued row went.
+
+        An applied command keeps its row (and reply): its effect happened. On
+        Postgres a worker applying it holds its row: the delete waits, then
+        finds it applied and leaves it.
+        """
+        return conn.execute(self._withdraw, (command_id,)).rowcount > 0
+
+    def settle_refused(self, conn: Executes, command_id: str) -> bool:
+        """Delete a refused command whose reply its client has read; False when it is not one."""
+        return conn.execute(self._settle_refused, (command_id,)).rowcount > 0
 
     def pending(self, conn: Executes, limit: int) -> list[CommandRecord]:
         """Unapplied commands, oldest first (the partial index holds only these)."""
@@ -113,10 +142,12 @@ class Commands:
         """Mark a command applied with its reply and the run it touched."""
         conn.execute(self.finish_sql, (micros(now), reply_json, exec_id, row_id))
 
-    def purge_applied(self, conn: Executes, cutoff: datetime, limit: int) -> int:
-        """Delete up to `limit` commands applied before `cutoff`; how many went."""
-        cursor = self._dialect.settled(conn, self._purge, (micros(cutoff), limit))
-        return int(cursor.rowcount)
+    def purge_applied(
+        self, conn: Executes, cutoff: datetime, refused_cutoff: datetime, limit: int
+    ) -> int:
+        """Delete up to `limit` commands applied before `cutoff` (refused: before `refused_cutoff`)."""
+        args = (micros(cutoff), micros(refused_cutoff), limit)
+        return int(self._dialect.settled(conn, self._purge, args).rowcount)
 
 
 SQLITE_COMMANDS = Commands(SQLITE)

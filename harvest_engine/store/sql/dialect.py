@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-_NAMED = re.compile(r"(?<![:\w]):([a-z_]+)\b")
+_NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)\b")
 
 
 class BadText(bytes):
@@ -77,9 +77,13 @@ class Dialect:
     """The first ``{n}`` characters of ``{column}``: ``substr`` or ``left``."""
     indexed_by: str
     """The index hint a statement names, ``{index}`` its name ("" on Postgres)."""
-    not_a_time: str
-    """``{column}`` holds no readable time: on SQLite anything but an integer
-    (a foreign writer may store text), on Postgres only NULL."""
+    not_whole: str
+    """``{column}`` holds no whole number (a time is one, in micros): on SQLite
+    anything but an integer (a foreign writer may store text), on Postgres
+    only NULL."""
+    not_a_number: str
+    """``{column}`` holds neither a number nor NULL: on SQLite text or a blob,
+    on Postgres never (its columns are typed)."""
     least: str
     """The smaller of two values: SQLite's scalar ``MIN`` or ``LEAST``."""
     no_limit: int | None
@@ -113,7 +117,8 @@ SQLITE = Dialect(
     skip_locked="",
     prefix="substr({column}, 1, {n})",
     indexed_by=" INDEXED BY {index}",
-    not_a_time="typeof({column}) != 'integer'",
+    not_whole="typeof({column}) != 'integer'",
+    not_a_number="typeof({column}) NOT IN ('integer', 'real', 'null')",
     least="MIN",
     no_limit=-1,
     tolerant=_sqlite_tolerant,
@@ -127,7 +132,8 @@ POSTGRES = Dialect(
     skip_locked=" FOR UPDATE SKIP LOCKED",
     prefix="left({column}, {n})",
     indexed_by="",
-    not_a_time="{column} IS NULL",
+    not_whole="{column} IS NULL",
+    not_a_number="FALSE",
     least="LEAST",
     no_limit=None,
     tolerant=_no_tolerance,

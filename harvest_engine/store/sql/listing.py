@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from harvest_engine.filters import ExecutionFilter, SearchValue
     from harvest_engine.store.sql.dialect import Dialect
-    from harvest_engine.store.sql.reads import Executes
+    from harvest_engine.store.sql.executes import Executes
 
 SUMMARY_COLUMNS = (
     "id",

@@ -9,7 +9,7 @@ SQLite store checks what it reads against the run's history on top of these
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from harvest_engine import payloads
 from harvest_engine.events import HistoryEvent
@@ -24,57 +24,31 @@ from harvest_engine.store.records import (
     StagedSignal,
     TimerRow,
 )
+from harvest_engine.store.rows import UnreadableRow
 from harvest_engine.store.sql.columns import (
     EXECUTION_COLUMNS,
     TASK_COLUMNS,
     detail_from_row,
     error_info,
     execution_from_row,
+    opt_number,
     opt_time,
+    opt_whole,
     stored_json,
     task_from_row,
+    time_at,
+    whole,
 )
 from harvest_engine.store.sql.dialect import POSTGRES, SQLITE, Dialect
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
     from datetime import datetime
 
     from harvest_engine.store.records import ExecutionDetail
     from harvest_engine.store.rows import ExecutionRecord, TaskRecord
-
-
-class Rows(Protocol):
-    """What a read needs of a cursor: its rows."""
-
-    def fetchall(self) -> Sequence[Any]:
-        """Every row left, as tuples of column values."""
-        ...
-
-    def fetchone(self) -> Any:
-        """The next row, or None."""
-        ...
-
-    def __iter__(self) -> Iterator[Any]:
-        """The rows one at a time."""
-        ...
-
-    def close(self) -> None:
-        """Drop the rows not read."""
-        ...
-
-
-class Executes(Protocol):
-    """What a read needs of a connection (sqlite3's and psycopg's both have it)."""
-
-    def execute(self, sql: Any, params: Any = ..., /) -> Rows:
-        """Run one statement with its parameters."""
-        ...
-
-    def cursor(self) -> Any:
-        """A cursor of its own (for executemany)."""
-        ...
+    from harvest_engine.store.sql.executes import Executes
 
 
 class Reads:
@@ -144,9 +118,14 @@ class Reads:
         self._signal_key = r(
             "SELECT 1 FROM harvest_signals WHERE exec_id = ? AND idempotency_key = ?"
         )
+        # The last column counts rows whose numbers are text, which SUM would read as 0.
+        not_whole, not_a_number = dialect.not_whole, dialect.not_a_number
         self._ledger_totals = r(
             "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), "
-            "COALESCE(SUM(output_tokens), 0), COALESCE(SUM(latency), 0.0) "
+            "COALESCE(SUM(output_tokens), 0), COALESCE(SUM(latency), 0.0), "
+            f"COUNT(CASE WHEN {not_whole.format(column='input_tokens')} OR "
+            f"{not_whole.format(column='output_tokens')} OR "
+            f"{not_a_number.format(column='latency')} THEN 1 END) "
             "FROM harvest_llm_ledger WHERE exec_id = ?"
         )
         self._log_count = r(
@@ -254,7 +233,10 @@ class Reads:
     def timers(self, conn: Executes, exec_id: str) -> list[TimerRow]:
         """A run's unfired timers, soonest first."""
         rows = conn.execute(self._timers, (exec_id,)).fetchall()
-        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+        return [
+            TimerRow(timer_id=r[0], fire_at=time_at(r[1], "a timer's fire_at"))
+            for r in rows
+        ]
 
     def tasks_of(self, conn: Executes, exec_id: str) -> list[TaskRecord]:
         """A run's task rows, in order."""
@@ -274,9 +256,9 @@ class Reads:
                 key=r[0],
                 exec_id=ExecutionId(r[1]),
                 granted=bool(r[2]),
-                lock_seq=r[3],
-                queued_at=from_micros(r[4]),
-                ahead=int(r[5]),
+                lock_seq=opt_whole(r[3], "a mutex row's lock_seq"),
+                queued_at=time_at(r[4], "a mutex row's queued_at"),
+                ahead=whole(r[5], "a mutex row's place"),
             )
             for r in rows
         ]
@@ -287,12 +269,12 @@ class Reads:
         return [
             LedgerRow(
                 activity=r[0],
-                attempt=r[1],
+                attempt=whole(r[1], "a ledger row's attempt"),
                 model=r[2],
-                input_tokens=r[3],
-                output_tokens=r[4],
-                latency=r[5],
-                recorded_at=from_micros(r[6]),
+                input_tokens=whole(r[3], "a ledger row's input_tokens"),
+                output_tokens=whole(r[4], "a ledger row's output_tokens"),
+                latency=opt_number(r[5], "a ledger row's latency"),
+                recorded_at=time_at(r[6], "a ledger row's recorded_at"),
             )
             for r in rows
         ]
@@ -301,7 +283,12 @@ class Reads:
         """A run's workflow log lines, marker included."""
         rows = conn.execute(self._logs, (exec_id,)).fetchall()
         return [
-            LogLine(seq=r[0], at=from_micros(r[1]), message=r[2], marker=bool(r[3]))
+            LogLine(
+                seq=r[0],
+                at=time_at(r[1], "a log line's at"),
+                message=r[2],
+                marker=bool(r[3]),
+            )
             for r in rows
         ]
 
@@ -366,6 +353,10 @@ class Reads:
     def llm_totals(self, conn: Executes, exec_id: str) -> LedgerTotals:
         """A run's ledger rows summed."""
         row = conn.execute(self._ledger_totals, (exec_id,)).fetchone()
+        if row[4]:
+            raise UnreadableRow(
+                f"{row[4]} ledger row(s) of run {exec_id} hold text where numbers belong"
+            )
         return LedgerTotals(
             calls=int(row[0]),
             input_tokens=int(row[1]),

@@ -10,7 +10,7 @@ from harvest_engine.timestamps import micros
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from harvest_engine.store.sql.reads import Executes
+    from harvest_engine.store.sql.executes import Executes
 
 # Every table that holds rows of a run, each with an index led by exec_id.
 RUN_TABLES = (

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
         TimerRow,
     )
     from harvest_engine.store.sql.dialect import Dialect
-    from harvest_engine.store.sql.reads import Executes, Reads
+    from harvest_engine.store.sql.executes import Executes
+    from harvest_engine.store.sql.reads import Reads
     from harvest_engine.store.sql.schedules import Schedules
 
 

@@ -21,7 +21,7 @@ from harvest_engine.timestamps import from_micros, micros
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from harvest_engine.store.sql.reads import Executes
+    from harvest_engine.store.sql.executes import Executes
 
 _COLUMNS = (
     "workflow_name, spec, input, overlap, max_active_runs, next_fire_at, paused, "
@@ -58,10 +58,10 @@ class Schedules:
         )
         self._get_locked = self._get + dialect.for_update
         self._list = f"SELECT {_COLUMNS} FROM harvest_schedules ORDER BY workflow_name"
-        not_a_time = dialect.not_a_time.format(column="next_fire_at")
+        not_whole = dialect.not_whole.format(column="next_fire_at")
         self._due = r(
             f"SELECT {_COLUMNS} FROM harvest_schedules WHERE paused = 0 AND "
-            f"({not_a_time} OR next_fire_at <= ?) ORDER BY workflow_name"
+            f"({not_whole} OR next_fire_at <= ?) ORDER BY workflow_name"
         )
         self._put = r(
             "INSERT INTO harvest_schedules (workflow_name, spec, input, overlap, "

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from harvest_engine.store.operations import ScheduleRow
     from harvest_engine.store.rows import LedgerEntry
     from harvest_engine.store.sql.commands import Commands
-    from harvest_engine.store.sql.reads import Executes
+    from harvest_engine.store.sql.executes import Executes
     from harvest_engine.store.sql.retention import Retention
     from harvest_engine.store.sql.schedules import Schedules
 
@@ -232,8 +232,11 @@ class SideTables(ABC):
     ) -> None:
         self._side.commands.finish(self._side_conn(), row_id, reply, exec_id, now)
 
-    def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
-        return self._side.commands.purge_applied(self._side_conn(), cutoff, limit)
+    def purge_applied_commands(
+        self, cutoff: datetime, refused_cutoff: datetime, limit: int
+    ) -> int:
+        conn = self._side_conn()
+        return self._side.commands.purge_applied(conn, cutoff, refused_cutoff, limit)
 
     # -- mutexes ------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from harvest_engine.store.sql.wakeups import (
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from contextlib import AbstractContextManager
     from datetime import datetime
 
@@ -41,7 +42,8 @@ if TYPE_CHECKING:
     from harvest_engine.store.rows import CommandRecord, ExecutionRecord
     from harvest_engine.store.sql.commands import Commands
     from harvest_engine.store.sql.dialect import Dialect
-    from harvest_engine.store.sql.reads import Executes, Reads
+    from harvest_engine.store.sql.executes import Executes
+    from harvest_engine.store.sql.reads import Reads
     from harvest_engine.store.sql.schedules import Schedules
 
 
@@ -61,6 +63,7 @@ class StoreSql:
         self.reads = reads
         self.schedules = schedules
         self.commands = commands
+        self.due_sources = due_sources
         self.due = due_statement(dialect, due_sources)
         self.runs_needing_decision = r(RUNS_NEEDING_DECISION)
         self.running = (
@@ -121,10 +124,19 @@ class StoreReads(ABC):
             row = conn.execute(self._sql.next_wakeup, (exec_id, exec_id)).fetchone()
         return opt_time(row[0] if row is not None else None)
 
-    def earliest_due(self, now: datetime) -> datetime | None:
-        """The earliest time any waiting row comes due (`now` for ready work); None if none."""
+    def earliest_due(
+        self, now: datetime, *, skip_schedules: Sequence[str] = ()
+    ) -> datetime | None:
+        """The earliest time any waiting row comes due (`now` for ready work); None if none.
+
+        The schedules of `skip_schedules` (their code is missing) do not count.
+        """
+        sql = self._sql
+        statement = sql.due
+        if skip_schedules:
+            statement = due_statement(sql.dialect, sql.due_sources, len(skip_schedules))
         with self._reading() as conn:
-            return earliest_due(conn, self._sql.due, now)
+            return earliest_due(conn, statement, now, skip_schedules)
 
     def pending_commands(self, limit: int) -> list[CommandRecord]:
         """Client commands not applied yet, in arrival order."""

@@ -14,10 +14,11 @@ from harvest_engine.store.sql.columns import opt_time
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
     from harvest_engine.store.sql.dialect import Dialect
-    from harvest_engine.store.sql.reads import Executes
+    from harvest_engine.store.sql.executes import Executes
 
 PANIC_BACKOFF = (
     "(panic_count > 0 AND not_before IS NOT NULL AND not_before > ?"
@@ -58,31 +59,49 @@ DUE_SOURCES: tuple[str, ...] = (
     "SELECT MIN(CASE WHEN not_before IS NOT NULL AND cancel_reason IS NULL"
     " AND not_before > :now THEN not_before ELSE :now END)"
     " FROM harvest_executions WHERE needs_decision = 1 AND state = 'RUNNING'",
-    # the next slot of an unpaused schedule (a damaged slot is skipped: it only warns)
+    # the next slot of an unpaused schedule (a damaged slot is skipped: it only
+    # warns), but for the schedules whose code is missing ({skip})
     "SELECT MIN(next_fire_at) FROM harvest_schedules"
-    " WHERE paused = 0 AND NOT {not_a_time}",
+    " WHERE paused = 0 AND NOT {not_whole}{skip}",
     # a client command waiting to be applied: now
     "SELECT MIN(:now) FROM harvest_commands WHERE applied_at IS NULL",
 )
 
 
-def due_statement(dialect: Dialect, extra: tuple[str, ...] = ()) -> str:
-    """The one statement of the earliest due time over `DUE_SOURCES` and `extra` (build at import).
+def due_statement(dialect: Dialect, extra: tuple[str, ...] = (), skips: int = 0) -> str:
+    """The one statement of the earliest due time over `DUE_SOURCES` and `extra`.
+
+    Build it at import; only a serving process missing some schedules' code
+    builds one per call (`skips` of them, bound as ``skip0``, ``skip1``...).
 
     Args:
         dialect: the store's dialect.
         extra: sources of the store's own, already in its dialect.
+        skips: how many schedules (by workflow name) do not count.
     """
-    not_a_time = dialect.not_a_time.format(column="next_fire_at")
+    not_whole = dialect.not_whole.format(column="next_fire_at")
+    skip = ""
+    if skips:
+        marks = ", ".join(f":skip{i}" for i in range(skips))
+        skip = f" AND workflow_name NOT IN ({marks})"
     sources = [
-        dialect.render(source.replace("{not_a_time}", f"({not_a_time})"))
+        dialect.render(
+            source.replace("{not_whole}", f"({not_whole})").replace("{skip}", skip)
+        )
         for source in DUE_SOURCES
     ]
     union = " UNION ALL ".join(f"SELECT ({s}) AS t" for s in [*sources, *extra])
     return f"SELECT MIN(t) FROM ({union}) AS due"
 
 
-def earliest_due(conn: Executes, statement: str, now: datetime) -> datetime | None:
-    """The earliest time any waiting row comes due (maybe in the past); None if none waits."""
-    row = conn.execute(statement, {"now": micros(now)}).fetchone()
+def earliest_due(
+    conn: Executes, statement: str, now: datetime, skip_schedules: Sequence[str] = ()
+) -> datetime | None:
+    """The earliest time any waiting row comes due (maybe in the past); None if none waits.
+
+    `statement` is `due_statement`'s with one skip mark per name of `skip_schedules`.
+    """
+    params: dict[str, object] = {"now": micros(now)}
+    params.update((f"skip{i}", name) for i, name in enumerate(skip_schedules))
+    row = conn.execute(statement, params).fetchone()
     return opt_time(row[0] if row is not None else None)

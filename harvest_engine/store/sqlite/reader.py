@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.states import ExecutionId
     from harvest_engine.store.records import ExecutionDetail
-    from harvest_engine.store.sql.reads import Executes
+    from harvest_engine.store.sql.executes import Executes
     from harvest_engine.store.sqlite.readonly import ReadConnection
 
 
