@@ -94,7 +94,6 @@ from harvest_engine.schedules import (
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
 from harvest_engine.store.operations import LedgerTotals, ScheduleRow
 from harvest_engine.store.postgres.reader import PostgresReader
-from harvest_engine.store.reader import SqliteReader
 from harvest_engine.store.records import (
     ActivityAttempt,
     ExecutionDetail,
@@ -108,6 +107,7 @@ from harvest_engine.store.records import (
     Stored,
     TimerRow,
 )
+from harvest_engine.store.sqlite.reader import SqliteReader
 from harvest_engine.workflow.context import WorkflowContext
 from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.replay import WorkflowReplayer

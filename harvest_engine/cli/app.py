@@ -14,7 +14,7 @@ import click
 from harvest_engine import __version__
 from harvest_engine.cli.output import failures
 from harvest_engine.store.postgres.reader import PostgresReader
-from harvest_engine.store.reader import SqliteReader
+from harvest_engine.store.sqlite.reader import SqliteReader
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -23,7 +23,7 @@ from harvest_engine.events import HistoryEvent, history_from_json
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.runtime import SqliteRuntime
 from harvest_engine.store.postgres.reader import PostgresReader
-from harvest_engine.store.reader import SqliteReader
+from harvest_engine.store.sqlite.reader import SqliteReader
 from harvest_engine.workflow.replay import WorkflowReplayer
 
 if TYPE_CHECKING:

@@ -24,9 +24,9 @@ from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import CommandTimedOut, HarvestError, NotServed
 from harvest_engine.runtime import wire
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
-from harvest_engine.store.reader import SqliteReader
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 from harvest_engine.store.sqlite.faults import guard_public_methods
+from harvest_engine.store.sqlite.reader import SqliteReader
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from harvest_engine.store.postgres.client_notices import Watch
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
     from harvest_engine.store.postgres.reader import PostgresReader
-    from harvest_engine.store.reader import SqliteReader
     from harvest_engine.store.records import ExecutionDetail
+    from harvest_engine.store.sqlite.reader import SqliteReader
 
 # How often a waiting client reads data_version (one cheap PRAGMA): the reply
 # is read only when it moves. 2 ms keeps a command's round trip near the

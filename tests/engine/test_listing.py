@@ -178,9 +178,10 @@ def test_one_damaged_row_does_not_fail_a_page(store: SqliteStore) -> None:
 
 
 def test_a_state_filter_seeks_on_the_state_index(store: SqliteStore) -> None:
-    from harvest_engine.store.sqlite.listing import SUMMARY_COLUMNS, where_clause
+    from harvest_engine.store.sql.dialect import SQLITE
+    from harvest_engine.store.sql.listing import SUMMARY_COLUMNS, where_clause
 
-    where, args = where_clause(ExecutionFilter().state("RUNNING").before(10))
+    where, args = where_clause(ExecutionFilter().state("RUNNING").before(10), SQLITE)
     plan = store.connection.execute(
         f"EXPLAIN QUERY PLAN SELECT {', '.join(SUMMARY_COLUMNS)} FROM harvest_executions"
         f"{where} ORDER BY id DESC LIMIT 11",

@@ -18,7 +18,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.store.rows import LedgerEntry
-from harvest_engine.store.sqlite.retention import RUN_TABLES, SELECT_BATCH
+from harvest_engine.store.sql.retention import RUN_TABLES, SQLITE_RETENTION
 
 Open = Callable[..., SqliteRuntime]
 
@@ -134,7 +134,10 @@ def test_ten_thousand_runs_go_in_batches_of_256(
 def test_each_batch_seeks_on_indexes(open_rt: Open) -> None:
     conn = open_rt().store.connection  # type: ignore[attr-defined]
     plan = " ".join(
-        str(r[-1]) for r in conn.execute(f"EXPLAIN QUERY PLAN {SELECT_BATCH}", (0, 256))
+        str(r[-1])
+        for r in conn.execute(
+            f"EXPLAIN QUERY PLAN {SQLITE_RETENTION.select_batch}", (0, 256)
+        )
     )
     assert "harvest_executions_closed" in plan
     for table in RUN_TABLES:

@@ -323,8 +323,7 @@ async def test_a_flood_of_large_signals_is_loaded_only_up_to_the_byte_cap_and_fa
     # byte count is the stored history when a decision starts (§7), so the
     # decision that crosses it commits; the drive goes on and the next
     # cycle fails the run at the cap. No read loads the whole flood.
-    from harvest_engine.store.postgres import reads
-    from harvest_engine.store.sqlite import run_reads
+    from harvest_engine.store.sql.reads import Reads
 
     rt.set_history_caps(HistoryCaps(max_events=None, max_bytes=10_000))
     exec_id = rt.start_workflow("counter", None)
@@ -336,17 +335,15 @@ async def test_a_flood_of_large_signals_is_loaded_only_up_to_the_byte_cap_and_fa
     def counting(real: Callable[..., Any]) -> Callable[..., Any]:
         def count(*args: Any) -> Any:
             rows = real(*args)
-            # SQLite's decision read also says whether it saw every staged row.
-            loaded.append(len(rows[0] if isinstance(rows, tuple) else rows))
+            loaded.append(len(rows[0]))
             return rows
 
         return count
 
-    # The read of either store (the test runs on both).
+    # The read both stores share (the test runs on both).
     monkeypatch.setattr(
-        run_reads, "staged_signals_read", counting(run_reads.staged_signals_read)
+        Reads, "staged_signals_read", counting(Reads.staged_signals_read)
     )
-    monkeypatch.setattr(reads, "staged_signals", counting(reads.staged_signals))
 
     state = await rt.run_until_blocked(exec_id)
 

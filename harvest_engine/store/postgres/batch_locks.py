@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from harvest_engine.store.postgres import reads, wakeups
 from harvest_engine.store.postgres.txn_memory import Quiet
+from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.wakeups import PANIC_BACKOFF
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -50,7 +52,7 @@ FLAGS = (
 """A run's `Quiet` flags, after its row's columns."""
 
 ROWS_AND_FLAGS = (
-    f"SELECT {reads.EXECUTION_COLUMNS}, {FLAGS} FROM harvest_executions e "
+    f"SELECT {columns.EXECUTION_COLUMNS}, {FLAGS} FROM harvest_executions e "
     "WHERE exec_id = ANY(%s)"
 )
 
@@ -70,7 +72,7 @@ _STILL_NEEDS = (
     "state <> 'RUNNING' OR ((needs_decision = 1 OR (deadline IS NOT NULL AND "
     "deadline <= %(now)s) OR EXISTS (SELECT 1 FROM harvest_timers t WHERE "
     "t.exec_id = e.exec_id AND t.fire_at <= %(now)s)) AND NOT ("
-    + wakeups.PANIC_BACKOFF.replace("%s", "%(now)s")
+    + POSTGRES.render(PANIC_BACKOFF.replace("?", ":now"))
     + " AND (deadline IS NULL OR deadline > %(now)s)))"
 )
 
@@ -78,7 +80,7 @@ _STILL_NEEDS = (
 def split(row: tuple[Any, ...]) -> tuple[ExecutionRecord, Quiet]:
     """A run's record and flags from a row of its columns and FLAGS."""
     n = len(Quiet._fields)
-    return reads.execution_from_row(row[:-n]), Quiet(*(bool(v) for v in row[-n:]))
+    return columns.execution_from_row(row[:-n]), Quiet(*(bool(v) for v in row[-n:]))
 
 
 def hold(memory: TxnMemory, row: tuple[Any, ...]) -> None:

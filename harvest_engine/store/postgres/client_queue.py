@@ -15,17 +15,50 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import psycopg
 
 from harvest_engine.errors import NotAHarvestDatabase, SchemaTooNew, StorageError
-from harvest_engine.store.postgres import commands
+from harvest_engine.store.postgres import heartbeat
 from harvest_engine.store.postgres.client_notices import Notices
 from harvest_engine.store.postgres.connection import connect, redact
 from harvest_engine.store.postgres.migrations import read_version
 from harvest_engine.store.postgres.schema import SCHEMA_VERSION
+from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from datetime import datetime
 
     from harvest_engine.store.postgres.client_notices import Watch
+
+
+# The insert and the notice are one autocommit statement (one round trip).
+_SUBMIT = (
+    "WITH queued AS ("
+    + POSTGRES_COMMANDS.insert
+    + " RETURNING 1) SELECT pg_notify('harvest_wake', 'command') FROM queued"
+)
+
+
+def submit(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    command_id: str,
+    kind: str,
+    args: str,
+    now: datetime,
+) -> bool:
+    """Queue one command and wake the serving workers: one statement, wholly done or not.
+
+    The insert and the notice are one autocommit statement (one round trip):
+    the notice goes out when the row is committed. A command id already
+    queued (a retry) queues nothing: False (the SQLite store's rule).
+
+    Raises:
+        ValueError: the id names a different command (nothing is queued).
+    """
+    row = conn.execute(_SUBMIT, (command_id, kind, args, micros(now))).fetchone()
+    if row is not None:
+        return True
+    POSTGRES_COMMANDS.refuse_held(conn, command_id, kind, args)
+    return False
 
 
 class PostgresCommandQueue:
@@ -81,35 +114,35 @@ class PostgresCommandQueue:
             ValueError: the id names a different command (nothing is queued).
         """
         try:
-            return commands.submit(self._conn, command_id, kind, args, now)
+            return submit(self._conn, command_id, kind, args, now)
         except psycopg.Error as exc:
             self._fail(exc)
 
     def reply(self, command_id: str) -> tuple[bool, str | None] | None:
         """(applied, reply JSON) of a command; None when no row has this id."""
         try:
-            return commands.reply(self._conn, command_id)
+            return POSTGRES_COMMANDS.reply(self._conn, command_id)
         except psycopg.Error as exc:
             self._fail(exc)
 
     def withdraw(self, command_id: str) -> bool:
         """Remove the command if no worker applied it yet; False when no queued row went."""
         try:
-            return commands.withdraw(self._conn, command_id)
+            return POSTGRES_COMMANDS.withdraw(self._conn, command_id)
         except psycopg.Error as exc:
             self._fail(exc)
 
     def settle_refused(self, command_id: str) -> bool:
         """Remove a refused command once its reply was read; False when it is not one."""
         try:
-            return commands.settle_refused(self._conn, command_id)
+            return POSTGRES_COMMANDS.settle_refused(self._conn, command_id)
         except psycopg.Error as exc:
             self._fail(exc)
 
     def served_ago(self) -> float | None:
         """Seconds since a worker last beat (the server's clock); None when none ever served."""
         try:
-            return commands.served_ago(self._conn)
+            return heartbeat.served_ago(self._conn)
         except psycopg.Error as exc:
             self._fail(exc)
 

@@ -1,4 +1,4 @@
-"""Postgres failures to harvest's typed errors, and the boundary that applies them.
+"""The translator from Postgres failures to harvest's typed errors.
 
 No psycopg error reaches a caller of the store: a lost connection, a server
 that went away, a full disk on the server, a deadlock between workers all
@@ -9,20 +9,11 @@ reconnects on its next call.
 
 from __future__ import annotations
 
-import functools
-import inspect
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
-
 import psycopg
 
 from harvest_engine.errors import DatabaseCorrupt, HarvestError, StorageError
+from harvest_engine.store.boundary import Boundary
 from harvest_engine.store.rows import UnreadableRow
-
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-
-T = TypeVar("T")
 
 
 def translate(exc: BaseException, path: str) -> BaseException:
@@ -38,42 +29,6 @@ def translate(exc: BaseException, path: str) -> BaseException:
     return StorageError(path=path, reason=reason)
 
 
-@contextmanager
-def boundary(path: str) -> Iterator[None]:
-    """Raise the typed error for any psycopg failure inside the block."""
-    try:
-        yield
-    except psycopg.Error as exc:
-        raise translate(exc, path) from exc
-
-
-def _wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-    if inspect.isgeneratorfunction(fn):
-
-        @functools.wraps(fn)
-        def run_gen(owner: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-            with boundary(str(getattr(owner, "path", "?"))):
-                yield from fn(owner, *args, **kwargs)
-
-        return run_gen
-
-    @functools.wraps(fn)
-    def run(owner: Any, *args: Any, **kwargs: Any) -> Any:
-        with boundary(str(getattr(owner, "path", "?"))):
-            return fn(owner, *args, **kwargs)
-
-    return run
-
-
-def guard_public_methods(*, skip: tuple[str, ...] = ()) -> Callable[[type[T]], type[T]]:
-    """A class decorator: every public instance method raises only typed errors."""
-
-    def decorate(cls: type[T]) -> type[T]:
-        for name, member in list(vars(cls).items()):
-            if name.startswith("_") or name in skip:
-                continue
-            if inspect.isfunction(member):
-                setattr(cls, name, _wrap(member))
-        return cls
-
-    return decorate
+BOUNDARY = Boundary((psycopg.Error, UnreadableRow), translate)
+"""Postgres's boundary; `guard_public_methods` is its class decorator."""
+guard_public_methods = BOUNDARY.guard_public_methods

@@ -14,10 +14,11 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harvest_engine import payloads
 from harvest_engine.store.rows import AttemptRecord
+from harvest_engine.store.sql import columns
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 
     import psycopg
 
-    from harvest_engine.store.postgres.write_txn_tasks import TaskTable
     from harvest_engine.store.rows import TaskRecord
 
 log = logging.getLogger("harvest_engine.postgres")
@@ -36,6 +36,25 @@ log = logging.getLogger("harvest_engine.postgres")
 # attempt that stops heartbeating is retaken though its worker lives.
 LEASE_OF_TASK = "COALESCE(make_interval(secs => heartbeat_timeout), %s::interval)"
 
+DUE_SOURCE = (
+    "SELECT MIN(%(now)s + (EXTRACT(EPOCH FROM (lease_expires_at - clock_timestamp()))"
+    " * 1000000)::bigint) FROM harvest_tasks WHERE status = 'RUNNING'"
+)
+"""A dead worker's task comes due when its lease expires (a wakeup source)."""
+
+
+class ClaimingTxn(Protocol):
+    """What a claim needs of the write transaction it runs in (PostgresWriteTxn's)."""
+
+    def task(self, task_id: int) -> TaskRecord | None:
+        """A task row by id."""
+        ...
+
+    def record_attempt(self, attempt: AttemptRecord) -> None:
+        """Record one finished (here: lost) attempt."""
+        ...
+
+
 DEFAULT_LEASE = timedelta(seconds=30)
 """How long a claim lasts without renewal; a dead worker's task is retaken after it."""
 
@@ -44,7 +63,7 @@ RENEWALS_PER_LEASE = 3
 
 
 def claim(
-    txn: TaskTable,
+    txn: ClaimingTxn,
     conn: psycopg.Connection[tuple[Any, ...]],
     task_id: int,
     now: datetime,
@@ -82,7 +101,7 @@ def claim(
 
 
 def _record_lost(
-    txn: TaskTable,
+    txn: ClaimingTxn,
     task: TaskRecord,
     holder: object,
     claimed_at: object,
@@ -108,6 +127,23 @@ def _record_lost(
             ),
         )
     )
+
+
+def ready_tasks(
+    conn: psycopg.Connection[tuple[Any, ...]], exec_id: str | None, now: datetime
+) -> list[TaskRecord]:
+    """Tasks to claim: PENDING and due, or RUNNING under a lease that expired (a dead worker's)."""
+    sql = (
+        f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE "
+        "((status = 'PENDING' AND ready_at <= %s) OR "
+        "(status = 'RUNNING' AND lease_expires_at < clock_timestamp()))"
+    )
+    args: tuple[Any, ...] = (micros(now),)
+    if exec_id is not None:
+        sql += " AND exec_id = %s"
+        args += (exec_id,)
+    rows = conn.execute(sql + " ORDER BY ready_at, id", args).fetchall()
+    return [columns.task_from_row(row) for row in rows]
 
 
 def renew(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from harvest_engine.store.postgres.connection import connect, reconnect
+from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,6 +30,14 @@ CHANNEL = "harvest_wake"
 NOTIFY = "SELECT pg_notify('harvest_wake', %s)"
 REPLY_CHANNEL = "harvest_reply"
 DONE_CHANNEL = "harvest_done"
+
+FINISH_COMMAND = (
+    "WITH done AS ("
+    + POSTGRES_COMMANDS.finish_sql
+    + f" RETURNING command_id) SELECT pg_notify('{REPLY_CHANNEL}', command_id) FROM done"
+)
+"""Mark a command applied (`Commands.finish_sql`) and notify its waiting client,
+which hears it when the transaction commits."""
 
 # How often the listening thread checks that it should stop (seconds).
 STOP_CHECK = 0.2

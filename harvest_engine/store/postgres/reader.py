@@ -8,6 +8,7 @@ so `import harvest_engine` works without the `postgres` extra.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.errors import (
@@ -17,37 +18,26 @@ from harvest_engine.errors import (
     SchemaTooNew,
     Unsupported,
 )
-from harvest_engine.store.postgres import listing, reads
-from harvest_engine.store.postgres import schedules as schedule_sql
 from harvest_engine.store.postgres.schema import SCHEMA_VERSION
-from harvest_engine.store.reader import _filter
+from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.run_views import RunViews
+from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from types import TracebackType
+    from collections.abc import Iterator
 
     import psycopg
 
     from harvest_engine.events import HistoryEvent
-    from harvest_engine.filters import ExecutionFilter
     from harvest_engine.states import ExecutionId
-    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
-    from harvest_engine.store.records import (
-        ActivityAttempt,
-        ExecutionDetail,
-        ExecutionPage,
-        LedgerRow,
-        LogLine,
-        MutexRow,
-        PendingTask,
-        StagedSignal,
-        TimerRow,
-    )
+    from harvest_engine.store.records import ExecutionDetail
+    from harvest_engine.store.sql.executes import Executes
 
 INSTALL_HINT = "psycopg is not installed: pip install 'harvest[postgres]'"
 
 
-class PostgresReader:
+class PostgresReader(RunViews):
     """A read-only view of a harvest database on Postgres (see `SqliteReader`).
 
     Use it as a context manager, or call `close()`.
@@ -61,6 +51,7 @@ class PostgresReader:
         self.schema_version = version
         self._conn = conn
         self.closed = False
+        super().__init__(POSTGRES, POSTGRES_READS, POSTGRES_SCHEDULES)
 
     @classmethod
     def connect(cls, dsn: str) -> PostgresReader:
@@ -106,18 +97,16 @@ class PostgresReader:
             self.closed = True
             self._conn.close()
 
-    def __enter__(self) -> PostgresReader:
-        """Use the reader in a `with` block; it closes at the end."""
-        return self
+    def _reading(self) -> psycopg.Connection[tuple[Any, ...]]:
+        return self._live()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Close the reader."""
-        self.close()
+    @contextmanager
+    def _snapshot(self, conn: Executes) -> Iterator[None]:
+        # One repeatable-read transaction: every statement sees one snapshot.
+        live = self._live()
+        with live.transaction():
+            live.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            yield
 
     def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
         if self.closed:
@@ -137,113 +126,19 @@ class PostgresReader:
 
     # -- runs -----------------------------------------------------------------
 
-    def list_executions(self, flt: ExecutionFilter | None = None) -> ExecutionPage:
-        """One page of runs, newest first, without payloads.
-
-        Raises:
-            InvalidFilter: `flt` is not an ExecutionFilter.
-        """
-        return listing.list_executions(self._live(), _filter(flt))
-
-    def visit_executions(
-        self, flt: ExecutionFilter | None, fn: Callable[[ExecutionDetail], object]
-    ) -> int | None:
-        """Call `fn` on each run `list_executions(flt)` would return, with its payloads.
-
-        Every row comes from one snapshot (one statement); `fn`'s return value
-        is ignored.
-
-        Returns:
-            The cursor of the next page, or None at the end.
-        """
-        chosen = _filter(flt)
-        conn = self._live()
-        last: int | None = None
-        count = 0
-        with conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            for detail in listing.visit_executions(conn, chosen):
-                fn(detail)
-                last = detail.cursor
-                count += 1
-            more = (
-                count == chosen.page_size
-                and last is not None
-                and bool(
-                    listing.list_executions(
-                        conn, chosen.before(last).limit(1)
-                    ).executions
-                )
-            )
-        return last if more else None
-
     def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
         """One run with its payloads as Stored values."""
-        detail = reads.describe(self._live(), str(exec_id).strip())
+        detail = POSTGRES_READS.describe(self._live(), str(exec_id).strip())
         if detail is None:
             raise ExecutionNotFound(exec_id=str(exec_id))
         return detail
 
-    def counts_by_state(self) -> dict[str, int]:
-        """How many runs are in each state (every state present, maybe 0)."""
-        return listing.counts_by_state(self._live())
-
     def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
         """Every recorded event of the run, in order."""
-        return reads.load_events(self._live(), self._require(exec_id))
-
-    def activity_attempts(
-        self, exec_id: str | ExecutionId, name: str | None = None
-    ) -> list[ActivityAttempt]:
-        """Finished attempts of the run's activities (of one name, or all)."""
-        return reads.activity_attempts(self._live(), self._require(exec_id), name)
-
-    def pending_tasks(self, exec_id: str | ExecutionId) -> list[PendingTask]:
-        """The run's unfinished activity tasks."""
-        return reads.pending_tasks(self._live(), self._require(exec_id))
-
-    def timers(self, exec_id: str | ExecutionId) -> list[TimerRow]:
-        """The run's unfired timers, soonest first."""
-        return reads.timers(self._live(), self._require(exec_id))
-
-    def staged_signals(self, exec_id: str | ExecutionId) -> list[StagedSignal]:
-        """Signals delivered to the run that its history has not yet taken in."""
-        return reads.staged_signals(self._live(), self._require(exec_id))
-
-    def mutexes(self, exec_id: str | ExecutionId) -> list[MutexRow]:
-        """Mutex keys the run holds or waits for."""
-        return reads.mutexes(self._live(), self._require(exec_id))
-
-    # -- costs and logs ---------------------------------------------------------
-
-    def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
-        """The run's LLM calls, in recording order."""
-        return reads.llm_ledger(self._live(), self._require(exec_id))
-
-    def llm_totals(self, exec_id: str | ExecutionId) -> LedgerTotals:
-        """The run's LLM calls summed: calls, tokens in and out, latency."""
-        return reads.llm_totals(self._live(), self._require(exec_id))
-
-    def workflow_logs(self, exec_id: str | ExecutionId) -> list[LogLine]:
-        """The run's `ctx.log` lines in order; a truncation marker comes last."""
-        return reads.workflow_logs(self._live(), self._require(exec_id))
-
-    def count_workflow_logs(self, exec_id: str | ExecutionId) -> int:
-        """How many log lines the run kept (the truncation marker not counted)."""
-        return sum(1 for line in self.workflow_logs(exec_id) if not line.marker)
-
-    def workflow_log_truncated(self, exec_id: str | ExecutionId) -> bool:
-        """Whether the run's log dropped lines past its `max_lines`."""
-        return any(line.marker for line in self.workflow_logs(exec_id))
-
-    # -- schedules --------------------------------------------------------------
-
-    def list_schedules(self) -> list[ScheduleRow]:
-        """Every stored schedule, by workflow name (a damaged one has `problem` set)."""
-        return schedule_sql.list_all(self._live())
+        return POSTGRES_READS.load_events(self._live(), self._require(exec_id))
 
     def _require(self, exec_id: str | ExecutionId) -> str:
         text = str(exec_id).strip() if exec_id is not None else ""
-        if not text or reads.execution(self._live(), text) is None:
+        if not text or POSTGRES_READS.execution(self._live(), text) is None:
             raise ExecutionNotFound(exec_id=str(exec_id))
         return text

@@ -5,8 +5,9 @@ second one for lease renewals and heartbeats (they never wait for a decision
 of this worker). Claims are leases (leases.py); decisions lock their run's
 row (write_txn.py). Errors of the server or the network are `psycopg.Error`
 inside a transaction and typed errors (`faults`) at every public method; a
-broken connection is replaced on the next call. The reads outside a
-transaction are a base class (store_reads.py).
+broken connection is replaced on the next call. The reads both stores
+share are `StoreReads`'s (store/sql); this store lends them its connection
+under its lock (`_reading`) and adds the reads leases change.
 """
 
 from __future__ import annotations
@@ -27,26 +28,39 @@ from harvest_engine.errors import (
     HarvestInternalError,
     StorageError,
 )
-from harvest_engine.store.postgres import commands as command_sql
 from harvest_engine.store.postgres import (
+    heartbeat,
     leases,
     notify,
     pipelined,
-    reads,
-    wakeups,
 )
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import guard_public_methods, translate
 from harvest_engine.store.postgres.migrations import migrate
-from harvest_engine.store.postgres.store_reads import StoreReads
 from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
+from harvest_engine.store.sql import columns, listing
+from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
+from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
+from harvest_engine.store.sql.store_reads import StoreReads, StoreSql
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from datetime import datetime, timedelta
 
-    from harvest_engine.store.rows import CommandRecord, TaskRecord
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.store.records import ExecutionDetail
+    from harvest_engine.store.rows import TaskRecord
+
+_SQL = StoreSql(
+    POSTGRES,
+    POSTGRES_READS,
+    POSTGRES_SCHEDULES,
+    POSTGRES_COMMANDS,
+    due_sources=(leases.DUE_SOURCE,),
+)
 
 
 def default_worker_id() -> str:
@@ -54,7 +68,9 @@ def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-@guard_public_methods(skip=("write", "write_together", "connection", "connect"))
+@guard_public_methods(
+    skip=("write", "write_together", "connection", "connect"), bases=(StoreReads,)
+)
 class PostgresStore(StoreReads):
     """The DurableStore on Postgres; any number of them, in any processes, share one database."""
 
@@ -72,6 +88,7 @@ class PostgresStore(StoreReads):
         worker_id: str,
         lease: timedelta,
     ) -> None:
+        super().__init__(_SQL)
         self._conn = conn
         self._lease_conn = lease_conn
         self.dsn = dsn
@@ -290,21 +307,7 @@ class PostgresStore(StoreReads):
         """Record this worker's heartbeat in harvest_meta (the server's clock; the latest wins)."""
         with self.write() as txn:
             del txn
-            command_sql.beat(self._conn)
-
-    def pending_commands(self, limit: int) -> list[CommandRecord]:
-        """Client commands not applied yet, in arrival order."""
-        with self._lock:
-            return command_sql.pending(self._live(), limit)
-
-    def earliest_due(
-        self, now: datetime, *, skip_schedules: Sequence[str] = ()
-    ) -> datetime | None:
-        """The earliest time any waiting row comes due (`now` for ready work); None if none."""
-        with self._lock:
-            return wakeups.earliest_due(
-                self._live(), now, skip_schedules=skip_schedules
-            )
+            heartbeat.beat(self._conn)
 
     def open_commit_watch(self) -> None:
         """None: LISTEN/NOTIFY wakes the serving workers (`listen`), no file to watch."""
@@ -364,9 +367,30 @@ class PostgresStore(StoreReads):
             rows = (
                 self._live()
                 .execute(
-                    f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'RUNNING' "
+                    f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'RUNNING' "
                     "AND lease_expires_at < clock_timestamp() ORDER BY id"
                 )
                 .fetchall()
             )
-        return [reads.task_from_row(row) for row in rows]
+        return [columns.task_from_row(row) for row in rows]
+
+    # -- reads outside a transaction (the shared ones: StoreReads) -------------
+
+    @contextmanager
+    def _reading(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        with self._lock:
+            yield self._live()
+
+    def ready_tasks(self, exec_id: str | None, now: datetime) -> list[TaskRecord]:
+        if self._released_claims:
+            with self.write():
+                pass  # puts the released claims back to PENDING first
+        with self._lock:
+            return leases.ready_tasks(self._live(), exec_id, now)
+
+    def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
+        # One statement is one snapshot; the page (at most 1000 rows) is read
+        # whole before the visitor runs, so it may write through the runtime.
+        with self._lock:
+            rows = list(listing.visit_executions(self._live(), POSTGRES, filter_))
+        yield from rows

@@ -4,64 +4,38 @@ This file holds the run rows and their histories (the hot path of a
 decision); the class composes the rest from base classes: row and key
 locks (write_txn_locks.py, which says the lock order), signals and timers
 (write_txn_signals.py), tasks (write_txn_tasks.py) and the side tables
-(write_txn_side.py).
+both stores share (store/sql/side_tables.py).
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+
+import psycopg
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.postgres import reads
-from harvest_engine.store.postgres.notify import DONE_CHANNEL
-from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored, TxnMemory
+from harvest_engine.store.postgres.notify import DONE_CHANNEL, FINISH_COMMAND
+from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored
 from harvest_engine.store.postgres.write_txn_locks import RowLocks
-from harvest_engine.store.postgres.write_txn_side import SideTables
 from harvest_engine.store.postgres.write_txn_signals import SignalsAndTimers
 from harvest_engine.store.postgres.write_txn_tasks import TaskTable
-from harvest_engine.timestamps import micros, opt_micros
+from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.run_rows import Assignments, new_run_values
+from harvest_engine.store.sql.side_tables import POSTGRES_SIDE, SideTables
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from datetime import datetime, timedelta
-
-    import psycopg
+    from collections.abc import Iterator, Sequence
+    from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.rows import ExecutionRecord, NewExecution
 
-_TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
-_EXECUTION_FIELDS = frozenset(
-    {
-        "state",
-        "attempt",
-        "output",
-        "error",
-        "memo",
-        "search_attributes",
-        "successor",
-        "closed_at",
-        "deadline",
-        "cancel_reason",
-        "cancel_seq",
-        "not_before",
-        "needs_decision",
-        "panic_count",
-        "workflow_id",
-    }
-)
-
-
-def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
-    """`col = %s, ...` and the stored values for columns of the run's row."""
-    unknown = set(fields) - _EXECUTION_FIELDS
-    if unknown:
-        raise HarvestInternalError(
-            f"update_execution got unknown columns {sorted(unknown)}"
-        )
-    values = [opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
-    return ", ".join(f"{k} = %s" for k in fields), values
+_assignments = Assignments(POSTGRES)
 
 
 def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
@@ -81,40 +55,35 @@ def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
 class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
-    def __init__(
-        self,
-        conn: psycopg.Connection[tuple[Any, ...]],
-        worker_id: str,
-        lease: timedelta,
-        memory: TxnMemory,
-        claimed: list[int] | None = None,
+    _side = POSTGRES_SIDE
+
+    # -- what the side tables (sql/side_tables.py) need of Postgres --------------
+
+    def _side_conn(self) -> psycopg.Connection[tuple[Any, ...]]:
+        return self._conn
+
+    @contextmanager
+    def _log_savepoint(self) -> Iterator[None]:
+        try:
+            with self._conn.transaction():  # a bad line never fails the decision
+                yield
+        except psycopg.DataError:
+            pass  # e.g. a NUL character Postgres text cannot hold: the lines are dropped
+
+    def _mutex_key_lock(self, key: str) -> None:
+        self._key_lock("mutex", key)  # two workers are never both granted one
+
+    def _mutex_queued(self, exec_id: str) -> None:
+        self.memory.quiet.pop(exec_id, None)
+
+    def _purging(self) -> None:
+        pass  # the purged runs are locked (SKIP LOCKED): no decision holds one
+
+    def finish_command(
+        self, row_id: int, reply: str, exec_id: str | None, now: datetime
     ) -> None:
-        self._raw = conn
-        # What the transaction (and its savepoints) wrote or learnt: see txn_memory.
-        self.memory = memory
-        self.worker_id = worker_id
-        self.lease = lease
-        self.undo: list[Callable[[], None]] = []
-        # Task ids this transaction (and any it joins) took under this worker:
-        # if its COMMIT fails, the store releases them, since the commit may
-        # have landed unseen and a claim nobody runs must not be renewed forever.
-        self.claimed: list[int] = [] if claimed is None else claimed
-        # The run this transaction decides (lock_for_decision): other runs'
-        # rows and keys are then taken without waiting (see write_txn_locks).
-        self._deciding: str | None = None
-        # The row `lock_for_decision` read while locking it, for the
-        # `execution()` call that follows it at once; any other statement
-        # (through `_conn`) may change the row, so it drops the copy.
-        self._locked_row: ExecutionRecord | None = None
-
-    @property
-    def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
-        self._locked_row = None
-        return self._raw
-
-    def on_rollback(self, fn: Callable[[], None]) -> None:
-        """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
-        self.undo.append(fn)
+        """Mark a command applied and notify its waiting client (at the commit)."""
+        self._conn.execute(FINISH_COMMAND, (micros(now), reply, exec_id, row_id))
 
     # -- runs ---------------------------------------------------------------
 
@@ -126,24 +95,19 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
             self._locked_row = None
             return kept  # read under this transaction's lock, unchanged since
         if self._waits_for(exec_id):
-            return reads.execution(self._conn, exec_id, lock=True)
+            return POSTGRES_READS.execution(self._conn, exec_id, lock=True)
         row = self._lock_row(
-            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
+            f"SELECT {columns.EXECUTION_COLUMNS} FROM harvest_executions "
             "WHERE exec_id = %s FOR UPDATE",
             exec_id,
         )
-        return None if row is None else reads.execution_from_row(row)
+        return None if row is None else columns.execution_from_row(row)
 
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
     ) -> list[ExecutionRecord]:
         self._key_lock("start", workflow_name, workflow_id)
-        rows = self._conn.execute(
-            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
-            "WHERE workflow_name = %s AND workflow_id = %s ORDER BY id DESC",
-            (workflow_name, workflow_id),
-        ).fetchall()
-        return [reads.execution_from_row(row) for row in rows]
+        return POSTGRES_READS.runs_of_key(self._conn, workflow_name, workflow_id)
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
         if new.parent_exec_id is not None:
@@ -154,22 +118,7 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
             "predecessor, started_at, deadline, retry_policy, not_before, next_seq, "
             "needs_decision) VALUES "
             "(%s, %s, %s, 'RUNNING', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, 1)",
-            (
-                new.exec_id,
-                new.workflow_name,
-                new.workflow_id,
-                new.attempt,
-                new.input,
-                new.memo,
-                new.search_attributes,
-                new.parent_exec_id,
-                new.parent_close_policy,
-                new.predecessor,
-                micros(started.at),
-                opt_micros(new.deadline),
-                new.retry_policy,
-                opt_micros(new.not_before),
-            ),
+            new_run_values(new, micros(started.at)),
         )
         self.append_events(new.exec_id, [started])
 
@@ -236,7 +185,7 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
         known = self.memory.events_after(exec_id, after_seq)
         if known is not None:
             return known  # this transaction appended every one of them
-        return reads.load_events(self._conn, exec_id, after_seq)
+        return POSTGRES_READS.load_events(self._conn, exec_id, after_seq)
 
     def append_events(
         self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
@@ -311,12 +260,7 @@ class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
     def running_children(self, exec_id: str) -> list[ExecutionRecord]:
         if self.memory.quiet.get(exec_id, NOISY).children:
             return []  # none when its row was locked, and none started since
-        rows = self._conn.execute(
-            f"SELECT {reads.EXECUTION_COLUMNS} FROM harvest_executions "
-            "WHERE parent_exec_id = %s AND state = 'RUNNING' ORDER BY id",
-            (exec_id,),
-        ).fetchall()
-        return [reads.execution_from_row(row) for row in rows]
+        return POSTGRES_READS.running_children(self._conn, exec_id)
 
     def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
         return self.execution(exec_id)

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from harvest_engine.store.postgres import batch_locks, reads
+from harvest_engine.store.postgres import batch_locks
+from harvest_engine.store.postgres.txn_state import TxnState
+from harvest_engine.store.sql import columns
 from harvest_engine.store.txn_protocol import RunBusy
 from harvest_engine.timestamps import opt_micros
 
@@ -33,21 +35,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from harvest_engine.store.postgres.txn_memory import TxnMemory
-    from harvest_engine.store.rows import ExecutionRecord
 
-
-class RowLocks:
+class RowLocks(TxnState):
     """WriteTxn methods that lock runs' rows and advisory keys (NOWAIT in a decision)."""
-
-    memory: TxnMemory
-    _deciding: str | None
-    _locked_row: ExecutionRecord | None
-
-    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
-
-        @property
-        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
 
     def _key_lock(self, *parts: str) -> None:
         """Hold an advisory lock on a key until the transaction ends (RunBusy in a decision)."""
@@ -109,7 +99,7 @@ class RowLocks:
         if exec_id in self.memory.skipped:
             return False
         row = self._conn.execute(
-            f"SELECT {reads.EXECUTION_COLUMNS}, {batch_locks.FLAGS} "
+            f"SELECT {columns.EXECUTION_COLUMNS}, {batch_locks.FLAGS} "
             "FROM harvest_executions e WHERE exec_id = %s FOR UPDATE SKIP LOCKED",
             (exec_id,),
         ).fetchone()

@@ -6,31 +6,22 @@ connection and its memory (which says when a locked run holds none).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from harvest_engine.store.postgres import reads
 from harvest_engine.store.postgres.txn_memory import NOISY
-from harvest_engine.store.records import StagedSignal, TimerRow
-from harvest_engine.timestamps import from_micros, micros
+from harvest_engine.store.postgres.txn_state import TxnState
+from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    import psycopg
-
-    from harvest_engine.store.postgres.txn_memory import TxnMemory
+    from harvest_engine.store.records import StagedSignal, TimerRow
 
 
-class SignalsAndTimers:
+class SignalsAndTimers(TxnState):
     """WriteTxn methods on harvest_signals and harvest_timers."""
-
-    memory: TxnMemory
-
-    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
-
-        @property
-        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
 
     # -- signals ------------------------------------------------------------
 
@@ -39,7 +30,7 @@ class SignalsAndTimers:
     ) -> list[StagedSignal]:
         if self.memory.quiet.get(exec_id, NOISY).signals:
             return []  # none when its row was locked, and none staged since
-        return reads.staged_signals(self._conn, exec_id, limit, max_bytes)
+        return POSTGRES_READS.staged_signals(self._conn, exec_id, limit, max_bytes)
 
     def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
         ids = list(signal_ids)
@@ -82,26 +73,14 @@ class SignalsAndTimers:
         )
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
-        for exec_id in exec_ids:
-            hit = self._conn.execute(
-                "SELECT 1 FROM harvest_signals WHERE exec_id = %s AND idempotency_key = %s",
-                (exec_id, key),
-            ).fetchone()
-            if hit is not None:
-                return exec_id
-        return None
+        return POSTGRES_READS.signal_key_holder(self._conn, exec_ids, key)
 
     # -- timers -------------------------------------------------------------
 
     def due_timers(self, exec_id: str, now: datetime) -> list[TimerRow]:
         if self.memory.quiet.get(exec_id, NOISY).timers:
             return []  # no timer when its row was locked, and none added since
-        rows = self._conn.execute(
-            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = %s "
-            "AND fire_at <= %s ORDER BY fire_at, timer_id",
-            (exec_id, micros(now)),
-        ).fetchall()
-        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+        return POSTGRES_READS.due_timers(self._conn, exec_id, now)
 
     def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
         self.memory.quiet.pop(exec_id, None)

@@ -7,24 +7,27 @@ a lease (leases.py) under the transaction's worker.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.postgres import leases, reads
+from harvest_engine.store.postgres import leases
+from harvest_engine.store.postgres.txn_state import TxnState
+from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.run_rows import attempt_values, expedite_local_sql
 from harvest_engine.timestamps import micros, opt_micros
 
 if TYPE_CHECKING:
-    from datetime import datetime, timedelta
+    from datetime import datetime
 
-    import psycopg
-
-    from harvest_engine.store.postgres.txn_memory import TxnMemory
     from harvest_engine.store.rows import (
         AttemptRecord,
-        ExecutionRecord,
         NewTask,
         TaskRecord,
     )
+
+_EXPEDITE_LOCAL = expedite_local_sql(POSTGRES)
 
 
 def _task_values(task: NewTask) -> tuple[object, ...]:
@@ -46,20 +49,8 @@ def _task_values(task: NewTask) -> tuple[object, ...]:
     )
 
 
-class TaskTable:
+class TaskTable(TxnState):
     """WriteTxn methods on harvest_tasks and harvest_activity_attempts."""
-
-    memory: TxnMemory
-    worker_id: str
-    lease: timedelta
-    claimed: list[int]
-    _raw: psycopg.Connection[tuple[Any, ...]]
-    _locked_row: ExecutionRecord | None
-
-    if TYPE_CHECKING:  # PostgresWriteTxn's, found through the class's MRO
-
-        @property
-        def _conn(self) -> psycopg.Connection[tuple[Any, ...]]: ...
 
     # -- tasks --------------------------------------------------------------
 
@@ -80,19 +71,19 @@ class TaskTable:
         # One statement: the run's row is locked first (its CTE is scanned
         # before the lateral task read), then the task's. The run's row is
         # kept for the `execution()` that recording a task makes next.
-        width = len(reads.EXECUTION_COLUMNS.split(","))
+        width = len(columns.EXECUTION_COLUMNS.split(","))
         row = self._conn.execute(
-            f"WITH run AS MATERIALIZED (SELECT {reads.EXECUTION_COLUMNS} "
+            f"WITH run AS MATERIALIZED (SELECT {columns.EXECUTION_COLUMNS} "
             "FROM harvest_executions WHERE exec_id = "
             "(SELECT exec_id FROM harvest_tasks WHERE id = %(id)s) FOR UPDATE) "
-            f"SELECT run.*, t.* FROM run LEFT JOIN LATERAL (SELECT {reads.TASK_COLUMNS} "
+            f"SELECT run.*, t.* FROM run LEFT JOIN LATERAL (SELECT {columns.TASK_COLUMNS} "
             "FROM harvest_tasks WHERE id = %(id)s FOR UPDATE) t ON true",
             {"id": task_id},
         ).fetchone()
         if row is None:
             return None
-        self._locked_row = reads.execution_from_row(row[:width])
-        return None if row[width] is None else reads.task_from_row(row[width:])
+        self._locked_row = columns.execution_from_row(row[:width])
+        return None if row[width] is None else columns.task_from_row(row[width:])
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         got = leases.claim(self, self._conn, task_id, now, self.worker_id, self.lease)
@@ -122,7 +113,7 @@ class TaskTable:
                 self.lease,
             ),
         )
-        return reads.task_from_row(
+        return columns.task_from_row(
             (
                 task_id,
                 task.exec_id,
@@ -178,16 +169,7 @@ class TaskTable:
             "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
             "attempt, started_at, ended_at, outcome, error) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                attempt.exec_id,
-                attempt.activity_id,
-                attempt.activity_name,
-                attempt.attempt,
-                micros(attempt.started_at),
-                micros(attempt.ended_at),
-                attempt.outcome,
-                attempt.error,
-            ),
+            attempt_values(attempt),
         )
 
     def pending_task_count(self, exec_id: str) -> int:
@@ -201,15 +183,7 @@ class TaskTable:
         return False
 
     def tasks_of(self, exec_id: str) -> list[TaskRecord]:
-        rows = self._conn.execute(
-            f"SELECT {reads.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = %s ORDER BY id",
-            (exec_id,),
-        ).fetchall()
-        return [reads.task_from_row(row) for row in rows]
+        return POSTGRES_READS.tasks_of(self._conn, exec_id)
 
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
-        self._conn.execute(
-            "UPDATE harvest_tasks SET ready_at = LEAST(ready_at, %s) "
-            "WHERE exec_id = %s AND local = 1 AND status = 'PENDING'",
-            (micros(now), exec_id),
-        )
+        self._conn.execute(_EXPEDITE_LOCAL, (micros(now), exec_id))

@@ -11,14 +11,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import NotAHarvestDatabase
-from harvest_engine.store.sqlite import commands, lock, readonly
+from harvest_engine.store.sql.commands import SQLITE_COMMANDS
+from harvest_engine.store.sqlite import lock, readonly
 from harvest_engine.store.sqlite.connection import ClosedConnection, connect
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.migrations import table_names
 from harvest_engine.store.sqlite.schema import SCHEMA_VERSION
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Callable
     from datetime import datetime
     from pathlib import Path
 
@@ -57,22 +60,38 @@ class CommandQueue:
     def submit(self, command_id: str, kind: str, args: str, now: datetime) -> bool:
         """Queue one command (one short transaction); False when its id was queued already.
 
+        The row is wholly queued or absent. A command id already queued (a
+        retry) queues nothing: the row stays the first call's, so the command
+        is applied once.
+
         Raises:
             ValueError: the id names a different command (nothing is queued).
         """
-        return commands.submit(self._conn, command_id, kind, args, now)
+
+        def queue(conn: sqlite3.Connection) -> bool:
+            cursor = conn.execute(
+                SQLITE_COMMANDS.insert, (command_id, kind, args, micros(now))
+            )
+            if cursor.rowcount > 0:
+                return True
+            SQLITE_COMMANDS.refuse_held(conn, command_id, kind, args)
+            return False
+
+        return self._short(queue)
 
     def reply(self, command_id: str) -> tuple[bool, str | None] | None:
         """(applied, reply JSON) of a command; None when no row has this id."""
-        return commands.reply(self._conn, command_id)
+        return SQLITE_COMMANDS.reply(self._conn, command_id)
 
     def withdraw(self, command_id: str) -> bool:
         """Remove the command if no one applied it yet; False when no queued row went."""
-        return commands.withdraw(self._conn, command_id)
+        return self._short(lambda conn: SQLITE_COMMANDS.withdraw(conn, command_id))
 
     def settle_refused(self, command_id: str) -> bool:
         """Remove a refused command once its reply was read; False when it is not one."""
-        return commands.settle_refused(self._conn, command_id)
+        return self._short(
+            lambda conn: SQLITE_COMMANDS.settle_refused(conn, command_id)
+        )
 
     def served_ago(self) -> float | None:
         """Seconds since a serving process last beat; None when none ever served the file."""
@@ -81,6 +100,18 @@ class CommandQueue:
     def data_version(self) -> int:
         """Changes whenever another connection (the serving process) commits."""
         return readonly.data_version(self._conn)
+
+    def _short(self, write: Callable[[sqlite3.Connection], bool]) -> bool:
+        """`write` in one short transaction of its own: wholly done or not at all."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = write(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return done
 
     def close(self) -> None:
         """Close the connection (safe to call twice)."""

@@ -20,16 +20,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harvest_engine.store.sqlite.txn_state import TxnState
+
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable
 
 
-class DecisionMarks:
+class DecisionMarks(TxnState):
     """SqliteWriteTxn's part that keeps `needs_decision = 1` until the commit."""
-
-    _marks: set[str] | None
-    undo: list[Callable[[], None]]
 
     def _flag_fields(
         self, exec_id: str, fields: dict[str, object], *, defer: bool

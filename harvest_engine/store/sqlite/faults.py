@@ -1,7 +1,7 @@
-"""The one translator from driver and OS failures to harvest's typed errors, and the boundary that applies it.
+"""The translator from SQLite's driver and OS failures to harvest's typed errors.
 
 Every public call of the store, the reader and the runtime passes through
-`boundary` (their classes are wrapped by `guard_public_methods`), and the
+this store's `Boundary` (store/boundary.py; classes are wrapped by `guard_public_methods`), and the
 write-transaction helper translates what its body or its COMMIT raised. So no
 ``sqlite3.*``, ``OSError``, ``RecursionError``, ``OverflowError`` or
 ``UnicodeError`` reaches a caller: it arrives as `StorageError` (the file
@@ -12,11 +12,7 @@ timeout), with the original as ``__cause__``.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import sqlite3
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from harvest_engine.errors import (
     DatabaseCorrupt,
@@ -24,12 +20,8 @@ from harvest_engine.errors import (
     HarvestError,
     StorageError,
 )
+from harvest_engine.store.boundary import Boundary
 from harvest_engine.store.rows import UnreadableRow
-
-if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterator
-
-T = TypeVar("T")
 
 # Primary result codes (the low byte of an extended code).
 _STORAGE_CODES = {
@@ -122,87 +114,6 @@ def _from_sqlite(exc: sqlite3.Error, path: str) -> HarvestError:
     return StorageError(path=path, reason=text)
 
 
-@contextmanager
-def boundary(path: str) -> Iterator[None]:
-    """Raise the typed error for any driver, OS or decoding failure inside the block."""
-    try:
-        yield
-    except TRANSLATED as exc:
-        raise translate(exc, path) from exc
-
-
-def _path_of(owner: Any, args: tuple[Any, ...]) -> str:
-    if isinstance(owner, type):  # a classmethod: open(path, ...)
-        return str(args[0]) if args else "?"
-    path = getattr(owner, "path", None)
-    if path is None:
-        path = getattr(getattr(owner, "store", None), "path", "?")
-    return str(path)
-
-
-def _wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-    # try/except in each wrapper, not `with boundary(...)`: a public call pays
-    # for a try block only, and the path is looked up only when translating.
-    if inspect.iscoroutinefunction(fn):
-
-        @functools.wraps(fn)
-        async def run_async(owner: Any, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return await fn(owner, *args, **kwargs)
-            except TRANSLATED as exc:
-                raise translate(exc, _path_of(owner, args)) from exc
-
-        return run_async
-    if inspect.isasyncgenfunction(fn):
-
-        @functools.wraps(fn)
-        async def run_async_gen(
-            owner: Any, *args: Any, **kwargs: Any
-        ) -> AsyncIterator[Any]:
-            try:
-                async for item in fn(owner, *args, **kwargs):
-                    yield item
-            except TRANSLATED as exc:
-                raise translate(exc, _path_of(owner, args)) from exc
-
-        return run_async_gen
-    if inspect.isgeneratorfunction(fn):
-
-        @functools.wraps(fn)
-        def run_gen(owner: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-            try:
-                yield from fn(owner, *args, **kwargs)
-            except TRANSLATED as exc:
-                raise translate(exc, _path_of(owner, args)) from exc
-
-        return run_gen
-
-    @functools.wraps(fn)
-    def run(owner: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(owner, *args, **kwargs)
-        except TRANSLATED as exc:
-            raise translate(exc, _path_of(owner, args)) from exc
-
-    return run
-
-
-def guard_public_methods(*, skip: tuple[str, ...] = ()) -> Callable[[type[T]], type[T]]:
-    """A class decorator: every public method (and classmethod) raises only typed errors.
-
-    Args:
-        skip: methods that translate on their own (a context manager such as
-            the write-transaction helper, whose failures come at exit).
-    """
-
-    def decorate(cls: type[T]) -> type[T]:
-        for name, member in list(vars(cls).items()):
-            if name.startswith("_") or name in skip:
-                continue
-            if isinstance(member, classmethod):
-                setattr(cls, name, classmethod(_wrap(member.__func__)))
-            elif inspect.isfunction(member):
-                setattr(cls, name, _wrap(member))
-        return cls
-
-    return decorate
+BOUNDARY = Boundary(TRANSLATED, translate)
+"""SQLite's boundary; `guard_public_methods` is its class decorator."""
+guard_public_methods = BOUNDARY.guard_public_methods

@@ -34,7 +34,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
-from harvest_engine.store.sqlite import queries, verify
+from harvest_engine.store.sql import columns
+from harvest_engine.store.sqlite import verify
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def _stored_time(value: datetime | None) -> datetime | None:
 
 # The run's row and, in the same read, what else it holds (run_cache.CachedRun).
 EXECUTION_AND_HOLDINGS = (
-    f"SELECT {queries.EXECUTION_COLUMNS}, "
+    f"SELECT {columns.EXECUTION_COLUMNS}, "
     "EXISTS (SELECT 1 FROM harvest_signals s WHERE s.exec_id = e.exec_id), "
     "(SELECT MIN(t.fire_at) FROM harvest_timers t WHERE t.exec_id = e.exec_id), "
     "EXISTS (SELECT 1 FROM harvest_mutexes m WHERE m.exec_id = e.exec_id), "
@@ -165,7 +166,7 @@ def read_run(conn: sqlite3.Connection, exec_id: str) -> CachedRun | None:
     if row is None:
         return None
     try:
-        record = queries.execution_from_row(row)
+        record = columns.execution_from_row(row)
     except (ValueError, TypeError, OverflowError) as exc:
         raise verify.corrupt(conn, exec_id, f"its row does not read ({exc})") from exc
     signals, next_timer, mutexes, tasks, children = row[-5:]

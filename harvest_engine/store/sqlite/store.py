@@ -1,22 +1,31 @@
 """SqliteStore: the DurableStore on one SQLite file (lock, schema, one transaction per decision).
 
 This file opens and closes the store (lock first, then schema and orphan
-reclaim); the class composes its write transactions (store_txn.py) and
-its reads outside one (store_reads.py) from base classes.
+reclaim) and holds what SQLite reads its own way: checked single-run reads,
+claims through the one writer, a visit on a read-only connection of its
+own. The reads both stores share are `StoreReads`'s (store/sql); the write
+transactions are a `WriteTransactions` the store holds (transactions.py).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 import uuid
+from contextlib import nullcontext
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs
 
 from harvest_engine.errors import DatabaseCorrupt, DatabaseLocked, StorageError
-from harvest_engine.store.sqlite import orphans
+from harvest_engine.store.sql import columns, listing
+from harvest_engine.store.sql.commands import SQLITE_COMMANDS
+from harvest_engine.store.sql.dialect import SQLITE
+from harvest_engine.store.sql.reads import SQLITE_READS
+from harvest_engine.store.sql.schedules import SQLITE_SCHEDULES
+from harvest_engine.store.sql.store_reads import StoreReads, StoreSql
+from harvest_engine.store.sqlite import orphans, readonly, verified_reads, verify
+from harvest_engine.store.sqlite.commit_watch import CommitWatch, open_commit_watch
 from harvest_engine.store.sqlite.connection import (
     ClosedConnection,
     apply_writer_pragmas,
@@ -31,16 +40,21 @@ from harvest_engine.store.sqlite.migrations import (
     migrate,
     read_version,
 )
-from harvest_engine.store.sqlite.run_cache import RunCache
-from harvest_engine.store.sqlite.store_reads import StoreReads
-from harvest_engine.store.sqlite.store_txn import WriteTransactions
+from harvest_engine.store.sqlite.transactions import WriteTransactions
 from harvest_engine.store.sqlite.wal_prealloc import preallocate_wal
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator, Sequence
+    from contextlib import AbstractContextManager
     from pathlib import Path
 
-    from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.store.records import ExecutionDetail
+    from harvest_engine.store.rows import ExecutionRecord, TaskRecord
+
+_SQL = StoreSql(SQLITE, SQLITE_READS, SQLITE_SCHEDULES, SQLITE_COMMANDS)
 
 
 def _require_memory_uri(uri: str) -> None:
@@ -60,8 +74,8 @@ def _require_memory_uri(uri: str) -> None:
     )
 
 
-@guard_public_methods(skip=("connection",))
-class SqliteStore(WriteTransactions, StoreReads):
+@guard_public_methods(skip=("connection", "write"), bases=(StoreReads,))
+class SqliteStore(StoreReads):
     """The one DurableStore implementation today: a WAL SQLite file behind a flock.
 
     Open order is a contract: take the lock first, so a second
@@ -82,23 +96,18 @@ class SqliteStore(WriteTransactions, StoreReads):
         lock: WriterLock | None,
         owner: str | None,
     ) -> None:
+        super().__init__(_SQL)
         self._conn = conn
         self.path = path
         self._lock = lock
         self._owner = owner
-        self._in_txn = False
-        self._txn_thread = 0
-        self._write_lock = threading.Lock()
-        self._rollback_listeners: list[Callable[[BaseException], None]] = []
-        self._released_claims: set[int] = set()
-        self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
-        # The rows the open transaction read, shared with its savepoints and kept
-        # for the next transaction while they are current (run_cache.RunCache).
-        self._runs = RunCache()
-        self._marks: set[str] = set()  # needs_decision = 1 kept to the commit
-        self._joinable = False
-        self._bare = False  # joined writes take no savepoint (write_together)
-        self._depth = 0
+        self._writes = WriteTransactions(conn, path, self.storage_errors)
+        # The transactions' own calls, bound here: a write costs no call more.
+        # `write` translates its own errors (WriteTransactions.write).
+        self.write = self._writes.write
+        """One write transaction: BEGIN IMMEDIATE, the body, COMMIT (`WriteTransactions.write`)."""
+        self.write_together = self._writes.write_together
+        """One transaction every `write()` on this thread joins (`WriteTransactions`)."""
         self.closed = False
 
     @classmethod
@@ -230,5 +239,93 @@ class SqliteStore(WriteTransactions, StoreReads):
             self._conn.close()
         finally:
             self._conn = cast("sqlite3.Connection", ClosedConnection(self.path))
+            self._writes.conn = self._conn
             if self._lock is not None:
                 self._lock.release()
+
+    # -- write transactions (transactions.py) ---------------------------------
+
+    def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
+        self._writes.add_rollback_listener(fn)
+
+    def release_claim(self, task_id: int) -> None:
+        self._writes.released_claims.add(task_id)
+
+    # -- reads SQLite serves its own way --------------------------------------
+
+    def _reading(self) -> AbstractContextManager[sqlite3.Connection]:
+        return nullcontext(self._conn)
+
+    def execution(self, exec_id: str) -> ExecutionRecord | None:
+        return verified_reads.execution(self._conn, exec_id)
+
+    def exists(self, exec_id: str) -> bool:
+        """Whether a run has this id."""
+        return verified_reads.exists(self._conn, exec_id)
+
+    def load_events(self, exec_id: str, after_seq: int = 0) -> list[HistoryEvent]:
+        events = verified_reads.load_events(self._conn, exec_id, after_seq)
+        if after_seq == 0:  # a whole history: its end must match the row
+            verify.check_run(self._conn, exec_id)
+        return events
+
+    def describe(self, exec_id: str) -> ExecutionDetail | None:
+        return verified_reads.describe(self._conn, exec_id)
+
+    def ready_tasks(self, exec_id: str | None, now: datetime) -> list[TaskRecord]:
+        if self._writes.released_claims:
+            with self.write():
+                pass  # puts the released claims back to PENDING first
+        sql = (
+            f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'PENDING' "
+            "AND ready_at <= ?"
+        )
+        args: tuple[Any, ...] = (micros(now),)
+        if exec_id is not None:
+            sql += " AND exec_id = ?"
+            args += (exec_id,)
+        rows = self._conn.execute(sql + " ORDER BY ready_at, id", args).fetchall()
+        return [columns.task_from_row(row) for row in rows]
+
+    def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
+        with self.write() as txn:
+            return txn.claim_task(task_id, now)
+
+    def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
+        """Which of these tasks are still RUNNING (claimed and neither recorded nor dropped)."""
+        return verified_reads.claimed_task_ids(self._conn, task_ids)
+
+    def save_heartbeat(self, task_id: int, details: str) -> None:
+        with self.write():
+            self._conn.execute(
+                "UPDATE harvest_tasks SET heartbeat = ? WHERE id = ?",
+                (details, task_id),
+            )
+
+    def data_version(self) -> int:
+        """A number that changes when another connection (another process) commits."""
+        return readonly.data_version(self._conn)
+
+    def open_commit_watch(self) -> CommitWatch | None:
+        """An inotify watch on the file and its WAL (None in memory or off Linux)."""
+        if self._lock is None:  # an in-memory database has no file to watch
+            return None
+        return open_commit_watch(self.path)
+
+    def visit_executions(self, filter_: ExecutionFilter) -> Iterator[ExecutionDetail]:
+        # The visitor may write through the runtime, so no transaction or lock
+        # of the writer's connection stays open while it runs.
+        if self._lock is not None:
+            # A file: a read-only connection of its own holds the one snapshot.
+            conn, _ = readonly.open_read_only(self.path)
+            try:
+                with readonly.snapshot(conn):
+                    yield from listing.visit_executions(conn, SQLITE, filter_)
+            finally:
+                conn.close()
+            return
+        # In memory there is one connection: read the page (at most 1000 rows)
+        # in one snapshot, then hand the rows out.
+        with self._writes.lock, readonly.snapshot(self._conn):
+            rows = list(listing.visit_executions(self._conn, SQLITE, filter_))
+        yield from rows

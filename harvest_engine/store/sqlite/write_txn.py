@@ -3,116 +3,81 @@
 This file holds the run rows and their histories (the hot path of a
 decision); the class composes the rest from base classes: signals and
 timers (write_txn_signals.py), tasks (write_txn_tasks.py) and the side
-tables (write_txn_side.py).
+tables both stores share (store/sql/side_tables.py).
 """
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.sqlite import queries, verify
+from harvest_engine.store.sql.dialect import SQLITE
+from harvest_engine.store.sql.reads import SQLITE_READS
+from harvest_engine.store.sql.run_rows import Assignments, new_run_values
+from harvest_engine.store.sql.side_tables import SQLITE_SIDE, SideTables
+from harvest_engine.store.sqlite import verified_reads, verify
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
 from harvest_engine.store.sqlite.run_cache import (
     KEPT_EVENTS,
     CachedRun,
-    RunCache,
     read_run,
     started_run,
     with_fields,
 )
-from harvest_engine.store.sqlite.write_txn_side import SideTables
 from harvest_engine.store.sqlite.write_txn_signals import SignalsAndTimers
 from harvest_engine.store.sqlite.write_txn_tasks import TaskTable
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    import sqlite3
-    from collections.abc import Callable, Sequence
+    from collections.abc import Iterator, Sequence
     from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.rows import ExecutionRecord, NewExecution
 
-_TIME_COLUMNS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
-_EXECUTION_FIELDS = frozenset(
-    {
-        "state",
-        "attempt",
-        "output",
-        "error",
-        "memo",
-        "search_attributes",
-        "successor",
-        "closed_at",
-        "deadline",
-        "cancel_reason",
-        "cancel_seq",
-        "not_before",
-        "needs_decision",
-        "panic_count",
-        "workflow_id",
-    }
-)
-
-
-def _opt_micros(value: datetime | None) -> int | None:
-    return None if value is None else micros(value)
-
-
-# `col = ?, ...` by the tuple of column names (a handful of sets recur).
-_ASSIGNMENTS: dict[tuple[str, ...], str] = {}
+_assignments = Assignments(SQLITE)
 # append_events' row UPDATE by the assignments of the caller's other columns.
 _APPEND_UPDATES: dict[str, str] = {}
-
-
-def _assignments(fields: dict[str, Any]) -> tuple[str, list[Any]]:
-    """`col = ?, ...` and the stored values for columns of the run's row."""
-    names = tuple(fields)
-    sql = _ASSIGNMENTS.get(names)
-    if sql is None:
-        unknown = set(fields) - _EXECUTION_FIELDS
-        if unknown:
-            raise HarvestInternalError(
-                f"update_execution got unknown columns {sorted(unknown)}"
-            )
-        sql = _ASSIGNMENTS[names] = ", ".join(f"{k} = ?" for k in names)
-    values = [_opt_micros(v) if k in _TIME_COLUMNS else v for k, v in fields.items()]
-    return sql, values
 
 
 class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        runs: RunCache | None = None,
-        marks: set[str] | None = None,
-    ) -> None:
-        self._conn = conn
-        self.undo: list[Callable[[], None]] = []
-        # Shared by the transaction and its savepoints; kept by the store (run_cache).
-        self._runs = RunCache() if runs is None else runs
-        # The runs whose needs_decision = 1 waits for the commit (decision_marks);
-        # None: the flag is written at once (no commit here writes them).
-        self._marks = marks
+    _side = SQLITE_SIDE
 
-    def on_rollback(self, fn: Callable[[], None]) -> None:
-        """Call `fn` if this transaction rolls back, so in-memory state follows the file."""
-        self.undo.append(fn)
+    # -- what the side tables (sql/side_tables.py) need of SQLite ----------------
+
+    def _side_conn(self) -> sqlite3.Connection:
+        return self._conn
+
+    @contextmanager
+    def _log_savepoint(self) -> Iterator[None]:
+        conn = self._conn
+        conn.execute("SAVEPOINT harvest_logs")
+        try:
+            yield
+        except sqlite3.Error:
+            conn.execute("ROLLBACK TO harvest_logs")
+        conn.execute("RELEASE harvest_logs")
+
+    def _mutex_key_lock(self, key: str) -> None:
+        del key  # the only writer: a queue cannot change under this transaction
+
+    def _mutex_queued(self, exec_id: str) -> None:
+        run = self._runs.get(exec_id)
+        if run is not None:
+            run.mutexes = True
+
+    def _purging(self) -> None:
+        self._runs.clear()  # rows go without being followed one by one
 
     # -- runs ---------------------------------------------------------------
 
-    def lock_runs(
-        self,
-        exec_ids: Sequence[str],
-        *,
-        deciding_at: datetime | None = None,
-        task_ids: Sequence[int] = (),
-    ) -> set[str]:
-        del exec_ids, deciding_at, task_ids  # the only writer: nothing to take
+    def lock_runs(self, exec_ids: Sequence[str], **_: object) -> set[str]:
+        del exec_ids  # the only writer holds every run: nothing to take
         return set()
 
     def lock_for_decision(self, exec_id: str) -> bool:
@@ -126,7 +91,9 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
     def peek_execution(self, exec_id: str) -> ExecutionRecord | None:
         # The row alone: a signal's check needs none of the run's holdings.
         run = self._runs.get(exec_id)
-        return queries.execution(self._conn, exec_id) if run is None else run.record
+        return (
+            verified_reads.execution(self._conn, exec_id) if run is None else run.record
+        )
 
     def _run(self, exec_id: str) -> CachedRun | None:
         """The run as this transaction knows it; read (with its holdings) the first time."""
@@ -140,12 +107,7 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
     def runs_of_key(
         self, workflow_name: str, workflow_id: str
     ) -> list[ExecutionRecord]:
-        rows = self._conn.execute(
-            f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
-            "WHERE workflow_name = ? AND workflow_id = ? ORDER BY id DESC",
-            (workflow_name, workflow_id),
-        ).fetchall()
-        return [queries.execution_from_row(row) for row in rows]
+        return SQLITE_READS.runs_of_key(self._conn, workflow_name, workflow_id)
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
         if started.seq != 1:
@@ -162,23 +124,7 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
             "started_at, deadline, retry_policy, not_before, next_seq, history_bytes, "
             "needs_decision) "
             "VALUES (?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, ?, 1)",
-            (
-                new.exec_id,
-                new.workflow_name,
-                new.workflow_id,
-                new.attempt,
-                new.input,
-                new.memo,
-                new.search_attributes,
-                new.parent_exec_id,
-                new.parent_close_policy,
-                new.predecessor,
-                at,
-                _opt_micros(new.deadline),
-                new.retry_policy,
-                _opt_micros(new.not_before),
-                len(attrs),
-            ),
+            (*new_run_values(new, at), len(attrs)),
         )
         self._conn.execute(
             "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) VALUES (?, 1, ?, ?, ?)",
@@ -263,7 +209,7 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
                 # read would return, decoded the same way.
                 rows = [row for row in tail if row[0] > after_seq]
                 return verify.events_from_rows(self._conn, exec_id, rows, after_seq)
-        return queries.load_events(self._conn, exec_id, after_seq)
+        return verified_reads.load_events(self._conn, exec_id, after_seq)
 
     def append_events(
         self, exec_id: str, events: Sequence[HistoryEvent], **fields: Any
@@ -332,9 +278,4 @@ class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
         run = self._runs.get(exec_id)
         if run is not None and not run.children:
             return []
-        rows = self._conn.execute(
-            f"SELECT {queries.EXECUTION_COLUMNS} FROM harvest_executions "
-            "WHERE parent_exec_id = ? AND state = 'RUNNING' ORDER BY id",
-            (exec_id,),
-        ).fetchall()
-        return [queries.execution_from_row(row) for row in rows]
+        return SQLITE_READS.running_children(self._conn, exec_id)

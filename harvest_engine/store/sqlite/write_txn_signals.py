@@ -1,7 +1,8 @@
 """Signals and timers of a SQLite write transaction: the rows a decision wakes on.
 
-`SqliteWriteTxn` (write_txn.py) inherits these; they need only its
-connection and its run cache (which says when a run holds none, so no read).
+`SqliteWriteTxn` (write_txn.py) inherits these; they use only the
+connection and the run cache (which says when a run holds none, so no read)
+of the transaction's state (txn_state.py).
 """
 
 from __future__ import annotations
@@ -9,23 +10,19 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from harvest_engine.store.records import StagedSignal, TimerRow
-from harvest_engine.store.sqlite import run_reads
+from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
-from harvest_engine.timestamps import from_micros, micros
+from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from harvest_engine.store.sqlite.run_cache import RunCache
+    from harvest_engine.store.records import StagedSignal, TimerRow
 
 
 class SignalsAndTimers(DecisionMarks):
     """WriteTxn methods on harvest_signals and harvest_timers."""
-
-    _conn: sqlite3.Connection
-    _runs: RunCache
 
     # -- signals ------------------------------------------------------------
 
@@ -35,7 +32,7 @@ class SignalsAndTimers(DecisionMarks):
         run = self._runs.get(exec_id)
         if run is not None and not run.signals:
             return []
-        staged, seen_all = run_reads.staged_signals_read(
+        staged, seen_all = SQLITE_READS.staged_signals_read(
             self._conn, exec_id, limit, max_bytes
         )
         if run is not None:
@@ -113,14 +110,7 @@ class SignalsAndTimers(DecisionMarks):
                 run.staged = None
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
-        for exec_id in exec_ids:
-            hit = self._conn.execute(
-                "SELECT 1 FROM harvest_signals WHERE exec_id = ? AND idempotency_key = ?",
-                (exec_id, key),
-            ).fetchone()
-            if hit is not None:
-                return exec_id
-        return None
+        return SQLITE_READS.signal_key_holder(self._conn, exec_ids, key)
 
     # -- timers -------------------------------------------------------------
 
@@ -128,12 +118,7 @@ class SignalsAndTimers(DecisionMarks):
         run = self._runs.get(exec_id)
         if run is not None and run.no_timer_due(now):
             return []
-        rows = self._conn.execute(
-            "SELECT timer_id, fire_at FROM harvest_timers WHERE exec_id = ? AND fire_at <= ? "
-            "ORDER BY fire_at, timer_id",
-            (exec_id, micros(now)),
-        ).fetchall()
-        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+        return SQLITE_READS.due_timers(self._conn, exec_id, now)
 
     def add_timer(self, exec_id: str, timer_id: str, fire_at: datetime) -> None:
         self._conn.execute(

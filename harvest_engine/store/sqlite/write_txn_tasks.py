@@ -1,7 +1,8 @@
 """Tasks of a SQLite write transaction: activity rows, their claims and attempts.
 
-`SqliteWriteTxn` (write_txn.py) inherits these; they need only its
-connection and its run cache (which keeps each run's exact task count).
+`SqliteWriteTxn` (write_txn.py) inherits these; they use only the
+connection and the run cache (which keeps each run's exact task count)
+of the transaction's state (txn_state.py).
 """
 
 from __future__ import annotations
@@ -9,22 +10,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.sqlite import queries, task_rows
+from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.dialect import SQLITE
+from harvest_engine.store.sql.reads import SQLITE_READS
+from harvest_engine.store.sql.run_rows import attempt_values, expedite_local_sql
+from harvest_engine.store.sqlite import task_rows
+from harvest_engine.store.sqlite.txn_state import TxnState
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    import sqlite3
     from datetime import datetime
 
     from harvest_engine.store.rows import AttemptRecord, NewTask, TaskRecord
-    from harvest_engine.store.sqlite.run_cache import RunCache
+
+_EXPEDITE_LOCAL = expedite_local_sql(SQLITE)
 
 
-class TaskTable:
+class TaskTable(TxnState):
     """WriteTxn methods on harvest_tasks and harvest_activity_attempts."""
-
-    _conn: sqlite3.Connection
-    _runs: RunCache
 
     # -- tasks --------------------------------------------------------------
 
@@ -52,9 +55,9 @@ class TaskTable:
 
     def task(self, task_id: int) -> TaskRecord | None:
         row = self._conn.execute(
-            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE id = ?", (task_id,)
+            f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE id = ?", (task_id,)
         ).fetchone()
-        return None if row is None else queries.task_from_row(row)
+        return None if row is None else columns.task_from_row(row)
 
     def claim_task(self, task_id: int, now: datetime) -> TaskRecord | None:
         """Flip a PENDING task RUNNING (compare-and-swap); None when it is gone or taken."""
@@ -90,17 +93,7 @@ class TaskTable:
     def record_attempt(self, attempt: AttemptRecord) -> None:
         self._conn.execute(
             task_rows.INSERT_ATTEMPT,
-            (
-                attempt.exec_id,
-                attempt.exec_id,
-                attempt.activity_id,
-                attempt.activity_name,
-                attempt.attempt,
-                micros(attempt.started_at),
-                micros(attempt.ended_at),
-                attempt.outcome,
-                attempt.error,
-            ),
+            (attempt.exec_id, *attempt_values(attempt)),
         )
 
     def pending_task_count(self, exec_id: str) -> int:
@@ -122,15 +115,7 @@ class TaskTable:
         run = self._runs.get(exec_id)
         if run is not None and not run.tasks:
             return []
-        rows = self._conn.execute(
-            f"SELECT {queries.TASK_COLUMNS} FROM harvest_tasks WHERE exec_id = ? ORDER BY id",
-            (exec_id,),
-        ).fetchall()
-        return [queries.task_from_row(row) for row in rows]
+        return SQLITE_READS.tasks_of(self._conn, exec_id)
 
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
-        self._conn.execute(
-            "UPDATE harvest_tasks SET ready_at = MIN(ready_at, ?) "
-            "WHERE exec_id = ? AND local = 1 AND status = 'PENDING'",
-            (micros(now), exec_id),
-        )
+        self._conn.execute(_EXPEDITE_LOCAL, (micros(now), exec_id))

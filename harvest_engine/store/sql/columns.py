@@ -1,7 +1,8 @@
-"""Read SQL shared by the store and the reader, with row-to-record conversion.
+"""The columns both stores select, and their rows as records: one converter per record type.
 
-Readers tolerate damaged rows: payload columns become `Stored` values, and a
-column an older schema lacks reads as Null (the reader passes `columns`).
+Readers tolerate damaged rows: payload columns become `Stored` values (a
+file any process can write may hold anything), and the time columns are
+integers of microseconds on both stores.
 """
 
 from __future__ import annotations
@@ -10,20 +11,30 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.states import ErrorInfo, ExecutionId
-from harvest_engine.store.records import (
-    ExecutionDetail,
-    Stored,
-)
-from harvest_engine.store.rows import ExecutionRecord, TaskRecord
-from harvest_engine.store.sqlite import verify
+from harvest_engine.store.records import ExecutionDetail, Stored
+from harvest_engine.store.rows import ExecutionRecord, TaskRecord, UnreadableRow
+from harvest_engine.store.sql.dialect import BadText
 from harvest_engine.timestamps import from_micros
 
 if TYPE_CHECKING:
-    import sqlite3
-    from collections.abc import Sequence
     from datetime import datetime
 
-    from harvest_engine.events import HistoryEvent
+__all__ = [
+    "EXECUTION_COLUMNS",
+    "TASK_COLUMNS",
+    "BadText",
+    "detail_from_row",
+    "error_info",
+    "execution_from_row",
+    "opt_number",
+    "opt_time",
+    "opt_whole",
+    "stored_json",
+    "stored_object",
+    "task_from_row",
+    "time_at",
+    "whole",
+]
 
 EXECUTION_COLUMNS = (
     "id, exec_id, workflow_name, workflow_id, state, attempt, input, output, error, "
@@ -44,8 +55,37 @@ def opt_time(value: Any) -> datetime | None:
     return None if value is None else from_micros(int(value))
 
 
-class BadText(bytes):
-    """A TEXT value whose bytes are not UTF-8, kept as bytes instead of failing the fetch."""
+def whole(value: Any, what: str) -> int:
+    """A stored whole number, or `UnreadableRow` naming the column (`what`)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise UnreadableRow(f"{what} holds {value!r}, not a whole number")
+
+
+def opt_whole(value: Any, what: str) -> int | None:
+    """`whole`, or None for NULL."""
+    return None if value is None else whole(value, what)
+
+
+def opt_number(value: Any, what: str) -> float | None:
+    """A stored number or NULL, or `UnreadableRow` naming the column."""
+    if value is None or (
+        isinstance(value, int | float) and not isinstance(value, bool)
+    ):
+        return value
+    raise UnreadableRow(f"{what} holds {value!r}, not a number")
+
+
+def time_at(value: Any, what: str) -> datetime:
+    """A stored time (micros) as a datetime, or `UnreadableRow` naming the column.
+
+    For the side tables a reader shows: SQLite keeps any value in any
+    column, so a hand-edited file may hold text where harvest wrote a time.
+    """
+    try:
+        return from_micros(whole(value, what))
+    except OverflowError as exc:
+        raise UnreadableRow(f"{what} holds {value!r}, out of range") from exc
 
 
 def stored_json(value: Any) -> Stored:
@@ -73,7 +113,7 @@ def stored_object(value: Any) -> Stored:
     return result
 
 
-def execution_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ExecutionRecord:
+def execution_from_row(row: tuple[Any, ...]) -> ExecutionRecord:
     """Build an ExecutionRecord from a row selected with EXECUTION_COLUMNS."""
     # The time columns inline `opt_time`: every decision reads a row.
     started, closed, deadline, not_before = row[13], row[14], row[15], row[19]
@@ -129,57 +169,6 @@ def task_from_row(row: tuple[Any, ...]) -> TaskRecord:
     )
 
 
-def execution(conn: sqlite3.Connection, exec_id: str) -> ExecutionRecord | None:
-    """One run's row."""
-    row = conn.execute(
-        f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?",
-        (exec_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    try:
-        return execution_from_row(row)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise verify.corrupt(conn, exec_id, f"its row does not read ({exc})") from exc
-
-
-def claimed_task_ids(conn: sqlite3.Connection, task_ids: Sequence[int]) -> set[int]:
-    """Which of `task_ids` are RUNNING tasks (a claim not yet recorded nor dropped)."""
-    found: set[int] = set()
-    ids = list(task_ids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        rows = conn.execute(
-            f"SELECT id FROM harvest_tasks WHERE status = 'RUNNING' AND id IN ({marks})",
-            chunk,
-        ).fetchall()
-        found.update(r[0] for r in rows)
-    return found
-
-
-def exists(conn: sqlite3.Connection, exec_id: str) -> bool:
-    """Whether a run with this id exists."""
-    return (
-        conn.execute(
-            "SELECT 1 FROM harvest_executions WHERE exec_id = ?", (exec_id,)
-        ).fetchone()
-        is not None
-    )
-
-
-def load_events(
-    conn: sqlite3.Connection, exec_id: str, after_seq: int = 0
-) -> list[HistoryEvent]:
-    """A run's events after `after_seq`, in order."""
-    rows = conn.execute(
-        "SELECT seq, type, at, attrs FROM harvest_events WHERE exec_id = ? AND seq > ? "
-        "ORDER BY seq",
-        (exec_id, after_seq),
-    ).fetchall()
-    return verify.events_from_rows(conn, exec_id, rows, after_seq)
-
-
 def error_info(text: Any) -> ErrorInfo | None:
     """A stored error column as ErrorInfo; None when empty, "Unreadable" when it does not parse."""
     if text is None:
@@ -188,21 +177,6 @@ def error_info(text: Any) -> ErrorInfo | None:
         return ErrorInfo.from_json(payloads.loads(text))
     except (ValueError, TypeError):
         return ErrorInfo(type="Unreadable", message=str(text))
-
-
-def describe(conn: sqlite3.Connection, exec_id: str) -> ExecutionDetail | None:
-    """One run with payloads as Stored values; DatabaseCorrupt for a damaged run."""
-    row = conn.execute(
-        f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?",
-        (exec_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    verify.check_run(conn, exec_id)
-    try:
-        return detail_from_row(row)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise verify.corrupt(conn, exec_id, f"its row does not read ({exc})") from exc
 
 
 def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:

@@ -1,7 +1,9 @@
-"""The write transactions of a SqliteStore: BEGIN IMMEDIATE, joined writes and savepoints.
+"""WriteTransactions: how a SqliteStore opens, joins and ends write transactions.
 
-`SqliteStore` (store.py) inherits these and owns the state they keep (the
-connection, the writer's thread lock, the run cache); the statements of a
+BEGIN IMMEDIATE, joined writes and savepoints, the run cache and decision
+marks kept across commits, released claims and rollback listeners: the state
+of one writer connection's transactions, owned here. `SqliteStore`
+(store.py) holds one and hands its calls on; the statements of a
 transaction are `SqliteWriteTxn`'s (write_txn.py).
 """
 
@@ -14,38 +16,43 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.sqlite.decision_marks import write_marks
-from harvest_engine.store.sqlite.faults import (
-    TRANSLATED,
-    guard_public_methods,
-    translate,
-)
+from harvest_engine.store.sqlite.faults import TRANSLATED, translate
+from harvest_engine.store.sqlite.run_cache import RunCache
 from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 from harvest_engine.store.txn_protocol import JoinedWriteFailed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from harvest_engine.store.sqlite.run_cache import RunCache
 
-
-@guard_public_methods(skip=("write",))
 class WriteTransactions:
-    """DurableStore methods that open, join and end write transactions."""
+    """The write transactions of one writer connection (a SqliteStore's)."""
 
-    storage_errors: tuple[type[Exception], ...]
-    path: str
-    _conn: sqlite3.Connection
-    _in_txn: bool
-    _txn_thread: int
-    _write_lock: threading.Lock
-    _rollback_listeners: list[Callable[[BaseException], None]]
-    _released_claims: set[int]
-    _txns: list[SqliteWriteTxn]
-    _runs: RunCache
-    _marks: set[str]
-    _joinable: bool
-    _bare: bool
-    _depth: int
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: str,
+        storage_errors: tuple[type[Exception], ...],
+    ) -> None:
+        self.conn = conn
+        """The writer connection (replaced by a closed one when the store closes)."""
+        self.path = path
+        self.storage_errors = storage_errors
+        self.lock = threading.Lock()
+        """Held by a transaction; sync activity bodies heartbeat from worker threads."""
+        self.released_claims: set[int] = set()
+        """Claims given back; the next transaction puts them back to PENDING."""
+        self._in_txn = False
+        self._txn_thread = 0
+        self._rollback_listeners: list[Callable[[BaseException], None]] = []
+        self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
+        # The rows the open transaction read, shared with its savepoints and kept
+        # for the next transaction while they are current (run_cache.RunCache).
+        self._runs = RunCache()
+        self._marks: set[str] = set()  # needs_decision = 1 kept to the commit
+        self._joinable = False
+        self._bare = False  # joined writes take no savepoint (write_together)
+        self._depth = 0
 
     @contextmanager
     def write(self) -> Iterator[SqliteWriteTxn]:
@@ -70,20 +77,20 @@ class WriteTransactions:
             else:
                 yield from self._savepoint()
             return
-        with self._write_lock:
+        with self.lock:
             runs = self._runs
-            txn = SqliteWriteTxn(self._conn, runs, self._marks)
+            txn = SqliteWriteTxn(self.conn, runs, self._marks)
             self._txns.append(txn)
             try:
-                self._conn.execute("BEGIN IMMEDIATE")
+                self.conn.execute("BEGIN IMMEDIATE")
                 self._in_txn = True
                 self._txn_thread = threading.get_ident()
-                runs.begin(self._conn)  # the last commit's rows, if still current
+                runs.begin(self.conn)  # the last commit's rows, if still current
                 self._apply_released_claims()
                 yield txn
-                write_marks(self._conn, self._marks)
-                runs.before_commit(self._conn)
-                self._conn.execute("COMMIT")
+                write_marks(self.conn, self._marks)
+                runs.before_commit(self.conn)
+                self.conn.execute("COMMIT")
             except BaseException as exc:
                 runs.clear()
                 self._rolled_back(txn, exc)
@@ -93,8 +100,8 @@ class WriteTransactions:
                     raise
                 raise typed from exc
             else:
-                runs.committed(self._conn)
-                self._released_claims.clear()
+                runs.committed(self.conn)
+                self.released_claims.clear()
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
@@ -104,9 +111,9 @@ class WriteTransactions:
         # SQLite may already have rolled back (a full disk, an I/O error):
         # ROLLBACK then fails with "no transaction is active", which must not
         # hide the error that caused it.
-        if self._conn.in_transaction:
+        if self.conn.in_transaction:
             with suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
+                self.conn.execute("ROLLBACK")
         for undo in reversed(txn.undo):
             undo()
         if isinstance(exc, (self.storage_errors, TRANSLATED)):
@@ -114,18 +121,16 @@ class WriteTransactions:
                 listener(exc)
 
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
+        """Call `fn` with the error after a storage failure rolls a transaction back."""
         self._rollback_listeners.append(fn)
 
-    def release_claim(self, task_id: int) -> None:
-        self._released_claims.add(task_id)
-
     def _apply_released_claims(self) -> None:
-        if self._released_claims:
-            marks = ",".join("?" * len(self._released_claims))
-            self._conn.execute(
+        if self.released_claims:
+            marks = ",".join("?" * len(self.released_claims))
+            self.conn.execute(
                 "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL "
                 f"WHERE status = 'RUNNING' AND id IN ({marks})",
-                tuple(self._released_claims),
+                tuple(self.released_claims),
             )
 
     @contextmanager
@@ -163,9 +168,9 @@ class WriteTransactions:
         catches: the transaction rolls back and the batch is run again with
         savepoints, where the error is handled as it always was.
         """
-        if not self._conn.in_transaction:
+        if not self.conn.in_transaction:
             raise sqlite3.OperationalError("the joined transaction was rolled back")
-        txn = SqliteWriteTxn(self._conn, self._runs, self._marks)
+        txn = SqliteWriteTxn(self.conn, self._runs, self._marks)
         self._txns.append(txn)
         try:
             yield txn
@@ -176,14 +181,14 @@ class WriteTransactions:
         self._txns[-1].undo.extend(txn.undo)
 
     def _savepoint(self) -> Iterator[SqliteWriteTxn]:
-        if not self._conn.in_transaction:
+        if not self.conn.in_transaction:
             # SQLite rolled the whole transaction back (a full disk, an I/O
             # error): a write now would run outside it, in autocommit.
             raise sqlite3.OperationalError("the joined transaction was rolled back")
         self._depth += 1
         name = f"harvest_joined_{self._depth}"
-        self._conn.execute(f"SAVEPOINT {name}")
-        txn = SqliteWriteTxn(self._conn, self._runs, self._marks)
+        self.conn.execute(f"SAVEPOINT {name}")
+        txn = SqliteWriteTxn(self.conn, self._runs, self._marks)
         self._txns.append(txn)
         try:
             yield txn
@@ -191,15 +196,15 @@ class WriteTransactions:
             self._txns.pop()
             # The rows read since may hold what the rollback undid.
             self._runs.clear()
-            if self._conn.in_transaction:
-                self._conn.execute(f"ROLLBACK TO {name}")
-                self._conn.execute(f"RELEASE {name}")
+            if self.conn.in_transaction:
+                self.conn.execute(f"ROLLBACK TO {name}")
+                self.conn.execute(f"RELEASE {name}")
             for undo in reversed(txn.undo):
                 undo()
             raise
         else:
             self._txns.pop()
-            self._conn.execute(f"RELEASE {name}")
+            self.conn.execute(f"RELEASE {name}")
             # Released into the enclosing transaction: if that rolls back, so
             # must the memory this savepoint's work changed.
             self._txns[-1].undo.extend(txn.undo)

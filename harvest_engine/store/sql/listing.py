@@ -1,13 +1,14 @@
-"""List SQL: ExecutionFilter to a WHERE clause, tolerant row conversion, pages and counts.
+"""Listing runs on either store: a filter to a WHERE clause, pages newest first, counts.
 
-Shared by the store and the reader. A column that an older file lacks is
-selected as NULL, and a damaged value
-becomes a `Stored.Unreadable` field, so one bad row never fails a page.
+One bad row never fails a page: damaged values read as `Stored.Unreadable`,
+and a row whose history disagrees with it is kept and flagged
+(`ExecutionSummary.damaged`, sql/verify.py). A column an older SQLite file
+lacks is selected as NULL (`available`). Search attributes are matched by
+each database's JSON functions (JSON1 or jsonb); the rest is one text.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.states import ALL_STATES, ExecutionId
@@ -16,17 +17,17 @@ from harvest_engine.store.records import (
     ExecutionPage,
     ExecutionSummary,
 )
-from harvest_engine.store.sqlite import verify
-from harvest_engine.store.sqlite.queries import BadText, stored_json, stored_object
-from harvest_engine.store.sqlite.readonly import snapshot
+from harvest_engine.store.sql.columns import stored_json, stored_object
+from harvest_engine.store.sql.verify import LAST_EVENT_COLUMNS, damage
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
-    import sqlite3
-    from collections.abc import Collection, Generator, Iterator
+    from collections.abc import Callable, Collection, Generator
     from datetime import datetime
 
     from harvest_engine.filters import ExecutionFilter, SearchValue
+    from harvest_engine.store.sql.dialect import Dialect
+    from harvest_engine.store.sql.executes import Executes
 
 SUMMARY_COLUMNS = (
     "id",
@@ -54,42 +55,29 @@ DETAIL_COLUMNS = (
 
 
 def select_list(names: tuple[str, ...], available: Collection[str] | None) -> str:
-    """The SELECT list of `names`, then what `verify.damage` needs; a missing column reads as NULL."""
+    """The SELECT list of `names`, then what `damage` needs; a missing column reads as NULL."""
     if available is None:
         chosen = list(names)
     else:
         chosen = [n if n in available else f"NULL AS {n}" for n in names]
-    return ", ".join([*chosen, *verify.LAST_EVENT_COLUMNS])
-
-
-def decode_text(raw: bytes) -> str | BadText:
-    """A text_factory that never raises: invalid UTF-8 comes back as BadText."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return BadText(raw)
-
-
-@contextmanager
-def tolerant_text(conn: sqlite3.Connection) -> Iterator[None]:
-    """Read TEXT through `decode_text` inside the block (valid text reads as before)."""
-    previous = conn.text_factory
-    conn.text_factory = decode_text
-    try:
-        yield
-    finally:
-        conn.text_factory = previous
+    return ", ".join([*chosen, *LAST_EVENT_COLUMNS])
 
 
 def where_clause(
-    flt: ExecutionFilter, available: Collection[str] | None = None
+    flt: ExecutionFilter, dialect: Dialect, available: Collection[str] | None = None
 ) -> tuple[str, list[Any]]:
     """The WHERE text and its parameters for a filter (its cursor included)."""
     clauses: list[str] = []
     args: list[Any] = []
+    mark = dialect.mark
 
     def has(column: str) -> bool:
         return available is None or column in available
+
+    def compare(column: str, op: str, value: Any) -> None:
+        # A file older than the column has no run that could match.
+        clauses.append(f"{column} {op} {mark}" if has(column) else "0 = 1")
+        args.extend([value] if has(column) else [])
 
     exact: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("workflow_name", flt.workflow_names),
@@ -99,43 +87,41 @@ def where_clause(
     )
     for column, texts in exact:
         for text in texts:
-            # A file older than the column has no run that could match.
-            clauses.append(f"{column} = ?" if has(column) else "0")
-            args.extend([text] if has(column) else [])
+            compare(column, "=", text)
     for prefix in flt.workflow_id_prefixes:
-        # substr, not LIKE: a prefix may hold % or _, and LIKE folds ASCII case.
-        clauses.append("substr(workflow_id, 1, ?) = ?")
+        # a prefix function, not LIKE: a prefix may hold % or _, and LIKE folds case.
+        clauses.append(
+            dialect.prefix.format(column="workflow_id", n=mark) + f" = {mark}"
+        )
         args.extend([len(prefix), prefix])
     if flt.states:
-        clauses.append(f"state IN ({', '.join('?' * len(flt.states))})")
-        args.extend(flt.states)
+        text, values = dialect.in_list(list(flt.states))
+        clauses.append(f"state {text}")
+        args.extend(values)
     # A run written before started_at existed has none: no time filter matches it.
-    if flt.started_from is not None:
-        clauses.append("started_at >= ?" if has("started_at") else "0")
-        args.extend([micros(flt.started_from)] if has("started_at") else [])
-    if flt.started_until is not None:
-        clauses.append("started_at < ?" if has("started_at") else "0")
-        args.extend([micros(flt.started_until)] if has("started_at") else [])
-    if flt.closed_from is not None:
-        clauses.append("closed_at >= ?" if has("closed_at") else "0")
-        args.extend([micros(flt.closed_from)] if has("closed_at") else [])
-    if flt.closed_until is not None:
-        clauses.append("closed_at < ?" if has("closed_at") else "0")
-        args.extend([micros(flt.closed_until)] if has("closed_at") else [])
+    for column, op, when in (
+        ("started_at", ">=", flt.started_from),
+        ("started_at", "<", flt.started_until),
+        ("closed_at", ">=", flt.closed_from),
+        ("closed_at", "<", flt.closed_until),
+    ):
+        if when is not None:
+            compare(column, op, micros(when))
+    search = _SEARCH[dialect.name]
     for key, value in flt.search_attributes:
         if not has("search_attributes"):
-            clauses.append("0")
+            clauses.append("0 = 1")
             continue
-        clause, values = _search_clause(key, value)
+        clause, values = search(key, value)
         clauses.append(clause)
         args.extend(values)
     if flt.cursor is not None:
-        clauses.append("id < ?")
+        clauses.append(f"id < {mark}")
         args.append(flt.cursor)
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
-def _search_clause(key: str, value: SearchValue) -> tuple[str, list[Any]]:
+def _sqlite_search(key: str, value: SearchValue) -> tuple[str, list[Any]]:
     # Damaged attributes (not text, not JSON, not an object) read as an empty
     # object, so json_each never raises and the row simply does not match.
     source = (
@@ -159,17 +145,44 @@ def _search_clause(key: str, value: SearchValue) -> tuple[str, list[Any]]:
     return head + "sa.type IN ('integer', 'real') AND sa.value = ?)", [key, value]
 
 
+def _postgres_search(key: str, value: SearchValue) -> tuple[str, list[Any]]:
+    # A damaged attributes text reads as an empty object (harvest_json_object).
+    attr = "(harvest_json_object(search_attributes) -> %s)"
+    if value is None:
+        return f"jsonb_typeof{attr} = 'null'", [key]
+    if isinstance(value, bool):
+        return f"{attr} = %s::jsonb", [key, "true" if value else "false"]
+    if isinstance(value, str):
+        return f"(jsonb_typeof{attr} = 'string' AND {attr} #>> '{{}}' = %s)", [
+            key,
+            key,
+            value,
+        ]
+    # A number matches by value, so 1 matches 1.0 (guide §8), as on SQLite.
+    return (
+        f"(jsonb_typeof{attr} = 'number' AND ({attr} #>> '{{}}')::numeric = %s)",
+        [key, key, value],
+    )
+
+
+_SEARCH: dict[str, Callable[[str, SearchValue], tuple[str, list[Any]]]] = {
+    "sqlite": _sqlite_search,
+    "postgres": _postgres_search,
+}
+
+
 def list_executions(
-    conn: sqlite3.Connection,
+    conn: Executes,
+    dialect: Dialect,
     flt: ExecutionFilter,
     available: Collection[str] | None = None,
 ) -> ExecutionPage:
     """One page of runs, newest first, without payloads."""
-    where, args = where_clause(flt, available)
-    with tolerant_text(conn):
+    where, args = where_clause(flt, dialect, available)
+    with dialect.tolerant(conn):
         rows = conn.execute(
             f"SELECT {select_list(SUMMARY_COLUMNS, available)} FROM harvest_executions"
-            f"{where} ORDER BY id DESC LIMIT ?",
+            f"{where} ORDER BY id DESC LIMIT {dialect.mark}",
             (*args, flt.page_size + 1),
         ).fetchall()
     page = [summary_from_row(row) for row in rows[: flt.page_size]]
@@ -180,7 +193,8 @@ def list_executions(
 
 
 def visit_executions(
-    conn: sqlite3.Connection,
+    conn: Executes,
+    dialect: Dialect,
     flt: ExecutionFilter,
     available: Collection[str] | None = None,
 ) -> Generator[ExecutionDetail, None, None]:
@@ -189,34 +203,29 @@ def visit_executions(
     The caller holds a read transaction around the iteration, so every row
     comes from one snapshot.
     """
-    where, args = where_clause(flt, available)
-    with tolerant_text(conn):
+    where, args = where_clause(flt, dialect, available)
+    with dialect.tolerant(conn):
         cursor = conn.execute(
             f"SELECT {select_list(DETAIL_COLUMNS, available)} FROM harvest_executions"
-            f"{where} ORDER BY id DESC LIMIT ?",
+            f"{where} ORDER BY id DESC LIMIT {dialect.mark}",
             (*args, flt.page_size),
         )
         for row in cursor:
             yield detail_from_row(row)
 
 
-def describe(
-    conn: sqlite3.Connection, exec_id: str, available: Collection[str] | None = None
-) -> ExecutionDetail | None:
-    """One run with payloads, tolerant of damage and of older files."""
-    with tolerant_text(conn), snapshot(conn):
-        row = conn.execute(
-            f"SELECT {select_list(DETAIL_COLUMNS, available)} FROM harvest_executions "
-            "WHERE exec_id = ?",
-            (exec_id,),
-        ).fetchone()
-    return None if row is None else detail_from_row(row)
+def describe_sql(dialect: Dialect, available: Collection[str] | None = None) -> str:
+    """The statement of one run's row as `detail_from_row` reads it."""
+    return (
+        f"SELECT {select_list(DETAIL_COLUMNS, available)} FROM harvest_executions "
+        f"WHERE exec_id = {dialect.mark}"
+    )
 
 
-def counts_by_state(conn: sqlite3.Connection) -> dict[str, int]:
+def counts_by_state(conn: Executes, dialect: Dialect) -> dict[str, int]:
     """How many runs are in each state; every known state is present, maybe with 0."""
     counts = dict.fromkeys(sorted(ALL_STATES), 0)
-    with tolerant_text(conn):
+    with dialect.tolerant(conn):
         rows = conn.execute(
             "SELECT state, COUNT(*) FROM harvest_executions GROUP BY state"
         ).fetchall()
@@ -248,7 +257,7 @@ def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
 def _summary_fields(row: tuple[Any, ...]) -> dict[str, Any]:
     next_seq, last_seq, last_type = row[-3:]
     return {
-        "damaged": verify.damage(row[4], next_seq, last_seq, last_type, row[1:4]),
+        "damaged": damage(row[4], next_seq, last_seq, last_type, row[1:4]),
         "cursor": row[0],
         "exec_id": _opt_id(row[1]) or ExecutionId("<unreadable>"),
         "workflow_name": _text(row[2]),

@@ -1,0 +1,1 @@
+"""The SQL both stores run alike, written once and rendered per dialect at import."""
