@@ -68,13 +68,14 @@ from harvest_engine.filters import ExecutionFilter
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.registry import ActivitySpec
-from harvest_engine.runtime.runtime import SqliteRuntime
+from harvest_engine.runtime.runtime import Runtime
 from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
 from harvest_engine.runtime.signal_with_start import (
     SignalWithStart,
     SignalWithStartOutcome,
 )
 from harvest_engine.runtime.signals import SignalDelivery
+from harvest_engine.runtime.sqlite_runtime import SqliteRuntime
 from harvest_engine.runtime.starts import (
     StartOptions,
     StartOutcome,
@@ -184,6 +185,7 @@ __all__ = [
     "RunInfo",
     "RunState",
     "RunWait",
+    "Runtime",
     "Schedule",
     "ScheduleNotFound",
     "ScheduleRow",

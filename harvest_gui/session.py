@@ -11,6 +11,7 @@ from harvest_engine import (
     HarvestError,
     PostgresReader,
     PostgresRuntime,
+    Runtime,
     SqliteReader,
     SqliteRuntime,
 )
@@ -45,7 +46,7 @@ DRIVE_IDLE_S = 0.02
 """How often the serving drive looks for work it was not woken for (seconds; rt.serve's poll)."""
 
 
-def register_app(rt: SqliteRuntime, module_name: str) -> None:
+def register_app(rt: Runtime, module_name: str) -> None:
     """Register the workflows and activities an `--app` module exposes.
 
     The module either has ``register(rt)``, or lists ``WORKFLOWS`` and
@@ -153,7 +154,7 @@ class WriterSession(Session):
     def __init__(
         self,
         path: Target,
-        runtime: SqliteRuntime,
+        runtime: Runtime,
         reader: SqliteReader | PostgresReader,
     ) -> None:
         super().__init__(path, reader)

@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.runtime import queries, updates, wire
+from harvest_engine.runtime import operator_actions, queries, talking, updates, wire
 from harvest_engine.runtime import update_with_start as uws
 from harvest_engine.runtime.signal_with_start import SignalWithStart
 from harvest_engine.runtime.starts import StartOptions, WorkflowIdReusePolicy
@@ -23,7 +23,7 @@ from harvest_engine.runtime.starts import StartOptions, WorkflowIdReusePolicy
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.runtime.engine import Engine
     from harvest_engine.store.rows import CommandRecord
 
 # Commands applied per round, so a flood of commands still lets runs move.
@@ -38,28 +38,28 @@ PURGE_BATCH = 256
 PURGE_EVERY = 60.0
 
 
-def apply_pending(rt: SqliteRuntime) -> int:
+def apply_pending(engine: Engine) -> int:
     """Apply up to APPLY_BATCH queued commands in arrival order; how many were taken."""
-    pending = rt.store.pending_commands(APPLY_BATCH)
+    pending = engine.store.pending_commands(APPLY_BATCH)
     for command in pending:
-        apply_one(rt, command)
+        apply_one(engine, command)
     return len(pending)
 
 
-def purge_applied(rt: SqliteRuntime) -> int:
+def purge_applied(engine: Engine) -> int:
     """Delete up to PURGE_BATCH commands applied more than APPLIED_RETENTION ago; how many."""
-    cutoff = rt.clock.now() - APPLIED_RETENTION
-    with rt.store.write() as txn:
+    cutoff = engine.clock.now() - APPLIED_RETENTION
+    with engine.store.write() as txn:
         return txn.purge_applied_commands(cutoff, PURGE_BATCH)
 
 
-def apply_one(rt: SqliteRuntime, command: CommandRecord) -> None:
+def apply_one(engine: Engine, command: CommandRecord) -> None:
     """Run one command and write its reply in the same transaction.
 
     A storage failure propagates and rolls everything back: the command
     stays queued and is applied by a later round.
     """
-    with rt.store.write_together() as txn:
+    with engine.store.write_together() as txn:
         if not txn.claim_command(command.id):
             return  # applied meanwhile, or another serving worker is applying it
         args: dict[str, Any] = {}
@@ -71,15 +71,15 @@ def apply_one(rt: SqliteRuntime, command: CommandRecord) -> None:
             handler = HANDLERS.get(command.kind)
             if handler is None:
                 raise ValueError(f"unknown client command {command.kind!r}")
-            value = handler(rt, args)
+            value = handler(engine, args)
             reply = wire.ok_reply(command.kind, value)
             touched = _touched(value, args)
-        except rt.store.storage_errors:
+        except engine.store.storage_errors:
             raise
         except Exception as exc:  # noqa: BLE001 - every other failure is the command's reply
             reply = wire.error_reply(exc)
             touched = _text(args.get("exec_id")) or _text(getattr(exc, "exec_id", None))
-        txn.finish_command(command.id, reply, touched, rt.clock.now())
+        txn.finish_command(command.id, reply, touched, engine.clock.now())
 
 
 def _touched(value: Any, args: dict[str, Any]) -> str | None:
@@ -98,36 +98,39 @@ def _policy(args: dict[str, Any]) -> WorkflowIdReusePolicy:
     return WorkflowIdReusePolicy.coerce(args.get("reuse_policy", "ALLOW_DUPLICATE"))
 
 
-def _query(rt: SqliteRuntime, a: dict[str, Any]) -> Any:
-    snapshot = queries.take_snapshot(rt, rt._require(a["exec_id"]))
-    return queries.answer(snapshot, rt.clock, a["name"], a.get("arg"))
+def _query(engine: Engine, a: dict[str, Any]) -> Any:
+    snapshot = queries.take_snapshot(engine, engine.require(a["exec_id"]))
+    return queries.answer(snapshot, engine.clock, a["name"], a.get("arg"))
 
 
-def _handlers() -> dict[str, Callable[[SqliteRuntime, dict[str, Any]], Any]]:
-    # Built in a function, not as a module-level literal: mypy checks these
-    # lambdas after `SqliteRuntime`, whose methods are bound from their
-    # concern modules (runtime.py) and typed only once that class is checked.
+def _handlers() -> dict[str, Callable[[Engine, dict[str, Any]], Any]]:
     return {
-        "start_workflow": lambda rt, a: rt.start_workflow(a["name"], a.get("input")),
-        "start_workflow_with_id": lambda rt, a: rt.start_workflow_with_id(
-            a["name"], a["workflow_id"], a.get("input")
+        "start_workflow": lambda engine, a: talking.start_workflow(
+            engine, a["name"], a.get("input")
         ),
-        "start_workflow_with_reuse_policy": lambda rt, a: (
-            rt.start_workflow_with_reuse_policy(
-                a["name"], a["workflow_id"], a.get("input"), _policy(a)
+        "start_workflow_with_id": lambda engine, a: talking.start_workflow_with_id(
+            engine, a["name"], a["workflow_id"], a.get("input")
+        ),
+        "start_workflow_with_reuse_policy": lambda engine, a: (
+            talking.start_workflow_with_reuse_policy(
+                engine, a["name"], a["workflow_id"], a.get("input"), _policy(a)
             )
         ),
-        "start_workflow_with_options": lambda rt, a: rt.start_workflow_with_options(
-            a["name"],
-            a.get("input"),
-            StartOptions(
-                workflow_id=a.get("workflow_id"),
-                memo=a.get("memo"),
-                search_attributes=a.get("search_attributes") or {},
-                reuse_policy=_policy(a),
-            ),
+        "start_workflow_with_options": lambda engine, a: (
+            talking.start_workflow_with_options(
+                engine,
+                a["name"],
+                a.get("input"),
+                StartOptions(
+                    workflow_id=a.get("workflow_id"),
+                    memo=a.get("memo"),
+                    search_attributes=a.get("search_attributes") or {},
+                    reuse_policy=_policy(a),
+                ),
+            )
         ),
-        "signal_with_start": lambda rt, a: rt.signal_with_start(
+        "signal_with_start": lambda engine, a: talking.signal_with_start(
+            engine,
             SignalWithStart(
                 workflow_name=a["workflow_name"],
                 workflow_id=a["workflow_id"],
@@ -136,29 +139,36 @@ def _handlers() -> dict[str, Callable[[SqliteRuntime, dict[str, Any]], Any]]:
                 signal_name=a["signal_name"],
                 signal_payload=a.get("signal_payload"),
                 idempotency_key=a.get("idempotency_key"),
+            ),
+        ),
+        "send_signal": lambda engine, a: talking.send_signal(
+            engine, a["exec_id"], a["name"], a.get("payload")
+        ),
+        "send_signal_idempotent": lambda engine, a: talking.send_signal_idempotent(
+            engine, a["exec_id"], a["name"], a.get("payload"), a.get("key")
+        ),
+        "send_signal_by_workflow_id": lambda engine, a: (
+            talking.send_signal_by_workflow_id(
+                engine,
+                a["workflow_name"],
+                a["workflow_id"],
+                a["name"],
+                a.get("payload"),
+                a.get("key"),
             )
         ),
-        "send_signal": lambda rt, a: rt.send_signal(
-            a["exec_id"], a["name"], a.get("payload")
+        "cancel": lambda engine, a: operator_actions.cancel(
+            engine, a["exec_id"], a.get("reason") or ""
         ),
-        "send_signal_idempotent": lambda rt, a: rt.send_signal_idempotent(
-            a["exec_id"], a["name"], a.get("payload"), a.get("key")
+        "terminate": lambda engine, a: operator_actions.terminate(
+            engine, a["exec_id"], a.get("reason") or ""
         ),
-        "send_signal_by_workflow_id": lambda rt, a: rt.send_signal_by_workflow_id(
-            a["workflow_name"],
-            a["workflow_id"],
-            a["name"],
-            a.get("payload"),
-            a.get("key"),
-        ),
-        "cancel": lambda rt, a: rt.cancel(a["exec_id"], a.get("reason") or ""),
-        "terminate": lambda rt, a: rt.terminate(a["exec_id"], a.get("reason") or ""),
         "query": _query,
-        "update": lambda rt, a: updates.run_update(
-            rt, rt._require(a["exec_id"]), a["name"], a.get("arg")
+        "update": lambda engine, a: updates.run_update(
+            engine, engine.require(a["exec_id"]), a["name"], a.get("arg")
         ),
-        "update_with_start": lambda rt, a: uws.update_with_start(
-            rt,
+        "update_with_start": lambda engine, a: uws.update_with_start(
+            engine,
             uws.UpdateWithStart(
                 workflow_name=a["workflow_name"],
                 workflow_id=a["workflow_id"],

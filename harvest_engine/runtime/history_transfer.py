@@ -28,7 +28,7 @@ from harvest_engine.timestamps import from_text, to_text
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.records import ExecutionDetail
 
 FORMAT = "harvest-history/1"
@@ -188,15 +188,15 @@ def _imported(events: list[HistoryEvent], run: dict[str, Any], bad: Any) -> Impo
     )
 
 
-def import_run(rt: SqliteRuntime, run: ImportedRun, target: str) -> ExecutionId:
-    """Write `run` into `rt`'s store in one transaction, already sealed.
+def import_run(store: DurableStore, run: ImportedRun, target: str) -> ExecutionId:
+    """Write `run` into `store` in one transaction, already sealed.
 
     Raises:
         ExecutionExists: the store holds a run with this id (nothing written).
 
     """
     exec_id = run.new.exec_id
-    with rt.store.write() as txn:
+    with store.write() as txn:
         if txn.execution(exec_id) is not None:
             raise ExecutionExists(exec_id=exec_id, target=target)
         txn.insert_execution(run.new, run.events[0])

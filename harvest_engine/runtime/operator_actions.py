@@ -1,7 +1,7 @@
-"""The runtime's operator actions: schedules, retention, cancel and terminate.
+"""Operator actions over the Engine: schedules, retention, cancel and terminate.
 
-They are `SqliteRuntime` methods, written here so the facade stays a short
-table of its surface; the class binds each function as its method.
+`Runtime`'s calls of the same names are one line into these (their docs are
+the facade's); client commands applied by the serving loop call them too.
 """
 
 from __future__ import annotations
@@ -16,111 +16,80 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.durations import Duration
-    from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.runtime.engine import Engine
     from harvest_engine.schedules import WorkflowSchedule
     from harvest_engine.store.operations import ScheduleRow
 
 
-def upsert_schedule(self: SqliteRuntime, schedule: WorkflowSchedule) -> ScheduleRow:
+def upsert_schedule(engine: Engine, schedule: WorkflowSchedule) -> ScheduleRow:
     """Store a schedule (keyed by workflow name); the same spec keeps its slot and pause."""
-    return self._woken(schedules.upsert(self._store, schedule, self.clock.now()))
+    return engine.woken(schedules.upsert(engine.store, schedule, engine.clock.now()))
 
 
-def pause_schedule(self: SqliteRuntime, workflow_name: str) -> bool:
+def pause_schedule(engine: Engine, workflow_name: str) -> bool:
     """Stop a schedule's fires; False when there is no such schedule."""
-    return schedules.pause(self._store, workflow_name, self.clock.now())
+    return schedules.pause(engine.store, workflow_name, engine.clock.now())
 
 
-def resume_schedule(self: SqliteRuntime, workflow_name: str) -> bool:
+def resume_schedule(engine: Engine, workflow_name: str) -> bool:
     """Fire again from the next slot after now; False when there is no such schedule."""
-    return self._woken(schedules.resume(self._store, workflow_name, self.clock.now()))
+    return engine.woken(
+        schedules.resume(engine.store, workflow_name, engine.clock.now())
+    )
 
 
-def delete_schedule(self: SqliteRuntime, workflow_name: str) -> bool:
+def delete_schedule(engine: Engine, workflow_name: str) -> bool:
     """Remove a schedule (its runs keep running); False when there was none."""
-    return schedules.delete(self._store, workflow_name)
+    return schedules.delete(engine.store, workflow_name)
 
 
-def trigger_schedule(self: SqliteRuntime, workflow_name: str) -> ExecutionId | None:
-    """Start one run of the schedule now; None when its overlap policy skips it.
-
-    Raises:
-        ScheduleNotFound: no schedule for `workflow_name`.
-        UnknownWorkflow: the workflow is not registered.
-    """
+def trigger_schedule(engine: Engine, workflow_name: str) -> ExecutionId | None:
+    """Start one run of the schedule now; None when its overlap policy skips it."""
     exec_id = schedule_actions.trigger(
-        self._store,
+        engine.store,
         workflow_name,
-        self.clock.now(),
-        schedules.runtime_starter(self),
+        engine.clock.now(),
+        schedules.runtime_starter(engine),
     )
     return None if exec_id is None else ExecutionId(exec_id)
 
 
 def backfill_schedule(
-    self: SqliteRuntime, workflow_name: str, start: datetime, end: datetime
+    engine: Engine, workflow_name: str, start: datetime, end: datetime
 ) -> list[ExecutionId]:
-    """Start a run for each slot from `start` to `end` (both included), oldest first.
-
-    Each run has its slot's workflow id; slots that already have a run are
-    skipped, and so are slots a ``skip`` schedule's overlap policy drops.
-    See `schedule_actions.backfill` for the errors.
-    """
+    """Start a run for each slot from `start` to `end` (both included), oldest first."""
     started = schedule_actions.backfill(
-        self._store,
+        engine.store,
         workflow_name,
         start,
         end,
-        self.clock.now(),
-        schedules.runtime_starter(self),
+        engine.clock.now(),
+        schedules.runtime_starter(engine),
     )
     return [ExecutionId(exec_id) for exec_id in started]
 
 
-def list_schedules(self: SqliteRuntime) -> list[ScheduleRow]:
+def list_schedules(engine: Engine) -> list[ScheduleRow]:
     """Every stored schedule, by workflow name."""
-    return self._store.list_schedules()
+    return engine.store.list_schedules()
 
 
-def purge_terminal(self: SqliteRuntime, older_than: Duration) -> int:
+def purge_terminal(engine: Engine, older_than: Duration) -> int:
     """Remove terminal runs closed more than `older_than` ago, 256 per transaction."""
-    return retention.purge_terminal(self._store, older_than, self.clock.now())
+    return retention.purge_terminal(engine.store, older_than, engine.clock.now())
 
 
-def cancel(self: SqliteRuntime, exec_id: str | ExecutionId, reason: str = "") -> None:
-    """Request a cooperative cancel; the next drive replays the body with the reason.
-
-    The body sees ``ctx.cancellation_reason()`` from the start of that
-    replay and may run cleanup activities; the run then ends CANCELLED.
-    A repeat cancel keeps the first reason; a blank reason
-    gets a default text. The request is stored, so it survives a reopen.
-
-    Raises:
-        ExecutionNotFound: no run has this id.
-        WorkflowNotRunning: the run is terminal.
-        TypeError: the reason is neither text nor None.
-    """
+def cancel(engine: Engine, exec_id: str | ExecutionId, reason: str = "") -> None:
+    """Request a cooperative cancel; the next drive replays the body with the reason."""
     cancel_requests.request_cancel(
-        self._store, self.cache, self._require(exec_id), reason, self.clock.now()
+        engine.store, engine.cache, engine.require(exec_id), reason, engine.clock.now()
     )
-    self.waker.wake()
+    engine.waker.wake()
 
 
-def terminate(
-    self: SqliteRuntime, exec_id: str | ExecutionId, reason: str = ""
-) -> None:
-    """End a run TERMINATED at once, in one transaction; its body does not run again.
-
-    Appends WorkflowCancelled {reason}, drops its open rows (keyed signals
-    stay), drops a pending cancel request and applies the parent-close
-    policy of its detached children. A blank reason gets a default text.
-
-    Raises:
-        ExecutionNotFound: no run has this id.
-        WorkflowNotRunning: the run is terminal.
-        TypeError: the reason is neither text nor None.
-    """
+def terminate(engine: Engine, exec_id: str | ExecutionId, reason: str = "") -> None:
+    """End a run TERMINATED at once, in one transaction; its body does not run again."""
     cancel_requests.terminate(
-        self._store, self.cache, self._require(exec_id), reason, self.clock.now()
+        engine.store, engine.cache, engine.require(exec_id), reason, engine.clock.now()
     )
-    self.waker.wake()
+    engine.waker.wake()

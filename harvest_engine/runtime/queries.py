@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
     from harvest_engine.clock import Clock
-    from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.runtime.engine import Engine
 
 
 @dataclass(frozen=True)
@@ -57,32 +57,32 @@ class QuerySnapshot:
 
 
 def query(
-    rt: SqliteRuntime, exec_id: str, name: str, arg: Any
+    engine: Engine, exec_id: str, name: str, arg: Any
 ) -> Coroutine[Any, Any, Any]:
     """Read the run now; the returned coroutine answers `name(arg)` when awaited.
 
     A read error (ExecutionNotFound, UnknownWorkflow) is raised by the
-    coroutine, so ``await rt.query(...)`` and a task made from it both see it.
+    coroutine, so ``await engine.query(...)`` and a task made from it both see it.
     """
     try:
         check_name(name, "query name")
-        snapshot = take_snapshot(rt, exec_id)
+        snapshot = take_snapshot(engine, exec_id)
         arg = payloads.check_value(arg, "query argument")
     except HarvestError as exc:
         return failing(exc)
-    return _answer(snapshot, rt.clock, name, arg)
+    return _answer(snapshot, engine.clock, name, arg)
 
 
-def take_snapshot(rt: SqliteRuntime, exec_id: str) -> QuerySnapshot:
+def take_snapshot(engine: Engine, exec_id: str) -> QuerySnapshot:
     """The run's row, history and handlers, as of now."""
-    row = rt.store.execution(exec_id)
+    row = engine.store.execution(exec_id)
     if row is None:
         raise ExecutionNotFound(exec_id=exec_id)
-    events = rt.store.load_events(exec_id)
-    info = rt.registry.workflow(row.workflow_name)
+    events = engine.store.load_events(exec_id)
+    info = engine.registry.workflow(row.workflow_name)
     declarative = {
         handler_name: handler
-        for (workflow_name, handler_name), handler in rt.registry.queries.items()
+        for (workflow_name, handler_name), handler in engine.registry.queries.items()
         if workflow_name == row.workflow_name
     }
     return QuerySnapshot(
@@ -90,8 +90,8 @@ def take_snapshot(rt: SqliteRuntime, exec_id: str) -> QuerySnapshot:
         events=events,
         info=info,
         declarative=declarative,
-        timeout=rt.settings.query_timeout,
-        read_at=rt.clock.now(),
+        timeout=engine.settings.query_timeout,
+        read_at=engine.clock.now(),
     )
 
 

@@ -22,7 +22,7 @@ from harvest_engine.schedules import (
 from harvest_engine.store.txn_protocol import WriteTxn
 
 if TYPE_CHECKING:
-    from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.runtime.engine import Engine
     from harvest_engine.store.operations import ScheduleRow
     from harvest_engine.store.protocol import DurableStore
 
@@ -188,28 +188,28 @@ def _fire_one(store: DurableStore, name: str, now: datetime, start: StartRun) ->
         return 1
 
 
-def runtime_starter(rt: SqliteRuntime) -> StartRun:
+def runtime_starter(engine: Engine) -> StartRun:
     """The StartRun of a runtime: its registered workflow's deadline and retry, started at `now`."""
 
     def start(
         txn: WriteTxn, name: str, workflow_id: str, input_json: str, now: datetime
     ) -> str:
-        info = rt.registry.workflow(name)
-        new = start_calls.new_execution(rt, name, workflow_id, input_json)
+        info = engine.registry.workflow(name)
+        new = start_calls.new_execution(engine, name, workflow_id, input_json)
         if info.execution_timeout is not None:
             new = replace(new, deadline=now + info.execution_timeout)
-        start_run(txn, new, now, advice_at=rt.settings.advice_at())
+        start_run(txn, new, now, advice_at=engine.settings.advice_at())
         return new.exec_id
 
     return start
 
 
-def is_registered(rt: SqliteRuntime) -> Callable[[str], bool]:
+def is_registered(engine: Engine) -> Callable[[str], bool]:
     """Whether `rt` has a workflow of a name registered."""
 
     def check(name: str) -> bool:
         try:
-            rt.registry.workflow(name)
+            engine.registry.workflow(name)
         except UnknownWorkflow:
             return False
         return True

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
-    from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.runtime.drivers import Driver
 
 log = logging.getLogger("harvest_engine.serving")
 
@@ -56,12 +56,12 @@ class Server:
 
     def __init__(
         self,
-        rt: SqliteRuntime,
+        driver: Driver,
         stop: asyncio.Event | None,
         poll_interval: Duration,
         grace: Duration,
     ) -> None:
-        self.rt = rt
+        self.driver = driver
         self.stop = stop
         self.poll = to_timedelta(poll_interval, what="poll_interval").total_seconds()
         if self.poll <= 0:
@@ -80,7 +80,7 @@ class Server:
 
     async def run(self) -> None:
         """Serve until the stop event is set (then give bodies `grace`) or the task is cancelled."""
-        self.wake = self.rt.waker.attach(self.commit)
+        self.wake = self.driver.engine.waker.attach(self.commit)
         work = asyncio.create_task(self._work())
         applier = asyncio.create_task(self._commands())
         watcher = asyncio.create_task(self._watch_commits())
@@ -108,12 +108,12 @@ class Server:
             for task in rest:
                 task.cancel()
             await asyncio.gather(*rest, return_exceptions=True)
-            self.rt.waker.detach()
+            self.driver.engine.waker.detach()
             # A body cut off mid-run was claimed; it runs again on the next
             # serve or drive of this runtime, not only after a reopen.
-            if not self.rt.store_closed:
+            if not self.driver.engine.closed:
                 try:
-                    self.rt.store.requeue_claimed_tasks()
+                    self.driver.store.requeue_claimed_tasks()
                 except HarvestError as exc:  # the database is away: leases expire
                     warn_storage("serve: putting unfinished claims back", exc)
 
@@ -197,7 +197,7 @@ class Server:
                 if deadline is not None and loop.time() >= deadline:
                     self.woke_by_time = True
                     return set()
-                if self.rt._group.has_carried:
+                if self.driver.group.has_carried:
                     self.woke_by_time = True
                     return set()
         finally:
@@ -206,7 +206,7 @@ class Server:
     def _busy(self) -> bool:
         """Whether the next due time is already due (a round in flight is on it)."""
         due = self._next_due()
-        return due is not None and due <= self.rt.clock.now()
+        return due is not None and due <= self.driver.clock.now()
 
     def _next_due(self) -> datetime | None:
         """The runtime's next due time; now while the database does not answer.
@@ -216,10 +216,10 @@ class Server:
         the storage backoff instead of sleeping forever or crashing.
         """
         try:
-            return self.rt.next_wakeup()
+            return self.driver.next_wakeup()
         except HarvestError as exc:
             log.debug("next_wakeup failed: %s", exc)
-            return self.rt.clock.now()
+            return self.driver.clock.now()
 
     async def _commands(self) -> None:
         """Apply client commands as they arrive, also while the run loop awaits bodies.
@@ -235,7 +235,7 @@ class Server:
         while not self.stopping:
             self.commit.clear()
             try:
-                applied = commands.apply_pending(self.rt)
+                applied = commands.apply_pending(self.driver.engine)
                 failures = 0
             except HarvestError as exc:  # storage: the commands stay queued
                 failures += 1
@@ -259,7 +259,7 @@ class Server:
     def _purge_applied(self) -> None:
         """Purge old applied commands (after the run loop took what they changed)."""
         try:
-            commands.purge_applied(self.rt)
+            commands.purge_applied(self.driver.engine)
         except HarvestError as exc:  # tried again at the next PURGE_EVERY
             log.warning("purging applied client commands failed: %s", exc)
 
@@ -274,7 +274,7 @@ class Server:
         `poll_interval`.
         """
         loop = asyncio.get_running_loop()
-        watch = self.rt.store.open_commit_watch()
+        watch = self.driver.store.open_commit_watch()
         changed = asyncio.Event()
         if watch is not None:
             try:
@@ -314,7 +314,7 @@ class Server:
         to look at what queued meanwhile.
         """
         try:
-            seen = self.rt.store.data_version()
+            seen = self.driver.store.data_version()
         except HarvestError as exc:
             if not self._watch_failing:
                 warn_storage("serve: watching for commits", exc)
@@ -327,26 +327,26 @@ class Server:
 
     async def _round(self) -> tuple[bool, list[HarvestError]]:
         """Due schedules, then one pass over every run; whether any made progress."""
-        rt = self.rt
+        driver = self.driver
         errors: list[HarvestError] = []
-        self.round_began = began = rt.clock.now()
+        self.round_began = began = driver.clock.now()
         try:
-            fired, fire_error = rt._fire_schedules(began)
+            fired, fire_error = driver.fire_schedules(began)
             if fire_error is not None:
                 errors.append(fire_error)
-            passed, pass_errors = await rt._pass(rt.clock.now)
+            passed, pass_errors = await driver.one_pass(driver.clock.now)
         except HarvestError as exc:  # a step that failed as a whole (storage)
             return False, [*errors, exc]
         return fired or passed, errors + pass_errors
 
     def _delay(self) -> float | None:
         """Seconds until the next due time (None: only a wake); never 0 after an idle round."""
-        asked = self.rt.clock.now()
+        asked = self.driver.clock.now()
         due = self._next_due()
         backoff = self.errors.backoff()
         if due is None:
             return backoff or None
-        seconds = (due - self.rt.clock.now()).total_seconds()
+        seconds = (due - self.driver.clock.now()).total_seconds()
         if seconds > 0:
             return max(seconds, backoff)
         if not backoff and self._came_due_since_last_round(due, asked):
@@ -366,8 +366,3 @@ class Server:
         run, the command applier has yet to run), so it waits a poll tick.
         """
         return self.round_began is not None and self.round_began < due < asked
-
-
-def next_wakeup(rt: SqliteRuntime) -> datetime | None:
-    """The runtime's earliest due time (aware), or None when nothing waits."""
-    return rt.store.earliest_due(rt.clock.now())

@@ -23,7 +23,7 @@ from harvest_engine.runtime.starts import WorkflowIdReusePolicy, plan_signal_wit
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:
-    from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.runtime.engine import Engine
 
 # The WorkflowCancelled reason of a RUNNING prior this call replaces (the Postgres text).
 REPLACED_BY_SIGNAL_WITH_START = "terminated by signal-with-start"
@@ -70,7 +70,7 @@ class SignalWithStartOutcome:
 
 
 def signal_with_start(
-    rt: SqliteRuntime, request: SignalWithStart
+    engine: Engine, request: SignalWithStart
 ) -> SignalWithStartOutcome:
     """Carry out `request` (see `SqliteRuntime.signal_with_start`)."""
     if not isinstance(request, SignalWithStart):
@@ -79,8 +79,8 @@ def signal_with_start(
     workflow_id = check_workflow_id(request.workflow_id)
     key = check_signal(request.signal_name, request.idempotency_key)
     name = check_name(request.workflow_name, "workflow name")
-    now = rt.clock.now()
-    with rt.store.write() as txn:
+    now = engine.clock.now()
+    with engine.store.write() as txn:
         runs = txn.runs_of_key(name, workflow_id)
         if key is not None:
             holder = chain_key_holder(txn, runs, key)
@@ -98,9 +98,9 @@ def signal_with_start(
             target = plan.prior.exec_id
             started = False
         else:
-            new = new_execution(rt, name, workflow_id, checked_input(request.input))
+            new = new_execution(engine, name, workflow_id, checked_input(request.input))
             target = str(
-                apply_fresh(rt, txn, plan, new, REPLACED_BY_SIGNAL_WITH_START, now)
+                apply_fresh(engine, txn, plan, new, REPLACED_BY_SIGNAL_WITH_START, now)
             )
             started = True
         staged = txn.stage_signal(target, request.signal_name, payload, key, now)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from datetime import datetime
 
-    from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.runtime.engine import Engine
     from harvest_engine.store.txn_protocol import WriteTxn
 
 # The WorkflowCancelled reason of a RUNNING run replaced by a plain start.
@@ -52,16 +52,16 @@ def _reuse_key(workflow_id: str | None) -> str | None:
 
 
 def new_execution(
-    rt: SqliteRuntime,
+    engine: Engine,
     name: str,
     workflow_id: str | None,
     encoded_input: str,
     **extra: Any,
 ) -> NewExecution:
     """The row of a fresh run of `name`; a blank workflow id becomes the run's own id."""
-    info = rt.registry.workflow(name)
+    info = engine.registry.workflow(name)
     exec_id = str(ExecutionId.new())
-    now = rt.clock.now()
+    now = engine.clock.now()
     wid = workflow_id if workflow_id is not None and workflow_id.strip() else exec_id
     return NewExecution(
         exec_id=exec_id,
@@ -78,14 +78,14 @@ def new_execution(
     )
 
 
-def insert(rt: SqliteRuntime, txn: WriteTxn, new: NewExecution) -> ExecutionId:
+def insert(engine: Engine, txn: WriteTxn, new: NewExecution) -> ExecutionId:
     """Insert the run and its WorkflowStarted event."""
-    start_run(txn, new, rt.clock.now(), advice_at=rt.settings.advice_at())
+    start_run(txn, new, engine.clock.now(), advice_at=engine.settings.advice_at())
     return ExecutionId(new.exec_id)
 
 
 def replace_running(
-    rt: SqliteRuntime,
+    engine: Engine,
     txn: WriteTxn,
     row: ExecutionRecord,
     successor: str,
@@ -99,7 +99,7 @@ def replace_running(
     txn.append_events(row.exec_id, [event])
     # Like every other ending, a replaced run gives its detached children
     # their parent-close policy (guide §9).
-    seal_run(txn, row.exec_id, "CONTINUED_AS_NEW", now, rt.cache.evict)
+    seal_run(txn, row.exec_id, "CONTINUED_AS_NEW", now, engine.cache.evict)
     txn.update_execution(row.exec_id, successor=successor)
 
 
@@ -111,7 +111,7 @@ def reseal_closed(txn: WriteTxn, row: ExecutionRecord, successor: str) -> None:
 
 
 def apply_fresh(
-    rt: SqliteRuntime,
+    engine: Engine,
     txn: WriteTxn,
     plan: StartPlan,
     new: NewExecution,
@@ -120,10 +120,10 @@ def apply_fresh(
 ) -> ExecutionId:
     """Carry out a "fresh" plan in `txn`: replace, reseal, then insert the new run."""
     for row in plan.replace:
-        replace_running(rt, txn, row, new.exec_id, reason, now)
+        replace_running(engine, txn, row, new.exec_id, reason, now)
     if plan.reseal is not None:
         reseal_closed(txn, plan.reseal, new.exec_id)
-    return insert(rt, txn, new)
+    return insert(engine, txn, new)
 
 
 def refused(
@@ -146,19 +146,19 @@ def refused(
 
 
 def start_fresh(
-    rt: SqliteRuntime, name: str, workflow_id: str | None, input: Any
+    engine: Engine, name: str, workflow_id: str | None, input: Any
 ) -> ExecutionId:
     """A new run, whatever runs exist."""
     check_name(name, "workflow name")
     check_optional_name(workflow_id, "workflow id")
     encoded = checked_input(input)
-    new = new_execution(rt, name, workflow_id, encoded)
-    with rt.store.write() as txn:
-        return insert(rt, txn, new)
+    new = new_execution(engine, name, workflow_id, encoded)
+    with engine.store.write() as txn:
+        return insert(engine, txn, new)
 
 
 def start_with_policy(
-    rt: SqliteRuntime,
+    engine: Engine,
     name: str,
     workflow_id: str | None,
     input: Any,
@@ -180,24 +180,26 @@ def start_with_policy(
         "memo": checked_memo(memo),
         "search_attributes": checked_search_attributes(search_attributes),
     }
-    rt.registry.workflow(name)
+    engine.registry.workflow(name)
     if key is None:
-        new = new_execution(rt, name, None, encoded, **extra)
-        with rt.store.write() as txn:
-            return StartOutcome(insert(rt, txn, new), started_fresh=True)
-    with rt.store.write() as txn:
+        new = new_execution(engine, name, None, encoded, **extra)
+        with engine.store.write() as txn:
+            return StartOutcome(insert(engine, txn, new), started_fresh=True)
+    with engine.store.write() as txn:
         plan = plan_start(txn.runs_of_key(name, key), policy)
         if plan.action == "attach" and plan.prior is not None:
             return StartOutcome(ExecutionId(plan.prior.exec_id), started_fresh=False)
         if plan.action == "refuse":
             raise refused(name, key, plan.prior, policy)
-        new = new_execution(rt, name, key, encoded, **extra)
-        exec_id = apply_fresh(rt, txn, plan, new, REPLACED_BY_START, rt.clock.now())
+        new = new_execution(engine, name, key, encoded, **extra)
+        exec_id = apply_fresh(
+            engine, txn, plan, new, REPLACED_BY_START, engine.clock.now()
+        )
         return StartOutcome(exec_id, started_fresh=True)
 
 
 def start_with_id(
-    rt: SqliteRuntime, name: str, workflow_id: str, input: Any
+    engine: Engine, name: str, workflow_id: str, input: Any
 ) -> ExecutionId:
     """AllowDuplicate: attach to the RUNNING run of (name, id), else start a fresh one.
 
@@ -206,13 +208,13 @@ def start_with_id(
     """
     check_name(workflow_id, "workflow id")
     outcome = start_with_policy(
-        rt, name, workflow_id, input, WorkflowIdReusePolicy.ALLOW_DUPLICATE
+        engine, name, workflow_id, input, WorkflowIdReusePolicy.ALLOW_DUPLICATE
     )
     return outcome.exec_id
 
 
 def start_with_options(
-    rt: SqliteRuntime, name: str, input: Any, options: StartOptions
+    engine: Engine, name: str, input: Any, options: StartOptions
 ) -> StartOutcome:
     """Start with a memo, first search attributes and a reuse policy."""
     if not isinstance(options, StartOptions):
@@ -220,7 +222,7 @@ def start_with_options(
             f"start_workflow_with_options needs StartOptions, got {options!r}"
         )
     return start_with_policy(
-        rt,
+        engine,
         name,
         options.workflow_id,
         input,

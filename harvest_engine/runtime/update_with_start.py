@@ -22,7 +22,7 @@ from harvest_engine.runtime.starts import WorkflowIdReusePolicy
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:
-    from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.runtime.engine import Engine
 
 log = logging.getLogger("harvest_engine.runtime")
 
@@ -82,14 +82,14 @@ def check_request(request: Any) -> UpdateWithStart:
 
 
 def update_with_start(
-    rt: SqliteRuntime, request: UpdateWithStart
+    engine: Engine, request: UpdateWithStart
 ) -> UpdateWithStartOutcome:
     """Carry out `request` (see `SqliteRuntime.update_with_start`)."""
     request = check_request(request)
     failure: HarvestError | None = None
-    with rt.store.write_together():
+    with engine.store.write_together():
         outcome = start_calls.start_with_policy(
-            rt,
+            engine,
             request.workflow_name,
             request.workflow_id,
             request.input,
@@ -97,10 +97,10 @@ def update_with_start(
         )
         exec_id = str(outcome.exec_id)
         if outcome.started_fresh:
-            _first_decision(rt, exec_id)
+            _first_decision(engine, exec_id)
         try:
             result = updates.run_update(
-                rt, exec_id, request.update_name, request.update_arg
+                engine, exec_id, request.update_name, request.update_arg
             )
         except HarvestError as exc:
             failure = exc  # the update rolled back alone; the start commits
@@ -109,7 +109,7 @@ def update_with_start(
     return UpdateWithStartOutcome(outcome.exec_id, outcome.started_fresh, result)
 
 
-def _first_decision(rt: SqliteRuntime, exec_id: str) -> None:
+def _first_decision(engine: Engine, exec_id: str) -> None:
     """Run the new run's body to its first wait, so the update meets its handlers.
 
     A failing first decision rolls back alone and stays the run's business:
@@ -117,7 +117,7 @@ def _first_decision(rt: SqliteRuntime, exec_id: str) -> None:
     meets the error again and reports it.
     """
     try:
-        rt._decider.decide(exec_id, rt.clock.now())
+        engine.decider.decide(exec_id, engine.clock.now())
     except HarvestError as exc:
         log.warning(
             "update_with_start: the first decision of %s failed: %s", exec_id, exc

@@ -53,7 +53,7 @@ from harvest_engine.states import ErrorInfo
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from harvest_engine.runtime.runtime import SqliteRuntime
+    from harvest_engine.runtime.engine import Engine
     from harvest_engine.store.rows import ExecutionRecord
     from harvest_engine.workflow.instance import WorkflowInstance
 
@@ -70,12 +70,12 @@ class _Handler:
     input_type: Any
 
 
-async def update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
+async def update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
     """Run update `name(arg)` on the run; its JSON result (see the module docstring)."""
-    return run_update(rt, exec_id, name, arg)
+    return run_update(engine, exec_id, name, arg)
 
 
-def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
+def run_update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
     """The update, synchronously: one write transaction, or nothing written."""
     if not isinstance(name, str) or not name.strip():
         raise UpdateRejected(
@@ -83,14 +83,14 @@ def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
         )
     check_name(name, "update name")
     value, _ = payloads.checked(arg, "update input")
-    now = rt.clock.now()
+    now = engine.clock.now()
     try:
-        with rt.store.write() as txn:
+        with engine.store.write() as txn:
             row = txn.execution(exec_id)
             if row is None:
                 raise ExecutionNotFound(exec_id=exec_id)
             require_running(row, now)
-            info = rt.registry.workflow(row.workflow_name)
+            info = engine.registry.workflow(row.workflow_name)
             try:
                 instance = replay(row, txn.load_events(exec_id), info, now)
             except ReplayBroke as broke:
@@ -99,7 +99,7 @@ def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
                     error=f"the run's replay raised {broke}; nothing was recorded",
                 ) from broke.error
             try:
-                outcome = _admit(rt, instance, row, name, value, now)
+                outcome = _admit(engine, instance, row, name, value, now)
             finally:
                 instance.close()
             update_id = uuid.uuid4().hex
@@ -131,7 +131,7 @@ def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
                         "result": outcome.value,
                     },
                 )
-            rt.settings.check_caps(row, [admitted, ending], None)
+            engine.settings.check_caps(row, [admitted, ending], None)
             if cancel.budget_reached(row, 2):
                 raise cancel.CleanupBudgetReached(exec_id)
             txn.append_events(exec_id, [admitted, ending])
@@ -141,8 +141,8 @@ def run_update(rt: SqliteRuntime, exec_id: str, name: str, arg: Any) -> Any:
         # CANCELLED when a cancel is pending (guide §7 "Both paths": a cap or
         # the cleanup budget, which acts as one more event cap), else FAILED
         # with the cap's reason.
-        rt.cache.evict(exec_id)
-        decider = rt._decider
+        engine.cache.evict(exec_id)
+        decider = engine.decider
         if decider._cancel_instead(exec_id, now) is None and isinstance(
             cap, HistoryCapReached
         ):
@@ -159,7 +159,7 @@ class _Result:
 
 
 def _admit(
-    rt: SqliteRuntime,
+    engine: Engine,
     instance: WorkflowInstance,
     row: ExecutionRecord,
     name: str,
@@ -170,7 +170,7 @@ def _admit(
 
     Raises (writing nothing) UpdateRejected, UpdateInputInvalid, UpdateTimedOut.
     """
-    handler = _find(rt, instance, row, name)
+    handler = _find(engine, instance, row, name)
     problem = schema_problem(value, handler.input_type)
     if problem is not None:
         raise UpdateInputInvalid(name=name, reason=problem)
@@ -180,7 +180,7 @@ def _admit(
         raise UpdateInputInvalid(name=name, reason=str(exc)) from exc
     if handler.validate is not None:
         _validate(instance, name, handler.validate, converted)
-    started = rt.clock.now()
+    started = engine.clock.now()
     violation_before = instance.violation
     try:
         task = instance.run_handler(lambda: handler.run(converted))
@@ -200,7 +200,7 @@ def _admit(
             reason="the handler waits on something no replay resolves (a signal, or a "
             "future only the workflow body would set)",
         )
-    _check_time(rt, row, name, started)
+    _check_time(engine, row, name, started)
     if instance.violation is not None and instance.violation is not violation_before:
         return _failure(instance.violation)
     error = task.exception()
@@ -218,7 +218,7 @@ def _admit(
 
 
 def _find(
-    rt: SqliteRuntime, instance: WorkflowInstance, row: ExecutionRecord, name: str
+    engine: Engine, instance: WorkflowInstance, row: ExecutionRecord, name: str
 ) -> _Handler:
     """The body's handler (it wins), else the declarative one; UpdateRejected when neither."""
     body = instance.updates.get(name)
@@ -228,7 +228,7 @@ def _find(
         if hint is None and validate is not None:
             hint = first_param_type(validate)
         return _Handler(validate=validate, run=run, input_type=hint)
-    declared = rt.registry.updates.get((row.workflow_name, name))
+    declared = engine.registry.updates.get((row.workflow_name, name))
     if declared is not None:
         ctx = instance.ctx
         fn = declared.fn
@@ -237,7 +237,7 @@ def _find(
         )
     known = sorted(
         set(instance.updates)
-        | {n for (w, n) in rt.registry.updates if w == row.workflow_name}
+        | {n for (w, n) in engine.registry.updates if w == row.workflow_name}
     )
     raise UpdateRejected(
         name=name,
@@ -269,10 +269,10 @@ def _validate(
 
 
 def _check_time(
-    rt: SqliteRuntime, row: ExecutionRecord, name: str, started: datetime
+    engine: Engine, row: ExecutionRecord, name: str, started: datetime
 ) -> None:
     """UpdateTimedOut past the 5 s limit, or past the run's execution deadline."""
-    finished = rt.clock.now()
+    finished = engine.clock.now()
     elapsed = (finished - started).total_seconds()
     if elapsed > UPDATE_TIME_LIMIT_SECONDS:
         raise UpdateTimedOut(
