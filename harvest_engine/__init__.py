@@ -70,18 +70,18 @@ from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.registry import ActivitySpec
 from harvest_engine.runtime.runtime import Runtime
 from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
-from harvest_engine.runtime.signal_with_start import (
+from harvest_engine.runtime.sqlite_runtime import SqliteRuntime
+from harvest_engine.runtime.talking.signal_with_start import (
     SignalWithStart,
     SignalWithStartOutcome,
 )
-from harvest_engine.runtime.signals import SignalDelivery
-from harvest_engine.runtime.sqlite_runtime import SqliteRuntime
-from harvest_engine.runtime.starts import (
+from harvest_engine.runtime.talking.signals import SignalDelivery
+from harvest_engine.runtime.talking.starts import (
     StartOptions,
     StartOutcome,
     WorkflowIdReusePolicy,
 )
-from harvest_engine.runtime.update_with_start import (
+from harvest_engine.runtime.talking.update_with_start import (
     UpdateWithStart,
     UpdateWithStartOutcome,
 )

@@ -17,7 +17,7 @@ import click
 from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main, reading
 from harvest_engine.cli.output import emit_json, failures, line
 from harvest_engine.errors import InvalidHistoryFile
-from harvest_engine.runtime.history_transfer import (
+from harvest_engine.runtime.operating.history_transfer import (
     export_document,
     import_run,
     parse_document,

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
-    from harvest_engine.runtime.signals import SignalDelivery
+    from harvest_engine.runtime.talking.signals import SignalDelivery
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
     from harvest_engine.store.postgres.reader import PostgresReader
     from harvest_engine.store.records import ExecutionDetail, ExecutionPage

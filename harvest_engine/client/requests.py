@@ -15,14 +15,17 @@ from harvest_engine import payloads
 from harvest_engine.errors import ExecutionNotFound, InvalidName, UpdateRejected
 from harvest_engine.names import check_name
 from harvest_engine.runtime import start_inputs
-from harvest_engine.runtime.signal_with_start import SignalWithStart
-from harvest_engine.runtime.signals import (
+from harvest_engine.runtime.talking.signal_with_start import SignalWithStart
+from harvest_engine.runtime.talking.signals import (
     check_signal,
     check_workflow_id,
     encoded_payload,
 )
-from harvest_engine.runtime.starts import StartOptions, WorkflowIdReusePolicy
-from harvest_engine.runtime.update_with_start import UpdateWithStart, check_request
+from harvest_engine.runtime.talking.starts import StartOptions, WorkflowIdReusePolicy
+from harvest_engine.runtime.talking.update_with_start import (
+    UpdateWithStart,
+    check_request,
+)
 
 if TYPE_CHECKING:
     from harvest_engine.states import ExecutionId

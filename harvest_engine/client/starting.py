@@ -14,16 +14,16 @@ from harvest_engine.store.sqlite.faults import guard_public_methods
 
 if TYPE_CHECKING:
     from harvest_engine.durations import Duration
-    from harvest_engine.runtime.signal_with_start import (
+    from harvest_engine.runtime.talking.signal_with_start import (
         SignalWithStart,
         SignalWithStartOutcome,
     )
-    from harvest_engine.runtime.starts import (
+    from harvest_engine.runtime.talking.starts import (
         StartOptions,
         StartOutcome,
         WorkflowIdReusePolicy,
     )
-    from harvest_engine.runtime.update_with_start import (
+    from harvest_engine.runtime.talking.update_with_start import (
         UpdateWithStart,
         UpdateWithStartOutcome,
     )

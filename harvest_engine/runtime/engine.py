@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 from harvest_engine.errors import ExecutionNotFound
 from harvest_engine.names import MAX_NAME_CHARS
 from harvest_engine.runtime.cache import InstanceCache
-from harvest_engine.runtime.decide import Decider
+from harvest_engine.runtime.deciding.decide import Decider
 from harvest_engine.runtime.registry import Registry
 from harvest_engine.runtime.settings import Settings
 from harvest_engine.runtime.waker import Waker

@@ -3,8 +3,10 @@
 `Runtime(store, clock=...)` is built on any `DurableStore`; the openers
 (`SqliteRuntime.open`, `PostgresRuntime.connect`) name a store and build one.
 The class is the table of the public surface: each call is one line into a
-wing (`talking`, `reading`, `operator_actions`, the serving `Driver`), each
-of which takes the `Engine` (the parts), never this facade.
+wing (`talking/talk.py`, `operating/reads.py`, `operating/operate.py`, the
+serving `Driver` and `Server`), each of which takes the `Engine` (the
+parts), never this facade. Imports point one way: openers -> this facade ->
+serving -> operating -> talking -> engine -> deciding -> parts.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.runtime import operator_actions, reading, talking
-from harvest_engine.runtime.drivers import Driver
 from harvest_engine.runtime.engine import Engine
-from harvest_engine.runtime.serving import Server
+from harvest_engine.runtime.operating import operate, reads
+from harvest_engine.runtime.serving.drivers import Driver
+from harvest_engine.runtime.serving.server import Server
+from harvest_engine.runtime.talking import talk
 from harvest_engine.store.sqlite.faults import guard_public_methods
 
 if TYPE_CHECKING:
@@ -31,17 +34,17 @@ if TYPE_CHECKING:
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.runtime.registry import ActivitySpec
     from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
-    from harvest_engine.runtime.signal_with_start import (
+    from harvest_engine.runtime.talking.signal_with_start import (
         SignalWithStart,
         SignalWithStartOutcome,
     )
-    from harvest_engine.runtime.signals import SignalDelivery
-    from harvest_engine.runtime.starts import (
+    from harvest_engine.runtime.talking.signals import SignalDelivery
+    from harvest_engine.runtime.talking.starts import (
         StartOptions,
         StartOutcome,
         WorkflowIdReusePolicy,
     )
-    from harvest_engine.runtime.update_with_start import (
+    from harvest_engine.runtime.talking.update_with_start import (
         UpdateWithStart,
         UpdateWithStartOutcome,
     )
@@ -168,7 +171,7 @@ class Runtime:
             raise ValueError("the query timeout must be positive")
         self.settings.query_timeout = seconds
 
-    # -- driving and serving (drivers.Driver, serving.Server) ------------------------
+    # -- driving and serving (serving/drivers.py, serving/server.py) -------------
 
     async def run_until_blocked(self, exec_id: str | ExecutionId) -> RunState:
         """Drive one run until it ends or waits on outside input; its RunState.
@@ -211,7 +214,7 @@ class Runtime:
         poll_interval: Duration = "20ms",
         grace: Duration = "5s",
     ) -> None:
-        """Drive the store until `stop` is set or the task is cancelled (see `runtime/serving.py`).
+        """Drive the store until `stop` is set or the task is cancelled (see `runtime/serving/server.py`).
 
         Each round applies queued client commands, fires due schedules and
         drives every run with ready work; between rounds it sleeps until
@@ -234,23 +237,23 @@ class Runtime:
         """
         return self._driver.next_wakeup()
 
-    # -- talking to runs (talking.py): starts, signals, queries, updates -----------
+    # -- talking to runs (talking/talk.py): starts, signals, queries, updates ----
 
     def start_workflow(self, name: str, input: Any = None) -> ExecutionId:
         """Start a fresh run; nothing executes until a drive."""
-        return talking.start_workflow(self._engine, name, input)
+        return talk.start_workflow(self._engine, name, input)
 
     def start_workflow_with_id(
         self, name: str, workflow_id: str, input: Any = None
     ) -> ExecutionId:
         """Start with a business id, attaching to a RUNNING run of the same name and id."""
-        return talking.start_workflow_with_id(self._engine, name, workflow_id, input)
+        return talk.start_workflow_with_id(self._engine, name, workflow_id, input)
 
     def send_signal(
         self, exec_id: str | ExecutionId, name: str, payload: Any = None
     ) -> None:
         """Stage a signal for a RUNNING run; the next drive appends it to history."""
-        return talking.send_signal(self._engine, exec_id, name, payload)
+        return talk.send_signal(self._engine, exec_id, name, payload)
 
     def start_workflow_with_reuse_policy(
         self, name: str, workflow_id: str, input: Any, policy: WorkflowIdReusePolicy
@@ -282,7 +285,7 @@ class Runtime:
             PayloadTooLarge, PayloadTooDeep: the input is over a cap (nothing persisted).
             UnknownWorkflow: `name` is not registered.
         """
-        return talking.start_workflow_with_reuse_policy(
+        return talk.start_workflow_with_reuse_policy(
             self._engine, name, workflow_id, input, policy
         )
 
@@ -294,7 +297,7 @@ class Runtime:
         The memo and the first search attributes are stored with a fresh run;
         a start that returns an existing run leaves them as they are.
         """
-        return talking.start_workflow_with_options(self._engine, name, input, options)
+        return talk.start_workflow_with_options(self._engine, name, input, options)
 
     def signal_with_start(self, request: SignalWithStart) -> SignalWithStartOutcome:
         """Signal the RUNNING run of the id, or start one and signal it, in one transaction.
@@ -305,7 +308,7 @@ class Runtime:
         CONTINUED_AS_NEW. Blank id: BlankWorkflowId; a refused start:
         WorkflowAlreadyStarted; the input cap applies only when a run starts.
         """
-        return talking.signal_with_start(self._engine, request)
+        return talk.signal_with_start(self._engine, request)
 
     def send_signal_idempotent(
         self, exec_id: str | ExecutionId, name: str, payload: Any, key: str | None
@@ -315,7 +318,7 @@ class Runtime:
         An empty or None key is no key. A key starting with ``harvest.promise:``
         is InvalidSignal.
         """
-        return talking.send_signal_idempotent(self._engine, exec_id, name, payload, key)
+        return talk.send_signal_idempotent(self._engine, exec_id, name, payload, key)
 
     def send_signal_by_workflow_id(
         self,
@@ -332,7 +335,7 @@ class Runtime:
         after the key probe: a key any run of the id holds returns
         ``SignalDelivery(holder, delivered=False)``.
         """
-        return talking.send_signal_by_workflow_id(
+        return talk.send_signal_by_workflow_id(
             self._engine, workflow_name, workflow_id, name, payload, key
         )
 
@@ -348,7 +351,7 @@ class Runtime:
             ExecutionNotFound, QueryNotFound, QueryFailed, QueryTimedOut,
             NonDeterminismDetected.
         """
-        return talking.query(self._engine, exec_id, name, arg)
+        return talk.query(self._engine, exec_id, name, arg)
 
     async def update(
         self, exec_id: str | ExecutionId, name: str, arg: Any = None
@@ -363,7 +366,7 @@ class Runtime:
             UpdateTimedOut (no event), UpdateHistoryCapReached (the run failed
             at the cap), PayloadTooLarge / PayloadTooDeep for the input.
         """
-        return await talking.update(self._engine, exec_id, name, arg)
+        return await talk.update(self._engine, exec_id, name, arg)
 
     async def update_with_start(
         self, request: UpdateWithStart
@@ -379,57 +382,57 @@ class Runtime:
             PayloadTooLarge / PayloadTooDeep (nothing written), then the
             update's errors as `update` raises them.
         """
-        return await talking.update_with_start(self._engine, request)
+        return await talk.update_with_start(self._engine, request)
 
-    # -- reading (reading.py): runs, histories, ledgers, waits ---------------------
+    # -- reading (operating/reads.py): runs, histories, ledgers, waits -----------
 
     def outcome(self, exec_id: str | ExecutionId) -> ExecutionOutcome:
         """The stored outcome, without driving."""
-        return reading.outcome(self._engine, exec_id)
+        return reads.outcome(self._engine, exec_id)
 
     def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
         """Every recorded event of the run, in order."""
-        return reading.load_history(self._engine, exec_id)
+        return reads.load_history(self._engine, exec_id)
 
     def activity_attempts(
         self, exec_id: str | ExecutionId, name: str | None = None
     ) -> list[ActivityAttempt]:
         """Finished attempts of the run's activities (of one name, or all)."""
-        return reading.activity_attempts(self._engine, exec_id, name)
+        return reads.activity_attempts(self._engine, exec_id, name)
 
     def successor(self, exec_id: str | ExecutionId) -> ExecutionId | None:
         """The run that continued this one (continue-as-new or retry), if any."""
-        return reading.successor(self._engine, exec_id)
+        return reads.successor(self._engine, exec_id)
 
     def parent_execution(self, exec_id: str | ExecutionId) -> ExecutionId | None:
         """The parent of a child run, if any."""
-        return reading.parent_execution(self._engine, exec_id)
+        return reads.parent_execution(self._engine, exec_id)
 
     def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
         """One run with its payloads as Stored values."""
-        return reading.describe(self._engine, exec_id)
+        return reads.describe(self._engine, exec_id)
 
     def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
         """The run's LLM calls, in recording order."""
-        return reading.llm_ledger(self._engine, exec_id)
+        return reads.llm_ledger(self._engine, exec_id)
 
     def list_executions(self, flt: ExecutionFilter | None = None) -> ExecutionPage:
         """One page of runs, newest first, without payloads (`page.next` pages on)."""
-        return reading.list_executions(self._engine, flt)
+        return reads.list_executions(self._engine, flt)
 
     def visit_executions(
         self, flt: ExecutionFilter | None, fn: Callable[[ExecutionDetail], object]
     ) -> int | None:
         """Call `fn` on each run of the page, with payloads, under one read snapshot; next cursor."""
-        return reading.visit_executions(self._engine, flt, fn)
+        return reads.visit_executions(self._engine, flt, fn)
 
     def counts_by_state(self) -> dict[str, int]:
         """How many runs are in each state."""
-        return reading.counts_by_state(self._engine)
+        return reads.counts_by_state(self._engine)
 
     def llm_totals(self, exec_id: str | ExecutionId) -> LedgerTotals:
         """The run's LLM calls summed: calls, tokens in and out, latency."""
-        return reading.llm_totals(self._engine, exec_id)
+        return reads.llm_totals(self._engine, exec_id)
 
     def where_waiting(self, exec_id: str | ExecutionId) -> tuple[RunWait, ...]:
         """What a running run is blocked on now (empty once it has ended); writes nothing.
@@ -444,7 +447,7 @@ class Runtime:
             ExecutionNotFound, UnknownWorkflow (the code is not registered),
             NonDeterminismDetected, HarvestError (the code raised before parking).
         """
-        return reading.where_waiting(self._engine, exec_id)
+        return reads.where_waiting(self._engine, exec_id)
 
     def stack(self, exec_id: str | ExecutionId) -> tuple[CoroutineStack, ...]:
         """Where each of a running run's workflow coroutines is suspended in the user's code.
@@ -457,25 +460,25 @@ class Runtime:
             ExecutionNotFound, UnknownWorkflow, NonDeterminismDetected,
             HarvestError (the code raised before parking).
         """
-        return reading.stack(self._engine, exec_id)
+        return reads.stack(self._engine, exec_id)
 
-    # -- operator actions (operator_actions.py): schedules, retention, cancel -------
+    # -- operator actions (operating/operate.py): schedules, retention, cancel ---
 
     def upsert_schedule(self, schedule: WorkflowSchedule) -> ScheduleRow:
         """Store a schedule (keyed by workflow name); the same spec keeps its slot and pause."""
-        return operator_actions.upsert_schedule(self._engine, schedule)
+        return operate.upsert_schedule(self._engine, schedule)
 
     def pause_schedule(self, workflow_name: str) -> bool:
         """Stop a schedule's fires; False when there is no such schedule."""
-        return operator_actions.pause_schedule(self._engine, workflow_name)
+        return operate.pause_schedule(self._engine, workflow_name)
 
     def resume_schedule(self, workflow_name: str) -> bool:
         """Fire again from the next slot after now; False when there is no such schedule."""
-        return operator_actions.resume_schedule(self._engine, workflow_name)
+        return operate.resume_schedule(self._engine, workflow_name)
 
     def delete_schedule(self, workflow_name: str) -> bool:
         """Remove a schedule (its runs keep running); False when there was none."""
-        return operator_actions.delete_schedule(self._engine, workflow_name)
+        return operate.delete_schedule(self._engine, workflow_name)
 
     def trigger_schedule(self, workflow_name: str) -> ExecutionId | None:
         """Start one run of the schedule now; None when its overlap policy skips it.
@@ -484,7 +487,7 @@ class Runtime:
             ScheduleNotFound: no schedule for `workflow_name`.
             UnknownWorkflow: the workflow is not registered.
         """
-        return operator_actions.trigger_schedule(self._engine, workflow_name)
+        return operate.trigger_schedule(self._engine, workflow_name)
 
     def backfill_schedule(
         self, workflow_name: str, start: datetime, end: datetime
@@ -495,17 +498,15 @@ class Runtime:
         skipped, and so are slots a ``skip`` schedule's overlap policy drops.
         See `schedule_actions.backfill` for the errors.
         """
-        return operator_actions.backfill_schedule(
-            self._engine, workflow_name, start, end
-        )
+        return operate.backfill_schedule(self._engine, workflow_name, start, end)
 
     def list_schedules(self) -> list[ScheduleRow]:
         """Every stored schedule, by workflow name."""
-        return operator_actions.list_schedules(self._engine)
+        return operate.list_schedules(self._engine)
 
     def purge_terminal(self, older_than: Duration) -> int:
         """Remove terminal runs closed more than `older_than` ago, 256 per transaction."""
-        return operator_actions.purge_terminal(self._engine, older_than)
+        return operate.purge_terminal(self._engine, older_than)
 
     def cancel(self, exec_id: str | ExecutionId, reason: str = "") -> None:
         """Request a cooperative cancel; the next drive replays the body with the reason.
@@ -520,7 +521,7 @@ class Runtime:
             WorkflowNotRunning: the run is terminal.
             TypeError: the reason is neither text nor None.
         """
-        return operator_actions.cancel(self._engine, exec_id, reason)
+        return operate.cancel(self._engine, exec_id, reason)
 
     def terminate(self, exec_id: str | ExecutionId, reason: str = "") -> None:
         """End a run TERMINATED at once, in one transaction; its body does not run again.
@@ -534,4 +535,4 @@ class Runtime:
             WorkflowNotRunning: the run is terminal.
             TypeError: the reason is neither text nor None.
         """
-        return operator_actions.terminate(self._engine, exec_id, reason)
+        return operate.terminate(self._engine, exec_id, reason)

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import errors, payloads
 from harvest_engine.errors import HarvestError, HarvestInternalError
-from harvest_engine.runtime.signal_with_start import SignalWithStartOutcome
-from harvest_engine.runtime.signals import SignalDelivery
-from harvest_engine.runtime.starts import StartOutcome
-from harvest_engine.runtime.update_with_start import UpdateWithStartOutcome
+from harvest_engine.runtime.talking.signal_with_start import SignalWithStartOutcome
+from harvest_engine.runtime.talking.signals import SignalDelivery
+from harvest_engine.runtime.talking.starts import StartOutcome
+from harvest_engine.runtime.talking.update_with_start import UpdateWithStartOutcome
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:

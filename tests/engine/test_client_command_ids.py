@@ -28,7 +28,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.cli.app import main
-from harvest_engine.runtime import commands
+from harvest_engine.runtime.serving import commands
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator

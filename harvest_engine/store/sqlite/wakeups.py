@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import sqlite3
     from datetime import datetime
 
-# A RUNNING run waiting out a panic's backoff (decide.py, runtime/panics.py):
+# A RUNNING run waiting out a panic's backoff (decide.py, runtime/deciding/panics.py):
 # a pass leaves it alone until then, unless a cancel is pending. One `?`: now.
 PANIC_BACKOFF = (
     "(panic_count > 0 AND not_before IS NOT NULL AND not_before > ?"

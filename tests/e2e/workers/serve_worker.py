@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import serve_flows
 
 from harvest_engine import SqliteRuntime
-from harvest_engine.runtime import commands
+from harvest_engine.runtime.serving import commands
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.engine import Engine

@@ -20,10 +20,10 @@ from harvest_engine.errors import (
     PayloadTooDeep,
     PayloadTooLarge,
 )
-from harvest_engine.runtime import cancel, children, mutex, retry
-from harvest_engine.runtime.cycle import Cycle, Decision, Panic
-from harvest_engine.runtime.projections import Projections
-from harvest_engine.runtime.runs import append, start_run
+from harvest_engine.runtime.deciding import cancel, children, mutex, retry
+from harvest_engine.runtime.deciding.cycle import Cycle, Decision, Panic
+from harvest_engine.runtime.deciding.projections import Projections
+from harvest_engine.runtime.deciding.runs import append, start_run
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
 

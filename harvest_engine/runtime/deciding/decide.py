@@ -22,11 +22,11 @@ from harvest_engine.errors import (
     HarvestInternalError,
     NonDeterminismDetected,
 )
-from harvest_engine.runtime import cancel, children, drive_time, mutex
-from harvest_engine.runtime.after_rollback import AfterRollback
-from harvest_engine.runtime.cycle import Cycle, Decision, Panic
-from harvest_engine.runtime.outcomes import Outcomes, terminal_state
-from harvest_engine.runtime.runs import run_info
+from harvest_engine.runtime.deciding import cancel, children, drive_time, mutex
+from harvest_engine.runtime.deciding.after_rollback import AfterRollback
+from harvest_engine.runtime.deciding.cycle import Cycle, Decision, Panic
+from harvest_engine.runtime.deciding.outcomes import Outcomes, terminal_state
+from harvest_engine.runtime.deciding.runs import run_info
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.store.txn_protocol import RunBusy, WriteTxn
 from harvest_engine.workflow.commands import CommandRejected

@@ -20,7 +20,7 @@ from harvest_engine.errors import (
     HarvestInternalError,
     NonDeterminismDetected,
 )
-from harvest_engine.runtime.runs import run_info
+from harvest_engine.runtime.deciding.runs import run_info
 from harvest_engine.workflow.instance import WorkflowInstance
 
 if typing.TYPE_CHECKING:

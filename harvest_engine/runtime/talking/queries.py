@@ -28,7 +28,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.names import check_name
-from harvest_engine.runtime.frontier import (
+from harvest_engine.runtime.talking.frontier import (
     ReplayBroke,
     describe_error,
     first_param_type,

@@ -38,16 +38,16 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.names import check_name
-from harvest_engine.runtime import cancel
-from harvest_engine.runtime.frontier import (
+from harvest_engine.runtime.deciding import cancel
+from harvest_engine.runtime.schema import schema_problem
+from harvest_engine.runtime.settings import HistoryCapReached
+from harvest_engine.runtime.talking.frontier import (
     ReplayBroke,
     describe_error,
     first_param_type,
     replay,
 )
-from harvest_engine.runtime.schema import schema_problem
-from harvest_engine.runtime.settings import HistoryCapReached
-from harvest_engine.runtime.signals import require_running
+from harvest_engine.runtime.talking.signals import require_running
 from harvest_engine.states import ErrorInfo
 
 if TYPE_CHECKING:

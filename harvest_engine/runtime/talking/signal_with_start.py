@@ -11,15 +11,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.names import check_name
-from harvest_engine.runtime.signals import (
+from harvest_engine.runtime.start_inputs import checked_input
+from harvest_engine.runtime.talking.signals import (
     chain_key_holder,
     check_signal,
     check_workflow_id,
     encoded_payload,
 )
-from harvest_engine.runtime.start_calls import apply_fresh, new_execution, refused
-from harvest_engine.runtime.start_inputs import checked_input
-from harvest_engine.runtime.starts import WorkflowIdReusePolicy, plan_signal_with_start
+from harvest_engine.runtime.talking.start_calls import (
+    apply_fresh,
+    new_execution,
+    refused,
+)
+from harvest_engine.runtime.talking.starts import (
+    WorkflowIdReusePolicy,
+    plan_signal_with_start,
+)
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:

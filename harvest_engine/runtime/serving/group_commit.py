@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine.runtime.bodies import BodyRounds
+from harvest_engine.runtime.serving.bodies import BodyRounds
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.errors import HarvestError
-    from harvest_engine.runtime.commit_batches import Now
-    from harvest_engine.runtime.cycle import Decision
+    from harvest_engine.runtime.deciding.cycle import Decision
+    from harvest_engine.runtime.serving.commit_batches import Now
     from harvest_engine.store.rows import TaskRecord
     from harvest_engine.store.txn_protocol import WriteTxn
 

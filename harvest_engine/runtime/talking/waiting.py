@@ -13,7 +13,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.errors import ExecutionNotFound, HarvestError
-from harvest_engine.runtime.frontier import ReplayBroke, replay
+from harvest_engine.runtime.talking.frontier import ReplayBroke, replay
 from harvest_engine.workflow.stack import CoroutineStack, coroutine_stacks
 from harvest_engine.workflow.waits import RunWait, run_waits
 

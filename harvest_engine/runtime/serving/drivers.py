@@ -12,18 +12,18 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.errors import HarvestError, Stuck
-from harvest_engine.runtime import schedules
-from harvest_engine.runtime.drive_time import DriveTime
+from harvest_engine.runtime.deciding.drive_time import DriveTime
 from harvest_engine.runtime.engine import id_text
-from harvest_engine.runtime.group_commit import GroupCommit
-from harvest_engine.runtime.tasks import TaskRunner
+from harvest_engine.runtime.operating import schedules
+from harvest_engine.runtime.serving.group_commit import GroupCommit
+from harvest_engine.runtime.serving.tasks import TaskRunner
 from harvest_engine.states import ExecutionId, RunState
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from harvest_engine.clock import Clock
-    from harvest_engine.runtime.cycle import Decision
+    from harvest_engine.runtime.deciding.cycle import Decision
     from harvest_engine.runtime.engine import Engine
 
 # One drive call gives each run at most this many cycles, so a body that

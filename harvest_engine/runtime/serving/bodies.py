@@ -12,13 +12,13 @@ import collections
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestError
-from harvest_engine.runtime import eager
-from harvest_engine.runtime.commit_batches import CommitBatches
+from harvest_engine.runtime.serving import eager
+from harvest_engine.runtime.serving.commit_batches import CommitBatches
 
 if TYPE_CHECKING:
-    from harvest_engine.runtime.commit_batches import Now
-    from harvest_engine.runtime.cycle import Decision
-    from harvest_engine.runtime.tasks import Finished
+    from harvest_engine.runtime.deciding.cycle import Decision
+    from harvest_engine.runtime.serving.commit_batches import Now
+    from harvest_engine.runtime.serving.tasks import Finished
     from harvest_engine.store.rows import TaskRecord
     from harvest_engine.store.txn_protocol import WriteTxn
 
@@ -118,7 +118,7 @@ class BodyRounds(CommitBatches):
         order = {exec_id: i for i, exec_id in enumerate(queues)}
         waiting = collections.deque(queues)
         limit = max(1, self.settings.group_commit_size)
-        # Bodies that finished in their first step (runtime/eager.py): no
+        # Bodies that finished in their first step (runtime/serving/eager.py): no
         # task was made for them; they count against `limit` until flushed.
         early: list[tuple[str, Finished | None]] = []
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError
-from harvest_engine.runtime import child_start
-from harvest_engine.runtime.drive_time import real_time
-from harvest_engine.runtime.runs import append, start_run
+from harvest_engine.runtime.deciding import child_start
+from harvest_engine.runtime.deciding.drive_time import real_time
+from harvest_engine.runtime.deciding.runs import append, start_run
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
 

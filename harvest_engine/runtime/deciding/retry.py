@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine import payloads
 from harvest_engine.authoring import RetryPolicy
-from harvest_engine.runtime.runs import start_run
+from harvest_engine.runtime.deciding.runs import start_run
 from harvest_engine.states import ErrorInfo, ExecutionId
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
 

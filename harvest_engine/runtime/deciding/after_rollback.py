@@ -18,9 +18,9 @@ from harvest_engine.errors import (
     WorkflowPanicked,
 )
 from harvest_engine.events import HistoryEvent
-from harvest_engine.runtime import cancel, children, panics
-from harvest_engine.runtime.cycle import Decision
-from harvest_engine.runtime.panics import PANIC_BUDGET
+from harvest_engine.runtime.deciding import cancel, children, panics
+from harvest_engine.runtime.deciding.cycle import Decision
+from harvest_engine.runtime.deciding.panics import PANIC_BUDGET
 from harvest_engine.states import ErrorInfo, RunState
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine.runtime import cancel as cancel_requests
-from harvest_engine.runtime import retention, schedule_actions, schedules
+from harvest_engine.runtime.deciding import cancel as cancel_requests
+from harvest_engine.runtime.operating import retention, schedule_actions, schedules
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:

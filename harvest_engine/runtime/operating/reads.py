@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import ExecutionNotFound
-from harvest_engine.runtime import listing, runs, waiting
+from harvest_engine.runtime.deciding import runs
+from harvest_engine.runtime.operating import listing
+from harvest_engine.runtime.talking import waiting
 from harvest_engine.states import ExecutionId, ExecutionOutcome
 
 if TYPE_CHECKING:

@@ -9,20 +9,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.errors import ExecutionNotFound, InvalidSignal
-from harvest_engine.runtime import queries, signals, start_calls, starts, updates
-from harvest_engine.runtime import signal_with_start as signal_start
-from harvest_engine.runtime import update_with_start as update_start
 from harvest_engine.runtime.engine import id_text
+from harvest_engine.runtime.talking import (
+    queries,
+    signals,
+    start_calls,
+    starts,
+    updates,
+)
+from harvest_engine.runtime.talking import signal_with_start as signal_start
+from harvest_engine.runtime.talking import update_with_start as update_start
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
     from harvest_engine.runtime.engine import Engine
-    from harvest_engine.runtime.signal_with_start import (
+    from harvest_engine.runtime.talking.signal_with_start import (
         SignalWithStart,
         SignalWithStartOutcome,
     )
-    from harvest_engine.runtime.update_with_start import (
+    from harvest_engine.runtime.talking.update_with_start import (
         UpdateWithStart,
         UpdateWithStartOutcome,
     )

@@ -11,14 +11,14 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.runtime import children, local_activities
-from harvest_engine.runtime.run_metadata import project_memo
+from harvest_engine.runtime.deciding import children, local_activities
+from harvest_engine.runtime.deciding.run_metadata import project_memo
 from harvest_engine.store.rows import ExecutionRecord, NewTask
 
 if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.runtime.cache import InstanceCache
-    from harvest_engine.runtime.cycle import Cycle, Decision
+    from harvest_engine.runtime.deciding.cycle import Cycle, Decision
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.runtime.settings import Settings
     from harvest_engine.workflow.instance import WorkflowInstance

@@ -12,14 +12,14 @@ from harvest_engine import payloads
 from harvest_engine.errors import WorkflowAlreadyStarted
 from harvest_engine.events import HistoryEvent
 from harvest_engine.names import check_name, check_optional_name
-from harvest_engine.runtime.children import seal_run
-from harvest_engine.runtime.runs import start_run
+from harvest_engine.runtime.deciding.children import seal_run
+from harvest_engine.runtime.deciding.runs import start_run
 from harvest_engine.runtime.start_inputs import (
     checked_input,
     checked_memo,
     checked_search_attributes,
 )
-from harvest_engine.runtime.starts import (
+from harvest_engine.runtime.talking.starts import (
     StartOptions,
     StartOutcome,
     StartPlan,

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError, HarvestInternalError, UnknownWorkflow
 from harvest_engine.names import check_name
-from harvest_engine.runtime import start_calls
-from harvest_engine.runtime.runs import start_run
+from harvest_engine.runtime.deciding.runs import start_run
+from harvest_engine.runtime.talking import start_calls
 from harvest_engine.schedules import (
     Overlap,
     WorkflowSchedule,

@@ -15,10 +15,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.runtime import operator_actions, queries, talking, updates, wire
-from harvest_engine.runtime import update_with_start as uws
-from harvest_engine.runtime.signal_with_start import SignalWithStart
-from harvest_engine.runtime.starts import StartOptions, WorkflowIdReusePolicy
+from harvest_engine.runtime import wire
+from harvest_engine.runtime.operating import operate
+from harvest_engine.runtime.talking import queries, talk, updates
+from harvest_engine.runtime.talking import update_with_start as uws
+from harvest_engine.runtime.talking.signal_with_start import SignalWithStart
+from harvest_engine.runtime.talking.starts import StartOptions, WorkflowIdReusePolicy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -105,19 +107,19 @@ def _query(engine: Engine, a: dict[str, Any]) -> Any:
 
 def _handlers() -> dict[str, Callable[[Engine, dict[str, Any]], Any]]:
     return {
-        "start_workflow": lambda engine, a: talking.start_workflow(
+        "start_workflow": lambda engine, a: talk.start_workflow(
             engine, a["name"], a.get("input")
         ),
-        "start_workflow_with_id": lambda engine, a: talking.start_workflow_with_id(
+        "start_workflow_with_id": lambda engine, a: talk.start_workflow_with_id(
             engine, a["name"], a["workflow_id"], a.get("input")
         ),
         "start_workflow_with_reuse_policy": lambda engine, a: (
-            talking.start_workflow_with_reuse_policy(
+            talk.start_workflow_with_reuse_policy(
                 engine, a["name"], a["workflow_id"], a.get("input"), _policy(a)
             )
         ),
         "start_workflow_with_options": lambda engine, a: (
-            talking.start_workflow_with_options(
+            talk.start_workflow_with_options(
                 engine,
                 a["name"],
                 a.get("input"),
@@ -129,7 +131,7 @@ def _handlers() -> dict[str, Callable[[Engine, dict[str, Any]], Any]]:
                 ),
             )
         ),
-        "signal_with_start": lambda engine, a: talking.signal_with_start(
+        "signal_with_start": lambda engine, a: talk.signal_with_start(
             engine,
             SignalWithStart(
                 workflow_name=a["workflow_name"],
@@ -141,26 +143,24 @@ def _handlers() -> dict[str, Callable[[Engine, dict[str, Any]], Any]]:
                 idempotency_key=a.get("idempotency_key"),
             ),
         ),
-        "send_signal": lambda engine, a: talking.send_signal(
+        "send_signal": lambda engine, a: talk.send_signal(
             engine, a["exec_id"], a["name"], a.get("payload")
         ),
-        "send_signal_idempotent": lambda engine, a: talking.send_signal_idempotent(
+        "send_signal_idempotent": lambda engine, a: talk.send_signal_idempotent(
             engine, a["exec_id"], a["name"], a.get("payload"), a.get("key")
         ),
-        "send_signal_by_workflow_id": lambda engine, a: (
-            talking.send_signal_by_workflow_id(
-                engine,
-                a["workflow_name"],
-                a["workflow_id"],
-                a["name"],
-                a.get("payload"),
-                a.get("key"),
-            )
+        "send_signal_by_workflow_id": lambda engine, a: talk.send_signal_by_workflow_id(
+            engine,
+            a["workflow_name"],
+            a["workflow_id"],
+            a["name"],
+            a.get("payload"),
+            a.get("key"),
         ),
-        "cancel": lambda engine, a: operator_actions.cancel(
+        "cancel": lambda engine, a: operate.cancel(
             engine, a["exec_id"], a.get("reason") or ""
         ),
-        "terminate": lambda engine, a: operator_actions.terminate(
+        "terminate": lambda engine, a: operate.terminate(
             engine, a["exec_id"], a.get("reason") or ""
         ),
         "query": _query,

@@ -22,7 +22,12 @@ from harvest_engine.errors import (
     WorkflowNotRunning,
 )
 from harvest_engine.events import HistoryEvent
-from harvest_engine.runtime.children import Evict, ending_error, hard_seal, seal_run
+from harvest_engine.runtime.deciding.children import (
+    Evict,
+    ending_error,
+    hard_seal,
+    seal_run,
+)
 from harvest_engine.runtime.settings import HistoryCapReached, Settings
 from harvest_engine.states import ErrorInfo
 

@@ -25,10 +25,10 @@ log = logging.getLogger("harvest_engine.runtime")
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.cache import InstanceCache
-    from harvest_engine.runtime.cycle import Decision
-    from harvest_engine.runtime.decide import Decider
+    from harvest_engine.runtime.deciding.cycle import Decision
+    from harvest_engine.runtime.deciding.decide import Decider
+    from harvest_engine.runtime.serving.tasks import TaskRunner
     from harvest_engine.runtime.settings import Settings
-    from harvest_engine.runtime.tasks import TaskRunner
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.rows import TaskRecord
     from harvest_engine.store.txn_protocol import WriteTxn

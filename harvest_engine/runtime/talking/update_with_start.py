@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError, UpdateRejected
 from harvest_engine.names import check_name
-from harvest_engine.runtime import start_calls, updates
-from harvest_engine.runtime.signals import check_workflow_id
 from harvest_engine.runtime.start_inputs import checked_input
-from harvest_engine.runtime.starts import WorkflowIdReusePolicy
+from harvest_engine.runtime.talking import start_calls, updates
+from harvest_engine.runtime.talking.signals import check_workflow_id
+from harvest_engine.runtime.talking.starts import WorkflowIdReusePolicy
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:

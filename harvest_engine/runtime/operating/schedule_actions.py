@@ -15,7 +15,7 @@ from harvest_engine.schedules import (
 )
 
 if TYPE_CHECKING:
-    from harvest_engine.runtime.schedules import StartRun
+    from harvest_engine.runtime.operating.schedules import StartRun
     from harvest_engine.store.operations import ScheduleRow
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.txn_protocol import WriteTxn

@@ -25,7 +25,7 @@ from harvest_engine.authoring import RetryPolicy
 from harvest_engine.errors import UnknownActivity
 from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
-from harvest_engine.runtime import local_activities
+from harvest_engine.runtime.deciding import local_activities
 from harvest_engine.runtime.registry import RegisteredActivity
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import HarvestError
-from harvest_engine.runtime import commands
-from harvest_engine.runtime.serving_errors import (
+from harvest_engine.runtime.serving import commands
+from harvest_engine.runtime.serving.serving_errors import (
     STORAGE_BACKOFF_CAP,
     ErrorLog,
     backoff_after,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
-    from harvest_engine.runtime.drivers import Driver
+    from harvest_engine.runtime.serving.drivers import Driver
 
 log = logging.getLogger("harvest_engine.serving")
 
