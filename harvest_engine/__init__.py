@@ -14,6 +14,16 @@ from harvest_engine.authoring import (
     query,
     update,
 )
+from harvest_engine.calls import (
+    SignalDelivery,
+    SignalWithStart,
+    SignalWithStartOutcome,
+    StartOptions,
+    StartOutcome,
+    UpdateWithStart,
+    UpdateWithStartOutcome,
+    WorkflowIdReusePolicy,
+)
 from harvest_engine.client import HarvestClient
 from harvest_engine.clock import Clock, ManualClock, SystemClock
 from harvest_engine.errors import (
@@ -71,20 +81,6 @@ from harvest_engine.runtime.registry import ActivitySpec
 from harvest_engine.runtime.runtime import Runtime
 from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
 from harvest_engine.runtime.sqlite_runtime import SqliteRuntime
-from harvest_engine.runtime.talking.signal_with_start import (
-    SignalWithStart,
-    SignalWithStartOutcome,
-)
-from harvest_engine.runtime.talking.signals import SignalDelivery
-from harvest_engine.runtime.talking.starts import (
-    StartOptions,
-    StartOutcome,
-    WorkflowIdReusePolicy,
-)
-from harvest_engine.runtime.talking.update_with_start import (
-    UpdateWithStart,
-    UpdateWithStartOutcome,
-)
 from harvest_engine.schedules import (
     Overlap,
     Schedule,

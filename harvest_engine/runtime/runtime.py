@@ -30,24 +30,20 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from harvest_engine.authoring import ActivityInfo, WorkflowInfo
+    from harvest_engine.calls import (
+        SignalDelivery,
+        SignalWithStart,
+        SignalWithStartOutcome,
+        StartOptions,
+        StartOutcome,
+        UpdateWithStart,
+        UpdateWithStartOutcome,
+        WorkflowIdReusePolicy,
+    )
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.runtime.registry import ActivitySpec
     from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
-    from harvest_engine.runtime.talking.signal_with_start import (
-        SignalWithStart,
-        SignalWithStartOutcome,
-    )
-    from harvest_engine.runtime.talking.signals import SignalDelivery
-    from harvest_engine.runtime.talking.starts import (
-        StartOptions,
-        StartOutcome,
-        WorkflowIdReusePolicy,
-    )
-    from harvest_engine.runtime.talking.update_with_start import (
-        UpdateWithStart,
-        UpdateWithStartOutcome,
-    )
     from harvest_engine.schedules import WorkflowSchedule
     from harvest_engine.states import ExecutionId, ExecutionOutcome, RunState
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow

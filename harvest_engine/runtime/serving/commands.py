@@ -1,7 +1,8 @@
 """Applying client commands in the serving process: each exactly once, effect and reply together.
 
-A client in another process queues a row (kind, JSON args). The serving
-loop applies pending rows in arrival order; each command runs the same
+A client in another process queues a row (kind, JSON args: a `wire`
+record). The serving loop applies pending rows in arrival order; each
+command (`run`, one case per record) runs the same
 runtime call an in-process caller would make, inside one transaction that
 also writes the reply row, so a kill -9 of either side never applies a
 command twice or loses it. The call's own writes join
@@ -14,17 +15,18 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import payloads
-from harvest_engine.runtime import wire
+from harvest_engine import wire
+from harvest_engine.calls import (
+    SignalWithStart,
+    StartOptions,
+    UpdateWithStart,
+    WorkflowIdReusePolicy,
+)
 from harvest_engine.runtime.operating import operate
 from harvest_engine.runtime.talking import queries, talk, updates
-from harvest_engine.runtime.talking import update_with_start as uws
-from harvest_engine.runtime.talking.signal_with_start import SignalWithStart
-from harvest_engine.runtime.talking.starts import StartOptions, WorkflowIdReusePolicy
+from harvest_engine.runtime.talking.update_with_start import update_with_start
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from harvest_engine.runtime.engine import Engine
     from harvest_engine.store.rows import CommandRecord
 
@@ -64,121 +66,108 @@ def apply_one(engine: Engine, command: CommandRecord) -> None:
     with engine.store.write_together() as txn:
         if not txn.claim_command(command.id):
             return  # applied meanwhile, or another serving worker is applying it
-        args: dict[str, Any] = {}
+        record: wire.Command | None = None
         try:
-            loaded = payloads.loads(command.args)
-            if not isinstance(loaded, dict):
-                raise TypeError(f"command arguments are a JSON object, got {loaded!r}")
-            args = loaded
-            handler = HANDLERS.get(command.kind)
-            if handler is None:
-                raise ValueError(f"unknown client command {command.kind!r}")
-            value = handler(engine, args)
-            reply = wire.ok_reply(command.kind, value)
-            touched = _touched(value, args)
+            record = wire.command(command.kind, command.args)
+            value = run(engine, record)
+            reply = wire.ok_reply(record, value)
+            touched = _touched(value, record)
         except engine.store.storage_errors:
             raise
         except Exception as exc:  # noqa: BLE001 - every other failure is the command's reply
             reply = wire.error_reply(exc)
-            touched = _text(args.get("exec_id")) or _text(getattr(exc, "exec_id", None))
+            named = getattr(record, "exec_id", None)
+            touched = _text(named) or _text(getattr(exc, "exec_id", None))
         txn.finish_command(command.id, reply, touched, engine.clock.now())
 
 
-def _touched(value: Any, args: dict[str, Any]) -> str | None:
+def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one return per kind
+    """The runtime call a command record asks for, as an in-process caller makes it."""
+    match record:
+        case wire.StartWorkflow():
+            return talk.start_workflow(engine, record.name, record.input)
+        case wire.StartWorkflowWithId():
+            return talk.start_workflow_with_id(
+                engine, record.name, record.workflow_id, record.input
+            )
+        case wire.StartWorkflowWithReusePolicy():
+            return talk.start_workflow_with_reuse_policy(
+                engine,
+                record.name,
+                record.workflow_id,
+                record.input,
+                WorkflowIdReusePolicy.coerce(record.reuse_policy),
+            )
+        case wire.StartWorkflowWithOptions():
+            options = StartOptions(
+                workflow_id=record.workflow_id,
+                memo=record.memo,
+                search_attributes=record.search_attributes or {},
+                reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
+            )
+            return talk.start_workflow_with_options(
+                engine, record.name, record.input, options
+            )
+        case wire.SignalWithStartCommand():
+            return talk.signal_with_start(
+                engine,
+                SignalWithStart(
+                    workflow_name=record.workflow_name,
+                    workflow_id=record.workflow_id,
+                    input=record.input,
+                    reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
+                    signal_name=record.signal_name,
+                    signal_payload=record.signal_payload,
+                    idempotency_key=record.idempotency_key,
+                ),
+            )
+        case wire.SendSignal():
+            return talk.send_signal(engine, record.exec_id, record.name, record.payload)
+        case wire.SendSignalIdempotent():
+            return talk.send_signal_idempotent(
+                engine, record.exec_id, record.name, record.payload, record.key
+            )
+        case wire.SendSignalByWorkflowId():
+            return talk.send_signal_by_workflow_id(
+                engine,
+                record.workflow_name,
+                record.workflow_id,
+                record.name,
+                record.payload,
+                record.key,
+            )
+        case wire.Cancel():
+            return operate.cancel(engine, record.exec_id, record.reason or "")
+        case wire.Terminate():
+            return operate.terminate(engine, record.exec_id, record.reason or "")
+        case wire.Query():
+            snapshot = queries.take_snapshot(engine, engine.require(record.exec_id))
+            return queries.answer(snapshot, engine.clock, record.name, record.arg)
+        case wire.Update():
+            exec_id = engine.require(record.exec_id)
+            return updates.run_update(engine, exec_id, record.name, record.arg)
+        case wire.UpdateWithStartCommand():
+            return update_with_start(
+                engine,
+                UpdateWithStart(
+                    workflow_name=record.workflow_name,
+                    workflow_id=record.workflow_id,
+                    input=record.input,
+                    update_name=record.update_name,
+                    update_arg=record.update_arg,
+                    reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
+                ),
+            )
+    raise ValueError(f"unknown client command {record.KIND!r}")
+
+
+def _touched(value: Any, record: wire.Command) -> str | None:
     """The run a command touched (for the purge): its result's run, or the one it named."""
     exec_id = getattr(value, "exec_id", None) if value is not None else None
     if exec_id is None and type(value).__name__ == "ExecutionId":
         exec_id = value
-    return _text(exec_id) or _text(args.get("exec_id"))
+    return _text(exec_id) or _text(getattr(record, "exec_id", None))
 
 
 def _text(value: Any) -> str | None:
     return str(value) if value is not None and str(value).strip() else None
-
-
-def _policy(args: dict[str, Any]) -> WorkflowIdReusePolicy:
-    return WorkflowIdReusePolicy.coerce(args.get("reuse_policy", "ALLOW_DUPLICATE"))
-
-
-def _query(engine: Engine, a: dict[str, Any]) -> Any:
-    snapshot = queries.take_snapshot(engine, engine.require(a["exec_id"]))
-    return queries.answer(snapshot, engine.clock, a["name"], a.get("arg"))
-
-
-def _handlers() -> dict[str, Callable[[Engine, dict[str, Any]], Any]]:
-    return {
-        "start_workflow": lambda engine, a: talk.start_workflow(
-            engine, a["name"], a.get("input")
-        ),
-        "start_workflow_with_id": lambda engine, a: talk.start_workflow_with_id(
-            engine, a["name"], a["workflow_id"], a.get("input")
-        ),
-        "start_workflow_with_reuse_policy": lambda engine, a: (
-            talk.start_workflow_with_reuse_policy(
-                engine, a["name"], a["workflow_id"], a.get("input"), _policy(a)
-            )
-        ),
-        "start_workflow_with_options": lambda engine, a: (
-            talk.start_workflow_with_options(
-                engine,
-                a["name"],
-                a.get("input"),
-                StartOptions(
-                    workflow_id=a.get("workflow_id"),
-                    memo=a.get("memo"),
-                    search_attributes=a.get("search_attributes") or {},
-                    reuse_policy=_policy(a),
-                ),
-            )
-        ),
-        "signal_with_start": lambda engine, a: talk.signal_with_start(
-            engine,
-            SignalWithStart(
-                workflow_name=a["workflow_name"],
-                workflow_id=a["workflow_id"],
-                input=a.get("input"),
-                reuse_policy=_policy(a),
-                signal_name=a["signal_name"],
-                signal_payload=a.get("signal_payload"),
-                idempotency_key=a.get("idempotency_key"),
-            ),
-        ),
-        "send_signal": lambda engine, a: talk.send_signal(
-            engine, a["exec_id"], a["name"], a.get("payload")
-        ),
-        "send_signal_idempotent": lambda engine, a: talk.send_signal_idempotent(
-            engine, a["exec_id"], a["name"], a.get("payload"), a.get("key")
-        ),
-        "send_signal_by_workflow_id": lambda engine, a: talk.send_signal_by_workflow_id(
-            engine,
-            a["workflow_name"],
-            a["workflow_id"],
-            a["name"],
-            a.get("payload"),
-            a.get("key"),
-        ),
-        "cancel": lambda engine, a: operate.cancel(
-            engine, a["exec_id"], a.get("reason") or ""
-        ),
-        "terminate": lambda engine, a: operate.terminate(
-            engine, a["exec_id"], a.get("reason") or ""
-        ),
-        "query": _query,
-        "update": lambda engine, a: updates.run_update(
-            engine, engine.require(a["exec_id"]), a["name"], a.get("arg")
-        ),
-        "update_with_start": lambda engine, a: uws.update_with_start(
-            engine,
-            uws.UpdateWithStart(
-                workflow_name=a["workflow_name"],
-                workflow_id=a["workflow_id"],
-                input=a.get("input"),
-                update_name=a["update_name"],
-                update_arg=a.get("update_arg"),
-                reuse_policy=_policy(a),
-            ),
-        ),
-    }
-
-
-HANDLERS = _handlers()

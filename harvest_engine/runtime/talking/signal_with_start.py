@@ -7,26 +7,25 @@ The next drive appends the signal to the run's history.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from harvest_engine.names import check_name
-from harvest_engine.runtime.start_inputs import checked_input
-from harvest_engine.runtime.talking.signals import (
-    chain_key_holder,
+from harvest_engine.calls import (
+    SignalWithStart,
+    SignalWithStartOutcome,
+    WorkflowIdReusePolicy,
     check_signal,
     check_workflow_id,
+    checked_input,
     encoded_payload,
 )
+from harvest_engine.names import check_name
+from harvest_engine.runtime.talking.signals import chain_key_holder
 from harvest_engine.runtime.talking.start_calls import (
     apply_fresh,
     new_execution,
     refused,
 )
-from harvest_engine.runtime.talking.starts import (
-    WorkflowIdReusePolicy,
-    plan_signal_with_start,
-)
+from harvest_engine.runtime.talking.starts import plan_signal_with_start
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:
@@ -34,46 +33,6 @@ if TYPE_CHECKING:
 
 # The WorkflowCancelled reason of a RUNNING prior this call replaces (the Postgres text).
 REPLACED_BY_SIGNAL_WITH_START = "terminated by signal-with-start"
-
-
-@dataclass(frozen=True)
-class SignalWithStart:
-    """A signal-with-start request.
-
-    Attributes:
-        workflow_name: the registered workflow to start (when a start happens).
-        workflow_id: the business id (required, not blank).
-        input: the start input; checked and used only when the call starts a run.
-        reuse_policy: the start matrix to apply (see `WorkflowIdReusePolicy`).
-        signal_name: the signal to stage (required, not blank).
-        signal_payload: its JSON payload.
-        idempotency_key: a key deduped across every run of the workflow id;
-            None or "" for no key.
-    """
-
-    workflow_name: str
-    workflow_id: str
-    input: Any = None
-    reuse_policy: WorkflowIdReusePolicy = WorkflowIdReusePolicy.ALLOW_DUPLICATE
-    signal_name: str = ""
-    signal_payload: Any = None
-    idempotency_key: str | None = None
-
-
-@dataclass(frozen=True)
-class SignalWithStartOutcome:
-    """What a signal-with-start did.
-
-    Attributes:
-        exec_id: the run that holds the signal (or its key).
-        started_fresh: True when this call started that run.
-        signal_delivered: True when this call staged the signal; False when a
-            run of the workflow id already held its key.
-    """
-
-    exec_id: ExecutionId
-    started_fresh: bool
-    signal_delivered: bool
 
 
 def signal_with_start(

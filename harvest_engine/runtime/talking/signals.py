@@ -10,14 +10,16 @@ across every run of the (workflow_name, workflow_id) key, in any state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import payloads
+from harvest_engine.calls import (
+    SignalDelivery,
+    check_signal,
+    check_workflow_id,
+    encoded_payload,
+)
 from harvest_engine.errors import (
-    BlankWorkflowId,
     ExecutionNotFound,
-    InvalidSignal,
     WorkflowIdNotFound,
     WorkflowNotRunning,
 )
@@ -31,62 +33,6 @@ if TYPE_CHECKING:
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.rows import ExecutionRecord
     from harvest_engine.store.txn_protocol import WriteTxn
-
-RESERVED_KEY_PREFIX = "harvest.promise:"
-
-
-@dataclass(frozen=True)
-class SignalDelivery:
-    """Where `send_signal_by_workflow_id` put the signal.
-
-    Attributes:
-        exec_id: the run that holds the signal (or already held its key).
-        delivered: True when this call staged it; False when the key was
-            already held by a run of the workflow id.
-    """
-
-    exec_id: ExecutionId
-    delivered: bool
-
-
-def check_signal(name: Any, key: str | None) -> str | None:
-    """Refuse a blank name or a reserved key; an empty key is no key."""
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidSignal(
-            reason=f"a signal name is non-empty text, got {_shown(name)}"
-        )
-    check_name(name, "signal name")
-    if key is None or key == "":
-        return None
-    if not isinstance(key, str):
-        raise InvalidSignal(reason=f"an idempotency key is text, got {_shown(key)}")
-    check_name(key, "idempotency key")
-    if key.startswith(RESERVED_KEY_PREFIX):
-        raise InvalidSignal(
-            reason=f"keys starting with {RESERVED_KEY_PREFIX!r} are reserved"
-        )
-    return key
-
-
-def check_workflow_id(workflow_id: Any) -> str:
-    """A workflow id that addresses runs: text that is not blank."""
-    if workflow_id is None:
-        raise BlankWorkflowId(workflow_id="None")
-    text = check_name(workflow_id, "workflow id")
-    if not text.strip():
-        raise BlankWorkflowId(workflow_id=text)
-    return text
-
-
-def _shown(value: Any) -> str:
-    """A bad value in a message: its repr, cut short (a name may be megabytes)."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def encoded_payload(payload: Any) -> str:
-    """The signal payload as stored JSON, under the payload caps."""
-    return payloads.check(payload, "signal payload")
 
 
 def require_running(row: ExecutionRecord, now: datetime) -> None:

@@ -9,23 +9,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
+from harvest_engine.calls import (
+    StartOptions,
+    StartOutcome,
+    WorkflowIdReusePolicy,
+    checked_input,
+    checked_memo,
+    checked_search_attributes,
+)
 from harvest_engine.errors import WorkflowAlreadyStarted
 from harvest_engine.events import HistoryEvent
 from harvest_engine.names import check_name, check_optional_name
 from harvest_engine.runtime.deciding.children import seal_run
 from harvest_engine.runtime.deciding.runs import start_run
-from harvest_engine.runtime.start_inputs import (
-    checked_input,
-    checked_memo,
-    checked_search_attributes,
-)
-from harvest_engine.runtime.talking.starts import (
-    StartOptions,
-    StartOutcome,
-    StartPlan,
-    WorkflowIdReusePolicy,
-    plan_start,
-)
+from harvest_engine.runtime.talking.starts import StartPlan, plan_start
 from harvest_engine.states import ExecutionId
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
 

@@ -28,75 +28,21 @@ Signal-with-start (see `signal_with_start.py`) differs for a prior that is not
 RUNNING: a RUNNING run with a pending cancel counts as CANCELLED, and a start
 over a closed prior seals that prior CONTINUED_AS_NEW as well.
 
-The checks before anything persists are `start_inputs.py`; the writes and
+The checks before anything persists are in `harvest_engine/calls.py`; the writes and
 the start calls, `start_calls.py`.
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from harvest_engine.states import ExecutionId
+from harvest_engine.calls import WorkflowIdReusePolicy
 from harvest_engine.store.rows import ExecutionRecord
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
-
-
-class WorkflowIdReusePolicy(enum.Enum):
-    """What a start with a workflow id does when a run of that id exists (see the module table)."""
-
-    ALLOW_DUPLICATE = "ALLOW_DUPLICATE"
-    ALLOW_DUPLICATE_FAILED_ONLY = "ALLOW_DUPLICATE_FAILED_ONLY"
-    REJECT_DUPLICATE = "REJECT_DUPLICATE"
-    TERMINATE_IF_RUNNING = "TERMINATE_IF_RUNNING"
-
-    @classmethod
-    def coerce(cls, value: WorkflowIdReusePolicy | str) -> WorkflowIdReusePolicy:
-        """The policy itself, or the policy named by its text (``"REJECT_DUPLICATE"``)."""
-        if isinstance(value, cls):
-            return value
-        if isinstance(value, str):
-            try:
-                return cls[value.strip().upper()]
-            except KeyError:
-                pass
-        names = ", ".join(member.name for member in cls)
-        raise ValueError(f"unknown workflow id reuse policy {value!r} (known: {names})")
-
-
-@dataclass(frozen=True)
-class StartOutcome:
-    """What a start did: the run it returns, and whether that run is new.
-
-    Attributes:
-        exec_id: the fresh run, or the RUNNING run the call attached to.
-        started_fresh: True when this call created the run.
-    """
-
-    exec_id: ExecutionId
-    started_fresh: bool
-
-
-@dataclass(frozen=True)
-class StartOptions:
-    """Options of `start_workflow_with_options`.
-
-    Attributes:
-        workflow_id: the business id (the reuse key); None or blank: the run's own id.
-        memo: a JSON value stored with the run; the code may change it with
-            `ctx.upsert_memo` (a memo that is not an object reads as {"value": memo}).
-        search_attributes: the run's first search attributes (a JSON object).
-        reuse_policy: what to do when a run of the id exists (see `WorkflowIdReusePolicy`).
-    """
-
-    workflow_id: str | None = None
-    memo: Any = None
-    search_attributes: Mapping[str, Any] = field(default_factory=dict)
-    reuse_policy: WorkflowIdReusePolicy = WorkflowIdReusePolicy.ALLOW_DUPLICATE
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from harvest_engine.runtime.talking import (
     queries,
     signals,
     start_calls,
-    starts,
     updates,
 )
 from harvest_engine.runtime.talking import signal_with_start as signal_start
@@ -23,15 +22,17 @@ from harvest_engine.runtime.talking import update_with_start as update_start
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
-    from harvest_engine.runtime.engine import Engine
-    from harvest_engine.runtime.talking.signal_with_start import (
+    from harvest_engine.calls import (
+        SignalDelivery,
         SignalWithStart,
         SignalWithStartOutcome,
-    )
-    from harvest_engine.runtime.talking.update_with_start import (
+        StartOptions,
+        StartOutcome,
         UpdateWithStart,
         UpdateWithStartOutcome,
+        WorkflowIdReusePolicy,
     )
+    from harvest_engine.runtime.engine import Engine
     from harvest_engine.states import ExecutionId
 
 
@@ -78,8 +79,8 @@ def start_workflow_with_reuse_policy(
     name: str,
     workflow_id: str,
     input: Any,
-    policy: starts.WorkflowIdReusePolicy,
-) -> starts.StartOutcome:
+    policy: WorkflowIdReusePolicy,
+) -> StartOutcome:
     """Start under a workflow-id reuse policy; whether it attached or started fresh."""
     return engine.woken(
         start_calls.start_with_policy(engine, name, workflow_id, input, policy)
@@ -87,8 +88,8 @@ def start_workflow_with_reuse_policy(
 
 
 def start_workflow_with_options(
-    engine: Engine, name: str, input: Any, options: starts.StartOptions
-) -> starts.StartOutcome:
+    engine: Engine, name: str, input: Any, options: StartOptions
+) -> StartOutcome:
     """Start with `StartOptions(workflow_id=, memo=, search_attributes=, reuse_policy=)`."""
     return engine.woken(start_calls.start_with_options(engine, name, input, options))
 
@@ -118,7 +119,7 @@ def send_signal_by_workflow_id(
     name: str,
     payload: Any = None,
     key: str | None = None,
-) -> signals.SignalDelivery:
+) -> SignalDelivery:
     """Signal the RUNNING run of (workflow_name, workflow_id); where it went."""
     return engine.woken(
         signals.send_signal_by_workflow_id(

@@ -9,76 +9,20 @@ alone, so the started run stays and the caller gets the update's typed error.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from harvest_engine import payloads
-from harvest_engine.errors import HarvestError, UpdateRejected
-from harvest_engine.names import check_name
-from harvest_engine.runtime.start_inputs import checked_input
+from harvest_engine.calls import (
+    UpdateWithStart,
+    UpdateWithStartOutcome,
+    check_request,
+)
+from harvest_engine.errors import HarvestError
 from harvest_engine.runtime.talking import start_calls, updates
-from harvest_engine.runtime.talking.signals import check_workflow_id
-from harvest_engine.runtime.talking.starts import WorkflowIdReusePolicy
-from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.engine import Engine
 
 log = logging.getLogger("harvest_engine.runtime")
-
-
-@dataclass(frozen=True)
-class UpdateWithStart:
-    """An update-with-start request.
-
-    Attributes:
-        workflow_name: the registered workflow to start (when a start happens).
-        workflow_id: the business id (required, not blank): the run to attach to.
-        input: the start input; checked and used only when the call starts a run.
-        update_name: the update handler to run (required, not blank).
-        update_arg: its JSON argument.
-        reuse_policy: the start matrix to apply (see `WorkflowIdReusePolicy`).
-    """
-
-    workflow_name: str
-    workflow_id: str
-    input: Any = None
-    update_name: str = ""
-    update_arg: Any = None
-    reuse_policy: WorkflowIdReusePolicy = WorkflowIdReusePolicy.ALLOW_DUPLICATE
-
-
-@dataclass(frozen=True)
-class UpdateWithStartOutcome:
-    """What an update-with-start did.
-
-    Attributes:
-        exec_id: the run the update ran against.
-        started_fresh: True when this call started that run.
-        result: the update handler's JSON result.
-    """
-
-    exec_id: ExecutionId
-    started_fresh: bool
-    result: Any
-
-
-def check_request(request: Any) -> UpdateWithStart:
-    """Refuse a malformed request before anything is written (also in a client)."""
-    if not isinstance(request, UpdateWithStart):
-        raise TypeError(f"update_with_start needs an UpdateWithStart, got {request!r}")
-    WorkflowIdReusePolicy.coerce(request.reuse_policy)
-    check_name(request.workflow_name, "workflow name")
-    check_workflow_id(request.workflow_id)
-    name = request.update_name
-    if not isinstance(name, str) or not name.strip():
-        raise UpdateRejected(
-            name=repr(name)[:80], reason="an update name is non-empty text"
-        )
-    check_name(name, "update name")
-    checked_input(request.input)
-    payloads.check(request.update_arg, "update input")
-    return request
 
 
 def update_with_start(
