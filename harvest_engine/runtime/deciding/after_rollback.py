@@ -35,24 +35,29 @@ if TYPE_CHECKING:
 
 
 class AfterRollback:
-    """The `Decider`'s part that ends or backs off a run after a rolled-back cycle."""
+    """Ends or backs off a run after a rolled-back cycle (the `Decider` holds one)."""
 
-    store: DurableStore
-    registry: Registry
-    cache: InstanceCache
-    settings: Settings
+    def __init__(
+        self,
+        store: DurableStore,
+        registry: Registry,
+        cache: InstanceCache,
+        settings: Settings,
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.cache = cache
+        self.settings = settings
 
-    def _after_error(
-        self, exec_id: str, error: HarvestError, now: datetime
-    ) -> Decision:
+    def after_error(self, exec_id: str, error: HarvestError, now: datetime) -> Decision:
         """A rolled-back cycle's error: a cancelled run ends CANCELLED on a repeating one."""
         if cancel.ends_on_error(error):
-            ended = self._cancel_instead(exec_id, now)
+            ended = self.cancel_instead(exec_id, now)
             if ended is not None:
                 return ended
         raise error
 
-    def _cancel_instead(self, exec_id: str, now: datetime) -> Decision | None:
+    def cancel_instead(self, exec_id: str, now: datetime) -> Decision | None:
         """Seal a run with a pending cancel CANCELLED after its cycle rolled back."""
         reason = cancel.seal_cancelled_after(
             self.store, exec_id, now, self.registry, self.settings, self.cache.evict
@@ -63,7 +68,7 @@ class AfterRollback:
             exec_id, progressed=True, state=RunState.Cancelled(reason=reason)
         )
 
-    def _seal_at_cap(
+    def seal_at_cap(
         self, exec_id: str, reason: dict[str, Any], now: datetime
     ) -> Decision:
         """The rolled-back decision reached a cap: fail the run with the typed reason."""
@@ -102,7 +107,7 @@ class AfterRollback:
         )
         return Decision(exec_id, progressed=True, state=RunState.Failed(error=info))
 
-    def _reject(
+    def reject(
         self, exec_id: str, rejected: CommandRejected, now: datetime
     ) -> Decision:
         """A rejected command: the cycle rolled back; seal FAILED, then raise Unsupported."""
@@ -123,7 +128,7 @@ class AfterRollback:
 
     # -- panics ------------------------------------------------------------------------
 
-    def _count_panic(
+    def count_panic(
         self, exec_id: str, error: BaseException, now: datetime
     ) -> Decision:
         """A bug in the code: the cycle rolled back; count it, seal FAILED at the budget."""

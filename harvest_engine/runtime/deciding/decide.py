@@ -23,11 +23,10 @@ from harvest_engine.errors import (
     NonDeterminismDetected,
 )
 from harvest_engine.runtime.deciding import cancel, children, drive_time, mutex
-from harvest_engine.runtime.deciding.after_rollback import AfterRollback
 from harvest_engine.runtime.deciding.cycle import Cycle, Decision, Panic
 from harvest_engine.runtime.deciding.outcomes import Outcomes, terminal_state
 from harvest_engine.runtime.deciding.runs import run_info
-from harvest_engine.runtime.settings import HistoryCapReached, Settings
+from harvest_engine.runtime.settings import HistoryCapReached
 from harvest_engine.store.txn_protocol import RunBusy, WriteTxn
 from harvest_engine.workflow.commands import CommandRejected
 from harvest_engine.workflow.instance import WorkflowInstance
@@ -35,9 +34,6 @@ from harvest_engine.workflow.instance import WorkflowInstance
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from harvest_engine.runtime.cache import InstanceCache
-    from harvest_engine.runtime.registry import Registry
-    from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.rows import ExecutionRecord
 
 log = logging.getLogger("harvest_engine.runtime")
@@ -52,20 +48,8 @@ not an earlier drive ran the body to a park that recorded nothing.
 """
 
 
-class Decider(Outcomes, AfterRollback):
-    """Runs decision cycles for the runtime."""
-
-    def __init__(
-        self,
-        store: DurableStore,
-        registry: Registry,
-        cache: InstanceCache,
-        settings: Settings,
-    ) -> None:
-        self.store = store
-        self.registry = registry
-        self.cache = cache
-        self.settings = settings
+class Decider(Outcomes):
+    """Runs decision cycles for the runtime (`Outcomes` holds its parts)."""
 
     def decide(
         self,
@@ -93,21 +77,21 @@ class Decider(Outcomes, AfterRollback):
             return Decision(exec_id)
         except children.EffectFailed as failed:
             self.cache.evict(exec_id)
-            return self._after_error(exec_id, failed.error, now)
+            return self.after_rollback.after_error(exec_id, failed.error, now)
         except CommandRejected as rejected:
             self.cache.evict(exec_id)
-            return self._reject(exec_id, rejected, now)
+            return self.after_rollback.reject(exec_id, rejected, now)
         except Panic as panic:
             self.cache.evict(exec_id)
-            return self._count_panic(exec_id, panic.error, now)
+            return self.after_rollback.count_panic(exec_id, panic.error, now)
         except HistoryCapReached as cap:
             self.cache.evict(exec_id)
-            return self._cancel_instead(exec_id, now) or self._seal_at_cap(
-                exec_id, cap.reason, now
-            )
+            return self.after_rollback.cancel_instead(
+                exec_id, now
+            ) or self.after_rollback.seal_at_cap(exec_id, cap.reason, now)
         except cancel.CleanupBudgetReached as budget:
             self.cache.evict(exec_id)
-            ended = self._cancel_instead(exec_id, now)
+            ended = self.after_rollback.cancel_instead(exec_id, now)
             if ended is None:
                 raise HarvestInternalError(
                     f"cleanup budget of a run with no cancel: {exec_id}"
@@ -115,7 +99,7 @@ class Decider(Outcomes, AfterRollback):
             return ended
         except HarvestError as exc:
             self.cache.evict(exec_id)
-            return self._after_error(exec_id, exc, now)
+            return self.after_rollback.after_error(exec_id, exc, now)
         except BaseException:
             self.cache.evict(exec_id)
             raise
@@ -196,7 +180,7 @@ class Decider(Outcomes, AfterRollback):
             decision = self._park(cycle, instance)
         decision.inputs_left = cycle.inputs_left and not decision.terminal
         if not cycle.recorded:
-            self._record(cycle, instance, decision)
+            self.projections.record(cycle, instance, decision)
         if decision.terminal:
             instance.close()
         else:

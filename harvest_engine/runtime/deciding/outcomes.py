@@ -21,6 +21,7 @@ from harvest_engine.errors import (
     PayloadTooLarge,
 )
 from harvest_engine.runtime.deciding import cancel, children, mutex, retry
+from harvest_engine.runtime.deciding.after_rollback import AfterRollback
 from harvest_engine.runtime.deciding.cycle import Cycle, Decision, Panic
 from harvest_engine.runtime.deciding.projections import Projections
 from harvest_engine.runtime.deciding.runs import append, start_run
@@ -30,6 +31,10 @@ from harvest_engine.store.rows import ExecutionRecord, NewExecution
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from harvest_engine.runtime.cache import InstanceCache
+    from harvest_engine.runtime.registry import Registry
+    from harvest_engine.runtime.settings import Settings
+    from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.txn_protocol import WriteTxn
     from harvest_engine.workflow.instance import WorkflowInstance
 
@@ -38,8 +43,22 @@ CHILD_CONTINUE_AS_NEW = (
 )
 
 
-class Outcomes(Projections):
-    """The `Decider`'s part that parks or ends the run once its code has run."""
+class Outcomes:
+    """Parks or ends the run once its code has run: the base of `Decider`, with its parts."""
+
+    def __init__(
+        self,
+        store: DurableStore,
+        registry: Registry,
+        cache: InstanceCache,
+        settings: Settings,
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.cache = cache
+        self.settings = settings
+        self.projections = Projections(registry, cache, settings)
+        self.after_rollback = AfterRollback(store, registry, cache, settings)
 
     def _finish(self, cycle: Cycle, instance: WorkflowInstance) -> Decision:
         row = cycle.row
@@ -101,10 +120,10 @@ class Outcomes(Projections):
             )
             if bug:
                 raise Panic(value)
-            self._record(cycle, instance, None)
+            self.projections.record(cycle, instance, None)
         else:
             decision = self._park(cycle, instance)
-            self._record(cycle, instance, decision)
+            self.projections.record(cycle, instance, decision)
             if cancel.runnable_tasks_left(cycle.txn, row.exec_id, self.registry):
                 return decision
         reason = cancel.seal_cancelled(
@@ -120,7 +139,7 @@ class Outcomes(Projections):
     def _halt(self, cycle: Cycle, instance: WorkflowInstance) -> Decision:
         """The run's own command sealed it through a parent-close cascade."""
         state, reason = instance.halted or ("CANCELLED", "")
-        self._record(cycle, instance, None)
+        self.projections.record(cycle, instance, None)
         txn, exec_id = cycle.txn, cycle.row.exec_id
         error = children.ending_error(state, reason)
         if state == "FAILED":  # the parent-close TERMINATE policy
@@ -156,7 +175,7 @@ class Outcomes(Projections):
         # which would drop (unkeyed) or retire (keyed) it: each signal
         # arrives exactly once (guide §7).
         cycle.txn.move_staged_signals(row.exec_id, successor)
-        self._record(cycle, instance, None)
+        self.projections.record(cycle, instance, None)
         cycle.txn.update_execution(row.exec_id, successor=successor)
         # Read again: this cycle's own upserts changed the memo and attributes.
         latest = cycle.txn.execution(row.exec_id) or row

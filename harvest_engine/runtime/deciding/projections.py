@@ -25,13 +25,16 @@ if TYPE_CHECKING:
 
 
 class Projections:
-    """The `Decider`'s part that writes a cycle's events and projection rows."""
+    """Writes a cycle's events and projection rows (the `Decider` holds one)."""
 
-    registry: Registry
-    cache: InstanceCache
-    settings: Settings
+    def __init__(
+        self, registry: Registry, cache: InstanceCache, settings: Settings
+    ) -> None:
+        self.registry = registry
+        self.cache = cache
+        self.settings = settings
 
-    def _record(
+    def record(
         self,
         cycle: Cycle,
         instance: WorkflowInstance | None,

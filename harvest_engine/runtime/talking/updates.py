@@ -143,10 +143,10 @@ def run_update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
         # with the cap's reason.
         engine.cache.evict(exec_id)
         decider = engine.decider
-        if decider._cancel_instead(exec_id, now) is None and isinstance(
+        if decider.after_rollback.cancel_instead(exec_id, now) is None and isinstance(
             cap, HistoryCapReached
         ):
-            decider._seal_at_cap(exec_id, cap.reason, now)
+            decider.after_rollback.seal_at_cap(exec_id, cap.reason, now)
         raise UpdateHistoryCapReached(name=name, exec_id=exec_id) from None
     if isinstance(outcome, ErrorInfo):
         raise UpdateFailed(name=name, error=outcome.message)
