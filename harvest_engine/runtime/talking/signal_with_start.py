@@ -38,7 +38,7 @@ REPLACED_BY_SIGNAL_WITH_START = "terminated by signal-with-start"
 def signal_with_start(
     engine: Engine, request: SignalWithStart
 ) -> SignalWithStartOutcome:
-    """Carry out `request` (see `SqliteRuntime.signal_with_start`)."""
+    """Carry out `request` (see `Runtime.signal_with_start`)."""
     if not isinstance(request, SignalWithStart):
         raise TypeError(f"signal_with_start needs a SignalWithStart, got {request!r}")
     policy = WorkflowIdReusePolicy.coerce(request.reuse_policy)

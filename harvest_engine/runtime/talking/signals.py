@@ -1,4 +1,4 @@
-"""Delivering signals from outside: validate at the boundary, stage for the next drive.
+"""Delivering signals from outside: checked (`harvest_engine.calls`), staged for the next drive.
 
 Keys: a partial unique index on
 (exec_id, idempotency_key) enforces them; the key probe runs before the state

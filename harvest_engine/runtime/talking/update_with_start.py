@@ -28,7 +28,7 @@ log = logging.getLogger("harvest_engine.runtime")
 def update_with_start(
     engine: Engine, request: UpdateWithStart
 ) -> UpdateWithStartOutcome:
-    """Carry out `request` (see `SqliteRuntime.update_with_start`)."""
+    """Carry out `request` (see `Runtime.update_with_start`)."""
     request = check_request(request)
     failure: HarvestError | None = None
     with engine.store.write_together():
