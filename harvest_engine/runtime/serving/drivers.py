@@ -55,7 +55,7 @@ class Driver:
         )
 
     async def run_until_blocked(self, exec_id: str | ExecutionId) -> RunState:
-        """Drive one run until it ends or waits on outside input; its RunState."""
+        """Drive one run until it ends or waits (the facade's `run_until_blocked`)."""
         # The decision's own read of the row answers whether the run exists.
         return await self.drive(id_text(exec_id), self.clock.now)
 
@@ -204,7 +204,7 @@ class Driver:
         return self.decider.decide(exec_id, at, retry_panic_now=True)
 
     def next_wakeup(self) -> datetime | None:
-        """The earliest due timer, backoff, schedule slot, deadline or queued command."""
+        """The earliest due time of any kind, or None (the facade's `next_wakeup`)."""
         return self.store.earliest_due(self.clock.now())
 
     def blocked(
