@@ -1,5 +1,6 @@
 # harvest: set up and check everything from a fresh Debian/Ubuntu machine.
-#   make run    system packages + .venv, then the desktop app (make run-virtual: on Xvfb)
+#   make run    system packages + .venv, then the desktop app (make run-virtual: on Xvfb;
+#               make screenshot: a picture of it there, shot.png)
 #   make lint   ruff, mypy --strict and the import contracts (STYLE §20)
 #   make test   system packages + .venv, then `make lint` and the test suite
 
@@ -31,7 +32,7 @@ PEERS_VENV := .venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed-dbos
 DBOS_VERSION ?= 3.4.0
 
-.PHONY: venv system-deps lint ruff types contracts test run run-virtual screenshots bench bench-pg-kill clean distclean
+.PHONY: venv system-deps lint ruff types contracts test run run-virtual screenshot screenshots bench bench-pg-kill clean distclean
 
 # --- environment --------------------------------------------------------------------------
 
@@ -90,11 +91,19 @@ test: system-deps venv lint
 run: system-deps venv
 	$(BIN)/harvest-gui
 
-# The app on a virtual 1366x768 X screen: nothing is visible; it prints how to picture it.
+# The app on a virtual 1366x768 X screen: nothing is visible; it prints the command that
+# pictures it from another terminal (tools/grab_screen.py: the display and its XAUTHORITY).
 run-virtual: system-deps venv
-	xvfb-run -a -s "-screen 0 1366x768x24" sh -c 'echo "harvest-gui runs on the virtual display $$DISPLAY (invisible)."; \
-	echo "Picture it: DISPLAY=$$DISPLAY import -window root shot.png (imagemagick). Stop: Ctrl+C."; \
+	xvfb-run -a -s "-screen 0 1366x768x24" sh -c 'echo "harvest-gui runs on the virtual display $$DISPLAY (invisible). Stop: Ctrl+C."; \
+	echo "Picture it from another terminal:"; $(BIN)/python -m tools.grab_screen --how shot.png; \
 	QT_QPA_PLATFORM=xcb exec $(BIN)/harvest-gui'
+
+# The app on the same virtual screen, pictured once it is drawn (SHOT=shot.png), then stopped.
+SHOT ?= shot.png
+screenshot: system-deps venv
+	xvfb-run -a -s "-screen 0 1366x768x24" sh -c 'QT_QPA_PLATFORM=xcb $(BIN)/harvest-gui & app=$$!; \
+	QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.grab_screen --wait 30 "$(SHOT)"; status=$$?; \
+	kill $$app; wait $$app; exit $$status'
 
 screenshots: system-deps venv
 	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots resources/screenshots

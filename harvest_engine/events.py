@@ -36,6 +36,14 @@ COMMAND_EVENTS = frozenset(
     }
 )
 
+IMPOSED = "imposed"
+"""A WorkflowCancelled attribute, true when the run was sealed from outside its body.
+
+Terminate, a cancel from another run, a replace and a cascade of the run's own
+command end it at once, wherever it was parked: its body never saw a cancel
+request, so replay shows it none and does not ask it to have ended.
+"""
+
 # Events that end a run.
 TERMINAL_EVENTS = frozenset(
     {

@@ -78,7 +78,9 @@ class Schedule:
                 "(minute hour day-of-month month day-of-week)"
             )
         if not croniter.is_valid(text):
-            raise ValueError(f"cron expression {expression!r} is not valid")
+            raise ValueError(
+                f"cron expression {expression!r} is not valid{_bad_field(fields)}"
+            )
         _zone(timezone)
         schedule = cls(cron_expression=text, timezone=timezone)
         # croniter accepts fields that no date satisfies ("0 0 30 2 *"); such
@@ -308,3 +310,24 @@ def schedule_workflow_id(workflow_name: str, slot: datetime) -> str:
 def schedule_id_prefix(workflow_name: str) -> str:
     """The workflow-id prefix every run of a schedule shares."""
     return f"sched:{workflow_name}:"
+
+
+_CRON_FIELDS = (
+    ("minute", "0-59"),
+    ("hour", "0-23"),
+    ("day-of-month", "1-31"),
+    ("month", "1-12 or jan-dec"),
+    ("day-of-week", "0-6 or sun-sat"),
+)
+
+
+def _bad_field(fields: list[str]) -> str:
+    """Which of five cron fields croniter refuses alone, as ": the hour field '25' ..."."""
+    if len(fields) != len(_CRON_FIELDS):
+        return ""
+    for i, (name, allowed) in enumerate(_CRON_FIELDS):
+        alone = ["*"] * len(_CRON_FIELDS)
+        alone[i] = fields[i]
+        if not croniter.is_valid(" ".join(alone)):
+            return f": the {name} field {fields[i]!r} is not valid ({allowed})"
+    return ""

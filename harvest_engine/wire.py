@@ -341,6 +341,15 @@ def error_reply(exc: BaseException) -> str:
     return payloads.dumps({"error": encode_error(exc)})
 
 
+def is_refusal(text: str | None) -> bool:
+    """Whether a reply row carries an error (the command was refused and changed nothing)."""
+    try:
+        data = payloads.loads(text or "")
+    except ValueError:
+        return False
+    return isinstance(data, dict) and "error" in data
+
+
 def read_reply(record: type[Command], text: str | None) -> Any:
     """The result a reply row carries, or raise the error it carries."""
     try:

@@ -69,9 +69,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def app_import_path(path: list[str]) -> None:
+    """Put the current folder first on `path` for `--app`, as `python -m` does.
+
+    The installed `harvest-gui` script starts with its own folder there, so
+    `harvest-gui shop.db --app shopflows` beside shopflows.py would not find it.
+    """
+    here = os.getcwd()
+    if not any(entry in ("", ".", here) for entry in path):
+        path.insert(0, here)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `harvest-gui` and `python -m harvest_gui`."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.app:
+        app_import_path(sys.path)
     problem = missing_display(os.environ)
     if problem is not None:
         print(problem, file=sys.stderr, end="")

@@ -15,8 +15,8 @@ are not set (an SSH session, a container or a headless box?).
 To see the inspector:
   - start it from a desktop session, or over SSH with X forwarding (ssh -X host);
   - or run it on a virtual screen anyway: make run-virtual (nothing is visible there;
-    the command prints how to take a picture of it), and make screenshots renders
-    every view to PNG files.
+    the command prints how to take a picture of it), make screenshot saves one
+    picture of it to shot.png, and make screenshots renders every view to PNG files.
 """
 
 

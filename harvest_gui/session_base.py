@@ -18,7 +18,7 @@ from harvest_engine import (
 )
 from harvest_gui import async_bridge
 from harvest_gui.inspect.waiting import FileRows, WaitingReport, read_report
-from harvest_gui.models.state_counts import StateCounter
+from harvest_gui.state_counts import StateCounter
 from harvest_gui.target import Target, display_name
 
 if TYPE_CHECKING:

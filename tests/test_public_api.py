@@ -43,6 +43,7 @@ API_MD_NAMES = {
     "NonDeterminismDetected",
     "NonDeterministicCall",
     "NotAHarvestDatabase",
+    "NotServed",
     "ParentClosePolicy",
     "PayloadTooDeep",
     "PayloadTooLarge",

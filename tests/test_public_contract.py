@@ -3,7 +3,8 @@
 STYLE §2: `harvest_engine.__all__` and the public signatures (as
 `inspect.signature` text) of the runtimes, the client and the workflow
 context are checked against lists kept here, taken from `main` before the
-third wave's layout move. A change to one of them is a change to API.md:
+third wave's layout move (with what main added meanwhile: NotServed,
+HarvestClient.command_applied and withdraw). A change to one of them is a change to API.md:
 edit the list on purpose, in the same commit.
 """
 
@@ -64,6 +65,7 @@ ALL = [
     "NonDeterminismDetected",
     "NonDeterministicCall",
     "NotAHarvestDatabase",
+    "NotServed",
     "Overlap",
     "ParentClosePolicy",
     "PayloadNotJson",
@@ -322,6 +324,7 @@ HARVESTCLIENT = {
     "cancel": "(self, exec_id: 'str | ExecutionId', reason: 'str' = '', *, timeout: 'Duration' = "
     "'10s', command_id: 'str | None' = None) -> 'None'",
     "close": "(self) -> 'None'",
+    "command_applied": "(self, command_id: 'str') -> 'bool | None'",
     "connect": "(dsn: 'str') -> 'HarvestClient'",
     "data_version": "(self) -> 'int'",
     "describe": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
@@ -362,6 +365,7 @@ HARVESTCLIENT = {
     "'Duration' = '10s', command_id: 'str | None' = None) -> 'Any'",
     "update_with_start": "(self, request: 'UpdateWithStart', *, timeout: 'Duration' = '10s', "
     "command_id: 'str | None' = None) -> 'UpdateWithStartOutcome'",
+    "withdraw": "(self, command_id: 'str') -> 'bool'",
 }
 WORKFLOWCONTEXT = {
     "as_completed": "(self, aws: 'Iterable[Awaitable[Any]]') -> 'Iterator[Awaitable[Any]]'",

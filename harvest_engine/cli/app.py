@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -45,7 +48,50 @@ JSON = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _end_on_closed_stdout() -> None:
+    """End the way `yes | head -1` does once the reader of stdout is gone: quietly.
+
+    Stdout goes to /dev/null first, so the interpreter's last flush finds
+    nothing to complain about; then the process ends by SIGPIPE, the status a
+    shell pipeline expects of a writer whose reader left (exit 0 where there
+    is no SIGPIPE).
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    sys.exit(0)
+
+
+class HarvestGroup(click.Group):
+    """The command group: a closed stdout ends any command quietly, not as a failure."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """Parse the command line; `--help` and `--version` print here."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:
+            _end_on_closed_stdout()
+            raise  # not reached: the process has ended
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a reader that closed the pipe ends the process quietly."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            _end_on_closed_stdout()
+            raise  # not reached: the process has ended
+
+
+@click.group(cls=HarvestGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version=__version__, message="harvest %(version)s")
 def main() -> None:
     """Inspect and operate a harvest database file.

@@ -4,13 +4,16 @@ Each queues one command for the process that serves FILE (`await
 rt.serve()`) and waits up to `--timeout` for its reply; arguments are JSON
 text. A command no serving process answered in time exits 8 and stays
 queued: it is applied when a server runs; repeating it with the
-`--command-id` its error printed applies it once.
+`--command-id` its error printed applies it once. When no process serves
+FILE at all (no recent heartbeat) it says so within about a second, and
+`harvest withdraw FILE COMMAND_ID` removes a command that was not applied.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -18,13 +21,14 @@ import click
 from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main
 from harvest_engine.cli.output import (
     EXIT_FAILED,
+    EXIT_NOT_FOUND,
     HarvestFailure,
     emit_json,
     failures,
     line,
 )
 from harvest_engine.client import HarvestClient
-from harvest_engine.errors import CommandTimedOut
+from harvest_engine.errors import CommandTimedOut, NotServed
 from harvest_engine.states import ExecutionOutcome
 
 if TYPE_CHECKING:
@@ -55,7 +59,9 @@ def _json_arg(text: str | None, what: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise click.BadParameter(
-            f"{what} is not JSON ({exc})", param_hint=what
+            f"{what} is not JSON ({exc}); text is a JSON string in quotes: "
+            f"use {shlex.quote(json.dumps(text))}",
+            param_hint=what,
         ) from exc
 
 
@@ -75,10 +81,53 @@ def _run(
             )
             with opened as client:
                 return asyncio.run(call(client))
+        except NotServed as exc:
+            held = getattr(exc, "command_id", "")
+            raise HarvestFailure(
+                f"no process serves {exc.path} ({exc.last_beat}): start one with "
+                "`await rt.serve()`. The command stays queued and is applied when one "
+                f"does; to wait for it again, repeat the command with --command-id "
+                f"{held}; to drop it: harvest withdraw {exc.path} {held}",
+                EXIT_TIMED_OUT,
+            ) from exc
         except CommandTimedOut as exc:
             held = getattr(exc, "command_id", "")
             retry = f"; to retry it, repeat the command with --command-id {held}"
             raise HarvestFailure(exc.message + retry, EXIT_TIMED_OUT) from exc
+
+
+@main.command("withdraw")
+@FILE
+@click.argument("command_id")
+@JSON
+def withdraw(file: Target, command_id: str, as_json: bool) -> None:
+    """Remove queued command COMMAND_ID that no serving process applied yet.
+
+    Refused (exit 1) once the command was applied, and (exit 3) when nothing
+    is queued under that id.
+    """
+
+    async def call(client: HarvestClient) -> tuple[bool, bool | None, str]:
+        removed = client.withdraw(command_id)
+        applied = None if removed else client.command_applied(command_id)
+        return removed, applied, client.path  # a URL's password hidden
+
+    removed, applied, where = _run(file, call)
+    if removed:
+        if as_json:
+            emit_json({"command_id": command_id, "withdrawn": True})
+        else:
+            line("withdrawn", command_id)
+        return
+    if applied:
+        raise HarvestFailure(
+            f"command {command_id} was applied already: it cannot be withdrawn "
+            "(its effect happened; undo it with another command)",
+            EXIT_FAILED,
+        )
+    raise HarvestFailure(
+        f"no command {command_id} is queued in {where}", EXIT_NOT_FOUND
+    )
 
 
 @main.command("start")
@@ -283,13 +332,16 @@ def result(file: Target, exec_id: str, timeout: str | None, as_json: bool) -> No
     A run that failed or was cancelled prints its ending and exits 1.
     """
 
-    async def call(client: HarvestClient) -> ExecutionOutcome:
+    async def call(client: HarvestClient) -> tuple[ExecutionOutcome, str]:
         try:
-            return await client.result(exec_id, timeout=timeout)
+            ended = await client.result(exec_id, timeout=timeout)
         except TimeoutError as exc:
             raise HarvestFailure(str(exc), EXIT_TIMED_OUT) from exc
+        if isinstance(ended, ExecutionOutcome.Terminated):
+            return ended, _ending_reason(client, exec_id)
+        return ended, ""
 
-    outcome = _run(file, call)
+    outcome, reason = _run(file, call)
     if isinstance(outcome, ExecutionOutcome.Completed):
         emit_json(
             {"state": "COMPLETED", "output": outcome.output}
@@ -302,10 +354,27 @@ def result(file: Target, exec_id: str, timeout: str | None, as_json: bool) -> No
         body: dict[str, Any] = {"state": state, "error": outcome.error.to_json()}
     else:
         state = getattr(outcome, "state", "RUNNING")
-        detail, body = "", {"state": state}
+        detail, body = reason, {"state": state, "reason": reason}
     if as_json:
         emit_json(body)
         raise SystemExit(EXIT_FAILED)
     raise HarvestFailure(
         f"run {exec_id} ended {state}" + (f": {detail}" if detail else ""), EXIT_FAILED
     )
+
+
+MAX_SUCCESSORS = 10_000
+"""`result` follows at most this many continue-as-new or retry successors for a reason."""
+
+
+def _ending_reason(client: HarvestClient, exec_id: str) -> str:
+    """The reason the last run of `exec_id`'s chain was terminated or cancelled with."""
+    detail = client.describe(exec_id)
+    for _ in range(MAX_SUCCESSORS):
+        if detail.successor is None:
+            break
+        detail = client.describe(detail.successor)
+    error = getattr(detail.error, "value", None)
+    if isinstance(error, dict):
+        return str(error.get("message") or "")
+    return ""

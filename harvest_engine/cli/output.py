@@ -140,15 +140,29 @@ class HarvestFailure(click.ClickException):
         click.echo(f"harvest: {escape(self.format_message())}", err=True)
 
 
+def locked_advice(exc: DatabaseLocked) -> str:
+    """A held file's message with what a shell user can do (the engine's names Python calls)."""
+    held_by = getattr(exc, "held_by", "")
+    path = getattr(exc, "path", "the file")
+    return (
+        f"{path} is held by another writer{held_by}: stop that process and "
+        "run this again; beside it, the reads (harvest runs, show, history, tail, "
+        "...) work, and harvest start, signal, cancel, ... talk to it if it serves "
+        "the file"
+    )
+
+
 @contextmanager
 def failures() -> Iterator[None]:
     """Turn engine, value and OS errors into one line and the error type's exit status."""
     try:
         yield
-    except HarvestFailure:
-        raise
+    except (HarvestFailure, BrokenPipeError):
+        raise  # a closed stdout is not the file's failure: the group ends quietly
     except (HarvestError, ValueError, OSError, OverflowError, RecursionError) as exc:
         text = str(exc)
         if isinstance(exc, OSError) and exc.filename is not None:
             text = f"{exc.filename}: {exc.strerror or text}"
+        if isinstance(exc, DatabaseLocked):
+            text = locked_advice(exc)
         raise HarvestFailure(text, exit_code_for(exc)) from exc

@@ -8,7 +8,13 @@ import click
 
 from harvest_engine import payloads
 from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main, reading
-from harvest_engine.cli.output import emit_json, emit_json_text, emit_table, line
+from harvest_engine.cli.output import (
+    emit_json,
+    emit_json_text,
+    emit_table,
+    escape,
+    line,
+)
 from harvest_engine.cli.render import (
     detail_json,
     iso,
@@ -264,6 +270,13 @@ def logs(file: Target, exec_id: str, as_json: bool) -> None:
             ]
         )
         return
+    if not lines:
+        click.echo(
+            f"harvest: run {escape(exec_id)} has no stored log lines: ctx.log lines "
+            "are stored only when the runtime running it has a log policy, "
+            "rt.set_workflow_log_policy(WorkflowLogPolicy()) (none is the default)",
+            err=True,
+        )
     for entry in lines:
         line(when(entry.at), f"[{entry.message}]" if entry.marker else entry.message)
 

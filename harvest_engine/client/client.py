@@ -46,8 +46,11 @@ class HarvestClient(StartCalls):
     `close()`. Every command is awaited and takes `timeout=` (default
     ``"10s"``): `CommandTimedOut` (with `command_id`) when no serving process
     answered in time; the command stays queued and is applied once one does.
-    To retry it, repeat the same call with ``command_id=`` that id (or pass
-    your own id from the first try): a command id queues one command, and
+    When no process has served the store lately (its heartbeat is stale) the
+    wait ends within about a second with `NotServed`, a `CommandTimedOut`;
+    `withdraw(command_id)` removes a command that was not applied. To retry
+    it, repeat the same call with ``command_id=`` that id (or pass your own
+    id from the first try): a command id queues one command, and
     every call with it awaits that command's reply, so it is applied once
     (within the day applied commands are kept). An id that names a
     different command raises ValueError and queues nothing.
@@ -229,6 +232,21 @@ class HarvestClient(StartCalls):
         return await self._call(
             requests.update(exec_id, name, arg), timeout, command_id
         )
+
+    def withdraw(self, command_id: str) -> bool:
+        """Remove a queued command no serving process applied yet; False once applied.
+
+        For a command that timed out (`CommandTimedOut.command_id`, or
+        `NotServed`'s) and should not run after all. An applied command keeps
+        its row and reply (its effect happened), and so does a command being
+        applied right now: False. False too for an id nothing is queued under.
+        """
+        return self._queue.withdraw(requests.command_id(command_id))
+
+    def command_applied(self, command_id: str) -> bool | None:
+        """Whether the command of this id was applied; None when none is queued under it."""
+        got = self._queue.reply(requests.command_id(command_id))
+        return None if got is None else got[0]
 
     # -- reading --------------------------------------------------------------------
 

@@ -33,7 +33,24 @@ RESULT_POLL_SECONDS = 0.005
 # A client hearing notices still re-reads this often, in case one was missed.
 SAFETY_RECHECK_SECONDS = 0.5
 
+# A command with no reply yet looks at the serving process's heartbeat this
+# often (seconds); a beat older than SERVED_WITHIN (three of the server's
+# one-second beats, runtime/commands.py) means no process serves the store:
+# NotServed, instead of waiting out the timeout.
+SERVED_CHECK_SECONDS = 1.0
+SERVED_WITHIN = 3.0
+
 Reply = tuple[bool, str | None]
+
+
+def not_served(queue: CommandQueue | PostgresCommandQueue) -> str | None:
+    """How long ago a process last served the store, in words; None while one serves it."""
+    ago = queue.served_ago()
+    if ago is None:
+        return "no serving process has it open"
+    if ago <= SERVED_WITHIN:
+        return None
+    return f"the last serving heartbeat was {ago:.1f}s ago"
 
 
 async def command_reply(

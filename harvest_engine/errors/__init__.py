@@ -53,6 +53,7 @@ from harvest_engine.errors.inputs import (
 from harvest_engine.errors.runs import (
     CommandTimedOut,
     ExecutionNotFound,
+    NotServed,
     ScheduleNotFound,
     UnknownWorkflow,
     WorkflowAlreadyStarted,
@@ -107,6 +108,7 @@ __all__ = [
     "NonDeterminismDetected",
     "NonDeterministicCall",
     "NotAHarvestDatabase",
+    "NotServed",
     "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",

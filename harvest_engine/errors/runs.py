@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine.errors.base import SqliteError, _run_id
+from harvest_engine.errors.base import HarvestError, SqliteError, _run_id
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from harvest_engine.states import ExecutionId
 
 
@@ -67,22 +69,42 @@ class WorkflowIdNotFound(SqliteError):
         super().__init__(workflow_name=workflow_name, workflow_id=workflow_id)
 
 
+def _registered_text(registered: tuple[str, ...]) -> str:
+    """What the process has, so a misspelt name shows beside the right one."""
+    if not registered:
+        return "none is registered"
+    return "registered: " + ", ".join(repr(n) for n in sorted(registered))
+
+
 class UnknownWorkflow(SqliteError):
-    """No workflow of this name is registered in this runtime."""
+    """No workflow of this name is registered in this runtime.
 
-    _template = "workflow {name!r} is not registered (register it before driving)"
+    ``registered`` lists the workflow names the process does have (empty when
+    the raiser does not know them).
+    """
 
-    def __init__(self, *, name: str) -> None:
-        super().__init__(name=name)
+    _template = (
+        "workflow {name!r} is not registered ({known}; register it before driving)"
+    )
+
+    def __init__(self, *, name: str, registered: Iterable[str] = ()) -> None:
+        names = tuple(registered)
+        super().__init__(name=name, registered=names, known=_registered_text(names))
 
 
 class UnknownActivity(SqliteError):
-    """No activity of this name is registered in this runtime."""
+    """No activity of this name is registered in this runtime.
 
-    _template = "activity {name!r} is not registered (register it before driving)"
+    ``registered`` lists the activity names the process does have.
+    """
 
-    def __init__(self, *, name: str) -> None:
-        super().__init__(name=name)
+    _template = (
+        "activity {name!r} is not registered ({known}; register it before driving)"
+    )
+
+    def __init__(self, *, name: str, registered: Iterable[str] = ()) -> None:
+        names = tuple(registered)
+        super().__init__(name=name, registered=names, known=_registered_text(names))
 
 
 class ScheduleNotFound(SqliteError):
@@ -107,3 +129,40 @@ class CommandTimedOut(SqliteError):
         self, *, command_id: str, kind: str = "", seconds: float = 0.0, path: str = ""
     ) -> None:
         super().__init__(command_id=command_id, kind=kind, seconds=seconds, path=path)
+
+
+class NotServed(CommandTimedOut):
+    """No process has served the file lately: a client command stops waiting within a second.
+
+    A `CommandTimedOut`, so handlers of that still catch it. The command
+    stays queued under `command_id`: a serving process applies it once one
+    runs; repeat the call with that id to await it, or withdraw it.
+    """
+
+    _template = (
+        "command {command_id} ({kind}) is queued, but no process serves {path} "
+        "({last_beat}): start one with `await rt.serve()`; the command stays queued "
+        "and is applied when one does (to drop it: `harvest withdraw` with its "
+        "command id, or client.withdraw)"
+    )
+    command_id: str
+    path: str
+    last_beat: str
+
+    def __init__(
+        self,
+        *,
+        command_id: str,
+        kind: str = "",
+        seconds: float = 0.0,
+        path: str = "",
+        last_beat: str = "",
+    ) -> None:
+        HarvestError.__init__(
+            self,
+            command_id=command_id,
+            kind=kind,
+            seconds=seconds,
+            path=path,
+            last_beat=last_beat,
+        )

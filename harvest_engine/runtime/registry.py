@@ -114,7 +114,7 @@ class Registry:
         """
         info = self.workflows.get(name)
         if info is None:
-            raise UnknownWorkflow(name=name)
+            raise UnknownWorkflow(name=name, registered=self.workflows)
         return info
 
     # -- activities ------------------------------------------------------------
@@ -193,7 +193,7 @@ class Registry:
         """
         found = self.activities.get(name)
         if found is None:
-            raise UnknownActivity(name=name)
+            raise UnknownActivity(name=name, registered=self.activities)
         return found
 
     # -- declarative handlers ----------------------------------------------------

@@ -115,7 +115,8 @@ class Runtime:
 
     def register_workflow(self, fn: Callable[..., Any] | WorkflowInfo) -> None:
         """Register an @workflow function; refuses options this backend cannot honour."""
-        self.registry.add_workflow(fn)
+        info = self.registry.add_workflow(fn)
+        self._driver.code_waits.code_registered(info.name)  # its due slot fires now
         self.waker.wake()  # a run that waited for its code can go on
 
     def register_activity(self, fn: Callable[..., Any] | ActivityInfo) -> None:
@@ -461,7 +462,12 @@ class Runtime:
     # -- operator actions (operating/operate.py): schedules, retention, cancel ---
 
     def upsert_schedule(self, schedule: WorkflowSchedule) -> ScheduleRow:
-        """Store a schedule (keyed by workflow name); the same spec keeps its slot and pause."""
+        """Store a schedule (keyed by workflow name); the same spec keeps its slot and pause.
+
+        Raises:
+            UnknownWorkflow: this runtime has no such workflow registered (a
+                misspelt name would be stored and never fire); nothing is written.
+        """
         return operate.upsert_schedule(self._engine, schedule)
 
     def pause_schedule(self, workflow_name: str) -> bool:
@@ -522,7 +528,7 @@ class Runtime:
     def terminate(self, exec_id: str | ExecutionId, reason: str = "") -> None:
         """End a run TERMINATED at once, in one transaction; its body does not run again.
 
-        Appends WorkflowCancelled {reason}, drops its open rows (keyed signals
+        Appends WorkflowCancelled {reason, imposed}, drops its open rows (keyed signals
         stay), drops a pending cancel request and applies the parent-close
         policy of its detached children. A blank reason gets a default text.
 

@@ -101,6 +101,22 @@ class Settings:
         advised = max(1, cap * 4 // 5)
         return advised if advised < CONTINUE_AS_NEW_ADVICE_EVENTS else None
 
+    def advice_bytes(self) -> int | None:
+        """The stored history bytes at which `should_continue_as_new()` turns true, for a lowered byte cap.
+
+        At 80% of a byte cap set below the default, as for the event cap:
+        the last fifth is the room the steps between two checks of the
+        advice append, so a loop that checks it before each step hands over
+        while its next step still fits, as long as one step appends less
+        than a fifth of the cap. None for the default cap or no cap (no
+        byte advice is recorded, and none is counted).
+        """
+        cap = self.caps.max_bytes
+        default = HistoryCaps().max_bytes
+        if cap is None or default is None or cap >= default:
+            return None
+        return max(1, cap * 4 // 5)
+
     def signal_room(self, next_seq: int) -> int:
         """How many staged signals a decision may load (-1 for no limit)."""
         if self.caps.max_events is None:

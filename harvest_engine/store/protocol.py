@@ -116,8 +116,13 @@ class DurableStore(Protocol):
         """The earliest timer or task ready time of a run."""
         ...
 
-    def earliest_due(self, now: datetime) -> datetime | None:
+    def earliest_due(
+        self, now: datetime, *, skip_schedules: Sequence[str] = ()
+    ) -> datetime | None:
         """The earliest due time over every run, schedule and queued command.
+
+        The schedules of `skip_schedules` (workflows whose code the caller
+        lacks) do not count.
 
         Timers, task ready times (retry backoff), execution deadlines, a
         flagged run's not-before time (`now` when it is ready at once),
@@ -158,6 +163,10 @@ class DurableStore(Protocol):
 
     def requeue_claimed_tasks(self) -> None:
         """Put every claimed task back to PENDING (a stopped server's unfinished bodies)."""
+        ...
+
+    def beat_serving(self) -> None:
+        """Record that a process serves the store now (clients tell `NotServed` by its age)."""
         ...
 
     def activity_attempts(

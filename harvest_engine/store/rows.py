@@ -141,3 +141,11 @@ class LedgerEntry:
     output_tokens: int
     latency: float | None
     recorded_at: datetime
+
+
+class UnreadableRow(ValueError):
+    """A side-table row whose column holds what harvest never writes there (text in a number).
+
+    SQLite keeps any value in any column, so a hand-edited or damaged file can
+    hold one; each store's boundary says it as `DatabaseCorrupt`.
+    """

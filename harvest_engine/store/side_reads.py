@@ -20,6 +20,7 @@ from harvest_engine.store.records import (
     PendingTask,
     TimerRow,
 )
+from harvest_engine.store.rows import UnreadableRow
 from harvest_engine.store.sqlite.queries import (
     TASK_COLUMNS,
     error_info,
@@ -31,6 +32,34 @@ from harvest_engine.timestamps import from_micros
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from datetime import datetime
+
+
+def _whole(value: Any, what: str) -> int:
+    """A stored whole number, or UnreadableRow naming the column."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise UnreadableRow(f"{what} holds {value!r}, not a whole number")
+
+
+def _opt_whole(value: Any, what: str) -> int | None:
+    return None if value is None else _whole(value, what)
+
+
+def _opt_number(value: Any, what: str) -> float | None:
+    if value is None or (
+        isinstance(value, int | float) and not isinstance(value, bool)
+    ):
+        return value
+    raise UnreadableRow(f"{what} holds {value!r}, not a number")
+
+
+def _at(value: Any, what: str) -> datetime:
+    """A stored time (micros) as a datetime, or UnreadableRow."""
+    try:
+        return from_micros(_whole(value, what))
+    except OverflowError as exc:
+        raise UnreadableRow(f"{what} holds {value!r}, out of range") from exc
 
 
 class Rows(Protocol):
@@ -115,7 +144,10 @@ class SideTableReads:
             "ORDER BY fire_at, timer_id",
             (exec_id,),
         ).fetchall()
-        return [TimerRow(timer_id=r[0], fire_at=from_micros(r[1])) for r in rows]
+        return [
+            TimerRow(timer_id=r[0], fire_at=_at(r[1], "a timer's fire_at"))
+            for r in rows
+        ]
 
     def mutexes(self, conn: Executes, exec_id: str) -> list[MutexRow]:
         """Mutex places a run holds or waits for."""
@@ -135,9 +167,9 @@ class SideTableReads:
                 key=r[0],
                 exec_id=ExecutionId(r[1]),
                 granted=bool(r[2]),
-                lock_seq=r[3],
-                queued_at=from_micros(r[4]),
-                ahead=int(r[5]),
+                lock_seq=_opt_whole(r[3], "a mutex row's lock_seq"),
+                queued_at=_at(r[4], "a mutex row's queued_at"),
+                ahead=_whole(r[5], "a mutex row's place"),
             )
             for r in rows
         ]
@@ -152,12 +184,12 @@ class SideTableReads:
         return [
             LedgerRow(
                 activity=r[0],
-                attempt=r[1],
+                attempt=_whole(r[1], "a ledger row's attempt"),
                 model=r[2],
-                input_tokens=r[3],
-                output_tokens=r[4],
-                latency=r[5],
-                recorded_at=from_micros(r[6]),
+                input_tokens=_whole(r[3], "a ledger row's input_tokens"),
+                output_tokens=_whole(r[4], "a ledger row's output_tokens"),
+                latency=_opt_number(r[5], "a ledger row's latency"),
+                recorded_at=_at(r[6], "a ledger row's recorded_at"),
             )
             for r in rows
         ]
@@ -170,6 +202,11 @@ class SideTableReads:
             (exec_id,),
         ).fetchall()
         return [
-            LogLine(seq=r[0], at=from_micros(r[1]), message=r[2], marker=bool(r[3]))
+            LogLine(
+                seq=r[0],
+                at=_at(r[1], "a log line's at"),
+                message=r[2],
+                marker=bool(r[3]),
+            )
             for r in rows
         ]

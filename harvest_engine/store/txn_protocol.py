@@ -301,8 +301,10 @@ class WriteTxn(Protocol):
         """Mark a client command applied, with its reply and the run it touched."""
         ...
 
-    def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
-        """Delete up to `limit` commands applied before `cutoff`; how many went."""
+    def purge_applied_commands(
+        self, cutoff: datetime, refused_cutoff: datetime, limit: int
+    ) -> int:
+        """Delete up to `limit` commands applied before `cutoff`, refused ones before `refused_cutoff`."""
         ...
 
     def purge_terminal_batch(self, cutoff: datetime, limit: int) -> int:

@@ -1,1 +1,1 @@
-"""Running workflow code deterministically: the loop, the context, commands and replay."""
+"""Running workflow code deterministically: the loop, the context, the commands, replay."""

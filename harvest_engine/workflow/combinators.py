@@ -1,4 +1,4 @@
-"""`ctx.wait` and `ctx.as_completed`: asyncio's combinators with a deterministic order.
+"""`ctx.wait`, `ctx.as_completed`: asyncio's combinators with a deterministic order.
 
 asyncio's `wait` returns sets; workflow code needs the same order on every
 replay, so these keep input order (`wait`) and completion order with ties

@@ -1,4 +1,4 @@
-"""Commands: what workflow code asks the engine to do, and how each is matched on replay.
+"""Commands: what workflow code asks the engine to do, with how replay matches each.
 
 Every durable call emits one numbered command. Live, the runtime records it
 as a history event; on replay, the recorded event at the same place must be

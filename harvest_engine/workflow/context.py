@@ -14,7 +14,6 @@ from harvest_engine import payloads
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import ContinueAsNew
 from harvest_engine.names import check_name
-from harvest_engine.timestamps import to_text
 from harvest_engine.workflow import combinators
 from harvest_engine.workflow.commands import Command
 from harvest_engine.workflow.context_runs import OtherRunsCalls
@@ -30,24 +29,22 @@ from harvest_engine.workflow.targets import (
     activity_target,
     checked_value,
 )
-from harvest_engine.workflow.timers import TimerHandle
+from harvest_engine.workflow.timers import TimerHandle, start_timer
 from harvest_engine.workflow.versioning import check_patch_id
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-    from datetime import datetime, timedelta
+    from datetime import datetime
 
     from harvest_engine.authoring import ActivityInfo, RetryPolicy
-    from harvest_engine.workflow.instance import WorkflowInstance
     from harvest_engine.workflow.run_info import RunInfo
 
 
 class WorkflowContext(OtherRunsCalls):
     """Passed to every workflow body; every durable call is awaitable and deterministic."""
 
-    def __init__(self, machine: WorkflowInstance) -> None:
-        self._machine = machine
-        self._seeded: _random.Random | None = None
+    # The run's generator, made at first use (see `_rng`).
+    _seeded: _random.Random | None = None
 
     @property
     def _rng(self) -> _random.Random:
@@ -101,10 +98,17 @@ class WorkflowContext(OtherRunsCalls):
         """True once the history is long enough that a loop should continue as new.
 
         At 10,000 events, or at 80% of the event cap when the runtime's caps
-        were set lower when the run started (recorded with its start, so a
-        replay answers the same).
+        were set lower when the run started; and at 80% of the byte cap
+        (the stored event JSON) when that was set lower, so a loop that
+        checks before each step hands over while a step of up to a fifth of
+        the cap still fits. Both are recorded with its start, so a replay
+        answers the same.
         """
-        return self._machine.history_length >= self._machine.advice_at_or_default
+        machine = self._machine
+        if machine.history_length >= machine.advice_at_or_default:
+            return True
+        advice_bytes = machine.advice_bytes
+        return advice_bytes is not None and machine.history_bytes >= advice_bytes
 
     def history_length(self) -> int:
         """How many events the run's history holds at this point of the code (replays alike)."""
@@ -120,11 +124,13 @@ class WorkflowContext(OtherRunsCalls):
         history the old code wrote past this point without it. The first
         call decides for the whole run.
         """
-        return self._machine.patched(check_patch_id(patch_id))
+        machine = self._machine
+        return machine.commands.patched(check_patch_id(patch_id), machine.applied_seq)
 
     def deprecate_patch(self, patch_id: str) -> None:
         """Keep only the new branch of `patch_id` once no run can take the old one."""
-        self._machine.deprecate_patch(check_patch_id(patch_id))
+        machine = self._machine
+        machine.commands.deprecate_patch(check_patch_id(patch_id), machine.applied_seq)
 
     def memo(self) -> dict[str, Any]:
         """The run's memo as of this point of the code (a copy; {} when it has none)."""
@@ -137,7 +143,7 @@ class WorkflowContext(OtherRunsCalls):
     def upsert_memo(self, patch: Mapping[str, Any]) -> None:
         """Merge `patch` into the memo (a None value removes its key); durable, seen by describe."""
         checked = self._machine.metadata.upsert_memo(patch)
-        self._machine.emit(Command("MemoUpserted", {"patch": checked}))
+        self._machine.commands.emit(Command("MemoUpserted", {"patch": checked}))
 
     def continue_as_new(
         self, input: Any = None, *, workflow_type: str | None = None
@@ -163,7 +169,10 @@ class WorkflowContext(OtherRunsCalls):
 
     def log(self, message: str) -> None:
         """A workflow log line, stored once per run when a log policy is set."""
-        self._machine.log_line(payloads.check_value(str(message), "log message"))
+        machine = self._machine
+        machine.commands.log_line(
+            payloads.check_value(str(message), "log message"), machine.now
+        )
 
     def set_current_details(self, text: str) -> None:
         """Describe what the run is doing now (kept in memory, not in history)."""
@@ -195,7 +204,7 @@ class WorkflowContext(OtherRunsCalls):
             attrs["start_to_close"] = to_timedelta(start_to_close).total_seconds()
         if schedule_to_close is not None:
             attrs["schedule_to_close"] = to_timedelta(schedule_to_close).total_seconds()
-        result = await self._machine.schedule_activity(attrs)
+        result = await self._machine.commands.schedule_activity(attrs)
         return payloads.from_json(result, result_type)
 
     async def execute_activity_raw(
@@ -229,7 +238,7 @@ class WorkflowContext(OtherRunsCalls):
                 to_timedelta(start_to_close).total_seconds(),
                 LOCAL_ACTIVITY_BUDGET_SECONDS,
             )
-        result = await self._machine.schedule_local_activity(attrs)
+        result = await self._machine.commands.schedule_local_activity(attrs)
         return payloads.from_json(result, result_type)
 
     async def execute_external_activity(self, name: str, input: Any = None) -> Any:
@@ -254,16 +263,17 @@ class WorkflowContext(OtherRunsCalls):
         if not isinstance(key, str) or not key.strip():
             raise ValueError("a mutex key is non-empty text")
         check_name(key, "mutex key")
-        return WorkflowMutex(self, key)
+        return WorkflowMutex(self._machine, key)
 
     # -- timers --------------------------------------------------------------
 
     async def timer(self, seconds: Duration) -> None:
         """Wait durably for a while (survives restarts)."""
         duration = to_timedelta(seconds, what="timer duration")
-        timer_id = self._machine.next_timer_id()
-        future = self._start_timer(timer_id, duration)
-        self._machine.arm_timer(timer_id, duration, future)
+        machine = self._machine
+        timer_id = machine.commands.next_timer_id()
+        future = start_timer(machine, timer_id, duration)
+        machine.commands.arm_timer(timer_id, machine.clock() + duration, future)
         await future
 
     async def sleep(self, duration: Duration) -> None:
@@ -278,18 +288,7 @@ class WorkflowContext(OtherRunsCalls):
         if timer_id.startswith("harvest."):
             raise ValueError("timer ids starting with 'harvest.' are reserved")
         return TimerHandle(
-            self, timer_id, to_timedelta(duration, what="start_timer duration")
-        )
-
-    def _start_timer(self, timer_id: str, duration: timedelta) -> asyncio.Future[Any]:
-        """Record TimerStarted (`fire_at` is the earliest fire time); the row is armed apart."""
-        fire_at = self._machine.clock() + duration
-        return self._machine.start_timer(
-            {
-                "timer_id": timer_id,
-                "fire_at": to_text(fire_at),
-                "duration": duration.total_seconds(),
-            }
+            self._machine, timer_id, to_timedelta(duration, what="start_timer duration")
         )
 
     # -- signals -------------------------------------------------------------
@@ -312,7 +311,7 @@ class WorkflowContext(OtherRunsCalls):
 
     async def wait_for_signal_timeout(self, name: str, duration: Duration) -> Any:
         """Wait for signal `name` or a durable deadline; None when the deadline wins."""
-        return await signal_within(self, name, duration)
+        return await signal_within(self._machine, name, duration)
 
     async def receive_signal_timeout(
         self, name: str, duration: Duration, type: Any = None
@@ -329,7 +328,7 @@ class WorkflowContext(OtherRunsCalls):
         """Wait until `predicate()` is true (checked whenever the workflow is idle)."""
         if predicate():
             return
-        await self._machine.condition(predicate)
+        await self._machine.commands.condition(predicate)
 
     # -- handlers for queries and updates ------------------------------------
 
@@ -350,7 +349,7 @@ class WorkflowContext(OtherRunsCalls):
 
     async def side_effect(self, fn: Callable[[], Any]) -> Any:
         """Run `fn` once, live, and record its JSON result; replay returns the recorded value."""
-        recorded = await self._machine.side_effect(
+        recorded = await self._machine.commands.side_effect(
             functools.partial(side_effect_result, fn)
         )
         if "error" in recorded:
@@ -361,7 +360,9 @@ class WorkflowContext(OtherRunsCalls):
         """Merge search attributes into the run's row (recorded as SearchAttributesUpserted)."""
         checked = check_search_attributes(attributes)
         self._machine.metadata.upsert_search_attributes(checked)
-        self._machine.emit(Command("SearchAttributesUpserted", {"attributes": checked}))
+        self._machine.commands.emit(
+            Command("SearchAttributesUpserted", {"attributes": checked})
+        )
 
     # -- deterministic combinators -------------------------------------------
 

@@ -1,13 +1,12 @@
-"""The calls of a WorkflowContext that reach other runs: children, external signals, cancels, waits.
+"""OtherRunsCalls: the calls of a WorkflowContext that reach other runs (children, signals, cancels, waits).
 
-A mixin of `WorkflowContext` (context.py), kept apart so that file holds the
-run's own calls; every method here records one command on the run's
-machine and waits for what the other run's side recorded.
+The base class of `WorkflowContext` (context.py), which adds the run's own
+calls; it holds the run's `Machine`, and every method here records one
+command on it and waits for what the other run's side recorded.
 """
 
 from __future__ import annotations
 
-import typing
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
@@ -25,14 +24,14 @@ if TYPE_CHECKING:
 
     from harvest_engine.authoring import RetryPolicy, WorkflowInfo
     from harvest_engine.durations import Duration
-    from harvest_engine.workflow.context import WorkflowContext
-    from harvest_engine.workflow.instance import WorkflowInstance
+    from harvest_engine.workflow.machine import Machine
 
 
 class OtherRunsCalls:
     """Child workflows and the external-run commands of `WorkflowContext`."""
 
-    _machine: WorkflowInstance
+    def __init__(self, machine: Machine) -> None:
+        self._machine = machine
 
     async def spawn_child_workflow(
         self,
@@ -76,14 +75,13 @@ class OtherRunsCalls:
                 parent_close_policy=parent_close_policy,
             ),
         }
-        child, future = self._machine.start_child(attrs, attached=True)
+        child, future = self._machine.commands.start_child(attrs, attached=True)
         if future is None:
             raise ApplicationError("an attached child has a result future")
         if timeout is None:
             result = await future
             return payloads.from_json(result, result_type)
-        ctx = typing.cast("WorkflowContext", self)  # only ever mixed into it
-        result = await child_within(ctx, name, child, future, timeout)
+        result = await child_within(self._machine, name, child, future, timeout)
         return payloads.from_json(result, result_type)
 
     async def spawn_child_workflow_detached(
@@ -115,7 +113,7 @@ class OtherRunsCalls:
                 parent_close_policy=parent_close_policy,
             ),
         }
-        child, started = self._machine.start_child(attrs, attached=False)
+        child, started = self._machine.commands.start_child(attrs, attached=False)
         if started is not None:
             recorded = await started
             refused = refusal_error(name, recorded)
@@ -130,7 +128,7 @@ class OtherRunsCalls:
         if not isinstance(name, str) or not name.strip():
             raise ValueError("a signal name is non-empty text")
         check_name(name, "signal name")
-        recorded = await self._machine.external(
+        recorded = await self._machine.commands.external(
             "ExternalSignalSent",
             {
                 "target": str(exec_id),
@@ -144,7 +142,7 @@ class OtherRunsCalls:
         self, exec_id: ExecutionId | str
     ) -> None:
         """Cancel another run at once (a hard seal: its body does not run again)."""
-        recorded = await self._machine.external(
+        recorded = await self._machine.commands.external(
             "ExternalCancelRequested", {"target": str(exec_id)}
         )
         raise_recorded(recorded)
@@ -156,4 +154,4 @@ class OtherRunsCalls:
             ExternalWorkflowError: ``target_unknown`` (no such run),
                 ``target_terminated``, or the target's own failure.
         """
-        return await self._machine.await_workflow(str(exec_id))
+        return await self._machine.commands.await_workflow(str(exec_id))

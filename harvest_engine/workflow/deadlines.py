@@ -1,4 +1,4 @@
-"""Waits that race a durable deadline: a child's `timeout` and `wait_for_signal_timeout`.
+"""Waits that race a durable deadline: a child's `timeout`, `wait_for_signal_timeout`.
 
 Each arms an anonymous TimerHandle beside the wait; whichever settles first
 decides the outcome, and the loser is cancelled or forgotten so replay
@@ -17,23 +17,22 @@ from harvest_engine.workflow.timers import TimerHandle
 if TYPE_CHECKING:
     import asyncio
 
-    from harvest_engine.workflow.context import WorkflowContext
+    from harvest_engine.workflow.machine import Machine
 
 _TIMED_OUT = object()
 
 
 async def child_within(
-    ctx: WorkflowContext,
+    machine: Machine,
     name: str,
     child: str,
     future: asyncio.Future[Any],
     timeout: Duration,  # noqa: ASYNC109 -- a durable timer (API.md), not asyncio.timeout
 ) -> Any:
     """An attached child's JSON result, or ``ChildWorkflowTimeout`` once `timeout` passes first."""
-    machine = ctx._machine
     handle = TimerHandle(
-        ctx,
-        machine.next_timer_id(),
+        machine,
+        machine.commands.next_timer_id(),
         to_timedelta(timeout, what="child timeout"),
     )
     handle._arm()
@@ -42,7 +41,7 @@ async def child_within(
     def deadline_won(_: asyncio.Future[Any]) -> None:
         # A due deadline is applied before a late child's result (guide §9).
         if not waiter.done() and handle.fired:
-            machine.forget_child(child)
+            machine.commands.forget_child(child)
             waiter.set_exception(
                 ChildWorkflowError(
                     f"child workflow {name} ({child}) did not finish within its timeout",
@@ -66,15 +65,15 @@ async def child_within(
         handle.cancel()
 
 
-async def signal_within(ctx: WorkflowContext, name: str, duration: Duration) -> Any:
+async def signal_within(machine: Machine, name: str, duration: Duration) -> Any:
     """The next payload of signal `name`, or None when `duration` passes first."""
-    signals = ctx._machine.signals
+    signals = machine.signals
     if signals.has(check_name(name, "signal name")):
         return signals.pop(name)
     waiter = signals.waiter(name)
     handle = TimerHandle(
-        ctx,
-        ctx._machine.next_timer_id(),
+        machine,
+        machine.commands.next_timer_id(),
         to_timedelta(duration, what="signal timeout"),
     )
     handle._arm()

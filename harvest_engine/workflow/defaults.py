@@ -1,4 +1,4 @@
-"""Defaults from API.md that the workflow core applies and the runtime reads too.
+"""Defaults from API.md that the workflow core applies, also read by the runtime.
 
 They sit apart from the context and the instance so the runtime's settings
 and local-activity runner take them without importing either.

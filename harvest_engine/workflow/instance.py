@@ -6,13 +6,14 @@ emitted (a mismatch is `NonDeterminismDetected`); any other event resolves
 what it answers, then the code runs until it parks again. Live, the runtime
 calls `flush()` to turn newly emitted commands into events, in the order
 replay will meet them, and `deliver()` for new input (signals, fired timers).
-What the code's calls emit (instance_commands.py) and what the runtime
-reads between decisions (instance_view.py) are mixins of its own modules.
+It implements `Machine` (machine.py) for the code's WorkflowContext and owns
+the parts that context reaches: the CommandEmitter its calls emit through
+(emitter.py) and the Pending futures their answers settle (pending.py).
 """
 
 from __future__ import annotations
 
-import collections
+import asyncio
 import functools
 import inspect
 import logging
@@ -22,47 +23,34 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import (
-    ChildWorkflowError,
-    ExternalWorkflowError,
     HarvestInternalError,
     NonDeterminismDetected,
     NonDeterministicCall,
 )
 from harvest_engine.events import HistoryEvent
-from harvest_engine.workflow.commands import (
-    Command,
-    CommandRejected,
-    describe_event,
-)
+from harvest_engine.workflow.commands import CommandRejected, describe_event
 from harvest_engine.workflow.context import WorkflowContext
-from harvest_engine.workflow.instance_commands import CommandEmitter
-from harvest_engine.workflow.instance_view import InstanceView
+from harvest_engine.workflow.defaults import CONTINUE_AS_NEW_ADVICE_EVENTS
+from harvest_engine.workflow.emitter import CommandEmitter
 from harvest_engine.workflow.loop import DeterministicLoop
-from harvest_engine.workflow.recorded_errors import activity_error, answer_wait
+from harvest_engine.workflow.pending import Pending
 from harvest_engine.workflow.run_metadata import RunMetadata
 from harvest_engine.workflow.signals import SignalInbox
-from harvest_engine.workflow.timers import TimerOutcome
 from harvest_engine.workflow.versioning import PatchBook, marker_patch_id
 
 if TYPE_CHECKING:
-    import asyncio
-
+    from harvest_engine.workflow.commands import Command
     from harvest_engine.workflow.run_info import RunInfo
 
 log = logging.getLogger("harvest_engine.workflow")
-
-# Events the engine records that answer no command and need no action here.
-_PASSIVE_EVENTS = frozenset(
-    {"WorkflowRetryScheduled", "UpdateAdmitted", "LocalActivityFailed"}
-)
 
 # What a live cycle's runtime does with an effect command: apply it in the
 # decision transaction and return attrs to record with it.
 Effects = Callable[[str, dict[str, Any]], dict[str, Any] | None]
 
 
-class WorkflowInstance(CommandEmitter, InstanceView):
-    """A suspended workflow run plus the bookkeeping that replays it."""
+class WorkflowInstance:
+    """A suspended workflow run plus the bookkeeping that replays it (a `Machine`)."""
 
     def __init__(
         self,
@@ -77,8 +65,22 @@ class WorkflowInstance(CommandEmitter, InstanceView):
         self.input_type = input_type
         self.cancel_reason = cancel_reason
         self.loop = DeterministicLoop()  # type: ignore[abstract]  # I/O methods are set as refusals
+        self.patches = PatchBook()
+        self.pending = Pending()
+        self.commands = CommandEmitter(
+            run.exec_id, self.loop, self.pending, self.patches
+        )
         self.ctx = WorkflowContext(self)
-        self.signals = SignalInbox(self)
+        self.signals = SignalInbox(self.loop)
+        # What the runtime asks after a drive, answered by the parts that
+        # know it: bound once here, so asking costs no forwarding call.
+        self.take_log_lines = self.commands.take_log_lines
+        self.take_timer_arms = self.pending.take_timer_arms
+        self.waiting_timer_ids = self.pending.waiting_timer_ids
+        self.waiting_activity_ids = self.pending.waiting_activity_ids
+        self.waiting_workflows = self.pending.waiting_workflows
+        self.waiting_mutex_keys = self.pending.waiting_mutex_keys
+        self.waiting_conditions = self.pending.waiting_conditions
         self.queries: dict[str, Callable[..., Any]] = {}
         self.updates: dict[
             str, tuple[Callable[[Any], Any] | None, Callable[[Any], Any]]
@@ -95,30 +97,21 @@ class WorkflowInstance(CommandEmitter, InstanceView):
         # WorkflowStarted waits here until the signals staged before the first
         # drive are in (guide §8: appended before the body runs); see `begin`.
         self._pending_start: HistoryEvent | None = None
-        self._emitted: collections.deque[Command] = collections.deque()
-        self._command_ids = 0
-        self._activities: dict[int, asyncio.Future[Any]] = {}
-        self._timers: dict[str, asyncio.Future[Any]] = {}
-        self._timer_arms: list[tuple[str, datetime, asyncio.Future[Any]]] = []
-        self._conditions: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
-        self._log_lines: list[tuple[int, datetime, str]] = []
-        self._log_count = 0
         self._live = False
         self.violation: NonDeterministicCall | None = None
         # Set by the runtime for a live decision; None on replay and in queries.
         self.effects: Effects | None = None
+        # The first call the code made that the backend refuses, if any.
         self.rejection: CommandRejected | None = None
         # A cascade sealed this very run mid-batch: (state, reason).
         self.halted: tuple[str, str] | None = None
-        self._children: dict[int, tuple[str, asyncio.Future[Any]]] = {}
-        self._awaits: dict[int, tuple[str, asyncio.Future[Any]]] = {}
-        self._mutex_waits: dict[str, asyncio.Future[Any]] = {}
-        self._local_ids: set[int] = set()
-        self._marks: list[str] = []
-        self.patches = PatchBook()
         self.metadata = RunMetadata()
         # The lowered continue-as-new advice WorkflowStarted recorded, if any.
         self.advice_at: int | None = None
+        # The lowered byte advice it recorded, if any, and the stored bytes
+        # of the events applied so far (counted only under that advice).
+        self.advice_bytes: int | None = None
+        self.history_bytes = 0
         # The WorkflowStarted event applied (a fresh instance of the run can
         # start from it instead of reading it again).
         self.started: HistoryEvent | None = None
@@ -144,9 +137,11 @@ class WorkflowInstance(CommandEmitter, InstanceView):
             self.begin()
         self.applied_seq = event.seq
         self.history_length = event.seq
+        if self.advice_bytes is not None:
+            self.history_bytes += len(payloads.dumps(event.attrs))
         self.now = event.at
         self._live = live
-        self._marks.clear()
+        self.commands.marks.clear()
         if event.type == "WorkflowStarted":
             if self.main is not None or self._pending_start is not None:
                 raise HarvestInternalError("WorkflowStarted applied twice")
@@ -155,12 +150,21 @@ class WorkflowInstance(CommandEmitter, InstanceView):
             advised = event.attrs.get("continue_as_new_at")
             if isinstance(advised, int) and advised > 0:
                 self.advice_at = advised
+            advised = event.attrs.get("continue_as_new_bytes")
+            if isinstance(advised, int) and advised > 0:
+                self.advice_bytes = advised
+                self.history_bytes = len(payloads.dumps(event.attrs))
         elif event.is_command:
             self._match(event)
+        elif event.type == "SignalReceived":
+            attrs = event.attrs
+            self.signals.arrive(attrs.get("name", ""), attrs.get("payload"))
+            if joins_next(event):
+                return  # the code runs once the drive's last signal is in
         else:
             # Commands still queued here are matched by later command events:
             # completions appended between decisions come before them.
-            self._resolve(event)
+            self.pending.answer(event)
         self._quiesce()
 
     @property
@@ -182,14 +186,15 @@ class WorkflowInstance(CommandEmitter, InstanceView):
             self._quiesce()
 
     def _match(self, event: HistoryEvent) -> None:
+        emitted = self.commands.emitted
         if marker_patch_id(event) is not None:
             self.patches.applied(event)
-            if not self._emitted or not self._emitted[0].matches(event):
+            if not emitted or not emitted[0].matches(event):
                 # A marker no call claims: the patch was retired from the code.
                 return
-        if not self._emitted:
+        if not emitted:
             raise self._divergence(event, "no command (the code emitted nothing here)")
-        command = self._emitted.popleft()
+        command = emitted.popleft()
         if not command.matches(event):
             raise self._divergence(event, command.describe())
         answered = command.immediate is not None or command.answered
@@ -216,55 +221,6 @@ class WorkflowInstance(CommandEmitter, InstanceView):
             coro, name=f"workflow {self.run.workflow_name}"
         )
 
-    def _resolve(self, event: HistoryEvent) -> None:
-        attrs = event.attrs
-        kind = event.type
-        if kind == "ActivityCompleted":
-            self._settle(
-                self._activities.pop(int(attrs.get("activity_id", 0)), None),
-                attrs.get("result"),
-            )
-        elif kind == "ActivityFailed":
-            future = self._activities.pop(int(attrs.get("activity_id", 0)), None)
-            if future is not None and not future.done():
-                future.set_exception(activity_error(attrs))
-        elif kind == "TimerFired":
-            self._settle(
-                self._timers.pop(str(attrs.get("timer_id")), None), TimerOutcome.FIRED
-            )
-        elif kind == "SignalReceived":
-            self.signals.arrive(attrs.get("name", ""), attrs.get("payload"))
-        elif kind == "LocalActivityCompleted":
-            self._settle(
-                self._activities.pop(int(attrs.get("activity_id", 0)), None),
-                attrs.get("result"),
-            )
-        elif kind == "LocalActivityExhausted":
-            future = self._activities.pop(int(attrs.get("activity_id", 0)), None)
-            if future is not None and not future.done():
-                future.set_exception(activity_error(attrs))
-        elif kind in ("ChildWorkflowCompleted", "ChildWorkflowFailed"):
-            entry = self._children.pop(int(attrs.get("command_id", 0)), None)
-            answer_wait(None if entry is None else entry[1], attrs, ChildWorkflowError)
-        elif kind in ("ExternalWorkflowCompleted", "ExternalWorkflowFailed"):
-            entry = self._awaits.pop(int(attrs.get("command_id", 0)), None)
-            answer_wait(
-                None if entry is None else entry[1], attrs, ExternalWorkflowError
-            )
-        elif kind == "MutexGranted":
-            self._settle(
-                self._mutex_waits.pop(str(attrs.get("key")), None),
-                attrs.get("lock_seq"),
-            )
-        elif kind in _PASSIVE_EVENTS:
-            return
-        # Other engine events (cancel seals, terminal events) need no action.
-
-    @staticmethod
-    def _settle(future: asyncio.Future[Any] | None, value: Any) -> None:
-        if future is not None and not future.done():
-            future.set_result(value)
-
     def _quiesce(self) -> None:
         """Run the code until it parks: ready callbacks first, then satisfied conditions."""
         loop = self.loop
@@ -274,19 +230,9 @@ class WorkflowInstance(CommandEmitter, InstanceView):
             finally:
                 if loop.violation is not None and self.violation is None:
                     self.violation = loop.violation
-            if not self._conditions or not self._fire_condition():
+            pending = self.pending
+            if not pending.conditions or not pending.fire_condition():
                 return
-
-    def _fire_condition(self) -> bool:
-        for index, (predicate, future) in enumerate(self._conditions):
-            if future.done():
-                del self._conditions[index]
-                return True
-            if predicate():
-                del self._conditions[index]
-                future.set_result(None)
-                return True
-        return False
 
     # -- live ------------------------------------------------------------------
 
@@ -299,11 +245,15 @@ class WorkflowInstance(CommandEmitter, InstanceView):
         events: list[HistoryEvent] = []
         self._live = True
         batch_start = True
-        while self._emitted:
+        commands = self.commands
+        emitted = commands.emitted
+        while emitted:
             if batch_start and self.effects is not None:
-                self._check_batch()
+                broken = commands.check_batch()
+                if broken is not None:
+                    raise self.reject(*broken)
             batch_start = False
-            command = self._emitted.popleft()
+            command = emitted.popleft()
             attrs = dict(command.attrs)
             if command.immediate is not None:
                 attrs.update(command.immediate())
@@ -313,11 +263,13 @@ class WorkflowInstance(CommandEmitter, InstanceView):
             next_seq += 1
             self.applied_seq = event.seq
             self.history_length = event.seq
+            if self.advice_bytes is not None:
+                self.history_bytes += len(payloads.dumps(attrs))
             events.append(event)
             if self.halted is not None:
                 # This run was sealed by its own command's cascade: the rest
                 # of its batch does not apply (guide §9).
-                self._emitted.clear()
+                emitted.clear()
                 break
             answered = command.immediate is not None or (
                 command.answered and self.effects is not None
@@ -331,22 +283,60 @@ class WorkflowInstance(CommandEmitter, InstanceView):
                     command.future is not None and command.future.done()
                 )
             if resumed:
-                self._marks.clear()
+                commands.marks.clear()
                 # The code resumes at this event, as replay's `feed` resumes it.
                 self.now = event.at
                 self._quiesce()
                 batch_start = True
-        self._marks.clear()
+        commands.marks.clear()
         return events
 
     def deliver(self, event: HistoryEvent) -> None:
         """Apply a new input event (a signal or a fired timer) live."""
         self._apply(event, live=True)
 
-    def take_log_lines(self) -> list[tuple[int, datetime, str]]:
-        """Log lines emitted live since the last call, numbered per run."""
-        lines, self._log_lines = self._log_lines, []
-        return lines
+    # -- what the code and the runtime read between decisions ------------------
+
+    def clock(self) -> datetime:
+        """The decision cycle's clock when live, else the applied event's time."""
+        return self.drive_now if self.drive_now is not None else self.now
+
+    @property
+    def advice_at_or_default(self) -> int:
+        """The history length at which `should_continue_as_new()` turns true for this run."""
+        return self.advice_at or CONTINUE_AS_NEW_ADVICE_EVENTS
+
+    def reject(self, feature: str, why: str) -> CommandRejected:
+        """Remember a rejected command and return the error to raise."""
+        rejection = CommandRejected(feature, why)
+        if self.rejection is None:
+            self.rejection = rejection
+        return rejection
+
+    @property
+    def done(self) -> bool:
+        """Whether the workflow body has returned or raised (or a signal handler failed the run)."""
+        if self.signals.failure is not None:
+            return True
+        return self.main is not None and self.main.done()
+
+    def outcome(self) -> tuple[str, Any]:
+        """("completed", output) or ("raised", exception) once `done`."""
+        if self.signals.failure is not None:
+            return "raised", self.signals.failure
+        if self.main is None or not self.main.done():
+            raise HarvestInternalError("outcome() of a run that is not done")
+        if self.main.cancelled():
+            return "raised", asyncio.CancelledError()
+        error = self.main.exception()
+        if error is not None:
+            return "raised", error
+        return "completed", self.main.result()
+
+    @property
+    def pending_commands(self) -> list[Command]:
+        """Commands emitted but not yet recorded or matched."""
+        return list(self.commands.emitted)
 
     # -- eviction --------------------------------------------------------------
 
@@ -394,3 +384,13 @@ def _takes_input(fn: Callable[..., Any]) -> bool:
 def is_before_start(event: HistoryEvent) -> bool:
     """A signal the first drive appended before the body began (see `begin`)."""
     return event.type == "SignalReceived" and event.attrs.get("before_start") is True
+
+
+def joins_next(event: HistoryEvent) -> bool:
+    """A signal a drive appended together with the next one: the code did not run between.
+
+    A drive appends every staged signal before the code goes on (guide
+    §8), so a drain after a wake-up sees them all; each but the last is
+    marked ``with_next``, and replay runs the code only after the last.
+    """
+    return event.type == "SignalReceived" and event.attrs.get("with_next") is True

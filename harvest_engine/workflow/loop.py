@@ -1,4 +1,4 @@
-"""DeterministicLoop: an asyncio loop with a FIFO ready queue and no clock, I/O or threads.
+"""DeterministicLoop: an asyncio loop with a FIFO ready queue, without clock, I/O or threads.
 
 Workflow coroutines run here so `asyncio.gather`, tasks and futures behave
 identically on every replay. Anything that would make a run depend on the

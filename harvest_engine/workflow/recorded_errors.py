@@ -1,4 +1,4 @@
-"""Errors recorded in history as JSON and raised again in workflow code, live and on replay.
+"""Errors recorded in history as JSON, raised again in workflow code, live or on replay.
 
 A failed activity, child or awaited run, a failed side effect and a signal
 or cancel another run refused are recorded with their error; every replay

@@ -14,7 +14,12 @@ from harvest_engine.errors import (
     QueryNotFound,
     UnknownWorkflow,
 )
-from harvest_engine.events import TERMINAL_EVENTS, HistoryEvent, history_from_json
+from harvest_engine.events import (
+    IMPOSED,
+    TERMINAL_EVENTS,
+    HistoryEvent,
+    history_from_json,
+)
 from harvest_engine.workflow.commands import describe_event
 from harvest_engine.workflow.instance import WorkflowInstance
 from harvest_engine.workflow.run_info import RunInfo
@@ -135,7 +140,7 @@ class WorkflowReplayer:
         name = str(started.attrs.get("workflow_name", ""))
         info = self._workflows.get(name)
         if info is None:
-            raise UnknownWorkflow(name=name)
+            raise UnknownWorkflow(name=name, registered=self._workflows)
         instance = WorkflowInstance(
             info.fn,
             RunInfo(
@@ -203,8 +208,9 @@ def _check_ending(instance: WorkflowInstance, event: HistoryEvent) -> None:
         raise _diverged(instance, event, "the body not failing")
     if event.type == "WorkflowCancelled":
         # The body saw the request from the start of its replay (guide §7):
-        # it must have ended on it. A body still parked never saw it.
-        if instance.done or instance.pending_commands:
+        # it must have ended on it. A body still parked never saw it, unless
+        # the run was sealed from outside wherever it was parked (terminate).
+        if instance.done or instance.pending_commands or _imposed(event):
             return
         raise _diverged(
             instance, event, "the body still parked (it never checked is_cancelled())"
@@ -234,11 +240,19 @@ def _check_signals_read(instance: WorkflowInstance, event: HistoryEvent) -> None
 
 
 def _cancel_reason(events: Sequence[HistoryEvent]) -> str | None:
-    """The reason of the history's WorkflowCancelled, which the body saw from its start."""
+    """The reason of the history's WorkflowCancelled, which the body saw from its start.
+
+    None for an imposed one (terminate, say): the body never saw a request.
+    """
     for event in events:
-        if event.type == "WorkflowCancelled":
+        if event.type == "WorkflowCancelled" and not _imposed(event):
             return str(event.attrs.get("reason") or "")
     return None
+
+
+def _imposed(event: HistoryEvent) -> bool:
+    """A WorkflowCancelled the run got from outside its body (see `events.IMPOSED`)."""
+    return event.attrs.get(IMPOSED) is True
 
 
 def _diverged(

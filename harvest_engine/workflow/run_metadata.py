@@ -1,4 +1,4 @@
-"""The memo and search attributes workflow code reads and upserts, kept deterministic.
+"""The memo with the search attributes workflow code reads or upserts, kept deterministic.
 
 Both start from what WorkflowStarted recorded and change only through the
 code's own upserts, applied when the code makes them: a replay therefore

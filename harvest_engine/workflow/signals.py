@@ -1,4 +1,4 @@
-"""SignalInbox: buffered signals, parked waiters and push handlers of one run, in arrival order."""
+"""SignalInbox: one run's buffered signals, parked waiters, push handlers, in arrival order."""
 
 from __future__ import annotations
 
@@ -6,18 +6,23 @@ import collections
 import inspect
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.errors import ApplicationError, PayloadTooDeep, PayloadTooLarge
+
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import Callable
 
-    from harvest_engine.workflow.instance import WorkflowInstance
+    from harvest_engine.workflow.loop import DeterministicLoop
+
+RUN_FAILURES = (ApplicationError, PayloadTooDeep, PayloadTooLarge)
+"""What a handler may raise to fail the run (the body's failing errors, API.md)."""
 
 
 class SignalInbox:
     """Delivers each SignalReceived exactly once: to a handler, a waiter, or the buffer."""
 
-    def __init__(self, machine: WorkflowInstance) -> None:
-        self._machine = machine
+    def __init__(self, loop: DeterministicLoop) -> None:
+        self._loop = loop
         self._buffers: dict[str, collections.deque[Any]] = collections.defaultdict(
             collections.deque
         )
@@ -25,6 +30,9 @@ class SignalInbox:
             collections.defaultdict(collections.deque)
         )
         self._handlers: dict[str, Callable[[Any], Any]] = {}
+        # What a handler raised that fails the run, as if the body raised it
+        # (the first one wins; see `_call`).
+        self.failure: BaseException | None = None
         # Waiters whose deadline won, by name: a signal of that name left
         # unread lost a deadline race, which strict replay forgives (guide §8).
         self._races_lost: collections.Counter[str] = collections.Counter()
@@ -44,9 +52,31 @@ class SignalInbox:
         self._buffers[name].append(payload)
 
     def _call(self, handler: Callable[[Any], Any], payload: Any) -> None:
-        result = self._machine.loop.call_inside(handler, payload)
+        """Call a handler; a run-failing error it raises fails the run, not the drive.
+
+        A handler runs outside the body when its signal arrives after the
+        body parked, so an ApplicationError it raised would escape the
+        decision as a bug (a Panic). It is kept as the run's failure
+        instead, which the runtime reads like the body's own (API.md:
+        it fails the run). Any other exception is a bug and propagates.
+        """
+        try:
+            result = self._loop.call_inside(handler, payload)
+        except RUN_FAILURES as exc:
+            self._fail(exc)
+            return
         if inspect.isawaitable(result):
-            self._machine.loop.create_task(_await(result))
+            self._loop.create_task(self._await(result))
+
+    async def _await(self, awaitable: Any) -> None:
+        try:
+            await awaitable
+        except RUN_FAILURES as exc:
+            self._fail(exc)
+
+    def _fail(self, error: BaseException) -> None:
+        if self.failure is None:
+            self.failure = error
 
     def has(self, name: str) -> bool:
         """Whether a payload of `name` is buffered."""
@@ -64,7 +94,7 @@ class SignalInbox:
 
     def waiter(self, name: str) -> asyncio.Future[Any]:
         """Park a waiter for the next signal `name`."""
-        future: asyncio.Future[Any] = self._machine.loop.create_future()
+        future: asyncio.Future[Any] = self._loop.create_future()
         self._waiters[name].append(future)
         return future
 
@@ -114,7 +144,3 @@ class SignalInbox:
     def buffered(self) -> dict[str, int]:
         """How many payloads of each name are buffered (for queries and the GUI)."""
         return {name: len(b) for name, b in self._buffers.items() if b}
-
-
-async def _await(awaitable: Any) -> None:
-    await awaitable

@@ -1,4 +1,4 @@
-"""What a durable call names: an activity or workflow (function, info or name) and its result type.
+"""What a durable call names: an activity or workflow (function, info or name) with its result type.
 
 Workflow code passes an @activity / @workflow function, its info or a
 plain name; the context records the name and converts the JSON result to

@@ -134,7 +134,7 @@ def run_waits(
                 where=_function_line(handler),
             )
         )
-    for timer_id, fire_at in instance.armed_timers():
+    for timer_id, fire_at in instance.pending.armed_timers():
         site = _site(calls, _TIMER_CALLS, "timer_id", timer_id) or _owner_site(
             calls, _TIMER_CALLS, TimerHandle, "timer_id", timer_id
         )
@@ -147,7 +147,7 @@ def run_waits(
             )
         )
     names = _activity_names(history)
-    local = set(instance.waiting_local_activity_ids())
+    local = set(instance.pending.waiting_local_activity_ids())
     for activity_id in sorted(instance.waiting_activity_ids()):
         name = names.get(activity_id, f"#{activity_id}")
         site = _activity_site(calls, name)
@@ -173,7 +173,7 @@ def run_waits(
     for key in instance.waiting_mutex_keys():
         site = _owner_site(calls, _MUTEX_CALLS, WorkflowMutex, "key", key)
         waits.append(RunWait("mutex", key, where=None if site is None else site[1]))
-    for predicate in instance.waiting_predicates():
+    for predicate in instance.pending.waiting_predicates():
         site = _site(calls, {_CONDITION_CALL}, "predicate", predicate)
         waits.append(
             RunWait(

@@ -191,10 +191,13 @@ def query_as_of(
         Exception: whatever the handler itself raised.
 
     """
-    # The signals a first drive appends before the body begins go in together:
+    # The signals a first drive appends before the body begins go in together,
+    # as do those of a later drive (each but the last marked ``with_next``):
     # the body never ran between them, so a prefix ending inside that batch
     # is answered as of its end.
-    while seq < len(history) and _before_start(history[seq]):
+    while seq < len(history) and (
+        _before_start(history[seq]) or _with_next(history[seq - 1])
+    ):
         seq += 1
     prefix = [event for event in history if event.seq <= seq]
     return WorkflowReplayer(list(workflows)).query(prefix, name, arg)
@@ -203,3 +206,8 @@ def query_as_of(
 def _before_start(event: HistoryEvent) -> bool:
     """A signal the first drive appended before the body began (engine: ``before_start``)."""
     return event.type == "SignalReceived" and event.attrs.get("before_start") is True
+
+
+def _with_next(event: HistoryEvent) -> bool:
+    """A signal a later drive appended with the next one (engine: ``with_next``)."""
+    return event.type == "SignalReceived" and event.attrs.get("with_next") is True

@@ -1,7 +1,9 @@
 """MainWindow: the inspector window, which opens a file into its Runs and Schedules pages.
 
-The window's own actions and menus are built in `window_menus`, and the page it
-shows while no file is open in `welcome_page`.
+The window's own actions and menus are built in `window_menus` and the acting
+menus in `operations`, which see the window as a `WindowHost` (never as this
+class, which imports them); the page it shows while no file is open is
+`welcome_page`'s.
 """
 
 from __future__ import annotations
@@ -16,9 +18,7 @@ from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
     QFileDialog,
-    QLabel,
     QMainWindow,
-    QMenu,
     QMessageBox,
     QSplitter,
     QStackedWidget,
@@ -30,22 +30,23 @@ from harvest_gui import APP_TITLE, theme
 from harvest_gui.async_bridge import track
 from harvest_gui.client_session import ClientSession
 from harvest_gui.session import ReaderSession, Session, WriterSession
-from harvest_gui.views import operations, window_menus
+from harvest_gui.views import window_menus
 from harvest_gui.views.dialogs import (
     about_text,
     locked_box,
     message_box,
     open_error_text,
 )
+from harvest_gui.views.operations import Operations
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
 from harvest_gui.views.schedules import SchedulesView
 from harvest_gui.views.screen_fit import fit_on_screen
 from harvest_gui.views.status_bar import InspectorStatusBar
-from harvest_gui.views.welcome_page import welcome_page
+from harvest_gui.views.welcome_page import WelcomePage
 
 if TYPE_CHECKING:
-    from PySide6.QtGui import QAction, QActionGroup, QCloseEvent
+    from PySide6.QtGui import QCloseEvent
 
     from harvest_gui.settings import Settings
     from harvest_gui.target import Target
@@ -69,22 +70,6 @@ class MainWindow(QMainWindow):
     context_changed = Signal()
     """Emitted when the open file or the selected run changes (actions re-enable)."""
 
-    # Made by window_menus.build_actions / build_menus and welcome_page.
-    open_action: QAction
-    open_ro_action: QAction
-    close_action: QAction
-    quit_action: QAction
-    refresh_action: QAction
-    filter_action: QAction
-    runs_action: QAction
-    schedules_action: QAction
-    about_action: QAction
-    about_qt_action: QAction
-    theme_group: QActionGroup
-    theme_actions: dict[str, QAction]
-    recent_menu: QMenu
-    welcome_message: QLabel
-
     def __init__(self, settings: Settings, app_module: str | None = None) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
@@ -102,11 +87,13 @@ class MainWindow(QMainWindow):
         self.status = InspectorStatusBar()
         self.setStatusBar(self.status)
         self.stack = QStackedWidget()
-        self.stack.addWidget(welcome_page(self))
+        self.welcome = WelcomePage(self.on_open)
+        self.stack.addWidget(self.welcome)
         self.setCentralWidget(self.stack)
-        window_menus.build_actions(self)
-        window_menus.build_menus(self)
-        operations.install(self)  # Run, Schedules and Tools menus (the forms)
+        self.own_actions = window_menus.build_actions(self)
+        """File, View and Help: the commands the window answers itself."""
+        self.recent_menu = window_menus.build_menus(self, self.own_actions)
+        self.operations = Operations(self)  # Run, Schedules and Tools (the forms)
         self._update_title()
         self.resize(1280, 800)
         geometry = settings.blob("window/geometry")
@@ -177,16 +164,31 @@ class MainWindow(QMainWindow):
             self._show_dialog(box)
             return False
         except Exception as exc:  # every failure is explained in the window
-            headline, detail = open_error_text(path, exc)
-            self.welcome_message.setText(f"{headline}\n{detail.splitlines()[0]}")
-            self._show_dialog(
-                message_box(
-                    self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail
-                )
-            )
+            self._refuse(path, exc)
             return False
-        self.set_session(session)
+        try:
+            self.set_session(session)
+        except Exception as exc:  # noqa: BLE001 - a file that opens, then fails its first reads
+            # A table or column missing, a damaged page: the views' first
+            # reads fail after the open succeeded. Said like a refused open,
+            # never a traceback or a silent exit at launch.
+            if self.session is session:
+                self.close_session()
+            else:
+                session.close()
+            self._refuse(path, exc)
+            return False
         return True
+
+    def _refuse(self, path: Target, exc: BaseException) -> None:
+        """Say in a dialog (and on the welcome page) why `path` could not be opened."""
+        headline, detail = open_error_text(path, exc)
+        self.welcome.message.setText(f"{headline}\n{detail.splitlines()[0]}")
+        self._show_dialog(
+            message_box(
+                self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail
+            )
+        )
 
     def _on_locked_choice(
         self, path: Path, box: QMessageBox, button: QAbstractButton
@@ -205,7 +207,7 @@ class MainWindow(QMainWindow):
         self.close_session()
         self.session = session
         self.settings.add_recent_file(session.path)
-        window_menus.fill_recent_menu(self)
+        window_menus.fill_recent_menu(self.recent_menu, self)
         self.run_list = RunListView(session)
         self.detail = RunDetailView(session)
         self.schedules = SchedulesView(session)
@@ -234,7 +236,7 @@ class MainWindow(QMainWindow):
         session.refreshed.connect(self.status.show_refresh)
         session.drive_error.connect(self.on_drive_error)
         self.status.show_session(session)
-        window_menus.set_session_actions(self)
+        self.own_actions.set_file_open(True)
         self._update_title()
         if isinstance(session, WriterSession) and self.app_module is not None:
             self._start_driving(session)
@@ -284,7 +286,7 @@ class MainWindow(QMainWindow):
             page.deleteLater()
         self.run_list = self.detail = self.schedules = None
         self.status.show_session(None)
-        window_menus.set_session_actions(self)
+        self.own_actions.set_file_open(False)
         self._update_title()
         self.context_changed.emit()
 
@@ -337,6 +339,11 @@ class MainWindow(QMainWindow):
         """A run's drive failed; the others go on. Shown, never raised."""
         self.status.say(f"Drive: {text}", 8000)
 
+    def show_page(self, index: int) -> None:
+        """Ctrl+1 / Ctrl+2: show page `index` (0: Runs, 1: Schedules) of the open file."""
+        if self.run_list is not None:
+            self.pages.setCurrentIndex(index)
+
     def on_close_file(self) -> None:
         """Ctrl+W."""
         self.close_session()
@@ -344,7 +351,7 @@ class MainWindow(QMainWindow):
     def on_clear_recent(self) -> None:
         """Forget recent files."""
         self.settings.clear_recent_files()
-        window_menus.fill_recent_menu(self)
+        window_menus.fill_recent_menu(self.recent_menu, self)
 
     def on_theme(self, key: str) -> None:
         """Switch the palette (plots pick it up when next drawn)."""

@@ -2,54 +2,147 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMenu, QWidget
 
 from harvest_gui import driving
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QMenu
-
-    from harvest_gui.views.operations import Operations
+    from collections.abc import Callable
 
 
-def add_action(
-    ops: Operations,
-    menu: QMenu,
-    key: str,
-    text: str,
-    slot: Any,
-    shortcut: str | None = None,
-    tip: str = "",
-) -> QAction:
-    """One command: a QAction on the window (so its shortcut works anywhere) and in `menu`."""
-    action = QAction(text, ops.window)
-    action.setObjectName(f"action_{key}")
-    if shortcut:
-        action.setShortcut(QKeySequence(shortcut))
-    action.setStatusTip(tip)
-    action.triggered.connect(slot)
-    ops.window.addAction(action)
-    menu.addAction(action)
-    ops.actions[key] = action
-    return action
+class OperationCommands(Protocol):
+    """The commands the menus trigger (`Operations` answers them)."""
+
+    def on_start(self) -> None:
+        """Run ▸ Start workflow."""
+
+    def on_signal(self) -> None:
+        """Run ▸ Send signal."""
+
+    def on_query(self) -> None:
+        """Run ▸ Run query."""
+
+    def on_update(self) -> None:
+        """Run ▸ Run update."""
+
+    def on_end(self, action: str) -> None:
+        """Run ▸ Cancel / Terminate (`action` is "cancel" or "terminate")."""
+
+    def on_auto_drive(self, on: bool) -> None:
+        """Run ▸ Auto-drive."""
+
+    def on_interval(self, ms: int) -> None:
+        """Run ▸ Auto-drive interval."""
+
+    def on_until_idle(self) -> object:
+        """Run ▸ Run until idle."""
+
+    def on_until_blocked(self) -> object:
+        """Run ▸ Run until blocked."""
+
+    def on_determinism(self) -> None:
+        """Run ▸ Check determinism."""
+
+    def on_time_travel(self) -> None:
+        """Run ▸ Time travel."""
+
+    def on_diff(self) -> None:
+        """Run ▸ Diff with another run."""
+
+    def on_export(self) -> None:
+        """Run ▸ Export history."""
+
+    def on_new_schedule(self) -> None:
+        """Schedules ▸ New schedule."""
+
+    def on_edit_schedule(self) -> None:
+        """Schedules ▸ Edit selected schedule."""
+
+    def on_storage(self) -> None:
+        """Tools ▸ Storage."""
+
+    def on_purge(self) -> None:
+        """Tools ▸ Purge finished runs."""
+
+    def on_crash_demo(self) -> None:
+        """Tools ▸ Crash-recovery demo."""
 
 
-def build_menus(ops: Operations) -> None:
-    """Fill the Run, Schedules and Tools menus of `ops` with its commands."""
-    m = ops.run_menu
-    add_action(
-        ops, m, "start", "&Start workflow…", ops.on_start, "Ctrl+N", "Start a run"
+@dataclass
+class OperationMenus:
+    """The three menus and their actions, kept by `Operations`."""
+
+    window: QWidget
+    """Holds the actions, so their shortcuts work anywhere in it."""
+    run: QMenu
+    schedules: QMenu
+    tools: QMenu
+    interval_menu: QMenu
+    """Run ▸ Auto-drive interval."""
+    interval_group: QActionGroup
+    """The interval choices, one checked."""
+    actions: dict[str, QAction] = field(default_factory=dict)
+    """Every command by key ("start", "signal", …)."""
+
+    def add(
+        self,
+        menu: QMenu,
+        key: str,
+        text: str,
+        slot: Callable[..., object],
+        shortcut: str | None = None,
+        tip: str = "",
+    ) -> QAction:
+        """One command: a QAction on the window (so its shortcut works anywhere) and in `menu`."""
+        action = QAction(text, self.window)
+        action.setObjectName(f"action_{key}")
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        self.window.addAction(action)
+        menu.addAction(action)
+        self.actions[key] = action
+        return action
+
+
+def _menu(title: str, name: str, window: QWidget) -> QMenu:
+    menu = QMenu(title, window)
+    menu.setObjectName(name)
+    return menu
+
+
+def build_menus(
+    window: QWidget, ops: OperationCommands, interval_ms: int
+) -> OperationMenus:
+    """The Run, Schedules and Tools menus of `ops`'s commands, on `window`.
+
+    Args:
+        window: the main window, which holds the actions.
+        ops: answers the commands.
+        interval_ms: the auto-drive interval checked at first.
+
+    """
+    interval_menu = _menu("Auto-drive &interval", "intervalMenu", window)
+    menus = OperationMenus(
+        window=window,
+        run=_menu("&Run", "runMenu", window),
+        schedules=_menu("S&chedules", "scheduleMenu", window),
+        tools=_menu("&Tools", "toolsMenu", window),
+        interval_menu=interval_menu,
+        interval_group=QActionGroup(window),
     )
-    add_action(ops, m, "signal", "Send &signal…", ops.on_signal, "Ctrl+Shift+S")
-    add_action(ops, m, "query", "Run &query…", ops.on_query, "Ctrl+Shift+Q")
-    add_action(ops, m, "update", "Run &update…", ops.on_update, "Ctrl+Shift+U")
-    add_action(
-        ops, m, "cancel", "&Cancel run…", lambda: ops.on_end("cancel"), "Ctrl+Shift+C"
-    )
-    add_action(
-        ops,
+    m, add = menus.run, menus.add
+    add(m, "start", "&Start workflow…", ops.on_start, "Ctrl+N", "Start a run")
+    add(m, "signal", "Send &signal…", ops.on_signal, "Ctrl+Shift+S")
+    add(m, "query", "Run &query…", ops.on_query, "Ctrl+Shift+Q")
+    add(m, "update", "Run &update…", ops.on_update, "Ctrl+Shift+U")
+    add(m, "cancel", "&Cancel run…", lambda: ops.on_end("cancel"), "Ctrl+Shift+C")
+    add(
         m,
         "terminate",
         "&Terminate run…",
@@ -57,48 +150,35 @@ def build_menus(ops: Operations) -> None:
         "Ctrl+Shift+T",
     )
     m.addSeparator()
-    auto = add_action(ops, m, "auto_drive", "&Auto-drive", ops.on_auto_drive, "Ctrl+D")
+    auto = add(m, "auto_drive", "&Auto-drive", ops.on_auto_drive, "Ctrl+D")
     auto.setCheckable(True)
-    ops.interval_menu = m.addMenu("Auto-drive &interval")
-    ops.interval_menu.setObjectName("intervalMenu")
-    ops.interval_group = QActionGroup(ops)
-    chosen = ops.interval_ms()
+    m.addMenu(interval_menu)
     for ms in driving.INTERVALS_MS:
-        action = ops.interval_menu.addAction(
-            f"{ms} ms" if ms < 1000 else f"{ms // 1000} s"
-        )
+        action = interval_menu.addAction(f"{ms} ms" if ms < 1000 else f"{ms // 1000} s")
         action.setObjectName(f"action_interval_{ms}")
         action.setCheckable(True)
-        action.setChecked(ms == chosen)
+        action.setChecked(ms == interval_ms)
         action.triggered.connect(lambda _=False, v=ms: ops.on_interval(v))
-        ops.interval_group.addAction(action)
-    add_action(ops, m, "until_idle", "Run until &idle", ops.on_until_idle, "Ctrl+I")
-    add_action(
-        ops, m, "until_blocked", "Run until &blocked", ops.on_until_blocked, "Ctrl+B"
-    )
+        menus.interval_group.addAction(action)
+    add(m, "until_idle", "Run until &idle", ops.on_until_idle, "Ctrl+I")
+    add(m, "until_blocked", "Run until &blocked", ops.on_until_blocked, "Ctrl+B")
     m.addSeparator()
-    add_action(
-        ops, m, "determinism", "Check &determinism", ops.on_determinism, "Ctrl+Shift+D"
-    )
-    add_action(ops, m, "time_travel", "Time tra&vel…", ops.on_time_travel, "Ctrl+T")
-    add_action(ops, m, "diff", "Di&ff with another run…", ops.on_diff, "Ctrl+Shift+F")
-    add_action(ops, m, "export", "&Export history…", ops.on_export, "Ctrl+E")
-    s = ops.schedule_menu
-    add_action(
-        ops, s, "new_schedule", "&New schedule…", ops.on_new_schedule, "Ctrl+Shift+N"
-    )
-    add_action(
-        ops,
+    add(m, "determinism", "Check &determinism", ops.on_determinism, "Ctrl+Shift+D")
+    add(m, "time_travel", "Time tra&vel…", ops.on_time_travel, "Ctrl+T")
+    add(m, "diff", "Di&ff with another run…", ops.on_diff, "Ctrl+Shift+F")
+    add(m, "export", "&Export history…", ops.on_export, "Ctrl+E")
+    s = menus.schedules
+    add(s, "new_schedule", "&New schedule…", ops.on_new_schedule, "Ctrl+Shift+N")
+    add(
         s,
         "edit_schedule",
         "&Edit selected schedule…",
         ops.on_edit_schedule,
         "Ctrl+Shift+E",
     )
-    t = ops.tools_menu
-    add_action(ops, t, "storage", "&Storage…", ops.on_storage, "Ctrl+Shift+I")
-    add_action(ops, t, "purge", "&Purge finished runs…", ops.on_purge, "Ctrl+Shift+P")
+    t = menus.tools
+    add(t, "storage", "&Storage…", ops.on_storage, "Ctrl+Shift+I")
+    add(t, "purge", "&Purge finished runs…", ops.on_purge, "Ctrl+Shift+P")
     t.addSeparator()
-    add_action(
-        ops, t, "crash_demo", "&Crash-recovery demo", ops.on_crash_demo, "Ctrl+Shift+K"
-    )
+    add(t, "crash_demo", "&Crash-recovery demo", ops.on_crash_demo, "Ctrl+Shift+K")
+    return menus

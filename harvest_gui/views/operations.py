@@ -12,7 +12,7 @@ from PySide6.QtGui import (
     QKeySequence,
     QShortcut,
 )
-from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QWidget
+from PySide6.QtWidgets import QDialog, QFileDialog, QWidget
 
 from harvest_gui import driving
 from harvest_gui.async_bridge import async_slot
@@ -34,51 +34,43 @@ from harvest_gui.views.storage import StorageView
 from harvest_gui.views.time_travel import TimeTravelView
 
 if TYPE_CHECKING:
-    from PySide6.QtGui import QActionGroup
-
-    from harvest_gui.views.main_window import MainWindow
+    from harvest_gui.views.window_host import WindowHost
 
 INTERVAL_KEY = "drive/interval_ms"
 
 
 class Operations(QObject):
-    """Adds the acting menus to a `MainWindow` and keeps the windows they open.
+    """Adds the acting menus to the inspector window and keeps the windows they open.
 
     Every command is a `QAction` with a shortcut; one that does not apply
     (no run selected, read-only file) says why in the status bar.
+
+    Args:
+        host: the inspector window.
+
     """
 
-    # Built with the menus (operation_menus.build_menus).
-    interval_menu: QMenu
-    """Run ▸ Auto-drive interval."""
-    interval_group: QActionGroup
-    """The interval choices, one checked."""
-
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, host: WindowHost) -> None:
+        super().__init__(host.window())
+        self.host = host
+        self.window = host.window()
+        """The window as a widget: parent of the forms and views opened from here."""
         self.setObjectName("operations")
-        self.window = window
         self.windows: list[QWidget] = []
-        self.actions: dict[str, QAction] = {}
-        self.run_menu = QMenu("&Run", window)
-        self.run_menu.setObjectName("runMenu")
-        self.schedule_menu = QMenu("S&chedules", window)
-        self.schedule_menu.setObjectName("scheduleMenu")
-        self.tools_menu = QMenu("&Tools", window)
-        self.tools_menu.setObjectName("toolsMenu")
-        build_menus(self)
-        bar = window.menuBar()
+        self.menus = build_menus(self.window, self, self.interval_ms())
+        self.actions: dict[str, QAction] = self.menus.actions
+        bar = host.menuBar()
         help_action = bar.actions()[-1] if bar.actions() else None
-        for menu in (self.run_menu, self.schedule_menu, self.tools_menu):
+        for menu in (self.menus.run, self.menus.schedules, self.menus.tools):
             menu.aboutToShow.connect(self.update_actions)
             if help_action is not None:
                 bar.insertMenu(help_action, menu)
             else:
                 bar.addMenu(menu)
-        window.closed.connect(self.close_windows)
+        host.closed.connect(self.close_windows)
         # Shortcuts fire without the menu being shown, so the actions must follow the
         # open file and the selected run as they change, not only on aboutToShow.
-        window.context_changed.connect(self.update_actions)
+        host.context_changed.connect(self.update_actions)
         self.update_actions()
 
     # -- state ------------------------------------------------------------------------------
@@ -86,17 +78,17 @@ class Operations(QObject):
     @property
     def session(self) -> Any:
         """The window's open session, or None."""
-        return self.window.session
+        return self.host.session
 
     @property
     def exec_id(self) -> str | None:
         """The run selected in the window, or None."""
-        detail = self.window.detail
+        detail = self.host.detail
         return None if detail is None else detail.exec_id
 
     def interval_ms(self) -> int:
         """The remembered auto-drive tick."""
-        value = self.window.settings.qsettings.value(
+        value = self.host.settings.qsettings.value(
             INTERVAL_KEY, driving.DEFAULT_INTERVAL_MS
         )
         if not isinstance(value, int | float | str):  # QSettings reads back `object`
@@ -129,7 +121,7 @@ class Operations(QObject):
 
     def say(self, text: str, ms: int = 6000) -> None:
         """A line in the status bar."""
-        self.window.status.say(text, ms)
+        self.host.status.say(text, ms)
 
     def _need_run(self) -> str | None:
         if self.session is None:
@@ -219,7 +211,7 @@ class Operations(QObject):
 
     def on_interval(self, ms: int) -> None:
         """Run ▸ Auto-drive interval (remembered)."""
-        self.window.settings.qsettings.setValue(INTERVAL_KEY, ms)
+        self.host.settings.qsettings.setValue(INTERVAL_KEY, ms)
         if isinstance(self.session, WriterSession):
             driving.set_interval(self.session, ms)
         self.say(f"Auto-drive interval: {ms} ms")
@@ -306,7 +298,7 @@ class Operations(QObject):
 
     def on_edit_schedule(self) -> None:
         """Schedules ▸ Edit selected schedule."""
-        view = self.window.schedules
+        view = self.host.schedules
         if self.session is None or view is None:
             return
         row = view.table.currentIndex().row()
@@ -343,10 +335,3 @@ class Operations(QObject):
         view = CrashDemoView(Path(base) / "crash-demo")
         self.show_window(view, child=False)
         view.start()
-
-
-def install(window: MainWindow) -> Operations:
-    """Add the Run, Schedules and Tools menus to `window`."""
-    ops = Operations(window)
-    window.operations = ops  # type: ignore[attr-defined]
-    return ops

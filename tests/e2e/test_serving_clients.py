@@ -240,7 +240,7 @@ def test_the_harvest_command_drives_runs_of_a_serving_process(
     assert harvest_here("cancel", db, other, "enough").exit_code == 0
     ended = harvest_here("result", db, other, "--json")
     assert ended.exit_code == 1
-    assert json.loads(ended.output) == {"state": "CANCELLED"}
+    assert json.loads(ended.output) == {"state": "CANCELLED", "reason": "enough"}
     gone = harvest_here("terminate", db, "no-such-run")
     assert gone.exit_code == 3
     assert harvest_here("start", db, "greet", "{not json").exit_code == 2

@@ -390,7 +390,8 @@ async def test_terminate_ends_the_run_at_once_and_keeps_keyed_signals(
     history = rt.load_history(exec_id)
     assert len(history) == before + 1
     assert history[-1].type == "WorkflowCancelled"
-    assert history[-1].attrs == {"reason": "stuck for an hour"}
+    # Imposed: its body never saw a cancel request (replay shows it none).
+    assert history[-1].attrs == {"reason": "stuck for an hour", "imposed": True}
     assert rt.outcome(exec_id) == ExecutionOutcome.Terminated(state="TERMINATED")
     assert await rt.run_until_blocked(exec_id) == RunState.Terminated(
         reason="stuck for an hour"

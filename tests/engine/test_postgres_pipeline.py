@@ -159,7 +159,7 @@ def test_counts_that_need_the_servers_answer_are_right_inside_a_transaction(
             now=AT,
         )
         assert txn.delete_schedule("nightly")
-        assert txn.purge_applied_commands(AT, 10) == 0
+        assert txn.purge_applied_commands(AT, AT, 10) == 0
 
 
 # -- what a transaction knows without asking (txn_memory) ----------------------------

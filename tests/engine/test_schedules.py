@@ -394,8 +394,10 @@ def test_the_same_spec_keeps_its_slot_and_pause_on_every_open(
 def test_an_unregistered_workflow_only_warns_and_fires_once_registered(
     open_rt: Open, clock: ManualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    rt = open_rt()
-    rt.upsert_schedule(WorkflowSchedule("tick", Schedule.every("1m")))
+    with open_rt() as stored_by:  # a process with the code stored the schedule
+        stored_by.register_workflow(tick)
+        stored_by.upsert_schedule(WorkflowSchedule("tick", Schedule.every("1m")))
+    rt = open_rt()  # this one lacks it
     clock.advance("1m")
     with caplog.at_level(logging.WARNING, logger="harvest_engine.schedules"):
         assert not fire(rt)

@@ -251,7 +251,7 @@ def test_recent_files_and_settings_survive(qtbot, settings, db_file: Path) -> No
 
 def test_about_names_the_versions(qtbot, window: MainWindow, db_file: Path) -> None:  # type: ignore[no-untyped-def]
     window.open_path(db_file, read_only=True)
-    window.about_action.trigger()
+    window.own_actions.about.trigger()
     box = window.last_dialog
     assert box is not None
     text = box.informativeText()
@@ -262,11 +262,11 @@ def test_about_names_the_versions(qtbot, window: MainWindow, db_file: Path) -> N
 
 
 def test_dark_theme_switches_the_palette(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
-    window.theme_actions["dark"].trigger()
+    window.own_actions.themes["dark"].trigger()
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     assert app.palette().color(app.palette().ColorRole.Window).lightness() < 80
-    window.theme_actions["light"].trigger()
+    window.own_actions.themes["light"].trigger()
     assert app.palette().color(app.palette().ColorRole.Window).lightness() > 180
 
 
@@ -321,7 +321,7 @@ def test_bad_files_explain_themselves_and_the_window_stays_usable(
     assert window.session is None
     assert window.stack.currentIndex() == 0
     window.resize(1000, 700)
-    qtbot.waitUntil(lambda: window.welcome_message.width() > 0)
+    qtbot.waitUntil(lambda: window.welcome.message.width() > 0)
     for label in window.stack.widget(0).findChildren(
         QLabel
     ):  # every line readable, none cut

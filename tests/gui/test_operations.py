@@ -62,7 +62,7 @@ def exec_of(path: Path, workflow_id: str) -> str:
 
 
 def test_menus_hold_every_operation(window: MainWindow) -> None:
-    ops = window.operations  # type: ignore[attr-defined]
+    ops = window.operations
     titles = [a.text() for a in window.menuBar().actions()]
     assert titles[-4:] == ["&Run", "S&chedules", "&Tools", "&Help"]
     for key in (
@@ -83,7 +83,7 @@ def test_menus_hold_every_operation(window: MainWindow) -> None:
 def test_drive_switch_interval_and_run_until_blocked(
     qtbot: Any, qloop: Any, window: MainWindow, form_file: Path, settings: Any
 ) -> None:
-    ops = window.operations  # type: ignore[attr-defined]
+    ops = window.operations
     order = exec_of(form_file, "order-1")
 
     async def body() -> None:
@@ -128,7 +128,7 @@ def test_drive_switch_interval_and_run_until_blocked(
 def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
     qtbot: Any, qloop: Any, window: MainWindow, form_file: Path, tmp_path: Path
 ) -> None:
-    ops = window.operations  # type: ignore[attr-defined]
+    ops = window.operations
     order = exec_of(form_file, "order-1")
 
     async def body() -> None:
@@ -174,7 +174,7 @@ def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
 def test_run_menu_cancel_and_terminate_end_the_selected_run(
     qtbot: Any, qloop: Any, window: MainWindow, form_file: Path, action: str, state: str
 ) -> None:
-    ops = window.operations  # type: ignore[attr-defined]
+    ops = window.operations
     plain = exec_of(form_file, "plain-1")
 
     async def body() -> None:
@@ -208,7 +208,7 @@ def test_run_menu_cancel_and_terminate_end_the_selected_run(
 def test_read_only_window_disables_driving_and_explains_forms(
     qtbot: Any, window: MainWindow, form_file: Path
 ) -> None:
-    ops = window.operations  # type: ignore[attr-defined]
+    ops = window.operations
     assert window.open_path(form_file, read_only=True)
     assert window.run_list is not None
     window.run_list.select_exec_id(exec_of(form_file, "order-1"))
@@ -231,7 +231,7 @@ def test_edit_selected_schedule(
 
         rt.register_workflow(form_app.plain)
         rt.upsert_schedule(WorkflowSchedule("plain", Schedule.every("5m"), input=3))
-    ops = window.operations  # type: ignore[attr-defined]
+    ops = window.operations
     assert window.open_path(form_file, read_only=True)
     ops.on_edit_schedule()
     assert window.statusBar().currentMessage().startswith("Select a schedule")
@@ -267,7 +267,7 @@ def test_read_only_window_writes_nothing_whatever_the_user_tries(
     folder = form_file.parent
     before = _snapshot(folder)
     before.pop("settings.ini", None)  # the window's own settings live beside the file
-    ops = window.operations  # type: ignore[attr-defined]
+    ops = window.operations
 
     async def body() -> None:
         assert window.open_path(form_file, read_only=True)
@@ -339,9 +339,9 @@ def test_every_menu_command_has_its_own_shortcut(
     keys = [a.shortcut().toString() for a in commands]
     assert len(keys) == len(set(keys)), keys
     assert (
-        window.quit_action.shortcut().toString() == "Ctrl+Q"
+        window.own_actions.quit.shortcut().toString() == "Ctrl+Q"
     )  # even where Qt binds none
-    ops = window.operations  # type: ignore[attr-defined]
+    ops = window.operations
     assert window.open_path(form_file)
     ctrl_shift = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     qtbot.keyClick(window, Qt.Key.Key_P, ctrl_shift)

@@ -107,7 +107,7 @@ def test_a_postgres_url_opens_read_only_and_a_wrong_one_is_explained(
     parts = urlsplit(pg_dsn)
     missing = urlunsplit(parts._replace(path=parts.path + "_missing"))
     assert not window.open_path(missing, read_only=True)
-    assert "not a harvest database" in window.welcome_message.text()
+    assert "not a harvest database" in window.welcome.message.text()
     box = window.last_dialog
     assert box is not None
     assert box.text().endswith("is not a harvest database.")

@@ -55,7 +55,7 @@ def window(qtbot: Any, settings: Any, small_screen: None) -> Iterator[MainWindow
     w.show()
     qtbot.waitExposed(w)
     yield w
-    w.operations.close_windows()  # type: ignore[attr-defined]
+    w.operations.close_windows()
     w.close()
 
 
@@ -133,7 +133,7 @@ def test_every_tool_window_and_form_fits_and_opens_on_screen(
 ) -> None:
     assert window.open_path(runs_file, read_only=False)
     select_long_run(window)
-    ops: Any = window.operations  # type: ignore[attr-defined]
+    ops: Any = window.operations
     opened = []
     for key in ACTIONS:
         before = len(ops.windows)

@@ -6,7 +6,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from harvest_engine import SqliteRuntime
-from harvest_gui.models import state_counts
+from harvest_gui import state_counts
 from harvest_gui.session import ReaderSession
 from harvest_gui.views.run_list import RunListView
 from tests.gui.helpers import waits_for_go

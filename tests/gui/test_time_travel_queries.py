@@ -198,3 +198,34 @@ def test_a_query_inside_the_first_drives_signal_batch_answers_as_of_its_end(
     # Event 2 is the first of two signals the body only ever met together.
     assert query_as_of([early_reader], history, 2, "early") == ["a", "b"]
     assert query_as_of([early_reader], history, 3, "early") == ["a", "b"]
+
+
+@workflow
+async def late_reader(ctx: WorkflowContext, _: Any) -> Any:
+    """Records a step, waits for a note, then drains the rest and answers them in a query."""
+    await ctx.side_effect(lambda: 0)
+    first = await ctx.wait_for_signal("note")
+    rest = ctx.drain_signals("note")
+    ctx.register_query("rest", lambda: [first, *rest])
+    return await ctx.wait_for_signal("go")
+
+
+def test_a_query_inside_a_later_drives_signal_batch_answers_as_of_its_end(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "late.db"
+    with SqliteRuntime.open(path) as rt:
+        rt.register_workflow(late_reader)
+        exec_id = str(rt.start_workflow("late_reader", None))
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(rt.run_until_idle())
+            for note in ("a", "b", "c"):
+                rt.send_signal(exec_id, "note", note)
+            loop.run_until_complete(rt.run_until_idle())
+        finally:
+            loop.close()
+        history = rt.load_history(exec_id)
+    assert [e.seq for e in history if e.attrs.get("with_next")] == [3, 4]
+    for seq in (3, 4, 5):
+        assert query_as_of([late_reader], history, seq, "rest") == ["a", "b", "c"]

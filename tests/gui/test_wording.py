@@ -39,7 +39,7 @@ def window(qtbot: Any, settings: Any) -> Iterator[MainWindow]:
     qtbot.addWidget(w)
     w.show()
     yield w
-    w.operations.close_windows()  # type: ignore[attr-defined]
+    w.operations.close_windows()
     w.close()
 
 
@@ -115,7 +115,7 @@ def test_the_storage_window_has_close_and_escape_closes_tool_windows(
     qtbot: Any, window: MainWindow, db_file: Path
 ) -> None:
     assert window.open_path(db_file, read_only=True)
-    ops: Any = window.operations  # type: ignore[attr-defined]
+    ops: Any = window.operations
     view = ops.show_window(StorageView(window.session))
     qtbot.waitExposed(view)
     assert view.close_button.text() == "&Close"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError
+from harvest_engine.events import IMPOSED
 from harvest_engine.runtime.deciding import child_start
 from harvest_engine.runtime.deciding.drive_time import real_time
 from harvest_engine.runtime.deciding.runs import append, start_run
@@ -115,7 +116,8 @@ def hard_seal(
     if state == "FAILED":
         append(txn, exec_id, "WorkflowFailed", {"error": payloads.loads(error)}, now)
     else:
-        append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, now)
+        attrs = {"reason": reason, IMPOSED: True}
+        append(txn, exec_id, "WorkflowCancelled", attrs, now)
     return seal_run(txn, exec_id, state, now, evict, error=error, skip=skip)
 
 
@@ -200,6 +202,7 @@ class Effects:
             self.now,
             # A child follows the advice its parent started with.
             advice_at=self.instance.advice_at,
+            advice_bytes=self.instance.advice_bytes,
         )
         return None
 

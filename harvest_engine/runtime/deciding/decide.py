@@ -70,9 +70,12 @@ class Decider(Outcomes):
         try:
             with self.store.write() as txn:
                 return self._cycle(txn, exec_id, now, claim, retry_panic_now)
-        except RunBusy:
+        except RunBusy as busy:
             # Another worker holds a run this cycle needs: stand back (the
             # cycle rolled back) and decide it again on a later pass.
+            log.debug(
+                "decision of %s stood back: run %s is held elsewhere", exec_id, busy
+            )
             self.cache.evict(exec_id)
             return Decision(exec_id)
         except children.EffectFailed as failed:
@@ -251,11 +254,21 @@ class Decider(Outcomes):
         inputs.sort(key=lambda item: (item[0], item[1]))
         delivered: list[int] = []
         fired: list[str] = []
-        for _, kind, item in inputs:
+        for index, (_, kind, item) in enumerate(inputs):
+            # A signal followed by another goes in with it: the code runs once
+            # every staged signal is in (guide §8), live and on replay.
+            with_next = (
+                kind == 1
+                and not before_start
+                and index + 1 < len(inputs)
+                and inputs[index + 1][1] == 1
+            )
             if kind == 1:
                 attrs = {"name": item.name, "payload": item.payload.value}
                 if before_start:
                     attrs["before_start"] = True
+                elif with_next:
+                    attrs["with_next"] = True
                 event = cycle.event("SignalReceived", attrs)
                 delivered.append(item.signal_id)
                 signal_bytes += len(payloads.dumps(event.attrs))
@@ -268,7 +281,7 @@ class Decider(Outcomes):
                 event = cycle.event("TimerFired", {"timer_id": item.timer_id})
                 fired.append(item.timer_id)
             instance.deliver(event)
-            if not before_start:
+            if not before_start and not with_next:
                 cycle.take(instance.flush(cycle.next_seq, cycle.now))
             if instance.halted is not None:
                 break

@@ -20,6 +20,7 @@ from harvest_engine.errors import (
     PayloadTooDeep,
     PayloadTooLarge,
 )
+from harvest_engine.events import IMPOSED
 from harvest_engine.runtime.deciding import cancel, children, mutex, retry
 from harvest_engine.runtime.deciding.after_rollback import AfterRollback
 from harvest_engine.runtime.deciding.cycle import Cycle, Decision, Panic
@@ -97,6 +98,7 @@ class Outcomes:
                 self.registry,
                 cycle.events,
                 advice_at=self.settings.advice_at(),
+                advice_bytes=self.settings.advice_bytes(),
             )
             decision = self._fail(cycle, error)
             if scheduled is not None:
@@ -146,7 +148,8 @@ class Outcomes:
             info = ErrorInfo.from_json(payloads.loads(error))
             append(txn, exec_id, "WorkflowFailed", {"error": info.to_json()}, cycle.now)
         else:
-            append(txn, exec_id, "WorkflowCancelled", {"reason": reason}, cycle.now)
+            attrs = {"reason": reason, IMPOSED: True}
+            append(txn, exec_id, "WorkflowCancelled", attrs, cycle.now)
         children.seal_run(txn, exec_id, state, cycle.now, self.cache.evict, error=error)
         ended: RunState
         if state == "FAILED":
@@ -197,6 +200,7 @@ class Outcomes:
             ),
             cycle.now,
             advice_at=self.settings.advice_at(),
+            advice_bytes=self.settings.advice_bytes(),
         )
         return Decision(
             row.exec_id, state=RunState.ContinuedAsNew(next=ExecutionId(successor))

@@ -55,11 +55,13 @@ def schedule_retry(
     unrecorded: Sequence[HistoryEvent] = (),
     *,
     advice_at: int | None = None,
+    advice_bytes: int | None = None,
 ) -> ScheduledRetry | None:
     """Start the retry of a run failing with `error`, or None when the policy says no.
 
     `unrecorded` holds the failing decision's own events, not yet appended;
-    `advice_at` is the continue-as-new advice the retry records (see `start_run`).
+    `advice_at` and `advice_bytes` are the continue-as-new advice the retry
+    records (see `start_run`).
     """
     if row.retry_policy is None:
         return None
@@ -89,6 +91,7 @@ def schedule_retry(
         ),
         now,
         advice_at=advice_at,
+        advice_bytes=advice_bytes,
     )
     _copy_signals(txn, row.exec_id, successor, unrecorded)
     txn.update_execution(row.exec_id, successor=successor)

@@ -18,7 +18,12 @@ if TYPE_CHECKING:
 
 
 def start_run(
-    txn: WriteTxn, new: NewExecution, now: datetime, *, advice_at: int | None = None
+    txn: WriteTxn,
+    new: NewExecution,
+    now: datetime,
+    *,
+    advice_at: int | None = None,
+    advice_bytes: int | None = None,
 ) -> None:
     """Insert a run with its WorkflowStarted event.
 
@@ -29,6 +34,8 @@ def start_run(
         advice_at: the history length at which `should_continue_as_new()`
             turns true when the caps ask for less than the default; recorded
             with the start so every replay of the run gives the same answer.
+        advice_bytes: the stored history bytes at which it turns true for a
+            lowered byte cap (`Settings.advice_bytes`), recorded alike.
     """
     attrs: dict[str, Any] = {
         "exec_id": new.exec_id,
@@ -44,6 +51,8 @@ def start_run(
     # What `ctx.memo()` and `ctx.search_attributes()` start from on every replay.
     if advice_at is not None:
         attrs["continue_as_new_at"] = advice_at
+    if advice_bytes is not None:
+        attrs["continue_as_new_bytes"] = advice_bytes
     if new.memo is not None:
         attrs["memo"] = payloads.loads(new.memo)
     if new.search_attributes is not None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.runtime.deciding import cancel as cancel_requests
 from harvest_engine.runtime.operating import retention, schedule_actions, schedules
+from harvest_engine.schedules import WorkflowSchedule
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:
@@ -17,12 +18,15 @@ if TYPE_CHECKING:
 
     from harvest_engine.durations import Duration
     from harvest_engine.runtime.engine import Engine
-    from harvest_engine.schedules import WorkflowSchedule
     from harvest_engine.store.operations import ScheduleRow
 
 
 def upsert_schedule(engine: Engine, schedule: WorkflowSchedule) -> ScheduleRow:
     """Store a schedule (keyed by workflow name); the same spec keeps its slot and pause."""
+    if isinstance(schedule, WorkflowSchedule):
+        engine.registry.workflow(
+            schedule.workflow_name
+        )  # UnknownWorkflow, nothing stored
     return engine.woken(schedules.upsert(engine.store, schedule, engine.clock.now()))
 
 

@@ -110,24 +110,51 @@ def delete(store: DurableStore, workflow_name: str) -> bool:
         return txn.delete_schedule(workflow_name)
 
 
+class CodeWaits:
+    """Due schedules whose workflow this process has no code for: warned once, not woken for.
+
+    Each `fire_due` pass records the due slots it found without code and
+    warns only for a slot it had not seen; `next_wakeup` looks past those
+    schedules (a serving loop would otherwise find them due on every poll
+    tick), and registering the workflow drops its entry, so the next round
+    fires the slot. The slot stays due in the store meanwhile: another
+    worker that has the code fires it.
+    """
+
+    def __init__(self) -> None:
+        self.slots: dict[str, datetime | None] = {}
+
+    def names(self) -> tuple[str, ...]:
+        """The schedules waiting for their code, for `earliest_due` to skip."""
+        return tuple(self.slots)
+
+    def code_registered(self, name: str) -> None:
+        """Workflow `name` has its code now: its schedule counts again."""
+        self.slots.pop(name, None)
+
+
 def fire_due(
     store: DurableStore,
     now: datetime,
     start: StartRun,
     registered: Callable[[str], bool],
+    waits: CodeWaits | None = None,
 ) -> tuple[int, HarvestError | None]:
     """Fire every due schedule once, each in its own transaction.
 
     No catch-up: after a gap one run fires and the next slot counts from now.
     A ``skip`` schedule drops the slot while `max_active_runs` of its runs are
     RUNNING. An unregistered workflow or a damaged row only warns and keeps
-    its slot due; any other error is returned after the pass.
+    its slot due (an unregistered one warns once per slot, held in `waits`);
+    any other error is returned after the pass.
 
     Returns:
         How many runs started, and the first error (or None).
     """
     started = 0
     first_error: HarvestError | None = None
+    missing: dict[str, datetime | None] = {}
+    seen = {} if waits is None else waits.slots
     for row in store.due_schedules(now):
         name = row.workflow_name
         if row.problem is not None or row.schedule is None:
@@ -137,10 +164,13 @@ def fire_due(
             log.warning("schedule %r cannot fire: its stored input is unreadable", name)
             continue
         if not registered(name):
-            log.warning(
-                "schedule %r is due but its workflow is not registered; it fires once it is",
-                name,
-            )
+            missing[name] = row.next_fire_at
+            if name not in seen or seen[name] != row.next_fire_at:
+                log.warning(
+                    "schedule %r is due but its workflow is not registered; "
+                    "it fires once it is",
+                    name,
+                )
             continue
         try:
             started += _fire_one(store, name, now, start)
@@ -149,6 +179,8 @@ def fire_due(
         except ValueError as exc:
             # The slot arithmetic of a damaged spec: warn, keep it due (guide §7).
             log.warning("schedule %r cannot fire: %s", name, exc)
+    if waits is not None:
+        waits.slots = missing
     return started, first_error
 
 
@@ -198,7 +230,13 @@ def runtime_starter(engine: Engine) -> StartRun:
         new = start_calls.new_execution(engine, name, workflow_id, input_json)
         if info.execution_timeout is not None:
             new = replace(new, deadline=now + info.execution_timeout)
-        start_run(txn, new, now, advice_at=engine.settings.advice_at())
+        start_run(
+            txn,
+            new,
+            now,
+            advice_at=engine.settings.advice_at(),
+            advice_bytes=engine.settings.advice_bytes(),
+        )
         return new.exec_id
 
     return start

@@ -40,6 +40,16 @@ APPLY_BATCH = 64
 APPLIED_RETENTION = timedelta(days=1)
 PURGE_BATCH = 256
 PURGE_EVERY = 60.0
+# A refused command (its reply an error) changed nothing: its client removes
+# it once it read the reply, and the purge takes any left (its client died)
+# after this long instead of a day.
+REFUSED_RETENTION = timedelta(minutes=1)
+# A serving process records a heartbeat this often (seconds), off the
+# commands' path: the lock file's mtime on SQLite (no commit), a harvest_meta
+# row on Postgres. A client whose command finds no beat
+# younger than client/waits.py's SERVED_WITHIN raises NotServed instead of
+# waiting out its timeout.
+HEARTBEAT_EVERY = 1.0
 
 
 def apply_pending(engine: Engine) -> int:
@@ -51,10 +61,15 @@ def apply_pending(engine: Engine) -> int:
 
 
 def purge_applied(engine: Engine) -> int:
-    """Delete up to PURGE_BATCH commands applied more than APPLIED_RETENTION ago; how many."""
-    cutoff = engine.clock.now() - APPLIED_RETENTION
+    """Delete up to PURGE_BATCH commands applied more than APPLIED_RETENTION ago; how many.
+
+    Refused commands go after REFUSED_RETENTION.
+    """
+    now = engine.clock.now()
     with engine.store.write() as txn:
-        return txn.purge_applied_commands(cutoff, PURGE_BATCH)
+        return txn.purge_applied_commands(
+            now - APPLIED_RETENTION, now - REFUSED_RETENTION, PURGE_BATCH
+        )
 
 
 def apply_one(engine: Engine, command: CommandRecord) -> None:

@@ -50,6 +50,9 @@ class Driver:
         self.settings = engine.settings
         self.decider = engine.decider
         self.tasks = TaskRunner(engine.store, engine.registry)
+        # Due schedule slots whose workflow is not registered yet: logged once,
+        # not woken for, fired once the code registers (`Runtime.register_workflow`).
+        self.code_waits = schedules.CodeWaits()
         self.group = GroupCommit(
             engine.store, engine.decider, self.tasks, engine.cache, engine.settings
         )
@@ -205,7 +208,9 @@ class Driver:
 
     def next_wakeup(self) -> datetime | None:
         """The earliest due time of any kind, or None (the facade's `next_wakeup`)."""
-        return self.store.earliest_due(self.clock.now())
+        return self.store.earliest_due(
+            self.clock.now(), skip_schedules=self.code_waits.names()
+        )
 
     def blocked(
         self, exec_id: str, decision: Decision, at: datetime
@@ -239,6 +244,7 @@ class Driver:
             at,
             schedules.runtime_starter(self.engine),
             schedules.is_registered(self.engine),
+            self.code_waits,
         )
         return started > 0, error
 

@@ -84,12 +84,14 @@ class Server:
         work = asyncio.create_task(self._work())
         applier = asyncio.create_task(self._commands())
         watcher = asyncio.create_task(self._watch_commits())
+        beater = asyncio.create_task(self._heartbeat())
         stopper = asyncio.create_task(self._wait_stop())
         try:
             done, _ = await asyncio.wait(
-                {work, applier, watcher, stopper}, return_when=asyncio.FIRST_COMPLETED
+                {work, applier, watcher, beater, stopper},
+                return_when=asyncio.FIRST_COMPLETED,
             )
-            for loop_task in done & {work, applier, watcher}:
+            for loop_task in done & {work, applier, watcher, beater}:
                 loop_task.result()  # an unexpected crash of a loop itself surfaces here
                 return
             self.stopping = True
@@ -104,7 +106,7 @@ class Server:
                         self.grace,
                     )
         finally:
-            rest = [stopper, watcher, applier, work, *self.inflight]
+            rest = [stopper, beater, watcher, applier, work, *self.inflight]
             for task in rest:
                 task.cancel()
             await asyncio.gather(*rest, return_exceptions=True)
@@ -255,6 +257,24 @@ class Server:
                     continue  # more may wait; a smaller batch took every one
             # A command queued meanwhile has set `commit` again.
             await self.commit.wait()
+
+    async def _heartbeat(self) -> None:
+        """Record a beat every HEARTBEAT_EVERY seconds, so a client can tell nobody serves.
+
+        One cheap beat a second (not one per poll tick): a client's command
+        that sees no recent beat raises NotServed at once instead of waiting
+        out its timeout.
+        """
+        failing = False
+        while not self.stopping:
+            try:
+                self.driver.store.beat_serving()
+                failing = False
+            except HarvestError as exc:  # the database is away: tried next beat
+                if not failing:
+                    warn_storage("serve: recording the heartbeat", exc)
+                failing = True
+            await asyncio.sleep(commands.HEARTBEAT_EVERY)
 
     def _purge_applied(self) -> None:
         """Purge old applied commands (after the run loop took what they changed)."""

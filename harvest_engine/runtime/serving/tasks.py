@@ -73,7 +73,9 @@ class TaskRunner:
         """The task's registered activity; UnknownActivity when this runtime lacks it."""
         activity = self.registry.activities.get(task.activity_name)
         if activity is None:
-            raise UnknownActivity(name=task.activity_name)
+            raise UnknownActivity(
+                name=task.activity_name, registered=self.registry.activities
+            )
         return activity
 
     async def execute(self, claimed: TaskRecord, clock: Clock) -> Finished:

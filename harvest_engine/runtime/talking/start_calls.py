@@ -18,7 +18,7 @@ from harvest_engine.calls import (
     checked_search_attributes,
 )
 from harvest_engine.errors import WorkflowAlreadyStarted
-from harvest_engine.events import HistoryEvent
+from harvest_engine.events import IMPOSED, HistoryEvent
 from harvest_engine.names import check_name, check_optional_name
 from harvest_engine.runtime.deciding.children import seal_run
 from harvest_engine.runtime.deciding.runs import start_run
@@ -77,7 +77,13 @@ def new_execution(
 
 def insert(engine: Engine, txn: WriteTxn, new: NewExecution) -> ExecutionId:
     """Insert the run and its WorkflowStarted event."""
-    start_run(txn, new, engine.clock.now(), advice_at=engine.settings.advice_at())
+    start_run(
+        txn,
+        new,
+        engine.clock.now(),
+        advice_at=engine.settings.advice_at(),
+        advice_bytes=engine.settings.advice_bytes(),
+    )
     return ExecutionId(new.exec_id)
 
 
@@ -91,7 +97,10 @@ def replace_running(
 ) -> None:
     """End a RUNNING run for its replacement: WorkflowCancelled, sealed CONTINUED_AS_NEW."""
     event = HistoryEvent(
-        seq=row.next_seq, type="WorkflowCancelled", at=now, attrs={"reason": reason}
+        seq=row.next_seq,
+        type="WorkflowCancelled",
+        at=now,
+        attrs={"reason": reason, IMPOSED: True},
     )
     txn.append_events(row.exec_id, [event])
     # Like every other ending, a replaced run gives its detached children

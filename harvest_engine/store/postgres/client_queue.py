@@ -92,6 +92,27 @@ class PostgresCommandQueue:
         except psycopg.Error as exc:
             self._fail(exc)
 
+    def withdraw(self, command_id: str) -> bool:
+        """Remove the command if no worker applied it yet; False when no queued row went."""
+        try:
+            return commands.withdraw(self._conn, command_id)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    def settle_refused(self, command_id: str) -> bool:
+        """Remove a refused command once its reply was read; False when it is not one."""
+        try:
+            return commands.settle_refused(self._conn, command_id)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    def served_ago(self) -> float | None:
+        """Seconds since a worker last beat (the server's clock); None when none ever served."""
+        try:
+            return commands.served_ago(self._conn)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
     def data_version(self) -> int:
         """Changes whenever a worker commits a write to the database."""
         try:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.store.postgres import pipelined
 from harvest_engine.store.postgres.notify import REPLY_CHANNEL
 from harvest_engine.store.rows import CommandRecord
-from harvest_engine.store.sqlite.commands import refuse_other
+from harvest_engine.store.sqlite.commands import REFUSED, refuse_other
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -63,6 +63,56 @@ def reply(
     return None if row is None else (bool(row[0]), row[1])
 
 
+def withdraw(conn: psycopg.Connection[tuple[Any, ...]], command_id: str) -> bool:
+    """Delete a command no worker applied yet (autocommit); False when none went.
+
+    A worker applying it holds its row: the delete waits, then finds it
+    applied and leaves it (the effect happened, the reply stays).
+    """
+    cursor = conn.execute(
+        "DELETE FROM harvest_commands WHERE command_id = %s AND applied_at IS NULL",
+        (command_id,),
+    )
+    return cursor.rowcount > 0
+
+
+HEARTBEAT_KEY = "serving_heartbeat"
+"""The harvest_meta key serving workers write their latest beat (micros) to."""
+
+# The server's clock, in micros: workers and clients on other machines
+# compare beats with one clock.
+_SERVER_NOW = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
+
+
+def beat(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    """Record that a worker serves the database now (the server's clock; the latest beat wins)."""
+    conn.execute(
+        f"INSERT INTO harvest_meta (key, value) VALUES (%s, {_SERVER_NOW}::text) "
+        "ON CONFLICT (key) DO UPDATE SET value = GREATEST(harvest_meta.value::bigint, "
+        "excluded.value::bigint)::text",
+        (HEARTBEAT_KEY,),
+    )
+
+
+def served_ago(conn: psycopg.Connection[tuple[Any, ...]]) -> float | None:
+    """Seconds since a worker last beat (by the server's clock); None when none ever did."""
+    row = conn.execute(
+        f"SELECT {_SERVER_NOW} - value::bigint FROM harvest_meta WHERE key = %s",
+        (HEARTBEAT_KEY,),
+    ).fetchone()
+    return None if row is None else int(row[0]) / 1_000_000
+
+
+def settle_refused(conn: psycopg.Connection[tuple[Any, ...]], command_id: str) -> bool:
+    """Delete a refused command whose reply its client has read; False when it is not one."""
+    cursor = conn.execute(
+        "DELETE FROM harvest_commands WHERE command_id = %s "
+        f"AND applied_at IS NOT NULL AND {REFUSED.replace('%', '%%')}",
+        (command_id,),
+    )
+    return cursor.rowcount > 0
+
+
 def pending(
     conn: psycopg.Connection[tuple[Any, ...]], limit: int, *, lock: bool = False
 ) -> list[CommandRecord]:
@@ -106,13 +156,17 @@ def finish(
 
 
 def purge_applied(
-    conn: psycopg.Connection[tuple[Any, ...]], cutoff: datetime, limit: int
+    conn: psycopg.Connection[tuple[Any, ...]],
+    cutoff: datetime,
+    refused_cutoff: datetime,
+    limit: int,
 ) -> int:
-    """Delete up to `limit` commands applied before `cutoff`; how many went."""
+    """Delete up to `limit` commands applied before `cutoff` (refused: before `refused_cutoff`)."""
     # Settled: in a pipelined transaction the count is known only once answered.
     return pipelined.settled(
         conn,
         "DELETE FROM harvest_commands WHERE id IN (SELECT id FROM harvest_commands "
-        "WHERE applied_at IS NOT NULL AND applied_at < %s ORDER BY applied_at LIMIT %s)",
-        (micros(cutoff), limit),
+        "WHERE applied_at IS NOT NULL AND (applied_at < %s OR (applied_at < %s AND "
+        f"{REFUSED.replace('%', '%%')})) ORDER BY applied_at LIMIT %s)",
+        (micros(cutoff), micros(refused_cutoff), limit),
     ).rowcount

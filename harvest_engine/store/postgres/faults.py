@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import psycopg
 
 from harvest_engine.errors import DatabaseCorrupt, HarvestError, StorageError
+from harvest_engine.store.rows import UnreadableRow
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -26,6 +27,8 @@ T = TypeVar("T")
 
 def translate(exc: BaseException, path: str) -> BaseException:
     """The typed error that stands for `exc` met on the database `path` (or `exc` itself)."""
+    if isinstance(exc, UnreadableRow):
+        return DatabaseCorrupt(path=path, reason=str(exc))
     if isinstance(exc, HarvestError) or not isinstance(exc, psycopg.Error):
         return exc
     text = str(exc).strip().splitlines()

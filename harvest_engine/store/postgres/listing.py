@@ -1,6 +1,7 @@
 """List SQL of the Postgres store: ExecutionFilter to a WHERE clause, pages and counts.
 
-The row converters are the SQLite store's (the same columns); search
+The row converters are the SQLite store's (the same columns, followed by
+what the damage check compares the row with: `select_list`); search
 attributes are matched through jsonb, and a damaged attributes text reads as
 an empty object (`harvest_json_object`), so one bad row never fails a page.
 """
@@ -15,6 +16,7 @@ from harvest_engine.store.sqlite.listing import (
     DETAIL_COLUMNS,
     SUMMARY_COLUMNS,
     detail_from_row,
+    select_list,
     summary_from_row,
 )
 from harvest_engine.timestamps import micros
@@ -94,7 +96,7 @@ def list_executions(
     """One page of runs, newest first, without payloads."""
     where, args = where_clause(flt)
     rows = conn.execute(
-        f"SELECT {', '.join(SUMMARY_COLUMNS)} FROM harvest_executions"
+        f"SELECT {select_list(SUMMARY_COLUMNS, None)} FROM harvest_executions"
         f"{where} ORDER BY id DESC LIMIT %s",
         (*args, flt.page_size + 1),
     ).fetchall()
@@ -111,7 +113,7 @@ def visit_executions(
     """The rows `list_executions` would return, with payloads (the caller holds the snapshot)."""
     where, args = where_clause(flt)
     rows = conn.execute(
-        f"SELECT {', '.join(DETAIL_COLUMNS)} FROM harvest_executions"
+        f"SELECT {select_list(DETAIL_COLUMNS, None)} FROM harvest_executions"
         f"{where} ORDER BY id DESC LIMIT %s",
         (*args, flt.page_size),
     ).fetchall()

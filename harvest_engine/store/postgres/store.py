@@ -286,15 +286,25 @@ class PostgresStore(StoreReads):
                 (self.worker_id,),
             )
 
+    def beat_serving(self) -> None:
+        """Record this worker's heartbeat in harvest_meta (the server's clock; the latest wins)."""
+        with self.write() as txn:
+            del txn
+            command_sql.beat(self._conn)
+
     def pending_commands(self, limit: int) -> list[CommandRecord]:
         """Client commands not applied yet, in arrival order."""
         with self._lock:
             return command_sql.pending(self._live(), limit)
 
-    def earliest_due(self, now: datetime) -> datetime | None:
+    def earliest_due(
+        self, now: datetime, *, skip_schedules: Sequence[str] = ()
+    ) -> datetime | None:
         """The earliest time any waiting row comes due (`now` for ready work); None if none."""
         with self._lock:
-            return wakeups.earliest_due(self._live(), now)
+            return wakeups.earliest_due(
+                self._live(), now, skip_schedules=skip_schedules
+            )
 
     def open_commit_watch(self) -> None:
         """None: LISTEN/NOTIFY wakes the serving workers (`listen`), no file to watch."""

@@ -11,6 +11,7 @@ from harvest_engine.store.postgres.reads import opt_time
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
     import psycopg
@@ -21,6 +22,10 @@ PANIC_BACKOFF = (
     "(panic_count > 0 AND not_before IS NOT NULL AND not_before > %s"
     " AND cancel_reason IS NULL)"
 )
+
+# The next slot of an unpaused schedule; `earliest_due` narrows it when some
+# schedules' code is missing.
+SCHEDULE_SOURCE = "SELECT MIN(next_fire_at) FROM harvest_schedules WHERE paused = 0"
 
 DUE_SOURCES: tuple[str, ...] = (
     # the earliest armed timer of a run not waiting out a panic's backoff
@@ -37,15 +42,26 @@ DUE_SOURCES: tuple[str, ...] = (
     "SELECT MIN(CASE WHEN not_before IS NOT NULL AND cancel_reason IS NULL"
     " AND not_before > %(now)s THEN not_before ELSE %(now)s END)"
     " FROM harvest_executions WHERE needs_decision = 1 AND state = 'RUNNING'",
-    "SELECT MIN(next_fire_at) FROM harvest_schedules WHERE paused = 0",
+    SCHEDULE_SOURCE,
     "SELECT MIN(%(now)s) FROM harvest_commands WHERE applied_at IS NULL",
 )
 
 
 def earliest_due(
-    conn: psycopg.Connection[tuple[Any, ...]], now: datetime
+    conn: psycopg.Connection[tuple[Any, ...]],
+    now: datetime,
+    skip_schedules: Sequence[str] = (),
 ) -> datetime | None:
-    """The earliest time any waiting row comes due (maybe in the past); None if none waits."""
-    sql = "SELECT LEAST(" + ", ".join(f"({source})" for source in DUE_SOURCES) + ")"
-    row = conn.execute(sql, {"now": micros(now)}).fetchone()
+    """The earliest time any waiting row comes due (maybe in the past); None if none waits.
+
+    The schedules named in `skip_schedules` do not count (their code is missing).
+    """
+    params: dict[str, Any] = {"now": micros(now)}
+    sources = DUE_SOURCES
+    if skip_schedules:
+        params["skip"] = list(skip_schedules)
+        skipping = f"{SCHEDULE_SOURCE} AND workflow_name <> ALL(%(skip)s)"
+        sources = tuple(skipping if s == SCHEDULE_SOURCE else s for s in sources)
+    sql = "SELECT LEAST(" + ", ".join(f"({source})" for source in sources) + ")"
+    row = conn.execute(sql, params).fetchone()
     return opt_time(row[0] if row is not None else None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import NotAHarvestDatabase
-from harvest_engine.store.sqlite import commands, readonly
+from harvest_engine.store.sqlite import commands, lock, readonly
 from harvest_engine.store.sqlite.connection import ClosedConnection, connect
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.migrations import table_names
@@ -65,6 +65,18 @@ class CommandQueue:
     def reply(self, command_id: str) -> tuple[bool, str | None] | None:
         """(applied, reply JSON) of a command; None when no row has this id."""
         return commands.reply(self._conn, command_id)
+
+    def withdraw(self, command_id: str) -> bool:
+        """Remove the command if no one applied it yet; False when no queued row went."""
+        return commands.withdraw(self._conn, command_id)
+
+    def settle_refused(self, command_id: str) -> bool:
+        """Remove a refused command once its reply was read; False when it is not one."""
+        return commands.settle_refused(self._conn, command_id)
+
+    def served_ago(self) -> float | None:
+        """Seconds since a serving process last beat; None when none ever served the file."""
+        return lock.served_ago(self.path)
 
     def data_version(self) -> int:
         """Changes whenever another connection (the serving process) commits."""

@@ -70,6 +70,44 @@ def reply(conn: sqlite3.Connection, command_id: str) -> tuple[bool, str | None] 
     return None if row is None else (bool(row[0]), row[1])
 
 
+def withdraw(conn: sqlite3.Connection, command_id: str) -> bool:
+    """Delete a command no one applied yet (its own short transaction); False when none went.
+
+    An applied command keeps its row (and reply): its effect happened.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        cursor = conn.execute(
+            "DELETE FROM harvest_commands WHERE command_id = ? AND applied_at IS NULL",
+            (command_id,),
+        )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return cursor.rowcount > 0
+
+
+REFUSED = "reply LIKE '{\"error\":%'"
+"""SQL: an applied command that was refused (its reply carries an error, wire.error_reply)."""
+
+
+def settle_refused(conn: sqlite3.Connection, command_id: str) -> bool:
+    """Delete a refused command whose reply its client has read; False when it is not one."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        cursor = conn.execute(
+            "DELETE FROM harvest_commands WHERE command_id = ? "
+            f"AND applied_at IS NOT NULL AND {REFUSED}",
+            (command_id,),
+        )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return cursor.rowcount > 0
+
+
 def pending(conn: sqlite3.Connection, limit: int) -> list[CommandRecord]:
     """Unapplied commands, oldest first (the partial index holds only these)."""
     rows = conn.execute(
@@ -111,11 +149,14 @@ def finish(
     )
 
 
-def purge_applied(conn: sqlite3.Connection, cutoff: datetime, limit: int) -> int:
-    """Delete up to `limit` commands applied before `cutoff`; how many went."""
+def purge_applied(
+    conn: sqlite3.Connection, cutoff: datetime, refused_cutoff: datetime, limit: int
+) -> int:
+    """Delete up to `limit` commands applied before `cutoff` (refused: before `refused_cutoff`)."""
     cursor = conn.execute(
         "DELETE FROM harvest_commands WHERE id IN (SELECT id FROM harvest_commands "
-        "WHERE applied_at IS NOT NULL AND applied_at < ? ORDER BY applied_at LIMIT ?)",
-        (micros(cutoff), limit),
+        f"WHERE applied_at IS NOT NULL AND (applied_at < ? OR (applied_at < ? AND {REFUSED})) "
+        "ORDER BY applied_at LIMIT ?)",
+        (micros(cutoff), micros(refused_cutoff), limit),
     )
     return cursor.rowcount

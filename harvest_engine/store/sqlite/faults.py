@@ -24,6 +24,7 @@ from harvest_engine.errors import (
     HarvestError,
     StorageError,
 )
+from harvest_engine.store.rows import UnreadableRow
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator
@@ -56,6 +57,7 @@ _BUSY_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 _READONLY_ROLLBACK = sqlite3.SQLITE_READONLY | (3 << 8)  # a hot journal, read-only
 
 TRANSLATED: tuple[type[BaseException], ...] = (
+    UnreadableRow,
     sqlite3.Error,
     OSError,
     RecursionError,
@@ -75,6 +77,8 @@ def translate(exc: BaseException, path: str) -> BaseException:
     """
     if isinstance(exc, HarvestError) or not isinstance(exc, TRANSLATED):
         return exc
+    if isinstance(exc, UnreadableRow):
+        return DatabaseCorrupt(path=path, reason=str(exc))
     if isinstance(exc, sqlite3.Error):
         return _from_sqlite(exc, path)
     if isinstance(exc, OSError):

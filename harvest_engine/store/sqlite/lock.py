@@ -67,6 +67,10 @@ class WriterLock:
                 raise
             return
 
+    def beat(self) -> None:
+        """Set the lock file's mtime to now: the serving process's heartbeat (`served_ago`)."""
+        os.utime(self._fd)
+
     def release(self, *, remove: bool = False) -> None:
         """Free the lock; the file stays on disk, unless `remove` and this open created it.
 
@@ -149,3 +153,27 @@ def _holder_pid(fd: int) -> int | None:
         return int(text) if text else None
     except (OSError, ValueError, UnicodeDecodeError):
         return None
+
+
+def served_ago(db_path: str | Path) -> float | None:
+    """Seconds since a serving process last beat on the file's lock; None when none holds it.
+
+    A lock file no process holds (its runtime closed, or killed: the kernel
+    freed the flock) counts as never served, at once. Probing takes the
+    flock for an instant only when it is free, without waiting.
+    """
+    canonical = canonical_database_path(db_path)
+    lock_path = canonical.with_name(canonical.name + ".lock")
+    try:
+        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return max(0.0, time.time() - os.fstat(fd).st_mtime)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvest_engine.store.operations import LedgerTotals
+from harvest_engine.store.rows import UnreadableRow
 
 if TYPE_CHECKING:
     import sqlite3
@@ -32,9 +33,15 @@ def llm_totals(conn: sqlite3.Connection, exec_id: str) -> LedgerTotals:
     """A run's ledger rows summed."""
     row = conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
-        "COALESCE(SUM(latency), 0.0) FROM harvest_llm_ledger WHERE exec_id = ?",
+        "COALESCE(SUM(latency), 0.0), SUM(typeof(input_tokens) <> 'integer' OR "
+        "typeof(output_tokens) <> 'integer' OR typeof(latency) NOT IN "
+        "('real', 'integer', 'null')) FROM harvest_llm_ledger WHERE exec_id = ?",
         (exec_id,),
     ).fetchone()
+    if row[4]:  # SUM would read text as 0: totals that look sound but are not
+        raise UnreadableRow(
+            f"{row[4]} ledger row(s) of run {exec_id} hold text where numbers belong"
+        )
     return LedgerTotals(
         calls=int(row[0]),
         input_tokens=int(row[1]),

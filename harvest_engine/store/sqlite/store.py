@@ -202,6 +202,16 @@ class SqliteStore(WriteTransactions, StoreReads):
                 "WHERE status = 'RUNNING'"
             )
 
+    def beat_serving(self) -> None:
+        """Touch the writer's lock file: its mtime is the serving heartbeat clients read.
+
+        No commit: a beat a second would wake every reader watching the
+        file (the server's own commit watch, the inspector, `harvest tail`).
+        An in-memory database has no lock file and no client.
+        """
+        if self._lock is not None:
+            self._lock.beat()
+
     @property
     def connection(self) -> sqlite3.Connection:
         """The raw connection (store-internal modules and test fixtures only)."""

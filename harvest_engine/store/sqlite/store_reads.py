@@ -145,9 +145,11 @@ class StoreReads:
         ).fetchone()
         return queries.opt_time(row[0])
 
-    def earliest_due(self, now: datetime) -> datetime | None:
+    def earliest_due(
+        self, now: datetime, *, skip_schedules: Sequence[str] = ()
+    ) -> datetime | None:
         """The earliest time any waiting row comes due (`now` for ready work); None if none."""
-        return wakeups.earliest_due(self._conn, now)
+        return wakeups.earliest_due(self._conn, now, skip_schedules=skip_schedules)
 
     def data_version(self) -> int:
         """A number that changes when another connection (another process) commits."""

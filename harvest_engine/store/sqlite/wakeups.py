@@ -14,6 +14,7 @@ from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Sequence
     from datetime import datetime
 
 # A RUNNING run waiting out a panic's backoff (decide.py, runtime/deciding/panics.py):
@@ -21,6 +22,13 @@ if TYPE_CHECKING:
 PANIC_BACKOFF = (
     "(panic_count > 0 AND not_before IS NOT NULL AND not_before > ?"
     " AND cancel_reason IS NULL)"
+)
+
+# The next slot of an unpaused schedule (a damaged slot is skipped: it only
+# warns); `earliest_due` narrows it when some schedules' code is missing.
+SCHEDULE_SOURCE = (
+    "SELECT MIN(next_fire_at) FROM harvest_schedules"
+    " WHERE paused = 0 AND typeof(next_fire_at) = 'integer'"
 )
 
 # Each source selects one nullable time (microseconds); `:now` is bound to the
@@ -42,23 +50,33 @@ DUE_SOURCES: tuple[str, ...] = (
     "SELECT MIN(CASE WHEN not_before IS NOT NULL AND cancel_reason IS NULL"
     " AND not_before > :now THEN not_before ELSE :now END)"
     " FROM harvest_executions WHERE needs_decision = 1 AND state = 'RUNNING'",
-    # the next slot of an unpaused schedule (a damaged slot is skipped: it only warns)
-    "SELECT MIN(next_fire_at) FROM harvest_schedules"
-    " WHERE paused = 0 AND typeof(next_fire_at) = 'integer'",
+    SCHEDULE_SOURCE,
     # a client command waiting to be applied: now
     "SELECT MIN(:now) FROM harvest_commands WHERE applied_at IS NULL",
 )
 
 
 def earliest_due(
-    conn: sqlite3.Connection, now: datetime, extra: tuple[str, ...] = ()
+    conn: sqlite3.Connection,
+    now: datetime,
+    extra: tuple[str, ...] = (),
+    skip_schedules: Sequence[str] = (),
 ) -> datetime | None:
-    """The earliest time any waiting row comes due (maybe in the past); None if none waits."""
+    """The earliest time any waiting row comes due (maybe in the past); None if none waits.
+
+    The schedules named in `skip_schedules` do not count (their code is missing).
+    """
+    params: dict[str, object] = {"now": micros(now)}
     sources = DUE_SOURCES + extra
+    if skip_schedules:
+        marks = [f":skip{i}" for i in range(len(skip_schedules))]
+        params.update(zip((m[1:] for m in marks), skip_schedules, strict=True))
+        skipping = f"{SCHEDULE_SOURCE} AND workflow_name NOT IN ({', '.join(marks)})"
+        sources = tuple(skipping if s == SCHEDULE_SOURCE else s for s in sources)
     sql = (
         "SELECT MIN(t) FROM ("
         + " UNION ALL ".join(f"SELECT ({source}) AS t" for source in sources)
         + ")"
     )
-    row = conn.execute(sql, {"now": micros(now)}).fetchone()
+    row = conn.execute(sql, params).fetchone()
     return opt_time(row[0])

@@ -117,8 +117,10 @@ class SideTables:
     ) -> None:
         command_sql.finish(self._conn, row_id, reply, exec_id, now)
 
-    def purge_applied_commands(self, cutoff: datetime, limit: int) -> int:
-        return command_sql.purge_applied(self._conn, cutoff, limit)
+    def purge_applied_commands(
+        self, cutoff: datetime, refused_cutoff: datetime, limit: int
+    ) -> int:
+        return command_sql.purge_applied(self._conn, cutoff, refused_cutoff, limit)
 
     # -- mutexes ------------------------------------------------------------
 

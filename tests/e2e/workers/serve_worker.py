@@ -2,6 +2,9 @@
 
     serve_worker.py DB [--slow-apply SECONDS]
 
+DB may be a ``postgresql://`` URL: the process then serves it as a
+PostgresRuntime worker.
+
 Prints ``serving`` once the file is open and ``stopped`` after a clean stop.
 ``--slow-apply`` sleeps after each applied client command, so a test can
 kill -9 the process with commands half applied.
@@ -18,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import serve_flows
 
-from harvest_engine import SqliteRuntime
+from harvest_engine import PostgresRuntime, SqliteRuntime
 from harvest_engine.runtime.serving import commands
 
 if TYPE_CHECKING:
@@ -36,9 +39,13 @@ def slow_down(seconds: float) -> None:
     commands.apply_one = slowly  # type: ignore[assignment]
 
 
-async def main(path: Path) -> None:
-    """Serve `path` until a signal asks to stop."""
-    with SqliteRuntime.open(path) as rt:
+async def main(target: str) -> None:
+    """Serve `target` (a file, or a Postgres URL) until a signal asks to stop."""
+    with (
+        PostgresRuntime.connect(target)
+        if target.startswith("postgresql://")
+        else SqliteRuntime.open(Path(target))
+    ) as rt:
         serve_flows.register(rt)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -52,4 +59,4 @@ async def main(path: Path) -> None:
 if __name__ == "__main__":
     if "--slow-apply" in sys.argv:
         slow_down(float(sys.argv[sys.argv.index("--slow-apply") + 1]))
-    asyncio.run(main(Path(sys.argv[1])))
+    asyncio.run(main(sys.argv[1]))
