@@ -65,19 +65,16 @@ class Engine:
 
 
 def id_text(exec_id: str | ExecutionId) -> str:
-    """The id as text; ExecutionNotFound for one no run could have (no read)."""
+    """The id as text; ExecutionNotFound for one no run could have (no read).
+
+    No run could have a blank id, one past the name cap, or text that is not
+    storable (a lone surrogate). Checked inline: every call into a run pays it.
+    """
     text = str(exec_id).strip() if exec_id is not None else ""
-    if not _could_be_id(text):
-        raise ExecutionNotFound(exec_id=exec_id)
-    return text
-
-
-def _could_be_id(text: str) -> bool:
-    """Whether any run could have this id: not blank, within the name cap, storable text."""
     if not text or len(text) > MAX_NAME_CHARS:
-        return False
+        raise ExecutionNotFound(exec_id=exec_id)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return False
-    return True
+        raise ExecutionNotFound(exec_id=exec_id) from None
+    return text
