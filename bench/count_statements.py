@@ -53,7 +53,7 @@ def count(name: str) -> tuple[collections.Counter[str], int, int]:
     shapes: collections.Counter[str] = collections.Counter()
     with tempfile.TemporaryDirectory(prefix="harvest-count-") as folder:
         rt = w._open(folder)
-        conn = rt._store.connection  # type: ignore[attr-defined]
+        conn = rt._engine.store.connection  # type: ignore[attr-defined]
         profiler = cProfile.Profile()
         try:
             conn.set_trace_callback(lambda sql: shapes.update([shape(sql)]))

@@ -14,6 +14,16 @@ from harvest_engine.authoring import (
     query,
     update,
 )
+from harvest_engine.calls import (
+    SignalDelivery,
+    SignalWithStart,
+    SignalWithStartOutcome,
+    StartOptions,
+    StartOutcome,
+    UpdateWithStart,
+    UpdateWithStartOutcome,
+    WorkflowIdReusePolicy,
+)
 from harvest_engine.client import HarvestClient
 from harvest_engine.clock import Clock, ManualClock, SystemClock
 from harvest_engine.errors import (
@@ -69,22 +79,9 @@ from harvest_engine.filters import ExecutionFilter
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.registry import ActivitySpec
-from harvest_engine.runtime.runtime import SqliteRuntime
+from harvest_engine.runtime.runtime import Runtime
 from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
-from harvest_engine.runtime.signal_with_start import (
-    SignalWithStart,
-    SignalWithStartOutcome,
-)
-from harvest_engine.runtime.signals import SignalDelivery
-from harvest_engine.runtime.starts import (
-    StartOptions,
-    StartOutcome,
-    WorkflowIdReusePolicy,
-)
-from harvest_engine.runtime.update_with_start import (
-    UpdateWithStart,
-    UpdateWithStartOutcome,
-)
+from harvest_engine.runtime.sqlite_runtime import SqliteRuntime
 from harvest_engine.schedules import (
     Overlap,
     Schedule,
@@ -186,6 +183,7 @@ __all__ = [
     "RunInfo",
     "RunState",
     "RunWait",
+    "Runtime",
     "Schedule",
     "ScheduleNotFound",
     "ScheduleRow",

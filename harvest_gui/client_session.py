@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine import HarvestClient, PostgresReader, SqliteRuntime
+from harvest_engine import HarvestClient, PostgresReader, Runtime, SqliteRuntime
 from harvest_gui.session import Session, register_app
 from harvest_gui.target import Target, as_target, open_reader
 
@@ -33,7 +33,7 @@ class ClientSession(Session):
         path: Target,
         reader: SqliteReader | PostgresReader,
         client: HarvestClient,
-        code: SqliteRuntime | None,
+        code: Runtime | None,
     ) -> None:
         super().__init__(path, reader)
         self.client = client
@@ -74,7 +74,7 @@ class ClientSession(Session):
         p = as_target(path)
         reader = open_reader(p)
         client: HarvestClient | None = None
-        code: SqliteRuntime | None = None
+        code: Runtime | None = None
         try:
             client = (
                 HarvestClient.connect(p)

@@ -15,6 +15,7 @@ from harvest_engine import (
     HarvestError,
     PostgresReader,
     PostgresRuntime,
+    Runtime,
     SqliteReader,
     SqliteRuntime,
 )
@@ -87,7 +88,7 @@ def load_module(spec: str) -> ModuleType:
     return importlib.import_module(text)
 
 
-def register_app(rt: SqliteRuntime, module_name: str) -> None:
+def register_app(rt: Runtime, module_name: str) -> None:
     """Register the workflows and activities an `--app` module exposes.
 
     The module either has ``register(rt)``, or lists ``WORKFLOWS`` and
@@ -206,7 +207,7 @@ class WriterSession(Session):
     def __init__(
         self,
         path: Target,
-        runtime: SqliteRuntime,
+        runtime: Runtime,
         reader: SqliteReader | PostgresReader,
     ) -> None:
         super().__init__(path, reader)

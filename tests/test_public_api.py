@@ -101,7 +101,8 @@ API_MD_NAMES = {
 # return or take (rows of the reads, the run's wait, the coroutine stack), the
 # errors of the second wave's hardening (InvalidName, PayloadNotJson,
 # ScheduleNotFound, DatabaseClosed, ExecutionExists, InvalidHistoryFile), the
-# clocks the tests and the `*_as_of` drivers use, and the package version.
+# clocks the tests and the `*_as_of` drivers use, the package version, and
+# `Runtime`, the facade both openers subclass (the type users annotate).
 EXTRA_NAMES = {
     "ActivityRunInfo",
     "Clock",
@@ -119,6 +120,7 @@ EXTRA_NAMES = {
     "PendingTask",
     "RunInfo",
     "RunWait",
+    "Runtime",
     "ScheduleNotFound",
     "ScheduleRow",
     "StackFrame",

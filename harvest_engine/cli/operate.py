@@ -21,7 +21,7 @@ from harvest_engine.cli.output import (
 from harvest_engine.durations import format_duration, to_timedelta
 from harvest_engine.events import HistoryEvent, history_from_json
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
-from harvest_engine.runtime.runtime import SqliteRuntime
+from harvest_engine.runtime.sqlite_runtime import SqliteRuntime
 from harvest_engine.store.postgres.reader import PostgresReader
 from harvest_engine.store.sqlite.reader import SqliteReader
 from harvest_engine.workflow.replay import WorkflowReplayer

@@ -17,13 +17,13 @@ import click
 from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main, reading
 from harvest_engine.cli.output import emit_json, failures, line
 from harvest_engine.errors import InvalidHistoryFile
-from harvest_engine.runtime.history_transfer import (
+from harvest_engine.runtime.operating.history_transfer import (
     export_document,
     import_run,
     parse_document,
 )
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
-from harvest_engine.runtime.runtime import SqliteRuntime
+from harvest_engine.runtime.sqlite_runtime import SqliteRuntime
 
 
 @main.command("export")
@@ -81,7 +81,7 @@ def import_(file: Target, history_file: str, as_json: bool) -> None:
         )
         where = _redacted(file) if isinstance(file, str) else str(file)
         with opened as rt:
-            exec_id = import_run(rt, run, where)
+            exec_id = import_run(rt.store, run, where)
     if as_json:
         emit_json(
             {"exec_id": str(exec_id), "state": run.state, "events": len(run.events)}

@@ -12,17 +12,12 @@ The client writes nothing but its command rows.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import uuid
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import payloads
+from harvest_engine import wire
 from harvest_engine.client import requests, waits
 from harvest_engine.client.starting import DEFAULT_TIMEOUT, StartCalls
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.errors import CommandTimedOut, HarvestError, NotServed
-from harvest_engine.runtime import wire
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 from harvest_engine.store.sqlite.faults import guard_public_methods
@@ -32,9 +27,9 @@ if TYPE_CHECKING:
     from pathlib import Path
     from types import TracebackType
 
+    from harvest_engine.calls import SignalDelivery
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
-    from harvest_engine.runtime.signals import SignalDelivery
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
     from harvest_engine.store.postgres.reader import PostgresReader
     from harvest_engine.store.records import ExecutionDetail, ExecutionPage
@@ -68,9 +63,8 @@ class HarvestClient(StartCalls):
         queue: CommandQueue | PostgresCommandQueue,
     ) -> None:
         """Use `HarvestClient.open(path)` or `HarvestClient.connect(dsn)`."""
-        self.path = path
+        super().__init__(path, queue)
         self._reader = reader
-        self._queue = queue
         self.closed = False
 
     @classmethod
@@ -149,8 +143,7 @@ class HarvestClient(StartCalls):
     ) -> None:
         """Stage a signal for a RUNNING run."""
         await self._call(
-            "send_signal",
-            requests.signal(exec_id, name, payload, None),
+            requests.signal(exec_id, name, payload),
             timeout,
             command_id,
         )
@@ -166,10 +159,8 @@ class HarvestClient(StartCalls):
         command_id: str | None = None,
     ) -> bool:
         """Stage a keyed signal; False when this run already holds `key`."""
-        args = requests.signal(exec_id, name, payload, key)
-        result: bool = await self._call(
-            "send_signal_idempotent", args, timeout, command_id
-        )
+        args = requests.signal_idempotent(exec_id, name, payload, key)
+        result: bool = await self._call(args, timeout, command_id)
         return result
 
     async def send_signal_by_workflow_id(
@@ -187,9 +178,7 @@ class HarvestClient(StartCalls):
         args = requests.signal_by_workflow_id(
             workflow_name, workflow_id, name, payload, key
         )
-        result: SignalDelivery = await self._call(
-            "send_signal_by_workflow_id", args, timeout, command_id
-        )
+        result: SignalDelivery = await self._call(args, timeout, command_id)
         return result
 
     async def cancel(
@@ -202,7 +191,7 @@ class HarvestClient(StartCalls):
     ) -> None:
         """Request a cooperative cancel of a RUNNING run."""
         await self._call(
-            "cancel", requests.ending(exec_id, reason), timeout, command_id
+            wire.Cancel(*requests.ending(exec_id, reason)), timeout, command_id
         )
 
     async def terminate(
@@ -215,7 +204,7 @@ class HarvestClient(StartCalls):
     ) -> None:
         """End a RUNNING run TERMINATED at once."""
         await self._call(
-            "terminate", requests.ending(exec_id, reason), timeout, command_id
+            wire.Terminate(*requests.ending(exec_id, reason)), timeout, command_id
         )
 
     async def query(
@@ -228,9 +217,7 @@ class HarvestClient(StartCalls):
         command_id: str | None = None,
     ) -> Any:
         """Answer query `name(arg)` in the serving process (it has the code); writes no event."""
-        return await self._call(
-            "query", requests.query(exec_id, name, arg), timeout, command_id
-        )
+        return await self._call(requests.query(exec_id, name, arg), timeout, command_id)
 
     async def update(
         self,
@@ -243,7 +230,7 @@ class HarvestClient(StartCalls):
     ) -> Any:
         """Run update `name(arg)` in the serving process; its result."""
         return await self._call(
-            "update", requests.update(exec_id, name, arg), timeout, command_id
+            requests.update(exec_id, name, arg), timeout, command_id
         )
 
     def withdraw(self, command_id: str) -> bool:
@@ -306,65 +293,6 @@ class HarvestClient(StartCalls):
         if detail is None:
             raise TimeoutError(f"run {current} has not ended within {timeout}")
         return outcome_of(detail)
-
-    # -- the command round trip -----------------------------------------------------
-
-    async def _call(
-        self,
-        kind: str,
-        args: dict[str, Any],
-        timeout: Duration,  # noqa: ASYNC109 - the commands pass theirs on
-        command_id: str | None = None,
-    ) -> Any:
-        """Queue one command and await its reply (the result, or its typed error).
-
-        With `command_id` (a retry: `CommandTimedOut.command_id`, or the
-        caller's own key), a command already queued under that id is not
-        queued again: this call awaits its reply, so it is applied once.
-        """
-        seconds = to_timedelta(timeout, what="timeout").total_seconds()
-        text = payloads.dumps(args)
-        command_id = (
-            uuid.uuid4().hex if command_id is None else requests.command_id(command_id)
-        )
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        queued = False
-
-        def submit() -> None:
-            nonlocal queued
-            if not queued:
-                self._queue.submit(command_id, kind, text, datetime.now(UTC))
-                queued = True
-
-        while True:
-            # Await the reply a second at a time; between, a store nobody
-            # serves (no recent heartbeat) ends the wait: NotServed.
-            check_at = min(deadline, loop.time() + waits.SERVED_CHECK_SECONDS)
-            got = await waits.command_reply(self._queue, command_id, submit, check_at)
-            if got is not None:
-                break
-            last_beat = waits.not_served(self._queue)
-            if last_beat is not None:
-                raise NotServed(
-                    command_id=command_id,
-                    kind=kind,
-                    seconds=seconds,
-                    path=self.path,
-                    last_beat=last_beat,
-                )
-            if loop.time() >= deadline:
-                raise CommandTimedOut(
-                    command_id=command_id, kind=kind, seconds=seconds, path=self.path
-                )
-        if wire.is_refusal(got[1]):
-            # A refused command changed nothing: its row goes now, not with
-            # the one-day purge of applied commands (a retry under this id
-            # is then queued afresh). Failing that, the server's purge takes
-            # it within minutes; the reply is what matters here.
-            with contextlib.suppress(HarvestError):
-                self._queue.settle_refused(command_id)
-        return wire.read_reply(kind, got[1])
 
 
 def outcome_of(detail: ExecutionDetail) -> ExecutionOutcome:

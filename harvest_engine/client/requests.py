@@ -1,4 +1,4 @@
-"""A client command's arguments as JSON, checked before anything is written.
+"""A client command as its `wire` record, checked before anything is written.
 
 Every check an in-process call makes without the workflow code runs here:
 the payload caps, blank ids and names, reserved signal keys, reuse policy
@@ -11,23 +11,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import payloads
-from harvest_engine.errors import ExecutionNotFound, InvalidName, UpdateRejected
-from harvest_engine.names import check_name
-from harvest_engine.runtime import start_inputs
-from harvest_engine.runtime.signal_with_start import SignalWithStart
-from harvest_engine.runtime.signals import (
+from harvest_engine import calls, payloads, wire
+from harvest_engine.calls import (
+    SignalWithStart,
+    StartOptions,
+    UpdateWithStart,
+    WorkflowIdReusePolicy,
+    check_request,
     check_signal,
     check_workflow_id,
     encoded_payload,
 )
-from harvest_engine.runtime.starts import StartOptions, WorkflowIdReusePolicy
-from harvest_engine.runtime.update_with_start import UpdateWithStart, check_request
+from harvest_engine.errors import ExecutionNotFound, InvalidName, UpdateRejected
+from harvest_engine.names import check_name
 
 if TYPE_CHECKING:
     from harvest_engine.states import ExecutionId
-
-Args = dict[str, Any]
 
 
 def exec_id(value: str | ExecutionId) -> str:
@@ -51,7 +50,7 @@ def _name(value: Any, what: str) -> str:
 
 
 def _input(value: Any) -> Any:
-    start_inputs.checked_input(value)
+    calls.checked_input(value)
     return payloads.to_json(value)
 
 
@@ -59,41 +58,53 @@ def _workflow_id(value: Any) -> str:
     return check_name(value, "workflow id")
 
 
-def start(name: str, input: Any, workflow_id: str | None = None) -> Args:
-    """start_workflow / start_workflow_with_id."""
-    args: Args = {"name": _name(name, "a workflow name"), "input": _input(input)}
-    if workflow_id is not None:
-        args["workflow_id"] = _workflow_id(workflow_id)
-    return args
+def start(name: str, input: Any) -> wire.StartWorkflow:
+    """start_workflow."""
+    return wire.StartWorkflow(_name(name, "a workflow name"), _input(input))
+
+
+def start_with_id(name: str, workflow_id: str, input: Any) -> wire.StartWorkflowWithId:
+    """start_workflow_with_id."""
+    plain = start(name, input)  # the name and the input first, as in-process
+    return wire.StartWorkflowWithId(plain.name, _workflow_id(workflow_id), plain.input)
 
 
 def start_with_policy(
     name: str, workflow_id: str, input: Any, policy: WorkflowIdReusePolicy | str
-) -> Args:
+) -> wire.StartWorkflowWithReusePolicy:
     """start_workflow_with_reuse_policy."""
-    args = start(name, input, workflow_id)
-    args["reuse_policy"] = WorkflowIdReusePolicy.coerce(policy).name
-    return args
+    plain = start_with_id(name, workflow_id, input)
+    return wire.StartWorkflowWithReusePolicy(
+        plain.name,
+        plain.workflow_id,
+        plain.input,
+        WorkflowIdReusePolicy.coerce(policy).name,
+    )
 
 
-def start_with_options(name: str, input: Any, options: StartOptions) -> Args:
+def start_with_options(
+    name: str, input: Any, options: StartOptions
+) -> wire.StartWorkflowWithOptions:
     """start_workflow_with_options: memo and search attributes are checked too."""
     if not isinstance(options, StartOptions):
         raise TypeError(
             f"start_workflow_with_options needs StartOptions, got {options!r}"
         )
-    start_inputs.checked_memo(options.memo)
-    start_inputs.checked_search_attributes(options.search_attributes)
-    args = start(name, input)
-    if options.workflow_id is not None:
-        args["workflow_id"] = _workflow_id(options.workflow_id)
-    args["memo"] = payloads.to_json(options.memo)
-    args["search_attributes"] = payloads.to_json(dict(options.search_attributes))
-    args["reuse_policy"] = WorkflowIdReusePolicy.coerce(options.reuse_policy).name
-    return args
+    calls.checked_memo(options.memo)
+    calls.checked_search_attributes(options.search_attributes)
+    plain = start(name, input)
+    workflow_id = options.workflow_id
+    return wire.StartWorkflowWithOptions(
+        plain.name,
+        plain.input,
+        workflow_id=None if workflow_id is None else _workflow_id(workflow_id),
+        memo=payloads.to_json(options.memo),
+        search_attributes=payloads.to_json(dict(options.search_attributes)),
+        reuse_policy=WorkflowIdReusePolicy.coerce(options.reuse_policy).name,
+    )
 
 
-def signal_with_start(request: SignalWithStart) -> Args:
+def signal_with_start(request: SignalWithStart) -> wire.SignalWithStartCommand:
     """signal_with_start (the input cap applies as if a run starts)."""
     if not isinstance(request, SignalWithStart):
         raise TypeError(f"signal_with_start needs a SignalWithStart, got {request!r}")
@@ -101,64 +112,70 @@ def signal_with_start(request: SignalWithStart) -> Args:
     workflow_id = check_workflow_id(request.workflow_id)
     key = check_signal(request.signal_name, request.idempotency_key)
     encoded_payload(request.signal_payload)
-    return {
-        "workflow_name": _name(request.workflow_name, "a workflow name"),
-        "workflow_id": workflow_id,
-        "input": _input(request.input),
-        "reuse_policy": policy.name,
-        "signal_name": request.signal_name,
-        "signal_payload": payloads.to_json(request.signal_payload),
-        "idempotency_key": key,
-    }
+    return wire.SignalWithStartCommand(
+        workflow_name=_name(request.workflow_name, "a workflow name"),
+        workflow_id=workflow_id,
+        signal_name=request.signal_name,
+        input=_input(request.input),
+        reuse_policy=policy.name,
+        signal_payload=payloads.to_json(request.signal_payload),
+        idempotency_key=key,
+    )
 
 
-def signal(run: str | ExecutionId, name: str, payload: Any, key: str | None) -> Args:
-    """send_signal / send_signal_idempotent."""
+def signal(run: str | ExecutionId, name: str, payload: Any) -> wire.SendSignal:
+    """send_signal."""
+    check_signal(name, None)
+    encoded_payload(payload)
+    return wire.SendSignal(exec_id(run), name, payloads.to_json(payload))
+
+
+def signal_idempotent(
+    run: str | ExecutionId, name: str, payload: Any, key: str | None
+) -> wire.SendSignalIdempotent:
+    """send_signal_idempotent."""
     checked = check_signal(name, key)
     encoded_payload(payload)
-    return {
-        "exec_id": exec_id(run),
-        "name": name,
-        "payload": payloads.to_json(payload),
-        "key": checked,
-    }
+    return wire.SendSignalIdempotent(
+        exec_id(run), name, payloads.to_json(payload), checked
+    )
 
 
 def signal_by_workflow_id(
     workflow_name: str, workflow_id: str, name: str, payload: Any, key: str | None
-) -> Args:
+) -> wire.SendSignalByWorkflowId:
     """send_signal_by_workflow_id."""
     wid = check_workflow_id(workflow_id)
     checked = check_signal(name, key)
     encoded_payload(payload)
-    return {
-        "workflow_name": _name(workflow_name, "a workflow name"),
-        "workflow_id": wid,
-        "name": name,
-        "payload": payloads.to_json(payload),
-        "key": checked,
-    }
+    return wire.SendSignalByWorkflowId(
+        _name(workflow_name, "a workflow name"),
+        wid,
+        name,
+        payloads.to_json(payload),
+        checked,
+    )
 
 
-def ending(run: str | ExecutionId, reason: str | None) -> Args:
-    """Cancel / terminate."""
+def ending(run: str | ExecutionId, reason: str | None) -> tuple[str, str | None]:
+    """Cancel / terminate: the run's id and the checked reason."""
     if reason is not None and not isinstance(reason, str):
         raise TypeError(
             f"a cancel or terminate reason is text or None, got {type(reason).__name__}"
         )
     if reason is not None:
         payloads.check_value(reason, "reason")
-    return {"exec_id": exec_id(run), "reason": reason}
+    return exec_id(run), reason
 
 
-def query(run: str | ExecutionId, name: str, arg: Any) -> Args:
+def query(run: str | ExecutionId, name: str, arg: Any) -> wire.Query:
     """query: the argument must be JSON within the payload caps."""
     value = payloads.to_json(arg)
     payloads.check(value, "query argument")
-    return {"exec_id": exec_id(run), "name": _name(name, "a query name"), "arg": value}
+    return wire.Query(exec_id(run), _name(name, "a query name"), value)
 
 
-def update(run: str | ExecutionId, name: str, arg: Any) -> Args:
+def update(run: str | ExecutionId, name: str, arg: Any) -> wire.Update:
     """update: a blank name is UpdateRejected, the input is capped."""
     if not isinstance(name, str) or not name.strip():
         raise UpdateRejected(
@@ -167,17 +184,17 @@ def update(run: str | ExecutionId, name: str, arg: Any) -> Args:
     check_name(name, "update name")
     value = payloads.to_json(arg)
     payloads.check(value, "update input")
-    return {"exec_id": exec_id(run), "name": name, "arg": value}
+    return wire.Update(exec_id(run), name, value)
 
 
-def update_with_start(request: UpdateWithStart) -> Args:
+def update_with_start(request: UpdateWithStart) -> wire.UpdateWithStartCommand:
     """update_with_start."""
     check_request(request)
-    return {
-        "workflow_name": _name(request.workflow_name, "a workflow name"),
-        "workflow_id": request.workflow_id,
-        "input": payloads.to_json(request.input),
-        "update_name": request.update_name,
-        "update_arg": payloads.to_json(request.update_arg),
-        "reuse_policy": WorkflowIdReusePolicy.coerce(request.reuse_policy).name,
-    }
+    return wire.UpdateWithStartCommand(
+        workflow_name=_name(request.workflow_name, "a workflow name"),
+        workflow_id=request.workflow_id,
+        update_name=request.update_name,
+        input=payloads.to_json(request.input),
+        update_arg=payloads.to_json(request.update_arg),
+        reuse_policy=WorkflowIdReusePolicy.coerce(request.reuse_policy).name,
+    )

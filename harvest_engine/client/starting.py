@@ -10,41 +10,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.client import requests
+from harvest_engine.client.round_trip import CommandRoundTrip
 from harvest_engine.store.sqlite.faults import guard_public_methods
 
 if TYPE_CHECKING:
-    from harvest_engine.durations import Duration
-    from harvest_engine.runtime.signal_with_start import (
+    from harvest_engine.calls import (
         SignalWithStart,
         SignalWithStartOutcome,
-    )
-    from harvest_engine.runtime.starts import (
         StartOptions,
         StartOutcome,
-        WorkflowIdReusePolicy,
-    )
-    from harvest_engine.runtime.update_with_start import (
         UpdateWithStart,
         UpdateWithStartOutcome,
+        WorkflowIdReusePolicy,
     )
+    from harvest_engine.durations import Duration
     from harvest_engine.states import ExecutionId
 
 DEFAULT_TIMEOUT = "10s"
 
 
 @guard_public_methods()
-class StartCalls:
+class StartCalls(CommandRoundTrip):
     """Start a run, with an id, a reuse policy, options, or with a signal or an update."""
-
-    if TYPE_CHECKING:  # HarvestClient's: the one command round trip
-
-        async def _call(
-            self,
-            kind: str,
-            args: dict[str, Any],
-            timeout: Duration,  # noqa: ASYNC109 - the commands pass theirs on
-            command_id: str | None = None,
-        ) -> Any: ...
 
     async def start_workflow(
         self,
@@ -56,9 +43,7 @@ class StartCalls:
     ) -> ExecutionId:
         """Start a fresh run of workflow `name`; its id."""
         args = requests.start(name, input)
-        result: ExecutionId = await self._call(
-            "start_workflow", args, timeout, command_id
-        )
+        result: ExecutionId = await self._call(args, timeout, command_id)
         return result
 
     async def start_workflow_with_id(
@@ -71,10 +56,8 @@ class StartCalls:
         command_id: str | None = None,
     ) -> ExecutionId:
         """Start with a business id, attaching to a RUNNING run of the same name and id."""
-        args = requests.start(name, input, workflow_id)
-        result: ExecutionId = await self._call(
-            "start_workflow_with_id", args, timeout, command_id
-        )
+        args = requests.start_with_id(name, workflow_id, input)
+        result: ExecutionId = await self._call(args, timeout, command_id)
         return result
 
     async def start_workflow_with_reuse_policy(
@@ -89,9 +72,7 @@ class StartCalls:
     ) -> StartOutcome:
         """Start under a workflow-id reuse policy (the runtime's matrix)."""
         args = requests.start_with_policy(name, workflow_id, input, policy)
-        result: StartOutcome = await self._call(
-            "start_workflow_with_reuse_policy", args, timeout, command_id
-        )
+        result: StartOutcome = await self._call(args, timeout, command_id)
         return result
 
     async def start_workflow_with_options(
@@ -105,9 +86,7 @@ class StartCalls:
     ) -> StartOutcome:
         """Start with a memo, first search attributes and a reuse policy."""
         args = requests.start_with_options(name, input, options)
-        result: StartOutcome = await self._call(
-            "start_workflow_with_options", args, timeout, command_id
-        )
+        result: StartOutcome = await self._call(args, timeout, command_id)
         return result
 
     async def signal_with_start(
@@ -119,9 +98,7 @@ class StartCalls:
     ) -> SignalWithStartOutcome:
         """Signal the RUNNING run of the id, or start one and signal it, in one transaction."""
         args = requests.signal_with_start(request)
-        result: SignalWithStartOutcome = await self._call(
-            "signal_with_start", args, timeout, command_id
-        )
+        result: SignalWithStartOutcome = await self._call(args, timeout, command_id)
         return result
 
     async def update_with_start(
@@ -133,7 +110,5 @@ class StartCalls:
     ) -> UpdateWithStartOutcome:
         """Start (or attach to) the run of the id and run an update on it, together."""
         args = requests.update_with_start(request)
-        result: UpdateWithStartOutcome = await self._call(
-            "update_with_start", args, timeout, command_id
-        )
+        result: UpdateWithStartOutcome = await self._call(args, timeout, command_id)
         return result

@@ -1,9 +1,9 @@
 """PostgresRuntime: the same runtime on a Postgres database that many workers share.
 
-A composition root like `runtime.py`: it names the Postgres store and shares
-every line of the runtime (`SqliteRuntime` speaks only the DurableStore
-protocol). psycopg is imported on `connect`, so `import harvest_engine` works
-without the `postgres` extra.
+A composition root like `sqlite_runtime.py`: it names the Postgres store and
+shares every line of `Runtime` (which speaks only the DurableStore protocol).
+psycopg is imported on `connect`, so `import harvest_engine` works without
+the `postgres` extra.
 """
 
 from __future__ import annotations
@@ -12,11 +12,9 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import Unsupported
-from harvest_engine.runtime.runtime import SqliteRuntime
+from harvest_engine.runtime.runtime import Runtime
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from harvest_engine.clock import Clock
     from harvest_engine.store.postgres.store import PostgresStore
 
@@ -40,14 +38,14 @@ def open_store(
     return PostgresStore.connect(dsn, worker_id=worker_id, lease=span)
 
 
-class PostgresRuntime(SqliteRuntime):
+class PostgresRuntime(Runtime):
     """The workflow runtime on PostgreSQL: any number of them, in any processes, on one database.
 
     Each is one worker (`worker_id`). Decisions lock their run's row, and a
     run another worker is deciding is skipped, not waited for; activity
     claims are leases renewed while the body runs, so a dead worker's task
     is retaken by a live one after `lease` (at-least-once, the same
-    idempotency key). Everything else is `SqliteRuntime`'s surface.
+    idempotency key). Everything but connecting is `Runtime`'s surface.
     """
 
     @classmethod
@@ -84,24 +82,6 @@ class PostgresRuntime(SqliteRuntime):
             rt.close()
             raise
         return rt
-
-    @classmethod
-    def open(cls, path: str | Path, *, clock: Clock | None = None) -> PostgresRuntime:
-        """Refused: a PostgresRuntime connects to a database (`PostgresRuntime.connect`)."""
-        del path, clock
-        raise TypeError(
-            "PostgresRuntime connects to a database: use PostgresRuntime.connect(dsn)"
-        )
-
-    @classmethod
-    def open_in_memory(
-        cls, *, clock: Clock | None = None, uri: str | None = None
-    ) -> PostgresRuntime:
-        """Refused: a PostgresRuntime connects to a database (`PostgresRuntime.connect`)."""
-        del clock, uri
-        raise TypeError(
-            "PostgresRuntime connects to a database: use PostgresRuntime.connect(dsn)"
-        )
 
     @property
     def worker_id(self) -> str:

@@ -1,58 +1,72 @@
-"""SqliteRuntime: the facade users open, register on, start, drive and read through.
+"""Runtime: the facade users register on, start, drive and read through; it names no store.
 
-The class holds the runtime's state, opening and registering; its other
-calls live by concern (drivers.py, talking.py, reading.py,
-operator_actions.py) as functions the class binds as its methods, so the
-surface reads as one table here and a call costs what a method costs.
+`Runtime(store, clock=...)` is built on any `DurableStore`; the openers
+(`SqliteRuntime.open`, `PostgresRuntime.connect`) name a store and build one.
+The class is the table of the public surface: each call is one line into a
+wing (`talking/talk.py`, `operating/reads.py`, `operating/operate.py`, the
+serving `Driver` and `Server`), each of which takes the `Engine` (the
+parts), never this facade. Imports point one way: openers -> this facade ->
+serving -> operating -> talking -> engine -> deciding -> parts.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.errors import ExecutionNotFound
-from harvest_engine.names import MAX_NAME_CHARS
-from harvest_engine.runtime import (
-    drivers,
-    operator_actions,
-    reading,
-    schedules,
-    talking,
-)
-from harvest_engine.runtime.cache import InstanceCache
-from harvest_engine.runtime.decide import Decider
-from harvest_engine.runtime.group_commit import GroupCommit
-from harvest_engine.runtime.registry import ActivitySpec, Registry
-from harvest_engine.runtime.settings import HistoryCaps, Settings, WorkflowLogPolicy
-from harvest_engine.runtime.tasks import TaskRunner
-from harvest_engine.runtime.waker import Waker
+from harvest_engine.runtime.engine import Engine
+from harvest_engine.runtime.operating import operate, reads
+from harvest_engine.runtime.serving.drivers import Driver
+from harvest_engine.runtime.serving.server import Server
+from harvest_engine.runtime.talking import talk
 from harvest_engine.store.sqlite.faults import guard_public_methods
-from harvest_engine.store.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
+    import asyncio
+    from collections.abc import Callable, Coroutine
+    from datetime import datetime
     from types import TracebackType
 
     from harvest_engine.authoring import ActivityInfo, WorkflowInfo
-    from harvest_engine.states import ExecutionId
+    from harvest_engine.calls import (
+        SignalDelivery,
+        SignalWithStart,
+        SignalWithStartOutcome,
+        StartOptions,
+        StartOutcome,
+        UpdateWithStart,
+        UpdateWithStartOutcome,
+        WorkflowIdReusePolicy,
+    )
+    from harvest_engine.events import HistoryEvent
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.runtime.registry import ActivitySpec
+    from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
+    from harvest_engine.schedules import WorkflowSchedule
+    from harvest_engine.states import ExecutionId, ExecutionOutcome, RunState
+    from harvest_engine.store.operations import LedgerTotals, ScheduleRow
     from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.records import (
+        ActivityAttempt,
+        ExecutionDetail,
+        ExecutionPage,
+        LedgerRow,
+    )
+    from harvest_engine.workflow.stack import CoroutineStack
+    from harvest_engine.workflow.waits import RunWait
 
 log = logging.getLogger("harvest_engine.runtime")
 
-_T = TypeVar("_T")
-
 
 @guard_public_methods()
-class SqliteRuntime:
-    """An embedded workflow runtime on one SQLite file (or a private in-memory database).
+class Runtime:
+    """An embedded workflow runtime on a durable store.
 
-    Open it, register the workflow and activity functions, start runs, and
-    drive them with the async drivers. Registrations live in memory: a
-    reopened runtime registers again and resumes every run by replay.
+    Register the workflow and activity functions, start runs, and drive
+    them with the async drivers. Registrations live in memory: a reopened
+    runtime registers again and resumes every run by replay.
 
     Every public call raises typed errors only: a full disk or an I/O error
     is `StorageError`, a damaged file `DatabaseCorrupt`. A failed commit
@@ -62,51 +76,21 @@ class SqliteRuntime:
     """
 
     def __init__(self, store: DurableStore, *, clock: Clock | None = None) -> None:
-        self._store = store
-        self.clock: Clock = clock or SystemClock()
-        self.registry = Registry()
-        self.settings = Settings()
-        self.cache = InstanceCache()
-        self._decider = Decider(store, self.registry, self.cache, self.settings)
-        self._tasks = TaskRunner(store, self.registry)
-        self._group = GroupCommit(
-            store, self._decider, self._tasks, self.cache, self.settings
-        )
-        self._closed = False
-        # A write that storage failed may have carried any run's cycle (one
-        # run's, or a batch's): no cached instance may run ahead of the file.
-        store.add_rollback_listener(lambda _error: self.cache.clear())
-        self.waker = Waker()
-        self._code_waits = schedules.CodeWaits()
-
-    # -- opening ------------------------------------------------------------------
-
-    @classmethod
-    def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteRuntime:
-        """Open (or create) a database file; raise DatabaseLocked if another runtime holds it."""
-        clock = clock or SystemClock()
-        return cls(SqliteStore.open(path, now=clock.now()), clock=clock)
-
-    @classmethod
-    def open_in_memory(
-        cls, *, clock: Clock | None = None, uri: str | None = None
-    ) -> SqliteRuntime:
-        """A fresh, private, empty database that lives as long as the runtime.
-
-        With `uri` (e.g. ``"file:demo?mode=memory&cache=shared"``) several
-        connections of this process share one in-memory database; its writer
-        lock is an owner row inside it, so a second runtime gets DatabaseLocked.
-        """
-        return cls(SqliteStore.open_memory(uri), clock=clock)
+        engine = Engine(store, clock or SystemClock())
+        self._engine = engine
+        self._driver = Driver(engine)
+        # The parts users and the inspector read (rt.registry, rt.settings, ...).
+        self.clock: Clock = engine.clock
+        self.registry = engine.registry
+        self.settings = engine.settings
+        self.cache = engine.cache
+        self.waker = engine.waker
 
     def close(self) -> None:
         """Release the file and its writer lock (safe to call twice)."""
-        if not self._closed:
-            self._closed = True
-            self.cache.clear()
-            self._store.close()
+        self._engine.close()
 
-    def __enter__(self) -> SqliteRuntime:
+    def __enter__(self) -> Runtime:
         return self
 
     def __exit__(
@@ -120,19 +104,19 @@ class SqliteRuntime:
     @property
     def store_closed(self) -> bool:
         """Whether `close()` ran (a stopping server then leaves the store alone)."""
-        return self._closed
+        return self._engine.closed
 
     @property
     def store(self) -> DurableStore:
         """The durable store (the runtime's concern modules take it)."""
-        return self._store
+        return self._engine.store
 
     # -- registering --------------------------------------------------------------
 
     def register_workflow(self, fn: Callable[..., Any] | WorkflowInfo) -> None:
         """Register an @workflow function; refuses options this backend cannot honour."""
         info = self.registry.add_workflow(fn)
-        self._code_waits.code_registered(info.name)  # its due slot fires now
+        self._driver.code_waits.code_registered(info.name)  # its due slot fires now
         self.waker.wake()  # a run that waited for its code can go on
 
     def register_activity(self, fn: Callable[..., Any] | ActivityInfo) -> None:
@@ -163,65 +147,6 @@ class SqliteRuntime:
         """Register an @update(workflow=...) handler."""
         self.registry.add_handler(fn, "update")
 
-    # -- the surface by concern: functions bound as methods, one call each ----------
-
-    # talking to runs (talking.py): starts, signals, queries, updates
-    start_workflow = talking.start_workflow
-    start_workflow_with_id = talking.start_workflow_with_id
-    start_workflow_with_reuse_policy = talking.start_workflow_with_reuse_policy
-    start_workflow_with_options = talking.start_workflow_with_options
-    signal_with_start = talking.signal_with_start
-    send_signal = talking.send_signal
-    send_signal_idempotent = talking.send_signal_idempotent
-    send_signal_by_workflow_id = talking.send_signal_by_workflow_id
-    _signal = talking._signal
-    query = talking.query
-    update = talking.update
-    update_with_start = talking.update_with_start
-
-    # driving and serving (drivers.py)
-    run_until_blocked = drivers.run_until_blocked
-    run_until_blocked_as_of = drivers.run_until_blocked_as_of
-    run_until_idle = drivers.run_until_idle
-    poll_once = drivers.poll_once
-    poll_once_as_of = drivers.poll_once_as_of
-    serve = drivers.serve
-    next_wakeup = drivers.next_wakeup
-    _poll = drivers._poll
-    _pass = drivers._pass
-    _run_ready_tasks = drivers._run_ready_tasks
-    _run_until_blocked = drivers._run_until_blocked
-    _decide_one = drivers._decide_one
-    _blocked = drivers._blocked
-    _fire_schedules = drivers._fire_schedules
-
-    # reading (reading.py): runs, histories, ledgers, waits
-    outcome = reading.outcome
-    load_history = reading.load_history
-    activity_attempts = reading.activity_attempts
-    successor = reading.successor
-    parent_execution = reading.parent_execution
-    describe = reading.describe
-    llm_ledger = reading.llm_ledger
-    list_executions = reading.list_executions
-    visit_executions = reading.visit_executions
-    counts_by_state = reading.counts_by_state
-    llm_totals = reading.llm_totals
-    where_waiting = reading.where_waiting
-    stack = reading.stack
-
-    # operator actions (operator_actions.py): schedules, retention, cancel
-    upsert_schedule = operator_actions.upsert_schedule
-    pause_schedule = operator_actions.pause_schedule
-    resume_schedule = operator_actions.resume_schedule
-    delete_schedule = operator_actions.delete_schedule
-    trigger_schedule = operator_actions.trigger_schedule
-    backfill_schedule = operator_actions.backfill_schedule
-    list_schedules = operator_actions.list_schedules
-    purge_terminal = operator_actions.purge_terminal
-    cancel = operator_actions.cancel
-    terminate = operator_actions.terminate
-
     # -- settings -----------------------------------------------------------------
 
     def set_history_caps(self, caps: HistoryCaps) -> None:
@@ -243,35 +168,373 @@ class SqliteRuntime:
             raise ValueError("the query timeout must be positive")
         self.settings.query_timeout = seconds
 
-    # -- helpers ------------------------------------------------------------------
+    # -- driving and serving (serving/drivers.py, serving/server.py) -------------
 
-    def _require(self, exec_id: str | ExecutionId) -> str:
-        """The id as text; ExecutionNotFound when no run has it."""
-        text = self._id_text(exec_id)
-        if not self._store.exists(text):
-            raise ExecutionNotFound(exec_id=exec_id)
-        return text
+    async def run_until_blocked(self, exec_id: str | ExecutionId) -> RunState:
+        """Drive one run until it ends or waits on outside input; its RunState.
 
-    @staticmethod
-    def _id_text(exec_id: str | ExecutionId) -> str:
-        """The id as text; ExecutionNotFound for one no run could have (no read)."""
-        text = str(exec_id).strip() if exec_id is not None else ""
-        if not _could_be_id(text):
-            raise ExecutionNotFound(exec_id=exec_id)
-        return text
+        A run parked in `await_condition` whose registered signal handlers
+        could make the condition true reports `RunState.WaitingSignal`
+        naming those handlers.
 
-    def _woken(self, value: _T) -> _T:
-        """Wake a serving loop after a call that made work; pass `value` through."""
-        self.waker.wake()
-        return value
+        Raises:
+            ExecutionNotFound: no run has that id.
+            Stuck: the run is parked on nothing that can ever move it (no
+                signal, timer, task, run, mutex or signal handler).
+            NonDeterminismDetected / WorkflowPanicked: the code no longer
+                replays, or raised a bug; the run stays RUNNING.
+        """
+        return await self._driver.run_until_blocked(exec_id)
 
+    async def run_until_blocked_as_of(
+        self, exec_id: str | ExecutionId, when: datetime
+    ) -> RunState:
+        """`run_until_blocked` with every clock read at `when` (an aware datetime)."""
+        return await self._driver.run_until_blocked_as_of(exec_id, when)
 
-def _could_be_id(text: str) -> bool:
-    """Whether any run could have this id: not blank, within the name cap, storable text."""
-    if not text or len(text) > MAX_NAME_CHARS:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    async def run_until_idle(self) -> None:
+        """Drive every run until no pass makes progress; then raise the first run's error."""
+        await self._driver.run_until_idle()
+
+    async def poll_once(self) -> bool:
+        """One pass over every run needing a decision and every ready task; True if progress."""
+        return await self._driver.poll_once()
+
+    async def poll_once_as_of(self, when: datetime) -> bool:
+        """`poll_once` with every clock read at `when`."""
+        return await self._driver.poll_once_as_of(when)
+
+    async def serve(
+        self,
+        stop: asyncio.Event | None = None,
+        *,
+        poll_interval: Duration = "20ms",
+        grace: Duration = "5s",
+    ) -> None:
+        """Drive the store until `stop` is set or the task is cancelled (see `runtime/serving/server.py`).
+
+        Each round applies queued client commands, fires due schedules and
+        drives every run with ready work; between rounds it sleeps until
+        `next_wakeup()`, an in-process call (start, signal, cancel, ...), or
+        a commit by another process (seen within `poll_interval`). On stop,
+        running activity bodies get `grace` to finish; one cut off re-runs
+        later (at-least-once). The runtime stays usable afterwards.
+
+        Raises:
+            ValueError: a bad duration.
+            RuntimeError: this runtime is already serving.
+        """
+        await Server(self._driver, stop, poll_interval, grace).run()
+
+    def next_wakeup(self) -> datetime | None:
+        """The earliest due timer, backoff, schedule slot, deadline or queued command.
+
+        An aware datetime (maybe in the past: work is ready now), or None
+        when nothing waits for a time.
+        """
+        return self._driver.next_wakeup()
+
+    # -- talking to runs (talking/talk.py): starts, signals, queries, updates ----
+
+    def start_workflow(self, name: str, input: Any = None) -> ExecutionId:
+        """Start a fresh run; nothing executes until a drive."""
+        return talk.start_workflow(self._engine, name, input)
+
+    def start_workflow_with_id(
+        self, name: str, workflow_id: str, input: Any = None
+    ) -> ExecutionId:
+        """Start with a business id, attaching to a RUNNING run of the same name and id."""
+        return talk.start_workflow_with_id(self._engine, name, workflow_id, input)
+
+    def send_signal(
+        self, exec_id: str | ExecutionId, name: str, payload: Any = None
+    ) -> None:
+        """Stage a signal for a RUNNING run; the next drive appends it to history."""
+        return talk.send_signal(self._engine, exec_id, name, payload)
+
+    def start_workflow_with_reuse_policy(
+        self, name: str, workflow_id: str, input: Any, policy: WorkflowIdReusePolicy
+    ) -> StartOutcome:
+        """Start under a workflow-id reuse policy; whether it attached or started fresh.
+
+        The matrix (the prior is the newest run of the name and id; a RUNNING
+        one wins; a blank id always starts fresh):
+
+        | prior | ALLOW_DUPLICATE | ALLOW_DUPLICATE_FAILED_ONLY | REJECT_DUPLICATE | TERMINATE_IF_RUNNING |
+        | --- | --- | --- | --- | --- |
+        | none | fresh | fresh | fresh | fresh |
+        | RUNNING | attach | attach | refused | replace |
+        | COMPLETED | fresh | refused | refused | fresh |
+        | FAILED, TIMED_OUT, CANCELLED | fresh | fresh | refused | fresh |
+        | TERMINATED | fresh | fresh | fresh | fresh |
+
+        Args:
+            name: a registered workflow name.
+            workflow_id: the business id (the reuse key).
+            input: the start input (checked against the payload caps first).
+            policy: a `WorkflowIdReusePolicy` (or its name).
+
+        Returns:
+            `StartOutcome(exec_id, started_fresh)`. An attach discards the input.
+
+        Raises:
+            WorkflowAlreadyStarted: the policy refused; it names the prior run.
+            PayloadTooLarge, PayloadTooDeep: the input is over a cap (nothing persisted).
+            UnknownWorkflow: `name` is not registered.
+        """
+        return talk.start_workflow_with_reuse_policy(
+            self._engine, name, workflow_id, input, policy
+        )
+
+    def start_workflow_with_options(
+        self, name: str, input: Any, options: StartOptions
+    ) -> StartOutcome:
+        """Start with `StartOptions(workflow_id=, memo=, search_attributes=, reuse_policy=)`.
+
+        The memo and the first search attributes are stored with a fresh run;
+        a start that returns an existing run leaves them as they are.
+        """
+        return talk.start_workflow_with_options(self._engine, name, input, options)
+
+    def signal_with_start(self, request: SignalWithStart) -> SignalWithStartOutcome:
+        """Signal the RUNNING run of the id, or start one and signal it, in one transaction.
+
+        A key held by any run of the id stages nothing and starts nothing
+        (`signal_delivered=False`). A RUNNING run with a pending cancel counts
+        as CANCELLED; a fresh start over a closed prior seals it
+        CONTINUED_AS_NEW. Blank id: BlankWorkflowId; a refused start:
+        WorkflowAlreadyStarted; the input cap applies only when a run starts.
+        """
+        return talk.signal_with_start(self._engine, request)
+
+    def send_signal_idempotent(
+        self, exec_id: str | ExecutionId, name: str, payload: Any, key: str | None
+    ) -> bool:
+        """Stage a keyed signal; False when this run already holds `key` (also after it ended).
+
+        An empty or None key is no key. A key starting with ``harvest.promise:``
+        is InvalidSignal.
+        """
+        return talk.send_signal_idempotent(self._engine, exec_id, name, payload, key)
+
+    def send_signal_by_workflow_id(
+        self,
+        workflow_name: str,
+        workflow_id: str,
+        name: str,
+        payload: Any = None,
+        key: str | None = None,
+    ) -> SignalDelivery:
+        """Signal the RUNNING run of (workflow_name, workflow_id); where it went.
+
+        Raises BlankWorkflowId, InvalidSignal, WorkflowIdNotFound (no run at
+        all) or WorkflowNotRunning (the newest run is closed), in that order
+        after the key probe: a key any run of the id holds returns
+        ``SignalDelivery(holder, delivered=False)``.
+        """
+        return talk.send_signal_by_workflow_id(
+            self._engine, workflow_name, workflow_id, name, payload, key
+        )
+
+    def query(
+        self, exec_id: str | ExecutionId, name: str, arg: Any = None
+    ) -> Coroutine[Any, Any, Any]:
+        """Await the answer of query handler `name` at the run's frontier; writes nothing.
+
+        The run's rows are read when this is called; awaiting replays them.
+        A body handler (``ctx.register_query``) wins over an ``@query`` one.
+
+        Raises (when awaited):
+            ExecutionNotFound, QueryNotFound, QueryFailed, QueryTimedOut,
+            NonDeterminismDetected.
+        """
+        return talk.query(self._engine, exec_id, name, arg)
+
+    async def update(
+        self, exec_id: str | ExecutionId, name: str, arg: Any = None
+    ) -> Any:
+        """Run update `name(arg)`: validated, then recorded with its result in one transaction.
+
+        The update does not drive the run; drive it afterwards.
+
+        Raises:
+            ExecutionNotFound, WorkflowNotRunning, UpdateInputInvalid,
+            UpdateRejected (no event), UpdateFailed (an UpdateFailed event),
+            UpdateTimedOut (no event), UpdateHistoryCapReached (the run failed
+            at the cap), PayloadTooLarge / PayloadTooDeep for the input.
+        """
+        return await talk.update(self._engine, exec_id, name, arg)
+
+    async def update_with_start(
+        self, request: UpdateWithStart
+    ) -> UpdateWithStartOutcome:
+        """Start (or attach to) the run of the id and run an update on it, in one transaction.
+
+        The start, a fresh run's first decision and the update's events land
+        together; an update that is rejected, invalid or fails still leaves
+        the started run, and its typed error is raised.
+
+        Raises:
+            BlankWorkflowId, WorkflowAlreadyStarted, UnknownWorkflow,
+            PayloadTooLarge / PayloadTooDeep (nothing written), then the
+            update's errors as `update` raises them.
+        """
+        return await talk.update_with_start(self._engine, request)
+
+    # -- reading (operating/reads.py): runs, histories, ledgers, waits -----------
+
+    def outcome(self, exec_id: str | ExecutionId) -> ExecutionOutcome:
+        """The stored outcome, without driving."""
+        return reads.outcome(self._engine, exec_id)
+
+    def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
+        """Every recorded event of the run, in order."""
+        return reads.load_history(self._engine, exec_id)
+
+    def activity_attempts(
+        self, exec_id: str | ExecutionId, name: str | None = None
+    ) -> list[ActivityAttempt]:
+        """Finished attempts of the run's activities (of one name, or all)."""
+        return reads.activity_attempts(self._engine, exec_id, name)
+
+    def successor(self, exec_id: str | ExecutionId) -> ExecutionId | None:
+        """The run that continued this one (continue-as-new or retry), if any."""
+        return reads.successor(self._engine, exec_id)
+
+    def parent_execution(self, exec_id: str | ExecutionId) -> ExecutionId | None:
+        """The parent of a child run, if any."""
+        return reads.parent_execution(self._engine, exec_id)
+
+    def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
+        """One run with its payloads as Stored values."""
+        return reads.describe(self._engine, exec_id)
+
+    def llm_ledger(self, exec_id: str | ExecutionId) -> list[LedgerRow]:
+        """The run's LLM calls, in recording order."""
+        return reads.llm_ledger(self._engine, exec_id)
+
+    def list_executions(self, flt: ExecutionFilter | None = None) -> ExecutionPage:
+        """One page of runs, newest first, without payloads (`page.next` pages on)."""
+        return reads.list_executions(self._engine, flt)
+
+    def visit_executions(
+        self, flt: ExecutionFilter | None, fn: Callable[[ExecutionDetail], object]
+    ) -> int | None:
+        """Call `fn` on each run of the page, with payloads, under one read snapshot; next cursor."""
+        return reads.visit_executions(self._engine, flt, fn)
+
+    def counts_by_state(self) -> dict[str, int]:
+        """How many runs are in each state."""
+        return reads.counts_by_state(self._engine)
+
+    def llm_totals(self, exec_id: str | ExecutionId) -> LedgerTotals:
+        """The run's LLM calls summed: calls, tokens in and out, latency."""
+        return reads.llm_totals(self._engine, exec_id)
+
+    def where_waiting(self, exec_id: str | ExecutionId) -> tuple[RunWait, ...]:
+        """What a running run is blocked on now (empty once it has ended); writes nothing.
+
+        Replays the run to its frontier with the registered code: signal
+        waits (with the payload type a `receive_signal` call or a handler
+        declares), armed timers (due time), activities, children and awaited
+        runs, mutex keys (runs ahead in the queue) and `await_condition`
+        predicates, each with the user-code line that waits when known.
+
+        Raises:
+            ExecutionNotFound, UnknownWorkflow (the code is not registered),
+            NonDeterminismDetected, HarvestError (the code raised before parking).
+        """
+        return reads.where_waiting(self._engine, exec_id)
+
+    def stack(self, exec_id: str | ExecutionId) -> tuple[CoroutineStack, ...]:
+        """Where each of a running run's workflow coroutines is suspended in the user's code.
+
+        The body's task first, then gather children and handler tasks; a
+        body that raised (a panicking run) gives its traceback instead.
+        Empty once the run has ended; writes nothing.
+
+        Raises:
+            ExecutionNotFound, UnknownWorkflow, NonDeterminismDetected,
+            HarvestError (the code raised before parking).
+        """
+        return reads.stack(self._engine, exec_id)
+
+    # -- operator actions (operating/operate.py): schedules, retention, cancel ---
+
+    def upsert_schedule(self, schedule: WorkflowSchedule) -> ScheduleRow:
+        """Store a schedule (keyed by workflow name); the same spec keeps its slot and pause.
+
+        Raises:
+            UnknownWorkflow: this runtime has no such workflow registered (a
+                misspelt name would be stored and never fire); nothing is written.
+        """
+        return operate.upsert_schedule(self._engine, schedule)
+
+    def pause_schedule(self, workflow_name: str) -> bool:
+        """Stop a schedule's fires; False when there is no such schedule."""
+        return operate.pause_schedule(self._engine, workflow_name)
+
+    def resume_schedule(self, workflow_name: str) -> bool:
+        """Fire again from the next slot after now; False when there is no such schedule."""
+        return operate.resume_schedule(self._engine, workflow_name)
+
+    def delete_schedule(self, workflow_name: str) -> bool:
+        """Remove a schedule (its runs keep running); False when there was none."""
+        return operate.delete_schedule(self._engine, workflow_name)
+
+    def trigger_schedule(self, workflow_name: str) -> ExecutionId | None:
+        """Start one run of the schedule now; None when its overlap policy skips it.
+
+        Raises:
+            ScheduleNotFound: no schedule for `workflow_name`.
+            UnknownWorkflow: the workflow is not registered.
+        """
+        return operate.trigger_schedule(self._engine, workflow_name)
+
+    def backfill_schedule(
+        self, workflow_name: str, start: datetime, end: datetime
+    ) -> list[ExecutionId]:
+        """Start a run for each slot from `start` to `end` (both included), oldest first.
+
+        Each run has its slot's workflow id; slots that already have a run are
+        skipped, and so are slots a ``skip`` schedule's overlap policy drops.
+        See `schedule_actions.backfill` for the errors.
+        """
+        return operate.backfill_schedule(self._engine, workflow_name, start, end)
+
+    def list_schedules(self) -> list[ScheduleRow]:
+        """Every stored schedule, by workflow name."""
+        return operate.list_schedules(self._engine)
+
+    def purge_terminal(self, older_than: Duration) -> int:
+        """Remove terminal runs closed more than `older_than` ago, 256 per transaction."""
+        return operate.purge_terminal(self._engine, older_than)
+
+    def cancel(self, exec_id: str | ExecutionId, reason: str = "") -> None:
+        """Request a cooperative cancel; the next drive replays the body with the reason.
+
+        The body sees ``ctx.cancellation_reason()`` from the start of that
+        replay and may run cleanup activities; the run then ends CANCELLED.
+        A repeat cancel keeps the first reason; a blank reason
+        gets a default text. The request is stored, so it survives a reopen.
+
+        Raises:
+            ExecutionNotFound: no run has this id.
+            WorkflowNotRunning: the run is terminal.
+            TypeError: the reason is neither text nor None.
+        """
+        return operate.cancel(self._engine, exec_id, reason)
+
+    def terminate(self, exec_id: str | ExecutionId, reason: str = "") -> None:
+        """End a run TERMINATED at once, in one transaction; its body does not run again.
+
+        Appends WorkflowCancelled {reason, imposed}, drops its open rows (keyed signals
+        stay), drops a pending cancel request and applies the parent-close
+        policy of its detached children. A blank reason gets a default text.
+
+        Raises:
+            ExecutionNotFound: no run has this id.
+            WorkflowNotRunning: the run is terminal.
+            TypeError: the reason is neither text nor None.
+        """
+        return operate.terminate(self._engine, exec_id, reason)

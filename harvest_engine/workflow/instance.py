@@ -352,7 +352,7 @@ class WorkflowInstance:
                 )
         self.loop.close()
 
-    # -- queries and updates (runtime/queries.py, runtime/updates.py) ----------
+    # -- queries and updates (runtime/talking/queries.py, runtime/talking/updates.py) ----------
 
     def run_handler(self, call: Callable[[], Any]) -> asyncio.Task[Any]:
         """Run `call()` (sync, or returning an awaitable) on the run's loop until the code parks.

@@ -18,7 +18,7 @@ from harvest_gui.demo.workflows import (
 )
 
 if TYPE_CHECKING:
-    from harvest_engine import ExecutionId, SqliteRuntime
+    from harvest_engine import ExecutionId, Runtime
 
 DEMO_ORDERS: list[dict[str, Any]] = [
     {
@@ -62,7 +62,7 @@ DEMO_ORDERS: list[dict[str, Any]] = [
 ]
 
 
-def register(rt: SqliteRuntime) -> None:
+def register(rt: Runtime) -> None:
     """Register every demo workflow and activity (the `--app` convention of harvest-gui)."""
     for wf in WORKFLOWS:
         rt.register_workflow(wf)
@@ -74,7 +74,7 @@ def register(rt: SqliteRuntime) -> None:
     rt.set_workflow_log_policy(WorkflowLogPolicy(max_lines=200))
 
 
-def seed(rt: SqliteRuntime) -> list[ExecutionId]:
+def seed(rt: Runtime) -> list[ExecutionId]:
     """Start the demo runs and the report schedule, once per file.
 
     Returns:

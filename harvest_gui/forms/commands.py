@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
     from harvest_engine import (
         HarvestClient,
+        Runtime,
         ScheduleRow,
-        SqliteRuntime,
         StartOutcome,
         WorkflowInfo,
     )
@@ -43,7 +43,7 @@ NO_CODE_REASON = (
 )
 
 
-def runtime_of(session: Any) -> SqliteRuntime | None:
+def runtime_of(session: Any) -> Runtime | None:
     """The session's runtime, or None for a read-only session."""
     return (
         getattr(session, "runtime", None)
@@ -61,7 +61,7 @@ def client_of(session: Any) -> HarvestClient | None:
     )
 
 
-def code_of(session: Any) -> SqliteRuntime | None:
+def code_of(session: Any) -> Runtime | None:
     """Where the session's workflow code is registered: the writer's runtime or the `--app` one."""
     return runtime_of(session) or getattr(session, "code", None)
 
@@ -243,7 +243,7 @@ def handler_input_type(session: Any, workflow_name: str, kind: str, name: str) -
     return None if handler is None else handler.input_type
 
 
-def _writer(session: Any) -> SqliteRuntime:
+def _writer(session: Any) -> Runtime:
     rt = runtime_of(session)
     if rt is None:
         raise PermissionError(READ_ONLY_REASON)

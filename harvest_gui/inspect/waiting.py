@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from harvest_engine import (
         ExecutionDetail,
         HistoryEvent,
-        SqliteRuntime,
+        Runtime,
         WorkflowInfo,
     )
 
@@ -87,7 +87,7 @@ def read_report(
     history: Sequence[HistoryEvent],
     rows: FileRows,
     *,
-    runtime: SqliteRuntime | None = None,
+    runtime: Runtime | None = None,
     workflows: Iterable[WorkflowInfo] = (),
 ) -> WaitingReport:
     """Where the run stands: from the runtime, else the replayer, else the file alone."""

@@ -22,7 +22,7 @@ from harvest_engine import (
     activity,
     workflow,
 )
-from harvest_engine.runtime.cancel import (
+from harvest_engine.runtime.deciding.cancel import (
     DEFAULT_CANCEL_REASON,
     DEFAULT_TERMINATE_REASON,
 )

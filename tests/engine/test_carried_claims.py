@@ -47,7 +47,9 @@ async def test_a_carried_claim_survives_a_pass_whose_store_read_fails(
     rt.register_activity(add_one)
     exec_id = rt.start_workflow("three_adds", 0)
     assert await rt.poll_once()
-    assert rt._group.has_carried  # the next step, claimed by the follow-up decision
+    assert (
+        rt._driver.group.has_carried
+    )  # the next step, claimed by the follow-up decision
 
     held = rt.store.claimed_task_ids
     failures = [StorageError(path="db", reason="server closed the connection")]

@@ -28,7 +28,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.cli.app import main
-from harvest_engine.runtime import commands
+from harvest_engine.runtime.serving import commands
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -170,7 +170,7 @@ def test_the_harvest_command_prints_the_id_to_retry_with_and_applies_a_retry_onc
             main, [*signal, "--timeout", "50ms", "--command-id", retry_with]
         )
         assert again.exit_code == 8
-        commands.apply_pending(rt)  # a serving process applies the queue
+        commands.apply_pending(rt._engine)  # a serving process applies the queue
         retried = CliRunner().invoke(main, [*signal, "--command-id", retry_with])
         assert retried.exit_code == 0, retried.output
         asyncio.run(rt.run_until_idle())

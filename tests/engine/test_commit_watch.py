@@ -17,7 +17,7 @@ from harvest_engine import (
     WorkflowContext,
     workflow,
 )
-from harvest_engine.runtime import serving
+from harvest_engine.runtime.serving import server as serving
 from harvest_engine.store.sqlite.commit_watch import open_commit_watch
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ from harvest_engine import (
     ActivityContext,
     ManualClock,
     NonDeterminismDetected,
+    Runtime,
     SqliteRuntime,
     WorkflowContext,
     activity,
@@ -42,7 +43,7 @@ async def bump(ctx: ActivityContext, x: int) -> int:
     if CODE["second"] == "bump" and x == 1:
         CODE["second"] = "other"
         rt = CODE["runtime"]
-        assert isinstance(rt, SqliteRuntime)
+        assert isinstance(rt, Runtime)
         rt.cache.clear()
     return x + 1
 
@@ -128,7 +129,7 @@ async def test_a_run_decided_in_the_commit_of_its_completion_is_left_unmarked(
     rt = runtime(path, clock)
     try:
         exec_id = str(rt.start_workflow("drifts", 5))
-        rt._decider.decide(exec_id, clock.now())  # the activity is scheduled
+        rt._engine.decider.decide(exec_id, clock.now())  # the activity is scheduled
         assert marked(path, exec_id) == 0
         await rt.run_until_blocked(exec_id)
         assert rt.describe(exec_id).state == "COMPLETED"
@@ -141,7 +142,7 @@ async def test_a_run_decided_in_the_commit_of_its_completion_is_left_unmarked(
 def a_parked_run(rt: SqliteRuntime, clock: ManualClock, path: Path) -> str:
     """A run whose decision scheduled its activity: its row is unmarked."""
     exec_id = str(rt.start_workflow("steady", 1))
-    rt._decider.decide(exec_id, clock.now())
+    rt._engine.decider.decide(exec_id, clock.now())
     assert marked(path, exec_id) == 0
     return exec_id
 

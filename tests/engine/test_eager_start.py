@@ -1,4 +1,4 @@
-"""Eager start (runtime/eager.py): a body that never waits needs no task; one that waits goes on in one.
+"""Eager start (runtime/serving/eager.py): a body that never waits needs no task; one that waits goes on in one.
 
 A batch of activity bodies used to cost one asyncio task each. The eager
 start runs a body's first step at once: finished there, it gives the value;
@@ -22,7 +22,7 @@ from harvest_engine import (
     activity,
     workflow,
 )
-from harvest_engine.runtime import eager
+from harvest_engine.runtime.serving import eager
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -330,7 +330,7 @@ async def test_overlapping_passes_decide_each_run_once_not_again_from_a_stale_li
     rt = runtime(open_rt)
     rt.settings.group_commit_size = 1  # a pass yields between runs
     ids = [rt.start_workflow("healthy", i) for i in range(3)]
-    decider = rt._group.decider  # type: ignore[attr-defined]
+    decider = rt._driver.group.decider  # type: ignore[attr-defined]
     decided: list[str] = []
     real = decider.decide
 

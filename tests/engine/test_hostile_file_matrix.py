@@ -24,6 +24,7 @@ from harvest_engine import (
     DatabaseCorrupt,
     HarvestClient,
     HarvestError,
+    Runtime,
     SqliteReader,
     SqliteRuntime,
     StorageError,
@@ -107,7 +108,7 @@ def read_everything(source: Any, variant: str) -> None:
     for run in [] if page is None else page.executions:
         for name in ("describe", "load_history", "activity_attempts"):
             typed_or_served(getattr(source, name), run.exec_id)
-        if isinstance(source, SqliteRuntime):
+        if isinstance(source, Runtime):
             typed_or_served(source.outcome, run.exec_id)
         else:
             for name in ("pending_tasks", "timers", "workflow_logs", "llm_totals"):

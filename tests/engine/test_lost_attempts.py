@@ -35,7 +35,9 @@ def die_holding_the_task(open_rt: Open, clock: ManualClock) -> str:
     """Start a run, claim its activity's task as a worker would, and close mid-body."""
     rt = opened(open_rt)
     exec_id = str(rt.start_workflow("report", "hi"))
-    rt._decider.decide(exec_id, clock.now())  # schedule the activity, run nothing
+    rt._engine.decider.decide(
+        exec_id, clock.now()
+    )  # schedule the activity, run nothing
     [task] = rt.store.ready_tasks(exec_id, clock.now())
     assert rt.store.claim_task(task.id, clock.now()) is not None
     rt.close()

@@ -171,7 +171,7 @@ def test_two_workers_claiming_the_same_ready_tasks_in_other_orders_do_not_deadlo
             rt.register_activity(noop)
         first, _second = workers
         runs = [str(first.start_workflow("one_step")) for _ in range(2)]
-        asyncio.run(first._group._decide_all(runs, first.clock.now, []))
+        asyncio.run(first._driver.group._decide_all(runs, first.clock.now, []))
         with psycopg.connect(
             pg_dsn, autocommit=True
         ) as admin:  # claimed: back to ready
@@ -207,7 +207,7 @@ def test_two_workers_claiming_the_same_ready_tasks_in_other_orders_do_not_deadlo
 
         def claim(rt: PostgresRuntime) -> None:
             try:
-                got = rt._group._claim_ready(None, rt.clock.now)
+                got = rt._driver.group._claim_ready(None, rt.clock.now)
                 held[rt.worker_id] = [t.id for t in got]
             except Exception as exc:  # noqa: BLE001 - the test asserts there is none
                 errors.append(exc)

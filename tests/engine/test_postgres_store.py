@@ -19,7 +19,9 @@ from harvest_engine import (
     PostgresReader,
     PostgresRuntime,
     RunState,
+    Runtime,
     SchemaTooNew,
+    SqliteRuntime,
     StorageError,
     WorkflowContext,
     activity,
@@ -145,11 +147,11 @@ def test_a_database_without_a_schema_is_not_read_by_the_reader(pg_dsn: str) -> N
         PostgresReader.connect(pg_dsn)
 
 
-def test_open_and_open_in_memory_point_to_connect(tmp_path: Any) -> None:
-    with pytest.raises(TypeError, match="connect"):
-        PostgresRuntime.open(tmp_path / "x.db")
-    with pytest.raises(TypeError, match="connect"):
-        PostgresRuntime.open_in_memory()
+def test_a_postgres_runtime_only_connects_it_is_no_sqlite_runtime() -> None:
+    assert not issubclass(PostgresRuntime, SqliteRuntime)
+    assert issubclass(PostgresRuntime, Runtime)
+    assert not hasattr(PostgresRuntime, "open")
+    assert not hasattr(PostgresRuntime, "open_in_memory")
 
 
 # -- the event log ----------------------------------------------------------------
@@ -205,7 +207,7 @@ async def test_the_history_is_the_same_json_as_on_sqlite(
 def scheduled_task(rt: PostgresRuntime) -> int:
     """Start a run and decide it once: its one activity task waits, unclaimed."""
     exec_id = rt.start_workflow("one_shout", "hi")
-    rt._decider.decide(str(exec_id), rt.clock.now())
+    rt._engine.decider.decide(str(exec_id), rt.clock.now())
     (task,) = rt.store.ready_tasks(None, rt.clock.now())
     return task.id
 
@@ -291,7 +293,7 @@ async def test_a_run_another_worker_is_deciding_is_skipped_not_waited_for(
     exec_id = rt_a.start_workflow("one_shout", "hi")
     with rt_a.store.write() as txn:
         assert txn.lock_for_decision(str(exec_id))
-        decision = rt_b._decider.decide(str(exec_id), rt_b.clock.now())
+        decision = rt_b._engine.decider.decide(str(exec_id), rt_b.clock.now())
         assert not decision.progressed
     assert [e.type for e in rt_b.load_history(exec_id)] == ["WorkflowStarted"]
     assert await rt_b.run_until_blocked(exec_id) == RunState.Completed(output="HI")
@@ -349,7 +351,7 @@ async def test_heartbeat_timeout_is_supported_and_an_attempt_that_stops_heartbea
         rt.register_workflow(one_watched)
         rt.register_activity(watched)
     exec_id = rt_a.start_workflow("one_watched", "x")
-    rt_a._decider.decide(str(exec_id), rt_a.clock.now())
+    rt_a._engine.decider.decide(str(exec_id), rt_a.clock.now())
     (task,) = rt_a.store.ready_tasks(None, rt_a.clock.now())
     a, b = store_of(rt_a), store_of(rt_b)
 

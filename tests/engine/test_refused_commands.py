@@ -28,7 +28,7 @@ from harvest_engine import (
     WorkflowContext,
     workflow,
 )
-from harvest_engine.runtime import commands
+from harvest_engine.runtime.serving import commands
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -125,11 +125,11 @@ async def test_a_refused_command_nobody_read_is_purged_after_a_minute_not_a_day(
             )
         with pytest.raises(CommandTimedOut):
             await client.send_signal(exec_id, "go", timeout="1ms", command_id="ok")
-    commands.apply_pending(served.rt)
+    commands.apply_pending(served.rt._engine)
     assert served.command_ids() == ["bad", "ok"]
     served.clock.advance("2m")
-    commands.purge_applied(served.rt)
+    commands.purge_applied(served.rt._engine)
     assert served.command_ids() == ["ok"]
     served.clock.advance("1d")
-    commands.purge_applied(served.rt)
+    commands.purge_applied(served.rt._engine)
     assert served.command_ids() == []

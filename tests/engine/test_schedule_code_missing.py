@@ -51,14 +51,14 @@ async def test_a_due_slot_without_code_is_logged_once_and_fires_once_code_regist
     clock.advance(timedelta(minutes=20))  # its slot is due
     rt = open_rt()  # a process without that code serves the file
     rounds = 0
-    fire = rt._fire_schedules
+    fire = rt._driver.fire_schedules
 
     def counted(at: Any) -> Any:
         nonlocal rounds
         rounds += 1
         return fire(at)
 
-    rt._fire_schedules = counted  # type: ignore[method-assign]
+    rt._driver.fire_schedules = counted  # type: ignore[method-assign]
     caplog.set_level(logging.WARNING, logger="harvest_engine")
     stop = asyncio.Event()
     server = asyncio.create_task(rt.serve(stop, poll_interval="20ms"))

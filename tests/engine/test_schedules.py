@@ -52,7 +52,7 @@ async def relay(ctx: WorkflowContext, hops: Any) -> Any:
 
 
 def fire(rt: SqliteRuntime) -> bool:
-    started, error = rt._fire_schedules(rt.clock.now())
+    started, error = rt._driver.fire_schedules(rt.clock.now())
     if error is not None:
         raise error
     return started

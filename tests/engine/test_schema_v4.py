@@ -138,7 +138,7 @@ async def test_a_v3_file_migrates_in_place_keeping_attempts_order_and_pending_ta
     for exec_id in done:
         await drive(rt, clock, exec_id)
     waiting = str(rt.start_workflow("steps", 100))
-    rt._decider.decide(waiting, clock.now())  # its first task stays PENDING
+    rt._engine.decider.decide(waiting, clock.now())  # its first task stays PENDING
     rt.close()
     before = attempts_by_reader(db_path, [*done, waiting])
     assert [len(before[e]) for e in done] == [6, 6]  # each step: FAILED, then COMPLETED

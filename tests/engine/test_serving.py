@@ -123,7 +123,7 @@ async def test_a_timer_that_comes_due_while_a_round_runs_fires_at_once_not_a_pol
     rt.register_workflow(ten_minutes)
     exec_id = rt.start_workflow("ten_minutes")
     await rt.run_until_blocked(exec_id)  # parked on its timer, due in 10 minutes
-    real_pass = rt._pass
+    real_pass = rt._driver.one_pass
     passes = 0
 
     async def timer_comes_due_during_the_first_pass(now: Any) -> Any:
@@ -134,7 +134,7 @@ async def test_a_timer_that_comes_due_while_a_round_runs_fires_at_once_not_a_pol
             clock.advance("601s")  # the timer is due, and a second has gone
         return result
 
-    rt._pass = timer_comes_due_during_the_first_pass  # type: ignore[method-assign]
+    rt._driver.one_pass = timer_comes_due_during_the_first_pass  # type: ignore[method-assign]
 
     async def body() -> None:
         await until(
@@ -161,8 +161,8 @@ async def test_work_ready_now_that_a_round_cannot_take_waits_a_poll_not_a_spin(
         clock.advance("1ms")  # time moves while a round runs
         return False, []
 
-    rt._pass = no_progress  # type: ignore[method-assign]
-    rt.next_wakeup = lambda: rt.clock.now()  # type: ignore[method-assign]
+    rt._driver.one_pass = no_progress  # type: ignore[method-assign]
+    rt._driver.next_wakeup = lambda: rt.clock.now()  # type: ignore[method-assign]
 
     async def body() -> None:
         await asyncio.sleep(0.3)
@@ -245,14 +245,14 @@ async def test_a_failing_run_is_logged_once_and_backs_off_while_others_run(
     # Reopened without the workflow's code: its run fails every pass.
     with SqliteRuntime.open(db_path) as rt:
         passes = 0
-        real_pass = rt._pass
+        real_pass = rt._driver.one_pass
 
         async def counted(now: Any) -> Any:
             nonlocal passes
             passes += 1
             return await real_pass(now)
 
-        rt._pass = counted  # type: ignore[method-assign]
+        rt._driver.one_pass = counted  # type: ignore[method-assign]
 
         @workflow
         async def other(ctx: WorkflowContext, _: Any) -> str:

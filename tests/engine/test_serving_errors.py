@@ -12,7 +12,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import StorageError, Stuck
-from harvest_engine.runtime.serving_errors import (
+from harvest_engine.runtime.serving.serving_errors import (
     ERROR_BACKOFF_CAP,
     STORAGE_BACKOFF_CAP,
     ErrorLog,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harvest_engine.events import HistoryEvent
-from harvest_engine.runtime.runs import start_run
+from harvest_engine.runtime.deciding.runs import start_run
 from harvest_engine.store.rows import NewExecution, NewTask
 from harvest_engine.store.sqlite.store import SqliteStore
 

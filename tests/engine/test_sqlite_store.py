@@ -233,7 +233,7 @@ async def test_open_reclaims_a_task_stranded_running_and_runs_it_again(
         rt.register_workflow(one_step)
         rt.register_activity(count_runs)
         exec_id = rt.start_workflow("one_step")
-        rt._decider.decide(
+        rt._engine.decider.decide(
             str(exec_id), rt.clock.now()
         )  # schedules the task, runs nothing
         task = rt.store.ready_tasks(str(exec_id), rt.clock.now())[0]

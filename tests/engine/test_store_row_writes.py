@@ -18,7 +18,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.events import HistoryEvent
-from harvest_engine.runtime.runs import start_run
+from harvest_engine.runtime.deciding.runs import start_run
 from harvest_engine.store.rows import NewExecution, NewTask
 
 Open = Callable[..., SqliteRuntime]

@@ -34,7 +34,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.payloads import MAX_PAYLOAD_DEPTH
-from harvest_engine.runtime import cancel
+from harvest_engine.runtime.deciding import cancel
 
 Open = Callable[..., SqliteRuntime]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from harvest_engine.errors import StorageError, Stuck
-from harvest_engine.runtime.serving_errors import ErrorLog
+from harvest_engine.runtime.serving.serving_errors import ErrorLog
 from harvest_gui.session import SERVING_LOGGER, _ErrorRelay
 
 

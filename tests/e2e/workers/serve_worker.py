@@ -17,19 +17,23 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import serve_flows
 
 from harvest_engine import PostgresRuntime, SqliteRuntime
-from harvest_engine.runtime import commands
+from harvest_engine.runtime.serving import commands
+
+if TYPE_CHECKING:
+    from harvest_engine.runtime.engine import Engine
 
 
 def slow_down(seconds: float) -> None:
     """Pause after each command commits (test-only: widens the window for a kill)."""
     apply_one = commands.apply_one
 
-    def slowly(rt: SqliteRuntime, command: commands.CommandRecord) -> None:
-        apply_one(rt, command)
+    def slowly(engine: Engine, command: commands.CommandRecord) -> None:
+        apply_one(engine, command)
         time.sleep(seconds)
 
     commands.apply_one = slowly  # type: ignore[assignment]

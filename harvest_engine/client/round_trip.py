@@ -1,0 +1,83 @@
+"""The client's command round trip: queue one `wire` record, await its reply row."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine import payloads, wire
+from harvest_engine.client import requests, waits
+from harvest_engine.durations import Duration, to_timedelta
+from harvest_engine.errors import CommandTimedOut, HarvestError, NotServed
+
+if TYPE_CHECKING:
+    from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
+    from harvest_engine.store.sqlite.client_queue import CommandQueue
+
+
+class CommandRoundTrip:
+    """Where a client queues its commands (`path`, its queue), and the one round trip."""
+
+    def __init__(self, path: str, queue: CommandQueue | PostgresCommandQueue) -> None:
+        self.path = path
+        self._queue = queue
+
+    async def _call(
+        self,
+        command: wire.Command,
+        timeout: Duration,  # noqa: ASYNC109 - the commands pass theirs on
+        command_id: str | None = None,
+    ) -> Any:
+        """Queue one command and await its reply (the result, or its typed error).
+
+        With `command_id` (a retry: `CommandTimedOut.command_id`, or the
+        caller's own key), a command already queued under that id is not
+        queued again: this call awaits its reply, so it is applied once.
+        """
+        seconds = to_timedelta(timeout, what="timeout").total_seconds()
+        text = payloads.dumps(command.args())
+        kind = command.KIND
+        command_id = (
+            uuid.uuid4().hex if command_id is None else requests.command_id(command_id)
+        )
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        queued = False
+
+        def submit() -> None:
+            nonlocal queued
+            if not queued:
+                self._queue.submit(command_id, kind, text, datetime.now(UTC))
+                queued = True
+
+        while True:
+            # Await the reply a second at a time; between, a store nobody
+            # serves (no recent heartbeat) ends the wait: NotServed.
+            check_at = min(deadline, loop.time() + waits.SERVED_CHECK_SECONDS)
+            got = await waits.command_reply(self._queue, command_id, submit, check_at)
+            if got is not None:
+                break
+            last_beat = waits.not_served(self._queue)
+            if last_beat is not None:
+                raise NotServed(
+                    command_id=command_id,
+                    kind=kind,
+                    seconds=seconds,
+                    path=self.path,
+                    last_beat=last_beat,
+                )
+            if loop.time() >= deadline:
+                raise CommandTimedOut(
+                    command_id=command_id, kind=kind, seconds=seconds, path=self.path
+                )
+        if wire.is_refusal(got[1]):
+            # A refused command changed nothing: its row goes now, not with
+            # the one-day purge of applied commands (a retry under this id
+            # is then queued afresh). Failing that, the server's purge takes
+            # it within minutes; the reply is what matters here.
+            with contextlib.suppress(HarvestError):
+                self._queue.settle_refused(command_id)
+        return wire.read_reply(type(command), got[1])

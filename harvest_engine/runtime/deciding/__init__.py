@@ -1,0 +1,1 @@
+"""One decision cycle: decide, record outcomes, cancel, children, retry, panics, mutex."""

@@ -1,0 +1,1 @@
+"""Operator actions and reads: schedules, retention, listing, history transfer."""

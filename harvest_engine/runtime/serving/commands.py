@@ -1,0 +1,188 @@
+"""Applying client commands in the serving process: each exactly once, effect and reply together.
+
+A client in another process queues a row (kind, JSON args: a `wire`
+record). The serving loop applies pending rows in arrival order; each
+command (`run`, one case per record) runs the same
+runtime call an in-process caller would make, inside one transaction that
+also writes the reply row, so a kill -9 of either side never applies a
+command twice or loses it. The call's own writes join
+that transaction as savepoints: a command that raises rolls back its
+changes and commits only the reply carrying its typed error.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine import wire
+from harvest_engine.calls import (
+    SignalWithStart,
+    StartOptions,
+    UpdateWithStart,
+    WorkflowIdReusePolicy,
+)
+from harvest_engine.runtime.operating import operate
+from harvest_engine.runtime.talking import queries, talk, updates
+from harvest_engine.runtime.talking.update_with_start import update_with_start
+
+if TYPE_CHECKING:
+    from harvest_engine.runtime.engine import Engine
+    from harvest_engine.store.rows import CommandRecord
+
+# Commands applied per round, so a flood of commands still lets runs move.
+APPLY_BATCH = 64
+
+# Applied commands are kept this long (a late client can still read its
+# reply), then purged by the serving loop (`purge_applied`, at most every
+# PURGE_EVERY seconds, off a command's path); a purge of their run takes
+# them too.
+APPLIED_RETENTION = timedelta(days=1)
+PURGE_BATCH = 256
+PURGE_EVERY = 60.0
+# A refused command (its reply an error) changed nothing: its client removes
+# it once it read the reply, and the purge takes any left (its client died)
+# after this long instead of a day.
+REFUSED_RETENTION = timedelta(minutes=1)
+# A serving process records a heartbeat this often (seconds), off the
+# commands' path: the lock file's mtime on SQLite (no commit), a harvest_meta
+# row on Postgres. A client whose command finds no beat
+# younger than client/waits.py's SERVED_WITHIN raises NotServed instead of
+# waiting out its timeout.
+HEARTBEAT_EVERY = 1.0
+
+
+def apply_pending(engine: Engine) -> int:
+    """Apply up to APPLY_BATCH queued commands in arrival order; how many were taken."""
+    pending = engine.store.pending_commands(APPLY_BATCH)
+    for command in pending:
+        apply_one(engine, command)
+    return len(pending)
+
+
+def purge_applied(engine: Engine) -> int:
+    """Delete up to PURGE_BATCH commands applied more than APPLIED_RETENTION ago; how many.
+
+    Refused commands go after REFUSED_RETENTION.
+    """
+    now = engine.clock.now()
+    with engine.store.write() as txn:
+        return txn.purge_applied_commands(
+            now - APPLIED_RETENTION, now - REFUSED_RETENTION, PURGE_BATCH
+        )
+
+
+def apply_one(engine: Engine, command: CommandRecord) -> None:
+    """Run one command and write its reply in the same transaction.
+
+    A storage failure propagates and rolls everything back: the command
+    stays queued and is applied by a later round.
+    """
+    with engine.store.write_together() as txn:
+        if not txn.claim_command(command.id):
+            return  # applied meanwhile, or another serving worker is applying it
+        record: wire.Command | None = None
+        try:
+            record = wire.command(command.kind, command.args)
+            value = run(engine, record)
+            reply = wire.ok_reply(record, value)
+            touched = _touched(value, record)
+        except engine.store.storage_errors:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every other failure is the command's reply
+            reply = wire.error_reply(exc)
+            named = getattr(record, "exec_id", None)
+            touched = _text(named) or _text(getattr(exc, "exec_id", None))
+        txn.finish_command(command.id, reply, touched, engine.clock.now())
+
+
+def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one return per kind
+    """The runtime call a command record asks for, as an in-process caller makes it."""
+    match record:
+        case wire.StartWorkflow():
+            return talk.start_workflow(engine, record.name, record.input)
+        case wire.StartWorkflowWithId():
+            return talk.start_workflow_with_id(
+                engine, record.name, record.workflow_id, record.input
+            )
+        case wire.StartWorkflowWithReusePolicy():
+            return talk.start_workflow_with_reuse_policy(
+                engine,
+                record.name,
+                record.workflow_id,
+                record.input,
+                WorkflowIdReusePolicy.coerce(record.reuse_policy),
+            )
+        case wire.StartWorkflowWithOptions():
+            options = StartOptions(
+                workflow_id=record.workflow_id,
+                memo=record.memo,
+                search_attributes=record.search_attributes or {},
+                reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
+            )
+            return talk.start_workflow_with_options(
+                engine, record.name, record.input, options
+            )
+        case wire.SignalWithStartCommand():
+            return talk.signal_with_start(
+                engine,
+                SignalWithStart(
+                    workflow_name=record.workflow_name,
+                    workflow_id=record.workflow_id,
+                    input=record.input,
+                    reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
+                    signal_name=record.signal_name,
+                    signal_payload=record.signal_payload,
+                    idempotency_key=record.idempotency_key,
+                ),
+            )
+        case wire.SendSignal():
+            return talk.send_signal(engine, record.exec_id, record.name, record.payload)
+        case wire.SendSignalIdempotent():
+            return talk.send_signal_idempotent(
+                engine, record.exec_id, record.name, record.payload, record.key
+            )
+        case wire.SendSignalByWorkflowId():
+            return talk.send_signal_by_workflow_id(
+                engine,
+                record.workflow_name,
+                record.workflow_id,
+                record.name,
+                record.payload,
+                record.key,
+            )
+        case wire.Cancel():
+            return operate.cancel(engine, record.exec_id, record.reason or "")
+        case wire.Terminate():
+            return operate.terminate(engine, record.exec_id, record.reason or "")
+        case wire.Query():
+            snapshot = queries.take_snapshot(engine, engine.require(record.exec_id))
+            return queries.answer(snapshot, engine.clock, record.name, record.arg)
+        case wire.Update():
+            exec_id = engine.require(record.exec_id)
+            return updates.run_update(engine, exec_id, record.name, record.arg)
+        case wire.UpdateWithStartCommand():
+            return update_with_start(
+                engine,
+                UpdateWithStart(
+                    workflow_name=record.workflow_name,
+                    workflow_id=record.workflow_id,
+                    input=record.input,
+                    update_name=record.update_name,
+                    update_arg=record.update_arg,
+                    reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
+                ),
+            )
+    raise ValueError(f"unknown client command {record.KIND!r}")
+
+
+def _touched(value: Any, record: wire.Command) -> str | None:
+    """The run a command touched (for the purge): its result's run, or the one it named."""
+    exec_id = getattr(value, "exec_id", None) if value is not None else None
+    if exec_id is None and type(value).__name__ == "ExecutionId":
+        exec_id = value
+    return _text(exec_id) or _text(getattr(record, "exec_id", None))
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value is not None and str(value).strip() else None

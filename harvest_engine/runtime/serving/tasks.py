@@ -1,0 +1,313 @@
+"""Running activity tasks: claim (commit), run the body outside any transaction, record the result.
+
+A crash between the claim and the record leaves the task RUNNING; the next
+open puts it back to PENDING and the body runs again with the same
+idempotency key (at-least-once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine import payloads
+from harvest_engine.activity import (
+    ActivityContext,
+    ActivityRunInfo,
+    AttemptResult,
+    error_info,
+    run_attempt,
+    wrong_shape,
+)
+from harvest_engine.authoring import RetryPolicy
+from harvest_engine.errors import UnknownActivity
+from harvest_engine.events import HistoryEvent
+from harvest_engine.ledger import LlmCall
+from harvest_engine.runtime.deciding import local_activities
+from harvest_engine.runtime.registry import RegisteredActivity
+from harvest_engine.states import ErrorInfo
+from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord
+
+if TYPE_CHECKING:
+    from harvest_engine.runtime.registry import Registry
+    from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.txn_protocol import WriteTxn
+
+Clock = Callable[[], datetime]
+
+# How many runs' workflow names the runner remembers before it starts over.
+NAME_MEMORY = 4096
+
+
+@dataclass(frozen=True)
+class Finished:
+    """An attempt whose body has run and whose outcome is not yet recorded."""
+
+    task: TaskRecord
+    activity: RegisteredActivity
+    result: AttemptResult
+    started: datetime
+    ended: datetime
+
+
+class TaskRunner:
+    """Runs one claimed task attempt and writes its outcome in one transaction."""
+
+    def __init__(self, store: DurableStore, registry: Registry) -> None:
+        self.store = store
+        self.registry = registry
+        self._names: dict[str, str] = {}
+
+    async def run(self, task: TaskRecord, clock: Clock) -> bool:
+        """Run one attempt of `task`; False when it was gone or not ready."""
+        self.activity(task)
+        claimed = self.store.claim_task(task.id, clock())
+        if claimed is None:
+            return False
+        self.record(await self.execute(claimed, clock))
+        return True
+
+    def activity(self, task: TaskRecord) -> RegisteredActivity:
+        """The task's registered activity; UnknownActivity when this runtime lacks it."""
+        activity = self.registry.activities.get(task.activity_name)
+        if activity is None:
+            raise UnknownActivity(
+                name=task.activity_name, registered=self.registry.activities
+            )
+        return activity
+
+    async def execute(self, claimed: TaskRecord, clock: Clock) -> Finished:
+        """Run the body of a claimed task outside any transaction; its unrecorded outcome."""
+        activity = self.activity(claimed)
+        started = clock()
+        budget = _budget(claimed, activity, started)
+        if claimed.local:
+            budget = local_activities.budget(
+                claimed, self.store.execution(claimed.exec_id), started
+            )
+        if budget is not None and budget <= 0:
+            result = AttemptResult(
+                ok=False,
+                error=ErrorInfo(
+                    type="ScheduleToCloseTimeout",
+                    message=f"activity {claimed.activity_name} ran past its schedule_to_close",
+                    non_retryable=True,
+                ),
+            )
+            return Finished(claimed, activity, result, started, clock())
+        ctx = self._context(claimed)
+        try:
+            args = self._args(activity, claimed, ctx)
+        except Exception as exc:  # noqa: BLE001 - e.g. an input that does not fit its dataclass
+            # Fails like the body raising it, so the claimed task never stays RUNNING.
+            result = AttemptResult(ok=False, error=error_info(exc))
+        else:
+            result = await run_attempt(activity.body, args, budget=budget)
+        if result.ok and activity.mode == "ledger":
+            result = _split_ledger(result)
+        elif result.ok and activity.mode == "context" and ctx.llm_calls:
+            result = AttemptResult(
+                ok=True, output=result.output, llm_calls=list(ctx.llm_calls)
+            )
+        return Finished(claimed, activity, result, started, clock())
+
+    def record(self, finished: Finished, txn: WriteTxn | None = None) -> bool:
+        """Write an attempt's outcome in its own transaction, or in `txn` (a batch's).
+
+        Returns whether the run now has something to decide (an appended
+        completion or failure), not a rescheduled retry or a task gone.
+        """
+        if txn is None:
+            with self.store.write() as own:
+                return self._record_in(own, finished)
+        return self._record_in(txn, finished)
+
+    def _context(self, task: TaskRecord) -> ActivityContext:
+        heartbeat = payloads.loads(task.heartbeat) if task.heartbeat else None
+        previous = (
+            ErrorInfo.from_json(payloads.loads(task.last_error))
+            if task.last_error
+            else None
+        )
+        return ActivityContext(
+            ActivityRunInfo(
+                exec_id=task.exec_id,
+                activity_name=task.activity_name,
+                attempt=task.attempt,
+                max_attempts=task.max_attempts,
+                queue=task.queue,
+                task_id=task.id,
+                activity_id=task.activity_id,
+                workflow_name=self._workflow_name(task.exec_id),
+            ),
+            idempotency_key=task.idempotency_key,
+            heartbeat_details=heartbeat,
+            previous_failure=previous,
+            save_heartbeat=lambda text: self.store.save_heartbeat(task.id, text),
+        )
+
+    def _workflow_name(self, exec_id: str) -> str:
+        """The run's workflow name; remembered, since a run never changes it."""
+        name = self._names.get(exec_id)
+        if name is None:
+            row = self.store.execution(exec_id)
+            name = row.workflow_name if row else ""
+            if len(self._names) >= NAME_MEMORY:
+                self._names.clear()
+            self._names[exec_id] = name
+        return name
+
+    @staticmethod
+    def _args(
+        activity: RegisteredActivity, task: TaskRecord, ctx: ActivityContext
+    ) -> tuple[Any, ...]:
+        value = payloads.loads(task.input)
+        if activity.mode == "context":
+            return (ctx, payloads.from_json(value, activity.input_type))
+        return (value,)
+
+    def _record_in(self, txn: WriteTxn, finished: Finished) -> bool:
+        task, result = finished.task, finished.result
+        started, ended = finished.started, finished.ended
+        # If this outcome does not commit, the claim must not strand the
+        # task RUNNING: the next pass runs the attempt again.
+        txn.on_rollback(lambda: self.store.release_claim(task.id))
+        # A local attempt's record reads the task's row as it is now; for
+        # the others the task's own write below says whether it is there.
+        current = txn.task(task.id) if task.local else task
+        if current is None:
+            return False  # the run was sealed while the body ran
+        row = txn.execution(task.exec_id)
+        if row is None or row.state != "RUNNING":
+            txn.delete_task(task.id)
+            return False
+        error_text = (
+            None if result.error is None else payloads.dumps(result.error.to_json())
+        )
+        outcome = (
+            "COMPLETED"
+            if result.ok
+            else ("TIMED_OUT" if result.timed_out else "FAILED")
+        )
+        error = (
+            None
+            if result.ok
+            else (result.error or ErrorInfo(type="Error", message="failed"))
+        )
+        ready_at = None if error is None else _retry_at(task, error, ended)
+        if not task.local:
+            # The task's own write says whether it is still there (a run
+            # sealed while the body ran took it), with no read first.
+            if ready_at is None:
+                kept = txn.delete_task(task.id)
+            else:
+                kept = txn.reschedule_task(
+                    task.id, task.attempt + 1, ready_at, error_text or ""
+                )
+            if not kept:
+                return False
+        txn.record_attempt(
+            AttemptRecord(
+                exec_id=task.exec_id,
+                activity_id=task.activity_id,
+                activity_name=task.activity_name,
+                attempt=task.attempt,
+                started_at=started,
+                ended_at=ended,
+                outcome=outcome,
+                error=error_text,
+            )
+        )
+        if task.local:
+            local_activities.record(txn, current, row, result, ended)
+            return True
+        if ready_at is not None:
+            return False  # rescheduled: nothing for the run to decide yet
+        if error is None:
+            txn.add_ledger([_ledger(task, call, ended) for call in result.llm_calls])
+            event = HistoryEvent(
+                seq=row.next_seq,
+                type="ActivityCompleted",
+                at=ended,
+                attrs={
+                    "activity_id": task.activity_id,
+                    "name": task.activity_name,
+                    "result": result.output,
+                    "attempt": task.attempt,
+                },
+            )
+        else:
+            event = HistoryEvent(
+                seq=row.next_seq,
+                type="ActivityFailed",
+                at=ended,
+                attrs={
+                    "activity_id": task.activity_id,
+                    "name": task.activity_name,
+                    "error": error.to_json(),
+                    "attempt": task.attempt,
+                },
+            )
+        txn.append_events(task.exec_id, [event], needs_decision=1)
+        return True
+
+
+def _budget(
+    task: TaskRecord, activity: RegisteredActivity, now: datetime
+) -> float | None:
+    """Seconds this attempt may run: start_to_close, bounded by schedule_to_close."""
+    budget = task.start_to_close
+    if task.schedule_to_close_at is not None:
+        left = (task.schedule_to_close_at - now).total_seconds()
+        budget = left if budget is None else min(budget, left)
+    del activity
+    return budget
+
+
+def _retry_at(task: TaskRecord, error: ErrorInfo, ended: datetime) -> datetime | None:
+    """When the next attempt runs, or None when this failure is final."""
+    if task.retry_policy is None:
+        return None
+    policy = RetryPolicy.from_json(payloads.loads(task.retry_policy))
+    if not policy.retries(task.attempt, error.type, error.non_retryable):
+        return None
+    ready_at = ended + policy.backoff(task.attempt)
+    if task.schedule_to_close_at is not None and ready_at >= task.schedule_to_close_at:
+        return None
+    return ready_at
+
+
+LEDGER_SHAPE = "a ledger body returns (output, [LlmCall, ...])"
+
+
+def _split_ledger(result: AttemptResult) -> AttemptResult:
+    value = result.output
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not isinstance(value[1], (list, tuple))
+    ):
+        return wrong_shape(LEDGER_SHAPE)
+    try:
+        calls = [c if isinstance(c, LlmCall) else LlmCall(**c) for c in value[1]]
+    except TypeError as exc:
+        return wrong_shape(f"{LEDGER_SHAPE}: {exc}")
+    return AttemptResult(ok=True, output=value[0], llm_calls=calls)
+
+
+def _ledger(task: TaskRecord, call: LlmCall, at: datetime) -> LedgerEntry:
+    return LedgerEntry(
+        exec_id=task.exec_id,
+        activity=task.activity_name,
+        attempt=task.attempt,
+        model=call.model,
+        input_tokens=call.input_tokens,
+        output_tokens=call.output_tokens,
+        latency=call.latency,
+        recorded_at=at,
+    )
+
+
+__all__ = ["Finished", "TaskRunner", "timedelta"]

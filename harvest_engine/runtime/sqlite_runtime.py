@@ -1,0 +1,50 @@
+"""SqliteRuntime: the runtime on one SQLite file (or a private in-memory database); it only opens.
+
+A composition root: it names the SQLite store and opens it; every other call
+is `Runtime`'s, which speaks only the DurableStore protocol.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harvest_engine.clock import SystemClock
+from harvest_engine.runtime.runtime import Runtime
+from harvest_engine.store.sqlite.faults import guard_public_methods
+from harvest_engine.store.sqlite.store import SqliteStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from harvest_engine.clock import Clock
+
+
+@guard_public_methods()
+class SqliteRuntime(Runtime):
+    """An embedded workflow runtime on one SQLite file (or a private in-memory database).
+
+    Open it, register the workflow and activity functions, start runs, and
+    drive them with the async drivers (everything but opening is `Runtime`'s).
+    One runtime at a time writes a file: a second `open` gets DatabaseLocked.
+    """
+
+    @classmethod
+    def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteRuntime:
+        """Open (or create) a database file; raise DatabaseLocked if another runtime holds it."""
+        clock = clock or SystemClock()
+        return cls(SqliteStore.open(path, now=clock.now()), clock=clock)
+
+    @classmethod
+    def open_in_memory(
+        cls, *, clock: Clock | None = None, uri: str | None = None
+    ) -> SqliteRuntime:
+        """A fresh, private, empty database that lives as long as the runtime.
+
+        With `uri` (e.g. ``"file:demo?mode=memory&cache=shared"``) several
+        connections of this process share one in-memory database; its writer
+        lock is an owner row inside it, so a second runtime gets DatabaseLocked.
+        """
+        return cls(SqliteStore.open_memory(uri), clock=clock)
+
+    def __enter__(self) -> SqliteRuntime:
+        return self

@@ -1,0 +1,495 @@
+"""The public surface is a contract: names and signatures a refactor may not drop silently.
+
+STYLE §2: `harvest_engine.__all__` and the public signatures (as
+`inspect.signature` text) of the runtimes, the client and the workflow
+context are checked against lists kept here, taken from `main` before the
+third wave's layout move (with what main added meanwhile: NotServed,
+HarvestClient.command_applied and withdraw). A change to one of them is a change to API.md:
+edit the list on purpose, in the same commit.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+import pytest
+
+import harvest_engine
+
+ALL = [
+    "ActivityAttempt",
+    "ActivityContext",
+    "ActivityError",
+    "ActivityInfo",
+    "ActivityRunInfo",
+    "ActivitySpec",
+    "ApplicationError",
+    "BlankWorkflowId",
+    "ChildWorkflowError",
+    "Clock",
+    "CommandTimedOut",
+    "ContinueAsNew",
+    "CoroutineStack",
+    "DatabaseClosed",
+    "DatabaseCorrupt",
+    "DatabaseLocked",
+    "ErrorInfo",
+    "ExecutionDetail",
+    "ExecutionExists",
+    "ExecutionFilter",
+    "ExecutionId",
+    "ExecutionNotFound",
+    "ExecutionOutcome",
+    "ExecutionPage",
+    "ExecutionSummary",
+    "ExternalWorkflowError",
+    "HandlerInfo",
+    "HarvestClient",
+    "HarvestError",
+    "HarvestInternalError",
+    "HistoryCaps",
+    "HistoryEvent",
+    "InvalidFilter",
+    "InvalidHistoryFile",
+    "InvalidName",
+    "InvalidSearchAttribute",
+    "InvalidSignal",
+    "LedgerRow",
+    "LedgerTotals",
+    "LlmCall",
+    "LogLine",
+    "ManualClock",
+    "MutexRow",
+    "NonDeterminismDetected",
+    "NonDeterministicCall",
+    "NotAHarvestDatabase",
+    "NotServed",
+    "Overlap",
+    "ParentClosePolicy",
+    "PayloadNotJson",
+    "PayloadTooDeep",
+    "PayloadTooLarge",
+    "PendingTask",
+    "PostgresReader",
+    "PostgresRuntime",
+    "QueryFailed",
+    "QueryNotFound",
+    "QueryTimedOut",
+    "RetryPolicy",
+    "RunInfo",
+    "RunState",
+    "RunWait",
+    "Schedule",
+    "ScheduleNotFound",
+    "ScheduleRow",
+    "SchemaTooNew",
+    "SignalDelivery",
+    "SignalWithStart",
+    "SignalWithStartOutcome",
+    "SqliteError",
+    "SqliteReader",
+    "SqliteRuntime",
+    "StackFrame",
+    "StagedSignal",
+    "StartOptions",
+    "StartOutcome",
+    "StorageError",
+    "Stored",
+    "Stuck",
+    "SystemClock",
+    "TimerHandle",
+    "TimerOutcome",
+    "TimerRow",
+    "UnknownWorkflow",
+    "Unsupported",
+    "UnsupportedFeature",
+    "UpdateFailed",
+    "UpdateHistoryCapReached",
+    "UpdateInputInvalid",
+    "UpdateRejected",
+    "UpdateTimedOut",
+    "UpdateWithStart",
+    "UpdateWithStartOutcome",
+    "WorkflowAlreadyStarted",
+    "WorkflowContext",
+    "WorkflowIdNotFound",
+    "WorkflowIdReusePolicy",
+    "WorkflowInfo",
+    "WorkflowLogPolicy",
+    "WorkflowNotRunning",
+    "WorkflowPanicked",
+    "WorkflowReplayer",
+    "WorkflowSchedule",
+    "__version__",
+    "activity",
+    "errors",
+    "next_fire_times",
+    "query",
+    "update",
+    "workflow",
+]
+SQLITERUNTIME = {
+    "__enter__": "(self) -> 'SqliteRuntime'",
+    "__exit__": "(self, exc_type: 'type[BaseException] | None', exc: 'BaseException | None', tb: "
+    "'TracebackType | None') -> 'None'",
+    "__init__": "(self, store: 'DurableStore', *, clock: 'Clock | None' = None) -> 'None'",
+    "activity_attempts": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str | "
+    "None' = None) -> 'list[ActivityAttempt]'",
+    "backfill_schedule": "(self: 'SqliteRuntime', workflow_name: 'str', start: 'datetime', end: "
+    "'datetime') -> 'list[ExecutionId]'",
+    "cancel": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', reason: 'str' = '') -> "
+    "'None'",
+    "close": "(self) -> 'None'",
+    "counts_by_state": "(self: 'SqliteRuntime') -> 'dict[str, int]'",
+    "delete_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
+    "describe": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
+    "list_executions": "(self: 'SqliteRuntime', flt: 'ExecutionFilter | None' = None) -> "
+    "'ExecutionPage'",
+    "list_schedules": "(self: 'SqliteRuntime') -> 'list[ScheduleRow]'",
+    "llm_ledger": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'list[LedgerRow]'",
+    "llm_totals": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'LedgerTotals'",
+    "load_history": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> "
+    "'list[HistoryEvent]'",
+    "next_wakeup": "(self: 'SqliteRuntime') -> 'datetime | None'",
+    "open": "(path: 'str | Path', *, clock: 'Clock | None' = None) -> 'SqliteRuntime'",
+    "open_in_memory": "(*, clock: 'Clock | None' = None, uri: 'str | None' = None) -> "
+    "'SqliteRuntime'",
+    "outcome": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
+    "parent_execution": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionId | "
+    "None'",
+    "pause_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
+    "poll_once": "(self: 'SqliteRuntime') -> 'bool'",
+    "poll_once_as_of": "(self: 'SqliteRuntime', when: 'datetime') -> 'bool'",
+    "purge_terminal": "(self: 'SqliteRuntime', older_than: 'Duration') -> 'int'",
+    "query": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = "
+    "None) -> 'Coroutine[Any, Any, Any]'",
+    "register_activity": "(self, fn: 'Callable[..., Any] | ActivityInfo') -> 'None'",
+    "register_activity_raw": "(self, name: 'str', spec: 'ActivitySpec') -> 'None'",
+    "register_activity_with_body": "(self, fn: 'Callable[..., Any] | ActivityInfo', body: "
+    "'Callable[[Any], Any]') -> 'None'",
+    "register_activity_with_ledger": "(self, fn: 'Callable[..., Any] | ActivityInfo', body: "
+    "'Callable[[Any], Any]') -> 'None'",
+    "register_query": "(self, fn: 'Callable[..., Any]') -> 'None'",
+    "register_update": "(self, fn: 'Callable[..., Any]') -> 'None'",
+    "register_workflow": "(self, fn: 'Callable[..., Any] | WorkflowInfo') -> 'None'",
+    "resume_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
+    "run_until_blocked": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'RunState'",
+    "run_until_blocked_as_of": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', when: "
+    "'datetime') -> 'RunState'",
+    "run_until_idle": "(self: 'SqliteRuntime') -> 'None'",
+    "send_signal": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', payload: "
+    "'Any' = None) -> 'None'",
+    "send_signal_by_workflow_id": "(self: 'SqliteRuntime', workflow_name: 'str', workflow_id: "
+    "'str', name: 'str', payload: 'Any' = None, key: 'str | None' "
+    "= None) -> 'signals.SignalDelivery'",
+    "send_signal_idempotent": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: "
+    "'str', payload: 'Any', key: 'str | None') -> 'bool'",
+    "serve": "(self: 'SqliteRuntime', stop: 'asyncio.Event | None' = None, *, poll_interval: "
+    "'Duration' = '20ms', grace: 'Duration' = '5s') -> 'None'",
+    "set_history_caps": "(self, caps: 'HistoryCaps') -> 'None'",
+    "set_query_timeout": "(self, timeout: 'Duration') -> 'None'",
+    "set_workflow_log_policy": "(self, policy: 'WorkflowLogPolicy | None') -> 'None'",
+    "signal_with_start": "(self: 'SqliteRuntime', request: 'SignalWithStart') -> "
+    "'SignalWithStartOutcome'",
+    "stack": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'tuple[CoroutineStack, "
+    "...]'",
+    "start_workflow": "(self: 'SqliteRuntime', name: 'str', input: 'Any' = None) -> "
+    "'ExecutionId'",
+    "start_workflow_with_id": "(self: 'SqliteRuntime', name: 'str', workflow_id: 'str', input: "
+    "'Any' = None) -> 'ExecutionId'",
+    "start_workflow_with_options": "(self: 'SqliteRuntime', name: 'str', input: 'Any', options: "
+    "'starts.StartOptions') -> 'starts.StartOutcome'",
+    "start_workflow_with_reuse_policy": "(self: 'SqliteRuntime', name: 'str', workflow_id: "
+    "'str', input: 'Any', policy: "
+    "'starts.WorkflowIdReusePolicy') -> "
+    "'starts.StartOutcome'",
+    "store": "property",
+    "store_closed": "property",
+    "successor": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionId | None'",
+    "terminate": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', reason: 'str' = '') -> "
+    "'None'",
+    "trigger_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'ExecutionId | None'",
+    "update": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = "
+    "None) -> 'Any'",
+    "update_with_start": "(self: 'SqliteRuntime', request: 'UpdateWithStart') -> "
+    "'UpdateWithStartOutcome'",
+    "upsert_schedule": "(self: 'SqliteRuntime', schedule: 'WorkflowSchedule') -> 'ScheduleRow'",
+    "visit_executions": "(self: 'SqliteRuntime', flt: 'ExecutionFilter | None', fn: "
+    "'Callable[[ExecutionDetail], object]') -> 'int | None'",
+    "where_waiting": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'tuple[RunWait, "
+    "...]'",
+}
+POSTGRESRUNTIME = {
+    "__enter__": "(self) -> 'PostgresRuntime'",
+    "__exit__": "(self, exc_type: 'type[BaseException] | None', exc: 'BaseException | None', tb: "
+    "'TracebackType | None') -> 'None'",
+    "__init__": "(self, store: 'DurableStore', *, clock: 'Clock | None' = None) -> 'None'",
+    "activity_attempts": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str | "
+    "None' = None) -> 'list[ActivityAttempt]'",
+    "backfill_schedule": "(self: 'SqliteRuntime', workflow_name: 'str', start: 'datetime', end: "
+    "'datetime') -> 'list[ExecutionId]'",
+    "cancel": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', reason: 'str' = '') -> "
+    "'None'",
+    "close": "(self) -> 'None'",
+    "connect": "(dsn: 'str', *, worker_id: 'str | None' = None, clock: 'Clock | None' = None, "
+    "lease: 'Duration | None' = None) -> 'PostgresRuntime'",
+    "counts_by_state": "(self: 'SqliteRuntime') -> 'dict[str, int]'",
+    "delete_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
+    "describe": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
+    "list_executions": "(self: 'SqliteRuntime', flt: 'ExecutionFilter | None' = None) -> "
+    "'ExecutionPage'",
+    "list_schedules": "(self: 'SqliteRuntime') -> 'list[ScheduleRow]'",
+    "llm_ledger": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'list[LedgerRow]'",
+    "llm_totals": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'LedgerTotals'",
+    "load_history": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> "
+    "'list[HistoryEvent]'",
+    "next_wakeup": "(self: 'SqliteRuntime') -> 'datetime | None'",
+    "open": "(path: 'str | Path', *, clock: 'Clock | None' = None) -> 'PostgresRuntime'",
+    "open_in_memory": "(*, clock: 'Clock | None' = None, uri: 'str | None' = None) -> "
+    "'PostgresRuntime'",
+    "outcome": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
+    "parent_execution": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionId | "
+    "None'",
+    "pause_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
+    "poll_once": "(self: 'SqliteRuntime') -> 'bool'",
+    "poll_once_as_of": "(self: 'SqliteRuntime', when: 'datetime') -> 'bool'",
+    "purge_terminal": "(self: 'SqliteRuntime', older_than: 'Duration') -> 'int'",
+    "query": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = "
+    "None) -> 'Coroutine[Any, Any, Any]'",
+    "register_activity": "(self, fn: 'Callable[..., Any] | ActivityInfo') -> 'None'",
+    "register_activity_raw": "(self, name: 'str', spec: 'ActivitySpec') -> 'None'",
+    "register_activity_with_body": "(self, fn: 'Callable[..., Any] | ActivityInfo', body: "
+    "'Callable[[Any], Any]') -> 'None'",
+    "register_activity_with_ledger": "(self, fn: 'Callable[..., Any] | ActivityInfo', body: "
+    "'Callable[[Any], Any]') -> 'None'",
+    "register_query": "(self, fn: 'Callable[..., Any]') -> 'None'",
+    "register_update": "(self, fn: 'Callable[..., Any]') -> 'None'",
+    "register_workflow": "(self, fn: 'Callable[..., Any] | WorkflowInfo') -> 'None'",
+    "resume_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
+    "run_until_blocked": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'RunState'",
+    "run_until_blocked_as_of": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', when: "
+    "'datetime') -> 'RunState'",
+    "run_until_idle": "(self: 'SqliteRuntime') -> 'None'",
+    "send_signal": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', payload: "
+    "'Any' = None) -> 'None'",
+    "send_signal_by_workflow_id": "(self: 'SqliteRuntime', workflow_name: 'str', workflow_id: "
+    "'str', name: 'str', payload: 'Any' = None, key: 'str | None' "
+    "= None) -> 'signals.SignalDelivery'",
+    "send_signal_idempotent": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: "
+    "'str', payload: 'Any', key: 'str | None') -> 'bool'",
+    "serve": "(self: 'SqliteRuntime', stop: 'asyncio.Event | None' = None, *, poll_interval: "
+    "'Duration' = '20ms', grace: 'Duration' = '5s') -> 'None'",
+    "set_history_caps": "(self, caps: 'HistoryCaps') -> 'None'",
+    "set_query_timeout": "(self, timeout: 'Duration') -> 'None'",
+    "set_workflow_log_policy": "(self, policy: 'WorkflowLogPolicy | None') -> 'None'",
+    "signal_with_start": "(self: 'SqliteRuntime', request: 'SignalWithStart') -> "
+    "'SignalWithStartOutcome'",
+    "stack": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'tuple[CoroutineStack, "
+    "...]'",
+    "start_workflow": "(self: 'SqliteRuntime', name: 'str', input: 'Any' = None) -> "
+    "'ExecutionId'",
+    "start_workflow_with_id": "(self: 'SqliteRuntime', name: 'str', workflow_id: 'str', input: "
+    "'Any' = None) -> 'ExecutionId'",
+    "start_workflow_with_options": "(self: 'SqliteRuntime', name: 'str', input: 'Any', options: "
+    "'starts.StartOptions') -> 'starts.StartOutcome'",
+    "start_workflow_with_reuse_policy": "(self: 'SqliteRuntime', name: 'str', workflow_id: "
+    "'str', input: 'Any', policy: "
+    "'starts.WorkflowIdReusePolicy') -> "
+    "'starts.StartOutcome'",
+    "store": "property",
+    "store_closed": "property",
+    "successor": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionId | None'",
+    "terminate": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', reason: 'str' = '') -> "
+    "'None'",
+    "trigger_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'ExecutionId | None'",
+    "update": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = "
+    "None) -> 'Any'",
+    "update_with_start": "(self: 'SqliteRuntime', request: 'UpdateWithStart') -> "
+    "'UpdateWithStartOutcome'",
+    "upsert_schedule": "(self: 'SqliteRuntime', schedule: 'WorkflowSchedule') -> 'ScheduleRow'",
+    "visit_executions": "(self: 'SqliteRuntime', flt: 'ExecutionFilter | None', fn: "
+    "'Callable[[ExecutionDetail], object]') -> 'int | None'",
+    "where_waiting": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'tuple[RunWait, "
+    "...]'",
+    "worker_id": "property",
+}
+HARVESTCLIENT = {
+    "__enter__": "(self) -> 'HarvestClient'",
+    "__exit__": "(self, exc_type: 'type[BaseException] | None', exc: 'BaseException | None', tb: "
+    "'TracebackType | None') -> 'None'",
+    "__init__": "(self, path: 'str', reader: 'SqliteReader | PostgresReader', queue: "
+    "'CommandQueue | PostgresCommandQueue') -> 'None'",
+    "cancel": "(self, exec_id: 'str | ExecutionId', reason: 'str' = '', *, timeout: 'Duration' = "
+    "'10s', command_id: 'str | None' = None) -> 'None'",
+    "close": "(self) -> 'None'",
+    "command_applied": "(self, command_id: 'str') -> 'bool | None'",
+    "connect": "(dsn: 'str') -> 'HarvestClient'",
+    "data_version": "(self) -> 'int'",
+    "describe": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
+    "list_executions": "(self, flt: 'ExecutionFilter | None' = None) -> 'ExecutionPage'",
+    "load_history": "(self, exec_id: 'str | ExecutionId') -> 'list[HistoryEvent]'",
+    "open": "(path: 'str | Path') -> 'HarvestClient'",
+    "outcome": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
+    "query": "(self, exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = None, *, timeout: "
+    "'Duration' = '10s', command_id: 'str | None' = None) -> 'Any'",
+    "result": "(self, exec_id: 'str | ExecutionId', *, timeout: 'Duration | None' = None) -> "
+    "'ExecutionOutcome'",
+    "send_signal": "(self, exec_id: 'str | ExecutionId', name: 'str', payload: 'Any' = None, *, "
+    "timeout: 'Duration' = '10s', command_id: 'str | None' = None) -> 'None'",
+    "send_signal_by_workflow_id": "(self, workflow_name: 'str', workflow_id: 'str', name: 'str', "
+    "payload: 'Any' = None, key: 'str | None' = None, *, timeout: "
+    "'Duration' = '10s', command_id: 'str | None' = None) -> "
+    "'SignalDelivery'",
+    "send_signal_idempotent": "(self, exec_id: 'str | ExecutionId', name: 'str', payload: 'Any', "
+    "key: 'str | None', *, timeout: 'Duration' = '10s', command_id: "
+    "'str | None' = None) -> 'bool'",
+    "signal_with_start": "(self, request: 'SignalWithStart', *, timeout: 'Duration' = '10s', "
+    "command_id: 'str | None' = None) -> 'SignalWithStartOutcome'",
+    "start_workflow": "(self, name: 'str', input: 'Any' = None, *, timeout: 'Duration' = '10s', "
+    "command_id: 'str | None' = None) -> 'ExecutionId'",
+    "start_workflow_with_id": "(self, name: 'str', workflow_id: 'str', input: 'Any' = None, *, "
+    "timeout: 'Duration' = '10s', command_id: 'str | None' = None) -> "
+    "'ExecutionId'",
+    "start_workflow_with_options": "(self, name: 'str', input: 'Any', options: 'StartOptions', "
+    "*, timeout: 'Duration' = '10s', command_id: 'str | None' = "
+    "None) -> 'StartOutcome'",
+    "start_workflow_with_reuse_policy": "(self, name: 'str', workflow_id: 'str', input: 'Any', "
+    "policy: 'WorkflowIdReusePolicy | str', *, timeout: "
+    "'Duration' = '10s', command_id: 'str | None' = None) -> "
+    "'StartOutcome'",
+    "terminate": "(self, exec_id: 'str | ExecutionId', reason: 'str' = '', *, timeout: "
+    "'Duration' = '10s', command_id: 'str | None' = None) -> 'None'",
+    "update": "(self, exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = None, *, timeout: "
+    "'Duration' = '10s', command_id: 'str | None' = None) -> 'Any'",
+    "update_with_start": "(self, request: 'UpdateWithStart', *, timeout: 'Duration' = '10s', "
+    "command_id: 'str | None' = None) -> 'UpdateWithStartOutcome'",
+    "withdraw": "(self, command_id: 'str') -> 'bool'",
+}
+WORKFLOWCONTEXT = {
+    "as_completed": "(self, aws: 'Iterable[Awaitable[Any]]') -> 'Iterator[Awaitable[Any]]'",
+    "await_condition": "(self, predicate: 'Callable[[], bool]') -> 'None'",
+    "await_external_workflow": "(self, exec_id: 'ExecutionId | str') -> 'Any'",
+    "cancellation_reason": "(self) -> 'str | None'",
+    "continue_as_new": "(self, input: 'Any' = None, *, workflow_type: 'str | None' = None) -> "
+    "'typing.NoReturn'",
+    "create_session": "(self, *args: 'Any', **kwargs: 'Any') -> 'Any'",
+    "deadline": "(self) -> 'datetime | None'",
+    "deprecate_patch": "(self, patch_id: 'str') -> 'None'",
+    "drain_signals": "(self, name: 'str') -> 'list[Any]'",
+    "execute_activity": "(self, activity: 'Callable[..., Any] | ActivityInfo | str', input: "
+    "'Any' = None, *, queue: 'str | None' = None, retry: 'RetryPolicy | "
+    "None' = None, start_to_close: 'Duration | None' = None, "
+    "schedule_to_close: 'Duration | None' = None) -> 'Any'",
+    "execute_activity_raw": "(self, name: 'str', input: 'Any', queue: 'str' = 'default') -> "
+    "'Any'",
+    "execute_external_activity": "(self, name: 'str', input: 'Any' = None) -> 'Any'",
+    "execute_local_activity": "(self, activity: 'Callable[..., Any] | ActivityInfo | str', "
+    "input: 'Any' = None, *, retry: 'RetryPolicy | None' = None, "
+    "start_to_close: 'Duration | None' = None) -> 'Any'",
+    "history_length": "(self) -> 'int'",
+    "info": "(self) -> 'RunInfo'",
+    "is_cancelled": "(self) -> 'bool'",
+    "log": "(self, message: 'str') -> 'None'",
+    "memo": "(self) -> 'dict[str, Any]'",
+    "mutex": "(self, key: 'str') -> 'WorkflowMutex'",
+    "now": "(self) -> 'datetime'",
+    "patched": "(self, patch_id: 'str') -> 'bool'",
+    "random": "(self) -> 'float'",
+    "receive_signal": "(self, name: 'str', type: 'Any' = None) -> 'Any'",
+    "receive_signal_timeout": "(self, name: 'str', duration: 'Duration', type: 'Any' = None) -> "
+    "'Any'",
+    "register_query": "(self, name: 'str', fn: 'Callable[..., Any]') -> 'None'",
+    "register_signal_handler": "(self, name: 'str', fn: 'Callable[[Any], Any]') -> 'None'",
+    "register_update_handler": "(self, name: 'str', validator: 'Callable[[Any], Any] | None', "
+    "handler: 'Callable[[Any], Awaitable[Any]]') -> 'None'",
+    "request_cancel_external_workflow": "(self, exec_id: 'ExecutionId | str') -> 'None'",
+    "search_attributes": "(self) -> 'dict[str, Any]'",
+    "set_current_details": "(self, text: 'str') -> 'None'",
+    "should_continue_as_new": "(self) -> 'bool'",
+    "side_effect": "(self, fn: 'Callable[[], Any]') -> 'Any'",
+    "signal_external_workflow": "(self, exec_id: 'ExecutionId | str', name: 'str', payload: "
+    "'Any' = None) -> 'None'",
+    "sleep": "(self, duration: 'Duration') -> 'None'",
+    "spawn_child_workflow": "(self, workflow: 'Callable[..., Any] | WorkflowInfo | str', input: "
+    "'Any' = None, timeout: 'Duration | None' = None, *, workflow_id: "
+    "'str | None' = None, retry: 'RetryPolicy | None' = None, "
+    "execution_timeout: 'Duration | None' = None, parent_close_policy: "
+    "'ParentClosePolicy | str | None' = None) -> 'Any'",
+    "spawn_child_workflow_detached": "(self, workflow: 'Callable[..., Any] | WorkflowInfo | "
+    "str', input: 'Any' = None, parent_close_policy: "
+    "'ParentClosePolicy | str' = "
+    "<ParentClosePolicy.REQUEST_CANCEL: 'request_cancel'>, *, "
+    "workflow_id: 'str | None' = None, retry: 'RetryPolicy | "
+    "None' = None, execution_timeout: 'Duration | None' = None) "
+    "-> 'ExecutionId'",
+    "start_timer": "(self, timer_id: 'str', duration: 'Duration') -> 'TimerHandle'",
+    "system_now": "(self) -> 'datetime'",
+    "timer": "(self, seconds: 'Duration') -> 'None'",
+    "try_receive_signal": "(self, name: 'str') -> 'Any'",
+    "upsert_memo": "(self, patch: 'Mapping[str, Any]') -> 'None'",
+    "upsert_search_attrs": "(self, attributes: 'Mapping[str, Any]') -> 'None'",
+    "uuid4": "(self) -> 'uuid.UUID'",
+    "wait": "(self, aws: 'Iterable[Awaitable[Any]]', *, return_when: 'str' = 'ALL_COMPLETED') -> "
+    "'tuple[list[asyncio.Future[Any]], list[asyncio.Future[Any]]]'",
+    "wait_for_signal": "(self, name: 'str') -> 'Any'",
+    "wait_for_signal_timeout": "(self, name: 'str', duration: 'Duration') -> 'Any'",
+}
+
+
+# The third wave's deliberate changes, each written out: `Runtime` (the facade
+# the openers subclass) joins the API; `PostgresRuntime` only connects (it is
+# no `SqliteRuntime`, so it has no refused `open` / `open_in_memory`).
+ALL = sorted([*ALL, "Runtime"])
+OPENERS = ("open", "open_in_memory")
+POSTGRESRUNTIME = {k: v for k, v in POSTGRESRUNTIME.items() if k not in OPENERS}
+RUNTIME = {k: v for k, v in SQLITERUNTIME.items() if k not in OPENERS}
+RUNTIME["__enter__"] = "(self) -> 'Runtime'"
+
+
+def normal(signature: str) -> str:
+    """The signature without what only spells it: the `self` annotation, module prefixes."""
+    signature = re.sub(r"\(self: '[^']*'", "(self", signature)
+    return re.sub(r"\b[a-z_]+\.(?=[A-Z])", "", signature)
+
+
+def surface(cls: type[Any]) -> dict[str, str]:
+    """Every public member of `cls` (and its constructor, context protocol) with its signature text."""
+    out: dict[str, str] = {}
+    for name in sorted(dir(cls)):
+        if name.startswith("_") and name not in ("__init__", "__enter__", "__exit__"):
+            continue
+        if isinstance(inspect.getattr_static(cls, name), property):
+            out[name] = "property"
+            continue
+        member = getattr(cls, name)
+        out[name] = str(inspect.signature(member)) if callable(member) else "attribute"
+    return {name: normal(text) for name, text in out.items()}
+
+
+def test_all_lists_exactly_the_contracted_names() -> None:
+    assert sorted(harvest_engine.__all__) == ALL
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("Runtime", RUNTIME),
+        ("SqliteRuntime", SQLITERUNTIME),
+        ("PostgresRuntime", POSTGRESRUNTIME),
+        ("HarvestClient", HARVESTCLIENT),
+    ],
+)
+def test_public_signatures_are_the_contracted_ones(
+    name: str, expected: dict[str, str]
+) -> None:
+    assert surface(getattr(harvest_engine, name)) == {
+        member: normal(text) for member, text in expected.items()
+    }
+
+
+def test_workflow_context_public_signatures_are_the_contracted_ones() -> None:
+    got = surface(harvest_engine.WorkflowContext)
+    got.pop("__init__")  # built by the engine, never by users
+    assert got == {member: normal(text) for member, text in WORKFLOWCONTEXT.items()}
