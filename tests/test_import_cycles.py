@@ -4,8 +4,8 @@ The graph is grimp's (import-linter's library) with `TYPE_CHECKING` imports
 kept: a type-only import is still a coupling, and a circle of them means no
 module in it says what it needs. A failure prints every circle (each strongly
 connected component of more than one module) with the imports that close it.
-Today only the runtime, the client and the CLI are listed; the rest of
-`harvest_engine` and `harvest_gui` join as their own circles are broken.
+It covers both whole packages: the store, the workflow core and the GUI
+broke their circles in the same change as the runtime (issue 25).
 """
 
 from __future__ import annotations
@@ -13,11 +13,7 @@ from __future__ import annotations
 import grimp
 import pytest
 
-CHECKED = [
-    "harvest_engine.runtime",
-    "harvest_engine.client",
-    "harvest_engine.cli",
-]
+CHECKED = ["harvest_engine", "harvest_gui"]
 
 
 @pytest.fixture(scope="module")
