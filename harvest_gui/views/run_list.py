@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
+    QEvent,
     QItemSelectionModel,
     QModelIndex,
+    QObject,
     QSortFilterProxyModel,
     Qt,
     Signal,
@@ -95,8 +97,11 @@ class RunListView(RunFilterBar, QWidget):
         layout.addLayout(self.counts_row)
         layout.addWidget(self.message)
         layout.addWidget(self.empty_note)
-        layout.addWidget(self.new_runs_bar)
         layout.addWidget(self.table, 1)
+        # Floats over the table's top edge, outside the layout: when it appears no
+        # row moves, so a click aimed at a run lands on that run (issue 31 §5).
+        self.new_runs_bar.setParent(self.table)
+        self.table.installEventFilter(self)
         self.session.counts_ready.connect(self.show_counts)
         self.update_counts()
         self.update_empty_note()
@@ -240,12 +245,30 @@ class RunListView(RunFilterBar, QWidget):
             self.message.show()
 
     def on_held_changed(self, count: int) -> None:
-        """Show (or hide) the "N new runs" bar above the table."""
+        """Show (or hide) the "N new runs" bar floating over the table's top edge."""
         if count:
             self.new_runs_bar.setText(
                 f"▲ {count:,} new run{'s' if count != 1 else ''}: click to show"
             )
+            self._place_new_runs_bar()
         self.new_runs_bar.setVisible(count > 0)
+        self.new_runs_bar.raise_()
+
+    def _place_new_runs_bar(self) -> None:
+        """Centre the bar under the header, over the first rows (never in the layout)."""
+        bar, table = self.new_runs_bar, self.table
+        bar.adjustSize()
+        width = min(bar.sizeHint().width() + 24, max(80, table.width() - 8))
+        top = table.horizontalHeader().height() + 2
+        bar.setGeometry(
+            (table.width() - width) // 2, top, width, bar.sizeHint().height()
+        )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Keep the floating bar centred when the table resizes."""
+        if watched is self.table and event.type() == QEvent.Type.Resize:
+            self._place_new_runs_bar()
+        return super().eventFilter(watched, event)
 
     def show_new_runs(self) -> None:
         """Put the held new runs in the list, keep the selection, scroll to the top."""
