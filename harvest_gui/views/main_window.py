@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from harvest_engine import DatabaseLocked
@@ -31,6 +33,7 @@ from harvest_gui.async_bridge import track
 from harvest_gui.client_session import ClientSession
 from harvest_gui.session import ReaderSession, Session, WriterSession
 from harvest_gui.views import window_menus
+from harvest_gui.views.demo_banner import DemoBanner
 from harvest_gui.views.dialogs import (
     about_text,
     locked_box,
@@ -207,9 +210,16 @@ class MainWindow(QMainWindow):
         header = self.settings.blob("runs/header")
         if header is not None:
             self.run_list.table.horizontalHeader().restoreState(header)
+        self.demo_banner = DemoBanner(self.settings)
+        self.demo_banner.setVisible(DemoBanner.wanted(self.settings, session.path))
+        runs_page = QWidget()
+        runs_layout = QVBoxLayout(runs_page)
+        runs_layout.setContentsMargins(0, 0, 0, 0)
+        runs_layout.addWidget(self.demo_banner)
+        runs_layout.addWidget(self.splitter, 1)
         self.pages = QTabWidget()
         self.pages.setObjectName("pages")
-        self.pages.addTab(self.splitter, "Runs")
+        self.pages.addTab(runs_page, "Runs")
         self.pages.addTab(self.schedules, "Schedules")
         self.stack.addWidget(self.pages)
         self.stack.setCurrentWidget(self.pages)

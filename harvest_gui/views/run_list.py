@@ -34,6 +34,12 @@ if TYPE_CHECKING:
     from harvest_gui.session import Session
 
 EXEC_ID_SAMPLE = "00000000-0000-0000-0000-000000000000"
+TOUCHES = (
+    QEvent.Type.MouseButtonPress,
+    QEvent.Type.KeyPress,
+    QEvent.Type.Wheel,
+)
+"""Events that show a hand on the run list (new runs are held from then on)."""
 
 
 class RunListView(RunFilterBar, QWidget):
@@ -50,6 +56,10 @@ class RunListView(RunFilterBar, QWidget):
         self.setObjectName("runList")
         self.session = session
         self.model = RunListModel(session)
+        # Nothing is held back until the user touches the list: at first open new
+        # runs simply go in, so counts and rows agree and no bar greets a newcomer
+        # (issue 31 §14); once a hand is on the list, rows stay under it (issue 17 §3).
+        self.model.hold_new = False
         self.proxy = QSortFilterProxyModel()
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
@@ -102,6 +112,8 @@ class RunListView(RunFilterBar, QWidget):
         # row moves, so a click aimed at a run lands on that run (issue 31 §5).
         self.new_runs_bar.setParent(self.table)
         self.table.installEventFilter(self)
+        self.table.viewport().installEventFilter(self)
+        self.table.verticalScrollBar().valueChanged.connect(self.on_scrolled)
         self.session.counts_ready.connect(self.show_counts)
         self.update_counts()
         self.update_empty_note()
@@ -266,9 +278,17 @@ class RunListView(RunFilterBar, QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Keep the floating bar centred when the table resizes."""
-        if watched is self.table and event.type() == QEvent.Type.Resize:
+        kind = event.type()
+        if watched is self.table and kind == QEvent.Type.Resize:
             self._place_new_runs_bar()
+        elif kind in TOUCHES:
+            self.model.hold_new = True
         return super().eventFilter(watched, event)
+
+    def on_scrolled(self, value: int) -> None:
+        """A scrolled list is a touched one: from now on new runs are held."""
+        if value > 0:
+            self.model.hold_new = True
 
     def show_new_runs(self) -> None:
         """Put the held new runs in the list, keep the selection, scroll to the top."""
