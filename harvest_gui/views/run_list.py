@@ -25,7 +25,12 @@ from harvest_engine import HarvestError
 from harvest_gui.forms.commands import workflow_infos
 from harvest_gui.inspect import formatting
 from harvest_gui.inspect.run_filters import count_matching, unknown_name_hint
-from harvest_gui.models.run_list import EXEC_ID_ROLE, SORT_ROLE, RunListModel
+from harvest_gui.models.run_list import (
+    EXEC_ID_ROLE,
+    SORT_LOAD_CAP,
+    SORT_ROLE,
+    RunListModel,
+)
 from harvest_gui.theme import state_colour
 from harvest_gui.views.run_list_filters import RunFilterBar
 from harvest_gui.views.tables import fit_columns_to_titles, record_table
@@ -40,6 +45,11 @@ TOUCHES = (
     QEvent.Type.Wheel,
 )
 """Events that show a hand on the run list (new runs are held from then on)."""
+SORT_TIP = (
+    "Click a title to sort by it (again: the other way). The file lists runs newest "
+    f"first, so a sort loads the matching runs first (up to {SORT_LOAD_CAP:,}) and "
+    "sorts the loaded rows; past that a note says only the loaded rows are sorted."
+)
 
 
 class RunListView(RunFilterBar, QWidget):
@@ -75,6 +85,9 @@ class RunListView(RunFilterBar, QWidget):
             -1, Qt.SortOrder.AscendingOrder
         )  # source order: newest first
         self.table.setSortingEnabled(True)
+        self.sort_cap = SORT_LOAD_CAP
+        header.sortIndicatorChanged.connect(self.on_sort_changed)
+        header.setToolTip(SORT_TIP)
         metrics = self.table.fontMetrics()
         widths = (
             140,
@@ -107,6 +120,7 @@ class RunListView(RunFilterBar, QWidget):
         layout.addLayout(self.counts_row)
         layout.addWidget(self.message)
         layout.addWidget(self.empty_note)
+        layout.addWidget(self.sort_note)
         layout.addWidget(self.table, 1)
         # Floats over the table's top edge, outside the layout: when it appears no
         # row moves, so a click aimed at a run lands on that run (issue 31 §5).
@@ -133,6 +147,11 @@ class RunListView(RunFilterBar, QWidget):
         self.empty_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_note.setContentsMargins(12, 24, 12, 24)
         self.empty_note.hide()
+        self.sort_note = QLabel()
+        self.sort_note.setObjectName("runListSortNote")
+        self.sort_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.sort_note.setWordWrap(True)
+        self.sort_note.hide()
         self.new_runs_bar = QPushButton()
         self.new_runs_bar.setObjectName("newRunsBar")
         self.new_runs_bar.setAccessibleName("Show the new runs")
@@ -174,10 +193,37 @@ class RunListView(RunFilterBar, QWidget):
         self.update_empty_note()
         self.update_counts()
         self._hint_unknown_name()
+        self.load_for_sort()
         if selected is not None:
             self.select_exec_id(selected)
         if self.selected_exec_id() != selected:
             self.run_selected.emit(self.selected_exec_id())
+
+    # -- sorting ------------------------------------------------------------------------------
+
+    def on_sort_changed(self, column: int, _order: Qt.SortOrder) -> None:
+        """A header click: sort the whole list, not only the pages loaded so far."""
+        self.load_for_sort(column)
+
+    def load_for_sort(self, column: int | None = None) -> None:
+        """While sorted, load every matching run (up to `sort_cap`); say so if more match.
+
+        The engine lists runs newest first only, so the sort is done over the
+        loaded rows: loading them all first makes it a sort of the list, and
+        past the cap the note says plainly that only the loaded rows are sorted.
+        """
+        column = self.proxy.sortColumn() if column is None else column
+        if column < 0:
+            self.sort_note.hide()
+            return
+        if self.model.load_all(self.sort_cap):
+            self.sort_note.hide()
+            return
+        self.sort_note.setText(
+            f"Sorted among the newest {self.model.rowCount():,} runs only: the list "
+            "sorts the runs it has loaded, and more match. Filter to narrow the list."
+        )
+        self.sort_note.show()
 
     def update_empty_note(self) -> None:
         """Say why the list is empty, and what brings runs into it."""
