@@ -203,11 +203,13 @@ class MainWindow(QMainWindow):
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.run_list)
         self.splitter.addWidget(self.detail)
-        self.splitter.setSizes([560, 720])
+        # The list's share of the width (560 of 1280), on a 1024 px window too.
+        width = max(self.width(), 800)
+        self.splitter.setSizes([width * 7 // 16, width - width * 7 // 16])
         saved = self.settings.blob("window/splitter")
         if saved is not None:
             self.splitter.restoreState(saved)
-        header = self.settings.blob("runs/header")
+        header = self.settings.blob("runs/header/v2")
         if header is not None:
             self.run_list.table.horizontalHeader().restoreState(header)
         self.demo_banner = DemoBanner(self.settings)
@@ -378,7 +380,7 @@ class MainWindow(QMainWindow):
         if self.run_list is not None:
             self.settings.set_blob("window/splitter", self.splitter.saveState())
             self.settings.set_blob(
-                "runs/header", self.run_list.table.horizontalHeader().saveState()
+                "runs/header/v2", self.run_list.table.horizontalHeader().saveState()
             )
 
     def closeEvent(self, event: QCloseEvent) -> None:

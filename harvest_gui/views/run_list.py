@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from harvest_gui.session import Session
 
 EXEC_ID_SAMPLE = "00000000-0000-0000-0000-000000000000"
+VISUAL_ORDER = (1, 3, 4, 5, 6, 0, 2, 7, 8)
+"""Model columns in the order shown: Workflow ID, State, Started, Closed, Duration, ..."""
 TOUCHES = (
     QEvent.Type.MouseButtonPress,
     QEvent.Type.KeyPress,
@@ -91,19 +93,23 @@ class RunListView(RunFilterBar, QWidget):
         metrics = self.table.fontMetrics()
         widths = (
             140,
-            130,
-            # Half an id (it elides in the middle): the state and times stay in view
-            # beside the detail pane on a 1366 px screen; the tooltip has all of it.
+            100,
+            # Half an id (it elides in the middle); the tooltip has all of it.
             metrics.horizontalAdvance(EXEC_ID_SAMPLE[:18]) + 16,
-            120,
-            150,
-            150,
-            80,
+            metrics.horizontalAdvance("COMPLETED") + 16,
+            metrics.horizontalAdvance("00:00:00") + 16,
+            metrics.horizontalAdvance("00:00:00") + 16,
+            metrics.horizontalAdvance("4 m 05 s") + 16,
             60,
         )
         for col, width in enumerate(widths):
             self.table.setColumnWidth(col, width)
         fit_columns_to_titles(self.table)  # "Attempt" was cut at 60 px
+        # Times first (issue 31 §12): beside the detail pane on a 1024 px screen the
+        # id, state, started, closed and duration are in view without scrolling;
+        # the workflow name, exec id and the rest follow.
+        for visual, col in enumerate(VISUAL_ORDER):
+            header.moveSection(header.visualIndex(col), visual)
         # A cut id keeps both ends readable: "86dc6b02-e9…b248b", never a bare prefix.
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
