@@ -6,7 +6,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from harvest_gui.inspect import formatting
 from harvest_gui.models.records import RecordTableModel
@@ -59,10 +66,17 @@ class AttemptsView(QWidget):
         )
         self.table = record_table("attemptsTable", "Activity attempts")
         self.table.setModel(self.model)
-        self.table.horizontalHeader().setStretchLastSection(False)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        metrics = self.table.fontMetrics()
+        for col, sample in enumerate(
+            ("reserve_inventory", "9", "00:00:00.000", "00:00:00.000", "4 m 05 s",
+             "TIMED_OUT", "", "yes")
+        ):  # fmt: skip
+            self.table.setColumnWidth(col, metrics.horizontalAdvance(sample) + 16)
         fit_columns_to_titles(self.table)
-        self.table.setColumnWidth(0, 130)
-        self.table.setColumnWidth(6, 260)
+        # The error takes the room left, so the outcome and error are in view.
+        header.setSectionResizeMode(6, QHeaderView.ResizeMode.Stretch)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
         self.note = QLabel()
         self.note.setObjectName("attemptsNote")
