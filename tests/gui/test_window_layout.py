@@ -63,6 +63,9 @@ def test_times_stay_in_view_and_the_detail_never_scrolls_sideways(
         assert rl is not None
         assert detail is not None
         settle(qtbot)
+        # The whole window fits the screen: nothing is off its right edge.
+        assert window.minimumSizeHint().width() <= size[0]
+        assert window.width() <= size[0]
         header = rl.table.horizontalHeader()
         room = rl.table.viewport().width()
         for title in ("Started", "Closed", "Duration"):
