@@ -39,7 +39,11 @@ def dark_palette() -> QPalette:
     p = QPalette()
     window, base, alt = QColor("#262626"), QColor("#1b1b1b"), QColor("#2f2f2f")
     text, bright, link = QColor("#e6e6e6"), QColor("#ffffff"), QColor("#7ab7ff")
-    disabled = QColor("#7a7a7a")
+    # Hint text (placeholders, and form hints drawn in palette(mid)) at a contrast
+    # of 4.5 or more on both the window and an input (WCAG AA); #3c3c3c and
+    # #8a8a8a were hard to read (issue 31 §15).
+    hint = QColor("#9e9e9e")
+    disabled = QColor("#8c8c8c")
     for role, colour in (
         (QPalette.ColorRole.Window, window),
         (QPalette.ColorRole.WindowText, text),
@@ -53,9 +57,9 @@ def dark_palette() -> QPalette:
         (QPalette.ColorRole.HighlightedText, bright),
         (QPalette.ColorRole.ToolTipBase, alt),
         (QPalette.ColorRole.ToolTipText, text),
-        (QPalette.ColorRole.PlaceholderText, QColor("#8a8a8a")),
+        (QPalette.ColorRole.PlaceholderText, hint),
         (QPalette.ColorRole.Link, link),
-        (QPalette.ColorRole.Mid, QColor("#3c3c3c")),
+        (QPalette.ColorRole.Mid, hint),
         (QPalette.ColorRole.Dark, QColor("#151515")),
     ):
         p.setColor(role, colour)
@@ -65,6 +69,13 @@ def dark_palette() -> QPalette:
         QPalette.ColorRole.WindowText,
     ):
         p.setColor(QPalette.ColorGroup.Disabled, role, disabled)
+    # A disabled input is a grey slab, not the dark well of one that takes
+    # typing; on the input colour it looked enabled (issue 31 §15).
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Base, QColor("#333333"))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Button, window)
+    p.setColor(
+        QPalette.ColorGroup.Disabled, QPalette.ColorRole.PlaceholderText, disabled
+    )
     return p
 
 

@@ -23,6 +23,7 @@ from harvest_gui.session import WriterSession
 from harvest_gui.settings import Settings
 from harvest_gui.views.main_window import MainWindow
 from harvest_gui.views.run_detail import (
+    TAB_ATTEMPTS,
     TAB_COSTS,
     TAB_HISTORY,
     TAB_LOGS,
@@ -77,6 +78,11 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     await _settle(0.3)
     await _settle(0.1)
     saved.append(_save(window, out, "timeline"))
+    detail.tabs.setCurrentIndex(TAB_ATTEMPTS)
+    charge = [a.name for a in detail.attempts.model.records].index("charge_card")
+    detail.attempts.table.selectRow(charge)  # the gateway timeout, retried
+    await _settle(0.1)
+    saved.append(_save(window, out, "attempts"))
     detail.tabs.setCurrentIndex(TAB_HISTORY)
     detail.history.table.selectRow(7)
     await _settle(0.1)

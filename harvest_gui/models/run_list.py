@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
 
 PAGE_SIZE = 200
 REFRESH_PAGE = 1000
+SORT_LOAD_CAP = 5_000
+"""Rows a sort loads at most: the engine lists newest first only, so a sort by any
+column is done here over the loaded rows, and loads the list up to this many first.
+Kept modest: a live refresh re-reads every loaded row (5,000 rows: about 0.2 s)."""
 COLUMNS = (
     "Workflow",
     "Workflow ID",
@@ -42,6 +47,26 @@ DAMAGED_MARK = "⚠ DAMAGED"
 """The state cell of a run the engine flags as damaged (never shown as sound)."""
 
 AnyIndex = QModelIndex | QPersistentModelIndex
+
+
+COL_STARTED, COL_CLOSED = 4, 5
+
+
+def short_when(at: datetime | None, today: date | None = None) -> str:
+    """A run-list time that fits a narrow column: the time today, else the day.
+
+    ``14:03:07`` today, ``12-05 14:03`` earlier this year, ``2025-12-05``
+    before; the tooltip has the full time.
+    """
+    if at is None:
+        return ""
+    local = at.astimezone()
+    today = today or datetime.now().astimezone().date()
+    if local.date() == today:
+        return local.strftime("%H:%M:%S")
+    if local.year == today.year:
+        return local.strftime("%m-%d %H:%M")
+    return local.strftime("%Y-%m-%d")
 
 
 def _duration(row: ExecutionSummary) -> float | None:
@@ -129,6 +154,23 @@ class RunListModel(QAbstractTableModel):
                 self.endInsertRows()
         finally:
             self._fetching = False
+
+    def load_all(self, cap: int = SORT_LOAD_CAP) -> bool:
+        """Load pages until every matching run is listed or more than `cap` are; all loaded?
+
+        The public listing returns runs newest first only, so a sort over the
+        loaded rows is a sort over the list only once every row is loaded.
+        """
+        size = self.page_size
+        try:
+            while self._next is not None and len(self.rows) <= cap:
+                # Big pages (a few queries, not dozens); one row past the cap
+                # tells "exactly `cap` match" from "more match".
+                self.page_size = min(REFRESH_PAGE, cap + 1 - len(self.rows))
+                self.fetchMore()
+        finally:
+            self.page_size = size
+        return self._next is None
 
     def refresh(self) -> None:
         """Re-read the loaded range and apply the difference row by row.
@@ -274,6 +316,11 @@ class RunListModel(QAbstractTableModel):
                     f"Damaged: {formatting.middle(damaged, 2000)}\n"
                     f"Stored state: {formatting.middle(str(self.rows[row].state), 200)}"
                 )
+            if col in (COL_STARTED, COL_CLOSED):
+                r = self.rows[row]
+                return formatting.when(
+                    r.started_at if col == COL_STARTED else r.closed_at
+                )
             return formatting.tooltip(self._cells[row][col])
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATE:
             return state_colour("DAMAGED" if damaged else self.rows[row].state)
@@ -304,8 +351,8 @@ class RunListModel(QAbstractTableModel):
             formatting.middle(r.workflow_id, 400),  # a megabyte id never reaches a cell
             str(r.exec_id),
             DAMAGED_MARK if r.damaged is not None else formatting.middle(r.state, 40),
-            formatting.when(r.started_at),
-            formatting.when(r.closed_at),
+            short_when(r.started_at),
+            short_when(r.closed_at),
             formatting.duration(_duration(r)),
             str(r.attempt),
             formatting.attributes_text(r.search_attributes),

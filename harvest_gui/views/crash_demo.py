@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -32,6 +35,11 @@ if TYPE_CHECKING:
 
     from harvest_gui.session import Session
 
+STAGES = 7
+"""The demo's stages, each one narrated line (Step stops at every one)."""
+SPEEDS = (("Slow: half speed", 0.5), ("Normal speed", 1.0), ("Fast: double speed", 2.0))
+"""What the speed box offers: the rest between stages is `pause` divided by it."""
+
 
 class CrashDemoView(CrashDemoScript, QWidget):
     """Runs the crash-recovery demo in `workdir`, step by step, and explains each step.
@@ -40,6 +48,10 @@ class CrashDemoView(CrashDemoScript, QWidget):
         workdir: where the demo file, the marks file and the worker log go.
         seconds: how long the slow step takes.
         pause: seconds to rest between steps so a person can read them (tests: 0).
+
+    A presenter can Pause (the demo holds at the end of each stage until Step or
+    Continue; a worker still running is frozen with SIGSTOP meanwhile, so the
+    activity it runs stays mid-flight) and choose the speed of the rests.
 
     Signals:
         finished(bool): the demo ended (True when the run completed after the crash).
@@ -76,6 +88,7 @@ class CrashDemoView(CrashDemoScript, QWidget):
         self.run_button = QPushButton("&Run the demo")
         self.run_button.setObjectName("demoRun")
         self.run_button.clicked.connect(self.on_run_clicked)
+        self._build_controls()
         tables = QSplitter(Qt.Orientation.Horizontal)
         for title, table in (
             ("Pending tasks (as the file says)", self.pending),
@@ -94,13 +107,60 @@ class CrashDemoView(CrashDemoScript, QWidget):
         body.addWidget(self.steps)
         body.addWidget(right)
         body.setSizes([420, 780])
-        top = QHBoxLayout()
-        top.addWidget(self.status, 1)
-        top.addWidget(self.run_button)
+        # The controls have a row of their own: beside the status they moved down
+        # each time a longer stage text wrapped, and a click on Step missed.
+        controls = QHBoxLayout()
+        controls.addWidget(self.stage_label)
+        controls.addStretch(1)
+        controls.addWidget(self.pause_button)
+        controls.addWidget(self.step_button)
+        controls.addWidget(self.speed)
+        controls.addWidget(self.run_button)
         layout = QVBoxLayout(self)
-        layout.addLayout(top)
+        layout.addLayout(controls)
+        layout.addWidget(self.status)
         layout.addWidget(body, 1)
         self.resize(1240, 760)
+
+    def _build_controls(self) -> None:
+        """Pause, Step and the speed box, so a presenter can stop at every stage."""
+        self.stage = 0
+        self._go = asyncio.Event()
+        self.stage_label = QLabel("")
+        self.stage_label.setObjectName("demoStage")
+        self.pause_button = QPushButton("&Pause")
+        self.pause_button.setObjectName("demoPause")
+        self.pause_button.setCheckable(True)
+        self.pause_button.setToolTip(
+            "Hold at the end of each stage until Step (the worker is frozen meanwhile)"
+        )
+        self.pause_button.toggled.connect(self.on_pause_toggled)
+        self.step_button = QPushButton("&Step ▶")
+        self.step_button.setObjectName("demoStep")
+        self.step_button.setToolTip("Go on to the next stage")
+        self.step_button.setEnabled(False)
+        self.step_button.clicked.connect(self.on_step)
+        self.speed = QComboBox()
+        self.speed.setObjectName("demoSpeed")
+        self.speed.setAccessibleName("Demo speed")
+        for text, factor in SPEEDS:
+            self.speed.addItem(text, factor)
+        self.speed.setCurrentIndex(1)
+
+    def on_pause_toggled(self, paused: bool) -> None:
+        """Pause holds at the next stage's end; Continue lets the demo run on."""
+        self.pause_button.setText("&Continue" if paused else "&Pause")
+        self.step_button.setEnabled(paused)
+        if not paused:
+            self._go.set()
+
+    def on_step(self) -> None:
+        """Go on to the next stage (while paused)."""
+        self._go.set()
+
+    def rest_seconds(self) -> float:
+        """The rest between stages at the chosen speed."""
+        return self.pause / float(self.speed.currentData() or 1.0)
 
     @staticmethod
     def _table(name: str, headers: list[str]) -> QTableWidget:
@@ -119,11 +179,40 @@ class CrashDemoView(CrashDemoScript, QWidget):
         self.steps.addItem(f"{self.steps.count() + 1}. {text}")
         self.steps.scrollToBottom()
         self.status.setText(text)
+        self.stage = self.steps.count()
+        self.stage_label.setText(f"Stage {self.stage} of {STAGES}")
 
-    async def rest(self) -> None:
-        """Let a person read the step."""
-        if self.pause:
-            await asyncio.sleep(self.pause)
+    async def gate(self) -> None:
+        """Let a person read the stage: rest, or hold while paused until Step.
+
+        A worker that still runs is frozen (SIGSTOP) while the demo waits, so
+        what the stage describes is still true when it goes on.
+        """
+        paused = self.pause_button.isChecked()
+        if not paused and not self.rest_seconds():
+            return
+        frozen = self._freeze_worker(True)
+        try:
+            if paused:
+                self._go.clear()
+                self.stage_label.setText(
+                    f"Stage {self.stage} of {STAGES}: paused, Step goes on"
+                )
+                await self._go.wait()
+                self.stage_label.setText(f"Stage {self.stage} of {STAGES}")
+            else:
+                await asyncio.sleep(self.rest_seconds())
+        finally:
+            if frozen:
+                self._freeze_worker(False)
+
+    def _freeze_worker(self, freeze: bool) -> bool:
+        """SIGSTOP (or SIGCONT) a live worker; whether one was signalled."""
+        worker = self.worker
+        if worker is None or worker.poll() is not None:
+            return False
+        os.kill(worker.pid, signal.SIGSTOP if freeze else signal.SIGCONT)
+        return True
 
     # -- views ----------------------------------------------------------------------------
 
@@ -170,6 +259,7 @@ class CrashDemoView(CrashDemoScript, QWidget):
     async def run(self) -> DemoResult:
         """Every step, narrated; errors are narrated too, never raised."""
         self.run_button.setEnabled(False)
+        self.stage = 0
         ok = False
         try:
             await self._steps()

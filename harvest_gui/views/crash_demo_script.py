@@ -60,25 +60,27 @@ class CrashDemoScript:
         def say(self, text: str) -> None:
             """Narrate one step (CrashDemoView)."""
 
-        async def rest(self) -> None:
-            """Let a person read the step (CrashDemoView)."""
+        async def gate(self) -> None:
+            """Rest after a stage, or hold it while paused (CrashDemoView)."""
 
         def refresh_views(self) -> None:
             """Re-read what the view shows (CrashDemoView)."""
 
     async def _steps(self) -> None:
         self._reset_files()
+        self.worker = self._spawn_worker()
+        self.result.worker_pid = self.worker.pid
         self.say(
             f"A worker process starts the order workflow on {self.db.name}. Its steps are "
             f"prepare_order, pack_parcel (a sync body that takes {self.seconds:g} s) and ship_order."
         )
-        self.worker = self._spawn_worker()
-        self.result.worker_pid = self.worker.pid
+        await self.gate()
         reader = await self._open_reader()
         self.say(
             f"This window opens the same file read-only beside the worker (pid {self.worker.pid}):"
             " no lock taken, nothing written; it follows the worker's commits as they land."
         )
+        await self.gate()
         await self._until(
             lambda: self._task_status(reader) == "RUNNING", 30, "pack_parcel start"
         )
@@ -87,7 +89,7 @@ class CrashDemoScript:
             "pack_parcel is RUNNING in the worker: its claim is committed. prepare_order has "
             "completed, and its result is in the history."
         )
-        await self.rest()
+        await self.gate()
         self.result.killed_mid_activity = self._task_status(reader) == "RUNNING"
         os.kill(self.worker.pid, signal.SIGKILL)
         await self._until(
@@ -100,6 +102,7 @@ class CrashDemoScript:
             f"SIGKILL: the worker (pid {self.worker.pid}) died in the middle of pack_parcel "
             f"(exit status {self.worker.returncode}); no clean-up code ran."
         )
+        await self.gate()
         await asyncio.sleep(
             0.3
         )  # any last commit of the dead process would have landed
@@ -109,7 +112,7 @@ class CrashDemoScript:
             "The file still says pack_parcel is RUNNING, yet no process runs it: a stranded task. "
             "Nothing is lost: the claim was committed, its result never was."
         )
-        await self.rest()
+        await self.gate()
         await self._reopen_as_writer()
         self.say(
             "This window reopens the file as its writer. Opening records the killed attempt as "
@@ -117,6 +120,7 @@ class CrashDemoScript:
             "PENDING, so pack_parcel runs again here with the same idempotency key "
             "(at-least-once); prepare_order is not run again: replay takes its recorded result."
         )
+        await self.gate()
         done = {"COMPLETED", "FAILED", "TERMINATED", "CANCELLED", "TIMED_OUT"}
         writer = self.session
         if writer is None:

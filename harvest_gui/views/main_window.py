@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from harvest_engine import DatabaseCorrupt, DatabaseLocked
@@ -32,6 +34,7 @@ from harvest_gui.client_session import ClientSession
 from harvest_gui.forms.load_code import LoadCodeDialog
 from harvest_gui.session import ReaderSession, Session, WriterSession
 from harvest_gui.views import window_menus
+from harvest_gui.views.demo_banner import DemoBanner
 from harvest_gui.views.dialogs import (
     about_text,
     locked_box,
@@ -277,16 +280,25 @@ class MainWindow(QMainWindow):
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.run_list)
         self.splitter.addWidget(self.detail)
-        self.splitter.setSizes([560, 720])
+        # The list's share of the width (560 of 1280), on a 1024 px window too.
+        width = max(self.width(), 800)
+        self.splitter.setSizes([width * 7 // 16, width - width * 7 // 16])
         saved = self.settings.blob("window/splitter")
         if saved is not None:
             self.splitter.restoreState(saved)
-        header = self.settings.blob("runs/header")
+        header = self.settings.blob("runs/header/v2")
         if header is not None:
             self.run_list.table.horizontalHeader().restoreState(header)
+        self.demo_banner = DemoBanner(self.settings)
+        self.demo_banner.setVisible(DemoBanner.wanted(self.settings, session.path))
+        runs_page = QWidget()
+        runs_layout = QVBoxLayout(runs_page)
+        runs_layout.setContentsMargins(0, 0, 0, 0)
+        runs_layout.addWidget(self.demo_banner)
+        runs_layout.addWidget(self.splitter, 1)
         self.pages = QTabWidget()
         self.pages.setObjectName("pages")
-        self.pages.addTab(self.splitter, "Runs")
+        self.pages.addTab(runs_page, "Runs")
         self.pages.addTab(self.schedules, "Schedules")
         self.stack.addWidget(self.pages)
         self.stack.setCurrentWidget(self.pages)
@@ -448,7 +460,7 @@ class MainWindow(QMainWindow):
         if self.run_list is not None:
             self.settings.set_blob("window/splitter", self.splitter.saveState())
             self.settings.set_blob(
-                "runs/header", self.run_list.table.horizontalHeader().saveState()
+                "runs/header/v2", self.run_list.table.horizontalHeader().saveState()
             )
 
     def closeEvent(self, event: QCloseEvent) -> None:

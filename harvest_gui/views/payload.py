@@ -55,19 +55,29 @@ class PayloadView(QWidget):
         layout.addWidget(self.text)
 
     def set_absent(self, why: str) -> None:
-        """Show that there is no value, and why, as greyed hint text (nothing to copy)."""
+        """Fold to one line saying there is no value, and why (nothing to copy).
+
+        An empty box 70 px tall per payload pushed the ones with values out of
+        sight (issue 31 §12); the title line says it instead.
+        """
         self.full_text = ""
         self.text.clear()
         self.text.setPlaceholderText(why)
+        self.text.hide()
         self.show_all_button.hide()
-        self.size_label.setText("")
+        self.size_label.setText(why)
+        self.size_label.setEnabled(False)  # greyed: a hint, not a value
         self.copy_button.setEnabled(False)
+        self.copy_button.hide()
 
     def set_text(self, text: str) -> None:
         """Show `text`; past `formatting.TRUNCATE_AT` characters it is cut until "Show all"."""
         if text == self.full_text and self.text.toPlainText():
             return
         self.copy_button.setEnabled(True)
+        self.copy_button.show()
+        self.size_label.setEnabled(True)
+        self.text.show()
         self.text.setPlaceholderText("")
         self.full_text = text
         shown, cut = formatting.truncate(text)

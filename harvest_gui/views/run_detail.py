@@ -1,4 +1,4 @@
-"""RunDetailView: the tabs (Summary, History, Timeline, Pending, Stack, Logs, Costs) of one run."""
+"""RunDetailView: the tabs (Summary, History, Timeline, Attempts, Pending, Stack, Logs, Costs) of a run."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QStackedWidget, QTabWidget, QVBoxLayout, Q
 from harvest_engine import DatabaseCorrupt, ExecutionNotFound
 from harvest_gui.inspect.formatting import fit_line, middle
 from harvest_gui.inspect.waiting import FileRows
+from harvest_gui.views.attempts import AttemptsView
 from harvest_gui.views.costs import CostsView
 from harvest_gui.views.elided import ElidedLabel
 from harvest_gui.views.history import HistoryView
@@ -28,9 +29,16 @@ if TYPE_CHECKING:
 
 TIMELINE_REDRAW_S = 1.0
 """How often a running run's timeline is redrawn when its history did not change."""
-TAB_SUMMARY, TAB_HISTORY, TAB_TIMELINE, TAB_PENDING, TAB_STACK, TAB_LOGS, TAB_COSTS = (
-    range(7)
-)
+(
+    TAB_SUMMARY,
+    TAB_HISTORY,
+    TAB_TIMELINE,
+    TAB_ATTEMPTS,
+    TAB_PENDING,
+    TAB_STACK,
+    TAB_LOGS,
+    TAB_COSTS,
+) = range(8)
 
 
 class RunDetailView(QWidget):
@@ -60,6 +68,7 @@ class RunDetailView(QWidget):
         self.summary = SummaryView()
         self.history = HistoryView()
         self.timeline = TimelineView()
+        self.attempts = AttemptsView()
         self.pending = PendingView()
         self.stack_view = StackView()
         self.logs = LogsView()
@@ -71,6 +80,7 @@ class RunDetailView(QWidget):
             (self.summary, "&Summary"),
             (self.history, "&History"),
             (self.timeline, "&Timeline"),
+            (self.attempts, "&Attempts"),
             (self.pending, "&Pending"),
             (self.stack_view, "Stac&k"),
             (self.logs, "&Logs"),
@@ -208,6 +218,8 @@ class RunDetailView(QWidget):
             now = detail.closed_at or datetime.now(UTC)
             self.timeline.show_history(history, attempts, now)
             self._timeline_drawn = time.monotonic()
+        if shown[1] != key:
+            self.attempts.show_attempts(list(attempts))
         if shown[0] != detail or shown[1] != key or shown[2] != pending:
             # A replay to the frontier: only when the run or its rows changed.
             report = s.waiting(

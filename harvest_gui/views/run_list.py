@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
+    QEvent,
     QItemSelectionModel,
     QModelIndex,
+    QObject,
     QSortFilterProxyModel,
     Qt,
     Signal,
@@ -23,7 +25,12 @@ from harvest_engine import HarvestError
 from harvest_gui.forms.commands import workflow_infos
 from harvest_gui.inspect import formatting
 from harvest_gui.inspect.run_filters import count_matching, unknown_name_hint
-from harvest_gui.models.run_list import EXEC_ID_ROLE, SORT_ROLE, RunListModel
+from harvest_gui.models.run_list import (
+    EXEC_ID_ROLE,
+    SORT_LOAD_CAP,
+    SORT_ROLE,
+    RunListModel,
+)
 from harvest_gui.theme import state_colour
 from harvest_gui.views.run_list_filters import RunFilterBar
 from harvest_gui.views.tables import fit_columns_to_titles, record_table
@@ -32,6 +39,19 @@ if TYPE_CHECKING:
     from harvest_gui.session import Session
 
 EXEC_ID_SAMPLE = "00000000-0000-0000-0000-000000000000"
+VISUAL_ORDER = (1, 3, 4, 5, 6, 0, 2, 7, 8)
+"""Model columns in the order shown: Workflow ID, State, Started, Closed, Duration, ..."""
+TOUCHES = (
+    QEvent.Type.MouseButtonPress,
+    QEvent.Type.KeyPress,
+    QEvent.Type.Wheel,
+)
+"""Events that show a hand on the run list (new runs are held from then on)."""
+SORT_TIP = (
+    "Click a title to sort by it (again: the other way). The file lists runs newest "
+    f"first, so a sort loads the matching runs first (up to {SORT_LOAD_CAP:,}) and "
+    "sorts the loaded rows; past that a note says only the loaded rows are sorted."
+)
 
 
 class RunListView(RunFilterBar, QWidget):
@@ -48,6 +68,10 @@ class RunListView(RunFilterBar, QWidget):
         self.setObjectName("runList")
         self.session = session
         self.model = RunListModel(session)
+        # Nothing is held back until the user touches the list: at first open new
+        # runs simply go in, so counts and rows agree and no bar greets a newcomer
+        # (issue 31 §14); once a hand is on the list, rows stay under it (issue 17 §3).
+        self.model.hold_new = False
         self.proxy = QSortFilterProxyModel()
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
@@ -63,22 +87,29 @@ class RunListView(RunFilterBar, QWidget):
             -1, Qt.SortOrder.AscendingOrder
         )  # source order: newest first
         self.table.setSortingEnabled(True)
+        self.sort_cap = SORT_LOAD_CAP
+        header.sortIndicatorChanged.connect(self.on_sort_changed)
+        header.setToolTip(SORT_TIP)
         metrics = self.table.fontMetrics()
         widths = (
             140,
-            130,
-            # Half an id (it elides in the middle): the state and times stay in view
-            # beside the detail pane on a 1366 px screen; the tooltip has all of it.
+            100,
+            # Half an id (it elides in the middle); the tooltip has all of it.
             metrics.horizontalAdvance(EXEC_ID_SAMPLE[:18]) + 16,
-            120,
-            150,
-            150,
-            80,
+            metrics.horizontalAdvance("COMPLETED") + 16,
+            metrics.horizontalAdvance("00:00:00") + 16,
+            metrics.horizontalAdvance("00:00:00") + 16,
+            metrics.horizontalAdvance("4 m 05 s") + 16,
             60,
         )
         for col, width in enumerate(widths):
             self.table.setColumnWidth(col, width)
         fit_columns_to_titles(self.table)  # "Attempt" was cut at 60 px
+        # Times first (issue 31 §12): beside the detail pane on a 1024 px screen the
+        # id, state, started, closed and duration are in view without scrolling;
+        # the workflow name, exec id and the rest follow.
+        for visual, col in enumerate(VISUAL_ORDER):
+            header.moveSection(header.visualIndex(col), visual)
         # A cut id keeps both ends readable: "86dc6b02-e9…b248b", never a bare prefix.
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
@@ -95,8 +126,14 @@ class RunListView(RunFilterBar, QWidget):
         layout.addLayout(self.counts_row)
         layout.addWidget(self.message)
         layout.addWidget(self.empty_note)
-        layout.addWidget(self.new_runs_bar)
+        layout.addWidget(self.sort_note)
         layout.addWidget(self.table, 1)
+        # Floats over the table's top edge, outside the layout: when it appears no
+        # row moves, so a click aimed at a run lands on that run (issue 31 §5).
+        self.new_runs_bar.setParent(self.table)
+        self.table.installEventFilter(self)
+        self.table.viewport().installEventFilter(self)
+        self.table.verticalScrollBar().valueChanged.connect(self.on_scrolled)
         self.session.counts_ready.connect(self.show_counts)
         self.update_counts()
         self.update_empty_note()
@@ -116,6 +153,11 @@ class RunListView(RunFilterBar, QWidget):
         self.empty_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_note.setContentsMargins(12, 24, 12, 24)
         self.empty_note.hide()
+        self.sort_note = QLabel()
+        self.sort_note.setObjectName("runListSortNote")
+        self.sort_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.sort_note.setWordWrap(True)
+        self.sort_note.hide()
         self.new_runs_bar = QPushButton()
         self.new_runs_bar.setObjectName("newRunsBar")
         self.new_runs_bar.setAccessibleName("Show the new runs")
@@ -157,10 +199,37 @@ class RunListView(RunFilterBar, QWidget):
         self.update_empty_note()
         self.update_counts()
         self._hint_unknown_name()
+        self.load_for_sort()
         if selected is not None:
             self.select_exec_id(selected)
         if self.selected_exec_id() != selected:
             self.run_selected.emit(self.selected_exec_id())
+
+    # -- sorting ------------------------------------------------------------------------------
+
+    def on_sort_changed(self, column: int, _order: Qt.SortOrder) -> None:
+        """A header click: sort the whole list, not only the pages loaded so far."""
+        self.load_for_sort(column)
+
+    def load_for_sort(self, column: int | None = None) -> None:
+        """While sorted, load every matching run (up to `sort_cap`); say so if more match.
+
+        The engine lists runs newest first only, so the sort is done over the
+        loaded rows: loading them all first makes it a sort of the list, and
+        past the cap the note says plainly that only the loaded rows are sorted.
+        """
+        column = self.proxy.sortColumn() if column is None else column
+        if column < 0:
+            self.sort_note.hide()
+            return
+        if self.model.load_all(self.sort_cap):
+            self.sort_note.hide()
+            return
+        self.sort_note.setText(
+            f"Sorted among the newest {self.model.rowCount():,} runs only: the list "
+            "sorts the runs it has loaded, and more match. Filter to narrow the list."
+        )
+        self.sort_note.show()
 
     def update_empty_note(self) -> None:
         """Say why the list is empty, and what brings runs into it."""
@@ -240,12 +309,38 @@ class RunListView(RunFilterBar, QWidget):
             self.message.show()
 
     def on_held_changed(self, count: int) -> None:
-        """Show (or hide) the "N new runs" bar above the table."""
+        """Show (or hide) the "N new runs" bar floating over the table's top edge."""
         if count:
             self.new_runs_bar.setText(
                 f"▲ {count:,} new run{'s' if count != 1 else ''}: click to show"
             )
+            self._place_new_runs_bar()
         self.new_runs_bar.setVisible(count > 0)
+        self.new_runs_bar.raise_()
+
+    def _place_new_runs_bar(self) -> None:
+        """Centre the bar under the header, over the first rows (never in the layout)."""
+        bar, table = self.new_runs_bar, self.table
+        bar.adjustSize()
+        width = min(bar.sizeHint().width() + 24, max(80, table.width() - 8))
+        top = table.horizontalHeader().height() + 2
+        bar.setGeometry(
+            (table.width() - width) // 2, top, width, bar.sizeHint().height()
+        )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Keep the floating bar centred when the table resizes."""
+        kind = event.type()
+        if watched is self.table and kind == QEvent.Type.Resize:
+            self._place_new_runs_bar()
+        elif kind in TOUCHES:
+            self.model.hold_new = True
+        return super().eventFilter(watched, event)
+
+    def on_scrolled(self, value: int) -> None:
+        """A scrolled list is a touched one: from now on new runs are held."""
+        if value > 0:
+            self.model.hold_new = True
 
     def show_new_runs(self) -> None:
         """Put the held new runs in the list, keep the selection, scroll to the top."""

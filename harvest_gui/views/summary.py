@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QFormLayout,
-    QHBoxLayout,
+    QFrame,
     QLabel,
+    QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QVBoxLayout,
@@ -22,7 +24,7 @@ from harvest_gui.views.payload import PayloadView
 from harvest_gui.views.waiting import WaitingView
 
 if TYPE_CHECKING:
-    from harvest_engine import ExecutionDetail, HistoryEvent
+    from harvest_engine import ExecutionDetail, HistoryEvent, Stored
     from harvest_gui.inspect.waiting import WaitingReport
 
 FIELDS = (
@@ -37,6 +39,26 @@ FIELDS = (
     ("cancel", "Cancel requested"),
     ("deadline", "Deadline"),
 )
+
+
+def failure_parts(stored: Stored) -> tuple[str, str | None]:
+    """A stored run error as (reason, traceback or None): ``"Type: message"`` first.
+
+    The traceback is the error's ``stack_trace`` when the engine recorded one.
+    """
+    if stored.is_null:
+        return "", None
+    if stored.is_unreadable:
+        return formatting.stored_text(stored), None
+    value = stored.value
+    if not isinstance(value, dict):
+        return formatting.middle(str(value), 2000), None
+    kind, message = value.get("type"), value.get("message")
+    reason = f"{kind}: {message}" if kind and message else str(message or kind or "")
+    trace = value.get("stack_trace")
+    return formatting.middle(reason, 2000), trace if isinstance(
+        trace, str
+    ) and trace else None
 
 
 def plain_label(object_name: str) -> QLabel:
@@ -87,7 +109,10 @@ class SummaryView(QWidget):
             label.setAccessibleName(title)
             self.labels[key] = label
             form.addRow(title + ":", label)
-        self.links = QHBoxLayout()
+        # One link a line: side by side, two run ids made the pane scroll sideways
+        # at 1024 px (issue 31 §12).
+        self.links = QVBoxLayout()
+        self.links.setContentsMargins(0, 0, 0, 0)
         self.links.setObjectName("summaryLinks")
         self.link_buttons: list[QPushButton] = []
         self._links: list[tuple[str, str]] = []
@@ -104,19 +129,54 @@ class SummaryView(QWidget):
         }
         self.waiting = WaitingView("summaryWaiting")
         self.waiting.open_run.connect(self.open_run)
+        self._build_failure()
         body = QWidget()
         layout = QVBoxLayout(body)
+        layout.addWidget(self.failure)
         layout.addLayout(form)
         layout.addWidget(self.waiting)
         for view in self.payloads.values():
             view.text.setMinimumHeight(70)
             layout.addWidget(view)
+        layout.addStretch(1)  # folded payloads stay at the top, not spread out
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(body)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
+
+    def _build_failure(self) -> None:
+        """The box at the top that says why a run failed (and where, with a traceback)."""
+        self.failure = QFrame()
+        self.failure.setObjectName("summaryFailure")
+        self.failure.setFrameShape(QFrame.Shape.StyledPanel)
+        self.failure_reason = plain_label("summaryFailureReason")
+        self.failure_reason.setWordWrap(True)
+        self.failure_reason.setAccessibleName("Why the run failed")
+        self.failure_trace = QPlainTextEdit()
+        self.failure_trace.setObjectName("summaryFailureTrace")
+        self.failure_trace.setReadOnly(True)
+        self.failure_trace.setAccessibleName("Traceback")
+        self.failure_trace.setFont(
+            QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        )
+        self.failure_trace.setMaximumHeight(160)
+        self.failure_trace.hide()
+        box = QVBoxLayout(self.failure)
+        box.addWidget(self.failure_reason)
+        box.addWidget(self.failure_trace)
+        self.failure.hide()
+
+    def _show_failure(self, d: ExecutionDetail) -> None:
+        reason, trace = failure_parts(d.error)
+        if not reason:
+            self.failure.hide()
+            return
+        self.failure_reason.setText(f"{d.state}: {reason}")
+        self.failure_trace.setPlainText(trace or "")
+        self.failure_trace.setVisible(trace is not None)
+        self.failure.show()
 
     def show_run(self, d: ExecutionDetail, history: list[HistoryEvent]) -> None:
         """Fill every field from a described run and its history (for child links)."""
@@ -140,6 +200,7 @@ class SummaryView(QWidget):
         for key, text in values.items():
             self.labels[key].setText(text)
         self._state = d.state
+        self._show_failure(d)
         self.restyle()
         for key, view in self.payloads.items():
             stored = getattr(d, key)
@@ -173,6 +234,8 @@ class SummaryView(QWidget):
         """Colour the state in the current theme."""
         colour = state_colour(self._state).name()
         self.labels["state"].setStyleSheet(f"color: {colour}; font-weight: bold;")
+        failed = state_colour("FAILED").name()
+        self.failure_reason.setStyleSheet(f"color: {failed}; font-weight: bold;")
 
     def _set_links(self, links: list[tuple[str, str]]) -> None:
         if links == self._links and self.link_buttons:
@@ -189,10 +252,10 @@ class SummaryView(QWidget):
             button.setObjectName(f"link{role}")
             button.setAccessibleName(f"Open {role.lower()} run {exec_id}")
             button.clicked.connect(lambda _=False, e=exec_id: self.open_run.emit(e))
-            self.links.addWidget(button)
+            self.links.addWidget(button, 0, Qt.AlignmentFlag.AlignLeft)
             self.link_buttons.append(button)
         if not links:
             none = plain_label("summaryNoLinks")
             none.setText("none (no parent, children, predecessor or successor)")
+            none.setWordWrap(True)
             self.links.addWidget(none)
-        self.links.addStretch(1)

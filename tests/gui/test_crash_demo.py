@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from harvest_engine import SqliteReader
 from harvest_gui.demo.crash_workflows import read_marks
 from harvest_gui.views.crash_demo import CrashDemoView
+from tests.gui.helpers import async_wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -58,3 +61,48 @@ def test_crash_demo_kills_the_worker_mid_activity_and_the_run_resumes(
     with SqliteReader.open(view.db) as reader:
         assert reader.describe(result.exec_id).state == "COMPLETED"
         assert reader.pending_tasks(result.exec_id) == []
+
+
+def test_a_paused_demo_holds_at_each_of_its_seven_stages_until_step(
+    qtbot: Any, qloop: Any, tmp_path: Path
+) -> None:
+    view = CrashDemoView(tmp_path / "demo", seconds=1.5, pause=0)
+    qtbot.addWidget(view)
+    view.show()
+    assert view.speed.currentText() == "Normal speed"
+    qtbot.mouseClick(view.pause_button, Qt.MouseButton.LeftButton)
+    assert view.pause_button.text() == "&Continue"
+    assert view.step_button.isEnabled()
+    held: list[tuple[int, str]] = []
+
+    async def body() -> None:
+        task = view.start()
+        for stage in range(1, 7):
+            await async_wait_until(lambda s=stage: view.steps.count() == s, 30)
+            await asyncio.sleep(1.0)  # held: nothing moves on by itself
+            held.append((view.steps.count(), view.stage_label.text()))
+            qtbot.mouseClick(view.step_button, Qt.MouseButton.LeftButton)
+        await asyncio.wait_for(task, 60)
+
+    qloop.run_until_complete(body())
+    assert held == [(s, f"Stage {s} of 7: paused, Step goes on") for s in range(1, 7)]
+    assert view.steps.count() == 7
+    assert view.stage_label.text() == "Stage 7 of 7"
+    # Held at stage 3 for a second with a 1.5 s step: the worker was frozen, so the
+    # SIGKILL still came mid-activity and the stranded task was seen.
+    assert view.result.killed_mid_activity
+    assert view.result.stranded_seen
+    assert view.result.completed
+    qloop.run_until_complete(view.aclose())
+
+
+def test_the_speed_box_scales_the_rest_between_stages(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    view = CrashDemoView(tmp_path / "demo", pause=1.5)
+    qtbot.addWidget(view)
+    assert view.rest_seconds() == 1.5
+    view.speed.setCurrentIndex(view.speed.findText("Fast: double speed"))
+    assert view.rest_seconds() == 0.75
+    view.speed.setCurrentIndex(view.speed.findText("Slow: half speed"))
+    assert view.rest_seconds() == 3.0

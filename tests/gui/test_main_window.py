@@ -439,7 +439,12 @@ def test_read_only_follows_a_writer_in_another_process(
         rl = window.run_list
         assert rl is not None
         assert rl.model.rowCount() == 1
-        rl.table.selectRow(0)
+        # Clicked by hand: from then on new runs are held (issue 31 §14).
+        qtbot.mouseClick(
+            rl.table.viewport(),
+            Qt.MouseButton.LeftButton,
+            pos=rl.table.visualRect(rl.proxy.index(0, 1)).center(),
+        )
         selected = rl.selected_exec_id()
         proc.stdin.write("start from-the-other-process\n")
         proc.stdin.flush()

@@ -102,6 +102,9 @@ def test_a_scrolled_list_keeps_its_scroll_position(qtbot: Any, listed: Any) -> N
 
 def test_following_a_link_to_a_held_run_shows_it(qtbot: Any, listed: Any) -> None:
     path, view = listed
+    qtbot.mouseClick(  # a hand on the list: new runs are held from now on
+        view.table.viewport(), Qt.MouseButton.LeftButton, pos=centre_of_row(view, 0)
+    )
     (new,) = start_runs(path, 1)
     view.refresh()
     assert view.model.row_of(new) < 0
