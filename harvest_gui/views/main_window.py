@@ -1,8 +1,9 @@
-"""MainWindow: the inspector window, which opens a file into its Runs and Schedules pages.
+"""MainWindow: the inspector window, which shows an open file in its Runs and Schedules pages.
 
-The window's own actions and menus are built in `window_menus` and the acting
-menus in `operations`, which see the window as a `WindowHost` (never as this
-class, which imports them); the page it shows while no file is open is
+Opening a file (and its workflow code) is `file_opening`'s; the window's own
+actions and menus are built in `window_menus` and the acting menus in
+`operations`, which see the window as a `WindowHost` (never as this class,
+which imports them); the page it shows while no file is open is
 `welcome_page`'s.
 """
 
@@ -10,14 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QApplication,
-    QFileDialog,
     QMainWindow,
     QMessageBox,
     QSplitter,
@@ -27,20 +25,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from harvest_engine import DatabaseCorrupt, DatabaseLocked
 from harvest_gui import APP_TITLE, theme
 from harvest_gui.async_bridge import track
-from harvest_gui.client_session import ClientSession
-from harvest_gui.forms.load_code import LoadCodeDialog
-from harvest_gui.session import ReaderSession, Session, WriterSession
+from harvest_gui.session import Session, WriterSession
 from harvest_gui.views import window_menus
 from harvest_gui.views.demo_banner import DemoBanner
-from harvest_gui.views.dialogs import (
-    about_text,
-    locked_box,
-    message_box,
-    open_error_text,
-)
+from harvest_gui.views.dialogs import about_text, message_box
+from harvest_gui.views.file_opening import FileOpener
 from harvest_gui.views.operations import Operations
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
@@ -55,7 +46,6 @@ if TYPE_CHECKING:
     from harvest_gui.settings import Settings
     from harvest_gui.target import Target
 
-FILE_FILTER = "harvest databases (*.db *.sqlite *.sqlite3 *.harvest);;All files (*)"
 COUNTS_EVERY_MS = 1000
 """Counts per state are re-read at most this often (a count scans the state index)."""
 
@@ -84,11 +74,12 @@ class MainWindow(QMainWindow):
         self.detail: RunDetailView | None = None
         self.schedules: SchedulesView | None = None
         self.last_dialog: QMessageBox | None = None
-        self.code_dialog: LoadCodeDialog | None = None
         self._counts_due = False
         self._counts_timer = QTimer(self)
         self._counts_timer.setSingleShot(True)
         self._counts_timer.timeout.connect(self.on_counts_timer)
+        self.opener = FileOpener(self)
+        """Opens files into this window and loads workflow code into them."""
         self.status = InspectorStatusBar()
         self.setStatusBar(self.status)
         self.stack = QStackedWidget()
@@ -124,141 +115,24 @@ class MainWindow(QMainWindow):
         )
         self.setWindowTitle(f"{self.session.name}{suffix}")
 
-    # -- opening --------------------------------------------------------------------------
+    # -- opening: FileOpener's, asked through the window (its menus, the welcome page) --
 
     def on_open(self, read_only: bool) -> None:
         """Ask for a file (non-blocking dialog), then open it."""
-        dialog = QFileDialog(
-            self, "Open harvest file read-only" if read_only else "Open harvest file"
-        )
-        dialog.setObjectName("openDialog")
-        dialog.setNameFilter(FILE_FILTER)
-        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
-        dialog.fileSelected.connect(
-            lambda p: self.open_path(Path(p), read_only=read_only)
-        )
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.open()
+        self.opener.on_open(read_only)
 
     def open_path(
         self, path: Target, read_only: bool = False, client: bool = False
     ) -> bool:
-        """Open `path` as writer, or `read_only`, or as a `client` of the process serving it.
-
-        Errors become dialogs, never tracebacks; a file another writer holds
-        offers client and read-only mode.
-
-        Returns:
-            True when the file is now open.
-
-        """
-        code = self.code_for(path)
-        try:
-            session: Session
-            try:
-                session = self._open_session(path, read_only, client, code)
-            except (ImportError, ValueError) as exc:
-                if code is None or code == self.app_module:
-                    raise
-                # Code remembered for the file that no longer loads: open without it.
-                session = self._open_session(path, read_only, client, None)
-                self.status.say(
-                    f"The workflow code remembered for this file did not load "
-                    f"({exc}); opened without it (File ▸ Load workflow code…).",
-                    15000,
-                )
-        except DatabaseLocked as exc:  # only a file has a writer lock
-            file = Path(path)
-            box = locked_box(self, file, exc)
-            box.buttonClicked.connect(
-                lambda button: self._on_locked_choice(file, box, button)
-            )
-            self._show_dialog(box)
-            return False
-        except Exception as exc:  # every failure is explained in the window
-            self._show_open_error(path, exc, offer_read_only=not (read_only or client))
-            return False
-        try:
-            self.set_session(session)
-        except Exception as exc:  # opened, but its rows cannot be read (a damaged page)
-            # The file that was open stays open; this one lets its lock go at once.
-            session.close()
-            self._show_open_error(path, exc, offer_read_only=not (read_only or client))
-            return False
-        return True
-
-    def code_for(self, path: Target) -> str | None:
-        """The workflow code to load with `path`: the one remembered for it, else `--app`."""
-        return self.settings.code_for(path) or self.app_module
-
-    @staticmethod
-    def _open_session(
-        path: Target, read_only: bool, client: bool, code: str | None
-    ) -> Session:
-        if client:
-            return ClientSession.open(path, code)
-        if read_only:
-            return ReaderSession.open(path, code)
-        return WriterSession.open(path, code)
+        """Open `path` (see `FileOpener.open_path`); True when it is now open."""
+        return self.opener.open_path(path, read_only, client)
 
     def on_load_code(self) -> None:
-        """File ▸ Load workflow code…: one dialog, raised if already open."""
-        if self.session is None:
-            self.status.say("Open a file first (Ctrl+O).")
-            return
-        shown = self.code_dialog
-        if shown is not None and shown.isVisible():
-            shown.raise_()
-            shown.activateWindow()
-            return
-        dialog = LoadCodeDialog(
-            self.session, self.load_code, self.session.code_module, self
-        )
-        self.code_dialog = dialog
-        dialog.show()
+        """File ▸ Load workflow code…."""
+        self.opener.on_load_code()
 
-    def load_code(self, spec: str) -> str:
-        """Load workflow code into the open file, remember it for the file; says what came.
-
-        Raises:
-            ImportError, ValueError: the code does not load (nothing changes).
-        """
-        session = self.session
-        if session is None:
-            raise ValueError("no file is open")
-        names = session.load_code(spec)  # type: ignore[attr-defined]
-        self.settings.set_code_for(session.path, spec)
-        if isinstance(session, WriterSession):
-            self._start_driving(session)  # runs waiting for their code go on
-        session.refresh()
-        self.context_changed.emit()
-        listed = ", ".join(names) if names else "no workflows"
-        return f"Loaded {spec}: {listed}. Remembered for {session.name}."
-
-    def _show_open_error(
-        self, path: Target, exc: BaseException, *, offer_read_only: bool
-    ) -> None:
-        """Say why `path` did not open; a damaged file may still read read-only."""
-        headline, detail = open_error_text(path, exc)
-        self.welcome.message.setText(f"{headline}\n{detail.splitlines()[0]}")
-        box = message_box(
-            self, QMessageBox.Icon.Warning, "Cannot open file", headline, detail
-        )
-        if offer_read_only and isinstance(exc, DatabaseCorrupt):
-            button = box.addButton("Open read-only", QMessageBox.ButtonRole.ActionRole)
-            button.setObjectName("openReadOnly")
-            button.clicked.connect(lambda: self.open_path(path, read_only=True))
-        self._show_dialog(box)
-
-    def _on_locked_choice(
-        self, path: Path, box: QMessageBox, button: QAbstractButton
-    ) -> None:
-        if button.objectName() == "openAsClient":
-            self.open_path(path, client=True)
-        elif button is box.button(QMessageBox.StandardButton.Open):
-            self.open_path(path, read_only=True)
-
-    def _show_dialog(self, box: QMessageBox) -> None:
+    def show_dialog(self, box: QMessageBox) -> None:
+        """Open `box` (non-modal) and keep it as the last dialog shown."""
         self.last_dialog = box
         box.open()
 
@@ -313,7 +187,7 @@ class MainWindow(QMainWindow):
         self.own_actions.set_file_open(True)
         self._update_title()
         if isinstance(session, WriterSession) and session.code_module is not None:
-            self._start_driving(session)
+            self.opener.start_driving(session)
         self.run_list.table.setFocus()
         if self.run_list.model.rowCount():
             self.run_list.table.selectRow(0)
@@ -322,32 +196,13 @@ class MainWindow(QMainWindow):
         # collector's full passes, which otherwise stall the UI for 40-70 ms.
         gc.freeze()
 
-    def _start_driving(self, session: WriterSession) -> None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            # No loop runs yet (app start-up): start when the qasync loop does.
-            QTimer.singleShot(0, lambda: self._start_if_current(session))
-            return
-        session.start_driving()
-
-    def _start_if_current(self, session: WriterSession) -> None:
-        if self.session is session and not session.closed:
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                return
-            session.start_driving()
-
     def close_session(self) -> None:
         """Close the open file and go back to the welcome page."""
         session, self.session = self.session, None
         if session is None:
             return
         self._save_views()
-        if self.code_dialog is not None:  # it loads into this file
-            self.code_dialog.close()
-            self.code_dialog = None
+        self.opener.close_code_dialog()  # it loads into this file
         if isinstance(session, WriterSession) and session.driving:
             try:
                 asyncio.get_running_loop()
@@ -452,7 +307,7 @@ class MainWindow(QMainWindow):
             about_text(self.session),
         )
         box.setObjectName("aboutBox")
-        self._show_dialog(box)
+        self.show_dialog(box)
 
     # -- closing -------------------------------------------------------------------------------
 

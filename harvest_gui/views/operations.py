@@ -6,13 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QStandardPaths, Qt
-from PySide6.QtGui import (
-    QAction,
-    QGuiApplication,
-    QKeySequence,
-    QShortcut,
-)
-from PySide6.QtWidgets import QDialog, QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog
 
 from harvest_gui import driving
 from harvest_gui.async_bridge import async_slot
@@ -28,13 +22,13 @@ from harvest_gui.inspect.export import export_history
 from harvest_gui.session import WriterSession
 from harvest_gui.views.determinism import DeterminismView
 from harvest_gui.views.diff import DiffView
+from harvest_gui.views.form_windows import FormWindows
 from harvest_gui.views.operation_menus import build_menus
-from harvest_gui.views.screen_fit import fit_on_screen
 from harvest_gui.views.storage import StorageView
 from harvest_gui.views.time_travel import TimeTravelView
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from PySide6.QtGui import QAction
 
     from harvest_gui.views.window_host import WindowHost
 
@@ -42,7 +36,7 @@ INTERVAL_KEY = "drive/interval_ms"
 
 
 class Operations(QObject):
-    """Adds the acting menus to the inspector window and keeps the windows they open.
+    """Adds the acting menus to the inspector window; their forms open through `opened`.
 
     Every command is a `QAction` with a shortcut; one that does not apply
     (no run selected, read-only file) says why in the status bar.
@@ -58,9 +52,8 @@ class Operations(QObject):
         self.window = host.window()
         """The window as a widget: parent of the forms and views opened from here."""
         self.setObjectName("operations")
-        self.windows: list[QWidget] = []
-        self.forms: dict[str, QWidget] = {}
-        """The open form or view of each kind: reopening raises it (issue 31)."""
+        self.opened = FormWindows(host)
+        """The forms and views opened from here, one of each kind."""
         self.menus = build_menus(self.window, self, self.interval_ms())
         self.actions: dict[str, QAction] = self.menus.actions
         bar = host.menuBar()
@@ -71,11 +64,11 @@ class Operations(QObject):
                 bar.insertMenu(help_action, menu)
             else:
                 bar.addMenu(menu)
-        host.closed.connect(self.close_windows)
+        host.closed.connect(self.opened.close_windows)
         # Shortcuts fire without the menu being shown, so the actions must follow the
         # open file and the selected run as they change, not only on aboutToShow.
         host.context_changed.connect(self.update_actions)
-        host.context_changed.connect(self.follow_selection)
+        host.context_changed.connect(self.opened.follow_selection)
         self.update_actions()
 
     # -- state ------------------------------------------------------------------------------
@@ -161,127 +154,50 @@ class Operations(QObject):
             return None
         return self.session
 
-    def show_window(self, widget: QWidget, *, child: bool = True) -> QWidget:
-        """Show a non-modal window (never exec(): a nested event loop under qasync) and keep it."""
-        if child:
-            # Parented: on top of the main window (transient for it), never lost behind.
-            kind = (
-                Qt.WindowType.Dialog
-                if isinstance(widget, QDialog)
-                else Qt.WindowType.Window
-            )
-            widget.setParent(self.window, kind)
-        self.windows = [w for w in self.windows if w.isVisible()]
-        self.windows.append(widget)
-        succeeded = getattr(widget, "succeeded", None)
-        if succeeded is not None:
-            succeeded.connect(self.on_changed)
-        if not isinstance(widget, QDialog):  # a dialog closes on Escape by itself
-            escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), widget)
-            escape.activated.connect(widget.close)
-        if not widget.testAttribute(Qt.WidgetAttribute.WA_Resized):
-            widget.adjustSize()  # the size show() would give it, so fitting sees it
-        fit_on_screen(widget, over=self.window)
-        widget.show()
-        if QGuiApplication.platformName() != "offscreen":  # it warns it cannot raise()
-            widget.raise_()
-        return widget
-
-    def open_form(
-        self,
-        kind: str,
-        make: Callable[[], QWidget],
-        target: str | None = None,
-        *,
-        child: bool = True,
-    ) -> QWidget:
-        """Show the one window of `kind`: raise the open one, else make one.
-
-        An open run form follows the selection (`retarget`); an open window that
-        cannot (a view pinned to its run) is replaced when asked for another.
-        """
-        existing = self.forms.get(kind)
-        if existing is not None and existing.isVisible():
-            current = getattr(existing, "exec_id", target)
-            retarget = getattr(existing, "retarget", None)
-            if target is not None and current != target and retarget is not None:
-                retarget(target)
-            if target is None or getattr(existing, "exec_id", target) == target:
-                existing.raise_()
-                existing.activateWindow()
-                return existing
-            existing.close()
-        widget = self.show_window(make(), child=child)
-        self.forms[kind] = widget
-        return widget
-
-    def follow_selection(self) -> None:
-        """Retarget the open run forms to the selected run; close those of a closed file."""
-        for kind, widget in list(self.forms.items()):
-            if not widget.isVisible():
-                del self.forms[kind]
-                continue
-            if getattr(widget, "session", self.session) is not self.session:
-                widget.close()
-                del self.forms[kind]
-                continue
-            retarget = getattr(widget, "retarget", None)
-            if retarget is not None and self.exec_id is not None:
-                retarget(self.exec_id)
-
-    def on_changed(self, _result: Any = None) -> None:
-        """A form changed the file: refresh the views now."""
-        if self.session is not None and not self.session.closed:
-            self.session.refresh()
-
-    def close_windows(self) -> None:
-        """The main window closed: close everything opened from here."""
-        for widget in self.windows:
-            widget.close()
-        self.windows = []
-
     # -- run commands -----------------------------------------------------------------------
 
     def on_start(self) -> None:
         """Run ▸ Start workflow."""
         if self.session is None:
             return
-        existing = self.forms.get("start")
+        existing = self.opened.forms.get("start")
         if existing is not None and existing.isVisible():
-            self.open_form("start", lambda: existing)
+            self.opened.open_form("start", lambda: existing)
             return
         form = StartWorkflowDialog(self.session, settings=self.host.settings)
-        self.open_form("start", lambda: form)
+        self.opened.open_form("start", lambda: form)
         form.succeeded.connect(self.on_started)
 
     def on_started(self, outcome: Any) -> None:
         """Select the run a start made (or attached to): the form's link to it."""
-        self.on_changed()
+        self.opened.on_changed()
         self.host.on_open_run(str(outcome.exec_id))
 
     def on_signal(self) -> None:
         """Run ▸ Send signal."""
         if (exec_id := self._need_run()) is not None:
-            self.open_form(
+            self.opened.open_form(
                 "signal", lambda: SignalDialog(self.session, exec_id), exec_id
             )
 
     def on_query(self) -> None:
         """Run ▸ Run query."""
         if (exec_id := self._need_run()) is not None:
-            self.open_form("query", lambda: QueryDialog(self.session, exec_id), exec_id)
+            self.opened.open_form(
+                "query", lambda: QueryDialog(self.session, exec_id), exec_id
+            )
 
     def on_update(self) -> None:
         """Run ▸ Run update."""
         if (exec_id := self._need_run()) is not None:
-            self.open_form(
+            self.opened.open_form(
                 "update", lambda: UpdateDialog(self.session, exec_id), exec_id
             )
 
     def on_end(self, action: str) -> None:
         """Run ▸ Cancel / Terminate."""
         if (exec_id := self._need_run()) is not None:
-            self.open_form(
+            self.opened.open_form(
                 action, lambda: EndRunDialog(self.session, exec_id, action), exec_id
             )
 
@@ -334,7 +250,7 @@ class Operations(QObject):
     def on_determinism(self) -> None:
         """Run ▸ Check determinism."""
         if (exec_id := self._need_run()) is not None:
-            self.open_form(
+            self.opened.open_form(
                 "determinism",
                 lambda: DeterminismView(self.session, exec_id),
                 exec_id,
@@ -343,14 +259,16 @@ class Operations(QObject):
     def on_time_travel(self) -> None:
         """Run ▸ Time travel."""
         if (exec_id := self._need_run()) is not None:
-            self.open_form(
+            self.opened.open_form(
                 "time_travel", lambda: TimeTravelView(self.session, exec_id), exec_id
             )
 
     def on_diff(self) -> None:
         """Run ▸ Diff with another run."""
         if (exec_id := self._need_run()) is not None:
-            self.open_form("diff", lambda: DiffView(self.session, exec_id), exec_id)
+            self.opened.open_form(
+                "diff", lambda: DiffView(self.session, exec_id), exec_id
+            )
 
     def on_export(self) -> None:
         """Run ▸ Export history: pick a file (non-modal), then write it."""
@@ -386,7 +304,9 @@ class Operations(QObject):
     def on_new_schedule(self) -> None:
         """Schedules ▸ New schedule."""
         if self.session is not None:
-            self.open_form("new_schedule", lambda: ScheduleEditorDialog(self.session))
+            self.opened.open_form(
+                "new_schedule", lambda: ScheduleEditorDialog(self.session)
+            )
 
     def on_edit_schedule(self) -> None:
         """Schedules ▸ Edit selected schedule."""
@@ -398,7 +318,7 @@ class Operations(QObject):
             self.say("Select a schedule on the Schedules page first (Ctrl+2).")
             return
         record = view.model.records[row]
-        editor = self.open_form(
+        editor = self.opened.open_form(
             "edit_schedule", lambda: ScheduleEditorDialog(self.session, record)
         )
         if isinstance(editor, ScheduleEditorDialog) and editor.row != record:
@@ -408,13 +328,13 @@ class Operations(QObject):
         """Tools ▸ Storage."""
         if self.session is None:
             return
-        open_view = self.forms.get("storage")
+        open_view = self.opened.forms.get("storage")
         if open_view is not None and open_view.isVisible():
-            self.open_form("storage", lambda: open_view)
+            self.opened.open_form("storage", lambda: open_view)
             return
         view = StorageView(self.session)
         view.purge_requested.connect(self.on_purge)
-        self.open_form("storage", lambda: view)
+        self.opened.open_form("storage", lambda: view)
         self._measure(view)
 
     @async_slot()
@@ -424,7 +344,7 @@ class Operations(QObject):
     def on_purge(self) -> None:
         """Tools ▸ Purge finished runs."""
         if self.session is not None:
-            self.open_form("purge", lambda: PurgeDialog(self.session))
+            self.opened.open_form("purge", lambda: PurgeDialog(self.session))
 
     def on_crash_demo(self) -> None:
         """Tools ▸ Crash-recovery demo: runs in a folder of its own, beside any open file."""
@@ -434,5 +354,5 @@ class Operations(QObject):
             QStandardPaths.StandardLocation.AppDataLocation
         )
         view = CrashDemoView(Path(base) / "crash-demo")
-        self.show_window(view, child=False)
+        self.opened.show_window(view, child=False)
         view.start()

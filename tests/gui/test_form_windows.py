@@ -49,10 +49,10 @@ def test_a_form_reopened_is_raised_not_copied_and_follows_the_selected_run(
     ops = window.operations
     select(window, runs["wf-00002"][0])
     ops.actions["signal"].trigger()
-    first = ops.forms["signal"]
+    first = ops.opened.forms["signal"]
     ops.actions["signal"].trigger()
-    assert ops.forms["signal"] is first
-    assert [type(w).__name__ for w in ops.windows].count("SignalDialog") == 1
+    assert ops.opened.forms["signal"] is first
+    assert [type(w).__name__ for w in ops.opened.windows].count("SignalDialog") == 1
     # Parented and transient: it stays above the main window, never behind it.
     assert first.parentWidget() is window
     assert first.windowHandle().transientParent() is window.windowHandle()
@@ -75,7 +75,7 @@ def test_retargeting_clears_a_given_confirmation(
     ops = window.operations
     select(window, runs["wf-00002"][0])
     ops.actions["terminate"].trigger()
-    dlg = ops.forms["terminate"]
+    dlg = ops.opened.forms["terminate"]
     assert isinstance(dlg, EndRunDialog)
     dlg.confirm.setChecked(True)
     assert dlg.submit_button.isEnabled()
@@ -93,7 +93,7 @@ def test_closing_the_file_closes_its_forms(
     assert window.open_path(db_file, read_only=True)
     select(window, runs["wf-00002"][0])
     window.operations.actions["query"].trigger()
-    dlg = window.operations.forms["query"]
+    dlg = window.operations.opened.forms["query"]
     assert dlg.isVisible()
     window.close_session()
     assert not dlg.isVisible()
@@ -142,7 +142,7 @@ def test_forms_and_diff_pickers_name_runs_by_workflow_id_and_workflow(
     ops = window.operations
     for key in ("signal", "query", "update", "cancel"):
         ops.actions[key].trigger()
-        form = ops.windows[-1]
+        form = ops.opened.windows[-1]
         text = form.run_line.text()
         assert text.startswith("wf-00003 · waits_for_go"), (key, text)
         assert exec_id in text  # still there, second

@@ -34,7 +34,7 @@ def window(qtbot: Any, settings: Any) -> Iterator[MainWindow]:
 
 def load_through_the_menu(qtbot: Any, window: MainWindow, spec: str) -> Any:
     window.own_actions.load_code.trigger()
-    dialog = window.code_dialog
+    dialog = window.opener.code_dialog
     assert dialog is not None
     assert dialog.isVisible()
     dialog.spec.clear()
@@ -105,7 +105,7 @@ def test_a_py_file_loads_and_bad_code_is_said_in_the_dialog(
     assert [w.name for w in window.session.workflows] == ["from_a_file"]
     assert settings.code_for(db_file) == str(code)
     window.own_actions.load_code.trigger()  # one dialog: raised, not copied
-    assert window.code_dialog is dialog
+    assert window.opener.code_dialog is dialog
     dialog.close()
 
 

@@ -141,7 +141,7 @@ def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
         ops.actions["time_travel"].trigger()
         ops.actions["diff"].trigger()
         ops.actions["storage"].trigger()
-        kinds = [type(w) for w in ops.windows]
+        kinds = [type(w) for w in ops.opened.windows]
         assert kinds == [
             StartWorkflowDialog,
             SignalDialog,
@@ -149,9 +149,9 @@ def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
             DiffView,
             StorageView,
         ]
-        storage = ops.windows[-1]
+        storage = ops.opened.windows[-1]
         await async_wait_until(lambda: storage.report is not None)
-        signal = ops.windows[1]
+        signal = ops.opened.windows[1]
         signal.payload.set_text("true")
         qtbot.mouseClick(signal.submit_button, Qt.MouseButton.LeftButton)
         assert "staged" in signal.result_view.toPlainText()
@@ -162,7 +162,7 @@ def test_forms_and_views_open_from_the_menus_and_close_with_the_window(
         )
 
     qloop.run_until_complete(body())
-    opened = list(ops.windows)
+    opened = list(ops.opened.windows)
     window.close()
     assert opened
     assert not any(w.isVisible() for w in opened)
@@ -184,7 +184,7 @@ def test_run_menu_cancel_and_terminate_end_the_selected_run(
         ops.update_actions()
         assert ops.actions[action].isEnabled()
         ops.actions[action].trigger()
-        dlg = ops.windows[-1]
+        dlg = ops.opened.windows[-1]
         assert isinstance(dlg, EndRunDialog)
         assert dlg.notice.isHidden()
         dlg.reason.setText("from the menu")
@@ -221,7 +221,7 @@ def test_read_only_window_disables_driving_and_explains_forms(
     assert not ops.actions["auto_drive"].isEnabled()
     assert not ops.actions["until_idle"].isEnabled()
     ops.actions["signal"].trigger()
-    dlg = ops.windows[-1]
+    dlg = ops.opened.windows[-1]
     assert not dlg.submit_button.isEnabled()
     assert dlg.notice.text().startswith("Read-only:")
     assert ops._need_writer() is None
@@ -243,7 +243,7 @@ def test_edit_selected_schedule(
     assert window.schedules is not None
     window.schedules.table.selectRow(0)
     ops.on_edit_schedule()
-    editor = ops.windows[-1]
+    editor = ops.opened.windows[-1]
     assert editor.interval.text() == "5m"
     assert editor.input.raw.toPlainText() == "3"
     assert not editor.pause_button.isEnabled()
@@ -295,7 +295,7 @@ def test_read_only_window_writes_nothing_whatever_the_user_tries(
         ops.on_edit_schedule()
         ops.on_auto_drive(True)
         await ops.on_until_idle()
-        for widget in ops.windows:
+        for widget in ops.opened.windows:
             submit = getattr(widget, "on_submit_clicked", None)
             if submit is not None:  # as if the disabled button had been pressed anyway
                 assert not widget.submit_button.isEnabled()
@@ -350,7 +350,7 @@ def test_every_menu_command_has_its_own_shortcut(
     assert window.open_path(form_file)
     ctrl_shift = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     qtbot.keyClick(window, Qt.Key.Key_P, ctrl_shift)
-    assert type(ops.windows[-1]).__name__ == "PurgeDialog"
+    assert type(ops.opened.windows[-1]).__name__ == "PurgeDialog"
     window.activateWindow()
     qtbot.keyClick(window, Qt.Key.Key_E, ctrl_shift)
     assert window.statusBar().currentMessage().startswith("Select a schedule")
@@ -359,7 +359,7 @@ def test_every_menu_command_has_its_own_shortcut(
         exec_of(form_file, "order-1")
     )  # no menu opened since
     qtbot.keyClick(window, Qt.Key.Key_S, ctrl_shift)
-    assert isinstance(ops.windows[-1], SignalDialog)
+    assert isinstance(ops.opened.windows[-1], SignalDialog)
     qtbot.keyClick(window, Qt.Key.Key_F1)
     assert window.last_dialog is not None
     assert window.last_dialog.objectName() == "aboutBox"

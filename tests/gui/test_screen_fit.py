@@ -55,7 +55,7 @@ def window(qtbot: Any, settings: Any, small_screen: None) -> Iterator[MainWindow
     w.show()
     qtbot.waitExposed(w)
     yield w
-    w.operations.close_windows()
+    w.operations.opened.close_windows()
     w.close()
 
 
@@ -136,16 +136,18 @@ def test_every_tool_window_and_form_fits_and_opens_on_screen(
     ops: Any = window.operations
     opened = []
     for key in ACTIONS:
-        before = len(ops.windows)
+        before = len(ops.opened.windows)
         ops.actions[key].trigger()
-        assert len(ops.windows) == before + 1, key
-        opened.append(ops.windows[-1])
-    opened.append(ops.show_window(StorageView(window.session)))
-    opened.append(ops.show_window(CrashDemoView(tmp_path / "crash-demo"), child=False))
+        assert len(ops.opened.windows) == before + 1, key
+        opened.append(ops.opened.windows[-1])
+    opened.append(ops.opened.show_window(StorageView(window.session)))
+    opened.append(
+        ops.opened.show_window(CrashDemoView(tmp_path / "crash-demo"), child=False)
+    )
     for widget in opened:
         qtbot.waitExposed(widget)
         assert_fits_and_opens_on_screen(widget)
-    ops.close_windows()
+    ops.opened.close_windows()
 
 
 def test_message_boxes_fit(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:

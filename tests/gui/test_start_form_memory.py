@@ -33,7 +33,7 @@ def test_start_preselects_the_last_workflow_and_selects_the_new_run(
     assert window.run_list is not None
     ops = window.operations
     ops.actions["start"].trigger()
-    form = ops.forms["start"]
+    form = ops.opened.forms["start"]
     assert isinstance(form, StartWorkflowDialog)
     assert form.workflow.currentText() == "quick"  # nothing remembered: the first
     form.workflow.setCurrentText("waits_for_go")
@@ -53,7 +53,7 @@ def test_start_preselects_the_last_workflow_and_selects_the_new_run(
     form.close()
     # Reopened (and in a later window: the choice is in the settings), it offers it first.
     ops.actions["start"].trigger()
-    again = ops.forms["start"]
+    again = ops.opened.forms["start"]
     assert again is not form
     assert again.workflow.currentText() == "waits_for_go"
     again.close()

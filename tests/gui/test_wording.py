@@ -39,7 +39,7 @@ def window(qtbot: Any, settings: Any) -> Iterator[MainWindow]:
     qtbot.addWidget(w)
     w.show()
     yield w
-    w.operations.close_windows()
+    w.operations.opened.close_windows()
     w.close()
 
 
@@ -116,12 +116,12 @@ def test_the_storage_window_has_close_and_escape_closes_tool_windows(
 ) -> None:
     assert window.open_path(db_file, read_only=True)
     ops: Any = window.operations
-    view = ops.show_window(StorageView(window.session))
+    view = ops.opened.show_window(StorageView(window.session))
     qtbot.waitExposed(view)
     assert view.close_button.text() == "&Close"
     qtbot.mouseClick(view.close_button, Qt.MouseButton.LeftButton)
     assert not view.isVisible()
-    again = ops.show_window(StorageView(window.session))
+    again = ops.opened.show_window(StorageView(window.session))
     qtbot.waitExposed(again)
     again.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is again)
