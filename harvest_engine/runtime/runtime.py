@@ -21,7 +21,7 @@ from harvest_engine.runtime.operating import operate, reads
 from harvest_engine.runtime.serving.drivers import Driver
 from harvest_engine.runtime.serving.server import Server
 from harvest_engine.runtime.talking import talk
-from harvest_engine.store.sqlite.faults import guard_public_methods
+from harvest_engine.store.boundary import StoreBoundary
 
 if TYPE_CHECKING:
     import asyncio
@@ -60,7 +60,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("harvest_engine.runtime")
 
 
-@guard_public_methods()
+# The facade names no store: at a failure it asks the store it holds what the error means.
+_BOUNDARY = StoreBoundary(lambda runtime: runtime._engine.store.boundary)
+
+
+@_BOUNDARY.guard_public_methods()
 class Runtime:
     """An embedded workflow runtime on a durable store.
 

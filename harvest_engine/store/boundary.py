@@ -15,10 +15,46 @@ import inspect
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from harvest_engine.errors import DatabaseCorrupt, HarvestError, StorageError
+from harvest_engine.store.rows import UnreadableRow
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator
 
 T = TypeVar("T")
+
+NEUTRAL: tuple[type[BaseException], ...] = (
+    UnreadableRow,
+    OSError,
+    RecursionError,
+    OverflowError,
+    UnicodeError,
+    MemoryError,
+)
+"""Failures any store can meet (the OS, memory, decoding a stored value): `translate_neutral`'s."""
+
+
+def translate_neutral(exc: BaseException, path: str) -> BaseException:
+    """The typed error for a failure that is no driver's own, met on the store at `path`."""
+    if isinstance(exc, UnreadableRow):
+        return DatabaseCorrupt(path=path, reason=str(exc))
+    if isinstance(exc, OSError):
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        if exc.filename is not None and str(exc.filename) != path:
+            reason = f"{exc.filename}: {reason}"
+        return StorageError(path=path, reason=reason)
+    if isinstance(exc, MemoryError):
+        return StorageError(path=path, reason="out of memory")
+    if isinstance(exc, UnicodeEncodeError):
+        return StorageError(path=path, reason=f"text the store cannot hold ({exc})")
+    if isinstance(exc, RecursionError):
+        return DatabaseCorrupt(path=path, reason="a stored value is nested too deep")
+    if isinstance(exc, NEUTRAL):
+        return DatabaseCorrupt(
+            path=path,
+            reason=f"a stored value cannot be read ({type(exc).__name__}: {exc})",
+        )
+    return exc
 
 
 class Boundary:
@@ -69,10 +105,16 @@ class Boundary:
 
         return decorate
 
+    def _translation(
+        self, owner: Any, exc: BaseException, args: tuple[Any, ...]
+    ) -> BaseException:
+        """The typed error for `exc` raised in a call on `owner` (or `exc` itself)."""
+        return self.translate(exc, _path_of(owner, args))
+
     def _wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         # try/except in each wrapper, not `with block(...)`: a public call pays
         # for a try block only, and the path is looked up only when translating.
-        caught, translate = self.caught, self.translate
+        caught, translation = self.caught, self._translation
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
@@ -80,7 +122,9 @@ class Boundary:
                 try:
                     return await fn(owner, *args, **kwargs)
                 except caught as exc:
-                    raise translate(exc, _path_of(owner, args)) from exc
+                    if (typed := translation(owner, exc, args)) is exc:
+                        raise
+                    raise typed from exc
 
             return run_async
         if inspect.isasyncgenfunction(fn):
@@ -93,7 +137,9 @@ class Boundary:
                     async for item in fn(owner, *args, **kwargs):
                         yield item
                 except caught as exc:
-                    raise translate(exc, _path_of(owner, args)) from exc
+                    if (typed := translation(owner, exc, args)) is exc:
+                        raise
+                    raise typed from exc
 
             return run_async_gen
         if inspect.isgeneratorfunction(fn):
@@ -103,7 +149,9 @@ class Boundary:
                 try:
                     yield from fn(owner, *args, **kwargs)
                 except caught as exc:
-                    raise translate(exc, _path_of(owner, args)) from exc
+                    if (typed := translation(owner, exc, args)) is exc:
+                        raise
+                    raise typed from exc
 
             return run_gen
 
@@ -112,9 +160,42 @@ class Boundary:
             try:
                 return fn(owner, *args, **kwargs)
             except caught as exc:
-                raise translate(exc, _path_of(owner, args)) from exc
+                if (typed := translation(owner, exc, args)) is exc:
+                    raise
+                raise typed from exc
 
         return run
+
+
+class StoreBoundary(Boundary):
+    """The boundary of a facade over a store it is given: that store's boundary translates.
+
+    The runtime names no store, so it cannot name a driver's errors either; at
+    a failure (and only then) it asks the store it holds which errors are its
+    own and what they mean; the OS's, memory's and decoding's are said the same
+    way for every store (`translate_neutral`), and anything else goes on as it was.
+    """
+
+    def __init__(self, boundary_of: Callable[[Any], Boundary | None]) -> None:
+        super().__init__((Exception,), _unchanged)
+        self._boundary_of = boundary_of
+
+    def _translation(
+        self, owner: Any, exc: BaseException, args: tuple[Any, ...]
+    ) -> BaseException:
+        try:
+            boundary = self._boundary_of(owner)
+        except AttributeError:  # failed before the owner held its store
+            return exc
+        if isinstance(exc, HarvestError):
+            return exc
+        if boundary is not None and isinstance(exc, boundary.caught):
+            return boundary.translate(exc, _path_of(owner, args))
+        return translate_neutral(exc, _path_of(owner, args))
+
+
+def _unchanged(exc: BaseException, path: str) -> BaseException:
+    return exc
 
 
 def _path_of(owner: Any, args: tuple[Any, ...]) -> str:

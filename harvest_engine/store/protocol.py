@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.store.boundary import Boundary
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
     from harvest_engine.store.records import (
         ActivityAttempt,
@@ -54,6 +55,9 @@ class DurableStore(Protocol):
 
     storage_errors: tuple[type[Exception], ...]
     """What this store raises when storage itself fails (never blamed on workflow code)."""
+
+    boundary: Boundary
+    """Which failures are this store's driver's own and the typed error each stands for."""
 
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         """Call `fn(error)` after any write transaction that storage failed is rolled back.

@@ -35,7 +35,7 @@ from harvest_engine.store.postgres import (
     pipelined,
 )
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
-from harvest_engine.store.postgres.faults import guard_public_methods, translate
+from harvest_engine.store.postgres.faults import BOUNDARY, guard_public_methods
 from harvest_engine.store.postgres.migrations import migrate
 from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
@@ -74,6 +74,7 @@ def default_worker_id() -> str:
 class PostgresStore(StoreReads):
     """The DurableStore on Postgres; any number of them, in any processes, share one database."""
 
+    boundary = BOUNDARY
     storage_errors: tuple[type[Exception], ...] = (
         psycopg.Error,
         StorageError,
@@ -230,7 +231,7 @@ class PostgresStore(StoreReads):
                 # Released with the next write; a no-op for rows the rollback undid.
                 self._released_claims.update(txn.claimed)
                 self._rolled_back(txn, exc)
-                typed = translate(exc, self.path)
+                typed = BOUNDARY.translate(exc, self.path)
                 if typed is exc:
                     raise
                 raise typed from exc
@@ -245,7 +246,7 @@ class PostgresStore(StoreReads):
         try:
             return self._live()
         except psycopg.Error as exc:
-            raise translate(exc, self.path) from exc
+            raise BOUNDARY.translate(exc, self.path) from exc
 
     def _rolled_back(self, txn: PostgresWriteTxn, exc: BaseException) -> None:
         for undo in reversed(txn.undo):

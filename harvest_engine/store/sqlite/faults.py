@@ -20,8 +20,7 @@ from harvest_engine.errors import (
     HarvestError,
     StorageError,
 )
-from harvest_engine.store.boundary import Boundary
-from harvest_engine.store.rows import UnreadableRow
+from harvest_engine.store.boundary import NEUTRAL, Boundary, translate_neutral
 
 # Primary result codes (the low byte of an extended code).
 _STORAGE_CODES = {
@@ -48,15 +47,7 @@ _CORRUPT_CODES = {
 _BUSY_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 _READONLY_ROLLBACK = sqlite3.SQLITE_READONLY | (3 << 8)  # a hot journal, read-only
 
-TRANSLATED: tuple[type[BaseException], ...] = (
-    UnreadableRow,
-    sqlite3.Error,
-    OSError,
-    RecursionError,
-    OverflowError,
-    UnicodeError,
-    MemoryError,
-)
+TRANSLATED: tuple[type[BaseException], ...] = (sqlite3.Error, *NEUTRAL)
 """What `translate` turns into a typed error; anything else passes unchanged."""
 
 
@@ -69,26 +60,13 @@ def translate(exc: BaseException, path: str) -> BaseException:
     """
     if isinstance(exc, HarvestError) or not isinstance(exc, TRANSLATED):
         return exc
-    if isinstance(exc, UnreadableRow):
-        return DatabaseCorrupt(path=path, reason=str(exc))
     if isinstance(exc, sqlite3.Error):
         return _from_sqlite(exc, path)
-    if isinstance(exc, OSError):
-        reason = exc.strerror or str(exc) or type(exc).__name__
-        if exc.filename is not None and str(exc.filename) != path:
-            reason = f"{exc.filename}: {reason}"
-        return StorageError(path=path, reason=reason)
-    if isinstance(exc, MemoryError):
-        return StorageError(path=path, reason="out of memory")
-    if isinstance(exc, UnicodeEncodeError):
-        return StorageError(path=path, reason=f"text the file cannot store ({exc})")
     if isinstance(exc, OverflowError) and "SQLite INTEGER" in str(exc):
         return StorageError(path=path, reason=f"a value the file cannot store ({exc})")
-    if isinstance(exc, RecursionError):
-        return DatabaseCorrupt(path=path, reason="a stored value is nested too deep")
-    return DatabaseCorrupt(
-        path=path, reason=f"a stored value cannot be read ({type(exc).__name__}: {exc})"
-    )
+    if isinstance(exc, UnicodeEncodeError):
+        return StorageError(path=path, reason=f"text the file cannot store ({exc})")
+    return translate_neutral(exc, path)
 
 
 def _from_sqlite(exc: sqlite3.Error, path: str) -> HarvestError:

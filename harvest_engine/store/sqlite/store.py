@@ -32,7 +32,7 @@ from harvest_engine.store.sqlite.connection import (
     connect,
     remove_database_files,
 )
-from harvest_engine.store.sqlite.faults import guard_public_methods
+from harvest_engine.store.sqlite.faults import BOUNDARY, guard_public_methods
 from harvest_engine.store.sqlite.lock import WriterLock
 from harvest_engine.store.sqlite.migrations import (
     check_harvest_file,
@@ -88,6 +88,7 @@ class SqliteStore(StoreReads):
         StorageError,
         DatabaseCorrupt,
     )
+    boundary = BOUNDARY
 
     def __init__(
         self,
