@@ -45,6 +45,13 @@ def completed(dsn: str) -> int:
     return int(rows[0][0])
 
 
+def activities_done(dsn: str) -> int:
+    rows = sql(
+        dsn, "SELECT COUNT(*) FROM harvest_events WHERE type = 'ActivityCompleted'"
+    )
+    return int(rows[0][0])
+
+
 def histories(dsn: str) -> dict[str, list[tuple[int, str, str]]]:
     """Every run's committed events: (seq, type, attributes as JSON)."""
     found: dict[str, list[tuple[int, str, str]]] = {}
@@ -160,12 +167,16 @@ def test_postgres_restarted_under_load_workers_resume_and_no_history_loses_or_re
             "--lease",
             LEASE,
             "--step-delay",
-            "0.02",
+            # Slow enough that the halt lands before the runs end: they run side
+            # by side, so the first and the last complete moments apart.
+            "0.2",
         )
         for i in range(3)
     ]
     workers.wait_for(
-        lambda: completed(dsn) >= 3, "the first runs to complete", timeout=DEADLINE
+        lambda: activities_done(dsn) >= 3,
+        "the first steps to complete",
+        timeout=DEADLINE,
     )
     before = histories(dsn)
     at_halt = completed(dsn)
