@@ -12,7 +12,12 @@ clock jumps to `runtime.next_wakeup()` (the next timer, retry backoff,
 schedule slot or deadline) and the server is woken, so a run waiting on a
 30-day timer ends in milliseconds. With ``auto_time_skipping=False`` time
 moves only through `env.sleep(duration)`, which fires every due time on
-the way in order, then settles.
+the way in order, then settles. Auto skipping never waits on a wall clock,
+so a recurring schedule fires slot after slot as fast as the runs go: test
+schedules with ``auto_time_skipping=False`` and `env.sleep`. The skipper
+reads the serving loop's rounds in flight (a body still running is work,
+not idleness), so the environment builds the loop `Runtime.serve` runs
+itself.
 """
 
 from __future__ import annotations

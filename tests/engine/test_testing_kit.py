@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -67,7 +68,7 @@ async def test_a_30_day_timer_completes_by_skipping_time(tmp_path: Path) -> None
         workflows=[monthly], activities=[greet], directory=tmp_path
     ) as env:
         began = env.clock.now()
-        run = env.runtime.start_workflow("monthly", "ada")
+        run = await env.client.start_workflow("monthly", "ada")
         outcome = await env.client.result(run, timeout="10s")
         assert outcome == ExecutionOutcome.Completed(output="hello ada")
         assert env.clock.now() - began == timedelta(days=30)
@@ -152,6 +153,31 @@ async def test_restart_resumes_a_run_mid_flight_without_rerunning_done_work() ->
             output="hello ada, billed ada"
         )
         assert calls == ["greet:ada", "bill:ada"]
+
+
+async def test_restart_reruns_an_activity_body_cut_off_mid_run() -> None:
+    """The first attempt hangs (a crash mid-body); after the restart it runs again once."""
+    started = asyncio.Event()
+
+    async def hangs_once(ctx: ActivityContext, name: str) -> str:
+        calls.append(f"greet:{name}")
+        if len(calls) == 1:
+            started.set()
+            await asyncio.Event().wait()  # never returns: the restart cuts it off
+        return f"hello again {name}"
+
+    async with WorkflowEnvironment.start(
+        workflows=[greet_then_bill], activities=[greet, bill]
+    ) as env:
+        env.mock_activity(greet, hangs_once)
+        run = env.runtime.start_workflow("greet_then_bill", "ada")
+        await asyncio.wait_for(started.wait(), 10)
+        await env.restart()
+        outcome = await env.client.result(run, timeout="10s")
+        assert outcome == ExecutionOutcome.Completed(
+            output="hello again ada, billed ada"
+        )
+        assert calls == ["greet:ada", "greet:ada", "bill:ada"]
 
 
 async def test_a_mock_survives_a_restart() -> None:
