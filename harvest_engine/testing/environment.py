@@ -113,13 +113,18 @@ class WorkflowEnvironment:
             if directory is None
             else Path(directory)
         )
-        env = cls(
-            folder / DATABASE,
-            workflows,
-            activities,
-            clock or ManualClock(),
-            auto_time_skipping=auto_time_skipping,
-        )
+        try:
+            env = cls(
+                folder / DATABASE,
+                workflows,
+                activities,
+                clock or ManualClock(),
+                auto_time_skipping=auto_time_skipping,
+            )
+        except BaseException:
+            if owned:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
         try:
             env._open()
             env._client = HarvestClient.open(env.path)

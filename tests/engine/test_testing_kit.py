@@ -212,6 +212,15 @@ async def test_mocking_an_activity_the_environment_lacks_is_a_typed_error() -> N
         assert env.runtime.describe(run).state == "RUNNING"
 
 
+async def test_starting_with_a_workflow_as_an_activity_is_a_type_error(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(TypeError, match="activity"):
+        async with WorkflowEnvironment.start(activities=[monthly], directory=tmp_path):
+            pass
+    assert not (tmp_path / "harvest-test.db").exists()
+
+
 async def test_a_negative_sleep_is_refused() -> None:
     async with WorkflowEnvironment.start() as env:
         with pytest.raises(ValueError, match="negative"):
