@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -22,8 +23,10 @@ from harvest_engine import (
     RetryPolicy,
     RunState,
     SqliteRuntime,
+    UpdateFailed,
     WorkflowContext,
     WorkflowPanicked,
+    WorkflowReplayer,
     activity,
     workflow,
 )
@@ -89,6 +92,16 @@ async def listens(ctx: WorkflowContext, _: Any) -> None:
     await ctx.await_condition(lambda: False)
 
 
+def crash(arg: Any) -> Any:
+    return {}[arg]  # BUG-UPDATE
+
+
+@workflow
+async def quotes(ctx: WorkflowContext, _: Any) -> None:
+    ctx.register_update_handler("crash", None, crash)
+    await ctx.wait_for_signal("done")
+
+
 def missing_key(order: dict[str, Any]) -> Any:
     return order["qty"]  # BUG-PANIC
 
@@ -100,7 +113,7 @@ async def panics(ctx: WorkflowContext, order: dict[str, Any]) -> Any:
 
 def runtime(open_rt: Open, path: Path | None = None) -> SqliteRuntime:
     rt = open_rt(path)
-    for wf in (shop, deep, refuses, listens, panics):
+    for wf in (shop, deep, refuses, listens, quotes, panics):
         rt.register_workflow(wf)
     rt.register_activity(charge)
     rt.register_activity(recurse)
@@ -207,6 +220,18 @@ async def test_a_failing_signal_handler_carries_its_traceback(open_rt: Open) -> 
     assert_points_at_user_code(failed.error, "BUG-HANDLER")
 
 
+async def test_a_failing_update_handler_records_its_traceback(open_rt: Open) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("quotes", None)
+    await rt.run_until_blocked(exec_id)
+
+    with pytest.raises(UpdateFailed, match="KeyError"):
+        await rt.update(exec_id, "crash", "sku")
+
+    (failed,) = [e for e in rt.load_history(exec_id) if e.type == "UpdateFailed"]
+    assert_points_at_user_code(ErrorInfo.from_json(failed.attrs["error"]), "BUG-UPDATE")
+
+
 async def test_a_run_failed_by_panics_carries_the_traceback(open_rt: Open) -> None:
     rt = runtime(open_rt)
     exec_id = rt.start_workflow("panics", {"count": 1})
@@ -239,6 +264,34 @@ async def test_the_traceback_of_a_deep_recursion_is_bounded_and_keeps_the_innerm
     assert run_trace is not None
     assert len(run_trace) <= MAX_TRACE_CHARS
     assert f"line {line_of('BUG-BOTTOM')}" in run_trace
+
+
+async def test_a_history_with_traces_replays_whatever_the_traces_say(
+    open_rt: Open,
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow_with_id("shop", "K1", {"id": 1})
+    await to_the_end(rt, exec_id)
+    history = rt.load_history(exec_id)
+    traced = [e for e in history if "stack_trace" in (e.attrs.get("error") or {})]
+    assert [e.type for e in traced] == ["ActivityFailed", "WorkflowFailed"]
+    edited = [
+        dataclasses.replace(
+            e,
+            attrs={
+                **e.attrs,
+                "error": {**e.attrs["error"], "stack_trace": "elsewhere"},
+            },
+        )
+        if e in traced
+        else e
+        for e in history
+    ]
+
+    for events in (history, edited):
+        result = WorkflowReplayer([shop]).replay(events)
+        assert result.closed
+        assert result.events == len(history)
 
 
 def test_a_failure_stored_without_a_traceback_reads_as_none() -> None:
