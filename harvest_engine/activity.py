@@ -19,6 +19,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.ledger import LlmCall
 from harvest_engine.states import ErrorInfo
+from harvest_engine.tracebacks import stack_trace
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -125,10 +126,20 @@ def error_info(exc: BaseException) -> ErrorInfo:
             message=message,
             non_retryable=bool(exc.non_retryable),
             details=details,
+            stack_trace=stack_trace(exc),
         )
     if isinstance(exc, (PayloadTooDeep, PayloadTooLarge)):
-        return ErrorInfo(type=type(exc).__name__, message=str(exc), non_retryable=True)
-    return ErrorInfo(type=type(exc).__name__, message=str(exc) or type(exc).__name__)
+        return ErrorInfo(
+            type=type(exc).__name__,
+            message=str(exc),
+            non_retryable=True,
+            stack_trace=stack_trace(exc),
+        )
+    return ErrorInfo(
+        type=type(exc).__name__,
+        message=str(exc) or type(exc).__name__,
+        stack_trace=stack_trace(exc),
+    )
 
 
 def storable_details(exc: ApplicationError) -> tuple[str, Any]:

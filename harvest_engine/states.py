@@ -40,24 +40,34 @@ def as_exec_id(value: str | ExecutionId) -> ExecutionId:
 
 @dataclass(frozen=True)
 class ErrorInfo:
-    """A stored failure: its type name, message, retryability and details."""
+    """A stored failure: its type name, message, retryability, details and user-code traceback.
+
+    `stack_trace` is the traceback of the user's code where it raised
+    (harvest's and asyncio's frames trimmed, bounded: `tracebacks.py`), None
+    for a failure the engine made itself and for histories recorded before it.
+    It is data for people: replay never compares it.
+    """
 
     type: str
     message: str
     non_retryable: bool = False
     details: Any = None
+    stack_trace: str | None = None
 
     def __str__(self) -> str:
         return self.message
 
     def to_json(self) -> dict[str, Any]:
-        """As stored in events and rows."""
-        return {
+        """As stored in events and rows (`stack_trace` only when there is one)."""
+        data: dict[str, Any] = {
             "type": self.type,
             "message": self.message,
             "non_retryable": self.non_retryable,
             "details": self.details,
         }
+        if self.stack_trace is not None:
+            data["stack_trace"] = self.stack_trace
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> ErrorInfo:
@@ -69,6 +79,9 @@ class ErrorInfo:
             message=str(data.get("message") or ""),
             non_retryable=bool(data.get("non_retryable")),
             details=data.get("details"),
+            stack_trace=trace
+            if isinstance(trace := data.get("stack_trace"), str)
+            else None,
         )
 
 

@@ -24,6 +24,7 @@ from harvest_engine.cli.output import (
     EXIT_NOT_FOUND,
     HarvestFailure,
     emit_json,
+    emit_trace,
     failures,
     line,
 )
@@ -358,6 +359,10 @@ def result(file: Target, exec_id: str, timeout: str | None, as_json: bool) -> No
     if as_json:
         emit_json(body)
         raise SystemExit(EXIT_FAILED)
+    trace = getattr(getattr(outcome, "error", None), "stack_trace", None)
+    if isinstance(trace, str):
+        click.echo("traceback:", err=True)
+        emit_trace(trace, err=True)
     raise HarvestFailure(
         f"run {exec_id} ended {state}" + (f": {detail}" if detail else ""), EXIT_FAILED
     )

@@ -103,6 +103,12 @@ def line(*parts: object, sep: str = "  ") -> None:
     click.echo(sep.join(escape(p) for p in parts))
 
 
+def emit_trace(trace: str, *, err: bool = False) -> None:
+    """Print a recorded traceback, one escaped line per line, indented under its heading."""
+    for text in trace.rstrip("\n").split("\n"):
+        click.echo(f"  {escape(text)}", err=err)
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Columns padded to their widest (escaped) cell, for a person to read."""
     cells = [[escape(c) for c in headers], *[[escape(c) for c in row] for row in rows]]

@@ -1,4 +1,4 @@
-"""The `harvest` read commands: runs, show, history, counts, schedules, logs, ledger."""
+"""The `harvest` read commands: runs, show, attempts, history, counts, schedules, logs, ledger."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from harvest_engine.cli.output import (
     emit_json,
     emit_json_text,
     emit_table,
+    emit_trace,
     escape,
     line,
 )
@@ -165,12 +166,20 @@ def show(file: Target, exec_id: str, as_json: bool) -> None:
             "outcome": a.outcome,
             "started_at": to_text(a.started_at),
             "ended_at": None if a.ended_at is None else to_text(a.ended_at),
+            "error": None if a.error is None else a.error.to_json(),
         }
         for a in attempts
     ]
     if as_json:
         emit_json(data)
         return
+    error = data["error"]
+    trace = error.pop("stack_trace", None) if isinstance(error, dict) else None
+    for a in data["attempts"]:
+        if (
+            a["error"] is not None
+        ):  # the run's traceback below, the attempts' in `attempts`
+            a["error"].pop("stack_trace", None)
     for key, value in data.items():
         shown = (
             value
@@ -178,6 +187,50 @@ def show(file: Target, exec_id: str, as_json: bool) -> None:
             else ("-" if value is None else short(value, 70))
         )
         line(f"{key + ':':<18}{shown}", sep="")
+    if isinstance(trace, str):
+        line("traceback:")
+        emit_trace(trace)
+
+
+@main.command("attempts")
+@FILE
+@EXEC
+@JSON
+def attempts(file: Target, exec_id: str, as_json: bool) -> None:
+    """Every activity attempt of a run, each failed one with its error and traceback."""
+    with reading(file) as reader:
+        reader.describe(exec_id)  # ExecutionNotFound for an unknown run
+        found = reader.activity_attempts(exec_id)
+    data = [
+        {
+            "activity": a.name,
+            "activity_id": a.activity_id,
+            "attempt": a.attempt,
+            "outcome": a.outcome,
+            "started_at": to_text(a.started_at),
+            "ended_at": None if a.ended_at is None else to_text(a.ended_at),
+            "error": None if a.error is None else a.error.to_json(),
+        }
+        for a in found
+    ]
+    if as_json:
+        emit_json(data)
+        return
+    rows = [
+        (
+            a.name,
+            a.attempt,
+            a.outcome,
+            when(a.started_at),
+            "-" if a.error is None else short(f"{a.error.type}: {a.error.message}", 60),
+        )
+        for a in found
+    ]
+    emit_table(("ACTIVITY", "ATTEMPT", "OUTCOME", "STARTED", "ERROR"), rows)
+    for a in found:
+        if a.error is not None and a.error.stack_trace:
+            line(f"{a.name} attempt {a.attempt}:")
+            emit_trace(a.error.stack_trace)
 
 
 @main.command("history")

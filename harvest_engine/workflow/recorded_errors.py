@@ -20,6 +20,7 @@ from harvest_engine.errors import (
     PayloadTooLarge,
 )
 from harvest_engine.states import ErrorInfo
+from harvest_engine.tracebacks import carry_trace
 
 if TYPE_CHECKING:
     import asyncio
@@ -93,12 +94,14 @@ def side_effect_result(fn: Callable[[], Any]) -> dict[str, Any]:
 def activity_error(attrs: dict[str, Any]) -> ActivityError:
     """The ActivityError workflow code sees for a recorded ActivityFailed."""
     info = ErrorInfo.from_json(attrs.get("error"))
-    return ActivityError(
+    error = ActivityError(
         info.message,
         type=info.type,
         non_retryable=info.non_retryable,
         details=info.details,
     )
+    carry_trace(error, info.stack_trace)
+    return error
 
 
 def answer_wait(
@@ -111,13 +114,12 @@ def answer_wait(
         return
     if "error" in attrs:
         info = ErrorInfo.from_json(attrs.get("error"))
-        future.set_exception(
-            error_type(
-                info.message,
-                type=info.type,
-                non_retryable=info.non_retryable,
-                details=info.details,
-            )
+        error = error_type(
+            info.message,
+            type=info.type,
+            non_retryable=info.non_retryable,
+            details=info.details,
         )
+        future.set_exception(carry_trace(error, info.stack_trace))
     else:
         future.set_result(attrs.get("result"))

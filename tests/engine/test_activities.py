@@ -14,7 +14,6 @@ from harvest_engine import (
     ActivityContext,
     ActivityError,
     ApplicationError,
-    ErrorInfo,
     ManualClock,
     RetryPolicy,
     RunState,
@@ -162,9 +161,10 @@ async def test_retry_backoff_returns_waiting_timer_until_the_backoff_ends(
     async def wobbly(ctx: ActivityContext, _: Any) -> int:
         if ctx.info().attempt < 3:
             raise RuntimeError(f"attempt {ctx.info().attempt}")
-        assert ctx.previous_failure() == ErrorInfo(
-            type="RuntimeError", message="attempt 2"
-        )
+        previous = ctx.previous_failure()
+        assert previous is not None
+        assert (previous.type, previous.message) == ("RuntimeError", "attempt 2")
+        assert 'raise RuntimeError(f"attempt' in (previous.stack_trace or "")
         return ctx.info().attempt
 
     rt = runtime_with(open_rt, wobbly)

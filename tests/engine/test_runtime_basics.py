@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Callable
 from datetime import timedelta
@@ -126,9 +127,11 @@ async def test_an_application_error_fails_the_run_with_its_type_and_details(
     rt = registered(open_rt())
     exec_id = rt.start_workflow("fails")
     state = await rt.run_until_blocked(exec_id)
-    assert state == RunState.Failed(
-        error=ErrorInfo(type="Declined", message="card declined", details={"code": 51})
+    assert isinstance(state, RunState.Failed)
+    assert dataclasses.replace(state.error, stack_trace=None) == ErrorInfo(
+        type="Declined", message="card declined", details={"code": 51}
     )
+    assert "test_runtime_basics.py" in (state.error.stack_trace or "")
     outcome = rt.outcome(exec_id)
     assert isinstance(outcome, ExecutionOutcome.Failed)
     assert str(outcome.error) == "card declined"

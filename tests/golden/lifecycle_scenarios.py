@@ -32,7 +32,7 @@ from harvest_engine import (
     activity,
     workflow,
 )
-from tests.golden.regenerate import encode
+from tests.golden.regenerate import encode, without_traces
 
 FOLDER = Path(__file__).resolve().parent / "lifecycle"
 
@@ -247,7 +247,7 @@ async def record(name: str, db: Path) -> list[HistoryEvent]:
         for act in ACTIVITIES:
             rt.register_activity(act)
         run = await SCENARIOS[name](rt, clock)
-        return rt.load_history(run)
+        return without_traces(rt.load_history(run))
 
 
 def path_of(name: str) -> Path:

@@ -11,9 +11,11 @@ same bytes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from harvest_engine import (
@@ -39,6 +41,23 @@ def encode(events: list[HistoryEvent]) -> str:
     return "[\n" + ",\n".join(event.to_json() for event in events) + "\n]\n"
 
 
+def without_traces(events: list[HistoryEvent]) -> list[HistoryEvent]:
+    """The events with every recorded `stack_trace` left out.
+
+    A trace names the files of the checkout that recorded it (absolute
+    paths), and replay never reads it: the goldens freeze everything else.
+    """
+    return [dataclasses.replace(e, attrs=_untraced(e.attrs)) for e in events]
+
+
+def _untraced(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _untraced(v) for k, v in value.items() if k != "stack_trace"}
+    if isinstance(value, list):
+        return [_untraced(v) for v in value]
+    return value
+
+
 def decode(text: str) -> list[HistoryEvent]:
     """The events of a golden file."""
     return [HistoryEvent.from_json(item) for item in json.loads(text)]
@@ -61,7 +80,7 @@ async def record(scenario: Scenario, db: Path) -> list[HistoryEvent]:
         for _ in range(DRIVE_LIMIT):
             state = await rt.run_until_blocked(exec_id)
             if state.is_terminal:
-                return rt.load_history(exec_id)
+                return without_traces(rt.load_history(exec_id))
             if isinstance(state, RunState.WaitingSignal) and script.get(state.name):
                 rt.send_signal(exec_id, state.name, script[state.name].pop(0))
                 continue

@@ -104,3 +104,32 @@ def test_a_recorded_traceback_shows_under_the_attempt(qtbot: Any) -> None:
     assert cells(view, 1)[5] == "RUNNING"
     view.table.selectRow(0)
     assert 'File "app.py", line 7' in view.detail.toPlainText()
+
+
+def test_a_real_failed_run_shows_its_tracebacks_in_attempts_and_summary(
+    qtbot: Any, settings: Any, demo_runs: tuple[Path, str, str]
+) -> None:
+    path, _done, failed = demo_runs
+    window = MainWindow(settings)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        assert window.open_path(path, read_only=True)
+        assert window.run_list is not None
+        detail = window.detail
+        assert detail is not None
+        assert window.run_list.select_exec_id(failed)
+        trace = detail.summary.failure_trace
+        assert trace.isVisibleTo(detail.summary)
+        assert "demo/workflows.py" in trace.toPlainText()
+        detail.tabs.setCurrentIndex(TAB_ATTEMPTS)
+        view = detail.attempts
+        rows = [cells(view, r) for r in range(view.model.rowCount())]
+        charge = next(r for r in rows if r[0] == "charge_card")
+        assert charge[7] == "yes"
+        view.table.selectRow(rows.index(charge))
+        shown = view.detail.toPlainText()
+        assert "demo/workflows.py" in shown
+        assert "harvest_engine/runtime" not in shown
+    finally:
+        window.close_session()

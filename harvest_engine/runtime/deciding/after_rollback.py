@@ -22,6 +22,7 @@ from harvest_engine.runtime.deciding import cancel, children, panics
 from harvest_engine.runtime.deciding.cycle import Decision
 from harvest_engine.runtime.deciding.panics import PANIC_BUDGET
 from harvest_engine.states import ErrorInfo, RunState
+from harvest_engine.tracebacks import log_failed_run, stack_trace
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -105,6 +106,12 @@ class AfterRollback:
             self.cache.evict,
             error=payloads.dumps(info.to_json()),
         )
+        log_failed_run(
+            exec_id=exec_id,
+            workflow_id=row.workflow_id,
+            workflow_name=row.workflow_name,
+            error=info,
+        )
         return Decision(exec_id, progressed=True, state=RunState.Failed(error=info))
 
     def reject(
@@ -156,6 +163,7 @@ class AfterRollback:
                     f"{where} ({count} cycles in a row)",
                     non_retryable=True,
                     details=details,
+                    stack_trace=stack_trace(error),
                 )
                 return self._seal_failed(txn, exec_id, info, now)
         raise WorkflowPanicked(

@@ -28,6 +28,7 @@ from harvest_engine.runtime.deciding.projections import Projections
 from harvest_engine.runtime.deciding.runs import append, start_run
 from harvest_engine.states import ErrorInfo, ExecutionId, RunState
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
+from harvest_engine.tracebacks import log_failed_run, stack_trace
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -163,6 +164,13 @@ class Outcomes:
     def _fail(self, cycle: Cycle, error: ErrorInfo) -> Decision:
         cycle.event("WorkflowFailed", {"error": error.to_json()})
         self._seal(cycle, "FAILED", error=payloads.dumps(error.to_json()))
+        row = cycle.row
+        log_failed_run(
+            exec_id=row.exec_id,
+            workflow_id=row.workflow_id,
+            workflow_name=row.workflow_name,
+            error=error,
+        )
         return Decision(cycle.row.exec_id, state=RunState.Failed(error=error))
 
     def _continue_as_new(
@@ -270,6 +278,7 @@ class Outcomes:
 
 
 def _failure(exc: BaseException, *, non_retryable: bool = False) -> ErrorInfo:
+    trace = stack_trace(exc)
     if isinstance(exc, ApplicationError):
         message, details = storable_details(exc)
         return ErrorInfo(
@@ -277,13 +286,20 @@ def _failure(exc: BaseException, *, non_retryable: bool = False) -> ErrorInfo:
             message=message,
             non_retryable=bool(exc.non_retryable) or non_retryable,
             details=details,
+            stack_trace=trace,
         )
     if isinstance(exc, HarvestError):
         return ErrorInfo(
-            type=type(exc).__name__, message=exc.message, non_retryable=True
+            type=type(exc).__name__,
+            message=exc.message,
+            non_retryable=True,
+            stack_trace=trace,
         )
     return ErrorInfo(
-        type=type(exc).__name__, message=str(exc), non_retryable=non_retryable
+        type=type(exc).__name__,
+        message=str(exc),
+        non_retryable=non_retryable,
+        stack_trace=trace,
     )
 
 

@@ -4,30 +4,19 @@ from __future__ import annotations
 
 import linecache
 import os
-import sysconfig
-import traceback
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine.tracebacks import user_frames
+
+if TYPE_CHECKING:
+    import traceback
 
 PANIC_BUDGET = 3
 """Consecutive panicking cycles before the run is sealed FAILED (type `Panic`)."""
 
 MAX_FRAMES = 30
 """Frames kept in a panic's traceback (the innermost ones)."""
-
-
-def _folders(*folders: str) -> tuple[str, ...]:
-    return tuple(os.path.normcase(os.path.abspath(f)) + os.sep for f in folders)
-
-
-_PATHS = sysconfig.get_paths()
-# Frames in these folders are harvest's or Python's own, not the user's code;
-# installed packages (site-packages, which may sit inside the standard
-# library's folder) are the user's.
-# harvest_engine/, this file's package's parent
-_ENGINE = _folders(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_STDLIB = _folders(_PATHS["stdlib"], _PATHS["platstdlib"])
-_INSTALLED = _folders(_PATHS["purelib"], _PATHS["platlib"])
 
 
 def backoff(count: int) -> timedelta:
@@ -53,19 +42,7 @@ def user_traceback(error: BaseException) -> list[dict[str, Any]]:
     causes are followed when the error itself has no user frame (an error
     harvest raised at a user's call site carries the call site's frames).
     """
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        frames = [
-            _frame(entry)
-            for entry in traceback.extract_tb(current.__traceback__)
-            if _is_user_code(entry.filename)
-        ]
-        if frames:
-            return frames[-MAX_FRAMES:]
-        current = current.__cause__ or current.__context__
-    return []
+    return [_frame(entry) for entry in user_frames(error)[-MAX_FRAMES:]]
 
 
 def details(error: BaseException) -> dict[str, Any]:
@@ -96,12 +73,3 @@ def _frame(entry: traceback.FrameSummary) -> dict[str, Any]:
         "function": entry.name,
         "source": source,
     }
-
-
-def _is_user_code(filename: str) -> bool:
-    if filename.startswith("<"):
-        return False  # <frozen ...>, <string>: nothing a user can open
-    path = os.path.normcase(os.path.abspath(filename))
-    if path.startswith(_ENGINE):
-        return False
-    return path.startswith(_INSTALLED) or not path.startswith(_STDLIB)

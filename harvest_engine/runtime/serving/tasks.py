@@ -29,6 +29,7 @@ from harvest_engine.runtime.deciding import local_activities
 from harvest_engine.runtime.registry import RegisteredActivity
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord
+from harvest_engine.tracebacks import log_failed_attempt
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.registry import Registry
@@ -220,6 +221,15 @@ class TaskRunner:
                 error=error_text,
             )
         )
+        if error is not None:
+            log_failed_attempt(
+                exec_id=task.exec_id,
+                workflow_id=row.workflow_id,
+                workflow_name=row.workflow_name,
+                activity=task.activity_name,
+                attempt=task.attempt,
+                error=error,
+            )
         if task.local:
             local_activities.record(txn, current, row, result, ended)
             return True

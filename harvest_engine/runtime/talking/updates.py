@@ -49,6 +49,7 @@ from harvest_engine.runtime.talking.frontier import (
 )
 from harvest_engine.runtime.talking.signals import require_running
 from harvest_engine.states import ErrorInfo
+from harvest_engine.tracebacks import stack_trace
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -284,7 +285,8 @@ def _check_time(
 
 
 def _failure(error: BaseException) -> ErrorInfo:
-    """The UpdateFailed record of a handler's error."""
+    """The UpdateFailed record of a handler's error, with the handler's traceback."""
+    trace = stack_trace(error)
     if isinstance(error, ApplicationError):
         message, details = storable_details(error)
         return ErrorInfo(
@@ -292,9 +294,15 @@ def _failure(error: BaseException) -> ErrorInfo:
             message=message,
             non_retryable=bool(error.non_retryable),
             details=details,
+            stack_trace=trace,
         )
     if isinstance(error, HarvestError):
         return ErrorInfo(
-            type=type(error).__name__, message=error.message, non_retryable=True
+            type=type(error).__name__,
+            message=error.message,
+            non_retryable=True,
+            stack_trace=trace,
         )
-    return ErrorInfo(type=type(error).__name__, message=describe_error(error))
+    return ErrorInfo(
+        type=type(error).__name__, message=describe_error(error), stack_trace=trace
+    )
