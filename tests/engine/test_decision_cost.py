@@ -16,6 +16,7 @@ import asyncio
 import cProfile
 import inspect
 import pstats
+import statistics
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -33,6 +34,8 @@ from harvest_engine.workflow.loop import DeterministicLoop
 if TYPE_CHECKING:
     from pathlib import Path
 
+# Each budget judges the median of five runs profiled one by one: a side path that
+# runs now and then by the clock (a beat, a purge) lands in one window, not all.
 # Python calls one 3-activity run may make, start to Completed, driven alone.
 CALLS_PER_RUN = 1_430
 # Python calls of send_signal + run_until_blocked to Completed, for a run
@@ -72,25 +75,35 @@ def test_a_three_activity_run_stays_under_its_python_call_budget(
     db_path: Path,
 ) -> None:
     rt = _runtime(db_path)
+    counts: list[int] = []
+
+    async def five() -> list[RunState]:
+        states = []
+        for i in range(5):
+            profiler = cProfile.Profile()
+            profiler.enable()
+            states.append(await _drive(rt, i))
+            profiler.disable()
+            counts.append(_calls(profiler))
+        return states
+
     try:
         # The first run pays for imports and per-function caches.
         assert isinstance(asyncio.run(_drive(rt, 0)), RunState.Completed)
-
-        async def five() -> list[RunState]:
-            return [await _drive(rt, i) for i in range(5)]
-
-        profiler = cProfile.Profile()
-        profiler.enable()
         states = asyncio.run(five())
-        profiler.disable()
     finally:
         rt.close()
     assert all(isinstance(s, RunState.Completed) for s in states)
-    per_run = pstats.Stats(profiler).total_calls / 5  # type: ignore[attr-defined]
+    per_run = statistics.median(counts)
     assert per_run <= CALLS_PER_RUN, (
-        f"a 3-activity run made {per_run:.0f} Python calls (budget {CALLS_PER_RUN}): "
-        "profile it with `python -m bench.profile_hot`"
+        f"a 3-activity run made {per_run:.0f} Python calls (budget {CALLS_PER_RUN}; "
+        f"each run: {counts}): profile it with `python -m bench.profile_hot`"
     )
+
+
+def _calls(profiler: cProfile.Profile) -> int:
+    """The calls one profiled window made."""
+    return int(pstats.Stats(profiler).total_calls)  # type: ignore[attr-defined]
 
 
 def test_a_signal_round_trip_stays_under_its_python_call_budget(
@@ -98,17 +111,19 @@ def test_a_signal_round_trip_stays_under_its_python_call_budget(
 ) -> None:
     rt = _runtime(db_path)
     rt.register_workflow(awaits_go)
-    profiler = cProfile.Profile()
+    counts: list[int] = []
 
     async def signalled(i: int, profiled: bool) -> RunState:
         exec_id = rt.start_workflow("awaits_go")
         await rt.run_until_blocked(exec_id)
+        profiler = cProfile.Profile()
         if profiled:
             profiler.enable()
         rt.send_signal(exec_id, "go", i)
         state = await rt.run_until_blocked(exec_id)
         if profiled:
             profiler.disable()
+            counts.append(_calls(profiler))
         return state
 
     async def five() -> list[RunState]:
@@ -126,10 +141,10 @@ def test_a_signal_round_trip_stays_under_its_python_call_budget(
         3,
         4,
     ]
-    per_signal = pstats.Stats(profiler).total_calls / 5  # type: ignore[attr-defined]
+    per_signal = statistics.median(counts)
     assert per_signal <= CALLS_PER_SIGNAL, (
-        f"a signal round trip made {per_signal:.0f} Python calls "
-        f"(budget {CALLS_PER_SIGNAL}): profile `python -m bench.harvest_workloads signal`"
+        f"a signal round trip made {per_signal:.0f} Python calls (budget "
+        f"{CALLS_PER_SIGNAL}; each: {counts}): profile `python -m bench.harvest_workloads signal`"
     )
 
 
