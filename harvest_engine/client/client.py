@@ -248,6 +248,14 @@ class HarvestClient(StartCalls):
         got = self._queue.reply(requests.command_id(command_id))
         return None if got is None else got[0]
 
+    def served_ago(self) -> float | None:
+        """Seconds since a serving process last beat (about once a second); None if none ever did.
+
+        For a window that says whether the store is still served: a beat
+        older than about three seconds means no process serves it now.
+        """
+        return self._queue.served_ago()
+
     # -- reading --------------------------------------------------------------------
 
     def outcome(self, exec_id: str | ExecutionId) -> ExecutionOutcome:

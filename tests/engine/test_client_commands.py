@@ -444,3 +444,17 @@ async def test_a_client_refuses_bad_payloads_and_names_before_queueing(
             await client.start_workflow(2**64)
     with SqliteRuntime.open(made) as rt:
         assert rt.list_executions().executions == []
+
+
+async def test_served_ago_reads_the_serving_heartbeat_and_grows_once_it_stops(
+    made: Path,
+) -> None:
+    with HarvestClient.open(made) as client:
+        async with served(made):
+            await until(lambda: (client.served_ago() or 99.0) < 1.5, within=3.0)
+            ago = client.served_ago()
+            assert ago is not None
+            assert 0.0 <= ago < 1.5
+        await asyncio.sleep(1.2)
+        after = client.served_ago()
+        assert after is None or after >= 1.0
