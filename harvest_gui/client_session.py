@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
-from harvest_engine import HarvestClient, PostgresReader, Runtime, SqliteRuntime
+from harvest_engine import (
+    HarvestClient,
+    HarvestError,
+    PostgresReader,
+    Runtime,
+    SqliteRuntime,
+)
 from harvest_gui.session import Session, register_app
 from harvest_gui.target import Target, as_target, open_reader
 
@@ -12,6 +19,9 @@ if TYPE_CHECKING:
     from harvest_engine import SqliteReader
 
 CLIENT = "client"
+
+SERVED_WITHIN = 3.0
+"""A beat older than this (seconds) means no process serves the file (the client's own NotServed rule)."""
 
 
 class ClientSession(Session):
@@ -37,6 +47,7 @@ class ClientSession(Session):
     ) -> None:
         super().__init__(path, reader)
         self.client = client
+        self._last_beat: float | None = None  # monotonic time of the last beat seen
         self.code = code
         if code is not None:
             self.workflows = list(code.registry.workflows.values())
@@ -99,6 +110,24 @@ class ClientSession(Session):
     def lock_text(self) -> str:
         """Who holds the lock: the serving process, which this window sends commands to."""
         return "lock: held by the serving process; this window sends it commands"
+
+    def serving_text(self) -> str | None:
+        """The serving process's heartbeat age: a server gone quiet shows here, not only on a command."""
+        if self.closed:
+            return None
+        try:
+            ago = self.client.served_ago()
+        except HarvestError as exc:  # the store went away under the window
+            return f"not served? the heartbeat cannot be read: {exc}"
+        now = time.monotonic()
+        if ago is not None:
+            self._last_beat = now - ago
+        if ago is not None and ago <= SERVED_WITHIN:
+            return f"served (beat {ago:.0f}s ago)"
+        if self._last_beat is None:  # no process holds the file, none did while open
+            return "not served: no serving process has the file open"
+        # A stale beat, or the server closed or died (the engine then reads None).
+        return f"not served: no beat for {now - self._last_beat:.0f}s"
 
     @property
     def can_command(self) -> bool:

@@ -125,6 +125,10 @@ class Session(QObject):
         """Who holds the writer lock, as far as this window knows."""
         return "lock: not taken (read-only; another process may write)"
 
+    def serving_text(self) -> str | None:
+        """Whether a serving process beats, in words; None when this window serves or reads only."""
+        return None
+
     @property
     def can_write(self) -> bool:
         """Whether actions that change the file are available."""

@@ -249,10 +249,12 @@ class HarvestClient(StartCalls):
         return None if got is None else got[0]
 
     def served_ago(self) -> float | None:
-        """Seconds since a serving process last beat (about once a second); None if none ever did.
+        """Seconds since a serving process last beat (about once a second); None when none serves.
 
         For a window that says whether the store is still served: a beat
-        older than about three seconds means no process serves it now.
+        older than about three seconds means no process serves it now. On a
+        file, None also once the serving process closed or died (no process
+        holds its lock); on Postgres the last worker's beat just ages.
         """
         return self._queue.served_ago()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from harvest_gui.inspect import formatting
@@ -41,8 +41,14 @@ class InspectorStatusBar(QStatusBar):
         self.file = _label("statusFile", "File")
         self.lock = _label("statusLock", "Lock")
         self.refresh = _label("statusRefresh", "Last refresh")
-        for label in (self.mode, self.file, self.lock, self.refresh):
+        self.serving = _label("statusServing", "Serving heartbeat")
+        for label in (self.mode, self.file, self.lock, self.serving, self.refresh):
             self.addPermanentWidget(label)
+        # In client mode the serving process's heartbeat age, read each second.
+        self._session: Session | None = None
+        self._beat = QTimer(self)
+        self._beat.setInterval(1000)
+        self._beat.timeout.connect(self.show_serving)
         self.show_session(None)
         self.messageChanged.connect(self._on_message_changed)
 
@@ -56,7 +62,9 @@ class InspectorStatusBar(QStatusBar):
         """
         metrics = self.fontMetrics()
         fixed = sum(
-            label.sizeHint().width() + SPACING for label in (self.mode, self.refresh)
+            label.sizeHint().width() + SPACING
+            for label in (self.mode, self.serving, self.refresh)
+            if not label.isHidden()
         )
         squeezable = (self.file, self.lock)
         # What the two fields may take so that the whole message fits beside them.
@@ -87,6 +95,8 @@ class InspectorStatusBar(QStatusBar):
 
     def show_session(self, session: Session | None) -> None:
         """Describe `session` (None: no file open)."""
+        self._session = session
+        self.show_serving()
         if session is None:
             self.mode.setText("no file open")
             self.file.setText("")
@@ -97,6 +107,17 @@ class InspectorStatusBar(QStatusBar):
         self.file.setText(f"{session.name} (schema v{session.schema_version})")
         self.lock.setText(session.lock_text)
         self.show_refresh(session.last_refresh)
+
+    def show_serving(self) -> None:
+        """The serving heartbeat's age (client mode); the field hides in the other modes."""
+        session = self._session
+        text = session.serving_text() if session is not None else None
+        self.serving.setText(text or "")
+        self.serving.setVisible(text is not None)
+        if text is None:
+            self._beat.stop()
+        elif not self._beat.isActive():
+            self._beat.start()
 
     def show_refresh(self, at: datetime | None) -> None:
         """The time of the last refresh."""

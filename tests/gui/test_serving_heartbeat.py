@@ -1,0 +1,97 @@
+"""Client mode's status bar follows the serving process's heartbeat: served, then gone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from harvest_gui.client_session import ClientSession
+from harvest_gui.views.main_window import MainWindow
+from tests.gui.helpers import make_runs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.gui
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
+    """A file served by another process; the test may stop it ("quit")."""
+    path = tmp_path / "served.db"
+    make_runs(path, 1)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests/gui/workers/server.py"), str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    with proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        try:
+            yield path, proc
+        finally:
+            stop(proc)
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """Ask the serving process to quit and wait for it (safe twice)."""
+    if proc.poll() is None and proc.stdin is not None:
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+    proc.wait(timeout=10)
+
+
+def test_the_status_bar_shows_the_heartbeat_age_and_notices_the_server_is_gone(
+    qtbot: Any, settings: Any, server: Any
+) -> None:
+    path, proc = server
+    window = MainWindow(settings)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.open_path(path, client=True)
+    assert isinstance(window.session, ClientSession)
+    serving = window.status.serving
+    qtbot.waitUntil(lambda: serving.text().startswith("served (beat "), timeout=5000)
+    assert serving.isVisible()
+    assert serving.text().endswith("s ago)")
+
+    stop(proc)  # the server goes; the field says so without any command sent
+    qtbot.waitUntil(
+        lambda: serving.text().startswith("not served: no beat for "), timeout=8000
+    )
+
+    def seconds() -> int:
+        return int(serving.text().removeprefix("not served: no beat for ")[:-1])
+
+    first = seconds()
+    # Refreshed each second with no event from the window: the age grows.
+    qtbot.waitUntil(lambda: seconds() >= first + 2, timeout=5000)
+    window.close()
+
+
+def test_the_heartbeat_field_is_hidden_when_this_window_serves_the_file(
+    qtbot: Any, settings: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "own.db"
+    make_runs(path, 1)
+    window = MainWindow(settings)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.open_path(path)
+    assert window.session is not None
+    assert window.session.mode != "client"
+    assert window.status.serving.isHidden()
+    assert window.status.serving.text() == ""
+    window.close()
