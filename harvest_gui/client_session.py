@@ -48,6 +48,9 @@ class ClientSession(Session):
         super().__init__(path, reader)
         self.client = client
         self._last_beat: float | None = None  # monotonic time of the last beat seen
+        self.last_command_id: str | None = (
+            None  # the forms' latest command, shown while out
+        )
         self.code = code
         if code is not None:
             self.workflows = list(code.registry.workflows.values())

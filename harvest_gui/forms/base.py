@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from harvest_engine import NotServed
 from harvest_gui.async_bridge import track
 from harvest_gui.forms.commands import (
     CLIENT_REASON,
@@ -29,6 +30,7 @@ from harvest_gui.forms.commands import (
     runtime_of,
 )
 from harvest_gui.forms.error_text import describe_error
+from harvest_gui.forms.pending_command import PendingCommand
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -88,6 +90,7 @@ class ActionDialog(QDialog):
         )
         self.result_view.setMaximumHeight(120)
         self.result_view.hide()
+        self.pending = PendingCommand()
         self.buttons = QDialogButtonBox()
         self.submit_button = QPushButton(submit_text)
         self.submit_button.setObjectName("submitButton")
@@ -106,6 +109,7 @@ class ActionDialog(QDialog):
         layout.addLayout(self.form)
         layout.addWidget(self.error_label)
         layout.addWidget(self.result_view)
+        layout.addWidget(self.pending)
         layout.addWidget(self.buttons)
         self.setMinimumWidth(480)
 
@@ -276,6 +280,9 @@ class ActionDialog(QDialog):
             None here; an async form's override (an `async_slot`) returns the task it starts.
         """
         self.clear_messages()
+        self.pending.done()
+        if client_of(self.session) is not None:
+            self.session.last_command_id = None  # set anew by the command sent
         try:
             result = self.submit()
         except Exception as exc:  # an engine or argument error, shown in the form
@@ -290,13 +297,25 @@ class ActionDialog(QDialog):
 
     async def _finish(self, pending: Awaitable[Any]) -> None:
         self.set_busy(True)
+        task = asyncio.ensure_future(pending)
+        await asyncio.sleep(0)  # the command goes out and has its id
+        client = client_of(self.session)
+        command_id = getattr(self.session, "last_command_id", None)
+        if client is not None and command_id:
+            self.pending.waiting(client, command_id)
         try:
-            result = await pending
+            result = await task
+        except NotServed as exc:  # queued, nobody serves: it may be withdrawn
+            self.pending.not_served()
+            self.show_error(exc)
+            return
         except Exception as exc:  # a typed engine error, or CommandTimedOut
+            self.pending.done()
             self.show_error(exc)
             return
         finally:
             self.set_busy(False)
+        self.pending.done()
         if result is not None:
             self.succeeded.emit(result)
 

@@ -8,6 +8,7 @@ reply; the form awaits it (`ActionDialog.then`).
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +110,7 @@ def start_workflow(
             request.input,
             options,
             timeout=_timeout(session),
+            command_id=new_command_id(session),
         )
     rt = _writer(session)
     return rt.start_workflow_with_options(request.workflow_name, request.input, options)
@@ -120,7 +122,15 @@ def send_signal(
     """Stage a signal; with a key, False when the run already holds that key."""
     client = client_of(session)
     if client is not None:
-        return _client_signal(client, exec_id, name, payload, key, _timeout(session))
+        return _client_signal(
+            client,
+            exec_id,
+            name,
+            payload,
+            key,
+            _timeout(session),
+            new_command_id(session),
+        )
     rt = _writer(session)
     if key:
         return rt.send_signal_idempotent(exec_id, name, payload, key)
@@ -135,13 +145,23 @@ async def _client_signal(
     payload: Any,
     key: str | None,
     timeout: str,  # noqa: ASYNC109 -- HarvestClient's reply timeout, passed on
+    command_id: str,
 ) -> bool:
     if key:
         return await client.send_signal_idempotent(
-            exec_id, name, payload, key, timeout=timeout
+            exec_id, name, payload, key, timeout=timeout, command_id=command_id
         )
-    await client.send_signal(exec_id, name, payload, timeout=timeout)
+    await client.send_signal(
+        exec_id, name, payload, timeout=timeout, command_id=command_id
+    )
     return True
+
+
+def new_command_id(session: Any) -> str:
+    """A fresh id for one client command, kept as `session.last_command_id` for the form to show."""
+    command_id = f"gui-{uuid.uuid4().hex[:16]}"
+    session.last_command_id = command_id
+    return command_id
 
 
 def _timeout(session: Any) -> str:
@@ -153,7 +173,13 @@ async def run_query(session: Any, exec_id: str, name: str, arg: Any) -> Any:
     """Answer a query at the run's frontier (writes nothing)."""
     client = client_of(session)
     if client is not None:
-        return await client.query(exec_id, name, arg, timeout=_timeout(session))
+        return await client.query(
+            exec_id,
+            name,
+            arg,
+            timeout=_timeout(session),
+            command_id=new_command_id(session),
+        )
     return await _writer(session).query(exec_id, name, arg)
 
 
@@ -161,7 +187,13 @@ async def run_update(session: Any, exec_id: str, name: str, arg: Any) -> Any:
     """Run an update (validated, recorded with its result)."""
     client = client_of(session)
     if client is not None:
-        return await client.update(exec_id, name, arg, timeout=_timeout(session))
+        return await client.update(
+            exec_id,
+            name,
+            arg,
+            timeout=_timeout(session),
+            command_id=new_command_id(session),
+        )
     return await _writer(session).update(exec_id, name, arg)
 
 
@@ -179,11 +211,11 @@ def end_run(
         raise ValueError(f"unknown action {action!r}")
     client = client_of(session)
     if client is not None:
-        timeout = _timeout(session)
+        timeout, cid = _timeout(session), new_command_id(session)
         return (
-            client.cancel(exec_id, reason, timeout=timeout)
+            client.cancel(exec_id, reason, timeout=timeout, command_id=cid)
             if action == "cancel"
-            else client.terminate(exec_id, reason, timeout=timeout)
+            else client.terminate(exec_id, reason, timeout=timeout, command_id=cid)
         )
     rt = _writer(session)
     if action == "cancel":
