@@ -4,7 +4,7 @@ STYLE §2: `harvest_engine.__all__` and the public signatures (as
 `inspect.signature` text) of the runtimes, the client and the workflow
 context are checked against lists kept here, taken from `main` before the
 third wave's layout move (with what main added meanwhile: NotServed,
-HarvestClient.command_applied and withdraw). A change to one of them is a change to API.md:
+HarvestClient.command_applied, withdraw and served_ago). A change to one of them is a change to API.md:
 edit the list on purpose, in the same commit.
 """
 
@@ -336,6 +336,7 @@ HARVESTCLIENT = {
     "'Duration' = '10s', command_id: 'str | None' = None) -> 'Any'",
     "result": "(self, exec_id: 'str | ExecutionId', *, timeout: 'Duration | None' = None) -> "
     "'ExecutionOutcome'",
+    "served_ago": "(self) -> 'float | None'",
     "send_signal": "(self, exec_id: 'str | ExecutionId', name: 'str', payload: 'Any' = None, *, "
     "timeout: 'Duration' = '10s', command_id: 'str | None' = None) -> 'None'",
     "send_signal_by_workflow_id": "(self, workflow_name: 'str', workflow_id: 'str', name: 'str', "
