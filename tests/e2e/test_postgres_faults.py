@@ -173,6 +173,9 @@ def test_postgres_restarted_under_load_workers_resume_and_no_history_loses_or_re
         )
         for i in range(3)
     ]
+    for proc in procs:  # each worker has connected before the server goes
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
     workers.wait_for(
         lambda: activities_done(dsn) >= 3,
         "the first steps to complete",
