@@ -221,100 +221,17 @@ SQLITERUNTIME = {
     "where_waiting": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'tuple[RunWait, "
     "...]'",
 }
+# PostgresRuntime as main had it: SqliteRuntime's surface (its refused
+# open / open_in_memory included) plus what only a worker on Postgres has.
 POSTGRESRUNTIME = {
+    **SQLITERUNTIME,
     "__enter__": "(self) -> 'PostgresRuntime'",
-    "__exit__": "(self, exc_type: 'type[BaseException] | None', exc: 'BaseException | None', tb: "
-    "'TracebackType | None') -> 'None'",
-    "__init__": "(self, store: 'DurableStore', *, clock: 'Clock | None' = None) -> 'None'",
-    "activity_attempts": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str | "
-    "None' = None) -> 'list[ActivityAttempt]'",
-    "backfill_schedule": "(self: 'SqliteRuntime', workflow_name: 'str', start: 'datetime', end: "
-    "'datetime') -> 'list[ExecutionId]'",
-    "cancel": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', reason: 'str' = '') -> "
-    "'None'",
-    "close": "(self) -> 'None'",
-    "connect": "(dsn: 'str', *, worker_id: 'str | None' = None, clock: 'Clock | None' = None, "
-    "lease: 'Duration | None' = None) -> 'PostgresRuntime'",
-    "counts_by_state": "(self: 'SqliteRuntime') -> 'dict[str, int]'",
-    "delete_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
-    "describe": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
-    "list_executions": "(self: 'SqliteRuntime', flt: 'ExecutionFilter | None' = None) -> "
-    "'ExecutionPage'",
-    "list_schedules": "(self: 'SqliteRuntime') -> 'list[ScheduleRow]'",
-    "llm_ledger": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'list[LedgerRow]'",
-    "llm_totals": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'LedgerTotals'",
-    "load_history": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> "
-    "'list[HistoryEvent]'",
-    "next_wakeup": "(self: 'SqliteRuntime') -> 'datetime | None'",
-    "open": "(path: 'str | Path', *, clock: 'Clock | None' = None) -> 'PostgresRuntime'",
-    "open_in_memory": "(*, clock: 'Clock | None' = None, uri: 'str | None' = None) -> "
-    "'PostgresRuntime'",
-    "outcome": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
-    "parent_execution": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionId | "
-    "None'",
-    "pause_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
-    "poll_once": "(self: 'SqliteRuntime') -> 'bool'",
-    "poll_once_as_of": "(self: 'SqliteRuntime', when: 'datetime') -> 'bool'",
-    "purge_terminal": "(self: 'SqliteRuntime', older_than: 'Duration') -> 'int'",
-    "query": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = "
-    "None) -> 'Coroutine[Any, Any, Any]'",
-    "register_activity": "(self, fn: 'Callable[..., Any] | ActivityInfo') -> 'None'",
-    "register_activity_raw": "(self, name: 'str', spec: 'ActivitySpec') -> 'None'",
-    "register_activity_with_body": "(self, fn: 'Callable[..., Any] | ActivityInfo', body: "
-    "'Callable[[Any], Any]') -> 'None'",
-    "register_activity_with_ledger": "(self, fn: 'Callable[..., Any] | ActivityInfo', body: "
-    "'Callable[[Any], Any]') -> 'None'",
-    "register_query": "(self, fn: 'Callable[..., Any]') -> 'None'",
-    "register_update": "(self, fn: 'Callable[..., Any]') -> 'None'",
-    "register_workflow": "(self, fn: 'Callable[..., Any] | WorkflowInfo') -> 'None'",
-    "resume_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
-    "run_until_blocked": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'RunState'",
-    "run_until_blocked_as_of": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', when: "
-    "'datetime') -> 'RunState'",
-    "run_until_idle": "(self: 'SqliteRuntime') -> 'None'",
-    "send_signal": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', payload: "
-    "'Any' = None) -> 'None'",
-    "send_signal_by_workflow_id": "(self: 'SqliteRuntime', workflow_name: 'str', workflow_id: "
-    "'str', name: 'str', payload: 'Any' = None, key: 'str | None' "
-    "= None) -> 'signals.SignalDelivery'",
-    "send_signal_idempotent": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: "
-    "'str', payload: 'Any', key: 'str | None') -> 'bool'",
-    "serve": "(self: 'SqliteRuntime', stop: 'asyncio.Event | None' = None, *, poll_interval: "
-    "'Duration' = '20ms', grace: 'Duration' = '5s') -> 'None'",
-    "set_history_caps": "(self, caps: 'HistoryCaps') -> 'None'",
-    "set_query_timeout": "(self, timeout: 'Duration') -> 'None'",
-    "set_workflow_log_policy": "(self, policy: 'WorkflowLogPolicy | None') -> 'None'",
-    "signal_with_start": "(self: 'SqliteRuntime', request: 'SignalWithStart') -> "
-    "'SignalWithStartOutcome'",
-    "stack": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'tuple[CoroutineStack, "
-    "...]'",
-    "start_workflow": "(self: 'SqliteRuntime', name: 'str', input: 'Any' = None) -> "
-    "'ExecutionId'",
-    "start_workflow_with_id": "(self: 'SqliteRuntime', name: 'str', workflow_id: 'str', input: "
-    "'Any' = None) -> 'ExecutionId'",
-    "start_workflow_with_options": "(self: 'SqliteRuntime', name: 'str', input: 'Any', options: "
-    "'starts.StartOptions') -> 'starts.StartOutcome'",
-    "start_workflow_with_reuse_policy": "(self: 'SqliteRuntime', name: 'str', workflow_id: "
-    "'str', input: 'Any', policy: "
-    "'starts.WorkflowIdReusePolicy') -> "
-    "'starts.StartOutcome'",
-    "store": "property",
-    "store_closed": "property",
-    "successor": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionId | None'",
-    "terminate": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', reason: 'str' = '') -> "
-    "'None'",
-    "trigger_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'ExecutionId | None'",
-    "update": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = "
-    "None) -> 'Any'",
-    "update_with_start": "(self: 'SqliteRuntime', request: 'UpdateWithStart') -> "
-    "'UpdateWithStartOutcome'",
-    "upsert_schedule": "(self: 'SqliteRuntime', schedule: 'WorkflowSchedule') -> 'ScheduleRow'",
-    "visit_executions": "(self: 'SqliteRuntime', flt: 'ExecutionFilter | None', fn: "
-    "'Callable[[ExecutionDetail], object]') -> 'int | None'",
-    "where_waiting": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'tuple[RunWait, "
-    "...]'",
+    "connect": "(dsn: 'str', *, worker_id: 'str | None' = None, clock: 'Clock | None' = "
+    "None, lease: 'Duration | None' = None) -> 'PostgresRuntime'",
     "worker_id": "property",
 }
+
+
 HARVESTCLIENT = {
     "__enter__": "(self) -> 'HarvestClient'",
     "__exit__": "(self, exc_type: 'type[BaseException] | None', exc: 'BaseException | None', tb: "
