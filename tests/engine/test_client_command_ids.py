@@ -9,32 +9,26 @@ nothing new and awaits the first command's reply.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-import psycopg
 import pytest
 from click.testing import CliRunner
 
 from harvest_engine import (
     CommandTimedOut,
     ExecutionOutcome,
-    HarvestClient,
     InvalidName,
-    PostgresRuntime,
     SqliteRuntime,
     WorkflowContext,
     workflow,
 )
 from harvest_engine.cli.app import main
 from harvest_engine.runtime.serving import commands
+from tests.engine.served_store import ServedStore, served_store
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import Iterator
     from pathlib import Path
-
-    from tests.pg_server import PostgresServer
 
 
 @workflow
@@ -47,62 +41,20 @@ async def counter(ctx: WorkflowContext, start: int) -> int:
         total += step
 
 
-class Target:
-    """A served database of either store: its runtime, a client, and its command rows."""
-
-    def __init__(self, where: str, postgres: bool) -> None:
-        self.where = where
-        self.postgres = postgres
-        self.rt: SqliteRuntime = (
-            PostgresRuntime.connect(where) if postgres else SqliteRuntime.open(where)
-        )
-        self.rt.register_workflow(counter)
-
-    def client(self) -> HarvestClient:
-        if self.postgres:
-            return HarvestClient.connect(self.where)
-        return HarvestClient.open(self.where)
-
-    def commands(self) -> list[tuple[Any, ...]]:
-        """(kind, args) of every queued or applied command, oldest first."""
-        sql = "SELECT kind, args FROM harvest_commands ORDER BY id"
-        if self.postgres:
-            with psycopg.connect(self.where, autocommit=True) as conn:
-                return conn.execute(sql).fetchall()
-        conn = sqlite3.connect(self.where)
-        try:
-            return conn.execute(sql).fetchall()
-        finally:
-            conn.close()
-
-    @asynccontextmanager
-    async def served(self) -> AsyncIterator[None]:
-        stop = asyncio.Event()
-        server = asyncio.create_task(self.rt.serve(stop, poll_interval="5ms"))
-        try:
-            yield
-        finally:
-            stop.set()
-            await asyncio.wait_for(server, 10)
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
-    if request.param == "postgres":
-        server: PostgresServer = request.getfixturevalue("pg_server")
-        dsn = server.create_database()
-        found = Target(dsn, postgres=True)
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServedStore]:
+    for found in served_store(request, tmp_path):
+        found.rt.register_workflow(counter)
         yield found
-        found.rt.close()
-        server.drop_database(dsn)
-    else:
-        found = Target(str(tmp_path / "flows.db"), postgres=False)
-        yield found
-        found.rt.close()
+
+
+def queued(target: ServedStore) -> list[tuple[Any, ...]]:
+    """(kind, args) of every queued or applied command, oldest first."""
+    return target.rows("SELECT kind, args FROM harvest_commands ORDER BY id")
 
 
 async def test_a_signal_retried_with_its_command_id_after_timeouts_is_applied_once(
-    target: Target,
+    target: ServedStore,
 ) -> None:
     exec_id = target.rt.start_workflow("counter", 1)
     with target.client() as client:
@@ -112,20 +64,20 @@ async def test_a_signal_retried_with_its_command_id_after_timeouts_is_applied_on
         with pytest.raises(CommandTimedOut) as again:
             await client.send_signal(exec_id, "add", 2, timeout="50ms", command_id=key)
         assert again.value.command_id == key
-        assert len(target.commands()) == 1
-        async with target.served():
+        assert len(queued(target)) == 1
+        async with target.serving():
             await client.send_signal(exec_id, "add", 2, timeout="5s", command_id=key)
             await client.send_signal(exec_id, "add", None, timeout="5s")
             outcome = await client.result(exec_id, timeout="5s")
     assert outcome == ExecutionOutcome.Completed(output=3)
-    assert [kind for kind, _ in target.commands()] == ["send_signal", "send_signal"]
+    assert [kind for kind, _ in queued(target)] == ["send_signal", "send_signal"]
 
 
 async def test_a_start_repeated_with_its_command_id_returns_the_run_it_started(
-    target: Target,
+    target: ServedStore,
 ) -> None:
     with target.client() as client:
-        async with target.served():
+        async with target.serving():
             first = await client.start_workflow("counter", 5, command_id="order-17")
             second = await client.start_workflow("counter", 5, command_id="order-17")
             other = await client.start_workflow("counter", 5)
@@ -134,11 +86,11 @@ async def test_a_start_repeated_with_its_command_id_returns_the_run_it_started(
 
 
 async def test_a_command_id_naming_another_command_is_refused_and_queues_nothing(
-    target: Target,
+    target: ServedStore,
 ) -> None:
     exec_id = target.rt.start_workflow("counter", 0)
     with target.client() as client:
-        async with target.served():
+        async with target.serving():
             await client.send_signal(exec_id, "add", 2, command_id="k")
             with pytest.raises(ValueError, match="already names another command"):
                 await client.send_signal(exec_id, "add", 3, command_id="k")
@@ -148,7 +100,7 @@ async def test_a_command_id_naming_another_command_is_refused_and_queues_nothing
                 await client.send_signal(exec_id, "add", 3, command_id="  ")
             with pytest.raises(InvalidName, match="command id"):
                 await client.send_signal(exec_id, "add", 3, command_id=7)  # type: ignore[arg-type]
-        assert len(target.commands()) == 1
+        assert len(queued(target)) == 1
         assert [e.type for e in client.load_history(exec_id)].count(
             "SignalReceived"
         ) == 1

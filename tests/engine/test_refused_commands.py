@@ -9,32 +9,24 @@ find it) until the day is out.
 
 from __future__ import annotations
 
-import asyncio
-import sqlite3
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-import psycopg
 import pytest
 
 from harvest_engine import (
     CommandTimedOut,
     ExecutionNotFound,
-    HarvestClient,
     ManualClock,
-    PostgresRuntime,
-    SqliteRuntime,
     UnknownWorkflow,
     WorkflowContext,
     workflow,
 )
 from harvest_engine.runtime.serving import commands
+from tests.engine.served_store import ServedStore, served_store
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import Iterator
     from pathlib import Path
-
-    from tests.pg_server import PostgresServer
 
 
 @workflow
@@ -43,64 +35,21 @@ async def waiter(ctx: WorkflowContext, _: Any) -> str:
     return "done"
 
 
-class Served:
-    """A store of either kind with its runtime (a manual clock) and a client."""
-
-    def __init__(self, where: str, postgres: bool) -> None:
-        self.where = where
-        self.postgres = postgres
-        self.clock = ManualClock()
-        self.rt: SqliteRuntime = (
-            PostgresRuntime.connect(where, clock=self.clock)
-            if postgres
-            else SqliteRuntime.open(where, clock=self.clock)
-        )
-        self.rt.register_workflow(waiter)
-
-    def client(self) -> HarvestClient:
-        if self.postgres:
-            return HarvestClient.connect(self.where)
-        return HarvestClient.open(self.where)
-
-    def command_ids(self) -> list[str]:
-        sql = "SELECT command_id FROM harvest_commands ORDER BY id"
-        if self.postgres:
-            with psycopg.connect(self.where, autocommit=True) as conn:
-                return [r[0] for r in conn.execute(sql).fetchall()]
-        conn = sqlite3.connect(self.where)
-        try:
-            return [r[0] for r in conn.execute(sql).fetchall()]
-        finally:
-            conn.close()
-
-    @asynccontextmanager
-    async def serving(self) -> AsyncIterator[None]:
-        stop = asyncio.Event()
-        server = asyncio.create_task(self.rt.serve(stop, poll_interval="5ms"))
-        try:
-            yield
-        finally:
-            stop.set()
-            await asyncio.wait_for(server, 10)
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
-def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
-    if request.param == "postgres":
-        server: PostgresServer = request.getfixturevalue("pg_server")
-        dsn = server.create_database()
-        found = Served(dsn, postgres=True)
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServedStore]:
+    for found in served_store(request, tmp_path, clock=ManualClock()):
+        found.rt.register_workflow(waiter)
         yield found
-        found.rt.close()
-        server.drop_database(dsn)
-    else:
-        found = Served(str(tmp_path / "flows.db"), postgres=False)
-        yield found
-        found.rt.close()
+
+
+def command_ids(served: ServedStore) -> list[str]:
+    return [
+        r[0] for r in served.rows("SELECT command_id FROM harvest_commands ORDER BY id")
+    ]
 
 
 async def test_a_refused_command_leaves_no_row_once_its_client_read_the_refusal(
-    served: Served,
+    served: ServedStore,
 ) -> None:
     with served.client() as client:
         async with served.serving():
@@ -110,11 +59,11 @@ async def test_a_refused_command_leaves_no_row_once_its_client_read_the_refusal(
             with pytest.raises(ExecutionNotFound):
                 await client.send_signal("no-such-run", "go", command_id="bad-2")
             await client.send_signal(exec_id, "go", command_id="ok-2")
-    assert served.command_ids() == ["ok-1", "ok-2"]
+    assert command_ids(served) == ["ok-1", "ok-2"]
 
 
 async def test_a_refused_command_nobody_read_is_purged_after_a_minute_not_a_day(
-    served: Served,
+    served: ServedStore,
 ) -> None:
     exec_id = served.rt.start_workflow("waiter", None)
     with served.client() as client:
@@ -126,10 +75,10 @@ async def test_a_refused_command_nobody_read_is_purged_after_a_minute_not_a_day(
         with pytest.raises(CommandTimedOut):
             await client.send_signal(exec_id, "go", timeout="1ms", command_id="ok")
     commands.apply_pending(served.rt._engine)
-    assert served.command_ids() == ["bad", "ok"]
-    served.clock.advance("2m")
+    assert command_ids(served) == ["bad", "ok"]
+    served.rt.clock.advance("2m")
     commands.purge_applied(served.rt._engine)
-    assert served.command_ids() == ["ok"]
-    served.clock.advance("1d")
+    assert command_ids(served) == ["ok"]
+    served.rt.clock.advance("1d")
     commands.purge_applied(served.rt._engine)
-    assert served.command_ids() == []
+    assert command_ids(served) == []
