@@ -74,6 +74,7 @@ from harvest_engine.errors.storage import (
     StorageError,
 )
 from harvest_engine.errors.workflow_code import (
+    ActivityCancelled,
     ActivityError,
     ApplicationError,
     ChildWorkflowError,
@@ -86,6 +87,7 @@ from harvest_engine.errors.workflow_code import (
 )
 
 __all__ = [
+    "ActivityCancelled",
     "ActivityError",
     "ApplicationError",
     "BlankWorkflowId",

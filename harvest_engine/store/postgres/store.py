@@ -107,6 +107,7 @@ class PostgresStore(StoreReads):
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
         self._listeners: list[notify.Listener] = []
+        self._cancel_listeners: list[Callable[[list[tuple[int, int]], str], None]] = []
         self.closed = False
         self._renewer = leases.Renewer(self.renew_leases, lease)
 
@@ -272,8 +273,23 @@ class PostgresStore(StoreReads):
                 self._joinable = joined
 
     def listen(self, on_wake: Callable[[], None]) -> None:
-        """Call `on_wake()` (from a thread) whenever another worker or a client commits."""
-        self._listeners.append(notify.Listener(self.dsn, self.worker_id, on_wake))
+        """Call `on_wake()` (from a thread) whenever another worker or a client commits.
+
+        The same thread hears attempt cancels (`add_cancel_listener`).
+        """
+        self._listeners.append(
+            notify.Listener(self.dsn, self.worker_id, on_wake, self._cancelled)
+        )
+
+    def add_cancel_listener(
+        self, fn: Callable[[list[tuple[int, int]], str], None]
+    ) -> None:
+        # Heard through `listen`'s thread, from every worker (this one too).
+        self._cancel_listeners.append(fn)
+
+    def _cancelled(self, attempts: list[tuple[int, int]], reason: str) -> None:
+        for listener in self._cancel_listeners:
+            listener(attempts, reason)
 
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         self._rollback_listeners.append(fn)
