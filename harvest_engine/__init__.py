@@ -27,6 +27,7 @@ from harvest_engine.calls import (
 from harvest_engine.client import HarvestClient
 from harvest_engine.clock import Clock, ManualClock, SystemClock
 from harvest_engine.errors import (
+    ActivityCancelled,
     ActivityError,
     ApplicationError,
     BlankWorkflowId,
@@ -122,6 +123,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ActivityAttempt",
+    "ActivityCancelled",
     "ActivityContext",
     "ActivityError",
     "ActivityInfo",

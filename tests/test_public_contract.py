@@ -360,6 +360,8 @@ WORKFLOWCONTEXT = {
 # the openers subclass) joins the API; `PostgresRuntime` only connects (it is
 # no `SqliteRuntime`, so it has no refused `open` / `open_in_memory`).
 ALL = sorted([*ALL, "Runtime"])
+# Cancellation that stops work (issue 27): the typed error a cancelled attempt raises.
+ALL = sorted([*ALL, "ActivityCancelled"])
 OPENERS = ("open", "open_in_memory")
 POSTGRESRUNTIME = {k: v for k, v in POSTGRESRUNTIME.items() if k not in OPENERS}
 RUNTIME = {k: v for k, v in SQLITERUNTIME.items() if k not in OPENERS}

@@ -58,7 +58,11 @@ class RunningAttempts:
         with self._lock:
             self._running.pop((task.id, task.attempt), None)
 
-    def cancel(self, attempts: Iterable[Key], reason: str) -> int:
+    def cancel(self, attempts: Iterable[Key], reason: str) -> None:
+        """Cancel these attempts (from any thread); a store's cancel listener."""
+        self.reach(attempts, reason)
+
+    def reach(self, attempts: Iterable[Key], reason: str) -> int:
         """Cancel these attempts (from any thread); how many run here now."""
         reached: list[AttemptCancel] = []
         now = time.monotonic()
