@@ -20,15 +20,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import psycopg
 
 from harvest_engine.store.postgres.connection import connect, reconnect
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 log = logging.getLogger("harvest_engine.postgres")
 
@@ -76,6 +74,26 @@ def read_cancel_notice(payload: str) -> tuple[list[tuple[int, int]], str] | None
         return None
 
 
+OnCancel = Callable[[list[tuple[int, int]], str], None]
+"""What hears attempt cancels: `fn(attempts, reason)`."""
+
+
+class CancelListeners:
+    """The store's listeners of attempt cancels, called in the order they were added."""
+
+    def __init__(self) -> None:
+        self._listeners: list[OnCancel] = []
+
+    def add(self, fn: OnCancel) -> None:
+        """Call `fn(attempts, reason)` for every cancel heard."""
+        self._listeners.append(fn)
+
+    def __call__(self, attempts: list[tuple[int, int]], reason: str) -> None:
+        """Hand one cancel to every listener."""
+        for listener in self._listeners:
+            listener(attempts, reason)
+
+
 class Listener:
     """A daemon thread that calls `on_wake()` for each notice another worker or a client sends.
 
@@ -88,7 +106,7 @@ class Listener:
         dsn: str,
         worker_id: str,
         on_wake: Callable[[], None],
-        on_cancel: Callable[[list[tuple[int, int]], str], None] | None = None,
+        on_cancel: OnCancel | None = None,
     ) -> None:
         self._dsn = dsn
         self._me = worker_id

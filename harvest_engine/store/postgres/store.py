@@ -107,7 +107,7 @@ class PostgresStore(StoreReads):
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._released_claims: set[int] = set()
         self._listeners: list[notify.Listener] = []
-        self._cancel_listeners: list[Callable[[list[tuple[int, int]], str], None]] = []
+        self._cancels = notify.CancelListeners()
         self.closed = False
         self._renewer = leases.Renewer(self.renew_leases, lease)
 
@@ -273,23 +273,12 @@ class PostgresStore(StoreReads):
                 self._joinable = joined
 
     def listen(self, on_wake: Callable[[], None]) -> None:
-        """Call `on_wake()` (from a thread) whenever another worker or a client commits.
+        """Call `on_wake()` (from a thread) when another worker or a client commits; hear cancels."""
+        listener = notify.Listener(self.dsn, self.worker_id, on_wake, self._cancels)
+        self._listeners.append(listener)
 
-        The same thread hears attempt cancels (`add_cancel_listener`).
-        """
-        self._listeners.append(
-            notify.Listener(self.dsn, self.worker_id, on_wake, self._cancelled)
-        )
-
-    def add_cancel_listener(
-        self, fn: Callable[[list[tuple[int, int]], str], None]
-    ) -> None:
-        # Heard through `listen`'s thread, from every worker (this one too).
-        self._cancel_listeners.append(fn)
-
-    def _cancelled(self, attempts: list[tuple[int, int]], reason: str) -> None:
-        for listener in self._cancel_listeners:
-            listener(attempts, reason)
+    def add_cancel_listener(self, fn: notify.OnCancel) -> None:
+        self._cancels.add(fn)  # heard through `listen`'s thread, from every worker
 
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         self._rollback_listeners.append(fn)
@@ -307,10 +296,7 @@ class PostgresStore(StoreReads):
             )
 
     def requeue_claimed_tasks(self) -> None:
-        """Put this worker's claimed tasks back to PENDING (its unfinished bodies).
-
-        Only its own: the other workers' bodies are running.
-        """
+        """Put this worker's claimed tasks (its unfinished bodies; not others') back to PENDING."""
         with self.write() as txn:
             del txn
             self._conn.execute(
@@ -332,12 +318,9 @@ class PostgresStore(StoreReads):
 
     def data_version(self) -> int:
         """A number that changes when another worker (another process) commits a write."""
+        sql = "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
         with self._lock:
-            row = (
-                self._live()
-                .execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")
-                .fetchone()
-            )
+            row = self._live().execute(sql).fetchone()
         return int(row[0]) if row is not None else 0
 
     # -- leases ---------------------------------------------------------------
