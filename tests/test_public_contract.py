@@ -362,7 +362,7 @@ WORKFLOWCONTEXT = {
 # no `SqliteRuntime`, so it has no refused `open` / `open_in_memory`).
 ALL = sorted([*ALL, "Runtime"])
 # Cancellation that stops work (issue 27): the typed error a cancelled attempt raises.
-ALL = sorted([*ALL, "ActivityCancelled"])
+ALL = sorted([*ALL, "ActivityCancelled", "ActivityCancellationType", "ActivityHandle"])
 OPENERS = ("open", "open_in_memory")
 POSTGRESRUNTIME = {k: v for k, v in POSTGRESRUNTIME.items() if k not in OPENERS}
 RUNTIME = {k: v for k, v in SQLITERUNTIME.items() if k not in OPENERS}
@@ -454,4 +454,11 @@ HARVESTCLIENT.update(
         f"'datetime', {_SCHEDULE_CALL}) -> 'list[ExecutionId]'",
         "list_schedules": "(self) -> 'list[ScheduleRow]'",
     }
+)
+WORKFLOWCONTEXT["start_activity"] = (
+    "(self, activity: 'Callable[..., Any] | ActivityInfo | str', input: 'Any' = None, *, "
+    "queue: 'str | None' = None, retry: 'RetryPolicy | None' = None, start_to_close: "
+    "'Duration | None' = None, schedule_to_close: 'Duration | None' = None, "
+    "cancellation_type: 'ActivityCancellationType | str' = "
+    "<ActivityCancellationType.TRY_CANCEL: 'try_cancel'>) -> 'ActivityHandle'"
 )

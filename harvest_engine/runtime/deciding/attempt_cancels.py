@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from harvest_engine.store.txn_protocol import WriteTxn
 
 
@@ -33,3 +35,26 @@ def cancel_attempts(
     if named:
         txn.announce_cancels(named, reason)
     return len(named)
+
+
+def cancel_activity(
+    txn: WriteTxn, exec_id: str, activity_id: int, reason: str, now: datetime
+) -> None:
+    """An `ActivityHandle`'s cancel (ActivityCancelRequested): its attempt ends cancelled.
+
+    A running body is cancelled; a waiting task (its first attempt not
+    claimed yet, or a retry in backoff) is made ready now and announced
+    too, so it starts cancelled: the attempt records ActivityCancelled
+    without running the body, and the run hears of it as of any attempt
+    (a process that starts it more than a minute later, or after a restart,
+    runs it: at-least-once).
+    """
+    named: list[tuple[int, int]] = []
+    for task in txn.tasks_of(exec_id):
+        if task.activity_id != activity_id or task.local:
+            continue
+        if task.status != "RUNNING" and task.ready_at > now:
+            txn.reschedule_task(task.id, task.attempt, now, task.last_error or "")
+        named.append((task.id, task.attempt))
+    if named:
+        txn.announce_cancels(named, reason)
