@@ -58,6 +58,10 @@ async def test_every_command_taking_a_run_takes_its_workflow_id(
     assert json.loads(shown.output)["exec_id"] == exec_id
     history = await harvest("history", db, "--workflow-id", "K1")
     assert "WorkflowCompleted" in history.output
+    replayed = await harvest(
+        "replay", db, "--workflow-id", "K1", "--module", __name__, "--json"
+    )
+    assert json.loads(replayed.output)["ok"] is True, replayed.output
     missing = await harvest("cancel", db, "--workflow-id", "K9")
     assert missing.exit_code == 3
     assert "no run has workflow id 'K9'" in missing.output
