@@ -88,6 +88,9 @@ async def test_a_client_without_the_channel_polls(
     async with _serving(path):
         with HarvestClient.open(path) as client:
             assert await _chat(client) == [0, 1, 2, 3]
+    folder = wake_channel.wake_dir(str(path))
+    assert folder is not None
+    assert not folder.exists()  # the server took its socket and the folder along
 
 
 async def test_a_client_polls_when_no_server_hears_it(tmp_path: Path) -> None:

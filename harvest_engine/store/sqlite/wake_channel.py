@@ -28,6 +28,7 @@ import hashlib
 import os
 import socket
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -52,12 +53,19 @@ def wake_dir(db_path: str) -> Path | None:
     return Path(tempfile.gettempdir()) / f"harvest-wake-{os.getuid()}" / digest
 
 
-def _made(folder: Path) -> bool:
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError:
-        return False
-    return True
+def _bound(sock: socket.socket, path: Path) -> bool:
+    """Bind `sock` at `path`, making its folder; once more if another side tidied it meanwhile."""
+    for _ in range(2):
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            sock.bind(str(path))
+        except FileNotFoundError:
+            continue  # the folder went between the two calls (`_tidy`)
+        except OSError:
+            return False
+        sock.setblocking(False)
+        return True
+    return False
 
 
 class WakeServer:
@@ -68,21 +76,20 @@ class WakeServer:
         self._path = path
         self.fd = sock.fileno()
         self._clients: dict[str, float] = {}
+        # `heard` runs on the serving loop, `committed` on whichever thread commits.
+        self._guard = threading.Lock()
 
     @classmethod
     def open(cls, db_path: str) -> WakeServer | None:
         """Bind the server socket (the writer lock makes this process the only server); None when it cannot."""
         folder = wake_dir(db_path)
-        if folder is None or not _made(folder):
+        if folder is None:
             return None
         path = folder / SERVER_NAME
+        with contextlib.suppress(OSError):
+            path.unlink()  # a server that died left it
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        try:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()  # a server that died left it
-            sock.bind(str(path))
-            sock.setblocking(False)
-        except OSError:
+        if not _bound(sock, path):
             sock.close()
             return None
         _sweep(folder)
@@ -100,7 +107,8 @@ class WakeServer:
             except OSError:
                 return command
             if sender:
-                self._clients[str(sender)] = now + LISTEN_TTL
+                with self._guard:
+                    self._clients[str(sender)] = now + LISTEN_TTL
             command = command or data == COMMAND
 
     def committed(self) -> None:
@@ -109,16 +117,17 @@ class WakeServer:
         if not clients:
             return
         now = time.monotonic()
-        for address, until in list(clients.items()):
-            if until < now:
-                del clients[address]
-                continue
-            try:
-                self._sock.sendto(b"!", address)
-            except (BlockingIOError, InterruptedError):
-                pass  # its buffer is full: a wake is pending there already
-            except OSError:
-                del clients[address]  # gone (refused, unlinked)
+        with self._guard:
+            for address, until in list(clients.items()):
+                if until < now:
+                    del clients[address]
+                    continue
+                try:
+                    self._sock.sendto(b"!", address)
+                except (BlockingIOError, InterruptedError):
+                    pass  # its buffer is full: a wake is pending there already
+                except OSError:
+                    del clients[address]  # gone (refused, unlinked)
 
     def close(self) -> None:
         """Unbind (safe to call twice)."""
@@ -127,6 +136,13 @@ class WakeServer:
             self._sock.close()
             with contextlib.suppress(OSError):
                 self._path.unlink()
+            _tidy(self._path.parent)
+
+
+def _tidy(folder: Path) -> None:
+    """Remove the wake folder once nobody's socket is in it (no litter beside the file)."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()
 
 
 def _sweep(folder: Path) -> None:
@@ -165,14 +181,11 @@ class WakeClient:
     def open(cls, db_path: str) -> WakeClient | None:
         """Bind this client's socket; None when the channel cannot be made (the client polls)."""
         folder = wake_dir(db_path)
-        if folder is None or not _made(folder):
+        if folder is None:
             return None
         path = folder / f"c-{os.getpid()}-{os.urandom(4).hex()}"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        try:
-            sock.bind(str(path))
-            sock.setblocking(False)
-        except OSError:
+        if not _bound(sock, path):
             sock.close()
             return None
         return cls(sock, path, folder / SERVER_NAME)
@@ -205,3 +218,4 @@ class WakeClient:
             self._sock.close()
             with contextlib.suppress(OSError):
                 self._path.unlink()
+            _tidy(self._path.parent)
