@@ -90,6 +90,7 @@ class Runtime:
         self.settings = engine.settings
         self.cache = engine.cache
         self.waker = engine.waker
+        self.changes = engine.changes
 
     def close(self) -> None:
         """Release the file and its writer lock (safe to call twice)."""

@@ -74,9 +74,9 @@ class Waker:
 class Changes:
     """Commits of this runtime, for in-process readers waiting on a run (`rt.get_event`, ...).
 
-    The store calls `committed` after each commit; a waiter's event, on
-    whatever loop it waits, is set then. Commits of other processes (a
-    Postgres worker beside this one) reach a waiter only at its re-check.
+    The store calls `committed` after each commit (and a Postgres runtime
+    when another worker's NOTIFY arrives); a waiter's event, on whatever
+    loop it waits, is set then.
     """
 
     def __init__(self) -> None:

@@ -1,9 +1,9 @@
 """Reading a run's events and streams in the runtime's own process, waiting for what is not there yet.
 
 A waiter enters `engine.changes.watch()` before it reads, so a commit of
-this runtime after the read wakes it at once. A commit of another process
-(a second Postgres worker) is seen at the next re-check, every
-`RECHECK_SECONDS`. A reader never sees what a rolled-back decision wrote:
+this runtime after the read wakes it at once, and on Postgres so does
+another worker's (its NOTIFY, heard by the runtime's LISTEN connection);
+it re-reads every `RECHECK_SECONDS` besides. A reader never sees what a rolled-back decision wrote:
 the rows are written in the decision's transaction.
 """
 
