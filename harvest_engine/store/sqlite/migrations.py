@@ -64,8 +64,13 @@ def _to_v4(conn: sqlite3.Connection) -> None:
 
 
 def _to_v5(conn: sqlite3.Connection) -> None:
+    # A column a file already has is left alone (a file rewritten back to an
+    # older version by hand keeps them): every step is safe to run again.
+    have = {row[1] for row in conn.execute("PRAGMA table_info(harvest_executions)")}
     for statement in _split(V5):
-        conn.execute(statement)
+        added = re.match(r"ALTER TABLE harvest_executions ADD COLUMN (\w+)", statement)
+        if added is None or added.group(1) not in have:
+            conn.execute(statement)
 
 
 # Columns (and their index) that the first v1 files lacked, the guide's "runs
