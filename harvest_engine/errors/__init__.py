@@ -63,6 +63,7 @@ from harvest_engine.errors.runs import (
 from harvest_engine.errors.runs import (
     UnknownActivity as UnknownActivity,
 )
+from harvest_engine.errors.shaping import CircuitOpen, InvalidFlowOption
 from harvest_engine.errors.storage import (
     DatabaseClosed,
     DatabaseCorrupt,
@@ -90,6 +91,7 @@ __all__ = [
     "ApplicationError",
     "BlankWorkflowId",
     "ChildWorkflowError",
+    "CircuitOpen",
     "CommandTimedOut",
     "ContinueAsNew",
     "DatabaseClosed",
@@ -101,6 +103,7 @@ __all__ = [
     "HarvestError",
     "HarvestInternalError",
     "InvalidFilter",
+    "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         TimerRow,
     )
     from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
+    from harvest_engine.store.sql.shaping import BreakerRow, HeldRow
     from harvest_engine.store.txn_protocol import WriteTxn
 
 
@@ -231,4 +232,22 @@ class DurableStore(Protocol):
 
     def llm_totals(self, exec_id: str) -> LedgerTotals:
         """A run's ledger rows summed."""
+        ...
+
+    # -- held starts and circuit breakers (issue 26) ------------------------------
+
+    def due_held_starts(self, now: datetime) -> list[tuple[str, str]]:
+        """The (workflow name, key) of every held start due at `now`, earliest first."""
+        ...
+
+    def held_starts(self) -> list[HeldRow]:
+        """Every held start (its debounce or batch window still open)."""
+        ...
+
+    def breaker(self, activity: str) -> BreakerRow | None:
+        """One activity's circuit breaker as stored; None when it never failed."""
+        ...
+
+    def breakers(self) -> list[BreakerRow]:
+        """Every stored circuit breaker."""
         ...

@@ -24,6 +24,7 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.store.sqlite import migrations
+from harvest_engine.store.sqlite.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -164,7 +165,7 @@ async def test_a_v3_file_migrates_in_place_keeping_attempts_order_and_pending_ta
     assert ids == sorted(ids)
     assert len(set(ids)) == len(ids)
     conn = sqlite3.connect(db_path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
 

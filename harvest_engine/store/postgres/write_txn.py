@@ -25,6 +25,7 @@ from harvest_engine.store.sql import columns
 from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.store.sql.run_rows import Assignments, new_run_values
+from harvest_engine.store.sql.shaping import POSTGRES_SHAPING, ShapingTables
 from harvest_engine.store.sql.side_tables import POSTGRES_SIDE, SideTables
 from harvest_engine.timestamps import micros
 
@@ -52,10 +53,13 @@ def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
     )
 
 
-class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
+class PostgresWriteTxn(
+    RowLocks, SignalsAndTimers, TaskTable, SideTables, ShapingTables
+):
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
     _side = POSTGRES_SIDE
+    _shaping = POSTGRES_SHAPING
 
     # -- what the side tables (sql/side_tables.py) need of Postgres --------------
 

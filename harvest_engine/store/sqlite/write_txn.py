@@ -17,6 +17,7 @@ from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.sql.dialect import SQLITE
 from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sql.run_rows import Assignments, new_run_values
+from harvest_engine.store.sql.shaping import SQLITE_SHAPING, ShapingTables
 from harvest_engine.store.sql.side_tables import SQLITE_SIDE, SideTables
 from harvest_engine.store.sqlite import verified_reads, verify
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
@@ -43,10 +44,13 @@ _assignments = Assignments(SQLITE)
 _APPEND_UPDATES: dict[str, str] = {}
 
 
-class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
+class SqliteWriteTxn(
+    SignalsAndTimers, TaskTable, SideTables, ShapingTables, DecisionMarks
+):
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
     _side = SQLITE_SIDE
+    _shaping = SQLITE_SHAPING
 
     # -- what the side tables (sql/side_tables.py) need of SQLite ----------------
 
