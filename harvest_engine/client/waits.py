@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from harvest_engine.errors import ExecutionNotFound
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 
 if TYPE_CHECKING:
@@ -106,7 +107,11 @@ async def run_end(
     while True:
         with queue.watch(current) as watch:
             while True:
-                detail = reader.describe(current)
+                detail = _described(reader, current)
+                if detail is None:  # a held start: its run has not started yet
+                    if not await _pause(watch, deadline, RESULT_POLL_SECONDS):
+                        return current, None
+                    continue
                 if detail.successor is not None:
                     current = str(detail.successor)
                     break
@@ -126,16 +131,32 @@ async def _polled_end(
         version = reader.data_version()
         if version != seen:
             seen = version
-            detail = reader.describe(current)
-            if detail.successor is not None:
+            detail = _described(reader, current)  # None: a held start, not a run yet
+            if detail is not None and detail.successor is not None:
                 current = str(detail.successor)
                 seen = None
                 continue
-            if detail.state != "RUNNING":
+            if detail is not None and detail.state != "RUNNING":
                 return current, detail
         if deadline is not None and loop.time() >= deadline:
             return current, None
         await asyncio.sleep(RESULT_POLL_SECONDS)
+
+
+def _described(
+    reader: SqliteReader | PostgresReader, exec_id: str
+) -> ExecutionDetail | None:
+    """The run's detail; None while `exec_id` is a held start (debounce, batch) not started yet.
+
+    Raises:
+        ExecutionNotFound: no run has the id and none will.
+    """
+    try:
+        return reader.describe(exec_id)
+    except ExecutionNotFound:
+        if reader.is_held(exec_id):
+            return None
+        raise
 
 
 async def _pause(watch: Watch, deadline: float | None, poll: float) -> bool:

@@ -229,6 +229,8 @@ CREATE TABLE harvest_activity_attempts (
 # id, naming the run to be) until its window closes; a batch's inputs wait in
 # harvest_held_inputs in arrival order. harvest_breakers keeps each activity's
 # recent failure times (JSON micros) and its open and probe times.
+HELD_STARTS_VERSION = 5
+"""The first version with the held-start and breaker tables."""
 V5 = FLOW_SHAPING = """
 CREATE TABLE IF NOT EXISTS harvest_held_starts (
     workflow_name     TEXT NOT NULL,
