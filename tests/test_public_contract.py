@@ -74,6 +74,7 @@ ALL = [
     "NotServed",
     "Overlap",
     "ParentClosePolicy",
+    "PayloadInvalid",
     "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",
