@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,15 +23,11 @@ from harvest_engine import (
     ManualClock,
     PayloadTooLarge,
     SqliteRuntime,
-    SystemClock,
     WorkflowContext,
     workflow,
 )
 from harvest_engine.shaping import MAX_INPUT_BYTES_CEILING
 from tests.engine.served_store import ServedStore, served_store
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 Open = Callable[..., SqliteRuntime]
 
@@ -115,12 +116,20 @@ async def mailbag(ctx: WorkflowContext, items: list[int]) -> list[int]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServedStore]:
-    yield from served_store(request, tmp_path, SystemClock())
+def served(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
+) -> Iterator[ServedStore]:
+    yield from served_store(request, tmp_path, clock)
+
+
+def _pass_windows(served: ServedStore, clock: ManualClock) -> None:
+    """Move the serving engine's clock past every window, and wake it."""
+    clock.advance(timedelta(seconds=1))
+    served.rt.waker.wake()
 
 
 async def test_client_starts_are_debounced_and_batched_by_the_server(
-    served: ServedStore,
+    served: ServedStore, clock: ManualClock
 ) -> None:
     served.rt.register_workflow(typing_)
     served.rt.register_workflow(mailbag)
@@ -135,10 +144,46 @@ async def test_client_starts_are_debounced_and_batched_by_the_server(
             assert len(set(bagged)) == 1
             # The caller waits on the id of the run to be; the server starts it
             # once the window closes (it sleeps until then: next_wakeup).
+            _pass_windows(served, clock)
             done = await client.result(typed[0], timeout=10)
             bag = await client.result(bagged[0], timeout=10)
     assert done == ExecutionOutcome.Completed(output="hel")
     assert bag == ExecutionOutcome.Completed(output=[1, 2, 3])
+
+
+def _harvest(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harvest_engine", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])),
+        timeout=60,
+    )
+
+
+async def test_cli_starts_are_debounced_and_its_result_waits_for_the_run(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    # On a file only: the CLI goes through the client, whose starts run on
+    # both stores above, and each CLI process costs a second.
+    served = ServedStore(str(tmp_path / "cli.db"), postgres=False, clock=clock)
+    served.rt.register_workflow(typing_)
+    async with served.serving():
+        ids = []
+        for text in ('"a"', '"ab"'):
+            done = await asyncio.to_thread(
+                _harvest, "start", served.where, "typing", text, "--id", "doc"
+            )
+            assert done.returncode == 0, done.stderr
+            ids.append(done.stdout.strip())
+        assert ids[0] == ids[1]
+        _pass_windows(served, clock)
+        result = await asyncio.to_thread(
+            _harvest, "result", served.where, ids[0], "--timeout", "20s"
+        )
+    served.rt.close()
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == "ab"
 
 
 # -- property: any arrival sequence gives the runs a model predicts -----------------
