@@ -151,6 +151,22 @@ async def test_client_starts_are_debounced_and_batched_by_the_server(
     assert bag == ExecutionOutcome.Completed(output=[1, 2, 3])
 
 
+async def test_the_server_applies_the_workflows_cap_to_a_client_start(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    served = ServedStore(str(tmp_path / "caps.db"), postgres=False, clock=clock)
+    served.rt.register_workflow(small)
+    try:
+        with served.client() as client:
+            async with served.serving():
+                with pytest.raises(PayloadTooLarge) as refused:
+                    await client.start_workflow("small", "y" * 200)
+        assert refused.value.limit == 100  # type: ignore[attr-defined]
+        assert sum(served.rt.counts_by_state().values()) == 0
+    finally:
+        served.rt.close()
+
+
 def _harvest(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "harvest_engine", *args],
