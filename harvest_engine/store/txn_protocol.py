@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from harvest_engine.store.txn_shaping import ShapingTxn
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
@@ -25,7 +27,6 @@ if TYPE_CHECKING:
         NewTask,
         TaskRecord,
     )
-    from harvest_engine.store.sql.shaping import BreakerRow, HeldRow
 
 
 class JoinedWriteFailed(BaseException):  # noqa: N818 - a request to redo, not a failure
@@ -54,7 +55,7 @@ class RunBusy(Exception):  # noqa: N818 - a signal to stand back, not a failure
         self.exec_id = exec_id
 
 
-class WriteTxn(Protocol):
+class WriteTxn(ShapingTxn, Protocol):
     """The operations available inside one write transaction."""
 
     def lock_for_decision(self, exec_id: str) -> bool:
@@ -365,40 +366,4 @@ class WriteTxn(Protocol):
 
     def set_current_details(self, exec_id: str, text: str | None) -> None:
         """Store what the run says it is doing now."""
-        ...
-
-    # -- held starts and circuit breakers (issue 26, sql/shaping.py) ---------------
-
-    def held_start(self, workflow_name: str, workflow_id: str) -> HeldRow | None:
-        """The held start of a key, locked for this transaction."""
-        ...
-
-    def hold_start(self, held: HeldRow) -> bool:
-        """Insert a held start; False when the key already has one."""
-        ...
-
-    def update_held(self, held: HeldRow) -> None:
-        """Write a held start's due time, counts, last input, memo and attributes."""
-        ...
-
-    def add_held_input(
-        self, exec_id: str, position: int, input: str, at: datetime
-    ) -> None:
-        """Append one batch input."""
-        ...
-
-    def held_inputs(self, exec_id: str) -> list[str]:
-        """A batch's inputs in arrival order."""
-        ...
-
-    def drop_held(self, exec_id: str) -> None:
-        """Forget a held start and its inputs."""
-        ...
-
-    def breaker(self, activity: str) -> BreakerRow:
-        """An activity's breaker, made if missing and locked for this transaction."""
-        ...
-
-    def put_breaker(self, row: BreakerRow) -> None:
-        """Write an activity's breaker."""
         ...
