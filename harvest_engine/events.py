@@ -34,6 +34,9 @@ COMMAND_EVENTS = frozenset(
         "SearchAttributesUpserted",
         "MarkerRecorded",
         "MemoUpserted",
+        "EventSet",
+        "StreamWritten",
+        "StreamClosed",
     }
 )
 

@@ -19,6 +19,7 @@ from harvest_engine.workflow.commands import Command
 from harvest_engine.workflow.context_activities import ActivityCalls
 from harvest_engine.workflow.deadlines import signal_within
 from harvest_engine.workflow.mutex import WorkflowMutex
+from harvest_engine.workflow.progress import step_summary
 from harvest_engine.workflow.recorded_errors import (
     side_effect_error,
     side_effect_result,
@@ -168,10 +169,6 @@ class WorkflowContext(ActivityCalls):
             payloads.check_value(str(message), "log message"), machine.now
         )
 
-    def set_current_details(self, text: str) -> None:
-        """Describe what the run is doing now (kept in memory, not in history)."""
-        self._machine.current_details = payloads.check_value(str(text), "details")
-
     # -- mutex ---------------------------------------------------------------
 
     def mutex(self, key: str) -> WorkflowMutex:
@@ -183,18 +180,19 @@ class WorkflowContext(ActivityCalls):
 
     # -- timers --------------------------------------------------------------
 
-    async def timer(self, seconds: Duration) -> None:
-        """Wait durably for a while (survives restarts)."""
+    async def timer(self, seconds: Duration, *, summary: str | None = None) -> None:
+        """Wait durably for a while (survives restarts); `summary` labels the step."""
         duration = to_timedelta(seconds, what="timer duration")
+        label = None if summary is None else step_summary(summary)
         machine = self._machine
         timer_id = machine.commands.next_timer_id()
-        future = start_timer(machine, timer_id, duration)
+        future = start_timer(machine, timer_id, duration, label)
         machine.commands.arm_timer(timer_id, machine.clock() + duration, future)
         await future
 
-    async def sleep(self, duration: Duration) -> None:
-        """The same as `timer`."""
-        await self.timer(duration)
+    async def sleep(self, duration: Duration, *, summary: str | None = None) -> None:
+        """The same as `timer`; `summary` labels the step (stored with TimerStarted)."""
+        await self.timer(duration, summary=summary)
 
     def start_timer(self, timer_id: str, duration: Duration) -> TimerHandle:
         """A cancellable durable timer named `timer_id`."""

@@ -1,6 +1,6 @@
 """ActivityCalls: the activity calls of a WorkflowContext (execute, start with a handle, local).
 
-The base class of `WorkflowContext` (context.py) after `OtherRunsCalls`;
+The base class of `WorkflowContext` (context.py), on `ProgressCalls`;
 each call records one ActivityScheduled (or LocalActivityScheduled) on the
 run's `Machine` and waits for its answer, or hands back an `ActivityHandle`.
 """
@@ -16,8 +16,9 @@ from harvest_engine.workflow.activity_handles import (
     ActivityHandle,
     activity_attrs,
 )
-from harvest_engine.workflow.context_runs import OtherRunsCalls
+from harvest_engine.workflow.context_progress import ProgressCalls
 from harvest_engine.workflow.defaults import LOCAL_ACTIVITY_BUDGET_SECONDS
+from harvest_engine.workflow.progress import step_summary
 from harvest_engine.workflow.targets import activity_target, checked_value
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from harvest_engine.durations import Duration
 
 
-class ActivityCalls(OtherRunsCalls):
+class ActivityCalls(ProgressCalls):
     """Activities: awaited at once, started with a handle, or run locally."""
 
     async def execute_activity(
@@ -39,8 +40,12 @@ class ActivityCalls(OtherRunsCalls):
         retry: RetryPolicy | None = None,
         start_to_close: Duration | None = None,
         schedule_to_close: Duration | None = None,
+        summary: str | None = None,
     ) -> Any:
-        """Schedule an activity and wait for its result (ActivityError when it fails for good)."""
+        """Schedule an activity and wait for its result (ActivityError when it fails for good).
+
+        `summary` labels the step (stored with its ActivityScheduled event).
+        """
         name, result_type = activity_target(activity)
         attrs = activity_attrs(
             name,
@@ -50,6 +55,8 @@ class ActivityCalls(OtherRunsCalls):
             start_to_close=start_to_close,
             schedule_to_close=schedule_to_close,
         )
+        if summary is not None:
+            attrs["summary"] = step_summary(summary)
         result = await self._machine.commands.schedule_activity(attrs)
         return payloads.from_json(result, result_type)
 

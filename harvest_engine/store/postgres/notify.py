@@ -12,7 +12,8 @@ running a body stops it within a notice's latency (`runtime/attempts.py`).
 
 Clients hear two more channels (client_notices.py): the transaction that
 writes a command's reply notifies ``harvest_reply`` with the command id,
-and the one that seals a run notifies ``harvest_done`` with the run's id.
+the one that seals a run notifies ``harvest_done`` with the run's id, and
+one that writes a run's events or streams ``harvest_progress`` with its id.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ NOTIFY_CANCEL = f"SELECT pg_notify('{CANCEL_CHANNEL}', %s)"
 CANCEL_CHUNK = 200
 # The reason a cancel notice carries is cut to this many characters.
 CANCEL_REASON_CHARS = 200
+PROGRESS_CHANNEL = "harvest_progress"
+NOTIFY_PROGRESS = f"SELECT pg_notify('{PROGRESS_CHANNEL}', %s)"
+"""Sent (at commit) by a transaction that wrote a run's events, stream or details,
+with the run's id: a client reading them re-reads at once."""
 
 FINISH_COMMAND = (
     "WITH done AS ("

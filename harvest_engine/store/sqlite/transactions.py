@@ -15,6 +15,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.sql.commit_listeners import CommitListeners
 from harvest_engine.store.sqlite.decision_marks import write_marks
 from harvest_engine.store.sqlite.faults import TRANSLATED, translate
 from harvest_engine.store.sqlite.run_cache import RunCache
@@ -46,6 +47,8 @@ class WriteTransactions:
         self._txn_thread = 0
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self._cancel_listeners: list[Callable[[list[tuple[int, int]], str], None]] = []
+        self.commit_listeners = CommitListeners()
+        """Called after each commit (in-process readers, the wake channel's clients)."""
         self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
         # The rows the open transaction read, shared with its savepoints and kept
         # for the next transaction while they are current (run_cache.RunCache).
@@ -105,6 +108,8 @@ class WriteTransactions:
                 self.released_claims.clear()
                 if txn.announced:
                     self._announce(txn.announced)
+                for listener in self.commit_listeners.fns:
+                    listener()
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
