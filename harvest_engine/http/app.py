@@ -21,13 +21,13 @@ from starlette.middleware import Middleware
 from starlette.responses import Response
 from starlette.routing import Route
 
-from harvest_engine import payloads
 from harvest_engine.http import openapi
 from harvest_engine.http.errors import HttpRefusal, error_body, status_of
 from harvest_engine.http.inputs import check_query, parse_body, read_body
 from harvest_engine.http.routes import ENDPOINTS
 from harvest_engine.http.table import Call
 from harvest_engine.http.targets import Target, target_of
+from harvest_engine.http.views import json_response
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -39,15 +39,6 @@ if TYPE_CHECKING:
 
     from harvest_engine.http.table import Endpoint
     from harvest_engine.runtime.runtime import Runtime
-
-JSON = "application/json"
-
-
-def json_response(
-    value: Any, status: int = 200, headers: dict[str, str] | None = None
-) -> Response:
-    """A JSON document (canonical encoding: sorted keys, compact)."""
-    return Response(payloads.dumpb(value), status, headers, media_type=JSON)
 
 
 def error_response(exc: BaseException) -> Response:

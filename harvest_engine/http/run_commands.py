@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine.calls import StartOptions
 from harvest_engine.http.table import Endpoint, Field
+from harvest_engine.http.views import json_response
 
 if TYPE_CHECKING:
     from harvest_engine.http.table import Call
@@ -80,12 +81,18 @@ START_FIELDS = _start_fields()
 
 
 async def start(call: Call) -> Any:
-    """Start a run with the options of `StartOptions`; the run and whether it is new."""
+    """Start a run with the options of `StartOptions`; the run and whether it is new.
+
+    201 for a new run; 200 when the start attached to the RUNNING run of its
+    workflow id (the reuse policy's matrix).
+    """
     body = dict(call.body)
     name = body.pop("workflow")
     input_ = body.pop("input", None)
     outcome = await call.target.start(name, input_, StartOptions(**body))
-    return {"exec_id": str(outcome.exec_id), "started_fresh": outcome.started_fresh}
+    found = {"exec_id": str(outcome.exec_id), "started_fresh": outcome.started_fresh}
+    # 201 for a new run; 200 when the call attached to the RUNNING run of the id.
+    return json_response(found, 201 if outcome.started_fresh else 200)
 
 
 async def signal(call: Call) -> Any:

@@ -12,6 +12,9 @@ import enum
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from starlette.responses import Response
+
+from harvest_engine import payloads
 from harvest_engine.cli.render import detail_json, summary_json
 from harvest_engine.events import HistoryEvent
 from harvest_engine.schedules import Schedule
@@ -20,10 +23,18 @@ from harvest_engine.store.records import Stored
 from harvest_engine.timestamps import to_text
 
 if TYPE_CHECKING:
-    from harvest_engine.store.operations import ScheduleRow
     from harvest_engine.store.records import ExecutionDetail, ExecutionPage
 
-__all__ = ["detail", "page", "plain", "schedule"]
+__all__ = ["detail", "json_response", "page", "plain"]
+
+JSON = "application/json"
+
+
+def json_response(
+    value: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    """A JSON document (canonical encoding: sorted keys, compact)."""
+    return Response(payloads.dumpb(value), status, headers, media_type=JSON)
 
 
 def plain(value: Any) -> Any:
@@ -66,10 +77,3 @@ def page(found: ExecutionPage) -> dict[str, Any]:
 def detail(run: ExecutionDetail) -> dict[str, Any]:
     """A described run, payloads included (as `harvest show --json`)."""
     return detail_json(run)
-
-
-def schedule(row: ScheduleRow) -> dict[str, Any]:
-    """A stored schedule (as `harvest schedules --json`)."""
-    data = plain(row)
-    data["schedule"] = None if row.schedule is None else row.schedule.to_json()
-    return dict(data)

@@ -89,6 +89,10 @@ async def test_start_takes_the_start_options_and_refuses_a_second_under_reject(
         refused = await api.call("POST", "/runs", json=body, status=409)
         assert refused["error"]["type"] == "WorkflowAlreadyStarted"
         assert refused["error"]["fields"]["exec_id"] == first["exec_id"]
+        attach = {"workflow": "box", "workflow_id": "order-8"}
+        fresh = await api.call("POST", "/runs", json=attach, status=201)
+        again = await api.call("POST", "/runs", json=attach, status=200)
+        assert again == {"exec_id": fresh["exec_id"], "started_fresh": False}
         unknown = await api.call("POST", "/runs", json={"workflow": "nope"}, status=422)
         assert unknown["error"]["type"] == "UnknownWorkflow"
 
