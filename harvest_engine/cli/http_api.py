@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from types import FrameType
 
     import uvicorn
-    from starlette.applications import Starlette
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 EXIT_USAGE = 2
 
@@ -75,18 +75,52 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _app(file: Target, token: str | None, read_only: bool) -> Starlette:
+def host_name(header: str) -> str:
+    """The host of a Host header, without its port (``[::1]:80`` -> ``::1``)."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+def _app(file: Target, token: str | None, read_only: bool) -> ASGIApp:
     try:
         import uvicorn  # noqa: F401, PLC0415 - the http extra
+        from starlette.datastructures import Headers  # noqa: PLC0415
 
         from harvest_engine.http import create_app  # noqa: PLC0415
+        from harvest_engine.http.app import error_response  # noqa: PLC0415
+        from harvest_engine.http.errors import HttpRefusal  # noqa: PLC0415
     except ImportError as exc:
         raise HarvestFailure(
             f"harvest http needs the http extra ({exc.name} is missing): "
             "pip install 'harvest[http]'"
         ) from exc
     with failures():
-        return create_app(file, token=token, read_only=read_only)
+        app = create_app(file, token=token, read_only=read_only)
+    if token is not None:
+        return app
+
+    async def loopback_names_only(scope: Scope, receive: Receive, send: Send) -> None:
+        """Without a token, only a request naming this machine in Host gets through.
+
+        A web page can point a name it controls at 127.0.0.1 (DNS rebinding)
+        and then read and call the API as its own site; its requests carry
+        that name in Host, so they are refused here (403).
+        """
+        if scope["type"] == "http":
+            header = Headers(scope=scope).get("host", "")
+            if not is_loopback(host_name(header)):
+                refusal = HttpRefusal(
+                    403,
+                    "UntrustedHost",
+                    f"Host {header!r} is not this machine: without a token the "
+                    "API answers only requests to 127.0.0.1, localhost or ::1",
+                )
+                await error_response(refusal)(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return loopback_names_only
 
 
 @main.command("http")

@@ -16,21 +16,27 @@ from tests.http.flows import register
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from starlette.applications import Starlette
+    from starlette.types import ASGIApp
 
     from tests.engine.served_store import ServedStore
 
 
 @asynccontextmanager
-async def uvicorn_on_free_port(app: Starlette, port: int = 0) -> AsyncIterator[str]:
+async def uvicorn_on_free_port(app: ASGIApp, port: int = 0) -> AsyncIterator[str]:
     """Serve `app` with uvicorn on 127.0.0.1 (a free port unless given); its base URL."""
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say
     # so, and without it a kept-alive connection waits 40 ms for a delayed ACK.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    # A stream a test leaves open never holds the shutdown for long.
     config = uvicorn.Config(
-        app, log_config=None, log_level="warning", ws="none", lifespan="on"
+        app,
+        log_config=None,
+        log_level="warning",
+        ws="none",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))

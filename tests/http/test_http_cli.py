@@ -6,11 +6,13 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+import httpx
 from click.testing import CliRunner
 
 from harvest_engine import SqliteRuntime
 from harvest_engine.cli import main
-from harvest_engine.cli.http_api import is_loopback
+from harvest_engine.cli.http_api import _app, host_name, is_loopback
+from tests.http.served_api import uvicorn_on_free_port
 from tests.test_readme import env
 
 if TYPE_CHECKING:
@@ -20,6 +22,45 @@ if TYPE_CHECKING:
 def test_only_loopback_hosts_go_without_a_token() -> None:
     assert all(is_loopback(h) for h in ("127.0.0.1", "localhost", "::1", "127.0.0.2"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "example.org"))
+
+
+def test_a_host_header_names_its_host_without_the_port() -> None:
+    assert [
+        host_name(h) for h in ("127.0.0.1:8765", "[::1]:80", "localhost", "::1")
+    ] == [
+        "127.0.0.1",
+        "::1",
+        "localhost",
+        "::1",
+    ]
+
+
+async def test_without_a_token_only_requests_naming_this_machine_get_through(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "w.db"
+    SqliteRuntime.open(db).close()
+    async with (
+        uvicorn_on_free_port(_app(db, None, False)) as base,
+        httpx.AsyncClient() as http,
+    ):
+        ok = await http.get(f"{base}/api/v1/counts")
+        assert ok.status_code == 200
+        for name in ("rebound.example.org:8765", "10.1.2.3"):
+            got = await http.get(f"{base}/api/v1/counts", headers={"Host": name})
+            assert got.status_code == 403
+            assert got.json()["error"]["type"] == "UntrustedHost"
+        local = await http.get(f"{base}/api/v1/counts", headers={"Host": "localhost:1"})
+        assert local.status_code == 200
+    async with (
+        uvicorn_on_free_port(_app(db, "t0k", False)) as base,
+        httpx.AsyncClient() as http,
+    ):
+        named = await http.get(
+            f"{base}/api/v1/counts",
+            headers={"Host": "harvest.example.org", "Authorization": "Bearer t0k"},
+        )
+        assert named.status_code == 200  # with a token, any name may reach it
 
 
 def test_a_network_host_without_a_token_or_with_a_blank_one_does_not_start(

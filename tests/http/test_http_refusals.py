@@ -65,6 +65,16 @@ async def test_the_token_unknown_routes_wrong_methods_and_slow_bodies(
         assert "GET" in allow
         outside = await api.http.get(f"{api.base}/api/v2/runs")
         assert outside.status_code == 404
+        cross = await api.http.post(
+            "/runs",
+            json={"workflow": "box"},
+            headers={"Origin": "https://evil.example"},
+        )
+        assert cross.status_code == 403
+        assert cross.json()["error"]["type"] == "CrossOrigin"
+        assert api.stored_rows() == (0, 0, 0)
+        own = {"Origin": api.base}  # a page this same server served
+        await api.call("POST", "/runs/x/cancel", headers=own, status=404)
         auth = f"Authorization: Bearer {TOKEN}\r\n".encode()
         head = await _raw_head(api, auth + b'Content-Length: 100\r\n\r\n{"workflow"')
         assert head.startswith(b"HTTP/1.1 408"), head
