@@ -26,8 +26,12 @@ ALL = [
     "ActivityRunInfo",
     "ActivitySpec",
     "ApplicationError",
+    "Batch",
     "BlankWorkflowId",
+    "BreakerInfo",
     "ChildWorkflowError",
+    "CircuitBreaker",
+    "CircuitOpen",
     "Clock",
     "CommandTimedOut",
     "ContinueAsNew",
@@ -49,9 +53,11 @@ ALL = [
     "HarvestClient",
     "HarvestError",
     "HarvestInternalError",
+    "HeldStart",
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",
@@ -143,11 +149,18 @@ SQLITERUNTIME = {
     "cancel": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', reason: 'str' = '') -> "
     "'None'",
     "close": "(self) -> 'None'",
+    "circuit_breakers": "(self: 'SqliteRuntime') -> 'list[BreakerInfo]'",
     "counts_by_state": "(self: 'SqliteRuntime') -> 'dict[str, int]'",
     "delete_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
     "describe": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
+    "events": "(self, exec_id: 'str | ExecutionId') -> 'dict[str, Any]'",
+    "get_event": "(self, exec_id: 'str | ExecutionId', key: 'str', timeout: 'Duration | None' = "
+    "None) -> 'Any'",
+    "read_stream": "(self, exec_id: 'str | ExecutionId', key: 'str', *, offset: 'int' = 0) -> "
+    "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self: 'SqliteRuntime', flt: 'ExecutionFilter | None' = None) -> "
     "'ExecutionPage'",
+    "held_starts": "(self: 'SqliteRuntime') -> 'list[HeldStart]'",
     "list_schedules": "(self: 'SqliteRuntime') -> 'list[ScheduleRow]'",
     "llm_ledger": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'list[LedgerRow]'",
     "llm_totals": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'LedgerTotals'",
@@ -246,6 +259,11 @@ HARVESTCLIENT = {
     "connect": "(dsn: 'str') -> 'HarvestClient'",
     "data_version": "(self) -> 'int'",
     "describe": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
+    "events": "(self, exec_id: 'str | ExecutionId') -> 'dict[str, Any]'",
+    "get_event": "(self, exec_id: 'str | ExecutionId', key: 'str', timeout: 'Duration | None' = "
+    "None) -> 'Any'",
+    "read_stream": "(self, exec_id: 'str | ExecutionId', key: 'str', *, offset: 'int' = 0) -> "
+    "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self, flt: 'ExecutionFilter | None' = None) -> 'ExecutionPage'",
     "load_history": "(self, exec_id: 'str | ExecutionId') -> 'list[HistoryEvent]'",
     "open": "(path: 'str | Path') -> 'HarvestClient'",
@@ -300,7 +318,7 @@ WORKFLOWCONTEXT = {
     "execute_activity": "(self, activity: 'Callable[..., Any] | ActivityInfo | str', input: "
     "'Any' = None, *, queue: 'str | None' = None, retry: 'RetryPolicy | "
     "None' = None, start_to_close: 'Duration | None' = None, "
-    "schedule_to_close: 'Duration | None' = None) -> 'Any'",
+    "schedule_to_close: 'Duration | None' = None, summary: 'str | None' = None) -> 'Any'",
     "execute_activity_raw": "(self, name: 'str', input: 'Any', queue: 'str' = 'default') -> "
     "'Any'",
     "execute_external_activity": "(self, name: 'str', input: 'Any' = None) -> 'Any'",
@@ -330,7 +348,10 @@ WORKFLOWCONTEXT = {
     "side_effect": "(self, fn: 'Callable[[], Any]') -> 'Any'",
     "signal_external_workflow": "(self, exec_id: 'ExecutionId | str', name: 'str', payload: "
     "'Any' = None) -> 'None'",
-    "sleep": "(self, duration: 'Duration') -> 'None'",
+    "sleep": "(self, duration: 'Duration', *, summary: 'str | None' = None) -> 'None'",
+    "set_event": "(self, key: 'str', value: 'Any') -> 'None'",
+    "write_stream": "(self, key: 'str', value: 'Any') -> 'None'",
+    "close_stream": "(self, key: 'str') -> 'None'",
     "spawn_child_workflow": "(self, workflow: 'Callable[..., Any] | WorkflowInfo | str', input: "
     "'Any' = None, timeout: 'Duration | None' = None, *, workflow_id: "
     "'str | None' = None, retry: 'RetryPolicy | None' = None, "
@@ -345,7 +366,7 @@ WORKFLOWCONTEXT = {
     "-> 'ExecutionId'",
     "start_timer": "(self, timer_id: 'str', duration: 'Duration') -> 'TimerHandle'",
     "system_now": "(self) -> 'datetime'",
-    "timer": "(self, seconds: 'Duration') -> 'None'",
+    "timer": "(self, seconds: 'Duration', *, summary: 'str | None' = None) -> 'None'",
     "try_receive_signal": "(self, name: 'str') -> 'Any'",
     "upsert_memo": "(self, patch: 'Mapping[str, Any]') -> 'None'",
     "upsert_search_attrs": "(self, attributes: 'Mapping[str, Any]') -> 'None'",

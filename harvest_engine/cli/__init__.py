@@ -7,6 +7,7 @@ from harvest_engine.cli import (
     follow,
     http_api,
     operate,
+    progress,
     reads,
     transfer,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "http_api",
     "main",
     "operate",
+    "progress",
     "reads",
     "transfer",
 ]
