@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine.http import run_commands, run_reads, schedule_routes, service_routes
+from harvest_engine.http import (
+    run_commands,
+    run_progress,
+    run_reads,
+    schedule_routes,
+    service_routes,
+)
 
 if TYPE_CHECKING:
     from harvest_engine.http.table import Endpoint
@@ -13,6 +19,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     *service_routes.ENDPOINTS,
     *run_reads.ENDPOINTS,
     *run_commands.ENDPOINTS,
+    *run_progress.ENDPOINTS,
     *schedule_routes.ENDPOINTS,
 )
 """Every route of the API (app.py serves them, openapi.py documents them)."""

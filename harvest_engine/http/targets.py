@@ -19,6 +19,7 @@ from harvest_engine.store.postgres.reader import PostgresReader
 from harvest_engine.store.sqlite.reader import SqliteReader
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from datetime import datetime
     from pathlib import Path
 
@@ -51,6 +52,7 @@ class Reads(Protocol):
     def llm_ledger(self, exec_id: str) -> list[LedgerRow]: ...  # noqa: D102
     def llm_totals(self, exec_id: str) -> LedgerTotals: ...  # noqa: D102
     def counts_by_state(self) -> dict[str, int]: ...  # noqa: D102
+    def events(self, exec_id: str) -> dict[str, Any]: ...  # noqa: D102
     def list_schedules(self) -> list[ScheduleRow]: ...  # noqa: D102
 
 
@@ -86,6 +88,16 @@ class Target(ABC):
     @abstractmethod
     def stack(self, exec_id: str) -> tuple[CoroutineStack, ...]:
         """Where the run's coroutines are suspended (needs the workflow code)."""
+
+    @abstractmethod
+    async def get_event(self, exec_id: str, key: str, wait: float) -> Any:
+        """Event `key` once set (None when the run ends without it or after `wait` seconds)."""
+
+    @abstractmethod
+    def read_stream(
+        self, exec_id: str, key: str, offset: int
+    ) -> AsyncIterator[tuple[int, Any]]:
+        """The stream's (offset, value) pairs from `offset` on (run, key, offset checked now)."""
 
     @abstractmethod
     async def start(self, name: str, input: Any, options: StartOptions) -> StartOutcome:
@@ -164,6 +176,16 @@ class RuntimeTarget(Target):
     def stack(self, exec_id: str) -> tuple[CoroutineStack, ...]:
         """`rt.stack`."""
         return self.rt.stack(exec_id)
+
+    async def get_event(self, exec_id: str, key: str, wait: float) -> Any:
+        """`rt.get_event`."""
+        return await self.rt.get_event(exec_id, key, wait)
+
+    def read_stream(
+        self, exec_id: str, key: str, offset: int
+    ) -> AsyncIterator[tuple[int, Any]]:
+        """`rt.read_stream`."""
+        return self.rt.read_stream(exec_id, key, offset=offset)
 
     async def start(self, name: str, input: Any, options: StartOptions) -> StartOutcome:
         """`rt.start_workflow_with_options`."""
@@ -301,6 +323,16 @@ class ClientTarget(Target):
         """Refused: it needs the workflow code (HttpRefusal 501)."""
         self.reader.describe(exec_id)
         raise _needs_code("stack")
+
+    async def get_event(self, exec_id: str, key: str, wait: float) -> Any:
+        """`client.get_event`."""
+        return await self.client.get_event(exec_id, key, wait)
+
+    def read_stream(
+        self, exec_id: str, key: str, offset: int
+    ) -> AsyncIterator[tuple[int, Any]]:
+        """`client.read_stream`."""
+        return self.client.read_stream(exec_id, key, offset=offset)
 
     async def start(self, name: str, input: Any, options: StartOptions) -> StartOutcome:
         """`client.start_workflow_with_options`."""

@@ -36,7 +36,21 @@ async def box(ctx: WorkflowContext, first: Any) -> Any:
         items.append(got)
 
 
+@workflow
+async def reporter(ctx: WorkflowContext, _: Any = None) -> int:
+    written = 0
+    while True:
+        n = await ctx.wait_for_signal("emit")
+        if n is None:
+            ctx.close_stream("progress")
+            return written
+        ctx.set_event("phase", "writing")
+        for _ in range(n):
+            ctx.write_stream("progress", {"step": written})
+            written += 1
+
+
 def register(rt: Runtime) -> Runtime:
-    for fn in (greet, box):
+    for fn in (greet, box, reporter):
         rt.register_workflow(fn)
     return rt
