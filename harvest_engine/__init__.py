@@ -36,12 +36,14 @@ from harvest_engine.errors import (
     DatabaseClosed,
     DatabaseCorrupt,
     DatabaseLocked,
+    DuplicateEnqueue,
     ExecutionExists,
     ExecutionNotFound,
     ExternalWorkflowError,
     HarvestError,
     HarvestInternalError,
     InvalidFilter,
+    InvalidFlowControl,
     InvalidHistoryFile,
     InvalidName,
     InvalidSearchAttribute,
@@ -56,11 +58,13 @@ from harvest_engine.errors import (
     QueryFailed,
     QueryNotFound,
     QueryTimedOut,
+    QuotaExceeded,
     ScheduleNotFound,
     SchemaTooNew,
     SqliteError,
     StorageError,
     Stuck,
+    UnknownQueue,
     UnknownWorkflow,
     Unsupported,
     UnsupportedFeature,
@@ -76,6 +80,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.filters import ExecutionFilter
+from harvest_engine.flow import Queue, QueueInfo, Rate
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.registry import ActivitySpec
@@ -137,6 +142,7 @@ __all__ = [
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
+    "DuplicateEnqueue",
     "ErrorInfo",
     "ExecutionDetail",
     "ExecutionExists",
@@ -154,6 +160,7 @@ __all__ = [
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidFlowControl",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",
@@ -179,6 +186,10 @@ __all__ = [
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "Queue",
+    "QueueInfo",
+    "QuotaExceeded",
+    "Rate",
     "RetryPolicy",
     "RunInfo",
     "RunState",
@@ -205,6 +216,7 @@ __all__ = [
     "TimerHandle",
     "TimerOutcome",
     "TimerRow",
+    "UnknownQueue",
     "UnknownWorkflow",
     "Unsupported",
     "UnsupportedFeature",

@@ -20,6 +20,7 @@ API_MD_NAMES = {
     "ContinueAsNew",
     "DatabaseCorrupt",
     "DatabaseLocked",
+    "DuplicateEnqueue",
     "ErrorInfo",
     "ExecutionDetail",
     "ExecutionFilter",
@@ -52,6 +53,10 @@ API_MD_NAMES = {
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "Queue",
+    "QueueInfo",
+    "QuotaExceeded",
+    "Rate",
     "RetryPolicy",
     "RunState",
     "Schedule",
@@ -100,7 +105,8 @@ API_MD_NAMES = {
 # Exported beyond API.md, each for a reason: the values the documented calls
 # return or take (rows of the reads, the run's wait, the coroutine stack), the
 # errors of the second wave's hardening (InvalidName, PayloadNotJson,
-# ScheduleNotFound, DatabaseClosed, ExecutionExists, InvalidHistoryFile), the
+# ScheduleNotFound, DatabaseClosed, ExecutionExists, InvalidHistoryFile; flow
+# control's InvalidFlowControl and UnknownQueue), the
 # clocks the tests and the `*_as_of` drivers use, the package version, and
 # `Runtime`, the facade both openers subclass (the type users annotate).
 EXTRA_NAMES = {
@@ -110,6 +116,7 @@ EXTRA_NAMES = {
     "DatabaseClosed",
     "ExecutionExists",
     "HandlerInfo",
+    "InvalidFlowControl",
     "InvalidHistoryFile",
     "InvalidName",
     "LedgerTotals",
@@ -127,6 +134,7 @@ EXTRA_NAMES = {
     "StagedSignal",
     "SystemClock",
     "TimerRow",
+    "UnknownQueue",
     "__version__",
 }
 

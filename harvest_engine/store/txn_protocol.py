@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         NewTask,
         TaskRecord,
     )
+    from harvest_engine.store.sql.flow import FlowTables
 
 
 class JoinedWriteFailed(BaseException):  # noqa: N818 - a request to redo, not a failure
@@ -342,4 +343,8 @@ class WriteTxn(Protocol):
 
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
         """Make the run's local activity retries ready at once (a pending cancel skips the wait)."""
+        ...
+
+    def flow(self) -> FlowTables:
+        """The flow-control tables on this transaction (queues, waits, waiting tasks)."""
         ...

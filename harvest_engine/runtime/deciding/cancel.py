@@ -67,7 +67,7 @@ def _running(txn: WriteTxn, exec_id: str) -> ExecutionRecord:
     row = txn.execution(exec_id)
     if row is None:
         raise ExecutionNotFound(exec_id=exec_id)
-    if row.state != "RUNNING":
+    if row.state not in ("RUNNING", "ENQUEUED"):
         raise WorkflowNotRunning(exec_id=exec_id, state=row.state)
     return row
 
@@ -83,6 +83,10 @@ def request_cancel(
     text = _reason(reason, DEFAULT_CANCEL_REASON)
     with store.write() as txn:
         row = _running(txn, exec_id)
+        if row.state == "ENQUEUED":
+            # Its body never ran: nothing to clean up, it ends at once.
+            hard_seal(txn, exec_id, "CANCELLED", text, now, cache.evict)
+            return
         if row.cancel_reason is None:
             txn.update_execution(exec_id, cancel_reason=text, cancel_seq=row.next_seq)
         txn.update_execution(exec_id, needs_decision=1)
