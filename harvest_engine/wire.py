@@ -117,6 +117,11 @@ class StartWorkflowWithOptions(_ReturnsStartOutcome):
     memo: Any = None
     search_attributes: dict[str, Any] | None = None
     reuse_policy: str = ALLOW_DUPLICATE
+    queue: str | None = None
+    priority: int | None = None
+    partition_key: str | None = None
+    dedup_id: str | None = None
+    start_delay: float | None = None
 
 
 @dataclass(frozen=True)

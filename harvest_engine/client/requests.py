@@ -92,6 +92,7 @@ def start_with_options(
         )
     calls.checked_memo(options.memo)
     calls.checked_search_attributes(options.search_attributes)
+    flow = options.flow  # checked here too: a bad priority is refused before writing
     plain = start(name, input)
     workflow_id = options.workflow_id
     return wire.StartWorkflowWithOptions(
@@ -101,6 +102,13 @@ def start_with_options(
         memo=payloads.to_json(options.memo),
         search_attributes=payloads.to_json(dict(options.search_attributes)),
         reuse_policy=WorkflowIdReusePolicy.coerce(options.reuse_policy).name,
+        queue=None if flow is None else flow.queue,
+        priority=None if flow is None else flow.priority,
+        partition_key=None if flow is None else flow.partition_key,
+        dedup_id=None if flow is None else flow.dedup_id,
+        start_delay=None
+        if flow is None or not flow.delay_seconds
+        else flow.delay_seconds,
     )
 
 

@@ -110,10 +110,14 @@ async def run_end(
                 if detail.successor is not None:
                     current = str(detail.successor)
                     break
-                if detail.state != "RUNNING":
+                if detail.state not in _LIVE:
                     return current, detail
                 if not await _pause(watch, deadline, RESULT_POLL_SECONDS):
                     return current, None
+
+
+# A run waiting in its queue has not ended either.
+_LIVE = frozenset({"RUNNING", "ENQUEUED"})
 
 
 async def _polled_end(
@@ -131,7 +135,7 @@ async def _polled_end(
                 current = str(detail.successor)
                 seen = None
                 continue
-            if detail.state != "RUNNING":
+            if detail.state not in _LIVE:
                 return current, detail
         if deadline is not None and loop.time() >= deadline:
             return current, None

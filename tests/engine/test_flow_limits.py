@@ -1,5 +1,6 @@
-"""A workflow's and an activity's own limits on both stores: concurrency, throttle, quota,
-max_concurrent, rate_limit, schedule_to_start, and activities in a registered queue.
+"""A workflow's and an activity's own limits, and activities in a queue, on both stores.
+
+concurrency, throttle, quota; max_concurrent, rate_limit, schedule_to_start.
 """
 
 from __future__ import annotations
