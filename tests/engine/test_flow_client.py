@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from click.testing import CliRunner
@@ -23,6 +21,10 @@ from harvest_engine import (
 )
 from harvest_engine.cli.app import main
 from tests.engine.served_store import ServedStore, served_store
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 
 @workflow
