@@ -70,6 +70,7 @@ ALL = [
     "NotServed",
     "Overlap",
     "ParentClosePolicy",
+    "PayloadInvalid",
     "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",
