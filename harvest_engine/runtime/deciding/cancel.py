@@ -85,6 +85,7 @@ def request_cancel(
         row = _running(txn, exec_id)
         if row.state == "ENQUEUED":
             # Its body never ran: nothing to clean up, it ends at once.
+            txn.flow().drop_wait(exec_id)
             hard_seal(txn, exec_id, "CANCELLED", text, now, cache.evict)
             return
         if row.cancel_reason is None:
@@ -106,7 +107,8 @@ def terminate(
     """End a RUNNING run TERMINATED in one transaction; its body does not run again."""
     text = _reason(reason, DEFAULT_TERMINATE_REASON)
     with store.write() as txn:
-        _running(txn, exec_id)
+        if _running(txn, exec_id).state == "ENQUEUED":
+            txn.flow().drop_wait(exec_id)
         txn.update_execution(exec_id, cancel_reason=None, cancel_seq=None)
         hard_seal(txn, exec_id, "TERMINATED", text, now, cache.evict)
 

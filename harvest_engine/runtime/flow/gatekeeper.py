@@ -12,6 +12,7 @@ read for it ever.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from harvest_engine.runtime.flow import gates
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.flow.gates import TimeOut
     from harvest_engine.runtime.registry import RegisteredActivity
     from harvest_engine.store.sql.flow import WaitingTask
+
+SWEEP_EVERY = 5.0
+"""Seconds between sweeps of waiting rows whose run ended some other way."""
 
 _SLOT = "slot"
 """A queue held for a slot: nothing to wake for until a run or an attempt ends."""
@@ -38,6 +42,7 @@ class Gatekeeper:
         self._stored: bool | None = None
         # What held each queue at its last admission: a slot, or a rate token's time.
         self._held: dict[str, datetime | str] = {}
+        self._next_sweep = 0.0
 
     def in_use(self) -> bool:
         """Whether anything may wait: a declared queue or limit, or stored queue rows."""
@@ -65,10 +70,13 @@ class Gatekeeper:
             tasks = reads.waiting_tasks()
         moved = False
         registry, store = self.engine.registry, self.engine.store
+        sweep = self._sweep_due()
         for queue, earliest in queues:
-            if earliest > now:
+            if earliest > now and not sweep:
                 continue
             with store.write() as txn:
+                if sweep:
+                    txn.flow().drop_waiting_ended(queue)
                 admitted, held, token = admit_queue(registry, txn, queue, now)
             self._note(queue, admitted, held, token)
             moved = moved or admitted > 0
@@ -106,6 +114,18 @@ class Gatekeeper:
                 first = min(task.ready_at for task, _ in waiting)
                 dues.append(first if held is None else max(held, first))
         return min(dues) if dues else None
+
+    def _sweep_due(self) -> bool:
+        """Whether to sweep waiting rows of ended runs now (every SWEEP_EVERY seconds).
+
+        Ends the start and the cancel know of drop their row at once; a sweep
+        catches any other (a run sealed by a path that does not look at queues).
+        """
+        at = time.monotonic()
+        if at < self._next_sweep:
+            return False
+        self._next_sweep = at + SWEEP_EVERY
+        return True
 
     def _note(
         self, queue: str, moved: int, held: str | None, token: datetime | None

@@ -119,7 +119,9 @@ def replace_running(
     reason: str,
     now: datetime,
 ) -> None:
-    """End a RUNNING run for its replacement: WorkflowCancelled, sealed CONTINUED_AS_NEW."""
+    """End a RUNNING (or ENQUEUED) run for its replacement: WorkflowCancelled, sealed CONTINUED_AS_NEW."""
+    if row.state == "ENQUEUED":
+        txn.flow().drop_wait(row.exec_id)
     event = HistoryEvent(
         seq=row.next_seq,
         type="WorkflowCancelled",

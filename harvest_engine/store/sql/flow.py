@@ -185,10 +185,15 @@ class FlowSql:
             "SELECT partition_key, COUNT(*) FROM harvest_flow_waits WHERE "
             "admitted_at IS NOT NULL AND queue = ? GROUP BY partition_key"
         )
+        # A wait whose run ended meanwhile (cancelled while ENQUEUED) is passed over.
         self.candidates = r(
-            f"SELECT {WAIT_COLUMNS} FROM harvest_flow_waits WHERE queue = ? "
-            "AND admitted_at IS NULL AND due_at <= ? ORDER BY priority, id LIMIT ?"
+            "SELECT w.exec_id, w.queue, w.workflow_queue, w.priority, w.partition_key, "
+            "w.dedup_id, w.enqueued_at, w.due_at, w.id FROM harvest_flow_waits w "
+            "JOIN harvest_executions e ON e.exec_id = w.exec_id WHERE w.queue = ? "
+            "AND w.admitted_at IS NULL AND w.due_at <= ? AND e.state = 'ENQUEUED' "
+            "ORDER BY w.priority, w.id LIMIT ?"
         )
+        self.drop_wait = r("DELETE FROM harvest_flow_waits WHERE exec_id = ?")
         self.admit = r(
             "UPDATE harvest_flow_waits SET admitted_at = ?, admitted_by = ? "
             "WHERE exec_id = ? AND admitted_at IS NULL"
@@ -332,9 +337,16 @@ class FlowTables:
         return None if row is None else (str(row[0]), str(row[1]))
 
     def release_ended(self, queue: str) -> None:
-        """Drop the rows of the queue's runs that ended (their slots are free)."""
+        """Drop the admitted rows of the queue's runs that ended (their slots are free)."""
         self._conn.execute(self._sql.release_ended, (queue, queue))
+
+    def drop_waiting_ended(self, queue: str) -> None:
+        """Drop the waiting rows of runs that ended while ENQUEUED (a sweep, now and then)."""
         self._conn.execute(self._sql.drop_waiting_ended, (queue,))
+
+    def drop_wait(self, exec_id: str) -> None:
+        """Drop a run's queue row (it ended while it waited)."""
+        self._conn.execute(self._sql.drop_wait, (exec_id,))
 
     def running(self, queue: str) -> int:
         """Runs holding a slot of `queue` (also as their workflow's own queue)."""
