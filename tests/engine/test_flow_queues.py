@@ -219,3 +219,18 @@ def test_bad_queues_and_start_options_are_refused_and_write_nothing(
     with pytest.raises(InvalidFlowControl):
         rt.register_queue(Queue("workflow:mine"))
     assert sum(rt.counts_by_state().values()) == 0
+
+
+async def test_worker_concurrency_counts_the_runs_each_worker_admitted(
+    open_rt: Open, store: str
+) -> None:
+    rt = _open(open_rt, Queue("each", worker_concurrency=1))
+    ids = [_start(rt, f"r{i}", queue="each") for i in range(3)]
+    await rt.run_until_idle()
+    assert _states(rt, ids).count("RUNNING") == 1
+    [wait] = rt.where_waiting(ids[2])
+    assert wait.held_by == "worker_concurrency"
+    if store == "postgres":  # a second worker admits its own one
+        other = _open(open_rt)
+        await other.run_until_idle()
+        assert _states(rt, ids).count("RUNNING") == 2
