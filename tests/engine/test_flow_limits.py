@@ -285,3 +285,31 @@ def test_bad_declared_limits_are_refused_at_registration(open_rt: Open) -> None:
     with pytest.raises(UnsupportedFeature, match="max_concurrent"):
         rt.register_activity(local_limited)
     assert rt.queues() == []
+
+
+@pytest.mark.sqlite_only("Postgres gives a dead worker's slots back with its lease")
+async def test_a_slot_held_by_a_writer_that_died_comes_back_at_reopen(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = open_rt()
+    rt.register_workflow(fan_out)
+    rt.register_activity(model_call)
+    run = rt.start_workflow("fan_out", 3)
+    await rt.poll_once()  # three attempts wait for max_concurrent=2
+    rt._driver.gatekeeper.admit(clock.now())  # two get their slots
+    opened = [t for t in rt.store.ready_tasks(None, clock.now())]
+    assert len(opened) == 2
+    assert rt.store.claim_task(opened[0].id, clock.now()) is not None
+    rt.close()  # the writer dies holding a claimed slot: nothing puts it back
+
+    again = open_rt()
+    again.register_workflow(fan_out)
+    again.register_activity(model_call)
+    info = {q.name: q for q in again.queues()}["activity:model_call"]
+    assert (info.running, info.waiting) == (2, 1)  # still two slots, never three
+    await again.run_until_idle()
+    assert again.outcome(run) == ExecutionOutcome.Completed(output=["P0", "P1", "P2"])
+    info = {q.name: q for q in again.queues()}["activity:model_call"]
+    assert (info.running, info.waiting) == (0, 0)
+    outcomes = [a.outcome for a in again.activity_attempts(run, "model_call")]
+    assert sorted(outcomes) == ["COMPLETED", "COMPLETED", "COMPLETED", "LOST"]
