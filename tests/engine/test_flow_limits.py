@@ -297,7 +297,7 @@ async def test_a_slot_held_by_a_writer_that_died_comes_back_at_reopen(
     run = rt.start_workflow("fan_out", 3)
     await rt.poll_once()  # three attempts wait for max_concurrent=2
     rt._driver.gatekeeper.admit(clock.now())  # two get their slots
-    opened = [t for t in rt.store.ready_tasks(None, clock.now())]
+    opened = rt.store.ready_tasks(None, clock.now())
     assert len(opened) == 2
     assert rt.store.claim_task(opened[0].id, clock.now()) is not None
     rt.close()  # the writer dies holding a claimed slot: nothing puts it back
