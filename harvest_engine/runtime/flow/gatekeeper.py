@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.registry import RegisteredActivity
     from harvest_engine.store.sql.flow import WaitingTask
 
+RECHECK_EVERY = 0.25
+"""Seconds after which a queue held for a slot is looked at again, whatever happened."""
+
 SWEEP_EVERY = 5.0
 """Seconds between sweeps of waiting rows whose run ended some other way."""
 
@@ -43,6 +46,8 @@ class Gatekeeper:
         # What held each queue at its last admission: a slot, or a rate token's time.
         self._held: dict[str, datetime | str] = {}
         self._next_sweep = 0.0
+        # When each queue was last looked at: (evictions, wakes) then, recheck time.
+        self._looked: dict[str, tuple[tuple[int, int], float]] = {}
 
     def in_use(self) -> bool:
         """Whether anything may wait: a declared queue or limit, or stored queue rows."""
@@ -59,6 +64,7 @@ class Gatekeeper:
     def forget(self) -> None:
         """Limits changed (a queue registered): look at every queue again."""
         self._held.clear()
+        self._looked.clear()
         self._stored = None
 
     def admit(self, now: datetime) -> bool:
@@ -71,14 +77,16 @@ class Gatekeeper:
         moved = False
         registry, store = self.engine.registry, self.engine.store
         sweep = self._sweep_due()
+        marks = (self.engine.cache.evictions, self.engine.waker.wakes)
         for queue, earliest in queues:
-            if earliest > now and not sweep:
+            if (earliest > now or self._unchanged(queue, marks)) and not sweep:
                 continue
             with store.write() as txn:
                 if sweep:
                     txn.flow().drop_waiting_ended(queue)
                 admitted, held, token = admit_queue(registry, txn, queue, now)
             self._note(queue, admitted, held, token)
+            self._looked[queue] = (marks, time.monotonic() + RECHECK_EVERY)
             moved = moved or admitted > 0
         for gate, waiting in self._by_gate(tasks).items():
             with store.write() as txn:
@@ -114,6 +122,21 @@ class Gatekeeper:
                 first = min(task.ready_at for task, _ in waiting)
                 dues.append(first if held is None else max(held, first))
         return min(dues) if dues else None
+
+    def _unchanged(self, queue: str, marks: tuple[int, int]) -> bool:
+        """Whether a queue held for a slot can be passed over: nothing ended or woke since.
+
+        A run that ends here is evicted from the cache, an in-process call
+        wakes the loop; either may free a slot or change a queue. Another
+        worker's ends are not seen here: the queue is looked at again after
+        RECHECK_EVERY seconds whatever happened (and that worker admits too).
+        """
+        if self._held.get(queue) != _SLOT:
+            return False
+        looked = self._looked.get(queue)
+        return (
+            looked is not None and looked[0] == marks and time.monotonic() < looked[1]
+        )
 
     def _sweep_due(self) -> bool:
         """Whether to sweep waiting rows of ended runs now (every SWEEP_EVERY seconds).

@@ -255,6 +255,8 @@ CREATE TABLE harvest_flow_waits (
 );
 CREATE INDEX harvest_flow_waits_queue
     ON harvest_flow_waits (queue, admitted_at, priority, id);
+CREATE INDEX harvest_flow_waits_due
+    ON harvest_flow_waits (queue, due_at) WHERE admitted_at IS NULL;
 CREATE INDEX harvest_flow_waits_also
     ON harvest_flow_waits (workflow_queue) WHERE workflow_queue IS NOT NULL;
 CREATE INDEX harvest_flow_waits_dedup

@@ -162,11 +162,18 @@ class FlowSql:
             "AND e.state IN ('ENQUEUED', 'RUNNING') LIMIT 1"
         )
         # Admitted rows of runs that ended (or were purged) hold no slot: dropped.
+        # Each statement seeks one index (`queue` and `workflow_queue` apart).
+        ended = (
+            " AND NOT EXISTS (SELECT 1 FROM harvest_executions e WHERE "
+            "e.exec_id = harvest_flow_waits.exec_id AND e.state = 'RUNNING')"
+        )
         self.release_ended = r(
-            "DELETE FROM harvest_flow_waits WHERE admitted_at IS NOT NULL AND "
-            "(queue = ? OR workflow_queue = ?) AND NOT EXISTS (SELECT 1 FROM "
-            "harvest_executions e WHERE e.exec_id = harvest_flow_waits.exec_id "
-            "AND e.state = 'RUNNING')"
+            "DELETE FROM harvest_flow_waits WHERE queue = ? AND admitted_at IS NOT NULL"
+            + ended
+        )
+        self.release_ended_also = r(
+            "DELETE FROM harvest_flow_waits WHERE workflow_queue = ? "
+            "AND admitted_at IS NOT NULL" + ended
         )
         self.drop_waiting_ended = r(
             "DELETE FROM harvest_flow_waits WHERE admitted_at IS NULL AND queue = ? "
@@ -174,8 +181,9 @@ class FlowSql:
             "e.exec_id = harvest_flow_waits.exec_id AND e.state = 'ENQUEUED')"
         )
         self.running = r(
-            "SELECT COUNT(*) FROM harvest_flow_waits WHERE admitted_at IS NOT NULL "
-            "AND (queue = ? OR workflow_queue = ?)"
+            "SELECT (SELECT COUNT(*) FROM harvest_flow_waits WHERE queue = ? "
+            "AND admitted_at IS NOT NULL) + (SELECT COUNT(*) FROM harvest_flow_waits "
+            "WHERE workflow_queue = ? AND admitted_at IS NOT NULL)"
         )
         self.running_by = r(
             "SELECT COUNT(*) FROM harvest_flow_waits WHERE admitted_at IS NOT NULL "
@@ -205,9 +213,10 @@ class FlowSql:
             "SELECT COUNT(*) FROM harvest_flow_waits WHERE queue = ? AND "
             "admitted_at IS NULL AND (priority < ? OR (priority = ? AND id < ?))"
         )
+        # One index seek per queue (harvest_flow_waits_due), not a scan of the waits.
         self.waiting_queues = (
-            "SELECT queue, MIN(due_at) FROM harvest_flow_waits "
-            "WHERE admitted_at IS NULL GROUP BY queue"
+            "SELECT name, (SELECT MIN(w.due_at) FROM harvest_flow_waits w "
+            "WHERE w.queue = q.name AND w.admitted_at IS NULL) FROM harvest_flow_queues q"
         )
         self.hold_task = r("UPDATE harvest_tasks SET status = 'WAITING' WHERE id = ?")
         self.open_task = r(
@@ -338,7 +347,8 @@ class FlowTables:
 
     def release_ended(self, queue: str) -> None:
         """Drop the admitted rows of the queue's runs that ended (their slots are free)."""
-        self._conn.execute(self._sql.release_ended, (queue, queue))
+        self._conn.execute(self._sql.release_ended, (queue,))
+        self._conn.execute(self._sql.release_ended_also, (queue,))
 
     def drop_waiting_ended(self, queue: str) -> None:
         """Drop the waiting rows of runs that ended while ENQUEUED (a sweep, now and then)."""
