@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.runtime.registry import Registry
+    from harvest_engine.store.rows import ExecutionRecord
     from harvest_engine.store.sql.flow import FlowTables, QueueRow, WaitRow
     from harvest_engine.store.txn_protocol import WriteTxn
 
@@ -160,6 +161,10 @@ def admit_queue(
             break
         if held is not None:
             continue  # its partition is full: the next partition's turn
+        run = txn.execution(wait.exec_id)
+        if run is None or run.state != "ENQUEUED":
+            tables.drop_wait(wait.exec_id)  # it ended while it waited
+            continue
         also = _workflow_limiter(tables, others, wait.workflow_queue, now)
         if also is not None:
             held = also.held_by()
@@ -167,7 +172,7 @@ def admit_queue(
                 continue
         if not tables.admit(wait.exec_id, now):
             continue
-        _run_admitted(registry, txn, wait.exec_id, now)
+        _run_admitted(registry, txn, run, now)
         limiter.take(wait.partition_key)
         if also is not None:
             also.take()
@@ -195,13 +200,13 @@ def _workflow_limiter(
 
 
 def _run_admitted(
-    registry: Registry, txn: WriteTxn, exec_id: str, now: datetime
+    registry: Registry, txn: WriteTxn, run: ExecutionRecord, now: datetime
 ) -> None:
     """Flip an admitted run RUNNING, due for its first decision; its deadline starts now."""
-    row = txn.execution(exec_id)
     deadline = None
-    if row is not None:
-        info = registry.workflows.get(row.workflow_name)
-        if info is not None and info.execution_timeout is not None:
-            deadline = now + info.execution_timeout
-    txn.update_execution(exec_id, state="RUNNING", needs_decision=1, deadline=deadline)
+    info = registry.workflows.get(run.workflow_name)
+    if info is not None and info.execution_timeout is not None:
+        deadline = now + info.execution_timeout
+    txn.update_execution(
+        run.exec_id, state="RUNNING", needs_decision=1, deadline=deadline
+    )

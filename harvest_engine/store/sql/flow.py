@@ -157,9 +157,9 @@ class FlowSql:
             "partition_key, dedup_id, enqueued_at, due_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         )
         self.dedup_holder = r(
-            "SELECT w.exec_id, e.state FROM harvest_flow_waits w JOIN harvest_executions e "
-            "ON e.exec_id = w.exec_id WHERE w.queue = ? AND w.dedup_id = ? "
-            "AND e.state IN ('ENQUEUED', 'RUNNING') LIMIT 1"
+            "SELECT w.exec_id, (SELECT e.state FROM harvest_executions e "
+            "WHERE e.exec_id = w.exec_id) AS state FROM harvest_flow_waits w "
+            "WHERE w.queue = ? AND w.dedup_id = ?"
         )
         # Admitted rows of runs that ended (or were purged) hold no slot: dropped.
         # Each statement seeks one index (`queue` and `workflow_queue` apart).
@@ -193,13 +193,12 @@ class FlowSql:
             "SELECT partition_key, COUNT(*) FROM harvest_flow_waits WHERE "
             "admitted_at IS NOT NULL AND queue = ? GROUP BY partition_key"
         )
-        # A wait whose run ended meanwhile (cancelled while ENQUEUED) is passed over.
+        # No join: a planner without statistics (a young Postgres table) may
+        # scan every waiting run's row per candidate. The caller reads each
+        # candidate's run and passes over one that ended while it waited.
         self.candidates = r(
-            "SELECT w.exec_id, w.queue, w.workflow_queue, w.priority, w.partition_key, "
-            "w.dedup_id, w.enqueued_at, w.due_at, w.id FROM harvest_flow_waits w "
-            "JOIN harvest_executions e ON e.exec_id = w.exec_id WHERE w.queue = ? "
-            "AND w.admitted_at IS NULL AND w.due_at <= ? AND e.state = 'ENQUEUED' "
-            "ORDER BY w.priority, w.id LIMIT ?"
+            f"SELECT {WAIT_COLUMNS} FROM harvest_flow_waits WHERE queue = ? "
+            "AND admitted_at IS NULL AND due_at <= ? ORDER BY priority, id LIMIT ?"
         )
         self.drop_wait = r("DELETE FROM harvest_flow_waits WHERE exec_id = ?")
         self.admit = r(
@@ -342,8 +341,11 @@ class FlowTables:
 
     def dedup_holder(self, queue: str, dedup_id: str) -> tuple[str, str] | None:
         """The (exec_id, state) of the ENQUEUED or RUNNING run holding the dedup id."""
-        row = self._conn.execute(self._sql.dedup_holder, (queue, dedup_id)).fetchone()
-        return None if row is None else (str(row[0]), str(row[1]))
+        rows = self._conn.execute(self._sql.dedup_holder, (queue, dedup_id)).fetchall()
+        for exec_id, state in rows:
+            if state in ("ENQUEUED", "RUNNING"):
+                return str(exec_id), str(state)
+        return None
 
     def release_ended(self, queue: str) -> None:
         """Drop the admitted rows of the queue's runs that ended (their slots are free)."""
