@@ -259,6 +259,7 @@ HARVESTCLIENT = {
     "load_history": "(self, exec_id: 'str | ExecutionId') -> 'list[HistoryEvent]'",
     "open": "(path: 'str | Path') -> 'HarvestClient'",
     "outcome": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
+    "queues": "(self) -> 'list[QueueInfo]'",
     "query": "(self, exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = None, *, timeout: "
     "'Duration' = '10s', command_id: 'str | None' = None) -> 'Any'",
     "result": "(self, exec_id: 'str | ExecutionId', *, timeout: 'Duration | None' = None) -> "

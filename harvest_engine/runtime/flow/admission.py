@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.store.rows import ExecutionRecord
-    from harvest_engine.store.sql.flow import FlowTables, QueueRow, WaitRow
+    from harvest_engine.store.sql.flow import FlowTables
+    from harvest_engine.store.sql.flow_rows import QueueRow, WaitRow
     from harvest_engine.store.txn_protocol import WriteTxn
 
 # How many candidates one admission reads per free slot, so round robin over

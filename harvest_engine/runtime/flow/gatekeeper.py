@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.engine import Engine
     from harvest_engine.runtime.flow.gates import TimeOut
     from harvest_engine.runtime.registry import RegisteredActivity
-    from harvest_engine.store.sql.flow import WaitingTask
+    from harvest_engine.store.sql.flow_rows import WaitingTask
 
 RECHECK_EVERY = 0.25
 """Seconds after which a queue held for a slot is looked at again, whatever happened."""

@@ -21,7 +21,7 @@ from harvest_engine.runtime.flow.admission import Limiter
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.registry import RegisteredActivity, Registry
-    from harvest_engine.store.sql.flow import WaitingTask
+    from harvest_engine.store.sql.flow_rows import WaitingTask
     from harvest_engine.store.txn_protocol import WriteTxn
 
 TimeOut = Callable[["WriteTxn", int, datetime], None]

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.flow import QUEUE_ACTIVITY_PREFIX, QueueInfo, Rate
 from harvest_engine.store.sql.columns import opt_time
-from harvest_engine.store.sql.flow import QueueRow, WaitingTask, WaitRow, wait_from_row
+from harvest_engine.store.sql.flow_rows import (
+    QueueRow,
+    WaitingTask,
+    WaitRow,
+    wait_from_row,
+)
 from harvest_engine.timestamps import from_micros
 
 if TYPE_CHECKING:
