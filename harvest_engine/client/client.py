@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from harvest_engine.calls import SignalDelivery
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.flow import QueueInfo
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
     from harvest_engine.store.postgres.reader import PostgresReader
     from harvest_engine.store.records import ExecutionDetail, ExecutionPage
@@ -284,7 +285,11 @@ class HarvestClient(StartCalls, ScheduleCalls):
         workflow_id: str | None = None,
     ) -> ExecutionOutcome:
         """The stored outcome of one run, read from the file."""
-        return outcome_of(self._reader.describe(self._run_id(exec_id, workflow_id)))
+        detail = self._reader.describe(self._run_id(exec_id, workflow_id))
+        if detail.state != "ENQUEUED":
+            return outcome_of(detail)
+        wait = self._reader.flow_reads().wait_of(str(detail.exec_id))
+        return outcome_of(detail, "" if wait is None else wait.queue)
 
     def describe(
         self,
@@ -307,6 +312,10 @@ class HarvestClient(StartCalls, ScheduleCalls):
     ) -> list[HistoryEvent]:
         """Every recorded event of the run, in order."""
         return self._reader.load_history(self._run_id(exec_id, workflow_id))
+
+    def queues(self) -> list[QueueInfo]:
+        """Every queue: its limits, slots held, waiting runs or attempts, oldest wait."""
+        return self._reader.flow_reads().queue_infos()
 
     def data_version(self) -> int:
         """A number that changes whenever another process commits to the file."""
@@ -380,10 +389,15 @@ class HarvestClient(StartCalls, ScheduleCalls):
         return outcome_of(detail)
 
 
-def outcome_of(detail: ExecutionDetail) -> ExecutionOutcome:
-    """The ExecutionOutcome of a described run (the runtime's `outcome`, from a reader)."""
+def outcome_of(detail: ExecutionDetail, queue: str = "") -> ExecutionOutcome:
+    """The ExecutionOutcome of a described run (the runtime's `outcome`, from a reader).
+
+    `queue` names the queue of a run waiting ENQUEUED.
+    """
     if detail.state == "RUNNING":
         return ExecutionOutcome.Running()
+    if detail.state == "ENQUEUED":
+        return ExecutionOutcome.Enqueued(queue=queue)
     if detail.state == "COMPLETED":
         return ExecutionOutcome.Completed(output=detail.output.value)
     if detail.state == "FAILED":

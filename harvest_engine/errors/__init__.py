@@ -28,6 +28,12 @@ from harvest_engine.errors.base import (
 from harvest_engine.errors.base import (
     _run_id as _run_id,
 )
+from harvest_engine.errors.flow import (
+    DuplicateEnqueue,
+    InvalidFlowControl,
+    QuotaExceeded,
+    UnknownQueue,
+)
 from harvest_engine.errors.handlers import (
     QueryFailed,
     QueryNotFound,
@@ -100,6 +106,7 @@ __all__ = [
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
+    "DuplicateEnqueue",
     "ExecutionExists",
     "ExecutionNotFound",
     "ExternalWorkflowError",
@@ -107,6 +114,7 @@ __all__ = [
     "HarvestInternalError",
     "InvalidFilter",
     "InvalidFlowOption",
+    "InvalidFlowControl",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",
@@ -122,11 +130,13 @@ __all__ = [
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "QuotaExceeded",
     "ScheduleNotFound",
     "SchemaTooNew",
     "SqliteError",
     "StorageError",
     "Stuck",
+    "UnknownQueue",
     "UnknownWorkflow",
     "Unsupported",
     "UnsupportedFeature",

@@ -156,6 +156,30 @@ class TaskRunner:
                 return self._record_in(own, finished)
         return self._record_in(txn, finished)
 
+    def time_out_waiting(self, txn: WriteTxn, task_id: int, now: datetime) -> None:
+        """Record a waiting attempt TIMED_OUT (SCHEDULE_TO_START); the retry policy goes on.
+
+        The gatekeeper (runtime/flow/) calls it in its gate's transaction for
+        an attempt that waited for a slot past its activity's schedule_to_start.
+        """
+        task = txn.task(task_id)
+        if task is None:
+            return
+        activity = self.activity(task)
+        limit = activity.limits.schedule_to_start if activity.limits else None
+        waited = (now - task.ready_at).total_seconds()
+        result = AttemptResult(
+            ok=False,
+            timed_out=True,
+            error=ErrorInfo(
+                type="ScheduleToStartTimeout",
+                message=f"activity {task.activity_name} waited {waited:.3g}s for a "
+                f"slot, past its schedule_to_start of {limit or 0:g}s",
+                details={"timeout_type": "SCHEDULE_TO_START"},
+            ),
+        )
+        self._record_in(txn, Finished(task, activity, result, task.ready_at, now))
+
     def _context(self, task: TaskRecord, cancel: AttemptCancel) -> ActivityContext:
         heartbeat = payloads.loads(task.heartbeat) if task.heartbeat else None
         previous = (
@@ -248,6 +272,9 @@ class TaskRunner:
                 kept = txn.reschedule_task(
                     task.id, task.attempt + 1, ready_at, error_text or ""
                 )
+                if kept and self.registry.gate(finished.activity) is not None:
+                    # The retry waits for a slot (and a token) again (runtime/flow/).
+                    txn.flow().hold_task(task.id)
             if not kept:
                 return False
         txn.record_attempt(

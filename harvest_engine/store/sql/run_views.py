@@ -16,6 +16,8 @@ from harvest_engine.errors import InvalidFilter
 from harvest_engine.filters import ExecutionFilter
 from harvest_engine.store.sql import listing
 from harvest_engine.store.sql.progress import ProgressSql
+from harvest_engine.store.sql.flow import flow_sql
+from harvest_engine.store.sql.flow_reads import FlowReads
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
@@ -157,6 +159,10 @@ class RunViews(ABC):
                 )
             )
         return last if more else None
+
+    def flow_reads(self) -> FlowReads:
+        """Flow-control reads: queues, their waiting runs and attempts."""
+        return FlowReads(flow_sql(self._dialect), self._reading())
 
     def counts_by_state(self) -> dict[str, int]:
         """How many runs are in each state (every state present, maybe 0)."""
