@@ -34,8 +34,8 @@ if TYPE_CHECKING:
         TimerRow,
     )
     from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
-    from harvest_engine.store.sql.shaping import BreakerRow, HeldRow
     from harvest_engine.store.sql.flow_reads import FlowReads
+    from harvest_engine.store.sql.shaping import BreakerRow, HeldRow
     from harvest_engine.store.txn_protocol import WriteTxn
 
 

@@ -17,7 +17,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from harvest_engine.activity import AttemptResult
 from harvest_engine.runtime.flow.admission import Limiter
+from harvest_engine.states import ErrorInfo
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.registry import RegisteredActivity, Registry
@@ -95,3 +97,20 @@ def open_gate(
     if held is None:
         held = limiter.held_by()
     return moved, held, limiter.next_token
+
+
+def waited_too_long(
+    activity_name: str, ready_at: datetime, limit: float | None, now: datetime
+) -> AttemptResult:
+    """The outcome of an attempt that waited for a slot past its schedule_to_start."""
+    waited = (now - ready_at).total_seconds()
+    return AttemptResult(
+        ok=False,
+        timed_out=True,
+        error=ErrorInfo(
+            type="ScheduleToStartTimeout",
+            message=f"activity {activity_name} waited {waited:.3g}s for a "
+            f"slot, past its schedule_to_start of {limit or 0:g}s",
+            details={"timeout_type": "SCHEDULE_TO_START"},
+        ),
+    )

@@ -27,6 +27,7 @@ from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.attempts import RunningAttempts
 from harvest_engine.runtime.deciding import local_activities
+from harvest_engine.runtime.flow import gates
 from harvest_engine.runtime.registry import RegisteredActivity
 from harvest_engine.runtime.serving import breakers
 from harvest_engine.states import ErrorInfo
@@ -167,17 +168,7 @@ class TaskRunner:
             return
         activity = self.activity(task)
         limit = activity.limits.schedule_to_start if activity.limits else None
-        waited = (now - task.ready_at).total_seconds()
-        result = AttemptResult(
-            ok=False,
-            timed_out=True,
-            error=ErrorInfo(
-                type="ScheduleToStartTimeout",
-                message=f"activity {task.activity_name} waited {waited:.3g}s for a "
-                f"slot, past its schedule_to_start of {limit or 0:g}s",
-                details={"timeout_type": "SCHEDULE_TO_START"},
-            ),
-        )
+        result = gates.waited_too_long(task.activity_name, task.ready_at, limit, now)
         self._record_in(txn, Finished(task, activity, result, task.ready_at, now))
 
     def _context(self, task: TaskRecord, cancel: AttemptCancel) -> ActivityContext:

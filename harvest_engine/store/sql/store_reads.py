@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.sql import listing, shaping
 from harvest_engine.store.sql.columns import opt_time
-from harvest_engine.store.sql.progress import ProgressSql
 from harvest_engine.store.sql.flow import flow_sql
 from harvest_engine.store.sql.flow_reads import FlowReads
+from harvest_engine.store.sql.progress import ProgressSql
 from harvest_engine.store.sql.wakeups import (
     RUNS_NEEDING_DECISION,
     due_statement,
