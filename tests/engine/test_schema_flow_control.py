@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 TABLES = ("harvest_flow_queues", "harvest_flow_waits")
+PG_VERSION = 4  # the Postgres step that adds them (store/postgres/schema.py V4)
 
 
 @workflow
@@ -79,7 +80,7 @@ async def test_a_postgres_database_of_the_step_before_migrates_and_takes_queues(
         for table in TABLES:
             conn.execute(f"DROP TABLE {table}")
         conn.execute("DROP INDEX harvest_tasks_waiting")
-        conn.execute(f"DELETE FROM {VERSION_TABLE} WHERE version = 2")
+        conn.execute(f"DELETE FROM {VERSION_TABLE} WHERE version = {PG_VERSION}")
 
     with PostgresRuntime.connect(pg_dsn) as rt:
         rt.register_workflow(echo)
@@ -92,5 +93,5 @@ async def test_a_postgres_database_of_the_step_before_migrates_and_takes_queues(
         assert rt.outcome(new.exec_id) == ExecutionOutcome.Completed(output="after")
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         versions = conn.execute(f"SELECT version FROM {VERSION_TABLE}").fetchall()
-    assert (2,) in versions
+    assert (PG_VERSION,) in versions
     assert "harvest_flow_waits_queue" in PG_FLOW_CONTROL
