@@ -76,6 +76,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.filters import ExecutionFilter
+from harvest_engine.interceptors import Interceptor
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.registry import ActivitySpec
@@ -153,6 +154,7 @@ __all__ = [
     "HarvestInternalError",
     "HistoryCaps",
     "HistoryEvent",
+    "Interceptor",
     "InvalidFilter",
     "InvalidHistoryFile",
     "InvalidName",

@@ -22,6 +22,7 @@ from harvest_engine.states import ErrorInfo
 from harvest_engine.tracebacks import stack_trace
 
 if TYPE_CHECKING:
+    import contextvars
     from collections.abc import Callable
 
 log = logging.getLogger("harvest_engine.activity")
@@ -187,8 +188,11 @@ async def run_attempt(
     args: tuple[Any, ...],
     *,
     budget: float | None,
+    context: contextvars.Context | None = None,
 ) -> AttemptResult:
     """Run one attempt: a coroutine body on this loop, a plain one in a worker thread.
+
+    With `context` a plain body runs in it (an interceptor's current span).
 
     A coroutine past its budget is cancelled. A thread cannot be stopped, so
     a sync body's budget is checked when it returns.
@@ -201,7 +205,12 @@ async def run_attempt(
         else:
             started = time.monotonic()
             loop = asyncio.get_running_loop()
-            value = await loop.run_in_executor(None, functools.partial(body, *args))
+            call = (
+                functools.partial(body, *args)
+                if context is None
+                else functools.partial(context.run, body, *args)
+            )
+            value = await loop.run_in_executor(None, call)
             if budget is not None and time.monotonic() - started > budget:
                 return _timed_out(budget)
     except TimeoutError:

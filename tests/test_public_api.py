@@ -102,7 +102,8 @@ API_MD_NAMES = {
 # errors of the second wave's hardening (InvalidName, PayloadNotJson,
 # ScheduleNotFound, DatabaseClosed, ExecutionExists, InvalidHistoryFile), the
 # clocks the tests and the `*_as_of` drivers use, the package version, and
-# `Runtime`, the facade both openers subclass (the type users annotate).
+# `Runtime`, the facade both openers subclass (the type users annotate), and
+# `Interceptor` (API.md's harvest_engine.interceptors.Interceptor, also here).
 EXTRA_NAMES = {
     "ActivityRunInfo",
     "Clock",
@@ -110,6 +111,7 @@ EXTRA_NAMES = {
     "DatabaseClosed",
     "ExecutionExists",
     "HandlerInfo",
+    "Interceptor",
     "InvalidHistoryFile",
     "InvalidName",
     "LedgerTotals",

@@ -19,6 +19,7 @@ from harvest_engine.authoring import (
     info_of,
 )
 from harvest_engine.errors import UnknownActivity, UnknownWorkflow, UnsupportedFeature
+from harvest_engine.interceptors import Interceptors
 from harvest_engine.names import check_name
 
 _WORKFLOW_REFUSED = {
@@ -84,6 +85,8 @@ class Registry:
         self.activities: dict[str, RegisteredActivity] = {}
         self.queries: dict[tuple[str, str], HandlerInfo] = {}
         self.updates: dict[tuple[str, str], HandlerInfo] = {}
+        self.interceptors = Interceptors()
+        """The hooks given at open (`interceptors=[...]`): code this process runs around calls."""
 
     # -- workflows -------------------------------------------------------------
 

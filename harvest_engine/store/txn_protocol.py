@@ -200,6 +200,14 @@ class WriteTxn(Protocol):
         """Store one finished attempt."""
         ...
 
+    def put_headers(self, exec_id: str, kind: str, ref: str, text: str) -> None:
+        """Store the headers (JSON text) of a run's start or of an activity (`ref`: its id)."""
+        ...
+
+    def headers(self, exec_id: str, kind: str, ref: str) -> str | None:
+        """The headers stored with (run, kind, ref), or None."""
+        ...
+
     def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
         """Store LLM calls (only in a completion's transaction)."""
         ...

@@ -27,6 +27,7 @@ from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.deciding import local_activities
 from harvest_engine.runtime.registry import RegisteredActivity
+from harvest_engine.runtime.serving import intercepted_attempts
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord
 from harvest_engine.tracebacks import log_failed_attempt
@@ -105,7 +106,14 @@ class TaskRunner:
             # Fails like the body raising it, so the claimed task never stays RUNNING.
             result = AttemptResult(ok=False, error=error_info(exc))
         else:
-            result = await run_attempt(activity.body, args, budget=budget)
+            hooks = self.registry.interceptors.activity
+            if hooks:
+                name = self._workflow_name(claimed.exec_id)
+                result = await intercepted_attempts.run(
+                    hooks, self.store, claimed, name, activity, args, budget, started
+                )
+            else:
+                result = await run_attempt(activity.body, args, budget=budget)
         if result.ok and activity.mode == "ledger":
             result = _split_ledger(result)
         elif result.ok and activity.mode == "context" and ctx.llm_calls:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.errors import ExecutionNotFound, InvalidSignal
 from harvest_engine.runtime.engine import id_text
 from harvest_engine.runtime.talking import (
+    hooked,
     queries,
     signals,
     start_calls,
@@ -38,14 +39,30 @@ if TYPE_CHECKING:
 
 def start_workflow(engine: Engine, name: str, input: Any = None) -> ExecutionId:
     """Start a fresh run; nothing executes until a drive."""
-    return engine.woken(start_calls.start_fresh(engine, name, None, input))
+    return engine.woken(
+        hooked.start(
+            engine,
+            name,
+            None,
+            input,
+            lambda: start_calls.start_fresh(engine, name, None, input),
+        )
+    )
 
 
 def start_workflow_with_id(
     engine: Engine, name: str, workflow_id: str, input: Any = None
 ) -> ExecutionId:
     """Start with a business id, attaching to a RUNNING run of the same name and id."""
-    return engine.woken(start_calls.start_with_id(engine, name, workflow_id, input))
+    return engine.woken(
+        hooked.start(
+            engine,
+            name,
+            workflow_id,
+            input,
+            lambda: start_calls.start_with_id(engine, name, workflow_id, input),
+        )
+    )
 
 
 def send_signal(
@@ -66,8 +83,15 @@ def _signal(
     """`signals.send_signal`; its transaction's read of the row finds an unknown run."""
     text = id_text(exec_id)
     try:
-        return signals.send_signal(
-            engine.store, text, name, payload, key, engine.clock.now()
+        return hooked.signal(
+            engine,
+            text,
+            None,
+            name,
+            payload,
+            lambda: signals.send_signal(
+                engine.store, text, name, payload, key, engine.clock.now()
+            ),
         )
     except InvalidSignal:
         engine.require(text)  # an unknown run is reported first, as it was
@@ -83,7 +107,15 @@ def start_workflow_with_reuse_policy(
 ) -> StartOutcome:
     """Start under a workflow-id reuse policy; whether it attached or started fresh."""
     return engine.woken(
-        start_calls.start_with_policy(engine, name, workflow_id, input, policy)
+        hooked.start(
+            engine,
+            name,
+            workflow_id,
+            input,
+            lambda: start_calls.start_with_policy(
+                engine, name, workflow_id, input, policy
+            ),
+        )
     )
 
 
@@ -91,14 +123,30 @@ def start_workflow_with_options(
     engine: Engine, name: str, input: Any, options: StartOptions
 ) -> StartOutcome:
     """Start with `StartOptions(workflow_id=, memo=, search_attributes=, reuse_policy=)`."""
-    return engine.woken(start_calls.start_with_options(engine, name, input, options))
+    return engine.woken(
+        hooked.start(
+            engine,
+            name,
+            getattr(options, "workflow_id", None),
+            input,
+            lambda: start_calls.start_with_options(engine, name, input, options),
+        )
+    )
 
 
 def signal_with_start(
     engine: Engine, request: SignalWithStart
 ) -> SignalWithStartOutcome:
     """Signal the RUNNING run of the id, or start one and signal it, in one transaction."""
-    return engine.woken(signal_start.signal_with_start(engine, request))
+    return engine.woken(
+        hooked.start(
+            engine,
+            request.workflow_name,
+            request.workflow_id,
+            request.input,
+            lambda: signal_start.signal_with_start(engine, request),
+        )
+    )
 
 
 def send_signal_idempotent(
@@ -122,14 +170,21 @@ def send_signal_by_workflow_id(
 ) -> SignalDelivery:
     """Signal the RUNNING run of (workflow_name, workflow_id); where it went."""
     return engine.woken(
-        signals.send_signal_by_workflow_id(
-            engine.store,
-            workflow_name,
+        hooked.signal(
+            engine,
+            None,
             workflow_id,
             name,
             payload,
-            key,
-            engine.clock.now(),
+            lambda: signals.send_signal_by_workflow_id(
+                engine.store,
+                workflow_name,
+                workflow_id,
+                name,
+                payload,
+                key,
+                engine.clock.now(),
+            ),
         )
     )
 
@@ -158,4 +213,12 @@ async def update_with_start(
     engine: Engine, request: UpdateWithStart
 ) -> UpdateWithStartOutcome:
     """Start (or attach to) the run of the id and run an update on it, in one transaction."""
-    return engine.woken(update_start.update_with_start(engine, request))
+    return engine.woken(
+        hooked.start(
+            engine,
+            request.workflow_name,
+            request.workflow_id,
+            request.input,
+            lambda: update_start.update_with_start(engine, request),
+        )
+    )

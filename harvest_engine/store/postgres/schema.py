@@ -9,7 +9,7 @@ clock so workers on several machines agree).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Version 1: the whole engine. Later versions append steps to MIGRATIONS.
 V1 = """
@@ -221,5 +221,18 @@ END;
 $$;
 """
 
+# Step 2: headers (interceptors, issue 29), as SQLite's V5: a small text map
+# stored with a run's start or an activity its decision scheduled, written
+# only when a call carries headers.
+V2 = HEADERS = """
+CREATE TABLE IF NOT EXISTS harvest_headers (
+    exec_id TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    ref     TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    PRIMARY KEY (exec_id, kind, ref)
+);
+"""
+
 # MIGRATIONS[n] takes a database from version n to n + 1 (index 0 creates it).
-MIGRATIONS: tuple[str, ...] = (V1,)
+MIGRATIONS: tuple[str, ...] = (V1, V2)

@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -224,6 +224,22 @@ CREATE TABLE harvest_activity_attempts (
     PRIMARY KEY (exec_id, id)
 ) WITHOUT ROWID;
 """
+
+# Version 5: headers (interceptors, issue 29). A small text map stored with
+# a run's start (`kind` 'start', `ref` '') or an activity its decision
+# scheduled ('activity', the activity id), so context such as a W3C
+# traceparent crosses processes and survives a reopen. Written only when a
+# call carries headers: a file without interceptors never holds a row.
+V5 = HEADERS = """
+CREATE TABLE IF NOT EXISTS harvest_headers (
+    exec_id TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    ref     TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    PRIMARY KEY (exec_id, kind, ref)
+) WITHOUT ROWID;
+"""
+
 # Created on every open, so a file from before the guard gains it (guide §7).
 APPEND_ONLY_TRIGGERS = """
 CREATE TRIGGER IF NOT EXISTS harvest_events_no_update

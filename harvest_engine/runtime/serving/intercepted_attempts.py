@@ -1,0 +1,66 @@
+"""An activity attempt's body run through the interceptors' activity hooks, with its headers."""
+
+from __future__ import annotations
+
+import contextvars
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine.activity import AttemptResult, run_attempt
+from harvest_engine.errors import HarvestInternalError
+from harvest_engine.interceptors import ACTIVITY, START, ActivityCall, chained
+from harvest_engine.runtime.deciding.intercepted import stored_headers
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+
+    from harvest_engine.runtime.registry import RegisteredActivity
+    from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.rows import TaskRecord
+
+
+def task_headers(store: DurableStore, task: TaskRecord) -> dict[str, str]:
+    """The headers stored with the task's activity, else with its run's start."""
+    text = store.headers_of(task.exec_id, ACTIVITY, str(task.activity_id))
+    if text is None:
+        text = store.headers_of(task.exec_id, START, "")
+    return stored_headers(text)
+
+
+async def run(
+    hooks: tuple[Callable[..., Any], ...],
+    store: DurableStore,
+    task: TaskRecord,
+    workflow_name: str,
+    activity: RegisteredActivity,
+    args: tuple[Any, ...],
+    budget: float | None,
+    started: datetime,
+) -> AttemptResult:
+    """`run_attempt` inside the hooks; a sync body runs in the hooks' context (a current span)."""
+    call = ActivityCall(
+        exec_id=task.exec_id,
+        workflow_name=workflow_name,
+        activity_name=task.activity_name,
+        activity_id=task.activity_id,
+        attempt=task.attempt,
+        input=args[-1] if args else None,
+        ready_at=task.ready_at,
+        started_at=started,
+        headers=task_headers(store, task),
+    )
+    ran: list[bool] = []
+
+    async def final(call: ActivityCall) -> AttemptResult:
+        del call
+        ran.append(True)
+        return await run_attempt(
+            activity.body, args, budget=budget, context=contextvars.copy_context()
+        )
+
+    result = await chained(hooks, final)(call)
+    if not ran or not isinstance(result, AttemptResult):
+        raise HarvestInternalError(
+            f"an activity hook of {task.activity_name} did not return proceed's result"
+        )
+    return result
