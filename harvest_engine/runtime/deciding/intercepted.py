@@ -80,5 +80,5 @@ def state_name(state: RunState | None) -> str | None:
     """A RunState's stored name: RunState.ContinuedAsNew -> "CONTINUED_AS_NEW"."""
     if state is None:
         return None
-    name = type(state).__name__.lstrip("_")
+    name = type(state).__name__.rsplit(".", 1)[-1].lstrip("_")
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
