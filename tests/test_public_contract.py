@@ -69,6 +69,7 @@ ALL = [
     "NotServed",
     "Overlap",
     "ParentClosePolicy",
+    "PayloadInvalid",
     "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",
