@@ -4,8 +4,10 @@ Each measurement is one `bench.harvest_workloads` process (a fresh file,
 synchronous=NORMAL so the disk's sync does not drown the Python), the
 trees interleaved round by round so load drifts hit both alike; the row
 gives each side's median and the ratio. The baseline tree is
-$HARVEST_BASELINE, else `git archive` of the commit before the interceptors
-(BASELINE_COMMIT) unpacked in a temporary folder.
+$HARVEST_BASELINE, else `git archive` of main where this branch left it
+(`git merge-base HEAD main`), or, once main holds the hooks, of the commit
+before the one that added harvest_engine/interceptors.py, unpacked in a
+temporary folder.
 """
 
 from __future__ import annotations
@@ -38,9 +40,7 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 HERE = Path(__file__).resolve().parent.parent
-# main before the interceptors landed (the branch's merge base).
-BASELINE_COMMIT = "e5956c1"
-ROUNDS = 5
+ROUNDS = 7
 WORKLOADS = (
     ("throughput", 200, "runs_per_sec", "runs/s"),
     ("long_history", 2000, "ms_per_activity", "ms/activity"),
@@ -97,12 +97,30 @@ def _measure(tree: Path, name: str, size: int, *flags: str) -> dict[str, Any]:
     return result
 
 
+def _git(*args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(HERE), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def _baseline_commit() -> str:
+    """Main where this branch left it; once merged, the parent of the hooks' first commit."""
+    base = _git("merge-base", "HEAD", "main")
+    if base != _git("rev-parse", "HEAD"):
+        return base
+    added = _git(
+        "log", "--diff-filter=A", "--format=%H", "--", "harvest_engine/interceptors.py"
+    )
+    return f"{added.splitlines()[-1]}^"
+
+
 def _baseline(folder: str) -> Path:
     given = os.environ.get("HARVEST_BASELINE")
     if given:
         return Path(given)
     archive = subprocess.run(
-        ["git", "-C", str(HERE), "archive", BASELINE_COMMIT],
+        ["git", "-C", str(HERE), "archive", _baseline_commit()],
         capture_output=True,
         check=True,
     ).stdout

@@ -113,7 +113,9 @@ class DecisionCall:
 
     `headers` are the run's start headers (read, not written); `outbound`
     starts as a copy of them and is stored with every activity and child
-    this decision schedules, and with a continued or retried run.
+    this decision schedules, each signal it sends, and a continued or
+    retried run. `signal_headers` are those of the staged signals this
+    decision may deliver that carry some, in arrival order.
     """
 
     exec_id: str
@@ -123,6 +125,7 @@ class DecisionCall:
     first: bool
     headers: Headers
     outbound: Headers
+    signal_headers: list[Headers] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -208,6 +208,14 @@ class WriteTxn(Protocol):
         """The headers stored with (run, kind, ref), or None."""
         ...
 
+    def put_signal_headers(self, exec_id: str, text: str) -> None:
+        """Store the headers (JSON text) of the signal `stage_signal` just staged for the run."""
+        ...
+
+    def staged_signal_headers(self, exec_id: str) -> list[str]:
+        """The headers of the run's undelivered signals that carry some, in arrival order."""
+        ...
+
     def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
         """Store LLM calls (only in a completion's transaction)."""
         ...

@@ -75,6 +75,7 @@ class Recorder(Interceptor):
 
     def signal(self, call: SignalCall, proceed: Callable[[SignalCall], R]) -> R:
         self.calls.append(call)
+        call.headers["signal_tag"] = call.name
         return proceed(call)
 
     def query(self, call: QueryCall, proceed: Callable[[QueryCall], R]) -> R:
@@ -183,6 +184,8 @@ async def test_each_hook_sees_its_call_and_headers_survive_a_reopen(
     decision = second.of(DecisionCall)[0]
     assert decision.headers == {"tag": "t1"}
     assert decision.first is False
+    # The staged signal's headers were stored with it and read back.
+    assert decision.signal_headers == [{"signal_tag": "reply"}]
     assert second.of(ActivityCall)[0].headers["decided_by"] == f"{exec_id}:False"
     assert second.decided[-1].state == "COMPLETED"
     rt.close()
@@ -226,7 +229,8 @@ async def test_a_client_commands_headers_reach_the_serving_process(
     start = server_side.of(StartCall)[0]
     # The client's header came along; the server's hook added its own.
     assert start.headers == {"from_client": "start_workflow", "tag": "server"}
-    assert server_side.of(SignalCall)[0].headers == {"from_client": "send_signal"}
+    signal = server_side.of(SignalCall)[0]
+    assert signal.headers == {"from_client": "send_signal", "signal_tag": "reply"}
     client.close()
     rt.close()
 

@@ -234,3 +234,31 @@ async def test_the_global_provider_is_used_when_none_is_given(
         rt.register_activity(flaky)
         rt.start_workflow("measured", 1)
     assert [s.name for s in exporter.get_finished_spans()] == ["StartWorkflow:measured"]
+
+
+@workflow
+async def waiter(ctx: WorkflowContext, _: None) -> str:
+    return str(await ctx.wait_for_signal("go"))
+
+
+async def test_a_decision_links_to_the_signals_it_delivers(
+    db_path: Path, clock: ManualClock
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing = [TracingInterceptor(provider)]
+    with SqliteRuntime.open(db_path, clock=clock, interceptors=tracing) as rt:
+        rt.register_workflow(waiter)
+        exec_id = rt.start_workflow("waiter", None)
+        await rt.run_until_blocked(exec_id)
+        with provider.get_tracer("web").start_as_current_span("POST /go"):
+            rt.send_signal(exec_id, "go", "now")
+    with SqliteRuntime.open(db_path, clock=clock, interceptors=tracing) as rt:
+        rt.register_workflow(waiter)  # after a reopen: the link comes from the store
+        assert isinstance(await rt.run_until_blocked(exec_id), RunState.Completed)
+    spans = exporter.get_finished_spans()
+    (sent,) = [s for s in spans if s.name == "SignalWorkflow:go"]
+    last = [s for s in spans if s.name == "RunWorkflow:waiter"][-1]
+    assert sent.context is not None
+    assert [link.context.span_id for link in last.links] == [sent.context.span_id]

@@ -102,8 +102,14 @@ class TracingInterceptor(Interceptor):
             "harvest.attempt": call.attempt,
             "harvest.first_decision": call.first,
         }
+        # Signals this decision may deliver link to the spans that sent them.
+        links = [_link(headers) for headers in call.signal_headers]
         with self._span(
-            f"RunWorkflow:{call.workflow_name}", call.headers, attrs, SpanKind.INTERNAL
+            f"RunWorkflow:{call.workflow_name}",
+            call.headers,
+            attrs,
+            SpanKind.INTERNAL,
+            links=[link for link in links if link is not None],
         ) as span:
             _W3C.inject(call.outbound)
             result = proceed(call)
@@ -204,10 +210,15 @@ class TracingInterceptor(Interceptor):
         headers: Mapping[str, str],
         attrs: Mapping[str, str | int | bool],
         kind: SpanKind,
+        links: list[trace.Link] | None = None,
     ) -> AbstractContextManager[trace.Span]:
         """A current span continuing `headers`' trace (else the current context's)."""
         return self._tracer.start_as_current_span(
-            name, context=_parent(headers), kind=kind, attributes=dict(attrs)
+            name,
+            context=_parent(headers),
+            kind=kind,
+            attributes=dict(attrs),
+            links=links,
         )
 
     def _payload(self, span: trace.Span, key: str, value: Any) -> None:
@@ -226,6 +237,15 @@ _COMMAND_ATTRS = {
     "name": "harvest.name",
     "workflow_name": "harvest.workflow_name",
 }
+
+
+def _link(headers: Mapping[str, str]) -> trace.Link | None:
+    """A link to the span whose context `headers` carry, or None."""
+    parent = _parent(headers)
+    if parent is None:
+        return None
+    context = trace.get_current_span(parent).get_span_context()
+    return trace.Link(context) if context.is_valid else None
 
 
 def _parent(headers: Mapping[str, str]) -> Context | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.interceptors import (
     START,
@@ -15,6 +14,7 @@ from harvest_engine.interceptors import (
     chained,
     checked_headers,
 )
+from harvest_engine.runtime.deciding.headers import stored_headers
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -23,19 +23,6 @@ if TYPE_CHECKING:
     from harvest_engine.states import RunState
     from harvest_engine.store.rows import ExecutionRecord
     from harvest_engine.store.txn_protocol import WriteTxn
-
-
-def stored_headers(text: str | None) -> dict[str, str]:
-    """Headers as a row holds them (JSON text); {} for none or a damaged row."""
-    if not text:
-        return {}
-    try:
-        value = payloads.loads(text)
-    except ValueError:
-        return {}
-    if not isinstance(value, dict):
-        return {}
-    return {str(k): str(v) for k, v in value.items()}
 
 
 def decide(
@@ -55,6 +42,9 @@ def decide(
         first=first,
         headers=headers,
         outbound=dict(headers),
+        signal_headers=[
+            stored_headers(text) for text in txn.staged_signal_headers(row.exec_id)
+        ],
     )
     made: list[Decision] = []
 

@@ -11,8 +11,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.interceptors import ACTIVITY, carried
-from harvest_engine.runtime.deciding import children, local_activities
+from harvest_engine.runtime.deciding import children, headers, local_activities
 from harvest_engine.runtime.deciding.run_metadata import project_memo
 from harvest_engine.store.rows import ExecutionRecord, NewTask
 
@@ -81,10 +80,8 @@ class Projections:
                 cycle.claimed.append(txn.add_claimed_task(task, now))
             else:
                 txn.add_task(task)
-            headers = carried()
-            if headers:  # the deciding interceptors' context travels with the task
-                ref = str(attrs["activity_id"])
-                txn.put_headers(row.exec_id, ACTIVITY, ref, payloads.dumps(headers))
+            # The deciding interceptors' context travels with the task.
+            headers.store_activity(txn, row.exec_id, attrs["activity_id"])
         elif event.type == "LocalActivityScheduled":
             txn.add_task(local_activities.new_task(self.registry, row, attrs, now))
         elif event.type == "TimerCancelled":

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.activity import AttemptResult, run_attempt
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.interceptors import ACTIVITY, START, ActivityCall, chained
-from harvest_engine.runtime.deciding.intercepted import stored_headers
+from harvest_engine.runtime.deciding.headers import stored_headers
 
 if TYPE_CHECKING:
     from collections.abc import Callable
