@@ -173,8 +173,11 @@ class Interceptor:
     """Hooks around the engine's calls; override the ones you need (see the module doc).
 
     Each default passes the call on unchanged. A hook that raises fails the
-    call as the call's own error would (a start or signal is refused, an
-    attempt fails, a decision rolls back and is retried).
+    call as the call's own error would: a start, signal, query, update or
+    client command raises it to its caller; an attempt fails with it (and
+    retries as its policy says); a decision rolls back and counts as a
+    panic of the run (retried after its backoff, as workflow code raising
+    outside its body).
     """
 
     def start(self, call: StartCall, proceed: Callable[[StartCall], R]) -> R:

@@ -14,6 +14,7 @@ from harvest_engine import (
     RunState,
     SqliteRuntime,
     WorkflowContext,
+    WorkflowPanicked,
     activity,
     workflow,
 )
@@ -238,3 +239,72 @@ async def test_a_client_commands_headers_reach_the_serving_process(
 def test_an_interceptor_must_be_one() -> None:
     with pytest.raises(TypeError, match="Interceptor instances"):
         SqliteRuntime.open_in_memory(interceptors=[object()])  # type: ignore[list-item]
+
+
+class Broken(Interceptor):
+    """A decision or activity hook with a bug."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def decision(
+        self, call: DecisionCall, proceed: Callable[[DecisionCall], DecisionResult]
+    ) -> DecisionResult:
+        if self.where == "decision":
+            raise ValueError("a bug in the decision hook")
+        return proceed(call)
+
+    async def activity(
+        self,
+        call: ActivityCall,
+        proceed: Callable[[ActivityCall], Awaitable[AttemptResult]],
+    ) -> AttemptResult:
+        if self.where == "activity":
+            raise ValueError("a bug in the activity hook")
+        return await proceed(call)
+
+
+async def test_a_decision_hooks_bug_is_a_panic_and_the_run_goes_on_without_it(
+    databases: Databases, db_path: Path, clock: ManualClock
+) -> None:
+    open_ = opener(databases, db_path, clock)
+    rt = open_([Broken("decision")])
+    register(rt)
+    exec_id = str(rt.start_workflow("chat", "hi"))
+    with pytest.raises(WorkflowPanicked, match="a bug in the decision hook"):
+        await rt.run_until_blocked(exec_id)
+    assert rt.load_history(exec_id)[-1].type == "WorkflowStarted"  # rolled back
+    rt.close()
+    rt = open_([])
+    register(rt)
+    assert isinstance(await rt.run_until_blocked(exec_id), RunState.WaitingSignal)
+    rt.close()
+
+
+async def test_an_activity_hooks_bug_fails_the_attempt(
+    databases: Databases, db_path: Path, clock: ManualClock
+) -> None:
+    rt = opener(databases, db_path, clock)([Broken("activity")])
+    register(rt)
+    exec_id = str(rt.start_workflow("chat", "hi"))
+    state = await rt.run_until_blocked(exec_id)
+    assert isinstance(state, RunState.Failed)
+    (attempt,) = rt.activity_attempts(exec_id)
+    assert attempt.outcome == "FAILED"
+    rt.close()
+
+
+async def test_a_purged_run_takes_its_headers(
+    databases: Databases, db_path: Path, clock: ManualClock
+) -> None:
+    rt = opener(databases, db_path, clock)([Recorder()])
+    register(rt)
+    exec_id = str(rt.start_workflow("chat", "hi"))
+    await rt.run_until_blocked(exec_id)
+    assert rt.store.headers_of(exec_id, "start", "") == '{"tag":"t1"}'
+    rt.terminate(exec_id, "done")
+    clock.advance(3600)
+    assert rt.purge_terminal("1m") == 1
+    assert rt.store.headers_of(exec_id, "start", "") is None
+    assert rt.store.headers_of(exec_id, "activity", "1") is None
+    rt.close()

@@ -14,6 +14,7 @@ from harvest_engine.interceptors import (
     chained,
     checked_headers,
 )
+from harvest_engine.runtime.deciding.cycle import Panic
 from harvest_engine.runtime.deciding.headers import stored_headers
 
 if TYPE_CHECKING:
@@ -47,10 +48,15 @@ def decide(
         ],
     )
     made: list[Decision] = []
+    inside: list[BaseException] = []
 
     def final(call: DecisionCall) -> DecisionResult:
-        with carrying(checked_headers(call.outbound)):
-            decision = run()
+        try:
+            with carrying(checked_headers(call.outbound)):
+                decision = run()
+        except BaseException as exc:
+            inside.append(exc)
+            raise
         made.append(decision)
         return DecisionResult(
             exec_id=row.exec_id,
@@ -58,10 +64,20 @@ def decide(
             progressed=decision.progressed,
         )
 
-    chained(hooks, final)(call)
+    try:
+        chained(hooks, final)(call)
+    except Exception as exc:
+        if inside and exc is inside[-1]:
+            raise  # the cycle's own error, handled as without hooks
+        # A hook's own bug: the cycle rolls back and counts it, like a panic.
+        raise Panic(exc) from exc
+    if inside:
+        raise inside[-1]  # a hook swallowed the cycle's error: it still rolls back
     if not made:
-        raise HarvestInternalError(
-            f"a decision hook of run {row.exec_id} returned without calling proceed"
+        raise Panic(
+            HarvestInternalError(
+                f"a decision hook of run {row.exec_id} returned without calling proceed"
+            )
         )
     return made[-1]
 

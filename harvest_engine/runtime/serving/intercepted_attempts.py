@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextvars
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.activity import AttemptResult, run_attempt
+from harvest_engine.activity import AttemptResult, error_info, run_attempt
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.interceptors import ACTIVITY, START, ActivityCall, chained
 from harvest_engine.runtime.deciding.headers import stored_headers
@@ -58,9 +58,13 @@ async def run(
             activity.body, args, budget=budget, context=contextvars.copy_context()
         )
 
-    result = await chained(hooks, final)(call)
+    try:
+        result = await chained(hooks, final)(call)
+    except Exception as exc:  # noqa: BLE001 - a hook's bug fails the attempt, as the body's would
+        return AttemptResult(ok=False, error=error_info(exc))
     if not ran or not isinstance(result, AttemptResult):
-        raise HarvestInternalError(
+        error = HarvestInternalError(
             f"an activity hook of {task.activity_name} did not return proceed's result"
         )
+        return AttemptResult(ok=False, error=error_info(error))
     return result
