@@ -291,8 +291,12 @@ def carried() -> Headers | None:
 
 @contextlib.contextmanager
 def carrying(headers: Headers | None) -> Iterator[None]:
-    """Carry `headers` for the block: a start or a scheduled activity in it stores them."""
-    token = _CARRIED.set(headers or None)
+    """Carry `headers` for the block: a start or a scheduled activity in it stores them.
+
+    None carries nothing (no hook ran); an empty map says hooks ran and
+    left none, so what the block schedules is known to have none.
+    """
+    token = _CARRIED.set(headers)
     try:
         yield
     finally:

@@ -21,6 +21,7 @@ from harvest_engine.authoring import (
 from harvest_engine.errors import UnknownActivity, UnknownWorkflow, UnsupportedFeature
 from harvest_engine.interceptors import Interceptors
 from harvest_engine.names import check_name
+from harvest_engine.runtime.header_memory import HeaderMemory
 
 _WORKFLOW_REFUSED = {
     "concurrency": "one writer runs every run; there is no concurrency limiter",
@@ -87,6 +88,8 @@ class Registry:
         self.updates: dict[tuple[str, str], HandlerInfo] = {}
         self.interceptors = Interceptors()
         """The hooks given at open (`interceptors=[...]`): code this process runs around calls."""
+        self.header_memory = HeaderMemory()
+        """Stored headers the hooks' calls need, known here without a read."""
 
     # -- workflows -------------------------------------------------------------
 

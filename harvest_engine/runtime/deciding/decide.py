@@ -147,7 +147,12 @@ class Decider(Outcomes):
         if hooks:
             first = row.next_seq == FIRST_DRIVE_SEQ
             return intercepted.decide(
-                hooks, txn, row, first, lambda: self._run(txn, row, now, claim)
+                hooks,
+                txn,
+                row,
+                first,
+                self.registry.header_memory,
+                lambda: self._run(txn, row, now, claim),
             )
         return self._run(txn, row, now, claim)
 

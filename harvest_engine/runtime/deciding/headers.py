@@ -14,6 +14,7 @@ from harvest_engine import payloads
 from harvest_engine.interceptors import ACTIVITY, START, carried
 
 if TYPE_CHECKING:
+    from harvest_engine.runtime.header_memory import HeaderMemory
     from harvest_engine.store.txn_protocol import WriteTxn
 
 
@@ -24,11 +25,16 @@ def store_start(txn: WriteTxn, exec_id: str) -> None:
         txn.put_headers(exec_id, START, "", payloads.dumps(headers))
 
 
-def store_activity(txn: WriteTxn, exec_id: str, activity_id: object) -> None:
-    """Store the carried headers with an activity just scheduled."""
+def store_activity(
+    txn: WriteTxn, exec_id: str, activity_id: int, memory: HeaderMemory
+) -> None:
+    """Store the carried headers with an activity just scheduled (and remember them)."""
     headers = carried()
+    if headers is None:
+        return  # no hook ran: the attempt's hooks (if any) read the store
     if headers:
         txn.put_headers(exec_id, ACTIVITY, str(activity_id), payloads.dumps(headers))
+    memory.scheduled(exec_id, activity_id, headers)
 
 
 def store_signal(txn: WriteTxn, exec_id: str, staged: bool) -> None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from harvest_engine.runtime.deciding.cycle import Decision
+    from harvest_engine.runtime.header_memory import HeaderMemory
     from harvest_engine.states import RunState
     from harvest_engine.store.rows import ExecutionRecord
     from harvest_engine.store.txn_protocol import WriteTxn
@@ -31,10 +32,13 @@ def decide(
     txn: WriteTxn,
     row: ExecutionRecord,
     first: bool,
+    memory: HeaderMemory,
     run: Callable[[], Decision],
 ) -> Decision:
     """`run()` (the cycle) inside the hooks; what it schedules carries the hooks' `outbound`."""
-    headers = stored_headers(txn.headers(row.exec_id, START, ""))
+    headers = memory.start(
+        row.exec_id, lambda: stored_headers(txn.headers(row.exec_id, START, ""))
+    )
     call = DecisionCall(
         exec_id=row.exec_id,
         workflow_name=row.workflow_name,

@@ -81,7 +81,9 @@ class Projections:
             else:
                 txn.add_task(task)
             # The deciding interceptors' context travels with the task.
-            headers.store_activity(txn, row.exec_id, attrs["activity_id"])
+            headers.store_activity(
+                txn, row.exec_id, int(attrs["activity_id"]), self.registry.header_memory
+            )
         elif event.type == "LocalActivityScheduled":
             txn.add_task(local_activities.new_task(self.registry, row, attrs, now))
         elif event.type == "TimerCancelled":

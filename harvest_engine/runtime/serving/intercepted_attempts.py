@@ -14,22 +14,35 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
+    from harvest_engine.runtime.header_memory import HeaderMemory
     from harvest_engine.runtime.registry import RegisteredActivity
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.rows import TaskRecord
 
 
-def task_headers(store: DurableStore, task: TaskRecord) -> dict[str, str]:
-    """The headers stored with the task's activity, else with its run's start."""
+def task_headers(
+    store: DurableStore, memory: HeaderMemory, task: TaskRecord
+) -> dict[str, str]:
+    """The headers stored with the task's activity, else with its run's start.
+
+    An activity this process scheduled has them in `memory` (no read).
+    """
+    known = memory.take_activity(task.exec_id, task.activity_id)
+    if known is not None:
+        return known
     text = store.headers_of(task.exec_id, ACTIVITY, str(task.activity_id))
-    if text is None:
-        text = store.headers_of(task.exec_id, START, "")
-    return stored_headers(text)
+    if text is not None:
+        return stored_headers(text)
+    exec_id = task.exec_id
+    return memory.start(
+        exec_id, lambda: stored_headers(store.headers_of(exec_id, START, ""))
+    )
 
 
 async def run(
     hooks: tuple[Callable[..., Any], ...],
     store: DurableStore,
+    memory: HeaderMemory,
     task: TaskRecord,
     workflow_name: str,
     activity: RegisteredActivity,
@@ -47,7 +60,7 @@ async def run(
         input=args[-1] if args else None,
         ready_at=task.ready_at,
         started_at=started,
-        headers=task_headers(store, task),
+        headers=task_headers(store, memory, task),
     )
     ran: list[bool] = []
 

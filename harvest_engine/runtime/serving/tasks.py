@@ -110,7 +110,15 @@ class TaskRunner:
             if hooks:
                 name = self._workflow_name(claimed.exec_id)
                 result = await intercepted_attempts.run(
-                    hooks, self.store, claimed, name, activity, args, budget, started
+                    hooks,
+                    self.store,
+                    self.registry.header_memory,
+                    claimed,
+                    name,
+                    activity,
+                    args,
+                    budget,
+                    started,
                 )
             else:
                 result = await run_attempt(activity.body, args, budget=budget)
