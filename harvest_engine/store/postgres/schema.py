@@ -9,7 +9,7 @@ clock so workers on several machines agree).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Version 1: the whole engine. Later versions append steps to MIGRATIONS.
 V1 = """
@@ -221,10 +221,35 @@ END;
 $$;
 """
 
-# Step 2: headers (interceptors, issue 29), as SQLite's V5: a small text map
-# stored with a run's start or an activity its decision scheduled, written
-# only when a call carries headers.
-V2 = HEADERS = """
+# Version 2: progress out of a run (issue 28), as SQLite's V5: a run's
+# summary, details and current details on its row; its events (the last
+# value per key) and streams (one row per position, the closing row
+# `closed = 1`), written in the decision's transaction.
+V2 = PROGRESS = """
+ALTER TABLE harvest_executions ADD COLUMN summary TEXT;
+ALTER TABLE harvest_executions ADD COLUMN details TEXT;
+ALTER TABLE harvest_executions ADD COLUMN current_details TEXT;
+CREATE TABLE harvest_run_events (
+    exec_id TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    seq     BIGINT NOT NULL,
+    PRIMARY KEY (exec_id, key)
+);
+CREATE TABLE harvest_streams (
+    exec_id  TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    position BIGINT NOT NULL,
+    value    TEXT,
+    closed   INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (exec_id, key, position)
+);
+"""
+
+# Version 3: headers (interceptors, issue 29), as SQLite's V6: a small text
+# map stored with a run's start, an activity its decision scheduled or a
+# staged signal, written only when a call carries headers.
+V3 = HEADERS = """
 CREATE TABLE IF NOT EXISTS harvest_headers (
     exec_id TEXT NOT NULL,
     kind    TEXT NOT NULL,
@@ -235,4 +260,4 @@ CREATE TABLE IF NOT EXISTS harvest_headers (
 """
 
 # MIGRATIONS[n] takes a database from version n to n + 1 (index 0 creates it).
-MIGRATIONS: tuple[str, ...] = (V1, V2)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3)

@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -225,12 +225,40 @@ CREATE TABLE harvest_activity_attempts (
 ) WITHOUT ROWID;
 """
 
-# Version 5: headers (interceptors, issue 29). A small text map stored with
-# a run's start (`kind` 'start', `ref` '') or an activity its decision
-# scheduled ('activity', the activity id), so context such as a W3C
-# traceparent crosses processes and survives a reopen. Written only when a
-# call carries headers: a file without interceptors never holds a row.
-V5 = HEADERS = """
+# Version 5: progress out of a run (issue 28). A run's label (`summary`,
+# `details`, given at start) and what it says it is doing now
+# (`current_details`, ctx.set_current_details) live on its row; events are
+# one row per (run, key), the last value set; a stream is rows of (run, key,
+# position), the closing row holding `closed = 1` and no value. Every row is
+# written in the decision's transaction, so a rolled-back decision leaves none.
+V5 = PROGRESS = """
+ALTER TABLE harvest_executions ADD COLUMN summary TEXT;
+ALTER TABLE harvest_executions ADD COLUMN details TEXT;
+ALTER TABLE harvest_executions ADD COLUMN current_details TEXT;
+CREATE TABLE IF NOT EXISTS harvest_run_events (
+    exec_id TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    seq     INTEGER NOT NULL,
+    PRIMARY KEY (exec_id, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS harvest_streams (
+    exec_id  TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    value    TEXT,
+    closed   INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (exec_id, key, position)
+) WITHOUT ROWID;
+"""
+
+# Version 6: headers (interceptors, issue 29). A small text map stored with
+# a run's start (`kind` 'start', `ref` ''), an activity its decision
+# scheduled ('activity', the activity id) or a staged signal ('signal', its
+# row id), so context such as a W3C traceparent crosses processes and
+# survives a reopen. Written only when a call carries headers: a file
+# without interceptors never holds a row.
+V6 = HEADERS = """
 CREATE TABLE IF NOT EXISTS harvest_headers (
     exec_id TEXT NOT NULL,
     kind    TEXT NOT NULL,
