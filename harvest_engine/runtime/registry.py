@@ -33,7 +33,9 @@ from harvest_engine.flow import (
     Rate,
     positive_limit,
 )
+from harvest_engine.interceptors import Interceptors
 from harvest_engine.names import check_name
+from harvest_engine.runtime.header_memory import HeaderMemory
 from harvest_engine.shaping import (
     ACTIVITY_OPTIONS,
     WORKFLOW_OPTIONS,
@@ -172,6 +174,10 @@ class Registry:
         """Queues registered in this process (`register_queue`), by name."""
         self.workflow_limits: dict[str, WorkflowLimits] = {}
         """The flow limits a registered workflow declares, by workflow name."""
+        self.interceptors = Interceptors()
+        """The hooks given at open (`interceptors=[...]`): code this process runs around calls."""
+        self.header_memory = HeaderMemory()
+        """Stored headers the hooks' calls need, known here without a read."""
 
     # -- workflows -------------------------------------------------------------
 
