@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from harvest_engine.attempt_cancel import AttemptCancel
     from harvest_engine.runtime.header_memory import HeaderMemory
-    from harvest_engine.runtime.registry import RegisteredActivity
+    from harvest_engine.runtime.registry import RegisteredActivity, Registry
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.rows import TaskRecord
 
@@ -37,6 +37,34 @@ def task_headers(
     exec_id = task.exec_id
     return memory.start(
         exec_id, lambda: stored_headers(store.headers_of(exec_id, START, ""))
+    )
+
+
+async def attempt(
+    registry: Registry,
+    store: DurableStore,
+    task: TaskRecord,
+    workflow_name: Callable[[], str],
+    body: tuple[RegisteredActivity, tuple[Any, ...]],
+    limits: tuple[float | None, AttemptCancel],
+    started: datetime,
+) -> AttemptResult:
+    """One attempt of `body` (the activity and its arguments): through the hooks when any are given."""
+    activity, args = body
+    hooks = registry.interceptors.activity
+    if not hooks:
+        budget, cancel = limits
+        return await run_attempt(activity.body, args, budget=budget, cancel=cancel)
+    return await run(
+        hooks,
+        store,
+        registry.header_memory,
+        task,
+        workflow_name(),
+        activity,
+        args,
+        limits,
+        started,
     )
 
 

@@ -18,7 +18,6 @@ from harvest_engine.activity import (
     ActivityRunInfo,
     AttemptResult,
     error_info,
-    run_attempt,
     wrong_shape,
 )
 from harvest_engine.authoring import RetryPolicy
@@ -133,23 +132,15 @@ class TaskRunner:
                 # Fails like the body raising it, so the claimed task never stays RUNNING.
                 result = AttemptResult(ok=False, error=error_info(exc))
             else:
-                hooks = self.registry.interceptors.activity
-                if hooks:
-                    result = await intercepted_attempts.run(
-                        hooks,
-                        self.store,
-                        self.registry.header_memory,
-                        claimed,
-                        self._workflow_name(claimed.exec_id),
-                        activity,
-                        args,
-                        (budget, cancel),
-                        started,
-                    )
-                else:
-                    result = await run_attempt(
-                        activity.body, args, budget=budget, cancel=cancel
-                    )
+                result = await intercepted_attempts.attempt(
+                    self.registry,
+                    self.store,
+                    claimed,
+                    lambda: self._workflow_name(claimed.exec_id),
+                    (activity, args),
+                    (budget, cancel),
+                    started,
+                )
         finally:
             self.attempts.finish(claimed)
         if result.ok and activity.mode == "ledger":
