@@ -39,6 +39,9 @@ _OWN_WRITES = frozenset(
     }
 )
 
+# Faults that cannot lose a recorded outcome.
+_HARMLESS = frozenset({"delay", "reorder"})
+
 # Calls that reach no storage (the runtime wiring itself up).
 _NOT_STATEMENTS = frozenset({"add_rollback_listener"})
 
@@ -71,12 +74,14 @@ class FaultPlan:
         commit_failure: float = 0.03,
         commit_crash: float = 0.01,
         delay: float = 0.05,
+        reorder: float = 0.1,
     ) -> None:
         self.rng = rng
         self.crash = crash
         self.commit_failure = commit_failure
         self.commit_crash = commit_crash
         self.delay = delay
+        self.reorder = reorder
         self.active = True
         self.counts: Counter[str] = Counter()
         self.statements = 0
@@ -85,9 +90,16 @@ class FaultPlan:
     def _draw(self, rate: float) -> bool:
         return self.active and rate > 0 and self.rng.random() < rate
 
+    def held_back(self) -> bool:
+        """Whether the network holds a client's command back, to arrive after later ones."""
+        if self._draw(self.reorder):
+            self.counts["reorder"] += 1
+            return True
+        return False
+
     def disruptions(self) -> int:
         """Faults so far that can lose a body's recorded outcome (crashes, failed commits)."""
-        return sum(n for kind, n in self.counts.items() if kind != "delay")
+        return sum(n for kind, n in self.counts.items() if kind not in _HARMLESS)
 
     def injected(self, kind: str, where: str) -> None:
         """Count a fault and note it for the trace."""

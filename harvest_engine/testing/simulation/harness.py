@@ -19,7 +19,7 @@ import shutil
 import tempfile
 import uuid
 from contextlib import suppress
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ from harvest_engine.store.sqlite.client_queue import CommandQueue
 from harvest_engine.store.sqlite.store import SqliteStore
 from harvest_engine.testing.simulation.bodies import BodyLog, stand_in
 from harvest_engine.testing.simulation.clients import Clients, Sent
+from harvest_engine.testing.simulation.converge import converge
 from harvest_engine.testing.simulation.faults import (
     FaultPlan,
     SimulatedCrash,
@@ -48,10 +49,6 @@ if TYPE_CHECKING:
     from harvest_engine.testing.simulation.workload import Workload
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
-# Steps of the converging phase before a run that has not ended is a failure.
-CONVERGE_STEPS = 400
-# How far past its last due time the converging phase looks (a long timer).
-HORIZON = timedelta(days=30)
 STEP_KINDS = (
     "submit",
     "submit",
@@ -109,7 +106,8 @@ class Simulation:
         self.runtime: Runtime | None = None
         self.store: SimulatedStore | None = None
         self.queue: CommandQueue | None = None
-        self._unapplied: list[Sent] = []
+        # Commands a client sent that the network holds back (reordered).
+        self.in_flight: list[Sent] = []
 
     # -- running --------------------------------------------------------------------
 
@@ -154,13 +152,14 @@ class Simulation:
             await self._step(n, self.rng.choice(STEP_KINDS))
             if self.result.failures:
                 return
-        await self._converge()
+        await converge(self)
 
     def _upsert(self, schedule: WorkflowSchedule) -> None:
-        self._rt.upsert_schedule(schedule)
+        self.rt.upsert_schedule(schedule)
 
     @property
-    def _rt(self) -> Runtime:
+    def rt(self) -> Runtime:
+        """The runtime of the current (simulated) process."""
         assert self.runtime is not None
         return self.runtime
 
@@ -168,7 +167,7 @@ class Simulation:
         at = int((self.clock.now() - START).total_seconds())
         self.trace(f"{n:04d} t+{at}s {kind}")
         await self._guarded(kind, lambda: self._act(kind))
-        self._check(converged=False)
+        self.check(converged=False)
 
     async def _act(self, kind: str) -> Any:
         if kind == "submit":
@@ -179,11 +178,11 @@ class Simulation:
             again = self.rng.choice(sorted(self.clients.sent))
             self._submit(self.clients.sent[again], retry=True)
         elif kind == "apply":
-            self._apply()
+            self.apply()
         elif kind == "round":
-            await self._round()
+            await self.serve_round()
         elif kind == "clock":
-            due = self._rt.next_wakeup()
+            due = self.rt.next_wakeup()
             if due is not None and due > self.clock.now() and self.rng.random() < 0.7:
                 self.clock.set(due)
             else:
@@ -209,14 +208,31 @@ class Simulation:
 
     def _submit(self, sent: Sent, *, retry: bool = False) -> None:
         assert self.queue is not None
+        if self.plan.held_back():
+            self.in_flight.append(sent)
+            self.trace(f"  {sent.command_id} held back (reordered)")
+            return
+        if self.in_flight:  # what was held back arrives now, shuffled, after it
+            late, self.in_flight = self.in_flight, []
+            self.plan.rng.shuffle(late)
+            self.deliver(sent, retry=retry)
+            for held in late:
+                self.deliver(held, retry=False)
+            return
+        self.deliver(sent, retry=retry)
+
+    def deliver(self, sent: Sent, *, retry: bool) -> None:
+        """Queue a client's command on the store's command queue."""
+        assert self.queue is not None
         queued = self.clients.submit(self.queue, sent, self.clock.now())
         label = "retry" if retry else "send"
         self.trace(
             f"  {label} {sent.command_id} {sent.record.KIND}: {'queued' if queued else 'held'}"
         )
 
-    def _apply(self) -> None:
-        applied = commands.apply_pending(self._rt._engine)  # noqa: SLF001
+    def apply(self) -> None:
+        """The server applies queued commands; the clients read their replies."""
+        applied = commands.apply_pending(self.rt._engine)  # noqa: SLF001
         self.trace(f"  applied {applied}")
         self._read_replies()
 
@@ -226,8 +242,9 @@ class Simulation:
             verdict = "ok" if sent.ok else sent.reply
             self.trace(f"  reply {sent.command_id}: {verdict}")
 
-    async def _round(self) -> bool:
-        driver = self._rt._driver  # noqa: SLF001
+    async def serve_round(self) -> bool:
+        """One serving round: due schedules, then one pass over every run; whether it moved."""
+        driver = self.rt._driver  # noqa: SLF001
         fired, fire_error = driver.fire_schedules(self.clock.now())
         progressed, errors = await driver.one_pass(self.clock.now)
         for error in [fire_error, *errors]:
@@ -241,7 +258,8 @@ class Simulation:
             states
         )
 
-    def _check(self, *, converged: bool) -> None:
+    def check(self, *, converged: bool) -> None:
+        """Check every invariant; record each violation as a failure and in the trace."""
         assert self.store is not None
         problems = self.invariants.check(self.store.inner)
         problems += self.invariants.commands(
@@ -316,70 +334,6 @@ class Simulation:
         if self.queue is not None and not keep_queue:
             self.queue.close()
             self.queue = None
-
-    async def _converge(self) -> None:
-        """Faults stop; schedules go; runs get the stop signal; serve until nothing is due."""
-        self.plan.active = False
-        self.trace("---- faults stop")
-        for schedule in self.workload.schedules:
-            self._rt.delete_schedule(schedule.workflow_name)
-        stopped = False
-        limit = self.clock.now() + HORIZON
-        for _ in range(CONVERGE_STEPS):
-            await self._settle()
-            if not stopped and self.workload.stop_signal is not None:
-                stopped = True
-                for exec_id in self._known_running():
-                    with suppress(HarvestError):
-                        self._rt.send_signal(exec_id, self.workload.stop_signal, True)
-                continue
-            due = self._rt.next_wakeup()
-            if due is not None and due <= self.clock.now():
-                # Due now yet nothing moved: a mutex waiter keeps its decision
-                # flag (runtime/deciding/mutex.py), so time goes to the next timer.
-                due = self._next_timed_due()
-            if due is None or due > limit:
-                break
-            self.clock.set(max(due, self.clock.now()))
-        self._check(converged=True)
-        self._final_states()
-
-    async def _settle(self) -> None:
-        for _ in range(CONVERGE_STEPS):
-            self._apply()
-            if not await self._round() and not self._rt.store.pending_commands(1):
-                return
-
-    def _next_timed_due(self) -> datetime | None:
-        """The earliest timer or task ready time after now, over the running runs."""
-        assert self.store is not None
-        now = self.clock.now()
-        times = [self.store.inner.next_wakeup(e) for e in self._known_running()]
-        later = [t for t in times if t is not None and t > now]
-        return min(later, default=None)
-
-    def _known_running(self) -> list[str]:
-        assert self.store is not None
-        self.invariants.run_ids(self.store.inner)
-        return [e for e, s in sorted(self.invariants.states.items()) if s == "RUNNING"]
-
-    def _final_states(self) -> None:
-        for exec_id in self._known_running():
-            try:
-                waits = self._rt.where_waiting(exec_id)
-            except HarvestError as exc:
-                self.result.fail(
-                    f"run {exec_id[:8]} did not converge: {type(exc).__name__}: {exc}"
-                )
-                continue
-            if self.workload.must_end or not waits:
-                what = ", ".join(f"{w.kind} {w.name}" for w in waits) or "nothing"
-                self.result.fail(
-                    f"run {exec_id[:8]} did not converge (waits on {what})"
-                )
-        assert self.store is not None
-        for state, n in sorted(self.store.inner.counts_by_state().items()):
-            self.trace(f"  end {state}: {n}")
 
 
 def _crashed(store: SimulatedStore) -> bool:
