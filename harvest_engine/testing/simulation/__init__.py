@@ -10,6 +10,7 @@ whose `trace_text()` is the same for the same seed, byte for byte.
 
 from __future__ import annotations
 
+from harvest_engine.testing.simulation.backends import PostgresDatabase, SqliteFile
 from harvest_engine.testing.simulation.faults import (
     FaultPlan,
     SimulatedCrash,
@@ -21,10 +22,12 @@ from harvest_engine.testing.simulation.workload import Workload, default_workloa
 
 __all__ = [
     "FaultPlan",
+    "PostgresDatabase",
     "SimulatedCrash",
     "SimulatedStore",
     "Simulation",
     "SimulationResult",
+    "SqliteFile",
     "Workload",
     "default_workload",
 ]

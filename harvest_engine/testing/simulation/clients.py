@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import random
     from datetime import datetime
 
-    from harvest_engine.store.sqlite.client_queue import CommandQueue
+    from harvest_engine.testing.simulation.backends import ClientQueue
     from harvest_engine.testing.simulation.workload import Workload
 
 KEYS = ("k1", "k2")
@@ -85,13 +85,13 @@ class Clients:
             record = wire.Cancel(target, f"cancelled by {cid}")
         return Sent(cid, record, token)
 
-    def submit(self, queue: CommandQueue, sent: Sent, now: datetime) -> bool:
+    def submit(self, queue: ClientQueue, sent: Sent, now: datetime) -> bool:
         """Queue a command (again, for a retry); False when its id was queued already."""
         self.sent.setdefault(sent.command_id, sent)
         text = payloads.dumps(sent.record.args())
         return queue.submit(sent.command_id, sent.record.KIND, text, now)
 
-    def read_replies(self, queue: CommandQueue) -> list[Sent]:
+    def read_replies(self, queue: ClientQueue) -> list[Sent]:
         """Read the replies that arrived since the last look; the commands answered now."""
         answered = []
         for sent in self.sent.values():

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-import shutil
-import tempfile
 import uuid
 from contextlib import suppress
 from datetime import UTC, datetime
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.authoring import ActivityInfo, info_of
@@ -29,8 +26,7 @@ from harvest_engine.clock import ManualClock
 from harvest_engine.errors import HarvestError
 from harvest_engine.runtime.runtime import Runtime
 from harvest_engine.runtime.serving import commands
-from harvest_engine.store.sqlite.client_queue import CommandQueue
-from harvest_engine.store.sqlite.store import SqliteStore
+from harvest_engine.testing.simulation.backends import SqliteFile
 from harvest_engine.testing.simulation.bodies import BodyLog, stand_in
 from harvest_engine.testing.simulation.clients import Clients, Sent
 from harvest_engine.testing.simulation.converge import converge
@@ -46,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from harvest_engine.schedules import WorkflowSchedule
+    from harvest_engine.testing.simulation.backends import Backend, ClientQueue
     from harvest_engine.testing.simulation.workload import Workload
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
@@ -72,7 +69,8 @@ class Simulation:
         steps: steps of the faulty phase.
         clients: how many simulated clients send commands.
         faults: whether faults are injected at all.
-        directory: where the database file goes (default: a fresh temporary folder).
+        backend: where the database lives (default: a SQLite file in a fresh
+            temporary folder; `PostgresDatabase(dsn)` for Postgres).
         make_plan: builds the fault plan from its generator (to change the rates).
     """
 
@@ -84,7 +82,7 @@ class Simulation:
         steps: int = 60,
         clients: int = 3,
         faults: bool = True,
-        directory: str | Path | None = None,
+        backend: Backend | None = None,
         make_plan: Callable[[random.Random], FaultPlan] | None = None,
     ) -> None:
         self.workload = workload
@@ -101,11 +99,10 @@ class Simulation:
         self.invariants = Invariants(workload.workflows)
         self.body_log = BodyLog()
         self.result = SimulationResult(seed=seed)
-        self._directory = directory
-        self._path = Path()
+        self.backend: Backend = backend or SqliteFile()
         self.runtime: Runtime | None = None
         self.store: SimulatedStore | None = None
-        self.queue: CommandQueue | None = None
+        self.queue: ClientQueue | None = None
         # Commands a client sent that the network holds back (reordered).
         self.in_flight: list[Sent] = []
 
@@ -119,10 +116,6 @@ class Simulation:
         """Run the whole simulation on the running loop; its result."""
         real_uuid4 = uuid.uuid4
         uuid.uuid4 = self._uuid4
-        folder = Path(tempfile.mkdtemp(prefix="harvest-sim-", dir=_fast_tmp()))
-        if self._directory is not None:
-            folder = Path(self._directory)
-        self._path = folder / "sim.db"
         try:
             await self._simulate()
         except Exception as exc:  # noqa: BLE001 - a harness-level surprise is a failure
@@ -130,8 +123,7 @@ class Simulation:
         finally:
             uuid.uuid4 = real_uuid4
             self._close()
-            if self._directory is None:
-                shutil.rmtree(folder, ignore_errors=True)
+            self.backend.close()
         self.result.faults = dict(self.plan.counts)
         self.result.checks = self.invariants.checks
         self.result.bodies = self.body_log.count
@@ -274,7 +266,7 @@ class Simulation:
     # -- opening, crashing, converging ---------------------------------------------
 
     async def _open(self) -> None:
-        inner = SqliteStore.open(self._path, now=self.clock.now())
+        inner = self.backend.open_store(self.clock.now())
         self.store = SimulatedStore(inner, self.plan, self.clock)
         self.runtime = None
         rt = Runtime(self.store, clock=self.clock)
@@ -302,7 +294,7 @@ class Simulation:
             rt.registry.add_activity(info, body)
         self.runtime = rt
         if self.queue is None:
-            self.queue = CommandQueue.open(self._path)
+            self.queue = self.backend.open_queue()
 
     async def _reopen(self) -> None:
         """The process died: cancel what it left running, close it, open the file again."""
@@ -338,9 +330,3 @@ class Simulation:
 
 def _crashed(store: SimulatedStore) -> bool:
     return store.crashed
-
-
-def _fast_tmp() -> str | None:
-    """A memory-backed folder for the database when there is one (fsync is free there)."""
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() else None
