@@ -412,3 +412,33 @@ def test_workflow_context_public_signatures_are_the_contracted_ones() -> None:
     got = surface(harvest_engine.WorkflowContext)
     got.pop("__init__")  # built by the engine, never by users
     assert got == {member: normal(text) for member, text in WORKFLOWCONTEXT.items()}
+
+
+SIMULATION_ALL = [
+    "FaultPlan",
+    "PostgresDatabase",
+    "SimulatedCrash",
+    "SimulatedStore",
+    "Simulation",
+    "SimulationResult",
+    "SqliteFile",
+    "Workload",
+    "default_workload",
+]
+SIMULATION = {
+    "__init__": "(self, workload: 'Workload', seed: 'int', *, steps: 'int' = 60, "
+    "clients: 'int' = 3, faults: 'bool' = True, backend: 'Backend | None' = None, "
+    "make_plan: 'Callable[[random.Random], FaultPlan] | None' = None) -> 'None'",
+    "run": "(self) -> 'SimulationResult'",
+    "run_async": "(self) -> 'SimulationResult'",
+}
+
+
+def test_the_simulation_kit_keeps_its_names_and_signatures() -> None:
+    from harvest_engine.testing import simulation  # noqa: PLC0415
+
+    assert sorted(simulation.__all__) == SIMULATION_ALL
+    got = surface(simulation.Simulation)
+    assert {name: got[name] for name in SIMULATION} == {
+        name: normal(text) for name, text in SIMULATION.items()
+    }
