@@ -28,16 +28,10 @@ if TYPE_CHECKING:
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.txn_protocol import WriteTxn
 
-# The store calls that write in a transaction of their own (the rest read).
-_OWN_WRITES = frozenset(
-    {
-        "claim_task",
-        "save_heartbeat",
-        "release_claim",
-        "beat_serving",
-        "requeue_claimed_tasks",
-    }
-)
+# The store calls that commit a transaction of their own (the rest read, or
+# only remember: `release_claim` waits for the next write, `beat_serving`
+# touches a file), so only these get commit faults.
+_OWN_WRITES = frozenset({"claim_task", "save_heartbeat", "requeue_claimed_tasks"})
 
 # Faults that cannot lose a recorded outcome.
 _HARMLESS = frozenset({"delay", "reorder"})
