@@ -27,10 +27,12 @@ from harvest_engine.calls import (
 from harvest_engine.client import HarvestClient
 from harvest_engine.clock import Clock, ManualClock, SystemClock
 from harvest_engine.errors import (
+    ActivityCancelled,
     ActivityError,
     ApplicationError,
     BlankWorkflowId,
     ChildWorkflowError,
+    CircuitOpen,
     CommandTimedOut,
     ContinueAsNew,
     DatabaseClosed,
@@ -42,6 +44,7 @@ from harvest_engine.errors import (
     HarvestError,
     HarvestInternalError,
     InvalidFilter,
+    InvalidFlowOption,
     InvalidHistoryFile,
     InvalidName,
     InvalidSearchAttribute,
@@ -89,6 +92,7 @@ from harvest_engine.schedules import (
     WorkflowSchedule,
     next_fire_times,
 )
+from harvest_engine.shaping import Batch, BreakerInfo, CircuitBreaker, HeldStart
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
 from harvest_engine.store.operations import LedgerTotals, ScheduleRow
 from harvest_engine.store.postgres.reader import PostgresReader
@@ -106,6 +110,10 @@ from harvest_engine.store.records import (
     TimerRow,
 )
 from harvest_engine.store.sqlite.reader import SqliteReader
+from harvest_engine.workflow.activity_handles import (
+    ActivityCancellationType,
+    ActivityHandle,
+)
 from harvest_engine.workflow.context import WorkflowContext
 from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.replay import WorkflowReplayer
@@ -123,14 +131,21 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ActivityAttempt",
+    "ActivityCancellationType",
+    "ActivityCancelled",
     "ActivityContext",
     "ActivityError",
+    "ActivityHandle",
     "ActivityInfo",
     "ActivityRunInfo",
     "ActivitySpec",
     "ApplicationError",
+    "Batch",
     "BlankWorkflowId",
+    "BreakerInfo",
     "ChildWorkflowError",
+    "CircuitBreaker",
+    "CircuitOpen",
     "Clock",
     "CommandTimedOut",
     "ContinueAsNew",
@@ -152,9 +167,11 @@ __all__ = [
     "HarvestClient",
     "HarvestError",
     "HarvestInternalError",
+    "HeldStart",
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",

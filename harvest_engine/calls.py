@@ -24,6 +24,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.filters import NUL, NUL_REASON
 from harvest_engine.names import check_name
+from harvest_engine.shaping import MAX_INPUT_BYTES_CEILING
 from harvest_engine.states import ExecutionId
 
 
@@ -72,17 +73,36 @@ class StartOptions:
             `ctx.upsert_memo` (a memo that is not an object reads as {"value": memo}).
         search_attributes: the run's first search attributes (a JSON object).
         reuse_policy: what to do when a run of the id exists (see `WorkflowIdReusePolicy`).
+        summary: a one-line label of the run (listings, describe, the GUI).
+        details: a longer text about the run (describe, the GUI's Summary pane).
     """
 
     workflow_id: str | None = None
     memo: Any = None
     search_attributes: Mapping[str, Any] = field(default_factory=dict)
     reuse_policy: WorkflowIdReusePolicy = WorkflowIdReusePolicy.ALLOW_DUPLICATE
+    summary: str | None = None
+    details: str | None = None
 
 
-def checked_input(value: Any) -> str:
-    """The start input as stored JSON; PayloadTooLarge / PayloadTooDeep before any write."""
-    return payloads.check(value, "start input")
+def checked_input(value: Any, limit_bytes: int = payloads.MAX_PAYLOAD_BYTES) -> str:
+    """The start input as stored JSON; PayloadTooLarge / PayloadTooDeep before any write.
+
+    `limit_bytes` is the workflow's cap (`@workflow(max_input_bytes=...)`);
+    a client, which does not know the workflow's, checks against the ceiling
+    and the serving process against the workflow's own.
+    """
+    return payloads.check(value, "start input", limit_bytes=limit_bytes)
+
+
+def checked_label(value: Any, what: str) -> str | None:
+    """A run's summary or details: None or text under the payload caps (TypeError otherwise)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"a run's {what} is text, got {type(value).__name__}")
+    payloads.check(value, what)
+    return value
 
 
 def checked_memo(value: Any) -> str | None:
@@ -263,6 +283,6 @@ def check_request(request: Any) -> UpdateWithStart:
             name=repr(name)[:80], reason="an update name is non-empty text"
         )
     check_name(name, "update name")
-    checked_input(request.input)
+    checked_input(request.input, MAX_INPUT_BYTES_CEILING)
     payloads.check(request.update_arg, "update input")
     return request

@@ -26,8 +26,12 @@ ALL = [
     "ActivityRunInfo",
     "ActivitySpec",
     "ApplicationError",
+    "Batch",
     "BlankWorkflowId",
+    "BreakerInfo",
     "ChildWorkflowError",
+    "CircuitBreaker",
+    "CircuitOpen",
     "Clock",
     "CommandTimedOut",
     "ContinueAsNew",
@@ -49,9 +53,11 @@ ALL = [
     "HarvestClient",
     "HarvestError",
     "HarvestInternalError",
+    "HeldStart",
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",
@@ -143,11 +149,18 @@ SQLITERUNTIME = {
     "cancel": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', reason: 'str' = '') -> "
     "'None'",
     "close": "(self) -> 'None'",
+    "circuit_breakers": "(self: 'SqliteRuntime') -> 'list[BreakerInfo]'",
     "counts_by_state": "(self: 'SqliteRuntime') -> 'dict[str, int]'",
     "delete_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
     "describe": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
+    "events": "(self, exec_id: 'str | ExecutionId') -> 'dict[str, Any]'",
+    "get_event": "(self, exec_id: 'str | ExecutionId', key: 'str', timeout: 'Duration | None' = "
+    "None) -> 'Any'",
+    "read_stream": "(self, exec_id: 'str | ExecutionId', key: 'str', *, offset: 'int' = 0) -> "
+    "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self: 'SqliteRuntime', flt: 'ExecutionFilter | None' = None) -> "
     "'ExecutionPage'",
+    "held_starts": "(self: 'SqliteRuntime') -> 'list[HeldStart]'",
     "list_schedules": "(self: 'SqliteRuntime') -> 'list[ScheduleRow]'",
     "llm_ledger": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'list[LedgerRow]'",
     "llm_totals": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'LedgerTotals'",
@@ -246,6 +259,11 @@ HARVESTCLIENT = {
     "connect": "(dsn: 'str') -> 'HarvestClient'",
     "data_version": "(self) -> 'int'",
     "describe": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
+    "events": "(self, exec_id: 'str | ExecutionId') -> 'dict[str, Any]'",
+    "get_event": "(self, exec_id: 'str | ExecutionId', key: 'str', timeout: 'Duration | None' = "
+    "None) -> 'Any'",
+    "read_stream": "(self, exec_id: 'str | ExecutionId', key: 'str', *, offset: 'int' = 0) -> "
+    "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self, flt: 'ExecutionFilter | None' = None) -> 'ExecutionPage'",
     "load_history": "(self, exec_id: 'str | ExecutionId') -> 'list[HistoryEvent]'",
     "open": "(path: 'str | Path') -> 'HarvestClient'",
@@ -300,7 +318,7 @@ WORKFLOWCONTEXT = {
     "execute_activity": "(self, activity: 'Callable[..., Any] | ActivityInfo | str', input: "
     "'Any' = None, *, queue: 'str | None' = None, retry: 'RetryPolicy | "
     "None' = None, start_to_close: 'Duration | None' = None, "
-    "schedule_to_close: 'Duration | None' = None) -> 'Any'",
+    "schedule_to_close: 'Duration | None' = None, summary: 'str | None' = None) -> 'Any'",
     "execute_activity_raw": "(self, name: 'str', input: 'Any', queue: 'str' = 'default') -> "
     "'Any'",
     "execute_external_activity": "(self, name: 'str', input: 'Any' = None) -> 'Any'",
@@ -330,7 +348,10 @@ WORKFLOWCONTEXT = {
     "side_effect": "(self, fn: 'Callable[[], Any]') -> 'Any'",
     "signal_external_workflow": "(self, exec_id: 'ExecutionId | str', name: 'str', payload: "
     "'Any' = None) -> 'None'",
-    "sleep": "(self, duration: 'Duration') -> 'None'",
+    "sleep": "(self, duration: 'Duration', *, summary: 'str | None' = None) -> 'None'",
+    "set_event": "(self, key: 'str', value: 'Any') -> 'None'",
+    "write_stream": "(self, key: 'str', value: 'Any') -> 'None'",
+    "close_stream": "(self, key: 'str') -> 'None'",
     "spawn_child_workflow": "(self, workflow: 'Callable[..., Any] | WorkflowInfo | str', input: "
     "'Any' = None, timeout: 'Duration | None' = None, *, workflow_id: "
     "'str | None' = None, retry: 'RetryPolicy | None' = None, "
@@ -345,7 +366,7 @@ WORKFLOWCONTEXT = {
     "-> 'ExecutionId'",
     "start_timer": "(self, timer_id: 'str', duration: 'Duration') -> 'TimerHandle'",
     "system_now": "(self) -> 'datetime'",
-    "timer": "(self, seconds: 'Duration') -> 'None'",
+    "timer": "(self, seconds: 'Duration', *, summary: 'str | None' = None) -> 'None'",
     "try_receive_signal": "(self, name: 'str') -> 'Any'",
     "upsert_memo": "(self, patch: 'Mapping[str, Any]') -> 'None'",
     "upsert_search_attrs": "(self, attributes: 'Mapping[str, Any]') -> 'None'",
@@ -361,6 +382,8 @@ WORKFLOWCONTEXT = {
 # the openers subclass) joins the API; `PostgresRuntime` only connects (it is
 # no `SqliteRuntime`, so it has no refused `open` / `open_in_memory`).
 ALL = sorted([*ALL, "Runtime"])
+# Cancellation that stops work (issue 27): the typed error a cancelled attempt raises.
+ALL = sorted([*ALL, "ActivityCancelled", "ActivityCancellationType", "ActivityHandle"])
 OPENERS = ("open", "open_in_memory")
 POSTGRESRUNTIME = {k: v for k, v in POSTGRESRUNTIME.items() if k not in OPENERS}
 RUNTIME = {k: v for k, v in SQLITERUNTIME.items() if k not in OPENERS}
@@ -442,3 +465,69 @@ def test_the_simulation_kit_keeps_its_names_and_signatures() -> None:
     assert {name: got[name] for name in SIMULATION} == {
         name: normal(text) for name, text in SIMULATION.items()
     }
+
+
+# Issue 27, the client's reach: every call naming a run also takes workflow_id=
+# (so the exec id and the names after it have defaults), and the schedule calls.
+_RUN = "exec_id: 'str | ExecutionId | None' = None"
+_CALL = "timeout: 'Duration' = '10s', command_id: 'str | None' = None"
+_SCHEDULE_CALL = f"*, {_CALL}"
+HARVESTCLIENT.update(
+    {
+        "cancel": f"(self, {_RUN}, reason: 'str' = '', *, workflow_id: 'str | None' = None, "
+        f"{_CALL}) -> 'None'",
+        "terminate": f"(self, {_RUN}, reason: 'str' = '', *, workflow_id: 'str | None' = "
+        f"None, {_CALL}) -> 'None'",
+        "send_signal": f"(self, {_RUN}, name: 'str' = '', payload: 'Any' = None, *, "
+        f"workflow_id: 'str | None' = None, {_CALL}) -> 'None'",
+        "send_signal_idempotent": f"(self, {_RUN}, name: 'str' = '', payload: 'Any' = None, "
+        f"key: 'str | None' = None, *, workflow_id: 'str | None' = None, {_CALL}) -> 'bool'",
+        "query": f"(self, {_RUN}, name: 'str' = '', arg: 'Any' = None, *, workflow_id: "
+        f"'str | None' = None, {_CALL}) -> 'Any'",
+        "update": f"(self, {_RUN}, name: 'str' = '', arg: 'Any' = None, *, workflow_id: "
+        f"'str | None' = None, {_CALL}) -> 'Any'",
+        "outcome": f"(self, {_RUN}, *, workflow_id: 'str | None' = None) -> "
+        "'ExecutionOutcome'",
+        "describe": f"(self, {_RUN}, *, workflow_id: 'str | None' = None) -> "
+        "'ExecutionDetail'",
+        "load_history": f"(self, {_RUN}, *, workflow_id: 'str | None' = None) -> "
+        "'list[HistoryEvent]'",
+        "result": f"(self, {_RUN}, *, workflow_id: 'str | None' = None, timeout: "
+        "'Duration | None' = None) -> 'ExecutionOutcome'",
+        "upsert_schedule": f"(self, schedule: 'WorkflowSchedule', {_SCHEDULE_CALL}) -> "
+        "'ScheduleRow'",
+        "pause_schedule": f"(self, workflow_name: 'str', {_SCHEDULE_CALL}) -> 'bool'",
+        "resume_schedule": f"(self, workflow_name: 'str', {_SCHEDULE_CALL}) -> 'bool'",
+        "delete_schedule": f"(self, workflow_name: 'str', {_SCHEDULE_CALL}) -> 'bool'",
+        "trigger_schedule": f"(self, workflow_name: 'str', {_SCHEDULE_CALL}) -> "
+        "'ExecutionId | None'",
+        "backfill_schedule": f"(self, workflow_name: 'str', start: 'datetime', end: "
+        f"'datetime', {_SCHEDULE_CALL}) -> 'list[ExecutionId]'",
+        "list_schedules": "(self) -> 'list[ScheduleRow]'",
+    }
+)
+WORKFLOWCONTEXT["start_activity"] = (
+    "(self, activity: 'Callable[..., Any] | ActivityInfo | str', input: 'Any' = None, *, "
+    "queue: 'str | None' = None, retry: 'RetryPolicy | None' = None, start_to_close: "
+    "'Duration | None' = None, schedule_to_close: 'Duration | None' = None, "
+    "cancellation_type: 'ActivityCancellationType | str' = "
+    "<ActivityCancellationType.TRY_CANCEL: 'try_cancel'>) -> 'ActivityHandle'"
+)
+
+
+# Third wave: the management HTTP API (API.md "Progress and the HTTP API"),
+# `create_app(target, *, token=None, read_only=False)`, plus the hook for
+# routes served beside it (a metrics exporter's /metrics).
+CREATE_APP = (
+    "(target: 'Runtime | str | Path', *, token: 'str | None' = None, "
+    "read_only: 'bool' = False, extra_routes: 'Sequence[BaseRoute]' = ()) "
+    "-> 'Starlette'"
+)
+
+
+def test_create_app_keeps_its_contracted_signature() -> None:
+    from harvest_engine.http import __all__ as http_all
+    from harvest_engine.http import create_app  # noqa: PLC0415
+
+    assert http_all == ["create_app"]
+    assert normal(str(inspect.signature(create_app))) == normal(CREATE_APP)

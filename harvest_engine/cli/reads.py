@@ -72,6 +72,7 @@ def _time_option(text: str | None, what: str) -> datetime | None:
     "--limit", type=int, default=50, show_default=True, help="Rows per page (1-1000)."
 )
 @click.option("--cursor", type=int, help="Continue from a previous page's `next`.")
+@click.option("--wide", is_flag=True, help="Add each run's summary (StartOptions).")
 @JSON
 def runs(
     file: Target,
@@ -84,9 +85,10 @@ def runs(
     attrs: tuple[str, ...],
     limit: int,
     cursor: int | None,
+    wide: bool,
     as_json: bool,
 ) -> None:
-    """List runs, newest first."""
+    """List runs, newest first (--wide: with their summaries)."""
     with reading(file) as reader:
         flt = ExecutionFilter().limit(limit).before(cursor)
         if workflow_name is not None:
@@ -122,12 +124,12 @@ def runs(
             state_cell(r),
             when(r.started_at),
             when(r.closed_at),
+            *([short(r.summary or "-", 40)] if wide else []),
         )
         for r in page.executions
     ]
-    emit_table(
-        ("EXEC ID", "WORKFLOW", "WORKFLOW ID", "STATE", "STARTED", "CLOSED"), rows
-    )
+    headers = ("EXEC ID", "WORKFLOW", "WORKFLOW ID", "STATE", "STARTED", "CLOSED")
+    emit_table((*headers, *(("SUMMARY",) if wide else ())), rows)
     if page.next is not None:
         line(f"more: --cursor {page.next}")
 

@@ -54,6 +54,7 @@ def summary_json(run: ExecutionSummary) -> dict[str, Any]:
         "memo": stored(run.memo),
         "search_attributes": stored(run.search_attributes),
         "damaged": run.damaged,
+        "summary": run.summary,
     }
 
 
@@ -69,5 +70,7 @@ def detail_json(run: ExecutionDetail) -> dict[str, Any]:
         successor=None if run.successor is None else str(run.successor),
         cancel_requested=run.cancel_requested,
         deadline=iso(run.deadline),
+        details=run.details,
+        current_details=run.current_details,
     )
     return data

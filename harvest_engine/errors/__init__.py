@@ -64,6 +64,7 @@ from harvest_engine.errors.runs import (
 from harvest_engine.errors.runs import (
     UnknownActivity as UnknownActivity,
 )
+from harvest_engine.errors.shaping import CircuitOpen, InvalidFlowOption
 from harvest_engine.errors.storage import (
     DatabaseClosed,
     DatabaseCorrupt,
@@ -75,6 +76,7 @@ from harvest_engine.errors.storage import (
     StorageError,
 )
 from harvest_engine.errors.workflow_code import (
+    ActivityCancelled,
     ActivityError,
     ApplicationError,
     ChildWorkflowError,
@@ -87,10 +89,12 @@ from harvest_engine.errors.workflow_code import (
 )
 
 __all__ = [
+    "ActivityCancelled",
     "ActivityError",
     "ApplicationError",
     "BlankWorkflowId",
     "ChildWorkflowError",
+    "CircuitOpen",
     "CommandTimedOut",
     "ContinueAsNew",
     "DatabaseClosed",
@@ -102,6 +106,7 @@ __all__ = [
     "HarvestError",
     "HarvestInternalError",
     "InvalidFilter",
+    "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",

@@ -18,14 +18,16 @@ from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.runtime.engine import Engine
 from harvest_engine.runtime.operating import operate, reads
+from harvest_engine.runtime.progress import reads as progress
+from harvest_engine.runtime.serving import breakers
 from harvest_engine.runtime.serving.drivers import Driver
 from harvest_engine.runtime.serving.server import Server
-from harvest_engine.runtime.talking import talk
+from harvest_engine.runtime.talking import held_starts, talk
 from harvest_engine.store.boundary import StoreBoundary
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Callable, Coroutine
+    from collections.abc import AsyncIterator, Callable, Coroutine
     from datetime import datetime
     from types import TracebackType
 
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.registry import ActivitySpec
     from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
     from harvest_engine.schedules import WorkflowSchedule
+    from harvest_engine.shaping import BreakerInfo, HeldStart
     from harvest_engine.states import ExecutionId, ExecutionOutcome, RunState
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
     from harvest_engine.store.protocol import DurableStore
@@ -89,6 +92,7 @@ class Runtime:
         self.settings = engine.settings
         self.cache = engine.cache
         self.waker = engine.waker
+        self.changes = engine.changes
 
     def close(self) -> None:
         """Release the file and its writer lock (safe to call twice)."""
@@ -238,6 +242,20 @@ class Runtime:
         """
         return self._driver.next_wakeup()
 
+    # -- held starts and circuit breakers (talking/held_starts.py, serving/breakers.py)
+
+    def held_starts(self) -> list[HeldStart]:
+        """The debounced and batched starts still waiting for their window, earliest due first.
+
+        Each names the exec id its run will have (what every start of the
+        window returned); until it starts, that id names no run.
+        """
+        return held_starts.held_starts(self._engine)
+
+    def circuit_breakers(self) -> list[BreakerInfo]:
+        """Each activity circuit breaker that has seen a failure: its state now."""
+        return breakers.infos(self._engine.store, self.clock.now())
+
     # -- talking to runs (talking/talk.py): starts, signals, queries, updates ----
 
     def start_workflow(self, name: str, input: Any = None) -> ExecutionId:
@@ -384,6 +402,36 @@ class Runtime:
             update's errors as `update` raises them.
         """
         return await talk.update_with_start(self._engine, request)
+
+    # -- progress (progress/reads.py): events and streams of a run -------------------
+
+    def events(self, exec_id: str | ExecutionId) -> dict[str, Any]:
+        """Every event the run set with `ctx.set_event`: key to its last value."""
+        return progress.events(self._engine, exec_id)
+
+    async def get_event(
+        self,
+        exec_id: str | ExecutionId,
+        key: str,
+        timeout: Duration | None = None,  # noqa: ASYNC109 - API.md's contract
+    ) -> Any:
+        """Wait until the run sets event `key`; its value (None when the run ends without it, or at `timeout`).
+
+        Awaitable, so a serving loop on the same event loop keeps running
+        while it waits; a commit of this runtime wakes it at once.
+        """
+        return await progress.get_event(self._engine, exec_id, key, timeout)
+
+    def read_stream(
+        self, exec_id: str | ExecutionId, key: str, *, offset: int = 0
+    ) -> AsyncIterator[tuple[int, Any]]:
+        """``async for offset, value in rt.read_stream(exec_id, key):`` each value once, in order.
+
+        Starts at `offset` (resume after the last offset seen + 1); ends
+        when the stream is closed or the run has ended. A value written by a
+        decision that rolled back is never seen.
+        """
+        return progress.read_stream(self._engine, exec_id, key, offset)
 
     # -- reading (operating/reads.py): runs, histories, ledgers, waits -----------
 

@@ -30,9 +30,11 @@ if TYPE_CHECKING:
         MutexRow,
         PendingTask,
         StagedSignal,
+        StreamItem,
         TimerRow,
     )
     from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
+    from harvest_engine.store.sql.shaping import BreakerRow, HeldRow
     from harvest_engine.store.txn_protocol import WriteTxn
 
 
@@ -50,6 +52,24 @@ class CommitWatcher(Protocol):
         ...
 
 
+class WakeChannel(Protocol):
+    """The serving end of a wake channel: a descriptor clients' datagrams make readable."""
+
+    fd: int
+
+    def heard(self) -> bool:
+        """Read the clients' datagrams; True when one says a command was queued."""
+        ...
+
+    def committed(self) -> None:
+        """Wake the clients heard lately (after a commit)."""
+        ...
+
+    def close(self) -> None:
+        """Stop serving the channel."""
+        ...
+
+
 class DurableStore(Protocol):
     """The store the runtime drives; `SqliteStore` is today's implementation."""
 
@@ -64,6 +84,18 @@ class DurableStore(Protocol):
 
         The runtime drops what it keeps in memory of transactions in flight
         (its instance cache), whichever code path opened the transaction.
+        """
+        ...
+
+    def add_cancel_listener(
+        self, fn: Callable[[list[tuple[int, int]], str], None]
+    ) -> None:
+        """Call `fn(attempts, reason)` for each cancel of attempts any write announced.
+
+        `attempts` are (task id, attempt) pairs (`WriteTxn.announce_cancels`),
+        heard after the announcing transaction commits: in process on a
+        file, from every worker through NOTIFY on Postgres (from the
+        listening thread, so `fn` must be thread-safe).
         """
         ...
 
@@ -137,6 +169,18 @@ class DurableStore(Protocol):
 
     def data_version(self) -> int:
         """A number that changes when another process commits to the store."""
+        ...
+
+    def add_commit_listener(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Call `fn()` after each commit of this store's writes; returns what removes it."""
+        ...
+
+    def open_wake_channel(self) -> WakeChannel | None:
+        """The serving end of the file's wake channel (clients' wakes), or None.
+
+        None where the store has none: an in-memory database, a platform
+        without Unix sockets, Postgres (whose NOTIFY wakes its clients).
+        """
         ...
 
     def open_commit_watch(self) -> CommitWatcher | None:
@@ -231,4 +275,34 @@ class DurableStore(Protocol):
 
     def llm_totals(self, exec_id: str) -> LedgerTotals:
         """A run's ledger rows summed."""
+        ...
+
+    def run_events(self, exec_id: str) -> dict[str, object]:
+        """Every event the run set (`ctx.set_event`): key to its last value."""
+        ...
+
+    def run_event(self, exec_id: str, key: str) -> tuple[bool, object]:
+        """(whether the run set event `key`, its value)."""
+        ...
+
+    def stream_items(self, exec_id: str, key: str, offset: int) -> list[StreamItem]:
+        """Stream `key`'s rows from position `offset` on, in order (a page of them)."""
+        ...
+
+    # -- held starts and circuit breakers (issue 26) ------------------------------
+
+    def due_held_starts(self, now: datetime) -> list[tuple[str, str]]:
+        """The (workflow name, key) of every held start due at `now`, earliest first."""
+        ...
+
+    def held_starts(self) -> list[HeldRow]:
+        """Every held start (its debounce or batch window still open)."""
+        ...
+
+    def breaker(self, activity: str) -> BreakerRow | None:
+        """One activity's circuit breaker as stored; None when it never failed."""
+        ...
+
+    def breakers(self) -> list[BreakerRow]:
+        """Every stored circuit breaker."""
         ...

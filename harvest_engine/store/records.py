@@ -91,11 +91,18 @@ class ExecutionSummary:
     search_attributes: Stored = field(default_factory=Stored.Null)
     cursor: int = 0
     damaged: str | None = None
+    summary: str | None = None
+    """The run's one-line label (`StartOptions(summary=)`)."""
 
 
 @dataclass(frozen=True)
 class ExecutionDetail(ExecutionSummary):
-    """A run with its payloads and links."""
+    """A run with its payloads and links.
+
+    `details` is the longer text its start gave (`StartOptions(details=)`),
+    `current_details` what its code last said it is doing
+    (`ctx.set_current_details`), kept on the run's row.
+    """
 
     input: Stored = field(default_factory=Stored.Null)
     output: Stored = field(default_factory=Stored.Null)
@@ -105,6 +112,8 @@ class ExecutionDetail(ExecutionSummary):
     predecessor: ExecutionId | None = None
     cancel_requested: str | None = None
     deadline: datetime | None = None
+    details: str | None = None
+    current_details: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,7 +130,8 @@ class ActivityAttempt:
 
     `outcome` is upper case like every state string of the engine (a run's
     `state`, a task's `status`): ``"COMPLETED"``, ``"FAILED"``,
-    ``"TIMED_OUT"``, or ``"LOST"`` for an attempt whose process died
+    ``"TIMED_OUT"``, ``"CANCELLED"`` (its run cancelled, terminated or reset,
+    or its handle cancelled, while it ran), or ``"LOST"`` for an attempt whose process died
     mid-body, recorded when the file is reopened.
     """
 
@@ -203,3 +213,12 @@ class LogLine:
     at: datetime
     message: str
     marker: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StreamItem:
+    """One row of a run's stream: its position, its value (None for the closing row), whether it closes."""
+
+    position: int
+    value: Any
+    closed: bool

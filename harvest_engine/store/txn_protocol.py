@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from harvest_engine.store.txn_shaping import ShapingTxn
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
@@ -53,7 +55,7 @@ class RunBusy(Exception):  # noqa: N818 - a signal to stand back, not a failure
         self.exec_id = exec_id
 
 
-class WriteTxn(Protocol):
+class WriteTxn(ShapingTxn, Protocol):
     """The operations available inside one write transaction."""
 
     def lock_for_decision(self, exec_id: str) -> bool:
@@ -85,6 +87,16 @@ class WriteTxn(Protocol):
         and the batch passes them over. Without it, the batch records the
         outcomes of `task_ids` for these runs: their rows and then the
         tasks' are locked, waiting for them (none is left out).
+        """
+        ...
+
+    def announce_cancels(
+        self, attempts: Sequence[tuple[int, int]], reason: str
+    ) -> None:
+        """Have these claimed attempts, (task id, attempt), cancelled once this commits.
+
+        Every process running one of them hears it (`add_cancel_listener`);
+        a rollback announces nothing.
         """
         ...
 
@@ -342,4 +354,26 @@ class WriteTxn(Protocol):
 
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
         """Make the run's local activity retries ready at once (a pending cancel skips the wait)."""
+        ...
+
+    # -- progress rows (store/sql/progress.py) ---------------------------------
+
+    def set_run_event(self, exec_id: str, key: str, value: object, seq: int) -> None:
+        """Set event `key` of the run to `value` (recorded by the event at `seq`)."""
+        ...
+
+    def put_stream_item(
+        self, exec_id: str, key: str, position: int, value: object, *, closed: bool
+    ) -> None:
+        """Write a stream's value at `position`, or (closed) its closing row."""
+        ...
+
+    def set_run_labels(
+        self, exec_id: str, summary: str | None, details: str | None
+    ) -> None:
+        """Label a run with its start's summary and details."""
+        ...
+
+    def set_current_details(self, exec_id: str, text: str | None) -> None:
+        """Store what the run says it is doing now."""
         ...

@@ -25,13 +25,16 @@ from harvest_engine.authoring import RetryPolicy
 from harvest_engine.errors import UnknownActivity
 from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
+from harvest_engine.runtime.attempts import RunningAttempts
 from harvest_engine.runtime.deciding import local_activities
 from harvest_engine.runtime.registry import RegisteredActivity
+from harvest_engine.runtime.serving import breakers
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord
 from harvest_engine.tracebacks import log_failed_attempt
 
 if TYPE_CHECKING:
+    from harvest_engine.attempt_cancel import AttemptCancel
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.txn_protocol import WriteTxn
@@ -51,14 +54,25 @@ class Finished:
     result: AttemptResult
     started: datetime
     ended: datetime
+    probe: bool = False
+    """Whether the attempt was its circuit breaker's probe (breakers.py)."""
+    not_before: datetime | None = None
+    """The earliest retry of an attempt its open breaker refused."""
 
 
 class TaskRunner:
     """Runs one claimed task attempt and writes its outcome in one transaction."""
 
-    def __init__(self, store: DurableStore, registry: Registry) -> None:
+    def __init__(
+        self,
+        store: DurableStore,
+        registry: Registry,
+        attempts: RunningAttempts | None = None,
+    ) -> None:
         self.store = store
         self.registry = registry
+        # Where a cancel finds a running body (runtime/attempts.py).
+        self.attempts = RunningAttempts() if attempts is None else attempts
         self._names: dict[str, str] = {}
 
     async def run(self, task: TaskRecord, clock: Clock) -> bool:
@@ -98,21 +112,38 @@ class TaskRunner:
                 ),
             )
             return Finished(claimed, activity, result, started, clock())
-        ctx = self._context(claimed)
+        probe = False
+        if activity.circuit_breaker is not None:
+            turn = breakers.turn(
+                self.store, claimed.activity_name, activity.circuit_breaker, started
+            )
+            if not turn.run:  # open: fail fast, the body does not run
+                result = AttemptResult(ok=False, error=turn.error(activity.name))
+                return Finished(
+                    claimed, activity, result, started, clock(), not_before=turn.until
+                )
+            probe = turn.probe
+        cancel = self.attempts.start(claimed)
         try:
-            args = self._args(activity, claimed, ctx)
-        except Exception as exc:  # noqa: BLE001 - e.g. an input that does not fit its dataclass
-            # Fails like the body raising it, so the claimed task never stays RUNNING.
-            result = AttemptResult(ok=False, error=error_info(exc))
-        else:
-            result = await run_attempt(activity.body, args, budget=budget)
+            ctx = self._context(claimed, cancel)
+            try:
+                args = self._args(activity, claimed, ctx)
+            except Exception as exc:  # noqa: BLE001 - e.g. an input that does not fit its dataclass
+                # Fails like the body raising it, so the claimed task never stays RUNNING.
+                result = AttemptResult(ok=False, error=error_info(exc))
+            else:
+                result = await run_attempt(
+                    activity.body, args, budget=budget, cancel=cancel
+                )
+        finally:
+            self.attempts.finish(claimed)
         if result.ok and activity.mode == "ledger":
             result = _split_ledger(result)
         elif result.ok and activity.mode == "context" and ctx.llm_calls:
             result = AttemptResult(
                 ok=True, output=result.output, llm_calls=list(ctx.llm_calls)
             )
-        return Finished(claimed, activity, result, started, clock())
+        return Finished(claimed, activity, result, started, clock(), probe=probe)
 
     def record(self, finished: Finished, txn: WriteTxn | None = None) -> bool:
         """Write an attempt's outcome in its own transaction, or in `txn` (a batch's).
@@ -125,7 +156,7 @@ class TaskRunner:
                 return self._record_in(own, finished)
         return self._record_in(txn, finished)
 
-    def _context(self, task: TaskRecord) -> ActivityContext:
+    def _context(self, task: TaskRecord, cancel: AttemptCancel) -> ActivityContext:
         heartbeat = payloads.loads(task.heartbeat) if task.heartbeat else None
         previous = (
             ErrorInfo.from_json(payloads.loads(task.last_error))
@@ -147,6 +178,7 @@ class TaskRunner:
             heartbeat_details=heartbeat,
             previous_failure=previous,
             save_heartbeat=lambda text: self.store.save_heartbeat(task.id, text),
+            cancel=cancel,
         )
 
     def _workflow_name(self, exec_id: str) -> str:
@@ -190,7 +222,11 @@ class TaskRunner:
         outcome = (
             "COMPLETED"
             if result.ok
-            else ("TIMED_OUT" if result.timed_out else "FAILED")
+            else (
+                "TIMED_OUT"
+                if result.timed_out
+                else ("CANCELLED" if result.cancelled else "FAILED")
+            )
         )
         error = (
             None
@@ -198,6 +234,11 @@ class TaskRunner:
             else (result.error or ErrorInfo(type="Error", message="failed"))
         )
         ready_at = None if error is None else _retry_at(task, error, ended)
+        wait = breakers.not_before(error, finished.not_before)
+        if ready_at is not None and wait is not None and ready_at < wait:
+            # A refused attempt's retry waits for the cooldown, within its budget.
+            late = task.schedule_to_close_at
+            ready_at = None if late is not None and wait >= late else wait
         if not task.local:
             # The task's own write says whether it is still there (a run
             # sealed while the body ran took it), with no read first.
@@ -221,6 +262,17 @@ class TaskRunner:
                 error=error_text,
             )
         )
+        breaker = finished.activity.circuit_breaker
+        if breaker is not None:
+            breakers.record(
+                txn,
+                task.activity_name,
+                breaker,
+                failed=error is not None,
+                probe=finished.probe,
+                error_type="" if error is None else error.type,
+                now=ended,
+            )
         if error is not None:
             log_failed_attempt(
                 exec_id=task.exec_id,

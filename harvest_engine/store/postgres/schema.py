@@ -9,7 +9,7 @@ clock so workers on several machines agree).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
 
 # Version 1: the whole engine. Later versions append steps to MIGRATIONS.
 V1 = """
@@ -221,5 +221,63 @@ END;
 $$;
 """
 
+# Version 2: progress out of a run (issue 28), as SQLite's V5: a run's
+# summary, details and current details on its row; its events (the last
+# value per key) and streams (one row per position, the closing row
+# `closed = 1`), written in the decision's transaction.
+V2 = PROGRESS = """
+ALTER TABLE harvest_executions ADD COLUMN summary TEXT;
+ALTER TABLE harvest_executions ADD COLUMN details TEXT;
+ALTER TABLE harvest_executions ADD COLUMN current_details TEXT;
+CREATE TABLE harvest_run_events (
+    exec_id TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    seq     BIGINT NOT NULL,
+    PRIMARY KEY (exec_id, key)
+);
+CREATE TABLE harvest_streams (
+    exec_id  TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    position BIGINT NOT NULL,
+    value    TEXT,
+    closed   INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (exec_id, key, position)
+);
+"""
+
+# Step 3: start shaping and circuit breakers (issue 26); see the SQLite
+# schema's V6 for what each table keeps.
+V3 = FLOW_SHAPING = """
+CREATE TABLE harvest_held_starts (
+    workflow_name     TEXT NOT NULL,
+    workflow_id       TEXT NOT NULL,
+    exec_id           TEXT NOT NULL UNIQUE,
+    kind              TEXT NOT NULL,
+    opened_at         BIGINT NOT NULL,
+    due_at            BIGINT NOT NULL,
+    inputs            INTEGER NOT NULL,
+    bytes             BIGINT NOT NULL,
+    input             TEXT,
+    memo              TEXT,
+    search_attributes TEXT,
+    PRIMARY KEY (workflow_name, workflow_id)
+);
+CREATE INDEX harvest_held_starts_due ON harvest_held_starts (due_at);
+CREATE TABLE harvest_held_inputs (
+    exec_id    TEXT NOT NULL,
+    position   INTEGER NOT NULL,
+    input      TEXT NOT NULL,
+    arrived_at BIGINT NOT NULL,
+    PRIMARY KEY (exec_id, position)
+);
+CREATE TABLE harvest_breakers (
+    activity   TEXT PRIMARY KEY,
+    failures   TEXT NOT NULL,
+    open_until BIGINT,
+    probe_at   BIGINT
+);
+"""
+
 # MIGRATIONS[n] takes a database from version n to n + 1 (index 0 creates it).
-MIGRATIONS: tuple[str, ...] = (V1,)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3)

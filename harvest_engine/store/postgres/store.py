@@ -5,9 +5,8 @@ second one for lease renewals and heartbeats (they never wait for a decision
 of this worker). Claims are leases (leases.py); decisions lock their run's
 row (write_txn.py). Errors of the server or the network are `psycopg.Error`
 inside a transaction and typed errors (`faults`) at every public method; a
-broken connection is replaced on the next call. The reads both stores
-share are `StoreReads`'s (store/sql); this store lends them its connection
-under its lock (`_reading`) and adds the reads leases change.
+broken connection is replaced on the next call. The shared reads are `StoreReads`'s
+(store/sql), on its connection under its lock (`_reading`), plus the reads leases change.
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
 from harvest_engine.store.sql import columns, listing
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
+from harvest_engine.store.sql.commit_listeners import CommitListeners
 from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
@@ -59,7 +59,7 @@ _SQL = StoreSql(
     POSTGRES_READS,
     POSTGRES_SCHEDULES,
     POSTGRES_COMMANDS,
-    due_sources=(leases.DUE_SOURCE,),
+    (leases.DUE_SOURCE,),
 )
 
 
@@ -105,8 +105,11 @@ class PostgresStore(StoreReads):
         self._task_ids: collections.deque[int] = collections.deque()
         self._depth = 0
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
+        self.commit_listeners = CommitListeners()
+        self.add_commit_listener = self.commit_listeners.add
         self._released_claims: set[int] = set()
         self._listeners: list[notify.Listener] = []
+        self._cancels = notify.CancelListeners()
         self.closed = False
         self._renewer = leases.Renewer(self.renew_leases, lease)
 
@@ -237,6 +240,8 @@ class PostgresStore(StoreReads):
                 raise typed from exc
             else:
                 self._released_claims.clear()
+                for listener in self.commit_listeners.fns:
+                    listener()
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
@@ -272,8 +277,12 @@ class PostgresStore(StoreReads):
                 self._joinable = joined
 
     def listen(self, on_wake: Callable[[], None]) -> None:
-        """Call `on_wake()` (from a thread) whenever another worker or a client commits."""
-        self._listeners.append(notify.Listener(self.dsn, self.worker_id, on_wake))
+        """Call `on_wake()` (from a thread) when another worker or a client commits; hear cancels."""
+        listener = notify.Listener(self.dsn, self.worker_id, on_wake, self._cancels)
+        self._listeners.append(listener)
+
+    def add_cancel_listener(self, fn: notify.OnCancel) -> None:
+        self._cancels.add(fn)  # heard through `listen`'s thread, from every worker
 
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         self._rollback_listeners.append(fn)
@@ -291,12 +300,8 @@ class PostgresStore(StoreReads):
             )
 
     def requeue_claimed_tasks(self) -> None:
-        """Put this worker's claimed tasks back to PENDING (its unfinished bodies).
-
-        Only its own: the other workers' bodies are running.
-        """
-        with self.write() as txn:
-            del txn
+        """Put this worker's claimed tasks back to PENDING (its own unfinished bodies only)."""
+        with self.write():
             self._conn.execute(
                 "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL, "
                 "worker_id = NULL, lease_expires_at = NULL "
@@ -306,22 +311,20 @@ class PostgresStore(StoreReads):
 
     def beat_serving(self) -> None:
         """Record this worker's heartbeat in harvest_meta (the server's clock; the latest wins)."""
-        with self.write() as txn:
-            del txn
+        with self.write():
             heartbeat.beat(self._conn)
 
     def open_commit_watch(self) -> None:
-        """None: LISTEN/NOTIFY wakes the serving workers (`listen`), no file to watch."""
-        return None
+        return None  # LISTEN/NOTIFY wakes the serving workers (`listen`): no file
+
+    def open_wake_channel(self) -> None:
+        return None  # NOTIFY wakes a Postgres client (client_notices.py)
 
     def data_version(self) -> int:
         """A number that changes when another worker (another process) commits a write."""
+        sql = "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
         with self._lock:
-            row = (
-                self._live()
-                .execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")
-                .fetchone()
-            )
+            row = self._live().execute(sql).fetchone()
         return int(row[0]) if row is not None else 0
 
     # -- leases ---------------------------------------------------------------

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXECUTION_COLUMNS",
+    "LABEL_COLUMNS",
     "TASK_COLUMNS",
     "BadText",
     "detail_from_row",
@@ -179,8 +180,13 @@ def error_info(text: Any) -> ErrorInfo | None:
         return ErrorInfo(type="Unreadable", message=str(text))
 
 
+# What a describe selects after EXECUTION_COLUMNS: the run's labels (schema v5).
+LABEL_COLUMNS = "summary, details, current_details"
+
+
 def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
-    """An ExecutionDetail from a row selected with EXECUTION_COLUMNS."""
+    """An ExecutionDetail from a row selected with EXECUTION_COLUMNS, then LABEL_COLUMNS."""
+    labels = row[25:28] if len(row) >= 28 else (None, None, None)
     return ExecutionDetail(
         exec_id=ExecutionId(row[1]),
         workflow_name=row[2],
@@ -200,7 +206,14 @@ def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
         predecessor=ExecutionId(row[11]) if row[11] else None,
         cancel_requested=row[17],
         deadline=_safe_time(row[15]),
+        summary=_label(labels[0]),
+        details=_label(labels[1]),
+        current_details=_label(labels[2]),
     )
+
+
+def _label(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _safe_time(value: object) -> datetime | None:

@@ -40,6 +40,7 @@ SUMMARY_COLUMNS = (
     "closed_at",
     "memo",
     "search_attributes",
+    "summary",
 )
 DETAIL_COLUMNS = (
     *SUMMARY_COLUMNS,
@@ -51,6 +52,8 @@ DETAIL_COLUMNS = (
     "successor",
     "cancel_reason",
     "deadline",
+    "details",
+    "current_details",
 )
 
 
@@ -243,14 +246,16 @@ def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
     """An ExecutionDetail from a row selected with `select_list(DETAIL_COLUMNS)`."""
     return ExecutionDetail(
         **_summary_fields(row),
-        input=stored_json(row[10]),
-        output=stored_json(row[11]),
-        error=stored_json(row[12]),
-        parent_exec_id=_opt_id(row[13]),
-        predecessor=_opt_id(row[14]),
-        successor=_opt_id(row[15]),
-        cancel_requested=_text(row[16]) if row[16] is not None else None,
-        deadline=_time(row[17]),
+        input=stored_json(row[11]),
+        output=stored_json(row[12]),
+        error=stored_json(row[13]),
+        parent_exec_id=_opt_id(row[14]),
+        predecessor=_opt_id(row[15]),
+        successor=_opt_id(row[16]),
+        cancel_requested=_text(row[17]) if row[17] is not None else None,
+        deadline=_time(row[18]),
+        details=_opt_text(row[19]),
+        current_details=_opt_text(row[20]),
     )
 
 
@@ -268,7 +273,12 @@ def _summary_fields(row: tuple[Any, ...]) -> dict[str, Any]:
         "closed_at": _time(row[7]),
         "memo": stored_json(row[8]),
         "search_attributes": stored_object(row[9]),
+        "summary": _opt_text(row[10]),
     }
+
+
+def _opt_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
 
 
 def _text(value: Any) -> str:

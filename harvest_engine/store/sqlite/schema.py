@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 6
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -222,6 +222,71 @@ CREATE TABLE harvest_activity_attempts (
     outcome       TEXT NOT NULL,
     error         TEXT,
     PRIMARY KEY (exec_id, id)
+) WITHOUT ROWID;
+"""
+
+# Version 5: progress out of a run (issue 28). A run's label (`summary`,
+# `details`, given at start) and what it says it is doing now
+# (`current_details`, ctx.set_current_details) live on its row; events are
+# one row per (run, key), the last value set; a stream is rows of (run, key,
+# position), the closing row holding `closed = 1` and no value. Every row is
+# written in the decision's transaction, so a rolled-back decision leaves none.
+V5 = PROGRESS = """
+ALTER TABLE harvest_executions ADD COLUMN summary TEXT;
+ALTER TABLE harvest_executions ADD COLUMN details TEXT;
+ALTER TABLE harvest_executions ADD COLUMN current_details TEXT;
+CREATE TABLE IF NOT EXISTS harvest_run_events (
+    exec_id TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    seq     INTEGER NOT NULL,
+    PRIMARY KEY (exec_id, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS harvest_streams (
+    exec_id  TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    value    TEXT,
+    closed   INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (exec_id, key, position)
+) WITHOUT ROWID;
+"""
+
+# Version 6: start shaping and circuit breakers (issue 26). A debounced or
+# batched start waits in harvest_held_starts (one row per workflow name and
+# id, naming the run to be) until its window closes; a batch's inputs wait in
+# harvest_held_inputs in arrival order. harvest_breakers keeps each activity's
+# recent failure times (JSON micros) and its open and probe times.
+HELD_STARTS_VERSION = 6
+"""The first version with the held-start and breaker tables."""
+V6 = FLOW_SHAPING = """
+CREATE TABLE IF NOT EXISTS harvest_held_starts (
+    workflow_name     TEXT NOT NULL,
+    workflow_id       TEXT NOT NULL,
+    exec_id           TEXT NOT NULL UNIQUE,
+    kind              TEXT NOT NULL,
+    opened_at         INTEGER NOT NULL,
+    due_at            INTEGER NOT NULL,
+    inputs            INTEGER NOT NULL,
+    bytes             INTEGER NOT NULL,
+    input             TEXT,
+    memo              TEXT,
+    search_attributes TEXT,
+    PRIMARY KEY (workflow_name, workflow_id)
+);
+CREATE INDEX IF NOT EXISTS harvest_held_starts_due ON harvest_held_starts (due_at);
+CREATE TABLE IF NOT EXISTS harvest_held_inputs (
+    exec_id    TEXT NOT NULL,
+    position   INTEGER NOT NULL,
+    input      TEXT NOT NULL,
+    arrived_at INTEGER NOT NULL,
+    PRIMARY KEY (exec_id, position)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS harvest_breakers (
+    activity   TEXT PRIMARY KEY,
+    failures   TEXT NOT NULL,
+    open_until INTEGER,
+    probe_at   INTEGER
 ) WITHOUT ROWID;
 """
 # Created on every open, so a file from before the guard gains it (guide §7).

@@ -41,6 +41,7 @@ from harvest_engine.store.sqlite.migrations import (
     read_version,
 )
 from harvest_engine.store.sqlite.transactions import WriteTransactions
+from harvest_engine.store.sqlite.wake_channel import WakeServer
 from harvest_engine.store.sqlite.wal_prealloc import preallocate_wal
 from harvest_engine.timestamps import micros
 
@@ -249,6 +250,12 @@ class SqliteStore(StoreReads):
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         self._writes.add_rollback_listener(fn)
 
+    def add_cancel_listener(
+        self, fn: Callable[[list[tuple[int, int]], str], None]
+    ) -> None:
+        # One writer process: the announcing commit is this process's own.
+        self._writes.add_cancel_listener(fn)
+
     def release_claim(self, task_id: int) -> None:
         self._writes.released_claims.add(task_id)
 
@@ -306,6 +313,15 @@ class SqliteStore(StoreReads):
     def data_version(self) -> int:
         """A number that changes when another connection (another process) commits."""
         return readonly.data_version(self._conn)
+
+    def add_commit_listener(self, fn: Callable[[], None]) -> Callable[[], None]:
+        return self._writes.commit_listeners.add(fn)
+
+    def open_wake_channel(self) -> WakeServer | None:
+        """The serving end of the file's wake channel (None in memory, or when it cannot bind)."""
+        if self._lock is None:
+            return None
+        return WakeServer.open(self.path)
 
     def open_commit_watch(self) -> CommitWatch | None:
         """An inotify watch on the file and its WAL (None in memory or off Linux)."""
