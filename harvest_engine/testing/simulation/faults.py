@@ -36,9 +36,6 @@ _OWN_WRITES = frozenset({"claim_task", "save_heartbeat", "requeue_claimed_tasks"
 # Faults that cannot lose a recorded outcome.
 _HARMLESS = frozenset({"delay", "reorder"})
 
-# Calls that reach no storage (the runtime wiring itself up).
-_NOT_STATEMENTS = frozenset({"add_rollback_listener"})
-
 # What a failed commit raises, by fault kind: the typed error a store raises
 # for it (each store's `storage_errors` holds StorageError).
 COMMIT_FAILURES: dict[str, str] = {
@@ -185,8 +182,8 @@ class SimulatedStore:
         if not callable(value):
             return value
 
-        if name in _NOT_STATEMENTS:
-            return value
+        if name.startswith("add_") and name.endswith("_listener"):
+            return value  # the runtime wiring itself up: no storage
 
         def call(*args: Any, **kwargs: Any) -> Any:
             self.statement(name)
