@@ -453,6 +453,36 @@ def test_workflow_context_public_signatures_are_the_contracted_ones() -> None:
     assert got == {member: normal(text) for member, text in WORKFLOWCONTEXT.items()}
 
 
+SIMULATION_ALL = [
+    "FaultPlan",
+    "PostgresDatabase",
+    "SimulatedCrash",
+    "SimulatedStore",
+    "Simulation",
+    "SimulationResult",
+    "SqliteFile",
+    "Workload",
+    "default_workload",
+]
+SIMULATION = {
+    "__init__": "(self, workload: 'Workload', seed: 'int', *, steps: 'int' = 60, "
+    "clients: 'int' = 3, faults: 'bool' = True, backend: 'Backend | None' = None, "
+    "make_plan: 'Callable[[random.Random], FaultPlan] | None' = None) -> 'None'",
+    "run": "(self) -> 'SimulationResult'",
+    "run_async": "(self) -> 'SimulationResult'",
+}
+
+
+def test_the_simulation_kit_keeps_its_names_and_signatures() -> None:
+    from harvest_engine.testing import simulation  # noqa: PLC0415
+
+    assert sorted(simulation.__all__) == SIMULATION_ALL
+    got = surface(simulation.Simulation)
+    assert {name: got[name] for name in SIMULATION} == {
+        name: normal(text) for name, text in SIMULATION.items()
+    }
+
+
 # Issue 27, the client's reach: every call naming a run also takes workflow_id=
 # (so the exec id and the names after it have defaults), and the schedule calls.
 _RUN = "exec_id: 'str | ExecutionId | None' = None"
