@@ -91,6 +91,8 @@ class ExecutionSummary:
     search_attributes: Stored = field(default_factory=Stored.Null)
     cursor: int = 0
     damaged: str | None = None
+    paused: bool = False
+    """A RUNNING run paused by `rt.pause`: it takes no decision until unpaused."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,13 @@ class ExecutionDetail(ExecutionSummary):
     predecessor: ExecutionId | None = None
     cancel_requested: str | None = None
     deadline: datetime | None = None
+    pause_reason: str | None = None
+    reset_from: ExecutionId | None = None
+    """The run this one was reset from (`rt.reset`)."""
+    reset_to: ExecutionId | None = None
+    """The run a reset of this one made."""
+    forked_from: ExecutionId | None = None
+    """The run this one was forked from (`rt.fork`)."""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ SUMMARY_COLUMNS = (
     "closed_at",
     "memo",
     "search_attributes",
+    "pause_reason",
 )
 DETAIL_COLUMNS = (
     *SUMMARY_COLUMNS,
@@ -51,6 +52,9 @@ DETAIL_COLUMNS = (
     "successor",
     "cancel_reason",
     "deadline",
+    "reset_from",
+    "reset_to",
+    "forked_from",
 )
 
 
@@ -115,6 +119,15 @@ def where_clause(
         clause, values = search(key, value)
         clauses.append(clause)
         args.extend(values)
+    if flt.paused_flag is not None:
+        if has("pause_reason"):
+            clauses.append(
+                "(pause_reason IS NOT NULL AND state = 'RUNNING')"
+                if flt.paused_flag
+                else "(pause_reason IS NULL OR state <> 'RUNNING')"
+            )
+        elif flt.paused_flag:
+            clauses.append("0 = 1")  # a file older than pausing has no paused run
     if flt.cursor is not None:
         clauses.append(f"id < {mark}")
         args.append(flt.cursor)
@@ -243,14 +256,20 @@ def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
     """An ExecutionDetail from a row selected with `select_list(DETAIL_COLUMNS)`."""
     return ExecutionDetail(
         **_summary_fields(row),
-        input=stored_json(row[10]),
-        output=stored_json(row[11]),
-        error=stored_json(row[12]),
-        parent_exec_id=_opt_id(row[13]),
-        predecessor=_opt_id(row[14]),
-        successor=_opt_id(row[15]),
-        cancel_requested=_text(row[16]) if row[16] is not None else None,
-        deadline=_time(row[17]),
+        pause_reason=_text(row[10])
+        if row[10] is not None and row[4] == "RUNNING"
+        else None,
+        input=stored_json(row[11]),
+        output=stored_json(row[12]),
+        error=stored_json(row[13]),
+        parent_exec_id=_opt_id(row[14]),
+        predecessor=_opt_id(row[15]),
+        successor=_opt_id(row[16]),
+        cancel_requested=_text(row[17]) if row[17] is not None else None,
+        deadline=_time(row[18]),
+        reset_from=_opt_id(row[19]),
+        reset_to=_opt_id(row[20]),
+        forked_from=_opt_id(row[21]),
     )
 
 
@@ -268,6 +287,7 @@ def _summary_fields(row: tuple[Any, ...]) -> dict[str, Any]:
         "closed_at": _time(row[7]),
         "memo": stored_json(row[8]),
         "search_attributes": stored_object(row[9]),
+        "paused": row[10] is not None and row[4] == "RUNNING",
     }
 
 

@@ -19,6 +19,7 @@ from harvest_engine.store.sqlite.schema import (
     V2,
     V3,
     V4,
+    V5,
 )
 
 Step = Callable[[sqlite3.Connection], None]
@@ -62,6 +63,15 @@ def _to_v4(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE harvest_activity_attempts_v3")
 
 
+def _to_v5(conn: sqlite3.Connection) -> None:
+    # A column a file already has (one put back to v4 by hand) is not added twice.
+    have = {row[1] for row in conn.execute("PRAGMA table_info(harvest_executions)")}
+    for statement in _split(V5):
+        added = re.search(r"ADD COLUMN (\w+)", statement)
+        if added is None or added.group(1) not in have:
+            conn.execute(statement)
+
+
 # Columns (and their index) that the first v1 files lacked, the guide's "runs
 # written before issue #2027": a runtime adds them, so it can write the file,
 # and the old rows read them as NULL (no close time, so purge keeps them).
@@ -95,7 +105,7 @@ _REPLACED_BY_V4 = frozenset(
 
 
 def create_new(conn: sqlite3.Connection) -> None:
-    """A new file's whole schema: v1 without what v4 replaced, then v2 to v4.
+    """A new file's whole schema: v1 without what v4 replaced, then v2 to v5.
 
     The same schema the steps give a v1 file (a test compares them), made
     without creating and dropping v1's b-trees.
@@ -108,13 +118,13 @@ def create_new(conn: sqlite3.Connection) -> None:
         "INSERT INTO harvest_meta (key, value) VALUES ('application', ?)",
         (APPLICATION_MARK,),
     )
-    for script in (V2, V3, V4):
+    for script in (V2, V3, V4, V5):
         for statement in _split(script):
             conn.execute(statement)
 
 
 # STEPS[i] moves a file from version i to version i + 1.
-STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4]
+STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4, _to_v5]
 
 
 # Result codes that say nothing against the file's content.

@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -224,6 +224,19 @@ CREATE TABLE harvest_activity_attempts (
     PRIMARY KEY (exec_id, id)
 ) WITHOUT ROWID;
 """
+# Version 5: repairing and steering runs (issue 27). A paused run has its
+# reason in `pause_reason` (NULL: not paused); no decision and no new attempt
+# is taken for it until unpaused. A reset links the old run and the new one
+# (`reset_to`, `reset_from`), a fork the new run to its source (`forked_from`).
+V5 = REPAIRS = """
+ALTER TABLE harvest_executions ADD COLUMN pause_reason TEXT;
+ALTER TABLE harvest_executions ADD COLUMN reset_from TEXT;
+ALTER TABLE harvest_executions ADD COLUMN reset_to TEXT;
+ALTER TABLE harvest_executions ADD COLUMN forked_from TEXT;
+CREATE INDEX IF NOT EXISTS harvest_executions_paused ON harvest_executions (id)
+    WHERE pause_reason IS NOT NULL;
+"""
+
 # Created on every open, so a file from before the guard gains it (guide §7).
 APPEND_ONLY_TRIGGERS = """
 CREATE TRIGGER IF NOT EXISTS harvest_events_no_update
