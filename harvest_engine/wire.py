@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any
 
 from harvest_engine import errors, payloads
 from harvest_engine.calls import (
@@ -24,6 +24,9 @@ from harvest_engine.calls import (
 )
 from harvest_engine.errors import HarvestError, HarvestInternalError
 from harvest_engine.states import ExecutionId
+from harvest_engine.wire_base import Command as Command
+from harvest_engine.wire_base import ReturnsExecId
+from harvest_engine.wire_repairs import REPAIR_COMMANDS
 
 # Built-in errors a command may raise for a bad argument (the client checks
 # most of them before writing, the serving process re-checks).
@@ -33,37 +36,6 @@ _BUILTIN_ERRORS: dict[str, type[Exception]] = {
 }
 
 ALLOW_DUPLICATE = "ALLOW_DUPLICATE"
-
-
-@dataclass(frozen=True)
-class Command:
-    """A client command: its fields are its JSON arguments; the result is plain JSON."""
-
-    KIND: ClassVar[str]
-
-    def args(self) -> dict[str, Any]:
-        """The arguments as the JSON object a command row holds."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @staticmethod
-    def encode_result(value: Any) -> Any:
-        """The runtime's return value as JSON."""
-        return value
-
-    @staticmethod
-    def decode_result(data: Any) -> Any:
-        """The JSON result back as the value an in-process call returns."""
-        return data
-
-
-class _ReturnsExecId(Command):
-    @staticmethod
-    def encode_result(value: Any) -> Any:
-        return str(value)
-
-    @staticmethod
-    def decode_result(data: Any) -> Any:
-        return ExecutionId(data)
 
 
 class _ReturnsStartOutcome(Command):
@@ -77,7 +49,7 @@ class _ReturnsStartOutcome(Command):
 
 
 @dataclass(frozen=True)
-class StartWorkflow(_ReturnsExecId):
+class StartWorkflow(ReturnsExecId):
     """`start_workflow`: a fresh run."""
 
     KIND = "start_workflow"
@@ -86,7 +58,7 @@ class StartWorkflow(_ReturnsExecId):
 
 
 @dataclass(frozen=True)
-class StartWorkflowWithId(_ReturnsExecId):
+class StartWorkflowWithId(ReturnsExecId):
     """`start_workflow_with_id`: attach to the RUNNING run of the id, or start one."""
 
     KIND = "start_workflow_with_id"
@@ -272,24 +244,23 @@ class UpdateWithStartCommand(Command):
         )
 
 
-COMMANDS: dict[str, type[Command]] = {
-    record.KIND: record
-    for record in (
-        StartWorkflow,
-        StartWorkflowWithId,
-        StartWorkflowWithReusePolicy,
-        StartWorkflowWithOptions,
-        SignalWithStartCommand,
-        SendSignal,
-        SendSignalIdempotent,
-        SendSignalByWorkflowId,
-        Cancel,
-        Terminate,
-        Query,
-        Update,
-        UpdateWithStartCommand,
-    )
-}
+_RECORDS: tuple[type[Command], ...] = (
+    StartWorkflow,
+    StartWorkflowWithId,
+    StartWorkflowWithReusePolicy,
+    StartWorkflowWithOptions,
+    SignalWithStartCommand,
+    SendSignal,
+    SendSignalIdempotent,
+    SendSignalByWorkflowId,
+    Cancel,
+    Terminate,
+    Query,
+    Update,
+    UpdateWithStartCommand,
+    *REPAIR_COMMANDS,
+)
+COMMANDS: dict[str, type[Command]] = {record.KIND: record for record in _RECORDS}
 """Every command record by its kind."""
 
 KINDS = frozenset(COMMANDS)

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-from harvest_engine.cli import client_commands, follow, operate, reads, transfer
+from harvest_engine.cli import (
+    client_commands,
+    follow,
+    operate,
+    reads,
+    repair_commands,
+    transfer,
+)
 from harvest_engine.cli.app import main
 
-__all__ = ["client_commands", "follow", "main", "operate", "reads", "transfer"]
+__all__ = [
+    "client_commands",
+    "follow",
+    "main",
+    "operate",
+    "reads",
+    "repair_commands",
+    "transfer",
+]

@@ -19,8 +19,10 @@ def when(value: datetime | None) -> str:
 
 
 def state_cell(run: ExecutionSummary) -> str:
-    """A listed run's state for a table: a damaged run says so."""
-    return run.state if run.damaged is None else f"{run.state} (damaged)"
+    """A listed run's state for a table: a damaged or paused run says so."""
+    if run.damaged is not None:
+        return f"{run.state} (damaged)"
+    return f"{run.state} (paused)" if run.paused else run.state
 
 
 def iso(value: datetime | None) -> str | None:
@@ -54,6 +56,7 @@ def summary_json(run: ExecutionSummary) -> dict[str, Any]:
         "memo": stored(run.memo),
         "search_attributes": stored(run.search_attributes),
         "damaged": run.damaged,
+        "paused": run.paused,
     }
 
 
@@ -69,5 +72,9 @@ def detail_json(run: ExecutionDetail) -> dict[str, Any]:
         successor=None if run.successor is None else str(run.successor),
         cancel_requested=run.cancel_requested,
         deadline=iso(run.deadline),
+        pause_reason=run.pause_reason,
+        reset_from=None if run.reset_from is None else str(run.reset_from),
+        reset_to=None if run.reset_to is None else str(run.reset_to),
+        forked_from=None if run.forked_from is None else str(run.forked_from),
     )
     return data

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import wire
+from harvest_engine import wire, wire_repairs
 from harvest_engine.calls import (
     SignalWithStart,
     StartOptions,
@@ -23,6 +23,7 @@ from harvest_engine.calls import (
     WorkflowIdReusePolicy,
 )
 from harvest_engine.runtime.operating import operate
+from harvest_engine.runtime.repairing import commands as repairs
 from harvest_engine.runtime.talking import queries, talk, updates
 from harvest_engine.runtime.talking.update_with_start import update_with_start
 
@@ -98,6 +99,8 @@ def apply_one(engine: Engine, command: CommandRecord) -> None:
 
 def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one return per kind
     """The runtime call a command record asks for, as an in-process caller makes it."""
+    if isinstance(record, wire_repairs.REPAIR_COMMANDS):
+        return repairs.run(engine, record)
     match record:
         case wire.StartWorkflow():
             return talk.start_workflow(engine, record.name, record.input)

@@ -1,0 +1,43 @@
+"""The base of every client command record (wire.py, wire_repairs.py): fields as JSON arguments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from harvest_engine.states import ExecutionId
+
+
+@dataclass(frozen=True)
+class Command:
+    """A client command: its fields are its JSON arguments; the result is plain JSON."""
+
+    KIND: ClassVar[str]
+
+    def args(self) -> dict[str, Any]:
+        """The arguments as the JSON object a command row holds."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @staticmethod
+    def encode_result(value: Any) -> Any:
+        """The runtime's return value as JSON."""
+        return value
+
+    @staticmethod
+    def decode_result(data: Any) -> Any:
+        """The JSON result back as the value an in-process call returns."""
+        return data
+
+
+class ReturnsExecId(Command):
+    """A command whose result is a run's id."""
+
+    @staticmethod
+    def encode_result(value: Any) -> Any:
+        """The id as text."""
+        return str(value)
+
+    @staticmethod
+    def decode_result(data: Any) -> Any:
+        """The id back."""
+        return ExecutionId(data)
