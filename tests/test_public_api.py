@@ -112,9 +112,11 @@ EXTRA_NAMES = {
     "HandlerInfo",
     "InvalidHistoryFile",
     "InvalidName",
+    "InvalidResetPoint",  # a reset / fork point the history refuses (issue 27)
     "LedgerTotals",
     "ManualClock",
     "MutexRow",
+    "NotResettable",  # a run never decided (issue 27)
     "Overlap",
     "PayloadNotJson",
     "PendingTask",
