@@ -100,16 +100,22 @@ def signal_many(engine: Engine, flt: ExecutionFilter, name: str, payload: Any) -
 
 
 def reset_many(engine: Engine, flt: ExecutionFilter, reason: str) -> int:
-    """Reset every matching run not reset before, each to its default point."""
-    restarts.reason_text(
-        reason, restarts.DEFAULT_RESET_REASON
-    )  # checked before any write
+    """Reset every matching run not reset before, each to its default point.
+
+    A run a reset with this same reason made is not reset again, so a repeat
+    after a crash does not reset the new runs of the first try.
+    """
+    why = restarts.reason_text(reason, restarts.DEFAULT_RESET_REASON)
 
     def act(exec_id: str) -> bool:
         detail = engine.store.describe(exec_id)
         if detail is None or detail.reset_to is not None:
             return False
-        restarts.reset(engine, exec_id, None, reason)
+        if detail.reset_from is not None and restarts.made_by_reset(
+            engine, exec_id, why
+        ):
+            return False
+        restarts.reset(engine, exec_id, None, why)
         return True
 
     return each(engine, flt, act)

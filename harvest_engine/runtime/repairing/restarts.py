@@ -59,7 +59,8 @@ def reset(
         if row.state == "RUNNING":
             txn.update_execution(text, cancel_reason=None, cancel_seq=None)
             hard_seal(txn, text, "TERMINATED", why, now, engine.cache.evict)
-        _copy(txn, row, events[:point], str(new_id), row.workflow_id, now)
+        marks = {"reset_from": text, "reset_reason": why}
+        _copy(txn, row, events[:point], str(new_id), row.workflow_id, now, marks)
         for name, payload, key in again:
             txn.stage_signal(str(new_id), name, payload, key, now)
         txn.update_execution(text, reset_to=str(new_id))
@@ -86,9 +87,15 @@ def fork(
         points.check_decided(text, events)
         point = points.fork_point(text, events, from_step)
         wid = str(new_id) if workflow_id is None else workflow_id
-        _copy(txn, row, events[:point], str(new_id), wid, now)
+        _copy(txn, row, events[:point], str(new_id), wid, now, {"forked_from": text})
         txn.update_execution(str(new_id), forked_from=text)
     return engine.woken(new_id)
+
+
+def made_by_reset(engine: Engine, exec_id: str, reason: str) -> bool:
+    """Whether a reset with `reason` made this run (its WorkflowStarted says so)."""
+    events = engine.store.load_events(exec_id)
+    return bool(events) and events[0].attrs.get("reset_reason") == reason
 
 
 def _read(txn: WriteTxn, exec_id: str) -> tuple[ExecutionRecord, list[HistoryEvent]]:
@@ -105,13 +112,19 @@ def _copy(
     new_id: str,
     workflow_id: str,
     now: datetime,
+    marks: dict[str, str],
 ) -> None:
-    """Insert the new run with `kept` (events 1..point of the old one) as its history."""
+    """Insert the new run with `kept` (events 1..point of the old one) as its history.
+
+    Its WorkflowStarted is the old one's with the new ids and `marks` (where
+    it came from and, for a reset, why), which replay ignores.
+    """
     started = kept[0]
     attrs: dict[str, Any] = {
         **started.attrs,
         "exec_id": new_id,
         "workflow_id": workflow_id,
+        **marks,
     }
     deadline = row.deadline if row.deadline is not None and row.deadline > now else None
     new = NewExecution(
