@@ -64,7 +64,7 @@ def reset(
     command_id: str | None,
     as_json: bool,
 ) -> None:
-    """Run EXEC_ID again from a decision boundary with the serving process's code.
+    """Run EXEC_ID again from a decision boundary with the serving process's code; prints the new id.
 
     The new run keeps the workflow id and the history up to the point; the
     old run ends TERMINATED (if it was running) and links to the new one.
@@ -82,7 +82,7 @@ def reset(
     if as_json:
         emit_json({"exec_id": exec_id, "reset_to": str(new)})
     else:
-        line("reset to", str(new))
+        line(str(new))
 
 
 @main.command("fork")
@@ -111,7 +111,7 @@ def fork(
     command_id: str | None,
     as_json: bool,
 ) -> None:
-    """Start a new run from EXEC_ID's history up to step FROM_STEP; EXEC_ID is untouched."""
+    """Start a new run from EXEC_ID's history up to step FROM_STEP (prints its id); EXEC_ID is untouched."""
     new = _run(
         file,
         lambda c: c.fork(
@@ -125,7 +125,7 @@ def fork(
     if as_json:
         emit_json({"exec_id": exec_id, "forked_to": str(new)})
     else:
-        line("forked to", str(new))
+        line(str(new))
 
 
 @main.command("pause")
