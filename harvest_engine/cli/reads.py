@@ -194,9 +194,18 @@ def history(file: Target, exec_id: str, as_json: bool) -> None:
 @FILE
 @JSON
 def counts(file: Target, as_json: bool) -> None:
-    """How many runs are in each state."""
+    """How many runs are in each state; PAUSED counts the paused ones among RUNNING."""
     with reading(file) as reader:
         by_state = reader.counts_by_state()
+        flt = ExecutionFilter().paused().limit(1000)
+        paused = 0
+        while True:  # few runs are paused: paging them costs little
+            page = reader.list_executions(flt)
+            paused += len(page.executions)
+            if page.next is None:
+                break
+            flt = flt.before(page.next)
+        by_state["PAUSED"] = paused
     if as_json:
         emit_json(by_state)
         return

@@ -13,6 +13,7 @@ from harvest_engine import (
     ExecutionFilter,
     ExecutionOutcome,
     InvalidResetPoint,
+    SqliteRuntime,
     WorkflowContext,
     WorkflowNotRunning,
     activity,
@@ -179,3 +180,16 @@ async def test_the_harvest_commands_reset_pause_and_act_in_bulk(
         assert many.exit_code == 0, many.output
         assert json.loads(many.output) == {"terminated": 1}
         assert rt.describe(new).state == "TERMINATED"
+
+
+def test_harvest_counts_and_show_say_what_is_paused(tmp_path: Path) -> None:
+    path = tmp_path / "counts.db"
+    with SqliteRuntime.open(path) as rt:
+        rt.register_workflow(ticks)
+        runs = [rt.start_workflow("ticks", None) for _ in range(3)]
+        rt.pause(runs[0], "audit")
+    counts = cli("counts", str(path), "--json")
+    assert json.loads(counts.output)["PAUSED"] == 1
+    assert json.loads(counts.output)["RUNNING"] == 3
+    shown = json.loads(cli("show", str(path), str(runs[0]), "--json").output)
+    assert (shown["paused"], shown["pause_reason"]) == (True, "audit")
