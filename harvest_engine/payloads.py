@@ -1,9 +1,10 @@
-"""JSON payloads: the codec, the size and depth caps, and dataclass conversion."""
+"""JSON payloads: the codec, the size and depth caps, and dataclass (and pydantic) conversion."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import json
 import math
 import re
@@ -13,7 +14,11 @@ from typing import Any, Union
 
 import orjson
 
+from harvest_engine import models
 from harvest_engine.errors import PayloadNotJson, PayloadTooDeep, PayloadTooLarge
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Callable
 
 Json = Any
 """A JSON value: dict, list, str, int, float, bool or None."""
@@ -119,7 +124,7 @@ def encodable(value: Any) -> bool:
 
 
 def to_json(value: Any, what: str = "payload") -> Json:
-    """The JSON value of a payload: dataclasses become objects, tuples lists.
+    """The JSON value of a payload: dataclasses and pydantic models become objects, tuples lists.
 
     Everything else must be a value JSON holds exactly, so that reading it
     back gives the value that was written: text keys only (a non-text key
@@ -182,6 +187,8 @@ def to_json(value: Any, what: str = "payload") -> Json:
                 for index, child in enumerate(item):
                     stack.append((child, out, index, level + 1, (path, index)))
             parent[slot] = out
+        elif models.is_model(item):
+            stack.append((models.dump(item), parent, slot, level, path))
         else:
             parent[slot] = _scalar_subclass(item, what, path)
     return root[0]
@@ -258,10 +265,13 @@ def _not_json(what: str, path: _Path, reason: str) -> PayloadNotJson:
     return PayloadNotJson(what=what, path=render_path(path), reason=reason)
 
 
-def from_json(value: Json, hint: Any) -> Any:
-    """Convert a JSON value to the annotated type (dataclasses, lists, optionals).
+def from_json(value: Json, hint: Any, what: str = "payload") -> Any:
+    """Convert a JSON value to the annotated type (dataclasses, pydantic models, lists, optionals).
 
     Values of other types pass through unchanged: payloads are JSON first.
+
+    Raises:
+        PayloadInvalid: the hint is a pydantic model the value does not validate as.
     """
     if hint is None or hint is Any or value is None:
         return value
@@ -271,6 +281,8 @@ def from_json(value: Json, hint: Any) -> Any:
         plain = False
     if plain:
         return value
+    if models.is_model_class(hint):
+        return models.validate(value, hint, what)
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         if not isinstance(value, dict):
             return value
@@ -290,15 +302,54 @@ def from_json(value: Json, hint: Any) -> Any:
         for arg in args:
             if arg is type(None):
                 continue
-            if dataclasses.is_dataclass(arg) and isinstance(value, dict):
-                return from_json(value, arg)
+            if (
+                dataclasses.is_dataclass(arg) or models.is_model_class(arg)
+            ) and isinstance(value, dict):
+                return from_json(value, arg, what)
     return value
+
+
+def decoding(fn: Callable[[Any], Any], what: str) -> Callable[[Any], Any]:
+    """`fn`, taking its one argument as JSON and given it as its annotated type.
+
+    A signal handler annotated `(note: Note)` gets a `Note`. `fn` itself when
+    the annotation is plain (or missing), so nothing is wrapped for nothing.
+    """
+    hint = _first_hint(fn)
+    try:
+        plain = hint is None or hint is Any or _passes_through(hint)
+    except TypeError:  # an unhashable hint: convert anyway
+        plain = False
+    if plain:
+        return fn
+
+    @functools.wraps(fn)
+    def decoded(value: Any) -> Any:
+        return fn(from_json(value, hint, what))
+
+    return decoded
+
+
+def _first_hint(fn: Callable[..., Any]) -> Any:
+    """The type hint of `fn`'s first positional parameter, or None."""
+    try:
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        hints = typing.get_type_hints(fn)
+    except (TypeError, ValueError, NameError, AttributeError):
+        return None
+    return hints.get(params[0].name) if params else None
 
 
 @functools.lru_cache(maxsize=1024)
 def _passes_through(hint: Any) -> bool:
     """Whether `from_json` returns every value of `hint` unchanged (int, str, ...); once per hint."""
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return False
+    if models.is_model_class(hint):
         return False
     origin = typing.get_origin(hint)
     return origin not in (list, typing.List, dict, typing.Dict, Union, types.UnionType)  # noqa: UP006

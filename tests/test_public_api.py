@@ -45,6 +45,7 @@ API_MD_NAMES = {
     "NotAHarvestDatabase",
     "NotServed",
     "ParentClosePolicy",
+    "PayloadInvalid",
     "PayloadTooDeep",
     "PayloadTooLarge",
     "PostgresReader",

@@ -68,6 +68,7 @@ ALL = [
     "NotServed",
     "Overlap",
     "ParentClosePolicy",
+    "PayloadInvalid",
     "PayloadNotJson",
     "PayloadTooDeep",
     "PayloadTooLarge",

@@ -224,7 +224,9 @@ def test_every_python_block_of_the_readme_runs_in_order(
                     run_scripts(tmp_path, scripts, pg_dsn)
                     scripts.clear()
                 continue
-            code = compile(block.code, f"README.md:{block.line}", "exec")
+            code = compile(
+                block.code, f"README.md:{block.line}", "exec", dont_inherit=True
+            )
             exec(code, namespace)  # noqa: S102 - the README's own snippets
         assert not scripts, "a worker script has no client script after it"
     finally:

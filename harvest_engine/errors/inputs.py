@@ -67,6 +67,21 @@ class PayloadNotJson(SqliteError, TypeError):
         super().__init__(what=what, path=path, reason=reason)
 
 
+class PayloadInvalid(SqliteError, ValueError):
+    """A payload does not validate as the pydantic model its type hint names.
+
+    `field` is the dotted path of the first failing field (`items.3.price`,
+    or `(root)`), `reason` pydantic's message for it. Raised before anything
+    is written when the value comes in (a start input, an update), and where
+    a stored value is decoded into the model (an activity's input, a result).
+    """
+
+    _template = "{what} is not a valid {model}: {field}: {reason}"
+
+    def __init__(self, *, what: str, model: str, field: str, reason: str) -> None:
+        super().__init__(what=what, model=model, field=field, reason=reason)
+
+
 class InvalidSignal(SqliteError):
     """A signal call that breaks a signal rule (e.g. a reserved key prefix)."""
 

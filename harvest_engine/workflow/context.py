@@ -321,8 +321,15 @@ class WorkflowContext(OtherRunsCalls):
         return None if value is None else payloads.from_json(value, type)
 
     def register_signal_handler(self, name: str, fn: Callable[[Any], Any]) -> None:
-        """Call `fn(payload)` for every signal `name` (buffered ones first, in order)."""
-        self._machine.signals.set_handler(check_name(name, "signal name"), fn)
+        """Call `fn(payload)` for every signal `name` (buffered ones first, in order).
+
+        The payload is converted to `fn`'s annotated parameter type (a
+        dataclass, a pydantic model) as `receive_signal(name, type=)` does.
+        """
+        checked = check_name(name, "signal name")
+        self._machine.signals.set_handler(
+            checked, payloads.decoding(fn, f"signal {checked!r} payload")
+        )
 
     async def await_condition(self, predicate: Callable[[], bool]) -> None:
         """Wait until `predicate()` is true (checked whenever the workflow is idle)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import payloads
+from harvest_engine import models, payloads
 from harvest_engine.calls import (
     StartOptions,
     StartOutcome,
@@ -55,8 +55,16 @@ def new_execution(
     encoded_input: str,
     **extra: Any,
 ) -> NewExecution:
-    """The row of a fresh run of `name`; a blank workflow id becomes the run's own id."""
+    """The row of a fresh run of `name`; a blank workflow id becomes the run's own id.
+
+    Raises:
+        PayloadInvalid: the workflow takes a pydantic model the input does not fit.
+    """
     info = engine.registry.workflow(name)
+    if models.is_model_class(info.input_type):
+        models.check_input(
+            payloads.loads(encoded_input), info.input_type, "workflow input"
+        )
     exec_id = str(ExecutionId.new())
     now = engine.clock.now()
     wid = workflow_id if workflow_id is not None and workflow_id.strip() else exec_id

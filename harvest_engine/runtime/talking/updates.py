@@ -28,6 +28,7 @@ from harvest_engine.errors import (
     ApplicationError,
     ExecutionNotFound,
     HarvestError,
+    PayloadInvalid,
     PayloadTooDeep,
     PayloadTooLarge,
     UpdateFailed,
@@ -176,7 +177,9 @@ def _admit(
     if problem is not None:
         raise UpdateInputInvalid(name=name, reason=problem)
     try:
-        converted = payloads.from_json(value, handler.input_type)
+        converted = payloads.from_json(value, handler.input_type, "update input")
+    except PayloadInvalid:
+        raise
     except (TypeError, ValueError) as exc:
         raise UpdateInputInvalid(name=name, reason=str(exc)) from exc
     if handler.validate is not None:
