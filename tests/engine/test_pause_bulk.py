@@ -13,6 +13,7 @@ from harvest_engine import (
     RetryPolicy,
     RunState,
     SqliteRuntime,
+    UpdateRejected,
     WorkflowContext,
     WorkflowNotRunning,
     activity,
@@ -54,6 +55,13 @@ async def chores(ctx: WorkflowContext, _: Any) -> list[Any]:
 
 @workflow
 async def parked(ctx: WorkflowContext, _: Any) -> Any:
+    notes: list[Any] = []
+
+    async def note(arg: Any) -> int:
+        notes.append(arg)
+        return len(notes)
+
+    ctx.register_update_handler("note", None, note)
     return await ctx.wait_for_signal("go")
 
 
@@ -151,6 +159,21 @@ async def test_a_paused_run_starts_no_new_attempt(open_rt: Open) -> None:
     rt.unpause(exec_id)
     await rt.run_until_idle()
     assert RAN == ["flaky", "flaky"]
+
+
+async def test_an_update_to_a_paused_run_is_refused_and_writes_nothing(
+    open_rt: Open,
+) -> None:
+    rt = runtime(open_rt)
+    exec_id = rt.start_workflow("parked", None)
+    await rt.run_until_blocked(exec_id)
+    rt.pause(exec_id, "frozen")
+    before = types(rt, exec_id)
+    with pytest.raises(UpdateRejected, match="paused"):
+        await rt.update(exec_id, "note", 1)
+    assert types(rt, exec_id) == before
+    rt.unpause(exec_id)
+    assert await rt.update(exec_id, "note", 1) == 1
 
 
 async def test_pausing_a_closed_or_unknown_run_is_refused(open_rt: Open) -> None:

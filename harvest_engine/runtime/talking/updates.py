@@ -92,6 +92,12 @@ def run_update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
             if row is None:
                 raise ExecutionNotFound(exec_id=exec_id)
             require_running(row, now)
+            if row.pause_reason is not None:
+                # A paused run takes no decision, and an update is one: refused,
+                # nothing written; the caller updates it after the unpause.
+                raise UpdateRejected(
+                    name=name, reason=f"the run is paused ({row.pause_reason})"
+                )
             info = engine.registry.workflow(row.workflow_name)
             try:
                 instance = replay(row, txn.load_events(exec_id), info, now)
