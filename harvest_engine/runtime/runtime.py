@@ -559,7 +559,8 @@ class Runtime:
         one's up to `to_event` (default: just before the first attempt of the
         last failed activity, or the last decision of a run with no failed
         activity); its next decision runs the registered code from there. The
-        old run ends TERMINATED with `reason` if it was still running; the
+        old run ends TERMINATED with `reason` if it was still running (so does
+        another RUNNING run of the workflow id, as in Temporal); the
         signals it received after the point are staged again for the new
         run. `describe()` links them (`reset_to`, `reset_from`). One
         transaction: a crash leaves the old run as it was, or the move whole.

@@ -241,3 +241,16 @@ async def test_bad_reset_and_fork_points_are_typed_errors_and_write_nothing(
     assert len(rt.list_executions(ExecutionFilter()).executions) == runs + 1
     assert rt.describe(old).reset_to is None
     assert rt.describe(never).state == "RUNNING"
+
+
+async def test_a_reset_of_a_closed_run_ends_the_ids_running_run(open_rt: Open) -> None:
+    rt = runtime(open_rt)
+    old = await failed_order(rt)
+    current = rt.start_workflow_with_reuse_policy(
+        "signalled", "K1", None, "ALLOW_DUPLICATE"
+    ).exec_id  # another workflow's run of the same id: not the key
+    again = rt.start_workflow_with_id("order_flow", "K1", {"id": "K1"})
+    new = rt.reset(old, reason="one run per id")
+    assert rt.describe(again).state == "TERMINATED"
+    assert rt.describe(current).state == "RUNNING"
+    assert rt.describe(new).state == "RUNNING"

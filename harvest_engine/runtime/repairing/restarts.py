@@ -56,9 +56,13 @@ def reset(
         row, events = _read(txn, text)
         point = points.reset_point(text, events, to_event, failed)
         again = _signals_after(txn, row, events, point)
-        if row.state == "RUNNING":
-            txn.update_execution(text, cancel_reason=None, cancel_seq=None)
-            hard_seal(txn, text, "TERMINATED", why, now, engine.cache.evict)
+        # The old run, or the id's current run if that is another: one RUNNING run per id.
+        for other in txn.runs_of_key(row.workflow_name, row.workflow_id):
+            if other.state == "RUNNING":
+                txn.update_execution(other.exec_id, cancel_reason=None, cancel_seq=None)
+                hard_seal(
+                    txn, other.exec_id, "TERMINATED", why, now, engine.cache.evict
+                )
         marks = {"reset_from": text, "reset_reason": why}
         _copy(txn, row, events[:point], str(new_id), row.workflow_id, now, marks)
         for name, payload, key in again:
