@@ -72,17 +72,31 @@ class StartOptions:
             `ctx.upsert_memo` (a memo that is not an object reads as {"value": memo}).
         search_attributes: the run's first search attributes (a JSON object).
         reuse_policy: what to do when a run of the id exists (see `WorkflowIdReusePolicy`).
+        summary: a one-line label of the run (listings, describe, the GUI).
+        details: a longer text about the run (describe, the GUI's Summary pane).
     """
 
     workflow_id: str | None = None
     memo: Any = None
     search_attributes: Mapping[str, Any] = field(default_factory=dict)
     reuse_policy: WorkflowIdReusePolicy = WorkflowIdReusePolicy.ALLOW_DUPLICATE
+    summary: str | None = None
+    details: str | None = None
 
 
 def checked_input(value: Any) -> str:
     """The start input as stored JSON; PayloadTooLarge / PayloadTooDeep before any write."""
     return payloads.check(value, "start input")
+
+
+def checked_label(value: Any, what: str) -> str | None:
+    """A run's summary or details: None or text under the payload caps (TypeError otherwise)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"a run's {what} is text, got {type(value).__name__}")
+    payloads.check(value, what)
+    return value
 
 
 def checked_memo(value: Any) -> str | None:

@@ -33,6 +33,9 @@ COMMAND_EVENTS = frozenset(
         "SearchAttributesUpserted",
         "MarkerRecorded",
         "MemoUpserted",
+        "EventSet",
+        "StreamWritten",
+        "StreamClosed",
     }
 )
 

@@ -46,3 +46,11 @@ def check_name(value: Any, what: str) -> str:
 def check_optional_name(value: Any, what: str) -> str | None:
     """`check_name`, letting None through (an optional id or key)."""
     return None if value is None else check_name(value, what)
+
+
+def check_key(value: Any, what: str) -> str:
+    """An event or stream key: non-blank text within the name rules (InvalidName otherwise)."""
+    name = check_name(value, what)
+    if not name.strip():
+        raise InvalidName(what=what, reason="it is blank")
+    return name

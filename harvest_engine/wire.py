@@ -89,6 +89,8 @@ class StartWorkflowWithOptions(_ReturnsStartOutcome):
     memo: Any = None
     search_attributes: dict[str, Any] | None = None
     reuse_policy: str = ALLOW_DUPLICATE
+    summary: str | None = None
+    details: str | None = None
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,11 @@ SQLITERUNTIME = {
     "counts_by_state": "(self: 'SqliteRuntime') -> 'dict[str, int]'",
     "delete_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
     "describe": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
+    "events": "(self, exec_id: 'str | ExecutionId') -> 'dict[str, Any]'",
+    "get_event": "(self, exec_id: 'str | ExecutionId', key: 'str', timeout: 'Duration | None' = "
+    "None) -> 'Any'",
+    "read_stream": "(self, exec_id: 'str | ExecutionId', key: 'str', *, offset: 'int' = 0) -> "
+    "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self: 'SqliteRuntime', flt: 'ExecutionFilter | None' = None) -> "
     "'ExecutionPage'",
     "list_schedules": "(self: 'SqliteRuntime') -> 'list[ScheduleRow]'",
@@ -246,6 +251,11 @@ HARVESTCLIENT = {
     "connect": "(dsn: 'str') -> 'HarvestClient'",
     "data_version": "(self) -> 'int'",
     "describe": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
+    "events": "(self, exec_id: 'str | ExecutionId') -> 'dict[str, Any]'",
+    "get_event": "(self, exec_id: 'str | ExecutionId', key: 'str', timeout: 'Duration | None' = "
+    "None) -> 'Any'",
+    "read_stream": "(self, exec_id: 'str | ExecutionId', key: 'str', *, offset: 'int' = 0) -> "
+    "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self, flt: 'ExecutionFilter | None' = None) -> 'ExecutionPage'",
     "load_history": "(self, exec_id: 'str | ExecutionId') -> 'list[HistoryEvent]'",
     "open": "(path: 'str | Path') -> 'HarvestClient'",
@@ -300,7 +310,7 @@ WORKFLOWCONTEXT = {
     "execute_activity": "(self, activity: 'Callable[..., Any] | ActivityInfo | str', input: "
     "'Any' = None, *, queue: 'str | None' = None, retry: 'RetryPolicy | "
     "None' = None, start_to_close: 'Duration | None' = None, "
-    "schedule_to_close: 'Duration | None' = None) -> 'Any'",
+    "schedule_to_close: 'Duration | None' = None, summary: 'str | None' = None) -> 'Any'",
     "execute_activity_raw": "(self, name: 'str', input: 'Any', queue: 'str' = 'default') -> "
     "'Any'",
     "execute_external_activity": "(self, name: 'str', input: 'Any' = None) -> 'Any'",
@@ -330,7 +340,10 @@ WORKFLOWCONTEXT = {
     "side_effect": "(self, fn: 'Callable[[], Any]') -> 'Any'",
     "signal_external_workflow": "(self, exec_id: 'ExecutionId | str', name: 'str', payload: "
     "'Any' = None) -> 'None'",
-    "sleep": "(self, duration: 'Duration') -> 'None'",
+    "sleep": "(self, duration: 'Duration', *, summary: 'str | None' = None) -> 'None'",
+    "set_event": "(self, key: 'str', value: 'Any') -> 'None'",
+    "write_stream": "(self, key: 'str', value: 'Any') -> 'None'",
+    "close_stream": "(self, key: 'str') -> 'None'",
     "spawn_child_workflow": "(self, workflow: 'Callable[..., Any] | WorkflowInfo | str', input: "
     "'Any' = None, timeout: 'Duration | None' = None, *, workflow_id: "
     "'str | None' = None, retry: 'RetryPolicy | None' = None, "
@@ -345,7 +358,7 @@ WORKFLOWCONTEXT = {
     "-> 'ExecutionId'",
     "start_timer": "(self, timer_id: 'str', duration: 'Duration') -> 'TimerHandle'",
     "system_now": "(self) -> 'datetime'",
-    "timer": "(self, seconds: 'Duration') -> 'None'",
+    "timer": "(self, seconds: 'Duration', *, summary: 'str | None' = None) -> 'None'",
     "try_receive_signal": "(self, name: 'str') -> 'Any'",
     "upsert_memo": "(self, patch: 'Mapping[str, Any]') -> 'None'",
     "upsert_search_attrs": "(self, attributes: 'Mapping[str, Any]') -> 'None'",

@@ -14,5 +14,6 @@ summary of the lab.
     python -m examples.autoresearch status --lab /tmp/ar-lab --tag demo
 
 Kill `run` at any point and start it again: the session resumes where it
-was, and no experiment is recorded twice.
+was, and no experiment is recorded twice. `touch LAB/hold` holds training
+(the GPU is busy) until the file goes: time to steer with `idea` and `budget`.
 """

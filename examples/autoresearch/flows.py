@@ -54,6 +54,8 @@ def apply_patch(ctx: ActivityContext, request: dict[str, Any]) -> dict[str, floa
 def train_candidate(ctx: ActivityContext, request: dict[str, Any]) -> dict[str, float]:
     """Train the candidate (simulated); a config too big for the GPU fails for good."""
     time.sleep(request["seconds"])  # a real run trains for minutes; the lab's pace
+    while (Path(request["lab"]) / "hold").exists():  # `touch LAB/hold`: the GPU is busy
+        time.sleep(0.05)
     try:
         return lab.train(request["config"], request["name"])
     except MemoryError as error:
@@ -143,6 +145,7 @@ async def experiment(ctx: WorkflowContext, request: dict[str, Any]) -> dict[str,
             metrics = await ctx.execute_activity(
                 train_candidate,
                 {
+                    "lab": request["lab"],
                     "config": config,
                     "name": request["name"],
                     "seconds": request["seconds"],

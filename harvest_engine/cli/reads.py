@@ -38,11 +38,17 @@ from harvest_engine.timestamps import to_text
     "--limit", type=int, default=50, show_default=True, help="Rows per page (1-1000)."
 )
 @click.option("--cursor", type=int, help="Continue from a previous page's `next`.")
+@click.option("--wide", is_flag=True, help="Add each run's summary (StartOptions).")
 @JSON
 def runs(
-    file: Target, limit: int, cursor: int | None, as_json: bool, **given: Any
+    file: Target,
+    limit: int,
+    cursor: int | None,
+    wide: bool,
+    as_json: bool,
+    **given: Any,
 ) -> None:
-    """List runs, newest first (a paused run's state reads "RUNNING (paused)")."""
+    """List runs, newest first (--wide: with their summaries; a paused run reads "RUNNING (paused)")."""
     with reading(file) as reader:
         flt = filter_options_build(
             ExecutionFilter().limit(limit).before(cursor), **given
@@ -64,12 +70,12 @@ def runs(
             state_cell(r),
             when(r.started_at),
             when(r.closed_at),
+            *([short(r.summary or "-", 40)] if wide else []),
         )
         for r in page.executions
     ]
-    emit_table(
-        ("EXEC ID", "WORKFLOW", "WORKFLOW ID", "STATE", "STARTED", "CLOSED"), rows
-    )
+    headers = ("EXEC ID", "WORKFLOW", "WORKFLOW ID", "STATE", "STARTED", "CLOSED")
+    emit_table((*headers, *(("SUMMARY",) if wide else ())), rows)
     if page.next is not None:
         line(f"more: --cursor {page.next}")
 

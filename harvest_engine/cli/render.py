@@ -56,6 +56,7 @@ def summary_json(run: ExecutionSummary) -> dict[str, Any]:
         "memo": stored(run.memo),
         "search_attributes": stored(run.search_attributes),
         "damaged": run.damaged,
+        "summary": run.summary,
         "paused": run.paused,
     }
 
@@ -72,6 +73,8 @@ def detail_json(run: ExecutionDetail) -> dict[str, Any]:
         successor=None if run.successor is None else str(run.successor),
         cancel_requested=run.cancel_requested,
         deadline=iso(run.deadline),
+        details=run.details,
+        current_details=run.current_details,
         pause_reason=run.pause_reason,
         reset_from=None if run.reset_from is None else str(run.reset_from),
         reset_to=None if run.reset_to is None else str(run.reset_to),

@@ -15,16 +15,18 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import wire
-from harvest_engine.client import requests, waits
+from harvest_engine.client import progress, requests, waits
 from harvest_engine.client.repair_calls import RepairCalls
 from harvest_engine.client.starting import DEFAULT_TIMEOUT, StartCalls
 from harvest_engine.durations import Duration, to_timedelta
+from harvest_engine.names import check_key
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.reader import SqliteReader
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from pathlib import Path
     from types import TracebackType
 
@@ -115,6 +117,8 @@ class HarvestClient(StartCalls, RepairCalls):
         """Close the client's connections (safe to call twice)."""
         if not self.closed:
             self.closed = True
+            if self._wakes is not None:
+                self._wakes.close()
             self._queue.close()
             self._reader.close()
 
@@ -281,6 +285,44 @@ class HarvestClient(StartCalls, RepairCalls):
         """A number that changes whenever another process commits to the file."""
         return self._reader.data_version()
 
+    # -- progress: events and streams (progress.py) -----------------------------------
+
+    def events(self, exec_id: str | ExecutionId) -> dict[str, Any]:
+        """Every event the run set with `ctx.set_event`: key to its last value."""
+        return self._reader.events(requests.exec_id(exec_id))
+
+    async def get_event(
+        self,
+        exec_id: str | ExecutionId,
+        key: str,
+        timeout: Duration | None = None,  # noqa: ASYNC109 - API.md's contract
+    ) -> Any:
+        """Wait until the run sets event `key`; its value (None when the run ends without it, or at `timeout`)."""
+        text = self._reader.describe(requests.exec_id(exec_id)).exec_id
+        key = check_key(key, "event key")
+        return await progress.get_event(
+            self._reader, self._queue, self._wakes, str(text), key, timeout
+        )
+
+    def read_stream(
+        self, exec_id: str | ExecutionId, key: str, *, offset: int = 0
+    ) -> AsyncIterator[tuple[int, Any]]:
+        """``async for offset, value in client.read_stream(exec_id, key):`` each value once, in order.
+
+        Starts at `offset` (resume with the last offset seen + 1); ends when
+        the stream is closed or the run has ended. The serving process wakes
+        the reader right after the commit that wrote a value.
+        """
+        text = str(self._reader.describe(requests.exec_id(exec_id)).exec_id)
+        return progress.read_stream(
+            self._reader,
+            self._queue,
+            self._wakes,
+            text,
+            check_key(key, "stream key"),
+            progress.checked_offset(offset),
+        )
+
     async def result(
         self,
         exec_id: str | ExecutionId,
@@ -299,7 +341,7 @@ class HarvestClient(StartCalls, RepairCalls):
             else loop.time() + to_timedelta(timeout, what="timeout").total_seconds()
         )
         current, detail = await waits.run_end(
-            self._reader, self._queue, requests.exec_id(exec_id), deadline
+            self._reader, self._queue, self._wakes, requests.exec_id(exec_id), deadline
         )
         if detail is None:
             raise TimeoutError(f"run {current} has not ended within {timeout}")

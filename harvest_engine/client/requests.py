@@ -92,6 +92,8 @@ def start_with_options(
         )
     calls.checked_memo(options.memo)
     calls.checked_search_attributes(options.search_attributes)
+    summary = calls.checked_label(options.summary, "summary")
+    details = calls.checked_label(options.details, "details")
     plain = start(name, input)
     workflow_id = options.workflow_id
     return wire.StartWorkflowWithOptions(
@@ -101,6 +103,8 @@ def start_with_options(
         memo=payloads.to_json(options.memo),
         search_attributes=payloads.to_json(dict(options.search_attributes)),
         reuse_policy=WorkflowIdReusePolicy.coerce(options.reuse_policy).name,
+        summary=summary,
+        details=details,
     )
 
 

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads, wire
 from harvest_engine.client import requests, waits
+from harvest_engine.client.wakes import ClientWakes
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import CommandTimedOut, HarvestError, NotServed
+from harvest_engine.store.sqlite.client_queue import CommandQueue
 
 if TYPE_CHECKING:
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
-    from harvest_engine.store.sqlite.client_queue import CommandQueue
 
 
 class CommandRoundTrip:
@@ -24,6 +25,8 @@ class CommandRoundTrip:
     def __init__(self, path: str, queue: CommandQueue | PostgresCommandQueue) -> None:
         self.path = path
         self._queue = queue
+        # A file's wake channel, opened at the first wait (Postgres has notices).
+        self._wakes = ClientWakes(path) if isinstance(queue, CommandQueue) else None
 
     async def _call(
         self,
@@ -57,7 +60,9 @@ class CommandRoundTrip:
             # Await the reply a second at a time; between, a store nobody
             # serves (no recent heartbeat) ends the wait: NotServed.
             check_at = min(deadline, loop.time() + waits.SERVED_CHECK_SECONDS)
-            got = await waits.command_reply(self._queue, command_id, submit, check_at)
+            got = await waits.command_reply(
+                self._queue, self._wakes, command_id, submit, check_at
+            )
             if got is not None:
                 break
             last_beat = waits.not_served(self._queue)

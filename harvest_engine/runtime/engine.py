@@ -1,7 +1,7 @@
 """Engine: the parts every concern of the runtime takes, instead of the facade.
 
 The store, the clock, the registered code, the settings, the instance cache,
-the waker of a serving loop and the decider, with the few helpers every
+the waker of a serving loop, the commits in-process readers wait on and the decider, with the few helpers every
 call needs (an id checked and made text, a wake after work was made). A
 concern module takes an `Engine` (or one of its parts) and says by that what
 it needs; none takes the `Runtime` facade, so the facade sits on top of the
@@ -18,7 +18,7 @@ from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.deciding.decide import Decider
 from harvest_engine.runtime.registry import Registry
 from harvest_engine.runtime.settings import Settings
-from harvest_engine.runtime.waker import Waker
+from harvest_engine.runtime.waker import Changes, Waker
 
 if TYPE_CHECKING:
     from harvest_engine.clock import Clock
@@ -38,6 +38,8 @@ class Engine:
         self.settings = Settings()
         self.cache = InstanceCache()
         self.waker = Waker()
+        self.changes = Changes()
+        store.add_commit_listener(self.changes.committed)
         self.decider = Decider(store, self.registry, self.cache, self.settings)
         self.closed = False
         # A write that storage failed may have carried any run's cycle (one

@@ -76,8 +76,13 @@ class PostgresRuntime(Runtime):
         store = open_store(dsn, worker_id=worker_id, lease=lease)
         rt = cls(store, clock=clock)
         rt.registry.heartbeat_timeouts = True
+
+        def heard() -> None:  # another worker or a client committed
+            rt.waker.wake_all()
+            rt.changes.committed()  # in-process readers of events and streams
+
         try:
-            store.listen(rt.waker.wake_all)  # LISTEN/NOTIFY: at once, not at a poll
+            store.listen(heard)  # LISTEN/NOTIFY: at once, not at a poll
         except BaseException:
             rt.close()
             raise

@@ -18,6 +18,7 @@ from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.runtime.engine import Engine
 from harvest_engine.runtime.operating import operate, reads
+from harvest_engine.runtime.progress import reads as progress
 from harvest_engine.runtime.repairing import bulk, pausing, restarts
 from harvest_engine.runtime.serving.drivers import Driver
 from harvest_engine.runtime.serving.server import Server
@@ -26,7 +27,7 @@ from harvest_engine.store.boundary import StoreBoundary
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Callable, Coroutine
+    from collections.abc import AsyncIterator, Callable, Coroutine
     from datetime import datetime
     from types import TracebackType
 
@@ -90,6 +91,7 @@ class Runtime:
         self.settings = engine.settings
         self.cache = engine.cache
         self.waker = engine.waker
+        self.changes = engine.changes
 
     def close(self) -> None:
         """Release the file and its writer lock (safe to call twice)."""
@@ -385,6 +387,36 @@ class Runtime:
             update's errors as `update` raises them.
         """
         return await talk.update_with_start(self._engine, request)
+
+    # -- progress (progress/reads.py): events and streams of a run -------------------
+
+    def events(self, exec_id: str | ExecutionId) -> dict[str, Any]:
+        """Every event the run set with `ctx.set_event`: key to its last value."""
+        return progress.events(self._engine, exec_id)
+
+    async def get_event(
+        self,
+        exec_id: str | ExecutionId,
+        key: str,
+        timeout: Duration | None = None,  # noqa: ASYNC109 - API.md's contract
+    ) -> Any:
+        """Wait until the run sets event `key`; its value (None when the run ends without it, or at `timeout`).
+
+        Awaitable, so a serving loop on the same event loop keeps running
+        while it waits; a commit of this runtime wakes it at once.
+        """
+        return await progress.get_event(self._engine, exec_id, key, timeout)
+
+    def read_stream(
+        self, exec_id: str | ExecutionId, key: str, *, offset: int = 0
+    ) -> AsyncIterator[tuple[int, Any]]:
+        """``async for offset, value in rt.read_stream(exec_id, key):`` each value once, in order.
+
+        Starts at `offset` (resume after the last offset seen + 1); ends
+        when the stream is closed or the run has ended. A value written by a
+        decision that rolled back is never seen.
+        """
+        return progress.read_stream(self._engine, exec_id, key, offset)
 
     # -- reading (operating/reads.py): runs, histories, ledgers, waits -----------
 

@@ -1,9 +1,14 @@
-"""Waker: how an in-process call wakes a serving loop, from any thread."""
+"""Waker and Changes: how an in-process call wakes a serving loop, and a commit its readers."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 class Waker:
@@ -64,3 +69,45 @@ class Waker:
                 event.set()
             elif not loop.is_closed():
                 loop.call_soon_threadsafe(event.set)
+
+
+class Changes:
+    """Commits of this runtime, for in-process readers waiting on a run (`rt.get_event`, ...).
+
+    The store calls `committed` after each commit (and a Postgres runtime
+    when another worker's NOTIFY arrives); a waiter's event, on whatever
+    loop it waits, is set then.
+    """
+
+    def __init__(self) -> None:
+        self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+        self._guard = threading.Lock()
+
+    def committed(self) -> None:
+        """Wake every waiter (a no-op when none waits)."""
+        if not self._waiters:
+            return
+        with self._guard:
+            waiters = list(self._waiters)
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        for loop, event in waiters:
+            if loop is running:
+                event.set()
+            elif not loop.is_closed():
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(event.set)
+
+    @contextlib.contextmanager
+    def watch(self) -> Iterator[asyncio.Event]:
+        """An event set at each commit while the block runs (enter it before reading)."""
+        waiter = (asyncio.get_running_loop(), asyncio.Event())
+        with self._guard:
+            self._waiters.add(waiter)
+        try:
+            yield waiter[1]
+        finally:
+            with self._guard:
+                self._waiters.discard(waiter)

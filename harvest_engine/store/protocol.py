@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         MutexRow,
         PendingTask,
         StagedSignal,
+        StreamItem,
         TimerRow,
     )
     from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
@@ -47,6 +48,24 @@ class CommitWatcher(Protocol):
 
     def close(self) -> None:
         """Stop watching."""
+        ...
+
+
+class WakeChannel(Protocol):
+    """The serving end of a wake channel: a descriptor clients' datagrams make readable."""
+
+    fd: int
+
+    def heard(self) -> bool:
+        """Read the clients' datagrams; True when one says a command was queued."""
+        ...
+
+    def committed(self) -> None:
+        """Wake the clients heard lately (after a commit)."""
+        ...
+
+    def close(self) -> None:
+        """Stop serving the channel."""
         ...
 
 
@@ -137,6 +156,18 @@ class DurableStore(Protocol):
 
     def data_version(self) -> int:
         """A number that changes when another process commits to the store."""
+        ...
+
+    def add_commit_listener(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Call `fn()` after each commit of this store's writes; returns what removes it."""
+        ...
+
+    def open_wake_channel(self) -> WakeChannel | None:
+        """The serving end of the file's wake channel (clients' wakes), or None.
+
+        None where the store has none: an in-memory database, a platform
+        without Unix sockets, Postgres (whose NOTIFY wakes its clients).
+        """
         ...
 
     def open_commit_watch(self) -> CommitWatcher | None:
@@ -231,4 +262,16 @@ class DurableStore(Protocol):
 
     def llm_totals(self, exec_id: str) -> LedgerTotals:
         """A run's ledger rows summed."""
+        ...
+
+    def run_events(self, exec_id: str) -> dict[str, object]:
+        """Every event the run set (`ctx.set_event`): key to its last value."""
+        ...
+
+    def run_event(self, exec_id: str, key: str) -> tuple[bool, object]:
+        """(whether the run set event `key`, its value)."""
+        ...
+
+    def stream_items(self, exec_id: str, key: str, offset: int) -> list[StreamItem]:
+        """Stream `key`'s rows from position `offset` on, in order (a page of them)."""
         ...

@@ -93,11 +93,18 @@ class ExecutionSummary:
     damaged: str | None = None
     paused: bool = False
     """A RUNNING run paused by `rt.pause`: it takes no decision until unpaused."""
+    summary: str | None = None
+    """The run's one-line label (`StartOptions(summary=)`)."""
 
 
 @dataclass(frozen=True)
 class ExecutionDetail(ExecutionSummary):
-    """A run with its payloads and links."""
+    """A run with its payloads and links.
+
+    `details` is the longer text its start gave (`StartOptions(details=)`),
+    `current_details` what its code last said it is doing
+    (`ctx.set_current_details`), kept on the run's row.
+    """
 
     input: Stored = field(default_factory=Stored.Null)
     output: Stored = field(default_factory=Stored.Null)
@@ -114,6 +121,8 @@ class ExecutionDetail(ExecutionSummary):
     """The run a reset of this one made."""
     forked_from: ExecutionId | None = None
     """The run this one was forked from (`rt.fork`)."""
+    details: str | None = None
+    current_details: str | None = None
 
 
 @dataclass(frozen=True)
@@ -212,3 +221,12 @@ class LogLine:
     at: datetime
     message: str
     marker: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StreamItem:
+    """One row of a run's stream: its position, its value (None for the closing row), whether it closes."""
+
+    position: int
+    value: Any
+    closed: bool

@@ -343,3 +343,25 @@ class WriteTxn(Protocol):
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
         """Make the run's local activity retries ready at once (a pending cancel skips the wait)."""
         ...
+
+    # -- progress rows (store/sql/progress.py) ---------------------------------
+
+    def set_run_event(self, exec_id: str, key: str, value: object, seq: int) -> None:
+        """Set event `key` of the run to `value` (recorded by the event at `seq`)."""
+        ...
+
+    def put_stream_item(
+        self, exec_id: str, key: str, position: int, value: object, *, closed: bool
+    ) -> None:
+        """Write a stream's value at `position`, or (closed) its closing row."""
+        ...
+
+    def set_run_labels(
+        self, exec_id: str, summary: str | None, details: str | None
+    ) -> None:
+        """Label a run with its start's summary and details."""
+        ...
+
+    def set_current_details(self, exec_id: str, text: str | None) -> None:
+        """Store what the run says it is doing now."""
+        ...

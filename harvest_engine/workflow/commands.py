@@ -30,6 +30,9 @@ MATCH_KEYS: dict[str, tuple[str, ...]] = {
     "ExternalWorkflowAwaited": ("command_id", "target"),
     "MarkerRecorded": ("patch_id",),
     "MemoUpserted": ("patch",),
+    "EventSet": ("key",),
+    "StreamWritten": ("key", "position"),
+    "StreamClosed": ("key", "position"),
 }
 
 # Commands whose event the runtime writes through at once, inside the

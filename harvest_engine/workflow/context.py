@@ -16,10 +16,11 @@ from harvest_engine.errors import ContinueAsNew
 from harvest_engine.names import check_name
 from harvest_engine.workflow import combinators
 from harvest_engine.workflow.commands import Command
-from harvest_engine.workflow.context_runs import OtherRunsCalls
+from harvest_engine.workflow.context_progress import ProgressCalls
 from harvest_engine.workflow.deadlines import signal_within
 from harvest_engine.workflow.defaults import LOCAL_ACTIVITY_BUDGET_SECONDS
 from harvest_engine.workflow.mutex import WorkflowMutex
+from harvest_engine.workflow.progress import step_summary
 from harvest_engine.workflow.recorded_errors import (
     side_effect_error,
     side_effect_result,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from harvest_engine.workflow.run_info import RunInfo
 
 
-class WorkflowContext(OtherRunsCalls):
+class WorkflowContext(ProgressCalls):
     """Passed to every workflow body; every durable call is awaitable and deterministic."""
 
     # The run's generator, made at first use (see `_rng`).
@@ -174,10 +175,6 @@ class WorkflowContext(OtherRunsCalls):
             payloads.check_value(str(message), "log message"), machine.now
         )
 
-    def set_current_details(self, text: str) -> None:
-        """Describe what the run is doing now (kept in memory, not in history)."""
-        self._machine.current_details = payloads.check_value(str(text), "details")
-
     # -- activities ----------------------------------------------------------
 
     async def execute_activity(
@@ -189,8 +186,12 @@ class WorkflowContext(OtherRunsCalls):
         retry: RetryPolicy | None = None,
         start_to_close: Duration | None = None,
         schedule_to_close: Duration | None = None,
+        summary: str | None = None,
     ) -> Any:
-        """Schedule an activity and wait for its result (ActivityError when it fails for good)."""
+        """Schedule an activity and wait for its result (ActivityError when it fails for good).
+
+        `summary` labels the step (stored with its ActivityScheduled event).
+        """
         name, result_type = activity_target(activity)
         attrs: dict[str, Any] = {
             "name": name,
@@ -204,6 +205,8 @@ class WorkflowContext(OtherRunsCalls):
             attrs["start_to_close"] = to_timedelta(start_to_close).total_seconds()
         if schedule_to_close is not None:
             attrs["schedule_to_close"] = to_timedelta(schedule_to_close).total_seconds()
+        if summary is not None:
+            attrs["summary"] = step_summary(summary)
         result = await self._machine.commands.schedule_activity(attrs)
         return payloads.from_json(result, result_type)
 
@@ -267,18 +270,19 @@ class WorkflowContext(OtherRunsCalls):
 
     # -- timers --------------------------------------------------------------
 
-    async def timer(self, seconds: Duration) -> None:
-        """Wait durably for a while (survives restarts)."""
+    async def timer(self, seconds: Duration, *, summary: str | None = None) -> None:
+        """Wait durably for a while (survives restarts); `summary` labels the step."""
         duration = to_timedelta(seconds, what="timer duration")
+        label = None if summary is None else step_summary(summary)
         machine = self._machine
         timer_id = machine.commands.next_timer_id()
-        future = start_timer(machine, timer_id, duration)
+        future = start_timer(machine, timer_id, duration, label)
         machine.commands.arm_timer(timer_id, machine.clock() + duration, future)
         await future
 
-    async def sleep(self, duration: Duration) -> None:
-        """The same as `timer`."""
-        await self.timer(duration)
+    async def sleep(self, duration: Duration, *, summary: str | None = None) -> None:
+        """The same as `timer`; `summary` labels the step (stored with TimerStarted)."""
+        await self.timer(duration, summary=summary)
 
     def start_timer(self, timer_id: str, duration: Duration) -> TimerHandle:
         """A cancellable durable timer named `timer_id`."""

@@ -34,6 +34,7 @@ from harvest_engine.workflow.defaults import CONTINUE_AS_NEW_ADVICE_EVENTS
 from harvest_engine.workflow.emitter import CommandEmitter
 from harvest_engine.workflow.loop import DeterministicLoop
 from harvest_engine.workflow.pending import Pending
+from harvest_engine.workflow.progress import RunProgress
 from harvest_engine.workflow.run_metadata import RunMetadata
 from harvest_engine.workflow.signals import SignalInbox
 from harvest_engine.workflow.versioning import PatchBook, marker_patch_id
@@ -85,7 +86,7 @@ class WorkflowInstance:
         self.updates: dict[
             str, tuple[Callable[[Any], Any] | None, Callable[[Any], Any]]
         ] = {}
-        self.current_details: str | None = None
+        self.progress = RunProgress()
         self.now: datetime = run.started_at or datetime.now().astimezone()
         # The live decision cycle's clock (guide §7), set by the runtime for a
         # drive; None on replay and in queries. A run's first drive starts

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from harvest_engine.workflow.commands import CommandRejected
     from harvest_engine.workflow.emitter import CommandEmitter
     from harvest_engine.workflow.loop import DeterministicLoop
+    from harvest_engine.workflow.progress import RunProgress
     from harvest_engine.workflow.run_info import RunInfo
     from harvest_engine.workflow.run_metadata import RunMetadata
     from harvest_engine.workflow.signals import SignalInbox
@@ -41,8 +42,8 @@ class Machine(Protocol):
     history_bytes: int
     # The reason of a pending cancel request, or None.
     cancel_reason: str | None
-    # `ctx.set_current_details` text, kept in memory only.
-    current_details: str | None
+    # Stream positions and the current details (`ctx.write_stream`, ...).
+    progress: RunProgress
     # Memo and search attributes as of this point of the code.
     metadata: RunMetadata
     # Buffered signals, parked waiters and push handlers.

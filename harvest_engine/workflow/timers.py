@@ -24,17 +24,18 @@ __all__ = ["TimerHandle", "TimerOutcome", "start_timer"]
 
 
 def start_timer(
-    machine: Machine, timer_id: str, duration: timedelta
+    machine: Machine, timer_id: str, duration: timedelta, summary: str | None = None
 ) -> asyncio.Future[Any]:
     """Record TimerStarted (`fire_at` is the earliest fire time); the row is armed apart."""
     fire_at = machine.clock() + duration
-    return machine.commands.start_timer(
-        {
-            "timer_id": timer_id,
-            "fire_at": to_text(fire_at),
-            "duration": duration.total_seconds(),
-        }
-    )
+    attrs: dict[str, Any] = {
+        "timer_id": timer_id,
+        "fire_at": to_text(fire_at),
+        "duration": duration.total_seconds(),
+    }
+    if summary is not None:
+        attrs["summary"] = summary
+    return machine.commands.start_timer(attrs)
 
 
 class TimerHandle:

@@ -323,7 +323,11 @@ class RunListModel(QAbstractTableModel):
                 return formatting.when(
                     r.started_at if col == COL_STARTED else r.closed_at
                 )
-            return formatting.tooltip(self._cells[row][col])
+            summary = self.rows[row].summary
+            text = self._cells[row][col]
+            if summary:  # the run's label (StartOptions(summary=)) on every cell
+                text = f"{text}\nSummary: {formatting.middle(summary, 500)}"
+            return formatting.tooltip(text)
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATE:
             return state_colour("DAMAGED" if damaged else self.rows[row].state)
         if role == SORT_ROLE:

@@ -39,6 +39,13 @@ FIELDS = (
     ("cancel", "Cancel requested"),
     ("deadline", "Deadline"),
 )
+# The run's own words (StartOptions' summary and details, ctx.set_current_details):
+# rows shown only for a run that has them.
+PROGRESS_FIELDS = (
+    ("summary", "Summary"),
+    ("details", "Details"),
+    ("current_details", "Doing now"),
+)
 
 
 def failure_parts(stored: Stored) -> tuple[str, str | None]:
@@ -109,6 +116,14 @@ class SummaryView(QWidget):
             label.setAccessibleName(title)
             self.labels[key] = label
             form.addRow(title + ":", label)
+        self._form = form
+        for key, title in PROGRESS_FIELDS:
+            label = ElidedLabel(f"summary_{key}", Qt.TextElideMode.ElideMiddle)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            label.setAccessibleName(title)
+            self.labels[key] = label
+            form.addRow(title + ":", label)
+            form.setRowVisible(label, False)
         # One link a line: side by side, two run ids made the pane scroll sideways
         # at 1024 px (issue 31 §12).
         self.links = QVBoxLayout()
@@ -199,6 +214,11 @@ class SummaryView(QWidget):
         }
         for key, text in values.items():
             self.labels[key].setText(text)
+        for key, _ in PROGRESS_FIELDS:
+            said: str | None = getattr(d, key)
+            label = self.labels[key]
+            label.setText(formatting.middle(said or "", 2000))
+            self._form.setRowVisible(label, bool(said))
         self._state = d.state
         self._show_failure(d)
         self.restyle()

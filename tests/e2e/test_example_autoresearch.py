@@ -76,17 +76,17 @@ def test_ideas_and_budget_steer_a_running_session_and_a_kill_loses_nothing(
     labdir = tmp_path / "lab"
     finished(workers, "init", labdir)
     args = ("--lab", labdir, "--tag", "demo")
-    first = autoresearch(
-        workers, "run", *args, "--experiments", "4", "--train-seconds", "1"
-    )
+    hold = labdir / "hold"
+    hold.touch()  # training waits: the session stays RUNNING while the test steers it
+    first = autoresearch(workers, "run", *args, "--experiments", "3")
     assert first.stdout is not None
     assert first.stdout.readline().startswith("started session-demo")
-    workers.wait_for(lambda: len(lab.results(labdir)) >= 1, "the baseline", first)
     assert "idea queued" in finished(workers, "idea", *args, "width=4096")
-    refused = workers.finish(autoresearch(workers, "budget", *args, "0"))
+    refused = workers.finish(autoresearch(workers, "budget", *args, "-1"))
     assert refused.returncode == 1
-    assert "budget must be a whole number" in refused.stderr
-    assert "experiment(s) left" in finished(workers, "budget", *args, "6")
+    assert "budget must be a whole number from 0 to 1000" in refused.stderr
+    assert "6 experiment(s) left" in finished(workers, "budget", *args, "6")
+    hold.unlink()
     workers.wait_for(lambda: len(lab.results(labdir)) >= 3, "three results", first)
     workers.sigkill(first)
 

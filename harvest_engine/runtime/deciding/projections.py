@@ -2,7 +2,8 @@
 
 Everything a cycle decided lands here in its transaction: the history
 events, the activity and timer rows they schedule, the memo and search
-attribute projections, log lines, and the seal of a run that ended.
+attribute projections, progress rows (events, streams, current details),
+log lines, and the seal of a run that ended.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.runtime.deciding import children, local_activities
+from harvest_engine.runtime.deciding.progress_rows import (
+    PROGRESS_EVENTS,
+    project_progress,
+)
 from harvest_engine.runtime.deciding.run_metadata import project_memo
 from harvest_engine.store.rows import ExecutionRecord, NewTask
 
@@ -51,6 +56,11 @@ class Projections:
         if instance is not None:
             for timer_id, fire_at in instance.take_timer_arms():
                 txn.add_timer(exec_id, timer_id, fire_at)
+            progress = instance.progress
+            changed, details = progress.take_details()
+            if changed:
+                txn.set_current_details(exec_id, details)
+                txn.on_rollback(progress.details_unwritten)
         keep = decision is not None and decision.keeps_checking
         after_panic = {"not_before": None} if row.panic_count else {}
         # One write of the row: the events' next seq with the flags.
@@ -95,6 +105,8 @@ class Projections:
             )
         elif event.type == "MemoUpserted":
             project_memo(txn, row.exec_id, attrs.get("patch") or {})
+        elif event.type in PROGRESS_EVENTS:
+            project_progress(txn, row.exec_id, event)
 
     def _task(
         self, row: ExecutionRecord, attrs: dict[str, Any], now: datetime

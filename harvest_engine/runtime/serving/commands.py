@@ -122,6 +122,8 @@ def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one ret
                 memo=record.memo,
                 search_attributes=record.search_attributes or {},
                 reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
+                summary=record.summary,
+                details=record.details,
             )
             return talk.start_workflow_with_options(
                 engine, record.name, record.input, options

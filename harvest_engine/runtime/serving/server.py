@@ -29,6 +29,7 @@ from harvest_engine.runtime.serving.serving_errors import (
     backoff_after,
     warn_storage,
 )
+from harvest_engine.runtime.serving.wake_channel import serve_wake_channel
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -81,6 +82,7 @@ class Server:
     async def run(self) -> None:
         """Serve until the stop event is set (then give bodies `grace`) or the task is cancelled."""
         self.wake = self.driver.engine.waker.attach(self.commit)
+        channel = serve_wake_channel(self.driver.store, self.commit.set)
         work = asyncio.create_task(self._work())
         applier = asyncio.create_task(self._commands())
         watcher = asyncio.create_task(self._watch_commits())
@@ -111,6 +113,8 @@ class Server:
                 task.cancel()
             await asyncio.gather(*rest, return_exceptions=True)
             self.driver.engine.waker.detach()
+            if channel is not None:
+                channel()
             # A body cut off mid-run was claimed; it runs again on the next
             # serve or drive of this runtime, not only after a reopen.
             if not self.driver.engine.closed:

@@ -14,6 +14,7 @@ from harvest_engine.calls import (
     StartOutcome,
     WorkflowIdReusePolicy,
     checked_input,
+    checked_label,
     checked_memo,
     checked_search_attributes,
 )
@@ -180,6 +181,8 @@ def start_with_policy(
     *,
     memo: Any = None,
     search_attributes: Mapping[str, Any] | None = None,
+    summary: str | None = None,
+    details: str | None = None,
 ) -> StartOutcome:
     """Start under `policy` (the module's matrix) in one write transaction.
 
@@ -194,11 +197,14 @@ def start_with_policy(
         "memo": checked_memo(memo),
         "search_attributes": checked_search_attributes(search_attributes),
     }
+    labels = (checked_label(summary, "summary"), checked_label(details, "details"))
     engine.registry.workflow(name)
     if key is None:
         new = new_execution(engine, name, None, encoded, **extra)
         with engine.store.write() as txn:
-            return StartOutcome(insert(engine, txn, new), started_fresh=True)
+            exec_id = insert(engine, txn, new)
+            _label(txn, exec_id, labels)
+            return StartOutcome(exec_id, started_fresh=True)
     with engine.store.write() as txn:
         plan = plan_start(txn.runs_of_key(name, key), policy)
         if plan.action == "attach" and plan.prior is not None:
@@ -209,7 +215,16 @@ def start_with_policy(
         exec_id = apply_fresh(
             engine, txn, plan, new, REPLACED_BY_START, engine.clock.now()
         )
+        _label(txn, exec_id, labels)
         return StartOutcome(exec_id, started_fresh=True)
+
+
+def _label(
+    txn: WriteTxn, exec_id: str | ExecutionId, labels: tuple[str | None, str | None]
+) -> None:
+    """Store a fresh run's summary and details (StartOptions), when it has any."""
+    if labels != (None, None):
+        txn.set_run_labels(str(exec_id), *labels)
 
 
 def start_with_id(
@@ -243,4 +258,6 @@ def start_with_options(
         options.reuse_policy,
         memo=options.memo,
         search_attributes=options.search_attributes,
+        summary=options.summary,
+        details=options.details,
     )

@@ -2,7 +2,8 @@
 
 The transaction that writes a command's reply notifies ``harvest_reply``
 with the command id, and the one that seals a run notifies ``harvest_done``
-with the run's id (notify.py). A client listens on both on its own
+with the run's id, and one writing its events or streams notifies
+``harvest_progress`` with it (notify.py). A client listens on all three on its own
 connection, opened on its first wait, and a daemon thread hands each notice
 to the coroutines waiting on that id (on whatever event loop they run): no
 polling. The thread reads every notice as it comes, waiters or not, so the
@@ -29,7 +30,11 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from harvest_engine.store.postgres.connection import reconnect
-from harvest_engine.store.postgres.notify import DONE_CHANNEL, REPLY_CHANNEL
+from harvest_engine.store.postgres.notify import (
+    DONE_CHANNEL,
+    PROGRESS_CHANNEL,
+    REPLY_CHANNEL,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -156,7 +161,9 @@ class _Reader:
     def __init__(self, dsn: str, dispatch: Callable[[str | None], None]) -> None:
         conn = reconnect(dsn)
         try:
-            conn.execute(f"LISTEN {REPLY_CHANNEL}; LISTEN {DONE_CHANNEL}")
+            conn.execute(
+                f"LISTEN {REPLY_CHANNEL}; LISTEN {DONE_CHANNEL}; LISTEN {PROGRESS_CHANNEL}"
+            )
         except BaseException:
             conn.close()
             raise

@@ -7,7 +7,8 @@ in a daemon thread and wakes its loop for every notice but its own.
 
 Clients hear two more channels (client_notices.py): the transaction that
 writes a command's reply notifies ``harvest_reply`` with the command id,
-and the one that seals a run notifies ``harvest_done`` with the run's id.
+the one that seals a run notifies ``harvest_done`` with the run's id, and
+one that writes a run's events or streams ``harvest_progress`` with its id.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ CHANNEL = "harvest_wake"
 NOTIFY = "SELECT pg_notify('harvest_wake', %s)"
 REPLY_CHANNEL = "harvest_reply"
 DONE_CHANNEL = "harvest_done"
+PROGRESS_CHANNEL = "harvest_progress"
+NOTIFY_PROGRESS = f"SELECT pg_notify('{PROGRESS_CHANNEL}', %s)"
+"""Sent (at commit) by a transaction that wrote a run's events, stream or details,
+with the run's id: a client reading them re-reads at once."""
 
 FINISH_COMMAND = (
     "WITH done AS ("

@@ -9,7 +9,7 @@ clock so workers on several machines agree).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Version 1: the whole engine. Later versions append steps to MIGRATIONS.
 V1 = """
@@ -221,11 +221,37 @@ END;
 $$;
 """
 
-# Version 2: repairing and steering runs (issue 27). A paused run has its
-# reason in `pause_reason` (NULL: not paused); no decision and no new attempt
-# is taken for it until unpaused. A reset links the old run and the new one
-# (`reset_to`, `reset_from`), a fork the new run to its source (`forked_from`).
-V2 = REPAIRS = """
+# Version 2: progress out of a run (issue 28), as SQLite's V5: a run's
+# summary, details and current details on its row; its events (the last
+# value per key) and streams (one row per position, the closing row
+# `closed = 1`), written in the decision's transaction.
+V2 = PROGRESS = """
+ALTER TABLE harvest_executions ADD COLUMN summary TEXT;
+ALTER TABLE harvest_executions ADD COLUMN details TEXT;
+ALTER TABLE harvest_executions ADD COLUMN current_details TEXT;
+CREATE TABLE harvest_run_events (
+    exec_id TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    seq     BIGINT NOT NULL,
+    PRIMARY KEY (exec_id, key)
+);
+CREATE TABLE harvest_streams (
+    exec_id  TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    position BIGINT NOT NULL,
+    value    TEXT,
+    closed   INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (exec_id, key, position)
+);
+"""
+
+# Version 3: repairing and steering runs (issue 27), as SQLite's V6. A paused
+# run has its reason in `pause_reason` (NULL: not paused); no decision and no
+# new attempt is taken for it until unpaused. A reset links the old run and
+# the new one (`reset_to`, `reset_from`), a fork the new run to its source
+# (`forked_from`).
+V3 = REPAIRS = """
 ALTER TABLE harvest_executions ADD COLUMN IF NOT EXISTS pause_reason TEXT;
 ALTER TABLE harvest_executions ADD COLUMN IF NOT EXISTS reset_from TEXT;
 ALTER TABLE harvest_executions ADD COLUMN IF NOT EXISTS reset_to TEXT;
@@ -235,4 +261,4 @@ CREATE INDEX IF NOT EXISTS harvest_executions_paused ON harvest_executions (id)
 """
 
 # MIGRATIONS[n] takes a database from version n to n + 1 (index 0 creates it).
-MIGRATIONS: tuple[str, ...] = (V1, V2)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3)

@@ -41,6 +41,7 @@ from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
 from harvest_engine.store.sql import columns, listing
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
+from harvest_engine.store.sql.commit_listeners import CommitListeners
 from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
@@ -59,7 +60,7 @@ _SQL = StoreSql(
     POSTGRES_READS,
     POSTGRES_SCHEDULES,
     POSTGRES_COMMANDS,
-    due_sources=(leases.DUE_SOURCE,),
+    (leases.DUE_SOURCE,),
 )
 
 
@@ -105,6 +106,8 @@ class PostgresStore(StoreReads):
         self._task_ids: collections.deque[int] = collections.deque()
         self._depth = 0
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
+        self.commit_listeners = CommitListeners()
+        self.add_commit_listener = self.commit_listeners.add
         self._released_claims: set[int] = set()
         self._listeners: list[notify.Listener] = []
         self.closed = False
@@ -237,6 +240,8 @@ class PostgresStore(StoreReads):
                 raise typed from exc
             else:
                 self._released_claims.clear()
+                for listener in self.commit_listeners.fns:
+                    listener()
             finally:
                 self._in_txn = False
                 self._txn_thread = 0
@@ -291,12 +296,8 @@ class PostgresStore(StoreReads):
             )
 
     def requeue_claimed_tasks(self) -> None:
-        """Put this worker's claimed tasks back to PENDING (its unfinished bodies).
-
-        Only its own: the other workers' bodies are running.
-        """
-        with self.write() as txn:
-            del txn
+        """Put this worker's claimed tasks back to PENDING (its own unfinished bodies only)."""
+        with self.write():
             self._conn.execute(
                 "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL, "
                 "worker_id = NULL, lease_expires_at = NULL "
@@ -306,13 +307,14 @@ class PostgresStore(StoreReads):
 
     def beat_serving(self) -> None:
         """Record this worker's heartbeat in harvest_meta (the server's clock; the latest wins)."""
-        with self.write() as txn:
-            del txn
+        with self.write():
             heartbeat.beat(self._conn)
 
     def open_commit_watch(self) -> None:
-        """None: LISTEN/NOTIFY wakes the serving workers (`listen`), no file to watch."""
-        return None
+        return None  # LISTEN/NOTIFY wakes the serving workers (`listen`): no file
+
+    def open_wake_channel(self) -> None:
+        return None  # NOTIFY wakes a Postgres client (client_notices.py)
 
     def data_version(self) -> int:
         """A number that changes when another worker (another process) commits a write."""

@@ -16,13 +16,18 @@ import psycopg
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.postgres.notify import DONE_CHANNEL, FINISH_COMMAND
+from harvest_engine.store.postgres.notify import (
+    DONE_CHANNEL,
+    FINISH_COMMAND,
+    NOTIFY_PROGRESS,
+)
 from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored
 from harvest_engine.store.postgres.write_txn_locks import RowLocks
 from harvest_engine.store.postgres.write_txn_signals import SignalsAndTimers
 from harvest_engine.store.postgres.write_txn_tasks import TaskTable
 from harvest_engine.store.sql import columns
 from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.progress import POSTGRES_PROGRESS, ProgressWrites
 from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.store.sql.run_rows import Assignments, new_run_values
 from harvest_engine.store.sql.side_tables import POSTGRES_SIDE, SideTables
@@ -52,10 +57,23 @@ def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
     )
 
 
-class PostgresWriteTxn(RowLocks, SignalsAndTimers, TaskTable, SideTables):
+class PostgresWriteTxn(
+    RowLocks, SignalsAndTimers, TaskTable, SideTables, ProgressWrites
+):
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
     _side = POSTGRES_SIDE
+    _progress = POSTGRES_PROGRESS
+
+    # -- what progress rows (sql/progress.py) need of Postgres --------------------
+
+    def _progress_conn(self) -> psycopg.Connection[tuple[Any, ...]]:
+        return self._conn
+
+    def _progress_written(self, exec_id: str) -> None:
+        # Heard at commit by a client reading the run's events or streams
+        # (Postgres folds repeats of one notice within a transaction).
+        self._conn.execute(NOTIFY_PROGRESS, (exec_id,))
 
     # -- what the side tables (sql/side_tables.py) need of Postgres --------------
 

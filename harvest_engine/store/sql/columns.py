@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXECUTION_COLUMNS",
+    "LABEL_COLUMNS",
     "TASK_COLUMNS",
     "BadText",
     "detail_from_row",
@@ -181,8 +182,13 @@ def error_info(text: Any) -> ErrorInfo | None:
         return ErrorInfo(type="Unreadable", message=str(text))
 
 
+# What a describe selects after EXECUTION_COLUMNS: the run's labels (schema v5).
+LABEL_COLUMNS = "summary, details, current_details"
+
+
 def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
-    """An ExecutionDetail from a row selected with EXECUTION_COLUMNS."""
+    """An ExecutionDetail from a row selected with EXECUTION_COLUMNS, then LABEL_COLUMNS."""
+    labels = row[29:32] if len(row) >= 32 else (None, None, None)
     return ExecutionDetail(
         exec_id=ExecutionId(row[1]),
         workflow_name=row[2],
@@ -207,7 +213,14 @@ def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
         reset_from=ExecutionId(row[26]) if row[26] else None,
         reset_to=ExecutionId(row[27]) if row[27] else None,
         forked_from=ExecutionId(row[28]) if row[28] else None,
+        summary=_label(labels[0]),
+        details=_label(labels[1]),
+        current_details=_label(labels[2]),
     )
+
+
+def _label(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _safe_time(value: object) -> datetime | None:

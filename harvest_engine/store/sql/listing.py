@@ -40,6 +40,7 @@ SUMMARY_COLUMNS = (
     "closed_at",
     "memo",
     "search_attributes",
+    "summary",
     "pause_reason",
 )
 DETAIL_COLUMNS = (
@@ -52,6 +53,8 @@ DETAIL_COLUMNS = (
     "successor",
     "cancel_reason",
     "deadline",
+    "details",
+    "current_details",
     "reset_from",
     "reset_to",
     "forked_from",
@@ -256,20 +259,22 @@ def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
     """An ExecutionDetail from a row selected with `select_list(DETAIL_COLUMNS)`."""
     return ExecutionDetail(
         **_summary_fields(row),
-        pause_reason=_text(row[10])
-        if row[10] is not None and row[4] == "RUNNING"
+        pause_reason=_text(row[11])
+        if row[11] is not None and row[4] == "RUNNING"
         else None,
-        input=stored_json(row[11]),
-        output=stored_json(row[12]),
-        error=stored_json(row[13]),
-        parent_exec_id=_opt_id(row[14]),
-        predecessor=_opt_id(row[15]),
-        successor=_opt_id(row[16]),
-        cancel_requested=_text(row[17]) if row[17] is not None else None,
-        deadline=_time(row[18]),
-        reset_from=_opt_id(row[19]),
-        reset_to=_opt_id(row[20]),
-        forked_from=_opt_id(row[21]),
+        input=stored_json(row[12]),
+        output=stored_json(row[13]),
+        error=stored_json(row[14]),
+        parent_exec_id=_opt_id(row[15]),
+        predecessor=_opt_id(row[16]),
+        successor=_opt_id(row[17]),
+        cancel_requested=_text(row[18]) if row[18] is not None else None,
+        deadline=_time(row[19]),
+        details=_opt_text(row[20]),
+        current_details=_opt_text(row[21]),
+        reset_from=_opt_id(row[22]),
+        reset_to=_opt_id(row[23]),
+        forked_from=_opt_id(row[24]),
     )
 
 
@@ -287,8 +292,13 @@ def _summary_fields(row: tuple[Any, ...]) -> dict[str, Any]:
         "closed_at": _time(row[7]),
         "memo": stored_json(row[8]),
         "search_attributes": stored_object(row[9]),
-        "paused": row[10] is not None and row[4] == "RUNNING",
+        "summary": _opt_text(row[10]),
+        "paused": row[11] is not None and row[4] == "RUNNING",
     }
+
+
+def _opt_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
 
 
 def _text(value: Any) -> str:

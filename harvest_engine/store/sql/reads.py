@@ -27,6 +27,7 @@ from harvest_engine.store.records import (
 from harvest_engine.store.rows import UnreadableRow
 from harvest_engine.store.sql.columns import (
     EXECUTION_COLUMNS,
+    LABEL_COLUMNS,
     TASK_COLUMNS,
     detail_from_row,
     error_info,
@@ -61,6 +62,11 @@ class Reads:
             f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions WHERE exec_id = ?"
         )
         """One run's row by exec_id, selected with EXECUTION_COLUMNS."""
+        self.describe_sql = r(
+            f"SELECT {EXECUTION_COLUMNS}, {LABEL_COLUMNS} FROM harvest_executions "
+            "WHERE exec_id = ?"
+        )
+        """One run's row with its labels, as `detail_from_row` reads it."""
         self.execution_locked_sql = self.execution_sql + dialect.for_update
         self.task_sql = r(f"SELECT {TASK_COLUMNS} FROM harvest_tasks WHERE id = ?")
         self.exists_sql = r("SELECT 1 FROM harvest_executions WHERE exec_id = ?")
@@ -180,7 +186,7 @@ class Reads:
 
     def describe(self, conn: Executes, exec_id: str) -> ExecutionDetail | None:
         """One run with payloads as Stored values (unchecked: see verified_reads)."""
-        row = conn.execute(self.execution_sql, (exec_id,)).fetchone()
+        row = conn.execute(self.describe_sql, (exec_id,)).fetchone()
         return None if row is None else detail_from_row(row)
 
     # -- side tables --------------------------------------------------------

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import closing
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from harvest_engine.errors import InvalidFilter
 from harvest_engine.filters import ExecutionFilter
 from harvest_engine.store.sql import listing
+from harvest_engine.store.sql.progress import ProgressSql
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         MutexRow,
         PendingTask,
         StagedSignal,
+        StreamItem,
         TimerRow,
     )
     from harvest_engine.store.sql.dialect import Dialect
@@ -65,6 +67,7 @@ class RunViews(ABC):
         self._reads = reads
         self._schedules = schedules
         self._available = available
+        self._progress = ProgressSql(dialect)
 
     @abstractmethod
     def close(self) -> None:
@@ -197,3 +200,21 @@ class RunViews(ABC):
     def list_schedules(self) -> list[ScheduleRow]:
         """Every stored schedule, by workflow name (a damaged one has `problem` set)."""
         return self._schedules.list_all(self._reading())
+
+    # -- progress (events and streams) -------------------------------------------
+
+    def events(self, exec_id: str | ExecutionId) -> dict[str, Any]:
+        """Every event the run set (`ctx.set_event`): key to its last value."""
+        text = self._require(exec_id)
+        return self._progress.events(self._reading(), text)
+
+    def event(self, exec_id: str | ExecutionId, key: str) -> tuple[bool, Any]:
+        """(whether the run set event `key`, its value)."""
+        return self._progress.event(self._reading(), self._require(exec_id), key)
+
+    def stream_items(
+        self, exec_id: str | ExecutionId, key: str, offset: int
+    ) -> list[StreamItem]:
+        """Stream `key`'s rows from position `offset` on, in order (a page of them)."""
+        text = self._require(exec_id)
+        return self._progress.stream(self._reading(), text, key, offset)

@@ -9,10 +9,11 @@ single-run reads with checked ones (sqlite/verified_reads.py).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.sql import listing
 from harvest_engine.store.sql.columns import opt_time
+from harvest_engine.store.sql.progress import ProgressSql
 from harvest_engine.store.sql.wakeups import (
     RUNS_NEEDING_DECISION,
     due_statement,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         MutexRow,
         PendingTask,
         StagedSignal,
+        StreamItem,
         TimerRow,
     )
     from harvest_engine.store.rows import CommandRecord, ExecutionRecord
@@ -60,6 +62,7 @@ class StoreSql:
     ) -> None:
         r = dialect.render
         self.dialect = dialect
+        self.progress = ProgressSql(dialect)
         self.reads = reads
         self.schedules = schedules
         self.commands = commands
@@ -196,3 +199,17 @@ class StoreReads(ABC):
     def due_schedules(self, now: datetime) -> list[ScheduleRow]:
         with self._reading() as conn:
             return self._sql.schedules.due(conn, now)
+
+    # -- progress (events and streams) -----------------------------------------
+
+    def run_events(self, exec_id: str) -> dict[str, Any]:
+        with self._reading() as conn:
+            return self._sql.progress.events(conn, exec_id)
+
+    def run_event(self, exec_id: str, key: str) -> tuple[bool, Any]:
+        with self._reading() as conn:
+            return self._sql.progress.event(conn, exec_id, key)
+
+    def stream_items(self, exec_id: str, key: str, offset: int) -> list[StreamItem]:
+        with self._reading() as conn:
+            return self._sql.progress.stream(conn, exec_id, key, offset)

@@ -20,6 +20,7 @@ from harvest_engine.store.sqlite.schema import (
     V3,
     V4,
     V5,
+    V6,
 )
 
 Step = Callable[[sqlite3.Connection], None]
@@ -64,10 +65,20 @@ def _to_v4(conn: sqlite3.Connection) -> None:
 
 
 def _to_v5(conn: sqlite3.Connection) -> None:
-    # A column a file already has (one put back to v4 by hand) is not added twice.
+    # A column a file already has is left alone (a file rewritten back to an
+    # older version by hand keeps them): every step is safe to run again.
     have = {row[1] for row in conn.execute("PRAGMA table_info(harvest_executions)")}
     for statement in _split(V5):
-        added = re.search(r"ADD COLUMN (\w+)", statement)
+        added = re.match(r"ALTER TABLE harvest_executions ADD COLUMN (\w+)", statement)
+        if added is None or added.group(1) not in have:
+            conn.execute(statement)
+
+
+def _to_v6(conn: sqlite3.Connection) -> None:
+    # As _to_v5: a column a file already has is left alone.
+    have = {row[1] for row in conn.execute("PRAGMA table_info(harvest_executions)")}
+    for statement in _split(V6):
+        added = re.match(r"ALTER TABLE harvest_executions ADD COLUMN (\w+)", statement)
         if added is None or added.group(1) not in have:
             conn.execute(statement)
 
@@ -105,7 +116,7 @@ _REPLACED_BY_V4 = frozenset(
 
 
 def create_new(conn: sqlite3.Connection) -> None:
-    """A new file's whole schema: v1 without what v4 replaced, then v2 to v5.
+    """A new file's whole schema: v1 without what v4 replaced, then v2 to v6.
 
     The same schema the steps give a v1 file (a test compares them), made
     without creating and dropping v1's b-trees.
@@ -118,13 +129,13 @@ def create_new(conn: sqlite3.Connection) -> None:
         "INSERT INTO harvest_meta (key, value) VALUES ('application', ?)",
         (APPLICATION_MARK,),
     )
-    for script in (V2, V3, V4, V5):
+    for script in (V2, V3, V4, V5, V6):
         for statement in _split(script):
             conn.execute(statement)
 
 
 # STEPS[i] moves a file from version i to version i + 1.
-STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4, _to_v5]
+STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4, _to_v5, _to_v6]
 
 
 # Result codes that say nothing against the file's content.

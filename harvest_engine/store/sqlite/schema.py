@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -224,11 +224,39 @@ CREATE TABLE harvest_activity_attempts (
     PRIMARY KEY (exec_id, id)
 ) WITHOUT ROWID;
 """
-# Version 5: repairing and steering runs (issue 27). A paused run has its
+
+# Version 5: progress out of a run (issue 28). A run's label (`summary`,
+# `details`, given at start) and what it says it is doing now
+# (`current_details`, ctx.set_current_details) live on its row; events are
+# one row per (run, key), the last value set; a stream is rows of (run, key,
+# position), the closing row holding `closed = 1` and no value. Every row is
+# written in the decision's transaction, so a rolled-back decision leaves none.
+V5 = PROGRESS = """
+ALTER TABLE harvest_executions ADD COLUMN summary TEXT;
+ALTER TABLE harvest_executions ADD COLUMN details TEXT;
+ALTER TABLE harvest_executions ADD COLUMN current_details TEXT;
+CREATE TABLE IF NOT EXISTS harvest_run_events (
+    exec_id TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    seq     INTEGER NOT NULL,
+    PRIMARY KEY (exec_id, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS harvest_streams (
+    exec_id  TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    value    TEXT,
+    closed   INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (exec_id, key, position)
+) WITHOUT ROWID;
+"""
+
+# Version 6: repairing and steering runs (issue 27). A paused run has its
 # reason in `pause_reason` (NULL: not paused); no decision and no new attempt
 # is taken for it until unpaused. A reset links the old run and the new one
 # (`reset_to`, `reset_from`), a fork the new run to its source (`forked_from`).
-V5 = REPAIRS = """
+V6 = REPAIRS = """
 ALTER TABLE harvest_executions ADD COLUMN pause_reason TEXT;
 ALTER TABLE harvest_executions ADD COLUMN reset_from TEXT;
 ALTER TABLE harvest_executions ADD COLUMN reset_to TEXT;

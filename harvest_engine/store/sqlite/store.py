@@ -42,6 +42,7 @@ from harvest_engine.store.sqlite.migrations import (
     read_version,
 )
 from harvest_engine.store.sqlite.transactions import WriteTransactions
+from harvest_engine.store.sqlite.wake_channel import WakeServer
 from harvest_engine.store.sqlite.wal_prealloc import preallocate_wal
 from harvest_engine.timestamps import micros
 
@@ -307,6 +308,15 @@ class SqliteStore(StoreReads):
     def data_version(self) -> int:
         """A number that changes when another connection (another process) commits."""
         return readonly.data_version(self._conn)
+
+    def add_commit_listener(self, fn: Callable[[], None]) -> Callable[[], None]:
+        return self._writes.commit_listeners.add(fn)
+
+    def open_wake_channel(self) -> WakeServer | None:
+        """The serving end of the file's wake channel (None in memory, or when it cannot bind)."""
+        if self._lock is None:
+            return None
+        return WakeServer.open(self.path)
 
     def open_commit_watch(self) -> CommitWatch | None:
         """An inotify watch on the file and its WAL (None in memory or off Linux)."""

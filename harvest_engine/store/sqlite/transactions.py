@@ -15,6 +15,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.sql.commit_listeners import CommitListeners
 from harvest_engine.store.sqlite.decision_marks import write_marks
 from harvest_engine.store.sqlite.faults import TRANSLATED, translate
 from harvest_engine.store.sqlite.run_cache import RunCache
@@ -45,6 +46,8 @@ class WriteTransactions:
         self._in_txn = False
         self._txn_thread = 0
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
+        self.commit_listeners = CommitListeners()
+        """Called after each commit (in-process readers, the wake channel's clients)."""
         self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
         # The rows the open transaction read, shared with its savepoints and kept
         # for the next transaction while they are current (run_cache.RunCache).
@@ -102,6 +105,8 @@ class WriteTransactions:
             else:
                 runs.committed(self.conn)
                 self.released_claims.clear()
+                for listener in self.commit_listeners.fns:
+                    listener()
             finally:
                 self._in_txn = False
                 self._txn_thread = 0

@@ -64,7 +64,7 @@ def load_events(
 
 def describe(conn: sqlite3.Connection, exec_id: str) -> ExecutionDetail | None:
     """One run with payloads as Stored values; DatabaseCorrupt for a damaged run."""
-    row = conn.execute(SQLITE_READS.execution_sql, (exec_id,)).fetchone()
+    row = conn.execute(SQLITE_READS.describe_sql, (exec_id,)).fetchone()
     if row is None:
         return None
     verify.check_run(conn, exec_id)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.sql.dialect import SQLITE
+from harvest_engine.store.sql.progress import SQLITE_PROGRESS, ProgressWrites
 from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sql.run_rows import Assignments, new_run_values
 from harvest_engine.store.sql.side_tables import SQLITE_SIDE, SideTables
@@ -43,10 +44,21 @@ _assignments = Assignments(SQLITE)
 _APPEND_UPDATES: dict[str, str] = {}
 
 
-class SqliteWriteTxn(SignalsAndTimers, TaskTable, SideTables, DecisionMarks):
+class SqliteWriteTxn(
+    SignalsAndTimers, TaskTable, SideTables, ProgressWrites, DecisionMarks
+):
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
     _side = SQLITE_SIDE
+    _progress = SQLITE_PROGRESS
+
+    # -- what progress rows (sql/progress.py) need of SQLite ----------------------
+
+    def _progress_conn(self) -> sqlite3.Connection:
+        return self._conn
+
+    def _progress_written(self, exec_id: str) -> None:
+        del exec_id  # the serving process wakes every waiting client at each commit
 
     # -- what the side tables (sql/side_tables.py) need of SQLite ----------------
 

@@ -1,0 +1,57 @@
+"""Serving a file's wake channel: a client's datagram wakes the command applier, each commit the clients.
+
+The store's end of the channel (store/sqlite/wake_channel.py) is read by
+the serving loop; after every commit of this process it sends each client
+heard lately one byte, so a client waiting on a reply, a run's end, an
+event or a stream reads at once instead of at its next poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import suppress
+from typing import TYPE_CHECKING
+
+from harvest_engine.errors import HarvestError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from harvest_engine.store.protocol import DurableStore
+
+
+def serve_wake_channel(
+    store: DurableStore, on_command: Callable[[], None]
+) -> Callable[[], None] | None:
+    """Serve the store's wake channel on the running loop; what closes it, or None without one.
+
+    `on_command` runs when a client says it queued a command. None where the
+    store has no channel (Postgres's NOTIFY does the same; an in-memory
+    database has no clients; a loop without readers): clients poll.
+    """
+    try:
+        channel = store.open_wake_channel()
+    except HarvestError:
+        channel = None
+    if channel is None:
+        return None
+    loop = asyncio.get_running_loop()
+
+    def heard() -> None:
+        if channel.heard():
+            on_command()
+
+    try:
+        loop.add_reader(channel.fd, heard)
+    except (NotImplementedError, OSError, RuntimeError):
+        channel.close()
+        return None
+    remove = store.add_commit_listener(channel.committed)
+
+    def close() -> None:
+        remove()
+        with suppress(OSError, ValueError, RuntimeError):
+            loop.remove_reader(channel.fd)
+        channel.close()
+
+    return close
