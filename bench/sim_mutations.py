@@ -8,6 +8,11 @@ in the engine's own code paths knows of it or pays for it.
 - ``drop-staged-signal``: a decision never sees a staged signal whose token
   ends in 7 (it stays staged, never delivered: lost).
 - ``apply-twice``: the serving side applies a signal command twice.
+- ``admit-past-concurrency``: a queue's admission counts one free slot
+  more than its concurrency leaves.
+- ``ignore-queue-rate``: a queue's admission takes no rate token.
+- ``skip-enqueue-dedup``: a start into a queue no longer looks for the
+  dedup id's live run.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ import re
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.runtime.flow import admission
 from harvest_engine.runtime.serving import commands
 from harvest_engine.runtime.talking import talk
+from harvest_engine.store.sql.flow import FlowTables
 from harvest_engine.store.sqlite import write_txn_signals
 
 if TYPE_CHECKING:
@@ -58,10 +65,42 @@ def _apply_twice() -> tuple[Any, str, Callable[..., Any]]:
     return commands, "run", run
 
 
+def _admit_past_concurrency() -> tuple[Any, str, Callable[..., Any]]:
+    real = admission.Limiter.for_runs.__func__  # type: ignore[attr-defined]
+
+    def for_runs(cls: Any, tables: Any, row: Any, now: Any) -> Any:
+        limiter = real(cls, tables, row, now)
+        limiter.free += 1
+        return limiter
+
+    return admission.Limiter, "for_runs", classmethod(for_runs)
+
+
+def _ignore_queue_rate() -> tuple[Any, str, Callable[..., Any]]:
+    real = admission.Limiter.for_runs.__func__  # type: ignore[attr-defined]
+
+    def for_runs(cls: Any, tables: Any, row: Any, now: Any) -> Any:
+        limiter = real(cls, tables, row, now)
+        limiter.interval = None
+        return limiter
+
+    return admission.Limiter, "for_runs", classmethod(for_runs)
+
+
+def _skip_enqueue_dedup() -> tuple[Any, str, Callable[..., Any]]:
+    def holder(self: Any, queue: str, dedup_id: str) -> None:
+        return None
+
+    return FlowTables, "dedup_holder", holder
+
+
 MUTATIONS: dict[str, Callable[[], tuple[Any, str, Callable[..., Any]]]] = {
     "skip-key-dedup": _skip_key_dedup,
     "drop-staged-signal": _drop_staged_signal,
     "apply-twice": _apply_twice,
+    "admit-past-concurrency": _admit_past_concurrency,
+    "ignore-queue-rate": _ignore_queue_rate,
+    "skip-enqueue-dedup": _skip_enqueue_dedup,
 }
 
 

@@ -224,8 +224,7 @@ class TaskRunner:
     def _record_in(self, txn: WriteTxn, finished: Finished) -> bool:
         task, result = finished.task, finished.result
         started, ended = finished.started, finished.ended
-        # If this outcome does not commit, the claim must not strand the
-        # task RUNNING: the next pass runs the attempt again.
+        # Not committed: the claim is released (not stranded), the next pass reruns it.
         txn.on_rollback(lambda: self.store.release_claim(task.id))
         # A local attempt's record reads the task's row as it is now; for
         # the others the task's own write below says whether it is there.
@@ -234,7 +233,10 @@ class TaskRunner:
             return False  # the run was sealed while the body ran
         row = txn.execution(task.exec_id)
         if row is None or row.state != "RUNNING":
-            txn.delete_task(task.id)
+            # Sealed while the body ran: SQLite may have given its id to a new task.
+            mine = current if task.local else txn.task(task.id)
+            if mine is not None and mine.exec_id == task.exec_id:
+                txn.delete_task(task.id)
             return False
         error_text = (
             None if result.error is None else payloads.dumps(result.error.to_json())

@@ -4,7 +4,9 @@ A client writes a command row (a `wire` record under a command id) and
 later reads its reply; the serving side applies it. The harness picks which
 client acts next, so the order commands arrive in is the seed's. A client
 that "lost its connection" after queueing sends the same command id again,
-which must not apply it twice. Every signal payload is a unique token, so
+which must not apply it twice. Besides starts, signals, queries, updates
+and cancels, a client starts runs into a queue (priorities, dedup ids),
+resets runs (failed or running), pauses and unpauses them. Every signal payload is a unique token, so
 the invariants can find each signal's one event.
 """
 
@@ -13,16 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import payloads, wire
+from harvest_engine import payloads, wire, wire_repairs
 
 if TYPE_CHECKING:
     import random
+    from collections.abc import Sequence
     from datetime import datetime
 
     from harvest_engine.testing.simulation.backends import ClientQueue
     from harvest_engine.testing.simulation.workload import Workload
 
 KEYS = ("k1", "k2")
+DEDUP_IDS = ("d1", "d2")
 
 
 @dataclass
@@ -54,21 +58,27 @@ class Clients:
         self.sent: dict[str, Sent] = {}
         self._next = [0] * count
 
-    def make(self, client: int, runs: list[str]) -> Sent:
-        """A new command of a random kind from `client` (a start when no run is known)."""
+    def make(self, client: int, runs: list[str], failed: Sequence[str] = ()) -> Sent:
+        """A new command of a random kind from `client` (a start when no run is known).
+
+        `runs` are the running runs (or every run when none runs), `failed`
+        the failed ones, which a reset may also target.
+        """
         self._next[client] += 1
         cid = f"c{client}-{self._next[client]}"
         token = cid
         rng, load = self.rng, self.workload
         choice = rng.random()
-        if not runs or choice < 0.25:
+        if not runs or choice < 0.2:
             name, value = load.starts(rng)
             record: wire.Command = wire.StartWorkflowWithId(
                 name, f"wf-{cid}", payloads.to_json(value)
             )
             return Sent(cid, record, token)
+        if load.queue_starts is not None and load.queues and choice < 0.3:
+            return Sent(cid, self._queue_start(cid), token)
         target = rng.choice(runs)
-        if load.signals and choice < 0.6:
+        if load.signals and choice < 0.55:
             signal = rng.choice(list(load.signals))
             payload = {"token": token}
             if rng.random() < 0.3:
@@ -76,14 +86,40 @@ class Clients:
                 record = wire.SendSignalIdempotent(target, signal, payload, key)
             else:
                 record = wire.SendSignal(target, signal, payload)
-        elif load.queries and choice < 0.75:
+        elif load.queries and choice < 0.65:
             record = wire.Query(target, rng.choice(list(load.queries)))
-        elif load.updates and choice < 0.9:
+        elif load.updates and choice < 0.77:
             name, arg = rng.choice(list(load.updates))
             record = wire.Update(target, name, arg)
-        else:
+        elif not load.repairs or choice < 0.83:
             record = wire.Cancel(target, f"cancelled by {cid}")
+        else:
+            record = self._repair(cid, target, failed)
         return Sent(cid, record, token)
+
+    def _queue_start(self, cid: str) -> wire.Command:
+        """A start into the workload's first queue, with a priority and maybe a dedup id."""
+        rng, load = self.rng, self.workload
+        assert load.queue_starts is not None
+        name, value = load.queue_starts(rng)
+        return wire.StartWorkflowWithOptions(
+            name,
+            payloads.to_json(value),
+            workflow_id=f"wf-{cid}",
+            queue=load.queues[0].name,
+            priority=rng.choice((0, 0, 5)) if load.queues[0].priority else None,
+            dedup_id=rng.choice((None, None, *DEDUP_IDS)),
+        )
+
+    def _repair(self, cid: str, target: str, failed: Sequence[str]) -> wire.Command:
+        """A reset (of a failed run or the running `target`), a pause or an unpause."""
+        which = self.rng.random()
+        if which < 0.4:
+            victim = self.rng.choice(list(failed)) if failed and which < 0.2 else target
+            return wire_repairs.Reset(victim, f"reset by {cid}")
+        if which < 0.7:
+            return wire_repairs.Pause(target, f"paused by {cid}")
+        return wire_repairs.Unpause(target)
 
     def submit(self, queue: ClientQueue, sent: Sent, now: datetime) -> bool:
         """Queue a command (again, for a retry); False when its id was queued already."""

@@ -1,7 +1,7 @@
 """The converging phase: faults stop, and every run must end or say what it waits on.
 
-Held-back commands arrive, schedules are deleted, every running run gets the
-workload's stop signal, and the harness serves (applying commands, driving
+Held-back commands arrive, schedules are deleted, paused runs are unpaused,
+every running run gets the workload's stop signal, and the harness serves (applying commands, driving
 rounds, moving the clock to the next due time) until nothing is due within
 the horizon. A run parked on a mutex or on another run keeps its decision
 flag, so "due now" with no progress moves the clock to the next timer.
@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from harvest_engine.errors import HarvestError
+from harvest_engine.filters import ExecutionFilter
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -71,9 +72,12 @@ async def converge(sim: Simulation) -> None:
     limit = sim.clock.now() + HORIZON
     for _ in range(CONVERGE_STEPS):
         await _settle(sim)
-        if not stopped and sim.workload.stop_signal is not None:
+        if not stopped:
             stopped = True
+            sim.rt.unpause_many(ExecutionFilter().paused())
             for exec_id in known_running(sim):
+                if sim.workload.stop_signal is None:
+                    break
                 with suppress(HarvestError):
                     sim.rt.send_signal(exec_id, sim.workload.stop_signal, True)
             continue

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.authoring import ActivityInfo, info_of
 from harvest_engine.clock import ManualClock
 from harvest_engine.errors import HarvestError
+from harvest_engine.runtime.flow import gatekeeper
 from harvest_engine.runtime.runtime import Runtime
 from harvest_engine.runtime.serving import commands
 from harvest_engine.testing.simulation.backends import SqliteFile
@@ -96,7 +97,7 @@ class Simulation:
         self.plan.active = faults
         self.clock = ManualClock(START)
         self.clients = Clients(clients, workload, self.rng)
-        self.invariants = Invariants(workload.workflows)
+        self.invariants = Invariants(workload.workflows, workload.queues)
         self.body_log = BodyLog()
         self.result = SimulationResult(seed=seed)
         self.backend: Backend = backend or SqliteFile()
@@ -114,18 +115,22 @@ class Simulation:
 
     async def run_async(self) -> SimulationResult:
         """Run the whole simulation on the running loop; its result."""
-        real_uuid4 = uuid.uuid4
+        gate = vars(gatekeeper)
+        real_uuid4, real_time = uuid.uuid4, gate["time"]
         uuid.uuid4 = self._uuid4
+        # The gatekeeper rechecks a full queue after real seconds: simulated ones here.
+        gate["time"] = _SimulatedTime(self.clock)
         try:
             await self._simulate()
         except Exception as exc:  # noqa: BLE001 - a harness-level surprise is a failure
             self.result.fail(f"harness error: {type(exc).__name__}: {exc}")
         finally:
             uuid.uuid4 = real_uuid4
+            gate["time"] = real_time
             self._close()
             self.backend.close()
         self.result.faults = dict(self.plan.counts)
-        self.result.checks = self.invariants.checks
+        self.result.checks = self.invariants.total_checks()
         self.result.bodies = self.body_log.count
         return self.result
 
@@ -138,6 +143,7 @@ class Simulation:
 
     async def _simulate(self) -> None:
         await self._open()
+        self._register_queues()
         for schedule in self.workload.schedules:
             await self._guarded("schedule", partial(self._upsert, schedule))
         for n in range(self.steps):
@@ -145,6 +151,15 @@ class Simulation:
             if self.result.failures:
                 return
         await converge(self)
+
+    def _register_queues(self) -> None:
+        """Store the workload's queues (setup, before any fault: their limits are invariants)."""
+        active, self.plan.active = self.plan.active, False
+        try:
+            for queue in self.workload.queues:
+                self.rt.register_queue(queue)
+        finally:
+            self.plan.active = active
 
     def _upsert(self, schedule: WorkflowSchedule) -> None:
         self.rt.upsert_schedule(schedule)
@@ -164,7 +179,8 @@ class Simulation:
     async def _act(self, kind: str) -> Any:
         if kind == "submit":
             client = self.rng.randrange(self.clients.count)
-            sent = self.clients.make(client, self._known_runs())
+            failed = self._runs_in("FAILED")
+            sent = self.clients.make(client, self._known_runs(), failed)
             self._submit(sent)
         elif kind == "retry" and self.clients.sent:
             again = self.rng.choice(sorted(self.clients.sent))
@@ -250,6 +266,9 @@ class Simulation:
             states
         )
 
+    def _runs_in(self, state: str) -> list[str]:
+        return sorted(e for e, s in self.invariants.states.items() if s == state)
+
     def check(self, *, converged: bool) -> None:
         """Check every invariant; record each violation as a failure and in the trace."""
         assert self.store is not None
@@ -292,6 +311,8 @@ class Simulation:
                 partial(_crashed, self.store),
             )
             rt.registry.add_activity(info, body)
+        for queue in self.workload.queues:  # stored once; a new process knows it too
+            rt.registry.add_queue(queue)
         self.runtime = rt
         if self.queue is None:
             self.queue = self.backend.open_queue()
@@ -326,6 +347,16 @@ class Simulation:
         if self.queue is not None and not keep_queue:
             self.queue.close()
             self.queue = None
+
+
+class _SimulatedTime:
+    """`time.monotonic` read off the simulated clock (seconds)."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock = clock
+
+    def monotonic(self) -> float:
+        return (self.clock.now() - START).total_seconds()
 
 
 def _crashed(store: SimulatedStore) -> bool:

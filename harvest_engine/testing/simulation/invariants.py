@@ -9,7 +9,10 @@ a statement the fault plan counts) and fail with a sentence naming the run:
   in at most one event, and a keyed signal's key at most once per run;
 - every command applied exactly once: a refused command left no event, and
   (at convergence) an accepted signal is in its run's history exactly once;
-- every history replays on `WorkflowReplayer` to the same commands.
+- every history replays on `WorkflowReplayer` to the same commands (a
+  reset's new run among them: its copied history replays too);
+- a reset command made exactly one new run (none when refused);
+- queue limits and paused runs: `flow_checks`.
 """
 
 from __future__ import annotations
@@ -20,15 +23,22 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.errors import HarvestError
 from harvest_engine.filters import ExecutionFilter
 from harvest_engine.payloads import dumps
+from harvest_engine.testing.simulation.flow_checks import (
+    PauseChecks,
+    QueueChecks,
+    copied_from,
+)
 from harvest_engine.workflow.replay import WorkflowReplayer
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from harvest_engine.events import HistoryEvent
+    from harvest_engine.flow import Queue
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.testing.simulation.clients import Sent
 
+_STARTS = ("start_workflow_with_id", "start_workflow_with_options")
 _ENDINGS = ("Completed", "Failed", "TimedOut")
 _PAGE = 500
 _UNREAD = "the body reading every signal first"
@@ -50,7 +60,13 @@ def signal_token(event: HistoryEvent) -> str | None:
 class Invariants:
     """Remembers what it saw and checks the store against it; `checks` counts them."""
 
-    def __init__(self, workflows: Sequence[Callable[..., Any]]) -> None:
+    def __init__(
+        self, workflows: Sequence[Callable[..., Any]], queues: Sequence[Queue] = ()
+    ) -> None:
+        self.queue_checks = QueueChecks(queues)
+        self.pause_checks = PauseChecks()
+        self.resets: Counter[str] = Counter()
+        self.reset_replays = 0
         self.replayer = WorkflowReplayer(list(workflows))
         self.seen: dict[str, list[str]] = {}
         self.histories: dict[str, list[HistoryEvent]] = {}
@@ -59,6 +75,10 @@ class Invariants:
         self.cancel_exempt = 0
         self.tokens: Counter[str] = Counter()
         self.roots: Counter[str] = Counter()
+
+    def total_checks(self) -> int:
+        """Every check made, the queue and pause checks included."""
+        return self.checks + self.queue_checks.checks + self.pause_checks.checks
 
     def run_ids(self, store: DurableStore) -> list[str]:
         """Every run's id, oldest first."""
@@ -76,28 +96,48 @@ class Invariants:
     def check(self, store: DurableStore) -> list[str]:
         """Check every run; the violations found (empty when all hold)."""
         problems: list[str] = []
-        tokens: Counter[str] = Counter()
+        by_run: dict[str, Counter[str]] = {}
+        sources: dict[str, str] = {}
         roots: Counter[str] = Counter()
+        resets: Counter[str] = Counter()
         for exec_id in self.run_ids(store):
             row = store.execution(exec_id)
-            if row is not None and row.predecessor is None:
-                roots[row.workflow_id] += 1
             events = store.load_events(exec_id)
+            source = copied_from(events)
+            if source is not None:
+                sources[exec_id] = str(source)
+                resets[str(events[0].attrs.get("reset_reason"))] += 1
+            elif row is not None and row.predecessor is None:
+                roots[row.workflow_id] += 1
+            problems += self.pause_checks.check(exec_id, row, events)
             problems += self._append_only(exec_id, events)
             problems += self._activities(exec_id, events)
             problems += self._keys(exec_id, events)
-            for event in events:
-                token = signal_token(event)
-                if token is not None:
-                    tokens[token] += 1
+            by_run[exec_id] = Counter(
+                t for t in map(signal_token, events) if t is not None
+            )
             if len(events) != len(self.histories.get(exec_id, ())):
                 problems += self._replays(exec_id, events)
+                self.reset_replays += source is not None
             self.histories[exec_id] = events
+        # A reset or fork copies the signals its source took, and stages again
+        # the ones after its point: a family of copies counts a signal once
+        # (its most in any one run of the family).
+        family: dict[tuple[str, str], int] = {}
+        for exec_id, taken in by_run.items():
+            origin = _origin(exec_id, sources)
+            for token, n in taken.items():
+                family[(origin, token)] = max(family.get((origin, token), 0), n)
+        tokens: Counter[str] = Counter()
+        for (_, token), n in family.items():
+            tokens[token] += n
+        problems += self.queue_checks.check(store)
         problems += [
             f"signal {token} recorded {n} times" for token, n in tokens.items() if n > 1
         ]
         self.tokens = tokens
         self.roots = roots
+        self.resets = resets
         return problems
 
     def _append_only(self, exec_id: str, events: list[HistoryEvent]) -> list[str]:
@@ -186,6 +226,7 @@ class Invariants:
         keyed: Counter[tuple[str, str]] = Counter()
         for command in sent:
             problems += self._started_once(command)
+            problems += self._reset_once(command)
             if command.reply is None or not _is_signal(command):
                 continue
             key = getattr(command.record, "key", None)
@@ -214,12 +255,22 @@ class Invariants:
 
     def _started_once(self, command: Sent) -> list[str]:
         """A start command made one run of its workflow id (none when refused)."""
-        if command.record.KIND != "start_workflow_with_id":
+        if command.record.KIND not in _STARTS:
             return []
         self.checks += 1
         n = self.roots.get(str(getattr(command.record, "workflow_id", "")), 0)
         if n > 1 or (command.reply is not None and n != int(command.ok)):
             return [f"start {command.command_id} made {n} runs"]
+        return []
+
+    def _reset_once(self, command: Sent) -> list[str]:
+        """A reset command made one new run (none when refused): its reason is unique."""
+        if command.record.KIND != "reset":
+            return []
+        self.checks += 1
+        n = self.resets.get(str(getattr(command.record, "reason", "")), 0)
+        if n > 1 or (command.reply is not None and n != int(command.ok)):
+            return [f"reset {command.command_id} made {n} runs"]
         return []
 
     def _dropped_legally(self, exec_id: str) -> bool:
@@ -229,6 +280,15 @@ class Invariants:
             "WorkflowCancelled",
             "WorkflowTerminated",
         )
+
+
+def _origin(exec_id: str, sources: dict[str, str]) -> str:
+    """The run a chain of resets and forks began with."""
+    seen = {exec_id}
+    while exec_id in sources and sources[exec_id] not in seen:
+        exec_id = sources[exec_id]
+        seen.add(exec_id)
+    return exec_id
 
 
 def _is_signal(command: Sent) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 from harvest_engine.activity import ActivityContext
 from harvest_engine.authoring import RetryPolicy, activity, workflow
 from harvest_engine.errors import ApplicationError
+from harvest_engine.flow import Queue, Rate
 from harvest_engine.schedules import Schedule, WorkflowSchedule
 from harvest_engine.workflow.context import WorkflowContext
 from harvest_engine.workflow.parent_close import ParentClosePolicy
@@ -159,6 +160,11 @@ class Workload:
         queries: query names clients ask running runs.
         updates: ``(update name, argument)`` pairs clients send.
         schedules: schedules upserted at the start and deleted when faults stop.
+        queues: queues registered at the start (their limits are invariants).
+        queue_starts: ``rng -> (workflow name, input)``: a run a client starts
+            into the first queue (None: no queue starts); it must end on its
+            own, since it may be admitted after the stop signal went out.
+        repairs: whether clients also reset, pause and unpause runs.
         stop_signal: sent to every running run once faults stop, so runs can
             end; None to send nothing.
         must_end: whether every run must be terminal at the end (otherwise
@@ -172,6 +178,9 @@ class Workload:
     queries: Sequence[str] = ()
     updates: Sequence[tuple[str, Any]] = ()
     schedules: Sequence[WorkflowSchedule] = field(default_factory=tuple)
+    queues: Sequence[Queue] = ()
+    queue_starts: Callable[[random.Random], tuple[str, Any]] | None = None
+    repairs: bool = False
     stop_signal: str | None = None
     must_end: bool = False
 
@@ -201,6 +210,14 @@ def _start(rng: random.Random) -> tuple[str, Any]:
     return kind, {"n": rng.randint(0, 9)}
 
 
+def _queue_start(rng: random.Random) -> tuple[str, Any]:
+    return "sim_steps", {"activities": rng.randint(0, 2), "timer": rng.choice((0, 30))}
+
+
+SIM_QUEUE = Queue("sim-q", concurrency=2, rate=Rate(1, "20s"), priority=True)
+"""The workload's queue: two at once, one admission every 20 s, priorities."""
+
+
 def default_workload() -> Workload:
     """The workload of every primitive.
 
@@ -226,6 +243,9 @@ def default_workload() -> Workload:
         schedules=(
             WorkflowSchedule(workflow_name="sim_tick", schedule=Schedule.every("1h")),
         ),
+        queues=(SIM_QUEUE,),
+        queue_starts=_queue_start,
+        repairs=True,
         stop_signal=STOP,
         must_end=True,
     )
