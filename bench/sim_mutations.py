@@ -11,6 +11,8 @@ in the engine's own code paths knows of it or pays for it.
 - ``admit-past-concurrency``: a queue's admission counts one free slot
   more than its concurrency leaves.
 - ``ignore-queue-rate``: a queue's admission takes no rate token.
+- ``decide-while-paused``: a decision reads a paused run as not paused
+  (the pause stays stored).
 - ``skip-enqueue-dedup``: a start into a queue no longer looks for the
   dedup id's live run.
 """
@@ -19,8 +21,10 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.runtime.deciding import decide
 from harvest_engine.runtime.flow import admission
 from harvest_engine.runtime.serving import commands
 from harvest_engine.runtime.talking import talk
@@ -94,12 +98,36 @@ def _skip_enqueue_dedup() -> tuple[Any, str, Callable[..., Any]]:
     return FlowTables, "dedup_holder", holder
 
 
+class _Unpaused:
+    """A write transaction whose execution rows read as not paused."""
+
+    def __init__(self, txn: Any) -> None:
+        self._txn = txn
+
+    def execution(self, exec_id: str) -> Any:
+        row = self._txn.execution(exec_id)
+        return None if row is None else replace(row, pause_reason=None)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._txn, name)
+
+
+def _decide_while_paused() -> tuple[Any, str, Callable[..., Any]]:
+    real = decide.Decider._cycle  # noqa: SLF001
+
+    def cycle(self: Any, txn: Any, *args: Any, **kwargs: Any) -> Any:
+        return real(self, _Unpaused(txn), *args, **kwargs)
+
+    return decide.Decider, "_cycle", cycle
+
+
 MUTATIONS: dict[str, Callable[[], tuple[Any, str, Callable[..., Any]]]] = {
     "skip-key-dedup": _skip_key_dedup,
     "drop-staged-signal": _drop_staged_signal,
     "apply-twice": _apply_twice,
     "admit-past-concurrency": _admit_past_concurrency,
     "ignore-queue-rate": _ignore_queue_rate,
+    "decide-while-paused": _decide_while_paused,
     "skip-enqueue-dedup": _skip_enqueue_dedup,
 }
 

@@ -6,6 +6,7 @@ import logging
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,48 @@ def test_a_broken_rule_is_found() -> None:
         mp.undo()
         logging.disable(logging.NOTSET)
     assert found
+
+
+def test_clients_reset_pause_and_start_into_the_queue_and_each_is_checked() -> None:
+    """The new command kinds go through the command queue, and their invariants are checked."""
+    _quiet()
+    try:
+        sims = [Simulation(default_workload(), seed) for seed in range(8)]
+        results = [sim.run() for sim in sims]
+    finally:
+        logging.disable(logging.NOTSET)
+    assert all(result.ok for result in results), [r.failures for r in results]
+    kinds = Counter(
+        sent.record.KIND for sim in sims for sent in sim.clients.sent.values()
+    )
+    for kind in ("reset", "pause", "unpause", "start_workflow_with_options"):
+        assert kinds[kind] > 0, kind
+    checks = [sim.invariants for sim in sims]
+    assert sum(c.queue_checks.checks for c in checks) > 0
+    assert sum(len(c.queue_checks.admitted) for c in checks) > 1  # runs were admitted
+    assert sum(c.pause_checks.checks for c in checks) > 0  # a run stayed paused a step
+    assert sum(c.reset_replays for c in checks) > 0  # a reset's new run replayed
+
+
+@pytest.mark.parametrize(
+    ("mutation", "seed", "found"),
+    [
+        ("admit-past-concurrency", 0, "RUNNING admitted runs, concurrency 2"),
+        ("ignore-queue-rate", 5, "the rate spaces them 20 s"),
+        ("skip-enqueue-dedup", 7, "dedup id d1 has 2 ENQUEUED/RUNNING runs"),
+        ("decide-while-paused", 0, "paused, yet recorded"),
+    ],
+)
+def test_a_broken_queue_or_pause_rule_is_found(
+    mutation: str, seed: int, found: str
+) -> None:
+    """Each queue and pause invariant bites: its rule broken, the seed that shows it fails."""
+    from bench import sim_mutations
+
+    _quiet()
+    try:
+        with sim_mutations.applied(mutation):
+            result = Simulation(default_workload(), seed).run()
+    finally:
+        logging.disable(logging.NOTSET)
+    assert any(found in failure for failure in result.failures), result.failures
