@@ -107,6 +107,7 @@ API_MD_NAMES = {
 EXTRA_NAMES = {
     "ActivityRunInfo",
     "Clock",
+    "CodecRequired",
     "CoroutineStack",
     "DatabaseClosed",
     "ExecutionExists",

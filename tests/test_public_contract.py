@@ -32,6 +32,7 @@ ALL = [
     "CommandTimedOut",
     "ContinueAsNew",
     "CoroutineStack",
+    "CodecRequired",
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
@@ -159,9 +160,10 @@ SQLITERUNTIME = {
     "load_history": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> "
     "'list[HistoryEvent]'",
     "next_wakeup": "(self: 'SqliteRuntime') -> 'datetime | None'",
-    "open": "(path: 'str | Path', *, clock: 'Clock | None' = None) -> 'SqliteRuntime'",
-    "open_in_memory": "(*, clock: 'Clock | None' = None, uri: 'str | None' = None) -> "
-    "'SqliteRuntime'",
+    "open": "(path: 'str | Path', *, clock: 'Clock | None' = None, codec: 'PayloadCodec | None' "
+    "= None) -> 'SqliteRuntime'",
+    "open_in_memory": "(*, clock: 'Clock | None' = None, uri: 'str | None' = None, codec: "
+    "'PayloadCodec | None' = None) -> 'SqliteRuntime'",
     "outcome": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
     "parent_execution": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionId | "
     "None'",
@@ -258,7 +260,7 @@ HARVESTCLIENT = {
     "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self, flt: 'ExecutionFilter | None' = None) -> 'ExecutionPage'",
     "load_history": "(self, exec_id: 'str | ExecutionId') -> 'list[HistoryEvent]'",
-    "open": "(path: 'str | Path') -> 'HarvestClient'",
+    "open": "(path: 'str | Path', *, codec: 'PayloadCodec | None' = None) -> 'HarvestClient'",
     "outcome": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
     "query": "(self, exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = None, *, timeout: "
     "'Duration' = '10s', command_id: 'str | None' = None) -> 'Any'",

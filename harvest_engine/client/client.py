@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from harvest_engine.calls import SignalDelivery
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
@@ -70,17 +71,20 @@ class HarvestClient(StartCalls):
         self.closed = False
 
     @classmethod
-    def open(cls, path: str | Path) -> HarvestClient:
+    def open(
+        cls, path: str | Path, *, codec: PayloadCodec | None = None
+    ) -> HarvestClient:
         """Open a client of the harvest file at `path` (no lock is taken; nothing is written).
 
         Raises:
             NotAHarvestDatabase: no such file, not harvest's, or a schema too
                 old for commands (open it once with SqliteRuntime).
             SchemaTooNew: written by a newer harvest.
+            CodecRequired: its payloads are encoded and `codec` is not their codec.
         """
-        reader = SqliteReader.open(path)
+        reader = SqliteReader.open(path, codec=codec)
         try:
-            queue = CommandQueue.open(path)
+            queue = CommandQueue.open(path, codec=codec)
         except BaseException:
             reader.close()
             raise

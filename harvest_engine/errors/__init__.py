@@ -65,6 +65,7 @@ from harvest_engine.errors.runs import (
     UnknownActivity as UnknownActivity,
 )
 from harvest_engine.errors.storage import (
+    CodecRequired,
     DatabaseClosed,
     DatabaseCorrupt,
     DatabaseLocked,
@@ -91,6 +92,7 @@ __all__ = [
     "ApplicationError",
     "BlankWorkflowId",
     "ChildWorkflowError",
+    "CodecRequired",
     "CommandTimedOut",
     "ContinueAsNew",
     "DatabaseClosed",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from harvest_engine.clock import Clock
+    from harvest_engine.codecs import PayloadCodec
 
 
 @guard_public_methods()
@@ -29,14 +30,28 @@ class SqliteRuntime(Runtime):
     """
 
     @classmethod
-    def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteRuntime:
-        """Open (or create) a database file; raise DatabaseLocked if another runtime holds it."""
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        clock: Clock | None = None,
+        codec: PayloadCodec | None = None,
+    ) -> SqliteRuntime:
+        """Open (or create) a database file; raise DatabaseLocked if another runtime holds it.
+
+        `codec` encodes payloads at rest (README "Payload codecs"); a file
+        written with one raises CodecRequired when opened without it.
+        """
         clock = clock or SystemClock()
-        return cls(SqliteStore.open(path, now=clock.now()), clock=clock)
+        return cls(SqliteStore.open(path, now=clock.now(), codec=codec), clock=clock)
 
     @classmethod
     def open_in_memory(
-        cls, *, clock: Clock | None = None, uri: str | None = None
+        cls,
+        *,
+        clock: Clock | None = None,
+        uri: str | None = None,
+        codec: PayloadCodec | None = None,
     ) -> SqliteRuntime:
         """A fresh, private, empty database that lives as long as the runtime.
 
@@ -44,7 +59,7 @@ class SqliteRuntime(Runtime):
         connections of this process share one in-memory database; its writer
         lock is an owner row inside it, so a second runtime gets DatabaseLocked.
         """
-        return cls(SqliteStore.open_memory(uri), clock=clock)
+        return cls(SqliteStore.open_memory(uri, codec=codec), clock=clock)
 
     def __enter__(self) -> SqliteRuntime:
         return self

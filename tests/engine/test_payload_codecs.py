@@ -1,0 +1,160 @@
+"""Payload codecs: an encoded file holds no plaintext, needs its codec, and reads whole with it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harvest_engine import (
+    ActivityContext,
+    CodecRequired,
+    HarvestClient,
+    RunState,
+    Schedule,
+    SqliteReader,
+    SqliteRuntime,
+    WorkflowContext,
+    WorkflowSchedule,
+    activity,
+    workflow,
+)
+from harvest_engine.codecs import AesGcmCodec, GzipCodec, ZstdCodec
+from tests.engine.codec_keys import AES, WRONG
+
+SECRET = "PLAINTEXT-SECRET-42"
+"""Put in every payload: it must not be found in the file's bytes."""
+
+
+@activity
+async def shout(ctx: ActivityContext, text: str) -> str:
+    ctx.heartbeat({"progress": SECRET})
+    return f"{text} {SECRET} result"
+
+
+@workflow
+async def kid(ctx: WorkflowContext, arg: dict[str, Any]) -> str:
+    return f"child got {arg['secret']}"
+
+
+@workflow
+async def secretive(ctx: WorkflowContext, arg: dict[str, Any]) -> dict[str, Any]:
+    ctx.log(f"log line {SECRET}")
+    ctx.register_query("peek", lambda: {"q": SECRET})
+
+    async def bump(value: str) -> str:
+        return f"updated {value}"
+
+    ctx.register_update_handler("bump", None, bump)
+    ctx.set_event("phase", {"p": SECRET})
+    ctx.write_stream("tokens", {"t": SECRET})
+    ctx.set_current_details(f"details {SECRET}")
+    shouted = await ctx.execute_activity(shout, arg["secret"])
+    signal = await ctx.wait_for_signal("go")
+    child = await ctx.spawn_child_workflow(kid, {"secret": SECRET})
+    if arg.get("again"):
+        ctx.continue_as_new({"secret": SECRET, "again": False})
+    return {"shouted": shouted, "signal": signal, "child": child}
+
+
+def _register(rt: SqliteRuntime) -> SqliteRuntime:
+    rt.register_workflow(secretive)
+    rt.register_workflow(kid)
+    rt.register_activity(shout)
+    return rt
+
+
+def _file_bytes(path: Path) -> bytes:
+    found = b""
+    for suffix in ("", "-wal"):
+        part = Path(f"{path}{suffix}")
+        if part.exists():
+            found += part.read_bytes()
+    return found
+
+
+async def _drive(rt: SqliteRuntime, exec_id: Any) -> Any:
+    state = await rt.run_until_blocked(exec_id)
+    assert isinstance(state, RunState.WaitingSignal), state
+    assert await rt.query(exec_id, "peek") == {"q": SECRET}
+    assert await rt.update(exec_id, "bump", SECRET) == f"updated {SECRET}"
+    rt.send_signal(exec_id, "go", {"s": SECRET})
+    return await rt.run_until_blocked(exec_id)
+
+
+async def test_encrypted_file_holds_no_plaintext_and_reads_whole(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "secret.db"
+    with _register(SqliteRuntime.open(path, codec=AES)) as rt:
+        rt.upsert_schedule(
+            WorkflowSchedule("kid", Schedule.every("1h"), input={"secret": SECRET})
+        )
+        exec_id = rt.start_workflow("secretive", {"secret": SECRET, "again": True})
+        first = await _drive(rt, exec_id)
+        assert isinstance(first, RunState.ContinuedAsNew), first
+        second = await _drive(rt, first.next)
+        assert isinstance(second, RunState.Completed), second
+        assert second.output["child"] == f"child got {SECRET}"
+        assert rt.events(first.next)["phase"] == {"p": SECRET}
+        assert SECRET.encode() not in _file_bytes(path)
+    assert SECRET.encode() not in _file_bytes(path)
+
+    with pytest.raises(CodecRequired):
+        SqliteReader.open(path)
+    with pytest.raises(CodecRequired):
+        SqliteRuntime.open(path)
+    with pytest.raises(CodecRequired, match="wrong key"):
+        SqliteReader.open(path, codec=WRONG)
+    with SqliteReader.open(path, codec=AES) as reader:
+        detail = reader.describe(exec_id)
+        assert detail.input.value == {"secret": SECRET, "again": True}
+        history = reader.load_history(first.next)
+        assert any(SECRET in str(e.attrs) for e in history)
+        assert reader.describe(first.next).output.value["signal"] == {"s": SECRET}
+
+
+async def test_client_commands_cross_with_the_same_codec(tmp_path: Path) -> None:
+    path = tmp_path / "served.db"
+    with _register(SqliteRuntime.open(path, codec=AES)) as rt:
+        stop = asyncio.Event()
+        server = asyncio.create_task(rt.serve(stop, poll_interval="5ms"))
+        try:
+            with pytest.raises(CodecRequired):
+                HarvestClient.open(path)
+            with HarvestClient.open(path, codec=AES) as client:
+                exec_id = await client.start_workflow("secretive", {"secret": SECRET})
+                await asyncio.sleep(0.05)
+                assert await client.query(exec_id, "peek") == {"q": SECRET}
+                assert await client.update(exec_id, "bump", "x") == "updated x"
+                await client.send_signal(exec_id, "go", SECRET)
+                outcome = await client.result(exec_id, timeout="10s")
+                assert outcome.output["signal"] == SECRET
+        finally:
+            stop.set()
+            await asyncio.wait_for(server, 10)
+    assert SECRET.encode() not in _file_bytes(path)
+
+
+@pytest.mark.parametrize(
+    "codec",
+    [GzipCodec(), ZstdCodec(level=3), AesGcmCodec(bytes(16))],
+    ids=["gzip", "zstd", "aes"],
+)
+def test_each_shipped_codec_round_trips(codec: Any) -> None:
+    data = b'{"a": "' + SECRET.encode() * 20 + b'"}'
+    assert codec.decode(codec.encode(data)) == data
+
+
+async def test_a_plain_file_stays_plain_and_opens_without_a_codec(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "plain.db"
+    with _register(SqliteRuntime.open(path)) as rt:
+        exec_id = rt.start_workflow("kid", {"secret": SECRET})
+        await rt.run_until_blocked(exec_id)
+    assert SECRET.encode() in _file_bytes(path)
+    with SqliteReader.open(path) as reader:
+        assert reader.describe(exec_id).output.value == f"child got {SECRET}"
