@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main
+from harvest_engine.cli.app import EXEC, FILE, JSON, Target, codec, main
 from harvest_engine.cli.output import (
     EXIT_FAILED,
     EXIT_NOT_FOUND,
@@ -78,7 +78,7 @@ def _run(
             opened = (
                 HarvestClient.connect(file)
                 if isinstance(file, str)
-                else HarvestClient.open(file)
+                else HarvestClient.open(file, codec=codec())
             )
             with opened as client:
                 return asyncio.run(call(client))

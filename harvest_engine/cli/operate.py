@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from harvest_engine.authoring import WorkflowInfo
-from harvest_engine.cli.app import FILE, JSON, Target, main, target
+from harvest_engine.cli.app import CODEC, FILE, JSON, Target, codec, main, target
 from harvest_engine.cli.output import (
     EXIT_NOT_FOUND,
     HarvestFailure,
@@ -53,8 +53,8 @@ def purge(file: Target, older_than: str, as_json: bool) -> None:
                 raise HarvestFailure(f"{file}: no such file", EXIT_NOT_FOUND)
             # The writer would put a fresh schema into an empty or zero-byte file;
             # purge is for an existing harvest file, so refuse what a reader refuses.
-            SqliteReader.open(file).close()
-            with SqliteRuntime.open(file) as rt:
+            SqliteReader.open(file, codec=codec()).close()
+            with SqliteRuntime.open(file, codec=codec()) as rt:
                 removed = rt.purge_terminal(window)
     if as_json:
         emit_json({"removed": removed})
@@ -64,6 +64,7 @@ def purge(file: Target, older_than: str, as_json: bool) -> None:
 
 @main.command("replay")
 @click.argument("file", required=False, callback=target)
+@CODEC
 @click.argument("exec_id", required=False)
 @click.option(
     "--history",
@@ -117,7 +118,7 @@ def _history_for_replay(
     reader = (
         PostgresReader.connect(file)
         if isinstance(file, str)
-        else SqliteReader.open(file)
+        else SqliteReader.open(file, codec=codec())
     )
     with reader:
         return reader.load_history(exec_id)

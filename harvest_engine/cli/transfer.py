@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main, reading
+from harvest_engine.cli.app import EXEC, FILE, JSON, Target, codec, main, reading
 from harvest_engine.cli.output import emit_json, failures, line
 from harvest_engine.errors import InvalidHistoryFile
 from harvest_engine.runtime.operating.history_transfer import (
@@ -77,7 +77,7 @@ def import_(file: Target, history_file: str, as_json: bool) -> None:
         opened = (
             PostgresRuntime.connect(file)
             if isinstance(file, str)
-            else SqliteRuntime.open(file)
+            else SqliteRuntime.open(file, codec=codec())
         )
         where = _redacted(file) if isinstance(file, str) else str(file)
         with opened as rt:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +27,9 @@ from harvest_engine import (
 )
 from harvest_engine.codecs import AesGcmCodec, GzipCodec, ZstdCodec
 from tests.engine.codec_keys import AES, WRONG
+
+ROOT = Path(__file__).resolve().parents[2]
+CODEC_SPEC = "tests.engine.codec_keys:AES"
 
 SECRET = "PLAINTEXT-SECRET-42"
 """Put in every payload: it must not be found in the file's bytes."""
@@ -158,3 +165,41 @@ async def test_a_plain_file_stays_plain_and_opens_without_a_codec(
     assert SECRET.encode() in _file_bytes(path)
     with SqliteReader.open(path) as reader:
         assert reader.describe(exec_id).output.value == f"child got {SECRET}"
+
+
+def _harvest(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("HARVEST_CODEC", None)
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "harvest_engine", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
+
+
+async def test_the_cli_needs_the_codec_and_reads_everything_with_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "cli.db"
+    with _register(SqliteRuntime.open(path, codec=AES)) as rt:
+        exec_id = rt.start_workflow("kid", {"secret": SECRET})
+        await rt.run_until_blocked(exec_id)
+    refused = _harvest("show", path, exec_id)
+    assert refused.returncode == 9, refused.stderr
+    assert "--codec" in refused.stderr
+    wrong = _harvest(
+        "history", path, exec_id, "--codec", "tests.engine.codec_keys:WRONG"
+    )
+    assert wrong.returncode == 9, wrong.stderr
+    shown = _harvest("show", path, exec_id, "--json", "--codec", CODEC_SPEC)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["output"] == f"child got {SECRET}"
+    history = _harvest("history", path, exec_id, "--json", "--codec", CODEC_SPEC)
+    assert history.returncode == 0, history.stderr
+    assert SECRET in history.stdout
+    bad = _harvest("show", path, exec_id, "--codec", "no_such_module:X")
+    assert bad.returncode == 2, bad.stderr
