@@ -26,8 +26,12 @@ ALL = [
     "ActivityRunInfo",
     "ActivitySpec",
     "ApplicationError",
+    "Batch",
     "BlankWorkflowId",
+    "BreakerInfo",
     "ChildWorkflowError",
+    "CircuitBreaker",
+    "CircuitOpen",
     "Clock",
     "CommandTimedOut",
     "ContinueAsNew",
@@ -50,9 +54,11 @@ ALL = [
     "HarvestClient",
     "HarvestError",
     "HarvestInternalError",
+    "HeldStart",
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",
@@ -144,6 +150,7 @@ SQLITERUNTIME = {
     "cancel": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', reason: 'str' = '') -> "
     "'None'",
     "close": "(self) -> 'None'",
+    "circuit_breakers": "(self: 'SqliteRuntime') -> 'list[BreakerInfo]'",
     "counts_by_state": "(self: 'SqliteRuntime') -> 'dict[str, int]'",
     "delete_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
     "describe": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
@@ -154,6 +161,7 @@ SQLITERUNTIME = {
     "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self: 'SqliteRuntime', flt: 'ExecutionFilter | None' = None) -> "
     "'ExecutionPage'",
+    "held_starts": "(self: 'SqliteRuntime') -> 'list[HeldStart]'",
     "list_schedules": "(self: 'SqliteRuntime') -> 'list[ScheduleRow]'",
     "llm_ledger": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'list[LedgerRow]'",
     "llm_totals": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'LedgerTotals'",
@@ -427,3 +435,21 @@ def test_workflow_context_public_signatures_are_the_contracted_ones() -> None:
     got = surface(harvest_engine.WorkflowContext)
     got.pop("__init__")  # built by the engine, never by users
     assert got == {member: normal(text) for member, text in WORKFLOWCONTEXT.items()}
+
+
+# Third wave: the management HTTP API (API.md "Progress and the HTTP API"),
+# `create_app(target, *, token=None, read_only=False)`, plus the hook for
+# routes served beside it (a metrics exporter's /metrics).
+CREATE_APP = (
+    "(target: 'Runtime | str | Path', *, token: 'str | None' = None, "
+    "read_only: 'bool' = False, extra_routes: 'Sequence[BaseRoute]' = ()) "
+    "-> 'Starlette'"
+)
+
+
+def test_create_app_keeps_its_contracted_signature() -> None:
+    from harvest_engine.http import __all__ as http_all
+    from harvest_engine.http import create_app  # noqa: PLC0415
+
+    assert http_all == ["create_app"]
+    assert normal(str(inspect.signature(create_app))) == normal(CREATE_APP)

@@ -64,6 +64,7 @@ from harvest_engine.errors.runs import (
 from harvest_engine.errors.runs import (
     UnknownActivity as UnknownActivity,
 )
+from harvest_engine.errors.shaping import CircuitOpen, InvalidFlowOption
 from harvest_engine.errors.storage import (
     CodecRequired,
     DatabaseClosed,
@@ -92,6 +93,7 @@ __all__ = [
     "ApplicationError",
     "BlankWorkflowId",
     "ChildWorkflowError",
+    "CircuitOpen",
     "CodecRequired",
     "CommandTimedOut",
     "ContinueAsNew",
@@ -104,6 +106,7 @@ __all__ = [
     "HarvestError",
     "HarvestInternalError",
     "InvalidFilter",
+    "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",
