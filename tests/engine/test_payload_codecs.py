@@ -14,6 +14,7 @@ import pytest
 
 from harvest_engine import (
     ActivityContext,
+    Batch,
     CodecRequired,
     HarvestClient,
     RunState,
@@ -66,7 +67,13 @@ async def secretive(ctx: WorkflowContext, arg: dict[str, Any]) -> dict[str, Any]
     return {"shouted": shouted, "signal": signal, "child": child}
 
 
+@workflow(batch=Batch(max_size=100, max_wait="1h"), name="held_bag")
+async def held_bag(ctx: WorkflowContext, items: list[Any]) -> list[Any]:
+    return items
+
+
 def _register(rt: SqliteRuntime) -> SqliteRuntime:
+    rt.register_workflow(held_bag)
     rt.register_workflow(secretive)
     rt.register_workflow(kid)
     rt.register_activity(shout)
@@ -100,6 +107,8 @@ async def test_encrypted_file_holds_no_plaintext_and_reads_whole(
             WorkflowSchedule("kid", Schedule.every("1h"), input={"secret": SECRET})
         )
         exec_id = rt.start_workflow("secretive", {"secret": SECRET, "again": True})
+        bag = [rt.start_workflow("held_bag", {"held": SECRET}) for _ in range(2)]
+        assert bag[0] == bag[1]  # held in one batch: its inputs wait in the file
         first = await _drive(rt, exec_id)
         assert isinstance(first, RunState.ContinuedAsNew), first
         second = await _drive(rt, first.next)

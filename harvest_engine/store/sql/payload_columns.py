@@ -37,6 +37,8 @@ PAYLOAD_COLUMNS: dict[str, frozenset[str]] = {
     "harvest_workflow_logs": frozenset({"message"}),
     "harvest_run_events": frozenset({"value"}),
     "harvest_streams": frozenset({"value"}),
+    "harvest_held_starts": frozenset({"input", "memo"}),
+    "harvest_held_inputs": frozenset({"input"}),
 }
 """Table -> its columns holding payload text (a new table adds its line here)."""
 
