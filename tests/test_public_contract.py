@@ -243,7 +243,8 @@ POSTGRESRUNTIME = {
     **SQLITERUNTIME,
     "__enter__": "(self) -> 'PostgresRuntime'",
     "connect": "(dsn: 'str', *, worker_id: 'str | None' = None, clock: 'Clock | None' = "
-    "None, lease: 'Duration | None' = None) -> 'PostgresRuntime'",
+    "None, lease: 'Duration | None' = None, codec: 'PayloadCodec | None' = None) -> "
+    "'PostgresRuntime'",
     "worker_id": "property",
 }
 
@@ -258,7 +259,7 @@ HARVESTCLIENT = {
     "'10s', command_id: 'str | None' = None) -> 'None'",
     "close": "(self) -> 'None'",
     "command_applied": "(self, command_id: 'str') -> 'bool | None'",
-    "connect": "(dsn: 'str') -> 'HarvestClient'",
+    "connect": "(dsn: 'str', *, codec: 'PayloadCodec | None' = None) -> 'HarvestClient'",
     "data_version": "(self) -> 'int'",
     "describe": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
     "events": "(self, exec_id: 'str | ExecutionId') -> 'dict[str, Any]'",

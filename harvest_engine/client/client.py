@@ -91,7 +91,7 @@ class HarvestClient(StartCalls):
         return cls(str(path), reader, queue)
 
     @classmethod
-    def connect(cls, dsn: str) -> HarvestClient:
+    def connect(cls, dsn: str, *, codec: PayloadCodec | None = None) -> HarvestClient:
         """A client of a Postgres database that PostgresRuntime workers serve.
 
         Raises:
@@ -104,13 +104,13 @@ class HarvestClient(StartCalls):
             PostgresReader,
         )
 
-        reader = PostgresReader.connect(dsn)
+        reader = PostgresReader.connect(dsn, codec=codec)
         try:
             from harvest_engine.store.postgres.client_queue import (  # noqa: PLC0415
                 PostgresCommandQueue,
             )
 
-            queue = PostgresCommandQueue.connect(dsn)
+            queue = PostgresCommandQueue.connect(dsn, codec=codec)
         except BaseException:
             reader.close()
             raise

@@ -8,8 +8,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import psycopg
 import pytest
 
 from harvest_engine import (
@@ -17,7 +18,9 @@ from harvest_engine import (
     Batch,
     CodecRequired,
     HarvestClient,
+    PostgresRuntime,
     RunState,
+    Runtime,
     Schedule,
     SqliteReader,
     SqliteRuntime,
@@ -26,9 +29,16 @@ from harvest_engine import (
     activity,
     workflow,
 )
-from harvest_engine.codecs import AesGcmCodec, GzipCodec, ZstdCodec
+from harvest_engine.codecs import AesGcmCodec, GzipCodec, PayloadCodec, ZstdCodec
+from harvest_engine.store.postgres.reader import PostgresReader
 from tests.engine.codec_keys import AES, WRONG
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tests.pg_server import PostgresServer
+
+R = TypeVar("R", bound=Runtime)
 ROOT = Path(__file__).resolve().parents[2]
 CODEC_SPEC = "tests.engine.codec_keys:AES"
 
@@ -72,7 +82,7 @@ async def held_bag(ctx: WorkflowContext, items: list[Any]) -> list[Any]:
     return items
 
 
-def _register(rt: SqliteRuntime) -> SqliteRuntime:
+def _register(rt: R) -> R:
     rt.register_workflow(held_bag)
     rt.register_workflow(secretive)
     rt.register_workflow(kid)
@@ -89,7 +99,7 @@ def _file_bytes(path: Path) -> bytes:
     return found
 
 
-async def _drive(rt: SqliteRuntime, exec_id: Any) -> Any:
+async def _drive(rt: Runtime, exec_id: Any) -> Any:
     state = await rt.run_until_blocked(exec_id)
     assert isinstance(state, RunState.WaitingSignal), state
     assert await rt.query(exec_id, "peek") == {"q": SECRET}
@@ -98,33 +108,89 @@ async def _drive(rt: SqliteRuntime, exec_id: Any) -> Any:
     return await rt.run_until_blocked(exec_id)
 
 
-async def test_encrypted_file_holds_no_plaintext_and_reads_whole(
-    tmp_path: Path,
+class Encoded:
+    """Where an encoded test database lives: a file, or a Postgres database, and its raw bytes."""
+
+    def __init__(self, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+        self.postgres = request.param == "postgres"
+        self.server: PostgresServer | None = None
+        if self.postgres:
+            self.server = request.getfixturevalue("pg_server")
+            self.where = self.server.create_database()
+        else:
+            self.where = str(tmp_path / "secret.db")
+
+    def runtime(self, codec: PayloadCodec | None = AES) -> Runtime:
+        if self.postgres:
+            return _register(PostgresRuntime.connect(self.where, codec=codec))
+        return _register(SqliteRuntime.open(self.where, codec=codec))
+
+    def reader(self, codec: PayloadCodec | None = AES) -> SqliteReader | PostgresReader:
+        if self.postgres:
+            return PostgresReader.connect(self.where, codec=codec)
+        return SqliteReader.open(self.where, codec=codec)
+
+    def client(self, codec: PayloadCodec | None = AES) -> HarvestClient:
+        if self.postgres:
+            return HarvestClient.connect(self.where, codec=codec)
+        return HarvestClient.open(self.where, codec=codec)
+
+    def raw(self) -> bytes:
+        """Every byte the store keeps: the file and its WAL, or every harvest table's rows."""
+        if not self.postgres:
+            return _file_bytes(Path(self.where))
+        with psycopg.connect(self.where, autocommit=True) as conn:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables "
+                    "WHERE table_schema = current_schema()"
+                )
+            ]
+            return "".join(
+                str(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in tables
+            ).encode()
+
+    def drop(self) -> None:
+        if self.server is not None:
+            self.server.drop_database(self.where)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def encoded(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Encoded]:
+    found = Encoded(request, tmp_path)
+    yield found
+    found.drop()
+
+
+async def test_encrypted_store_holds_no_plaintext_and_reads_whole(
+    encoded: Encoded,
 ) -> None:
-    path = tmp_path / "secret.db"
-    with _register(SqliteRuntime.open(path, codec=AES)) as rt:
+    with encoded.runtime() as rt:
         rt.upsert_schedule(
             WorkflowSchedule("kid", Schedule.every("1h"), input={"secret": SECRET})
         )
         exec_id = rt.start_workflow("secretive", {"secret": SECRET, "again": True})
         bag = [rt.start_workflow("held_bag", {"held": SECRET}) for _ in range(2)]
-        assert bag[0] == bag[1]  # held in one batch: its inputs wait in the file
+        assert bag[0] == bag[1]  # held in one batch: its inputs wait in the store
         first = await _drive(rt, exec_id)
         assert isinstance(first, RunState.ContinuedAsNew), first
         second = await _drive(rt, first.next)
         assert isinstance(second, RunState.Completed), second
         assert second.output["child"] == f"child got {SECRET}"
         assert rt.events(first.next)["phase"] == {"p": SECRET}
-        assert SECRET.encode() not in _file_bytes(path)
-    assert SECRET.encode() not in _file_bytes(path)
+        assert SECRET.encode() not in encoded.raw()
+    raw = encoded.raw()
+    assert SECRET.encode() not in raw
+    assert b"~hc1:" in raw  # the payloads are there, encoded
 
     with pytest.raises(CodecRequired):
-        SqliteReader.open(path)
+        encoded.reader(None)
     with pytest.raises(CodecRequired):
-        SqliteRuntime.open(path)
+        encoded.runtime(None)
     with pytest.raises(CodecRequired, match="wrong key"):
-        SqliteReader.open(path, codec=WRONG)
-    with SqliteReader.open(path, codec=AES) as reader:
+        encoded.reader(WRONG)
+    with encoded.reader() as reader:
         detail = reader.describe(exec_id)
         assert detail.input.value == {"secret": SECRET, "again": True}
         history = reader.load_history(first.next)
@@ -132,15 +198,14 @@ async def test_encrypted_file_holds_no_plaintext_and_reads_whole(
         assert reader.describe(first.next).output.value["signal"] == {"s": SECRET}
 
 
-async def test_client_commands_cross_with_the_same_codec(tmp_path: Path) -> None:
-    path = tmp_path / "served.db"
-    with _register(SqliteRuntime.open(path, codec=AES)) as rt:
+async def test_client_commands_cross_with_the_same_codec(encoded: Encoded) -> None:
+    with encoded.runtime() as rt:
         stop = asyncio.Event()
         server = asyncio.create_task(rt.serve(stop, poll_interval="5ms"))
         try:
             with pytest.raises(CodecRequired):
-                HarvestClient.open(path)
-            with HarvestClient.open(path, codec=AES) as client:
+                encoded.client(None)
+            with encoded.client() as client:
                 exec_id = await client.start_workflow("secretive", {"secret": SECRET})
                 await asyncio.sleep(0.05)
                 assert await client.query(exec_id, "peek") == {"q": SECRET}
@@ -151,7 +216,7 @@ async def test_client_commands_cross_with_the_same_codec(tmp_path: Path) -> None
         finally:
             stop.set()
             await asyncio.wait_for(server, 10)
-    assert SECRET.encode() not in _file_bytes(path)
+    assert SECRET.encode() not in encoded.raw()
 
 
 @pytest.mark.parametrize(

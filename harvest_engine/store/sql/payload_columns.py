@@ -12,6 +12,7 @@ refusal, not a payload).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.codecs import MARK, CodecFailed, decode_text, encode_text
@@ -50,15 +51,34 @@ CODEC_KEY = "codec_check"
 
 _CHECK_TEXT = '"harvest payload codec"'
 
-_INSERT = re.compile(
-    r"^\s*INSERT\s+INTO\s+(\w+)\s*\(([^)]*)\)\s*VALUES\s*", re.IGNORECASE | re.DOTALL
+_INSERT = re.compile(r"INSERT\s+INTO\s+(\w+)\s*\(([^)]*)\)\s*", re.IGNORECASE)
+_UPDATE = re.compile(r"UPDATE\s+(\w+)\s+SET\s+", re.IGNORECASE)
+_VALUES = re.compile(r"VALUES\s*", re.IGNORECASE)
+_UNNEST = re.compile(
+    r"unnest\((.*?)\)\s+AS\s+\w+\s*\(([^)]*)\)", re.IGNORECASE | re.DOTALL
 )
-_UPDATE = re.compile(r"^\s*UPDATE\s+(\w+)\s+SET\s+", re.IGNORECASE | re.DOTALL)
-_SET_END = re.compile(r"\s(WHERE|RETURNING|FROM)\s", re.IGNORECASE)
+_NAMED = re.compile(r"^%\((\w+)\)s(::text\[\])?$")
+_CLAUSE_END = re.compile(r"(WHERE|RETURNING|FROM)\b", re.IGNORECASE)
 
 
-def _split_top(text: str) -> list[str]:
-    """Split at the commas outside parentheses and quotes."""
+@dataclass(frozen=True)
+class Targets:
+    """Which parameters of one statement bind payload text.
+
+    `positions`: positional marks; `names`: named ones (``%(name)s``);
+    `lists`: named arrays whose every element is a payload (Postgres's unnest).
+    """
+
+    positions: tuple[int, ...] = ()
+    names: frozenset[str] = frozenset()
+    lists: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.positions or self.names or self.lists)
+
+
+def _split_top(text: str) -> list[tuple[int, str]]:
+    """The parts of `text` between commas outside parentheses and quotes, with their offsets."""
     parts, depth, quoted, start = [], 0, False, 0
     for i, ch in enumerate(text):
         if ch == "'":
@@ -70,14 +90,18 @@ def _split_top(text: str) -> list[str]:
         elif ch == ")":
             depth -= 1
         elif ch == "," and depth == 0:
-            parts.append(text[start:i])
+            parts.append((start, text[start:i]))
             start = i + 1
-    parts.append(text[start:])
+    parts.append((start, text[start:]))
     return parts
 
 
-def _tuple_end(text: str, start: int) -> int:
-    """The index just past the parenthesised tuple opening at `start`."""
+def _group_end(text: str, start: int, *, keywords: bool = False) -> int:
+    """Where the group at `start` ends (past its closing parenthesis).
+
+    With `keywords`: at the first WHERE / RETURNING / FROM or unmatched ``)``
+    outside parentheses and quotes (the end of an UPDATE's SET list).
+    """
     depth, quoted = 0, False
     for i in range(start, len(text)):
         ch = text[i]
@@ -89,60 +113,103 @@ def _tuple_end(text: str, start: int) -> int:
             depth += 1
         elif ch == ")":
             depth -= 1
-            if depth == 0:
+            if depth == 0 and not keywords:
                 return i + 1
+            if depth < 0:
+                return i
+        elif (
+            keywords
+            and depth == 0
+            and _CLAUSE_END.match(text, i)
+            and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"))
+        ):
+            return i
     return len(text)
 
 
-def encoded_positions(sql: str, mark: str = "?") -> tuple[int, ...]:
-    """Which positional parameters of `sql` bind a payload column (INSERT VALUES, UPDATE SET)."""
-    found: list[int] = []
-    insert = _INSERT.match(sql)
-    if insert is not None:
+class _Found:
+    def __init__(self, sql: str, mark: str) -> None:
+        self.sql, self.mark = sql, mark
+        self.positions: list[int] = []
+        self.names: set[str] = set()
+        self.lists: set[str] = set()
+
+    def bind(self, at: int, expr: str) -> None:
+        """`expr` (at offset `at` of the statement) is what a payload column gets."""
+        text = expr.strip()
+        if text == self.mark:
+            self.positions.append(self.sql[:at].count(self.mark))
+        elif (named := _NAMED.match(text)) is not None:
+            (self.lists if named.group(2) else self.names).add(named.group(1))
+
+
+def encoded_targets(sql: str, mark: str = "?") -> Targets:
+    """The parameters of `sql` that bind a payload column (INSERT ... VALUES / unnest, UPDATE SET)."""
+    found = _Found(sql, mark)
+    for insert in _INSERT.finditer(sql):
         columns = PAYLOAD_COLUMNS.get(insert.group(1).lower())
         if not columns:
-            return ()
+            continue
         names = [c.strip().lower() for c in insert.group(2).split(",")]
-        at = insert.end()
+        values = _VALUES.match(sql, insert.end())
+        if values is None:
+            unnest = _UNNEST.search(sql, insert.end())
+            if unnest is not None:
+                alias = [c.strip().lower() for c in unnest.group(2).split(",")]
+                for name, (_, arg) in zip(
+                    alias, _split_top(unnest.group(1)), strict=False
+                ):
+                    if name in columns:
+                        found.bind(0, arg)
+            continue
+        at = values.end()
         while at < len(sql) and sql[at] == "(":
-            end = _tuple_end(sql, at)
-            seen = sql[:at].count(mark)
-            for name, expr in zip(
+            end = _group_end(sql, at)
+            for name, (offset, expr) in zip(
                 names, _split_top(sql[at + 1 : end - 1]), strict=False
             ):
-                if expr.strip() == mark and name in columns:
-                    found.append(seen)
-                seen += expr.count(mark)
+                if name in columns:
+                    found.bind(at + 1 + offset, expr)
             at = end
             while at < len(sql) and sql[at] in " ,\n":
                 at += 1
-        return tuple(found)
-    update = _UPDATE.match(sql)
-    if update is not None:
+    for update in _UPDATE.finditer(sql):
         columns = PAYLOAD_COLUMNS.get(update.group(1).lower())
         if not columns:
-            return ()
-        rest = sql[update.end() :]
-        stop = _SET_END.search(rest)
-        seen = sql[: update.end()].count(mark)
-        for assignment in _split_top(rest if stop is None else rest[: stop.start()]):
-            name, _, expr = assignment.partition("=")
-            if expr.strip() == mark and name.strip().lower() in columns:
-                found.append(seen)
-            seen += assignment.count(mark)
-    return tuple(found)
+            continue
+        start = update.end()
+        end = _group_end(sql, start, keywords=True)
+        for offset, assignment in _split_top(sql[start:end]):
+            name, sign, expr = assignment.partition("=")
+            if sign and name.strip().lower() in columns:
+                found.bind(start + offset + len(name) + 1, expr)
+    return Targets(
+        tuple(found.positions), frozenset(found.names), frozenset(found.lists)
+    )
 
 
-def encode_params(
-    codec: PayloadCodec, params: Sequence[Any], positions: tuple[int, ...]
-) -> tuple[Any, ...]:
-    """`params` with the payload texts at `positions` encoded (None and refusals stay)."""
-    out = list(params)
-    for i in positions:
-        value = out[i]
-        if isinstance(value, str) and not value.startswith(REFUSED_PREFIX):
-            out[i] = encode_text(codec, value)
-    return tuple(out)
+def encode_params(codec: PayloadCodec, params: Any, targets: Targets) -> Any:
+    """`params` (a sequence or a mapping) with the payload texts `targets` names encoded."""
+    if isinstance(params, dict):
+        out = dict(params)
+        for name in targets.names:
+            out[name] = _encoded(codec, out.get(name))
+        for name in targets.lists:
+            out[name] = [_encoded(codec, v) for v in out.get(name) or ()]
+        return out
+    if not isinstance(params, (tuple, list)):
+        return params
+    seq = list(params)
+    for i in targets.positions:
+        seq[i] = _encoded(codec, seq[i])
+    return tuple(seq)
+
+
+def _encoded(codec: PayloadCodec, value: Any) -> Any:
+    """A payload text encoded (None and a refused command's reply stay as they are)."""
+    if isinstance(value, str) and not value.startswith(REFUSED_PREFIX):
+        return encode_text(codec, value)
+    return value
 
 
 def decode_row(

@@ -11,9 +11,10 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.sql.payload_columns import (
+    Targets,
     decode_row,
     encode_params,
-    encoded_positions,
+    encoded_targets,
 )
 
 if TYPE_CHECKING:
@@ -21,14 +22,15 @@ if TYPE_CHECKING:
 
     from harvest_engine.codecs import PayloadCodec
 
-_POSITIONS: dict[str, tuple[int, ...]] = {}
+_TARGETS: dict[str, Targets] = {}
 """Statement text -> its payload parameters (the statements are few and fixed)."""
 
 
-def _positions(sql: str) -> tuple[int, ...]:
-    found = _POSITIONS.get(sql)
+def targets_of(sql: str, mark: str = "?") -> Targets:
+    """The payload parameters of `sql`, worked out once per statement text."""
+    found = _TARGETS.get(sql)
     if found is None:
-        found = _POSITIONS[sql] = encoded_positions(sql)
+        found = _TARGETS[sql] = encoded_targets(sql, mark)
     return found
 
 
@@ -44,18 +46,18 @@ class CodecCursor(sqlite3.Cursor):
 
     def execute(self, sql: str, parameters: Any = (), /) -> CodecCursor:
         """Run `sql`, its payload parameters encoded."""
-        positions = _positions(sql)
-        if positions and isinstance(parameters, (tuple, list)):
-            parameters = encode_params(self.codec, parameters, positions)
+        targets = targets_of(sql)
+        if targets:
+            parameters = encode_params(self.codec, parameters, targets)
         super().execute(sql, parameters)
         return self
 
     def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> CodecCursor:
         """Run `sql` once per parameter row, its payload parameters encoded."""
-        positions = _positions(sql)
-        if positions:
+        targets = targets_of(sql)
+        if targets:
             seq_of_parameters = [
-                encode_params(self.codec, p, positions) for p in seq_of_parameters
+                encode_params(self.codec, p, targets) for p in seq_of_parameters
             ]
         super().executemany(sql, seq_of_parameters)
         return self
@@ -78,7 +80,9 @@ class CodecConnection(sqlite3.Connection):
 
     def cursor(self, factory: Any = None) -> Any:  # noqa: D102 - sqlite3's
         cursor = super().cursor(factory or CodecCursor)
-        return cursor.use_codec(self.codec) if isinstance(cursor, CodecCursor) else cursor
+        return (
+            cursor.use_codec(self.codec) if isinstance(cursor, CodecCursor) else cursor
+        )
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # noqa: D102
         return self.cursor().execute(sql, parameters)  # type: ignore[no-any-return]
