@@ -152,7 +152,7 @@ def reading(path: Target) -> Iterator[SqliteReader | PostgresReader]:
     """A reader on `path` (a file, or a Postgres URL), with errors as one-line failures."""
     with failures():
         reader = (
-            PostgresReader.connect(path)
+            PostgresReader.connect(path, codec=codec())
             if isinstance(path, str)
             else SqliteReader.open(path, codec=codec())
         )

@@ -76,7 +76,7 @@ def _run(
     with failures():
         try:
             opened = (
-                HarvestClient.connect(file)
+                HarvestClient.connect(file, codec=codec())
                 if isinstance(file, str)
                 else HarvestClient.open(file, codec=codec())
             )

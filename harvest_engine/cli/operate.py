@@ -45,8 +45,8 @@ def purge(file: Target, older_than: str, as_json: bool) -> None:
         if isinstance(file, str):
             # A Postgres database: one more worker beside the serving ones. Like
             # a file, a database without a harvest schema is refused, not made.
-            PostgresReader.connect(file).close()
-            with PostgresRuntime.connect(file) as peer:
+            PostgresReader.connect(file, codec=codec()).close()
+            with PostgresRuntime.connect(file, codec=codec()) as peer:
                 removed = peer.purge_terminal(window)
         else:
             if not file.exists() and not file.is_symlink():
@@ -116,7 +116,7 @@ def _history_for_replay(
     if file is None or exec_id is None:
         raise HarvestFailure("give FILE EXEC_ID, or --history HISTORY.json")
     reader = (
-        PostgresReader.connect(file)
+        PostgresReader.connect(file, codec=codec())
         if isinstance(file, str)
         else SqliteReader.open(file, codec=codec())
     )

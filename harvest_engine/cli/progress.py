@@ -88,7 +88,7 @@ def _follow(file: Target, exec_id: str, key: str, offset: int, as_json: bool) ->
 
     with failures():
         opened = (
-            HarvestClient.connect(file)
+            HarvestClient.connect(file, codec=codec())
             if isinstance(file, str)
             else HarvestClient.open(file, codec=codec())
         )

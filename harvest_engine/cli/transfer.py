@@ -75,7 +75,7 @@ def import_(file: Target, history_file: str, as_json: bool) -> None:
                 ) from exc
         run = parse_document(raw, history_file)
         opened = (
-            PostgresRuntime.connect(file)
+            PostgresRuntime.connect(file, codec=codec())
             if isinstance(file, str)
             else SqliteRuntime.open(file, codec=codec())
         )
