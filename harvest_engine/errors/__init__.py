@@ -77,6 +77,7 @@ from harvest_engine.errors.storage import (
     StorageError,
 )
 from harvest_engine.errors.workflow_code import (
+    ActivityCancelled,
     ActivityError,
     ApplicationError,
     ChildWorkflowError,
@@ -89,6 +90,7 @@ from harvest_engine.errors.workflow_code import (
 )
 
 __all__ = [
+    "ActivityCancelled",
     "ActivityError",
     "ApplicationError",
     "BlankWorkflowId",
