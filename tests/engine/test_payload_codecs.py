@@ -31,6 +31,11 @@ from harvest_engine import (
 )
 from harvest_engine.codecs import AesGcmCodec, GzipCodec, PayloadCodec, ZstdCodec
 from harvest_engine.store.postgres.reader import PostgresReader
+from harvest_engine.store.sql.payload_columns import (
+    Targets,
+    encode_params,
+    encoded_targets,
+)
 from tests.engine.codec_keys import AES, WRONG
 
 if TYPE_CHECKING:
@@ -277,3 +282,50 @@ async def test_the_cli_needs_the_codec_and_reads_everything_with_it(
     assert SECRET in history.stdout
     bad = _harvest("show", path, exec_id, "--codec", "no_such_module:X")
     assert bad.returncode == 2, bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        (
+            "INSERT INTO harvest_tasks (exec_id, activity_id, input, queue) "
+            "VALUES (?, ?, ?, ?) RETURNING id",
+            Targets(positions=(2,)),
+        ),
+        (
+            "UPDATE harvest_tasks SET status = 'PENDING', attempt = ?, last_error = ? "
+            "WHERE id = ?",
+            Targets(positions=(1,)),
+        ),
+        (
+            "WITH sealed AS (UPDATE harvest_executions SET state = %(state)s, "
+            "output = %(output)s, error = %(error)s WHERE exec_id = %(id)s RETURNING "
+            "exec_id) SELECT 1",
+            Targets(names=frozenset({"output", "error"})),
+        ),
+        (
+            "WITH moved AS (UPDATE harvest_executions SET next_seq = %(end)s WHERE "
+            "exec_id = %(id)s RETURNING exec_id) INSERT INTO harvest_events (exec_id, "
+            "seq, type, at, attrs) SELECT moved.exec_id, e.seq, e.type, e.at, e.attrs "
+            "FROM moved, unnest(%(seqs)s::integer[], %(types)s::text[], "
+            "%(ats)s::bigint[], %(attrs)s::text[]) AS e(seq, type, at, attrs)",
+            Targets(lists=frozenset({"attrs"})),
+        ),
+        (
+            "UPDATE harvest_executions SET search_attributes = ? WHERE exec_id = ?",
+            Targets(),
+        ),
+        ("INSERT INTO harvest_timers (exec_id, timer_id) VALUES (?, ?)", Targets()),
+    ],
+)
+def test_the_payload_parameters_of_a_statement(sql: str, expected: Targets) -> None:
+    mark = "%s" if "%(" in sql else "?"
+    assert encoded_targets(sql, mark) == expected
+
+
+def test_a_refused_reply_stays_plain_and_none_stays_none() -> None:
+    targets = Targets(positions=(0, 1, 2))
+    refused = '{"error": {"type": "WorkflowAlreadyStarted"}}'
+    out = encode_params(AES, (refused, None, '"ok"'), targets)
+    assert out[:2] == (refused, None)
+    assert out[2].startswith("~hc1:")

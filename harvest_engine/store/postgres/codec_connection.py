@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from harvest_engine.store.sql.payload_columns import (
-    Targets,
     decode_row,
     encode_params,
-    encoded_targets,
+    targets_of,
 )
 
 if TYPE_CHECKING:
@@ -23,24 +22,12 @@ if TYPE_CHECKING:
 
     from harvest_engine.codecs import PayloadCodec
 
-_TARGETS: dict[str, Targets] = {}
-"""Statement text -> its payload parameters (the statements are few and fixed)."""
-
-
-def _targets(query: object) -> Targets:
-    if not isinstance(query, str):
-        return Targets()  # composed SQL: harvest writes no payload that way
-    found = _TARGETS.get(query)
-    if found is None:
-        found = _TARGETS[query] = encoded_targets(query, "%s")
-    return found
-
 
 class CodecPgCursor(psycopg.Cursor[Any]):
     """A cursor that encodes the payload parameters of the statements it runs."""
 
     def execute(self, query: Any, params: Any = None, **kwargs: Any) -> CodecPgCursor:  # noqa: D102
-        targets = _targets(query)
+        targets = targets_of(query, "%s")
         if targets and params is not None:
             params = encode_params(_codec_of(self.connection), params, targets)
         super().execute(query, params, **kwargs)
@@ -49,7 +36,7 @@ class CodecPgCursor(psycopg.Cursor[Any]):
     def executemany(  # noqa: D102 - psycopg's
         self, query: Any, params_seq: Iterable[Any], **kwargs: Any
     ) -> None:
-        targets = _targets(query)
+        targets = targets_of(query, "%s")
         if targets:
             codec = _codec_of(self.connection)
             params_seq = [encode_params(codec, p, targets) for p in params_seq]

@@ -188,6 +188,25 @@ def encoded_targets(sql: str, mark: str = "?") -> Targets:
     )
 
 
+_TARGETS: dict[tuple[str, str], Targets] = {}
+"""(statement text, mark) -> its payload parameters: the statements are few and fixed."""
+
+_TARGETS_KEPT = 4096
+"""Past this many statements (an IN list of every length) the cache starts over."""
+
+
+def targets_of(sql: object, mark: str = "?") -> Targets:
+    """`encoded_targets`, worked out once per statement text (composed SQL binds no payload)."""
+    if not isinstance(sql, str):
+        return Targets()
+    found = _TARGETS.get((sql, mark))
+    if found is None:
+        if len(_TARGETS) >= _TARGETS_KEPT:
+            _TARGETS.clear()
+        found = _TARGETS[sql, mark] = encoded_targets(sql, mark)
+    return found
+
+
 def encode_params(codec: PayloadCodec, params: Any, targets: Targets) -> Any:
     """`params` (a sequence or a mapping) with the payload texts `targets` names encoded."""
     if isinstance(params, dict):

@@ -11,27 +11,15 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.sql.payload_columns import (
-    Targets,
     decode_row,
     encode_params,
-    encoded_targets,
+    targets_of,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from harvest_engine.codecs import PayloadCodec
-
-_TARGETS: dict[str, Targets] = {}
-"""Statement text -> its payload parameters (the statements are few and fixed)."""
-
-
-def targets_of(sql: str, mark: str = "?") -> Targets:
-    """The payload parameters of `sql`, worked out once per statement text."""
-    found = _TARGETS.get(sql)
-    if found is None:
-        found = _TARGETS[sql] = encoded_targets(sql, mark)
-    return found
 
 
 class CodecCursor(sqlite3.Cursor):
