@@ -329,3 +329,40 @@ def test_a_refused_reply_stays_plain_and_none_stays_none() -> None:
     out = encode_params(AES, (refused, None, '"ok"'), targets)
     assert out[:2] == (refused, None)
     assert out[2].startswith("~hc1:")
+
+
+async def test_a_client_in_another_process_starts_with_the_same_codec(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "served.db"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HARVEST_CODEC=CODEC_SPEC)
+    with _register(SqliteRuntime.open(path, codec=AES)) as rt:
+        stop = asyncio.Event()
+        server = asyncio.create_task(rt.serve(stop, poll_interval="5ms"))
+        try:
+            child = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "harvest_engine",
+                "start",
+                str(path),
+                "kid",
+                json.dumps({"secret": SECRET}),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=ROOT,
+            )
+            out, err = await asyncio.wait_for(child.communicate(), 60)
+            assert child.returncode == 0, err.decode()
+            exec_id = out.decode().split()[-1]
+            await asyncio.sleep(0.05)
+            for _ in range(200):
+                if rt.describe(exec_id).state == "COMPLETED":
+                    break
+                await asyncio.sleep(0.05)
+            assert rt.describe(exec_id).output.value == f"child got {SECRET}"
+        finally:
+            stop.set()
+            await asyncio.wait_for(server, 10)
+    assert SECRET.encode() not in _file_bytes(path)
