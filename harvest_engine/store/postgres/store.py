@@ -88,9 +88,7 @@ class PostgresStore(StoreReads):
         codec: PayloadCodec | None = None,
     ) -> None:
         super().__init__(_SQL)
-        self._codec = codec
-        self._conn = conn
-        self._lease_conn = lease_conn
+        self._codec, self._conn, self._lease_conn = codec, conn, lease_conn
         self.dsn = dsn
         self.path = redact(dsn)
         self.worker_id = worker_id
