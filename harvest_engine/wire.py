@@ -25,6 +25,7 @@ from harvest_engine.errors import HarvestError, HarvestInternalError
 from harvest_engine.states import ExecutionId
 from harvest_engine.wire_base import Command as Command
 from harvest_engine.wire_base import ReturnsExecId, ReturnsStartOutcome
+from harvest_engine.wire_repairs import REPAIR_COMMANDS
 from harvest_engine.wire_schedules import BackfillSchedule as BackfillSchedule
 from harvest_engine.wire_schedules import DeleteSchedule as DeleteSchedule
 from harvest_engine.wire_schedules import PauseSchedule as PauseSchedule
@@ -85,6 +86,11 @@ class StartWorkflowWithOptions(ReturnsStartOutcome):
     reuse_policy: str = ALLOW_DUPLICATE
     summary: str | None = None
     details: str | None = None
+    queue: str | None = None
+    priority: int | None = None
+    partition_key: str | None = None
+    dedup_id: str | None = None
+    start_delay: float | None = None
 
 
 @dataclass(frozen=True)
@@ -240,30 +246,29 @@ class UpdateWithStartCommand(Command):
         )
 
 
-COMMANDS: dict[str, type[Command]] = {
-    record.KIND: record
-    for record in (
-        StartWorkflow,
-        StartWorkflowWithId,
-        StartWorkflowWithReusePolicy,
-        StartWorkflowWithOptions,
-        SignalWithStartCommand,
-        SendSignal,
-        SendSignalIdempotent,
-        SendSignalByWorkflowId,
-        Cancel,
-        Terminate,
-        Query,
-        Update,
-        UpdateWithStartCommand,
-        UpsertSchedule,
-        PauseSchedule,
-        ResumeSchedule,
-        DeleteSchedule,
-        TriggerSchedule,
-        BackfillSchedule,
-    )
-}
+_RECORDS: tuple[type[Command], ...] = (
+    StartWorkflow,
+    StartWorkflowWithId,
+    StartWorkflowWithReusePolicy,
+    StartWorkflowWithOptions,
+    SignalWithStartCommand,
+    SendSignal,
+    SendSignalIdempotent,
+    SendSignalByWorkflowId,
+    Cancel,
+    Terminate,
+    Query,
+    Update,
+    UpdateWithStartCommand,
+    UpsertSchedule,
+    PauseSchedule,
+    ResumeSchedule,
+    DeleteSchedule,
+    TriggerSchedule,
+    BackfillSchedule,
+    *REPAIR_COMMANDS,
+)
+COMMANDS: dict[str, type[Command]] = {record.KIND: record for record in _RECORDS}
 """Every command record by its kind."""
 
 KINDS = frozenset(COMMANDS)
@@ -279,6 +284,21 @@ def command(kind: str, text: str) -> Command:
         raise TypeError(f"command arguments are a JSON object, got {args!r}")
     known = {f.name for f in fields(record)}
     return record(**{k: v for k, v in args.items() if k in known})
+
+
+HEADERS_KEY = "headers"
+"""The arguments' key of the headers a command carries (interceptors); no record's field."""
+
+
+def command_headers(text: str) -> dict[str, str] | None:
+    """The headers a queued row's arguments carry, or None (most rows: no parse)."""
+    if '"headers"' not in text:
+        return None
+    args = payloads.loads(text)
+    value = args.get(HEADERS_KEY) if isinstance(args, dict) else None
+    if not isinstance(value, dict):
+        return None
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def encode_error(exc: BaseException) -> dict[str, Any]:

@@ -23,6 +23,7 @@ API_MD_NAMES = {
     "ContinueAsNew",
     "DatabaseCorrupt",
     "DatabaseLocked",
+    "DuplicateEnqueue",
     "ErrorInfo",
     "ExecutionDetail",
     "ExecutionFilter",
@@ -56,6 +57,10 @@ API_MD_NAMES = {
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "Queue",
+    "QueueInfo",
+    "QuotaExceeded",
+    "Rate",
     "RetryPolicy",
     "RunState",
     "Schedule",
@@ -104,11 +109,13 @@ API_MD_NAMES = {
 # Exported beyond API.md, each for a reason: the values the documented calls
 # return or take (rows of the reads, the run's wait, the coroutine stack), the
 # errors of the second wave's hardening (InvalidName, PayloadNotJson,
-# ScheduleNotFound, DatabaseClosed, ExecutionExists, InvalidHistoryFile), the
+# ScheduleNotFound, DatabaseClosed, ExecutionExists, InvalidHistoryFile; flow
+# control's InvalidFlowControl and UnknownQueue), the
 # clocks the tests and the `*_as_of` drivers use, the package version, and
 # `Runtime`, the facade both openers subclass (the type users annotate); the
 # rows of `held_starts()` and `circuit_breakers()` and the error of a bad
-# shaping option (issue 26).
+# shaping option (issue 26); and `Interceptor` (API.md's
+# harvest_engine.interceptors.Interceptor, also here).
 EXTRA_NAMES = {
     "BreakerInfo",
     "HeldStart",
@@ -120,11 +127,15 @@ EXTRA_NAMES = {
     "DatabaseClosed",
     "ExecutionExists",
     "HandlerInfo",
+    "InvalidFlowControl",
+    "Interceptor",
     "InvalidHistoryFile",
     "InvalidName",
+    "InvalidResetPoint",  # a reset / fork point the history refuses (issue 27)
     "LedgerTotals",
     "ManualClock",
     "MutexRow",
+    "NotResettable",  # a run never decided (issue 27)
     "Overlap",
     "PayloadNotJson",
     "PendingTask",
@@ -137,6 +148,7 @@ EXTRA_NAMES = {
     "StagedSignal",
     "SystemClock",
     "TimerRow",
+    "UnknownQueue",
     "__version__",
 }
 # The third wave's names (API.md "Repairing and steering runs").

@@ -40,6 +40,7 @@ ALL = [
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
+    "DuplicateEnqueue",
     "ErrorInfo",
     "ExecutionDetail",
     "ExecutionExists",
@@ -57,8 +58,10 @@ ALL = [
     "HeldStart",
     "HistoryCaps",
     "HistoryEvent",
+    "Interceptor",
     "InvalidFilter",
     "InvalidFlowOption",
+    "InvalidFlowControl",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",
@@ -85,6 +88,10 @@ ALL = [
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "Queue",
+    "QueueInfo",
+    "QuotaExceeded",
+    "Rate",
     "RetryPolicy",
     "RunInfo",
     "RunState",
@@ -110,6 +117,7 @@ ALL = [
     "TimerHandle",
     "TimerOutcome",
     "TimerRow",
+    "UnknownQueue",
     "UnknownWorkflow",
     "Unsupported",
     "UnsupportedFeature",
@@ -142,7 +150,8 @@ SQLITERUNTIME = {
     "__enter__": "(self) -> 'SqliteRuntime'",
     "__exit__": "(self, exc_type: 'type[BaseException] | None', exc: 'BaseException | None', tb: "
     "'TracebackType | None') -> 'None'",
-    "__init__": "(self, store: 'DurableStore', *, clock: 'Clock | None' = None) -> 'None'",
+    "__init__": "(self, store: 'DurableStore', *, clock: 'Clock | None' = None, interceptors: "
+    "'Iterable[Interceptor]' = ()) -> 'None'",
     "activity_attempts": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str | "
     "None' = None) -> 'list[ActivityAttempt]'",
     "backfill_schedule": "(self: 'SqliteRuntime', workflow_name: 'str', start: 'datetime', end: "
@@ -168,10 +177,11 @@ SQLITERUNTIME = {
     "load_history": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> "
     "'list[HistoryEvent]'",
     "next_wakeup": "(self: 'SqliteRuntime') -> 'datetime | None'",
-    "open": "(path: 'str | Path', *, clock: 'Clock | None' = None, codec: 'PayloadCodec | None' "
-    "= None) -> 'SqliteRuntime'",
-    "open_in_memory": "(*, clock: 'Clock | None' = None, uri: 'str | None' = None, codec: "
-    "'PayloadCodec | None' = None) -> 'SqliteRuntime'",
+    "open": "(path: 'str | Path', *, clock: 'Clock | None' = None, interceptors: "
+    "'Iterable[Interceptor]' = (), codec: 'PayloadCodec | None' = None) -> 'SqliteRuntime'",
+    "open_in_memory": "(*, clock: 'Clock | None' = None, uri: 'str | None' = None, "
+    "interceptors: 'Iterable[Interceptor]' = (), codec: 'PayloadCodec | None' = None) -> "
+    "'SqliteRuntime'",
     "outcome": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
     "parent_execution": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionId | "
     "None'",
@@ -179,6 +189,7 @@ SQLITERUNTIME = {
     "poll_once": "(self: 'SqliteRuntime') -> 'bool'",
     "poll_once_as_of": "(self: 'SqliteRuntime', when: 'datetime') -> 'bool'",
     "purge_terminal": "(self: 'SqliteRuntime', older_than: 'Duration') -> 'int'",
+    "queues": "(self) -> 'list[QueueInfo]'",
     "query": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = "
     "None) -> 'Coroutine[Any, Any, Any]'",
     "register_activity": "(self, fn: 'Callable[..., Any] | ActivityInfo') -> 'None'",
@@ -188,6 +199,7 @@ SQLITERUNTIME = {
     "register_activity_with_ledger": "(self, fn: 'Callable[..., Any] | ActivityInfo', body: "
     "'Callable[[Any], Any]') -> 'None'",
     "register_query": "(self, fn: 'Callable[..., Any]') -> 'None'",
+    "register_queue": "(self, queue: 'Queue') -> 'None'",
     "register_update": "(self, fn: 'Callable[..., Any]') -> 'None'",
     "register_workflow": "(self, fn: 'Callable[..., Any] | WorkflowInfo') -> 'None'",
     "resume_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
@@ -243,8 +255,8 @@ POSTGRESRUNTIME = {
     **SQLITERUNTIME,
     "__enter__": "(self) -> 'PostgresRuntime'",
     "connect": "(dsn: 'str', *, worker_id: 'str | None' = None, clock: 'Clock | None' = "
-    "None, lease: 'Duration | None' = None, codec: 'PayloadCodec | None' = None) -> "
-    "'PostgresRuntime'",
+    "None, lease: 'Duration | None' = None, interceptors: 'Iterable[Interceptor]' = (), "
+    "codec: 'PayloadCodec | None' = None) -> 'PostgresRuntime'",
     "worker_id": "property",
 }
 
@@ -254,12 +266,14 @@ HARVESTCLIENT = {
     "__exit__": "(self, exc_type: 'type[BaseException] | None', exc: 'BaseException | None', tb: "
     "'TracebackType | None') -> 'None'",
     "__init__": "(self, path: 'str', reader: 'SqliteReader | PostgresReader', queue: "
-    "'CommandQueue | PostgresCommandQueue') -> 'None'",
+    "'CommandQueue | PostgresCommandQueue', interceptors: 'Iterable[Interceptor]' = ()) -> "
+    "'None'",
     "cancel": "(self, exec_id: 'str | ExecutionId', reason: 'str' = '', *, timeout: 'Duration' = "
     "'10s', command_id: 'str | None' = None) -> 'None'",
     "close": "(self) -> 'None'",
     "command_applied": "(self, command_id: 'str') -> 'bool | None'",
-    "connect": "(dsn: 'str', *, codec: 'PayloadCodec | None' = None) -> 'HarvestClient'",
+    "connect": "(dsn: 'str', *, interceptors: 'Iterable[Interceptor]' = (), codec: "
+    "'PayloadCodec | None' = None) -> 'HarvestClient'",
     "data_version": "(self) -> 'int'",
     "describe": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
     "events": "(self, exec_id: 'str | ExecutionId') -> 'dict[str, Any]'",
@@ -269,8 +283,10 @@ HARVESTCLIENT = {
     "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self, flt: 'ExecutionFilter | None' = None) -> 'ExecutionPage'",
     "load_history": "(self, exec_id: 'str | ExecutionId') -> 'list[HistoryEvent]'",
-    "open": "(path: 'str | Path', *, codec: 'PayloadCodec | None' = None) -> 'HarvestClient'",
+    "open": "(path: 'str | Path', *, interceptors: 'Iterable[Interceptor]' = (), codec: "
+    "'PayloadCodec | None' = None) -> 'HarvestClient'",
     "outcome": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
+    "queues": "(self) -> 'list[QueueInfo]'",
     "query": "(self, exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = None, *, timeout: "
     "'Duration' = '10s', command_id: 'str | None' = None) -> 'Any'",
     "result": "(self, exec_id: 'str | ExecutionId', *, timeout: 'Duration | None' = None) -> "
@@ -392,6 +408,45 @@ POSTGRESRUNTIME = {k: v for k, v in POSTGRESRUNTIME.items() if k not in OPENERS}
 RUNTIME = {k: v for k, v in SQLITERUNTIME.items() if k not in OPENERS}
 RUNTIME["__enter__"] = "(self) -> 'Runtime'"
 
+# Third wave, repairing and steering runs (API.md): reset, fork, pause and
+# the bulk calls on every runtime and the client, and their two errors.
+ALL = sorted([*ALL, "InvalidResetPoint", "NotResettable"])
+_FILTER = "flt: 'ExecutionFilter'"
+REPAIRING = {
+    "reset": "(self, exec_id: 'str | ExecutionId', *, to_event: 'int | None' = None, "
+    "reason: 'str') -> 'ExecutionId'",
+    "fork": "(self, exec_id: 'str | ExecutionId', *, from_step: 'int', workflow_id: "
+    "'str | None' = None) -> 'ExecutionId'",
+    "pause": "(self, exec_id: 'str | ExecutionId', reason: 'str') -> 'None'",
+    "unpause": "(self, exec_id: 'str | ExecutionId') -> 'None'",
+    "cancel_many": f"(self, {_FILTER}, reason: 'str') -> 'int'",
+    "terminate_many": f"(self, {_FILTER}, reason: 'str') -> 'int'",
+    "signal_many": f"(self, {_FILTER}, name: 'str', payload: 'Any' = None) -> 'int'",
+    "reset_many": f"(self, {_FILTER}, *, reason: 'str') -> 'int'",
+    "pause_many": f"(self, {_FILTER}, reason: 'str') -> 'int'",
+    "unpause_many": f"(self, {_FILTER}) -> 'int'",
+}
+for _table in (SQLITERUNTIME, POSTGRESRUNTIME, RUNTIME):
+    _table.update(REPAIRING)
+_ONE = "timeout: 'Duration' = '10s', command_id: 'str | None' = None"
+_BULK = "timeout: 'Duration' = '60s', command_id: 'str | None' = None"
+HARVESTCLIENT.update(
+    {
+        "reset": "(self, exec_id: 'str | ExecutionId', *, to_event: 'int | None' = None, "
+        f"reason: 'str', {_ONE}) -> 'ExecutionId'",
+        "fork": "(self, exec_id: 'str | ExecutionId', *, from_step: 'int', workflow_id: "
+        f"'str | None' = None, {_ONE}) -> 'ExecutionId'",
+        "pause": f"(self, exec_id: 'str | ExecutionId', reason: 'str' = '', *, {_ONE}) -> 'None'",
+        "unpause": f"(self, exec_id: 'str | ExecutionId', *, {_ONE}) -> 'None'",
+        "cancel_many": f"(self, {_FILTER}, reason: 'str' = '', *, {_BULK}) -> 'int'",
+        "terminate_many": f"(self, {_FILTER}, reason: 'str' = '', *, {_BULK}) -> 'int'",
+        "signal_many": f"(self, {_FILTER}, name: 'str', payload: 'Any' = None, *, {_BULK}) -> 'int'",
+        "reset_many": f"(self, {_FILTER}, *, reason: 'str', {_BULK}) -> 'int'",
+        "pause_many": f"(self, {_FILTER}, reason: 'str' = '', *, {_BULK}) -> 'int'",
+        "unpause_many": f"(self, {_FILTER}, *, {_BULK}) -> 'int'",
+    }
+)
+
 
 def normal(signature: str) -> str:
     """The signature without what only spells it: the `self` annotation, module prefixes."""
@@ -438,6 +493,36 @@ def test_workflow_context_public_signatures_are_the_contracted_ones() -> None:
     got = surface(harvest_engine.WorkflowContext)
     got.pop("__init__")  # built by the engine, never by users
     assert got == {member: normal(text) for member, text in WORKFLOWCONTEXT.items()}
+
+
+SIMULATION_ALL = [
+    "FaultPlan",
+    "PostgresDatabase",
+    "SimulatedCrash",
+    "SimulatedStore",
+    "Simulation",
+    "SimulationResult",
+    "SqliteFile",
+    "Workload",
+    "default_workload",
+]
+SIMULATION = {
+    "__init__": "(self, workload: 'Workload', seed: 'int', *, steps: 'int' = 60, "
+    "clients: 'int' = 3, faults: 'bool' = True, backend: 'Backend | None' = None, "
+    "make_plan: 'Callable[[random.Random], FaultPlan] | None' = None) -> 'None'",
+    "run": "(self) -> 'SimulationResult'",
+    "run_async": "(self) -> 'SimulationResult'",
+}
+
+
+def test_the_simulation_kit_keeps_its_names_and_signatures() -> None:
+    from harvest_engine.testing import simulation  # noqa: PLC0415
+
+    assert sorted(simulation.__all__) == SIMULATION_ALL
+    got = surface(simulation.Simulation)
+    assert {name: got[name] for name in SIMULATION} == {
+        name: normal(text) for name, text in SIMULATION.items()
+    }
 
 
 # Issue 27, the client's reach: every call naming a run also takes workflow_id=

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from harvest_engine.cli import (
     client_commands,
+    flow,
     follow,
     http_api,
     operate,
     progress,
     reads,
+    repair_commands,
     schedule_commands,
     transfer,
 )
@@ -16,12 +18,14 @@ from harvest_engine.cli.app import main
 
 __all__ = [
     "client_commands",
+    "flow",
     "follow",
     "http_api",
     "main",
     "operate",
     "progress",
     "reads",
+    "repair_commands",
     "schedule_commands",
     "transfer",
 ]

@@ -15,18 +15,20 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import wire
-from harvest_engine.client import progress, requests, waits
+from harvest_engine.client import requests, waits
+from harvest_engine.client.progress_calls import ProgressCalls
+from harvest_engine.client.repair_calls import RepairCalls
 from harvest_engine.client.schedule_calls import ScheduleCalls
 from harvest_engine.client.starting import DEFAULT_TIMEOUT, StartCalls
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.names import check_key
+from harvest_engine.interceptors import Interceptors
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.reader import SqliteReader
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import Iterable
     from pathlib import Path
     from types import TracebackType
 
@@ -34,13 +36,15 @@ if TYPE_CHECKING:
     from harvest_engine.codecs import PayloadCodec
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.flow import QueueInfo
+    from harvest_engine.interceptors import Interceptor
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
     from harvest_engine.store.postgres.reader import PostgresReader
     from harvest_engine.store.records import ExecutionDetail, ExecutionPage
 
 
 @guard_public_methods()
-class HarvestClient(StartCalls, ScheduleCalls):
+class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls, RepairCalls):
     """A client of a served harvest file, in any process (see the module docstring).
 
     Like the runtime and the reader, every public call raises typed errors
@@ -69,16 +73,23 @@ class HarvestClient(StartCalls, ScheduleCalls):
         path: str,
         reader: SqliteReader | PostgresReader,
         queue: CommandQueue | PostgresCommandQueue,
+        interceptors: Iterable[Interceptor] = (),
     ) -> None:
         """Use `HarvestClient.open(path)` or `HarvestClient.connect(dsn)`."""
-        super().__init__(path, queue, reader)
+        super().__init__(path, queue, reader, Interceptors(interceptors))
         self.closed = False
 
     @classmethod
     def open(
-        cls, path: str | Path, *, codec: PayloadCodec | None = None
+        cls,
+        path: str | Path,
+        *,
+        interceptors: Iterable[Interceptor] = (),
+        codec: PayloadCodec | None = None,
     ) -> HarvestClient:
         """Open a client of the harvest file at `path` (no lock is taken; nothing is written).
+
+        `interceptors` hook each command (`Interceptor.client_command`).
 
         Raises:
             NotAHarvestDatabase: no such file, not harvest's, or a schema too
@@ -92,11 +103,19 @@ class HarvestClient(StartCalls, ScheduleCalls):
         except BaseException:
             reader.close()
             raise
-        return cls(str(path), reader, queue)
+        return cls(str(path), reader, queue, interceptors)
 
     @classmethod
-    def connect(cls, dsn: str, *, codec: PayloadCodec | None = None) -> HarvestClient:
+    def connect(
+        cls,
+        dsn: str,
+        *,
+        interceptors: Iterable[Interceptor] = (),
+        codec: PayloadCodec | None = None,
+    ) -> HarvestClient:
         """A client of a Postgres database that PostgresRuntime workers serve.
+
+        `interceptors` hook each command (`Interceptor.client_command`).
 
         Raises:
             NotAHarvestDatabase: a wrong DSN, an unreachable server, a missing
@@ -118,7 +137,7 @@ class HarvestClient(StartCalls, ScheduleCalls):
         except BaseException:
             reader.close()
             raise
-        return cls(reader.path, reader, queue)
+        return cls(reader.path, reader, queue, interceptors)
 
     def close(self) -> None:
         """Close the client's connections (safe to call twice)."""
@@ -288,7 +307,11 @@ class HarvestClient(StartCalls, ScheduleCalls):
         workflow_id: str | None = None,
     ) -> ExecutionOutcome:
         """The stored outcome of one run, read from the file."""
-        return outcome_of(self._reader.describe(self._run_id(exec_id, workflow_id)))
+        detail = self._reader.describe(self._run_id(exec_id, workflow_id))
+        if detail.state != "ENQUEUED":
+            return outcome_of(detail)
+        wait = self._reader.flow_reads().wait_of(str(detail.exec_id))
+        return outcome_of(detail, "" if wait is None else wait.queue)
 
     def describe(
         self,
@@ -312,47 +335,13 @@ class HarvestClient(StartCalls, ScheduleCalls):
         """Every recorded event of the run, in order."""
         return self._reader.load_history(self._run_id(exec_id, workflow_id))
 
+    def queues(self) -> list[QueueInfo]:
+        """Every queue: its limits, slots held, waiting runs or attempts, oldest wait."""
+        return self._reader.flow_reads().queue_infos()
+
     def data_version(self) -> int:
         """A number that changes whenever another process commits to the file."""
         return self._reader.data_version()
-
-    # -- progress: events and streams (progress.py) -----------------------------------
-
-    def events(self, exec_id: str | ExecutionId) -> dict[str, Any]:
-        """Every event the run set with `ctx.set_event`: key to its last value."""
-        return self._reader.events(requests.exec_id(exec_id))
-
-    async def get_event(
-        self,
-        exec_id: str | ExecutionId,
-        key: str,
-        timeout: Duration | None = None,  # noqa: ASYNC109 - API.md's contract
-    ) -> Any:
-        """Wait until the run sets event `key`; its value (None when the run ends without it, or at `timeout`)."""
-        text = self._reader.describe(requests.exec_id(exec_id)).exec_id
-        key = check_key(key, "event key")
-        return await progress.get_event(
-            self._reader, self._queue, self._wakes, str(text), key, timeout
-        )
-
-    def read_stream(
-        self, exec_id: str | ExecutionId, key: str, *, offset: int = 0
-    ) -> AsyncIterator[tuple[int, Any]]:
-        """``async for offset, value in client.read_stream(exec_id, key):`` each value once, in order.
-
-        Starts at `offset` (resume with the last offset seen + 1); ends when
-        the stream is closed or the run has ended. The serving process wakes
-        the reader right after the commit that wrote a value.
-        """
-        text = str(self._reader.describe(requests.exec_id(exec_id)).exec_id)
-        return progress.read_stream(
-            self._reader,
-            self._queue,
-            self._wakes,
-            text,
-            check_key(key, "stream key"),
-            progress.checked_offset(offset),
-        )
 
     async def result(
         self,
@@ -384,10 +373,15 @@ class HarvestClient(StartCalls, ScheduleCalls):
         return outcome_of(detail)
 
 
-def outcome_of(detail: ExecutionDetail) -> ExecutionOutcome:
-    """The ExecutionOutcome of a described run (the runtime's `outcome`, from a reader)."""
+def outcome_of(detail: ExecutionDetail, queue: str = "") -> ExecutionOutcome:
+    """The ExecutionOutcome of a described run (the runtime's `outcome`, from a reader).
+
+    `queue` names the queue of a run waiting ENQUEUED.
+    """
     if detail.state == "RUNNING":
         return ExecutionOutcome.Running()
+    if detail.state == "ENQUEUED":
+        return ExecutionOutcome.Enqueued(queue=queue)
     if detail.state == "COMPLETED":
         return ExecutionOutcome.Completed(output=detail.output.value)
     if detail.state == "FAILED":

@@ -18,8 +18,26 @@ from harvest_engine.authoring import (
     WorkflowInfo,
     info_of,
 )
-from harvest_engine.errors import UnknownActivity, UnknownWorkflow, UnsupportedFeature
+from harvest_engine.errors import (
+    UnknownActivity,
+    UnknownQueue,
+    UnknownWorkflow,
+    UnsupportedFeature,
+)
+from harvest_engine.flow import (
+    QUEUE_ACTIVITY_PREFIX,
+    QUEUE_WORKFLOW_PREFIX,
+    Queue,
+)
+from harvest_engine.flow_limits import (
+    ACTIVITY_FLOW_OPTIONS,
+    WORKFLOW_FLOW_OPTIONS,
+    ActivityLimits,
+    WorkflowLimits,
+)
+from harvest_engine.interceptors import Interceptors
 from harvest_engine.names import check_name
+from harvest_engine.runtime.header_memory import HeaderMemory
 from harvest_engine.shaping import (
     ACTIVITY_OPTIONS,
     WORKFLOW_OPTIONS,
@@ -29,17 +47,9 @@ from harvest_engine.shaping import (
     workflow_shaping,
 )
 
-_WORKFLOW_REFUSED = {
-    "concurrency": "one writer runs every run; there is no concurrency limiter",
-    "throttle": "starts are not throttled by this backend",
-    "quota": "quotas need the Postgres worker",
-}
 _ACTIVITY_REFUSED = {
     "heartbeat_timeout": "no scanner times out a silent attempt in a single process",
-    "schedule_to_start": "tasks start as soon as a drive runs them",
-    "rate_limit_per_second": "no rate limiter in this backend",
-    "rate_limit": "no rate limiter in this backend",
-    "max_concurrent": "a drive runs one attempt at a time",
+    "rate_limit_per_second": "declare rate_limit=Rate(n, '1s') instead",
 }
 
 
@@ -77,6 +87,12 @@ class RegisteredActivity:
     input_type: Any = None
     heartbeat_timeout: float | None = None
     circuit_breaker: CircuitBreaker | None = None
+    limits: ActivityLimits | None = None
+
+    @property
+    def own_queue(self) -> str | None:
+        """The implicit queue of its own limits ("activity:NAME"), or None."""
+        return None if self.limits is None else QUEUE_ACTIVITY_PREFIX + self.name
 
 
 class Registry:
@@ -91,6 +107,14 @@ class Registry:
         self.activities: dict[str, RegisteredActivity] = {}
         self.queries: dict[tuple[str, str], HandlerInfo] = {}
         self.updates: dict[tuple[str, str], HandlerInfo] = {}
+        self.queues: dict[str, Queue] = {}
+        """Queues registered in this process (`register_queue`), by name."""
+        self.workflow_limits: dict[str, WorkflowLimits] = {}
+        """The flow limits a registered workflow declares, by workflow name."""
+        self.interceptors = Interceptors()
+        """The hooks given at open (`interceptors=[...]`): code this process runs around calls."""
+        self.header_memory = HeaderMemory()
+        """Stored headers the hooks' calls need, known here without a read."""
 
     # -- workflows -------------------------------------------------------------
 
@@ -105,18 +129,59 @@ class Registry:
         check_name(info.name, "workflow name")
         shaping = workflow_shaping(f"workflow {info.name!r}", info.options)
         for option in info.options:
-            if option in WORKFLOW_OPTIONS:
+            if option in WORKFLOW_OPTIONS or option in WORKFLOW_FLOW_OPTIONS:
                 continue
             raise UnsupportedFeature(
                 owner=f"workflow {info.name!r}",
                 feature=option,
-                why=_WORKFLOW_REFUSED.get(
-                    option, "this backend does not know the option"
-                ),
+                why="this backend does not know the option",
             )
+        limits = WorkflowLimits.of(f"workflow {info.name!r}", info.options)
         self.workflows[info.name] = info
+        if limits is None:
+            self.workflow_limits.pop(info.name, None)
+        else:
+            self.workflow_limits[info.name] = limits
         self.shaping[info.name] = shaping
         return info
+
+    def workflow_queue(self, name: str) -> str | None:
+        """The implicit queue of the workflow's own limits ("workflow:NAME"), or None."""
+        limits = self.workflow_limits.get(name)
+        return QUEUE_WORKFLOW_PREFIX + name if limits and limits.queues else None
+
+    def add_queue(self, queue: Queue) -> None:
+        """Remember a registered queue (its row is written by the flow wing)."""
+        if not isinstance(queue, Queue):
+            raise TypeError(f"register_queue needs a Queue, got {queue!r}")
+        self.queues[queue.name] = queue
+
+    def queue(self, name: str) -> Queue:
+        """The registered queue `name`.
+
+        Raises:
+            UnknownQueue: no `register_queue` declared it in this process.
+        """
+        found = self.queues.get(name)
+        if found is None:
+            raise UnknownQueue(queue=name)
+        return found
+
+    def gated(self, activity_name: str) -> bool:
+        """Whether attempts of the activity wait for a slot (cheap: two lookups)."""
+        activity = self.activities.get(activity_name)
+        return activity is not None and self.gate(activity) is not None
+
+    def gate(self, activity: RegisteredActivity) -> str | None:
+        """The queue an attempt of `activity` waits in for a slot (None: it never waits).
+
+        Its own limits ("activity:NAME") come first; else the registered queue
+        its `queue=` names.
+        """
+        own = activity.own_queue
+        if own is not None:
+            return own
+        return activity.queue if activity.queue in self.queues else None
 
     def shaping_of(self, name: str) -> WorkflowShaping:
         """The shaping options of registered workflow `name` (defaults when it has none)."""
@@ -138,7 +203,7 @@ class Registry:
 
     def add_activity(
         self, fn: Any, body: Callable[..., Any] | None = None, mode: str = "context"
-    ) -> None:
+    ) -> RegisteredActivity:
         """Register an @activity; `body` and `mode` let the caller swap in another callable.
 
         Raises:
@@ -148,6 +213,7 @@ class Registry:
         info: ActivityInfo = info_of(fn, ActivityInfo)
         check_name(info.name, "activity name")
         _audit_activity(info, heartbeat_timeouts=self.heartbeat_timeouts)
+        limits = ActivityLimits.of(f"activity {info.name!r}", info.options)
         target = body if body is not None else info.fn
         if target is None or not callable(target):
             raise TypeError(f"activity {info.name!r} has no body to run")
@@ -170,7 +236,9 @@ class Registry:
             if info.heartbeat_timeout is None
             else info.heartbeat_timeout.total_seconds(),
             circuit_breaker=activity_breaker(f"activity {info.name!r}", info.options),
+            limits=limits,
         )
+        return self.activities[info.name]
 
     def add_raw_activity(self, name: str, spec: ActivitySpec) -> None:
         """Register an activity by name without a decorator (register_activity_raw).
@@ -249,6 +317,14 @@ def _audit_activity(info: ActivityInfo, *, heartbeat_timeouts: bool) -> None:
     for option in info.options:
         if option in ACTIVITY_OPTIONS:
             continue
+        if option in ACTIVITY_FLOW_OPTIONS and not info.local:
+            continue
+        if option in ACTIVITY_FLOW_OPTIONS:
+            raise UnsupportedFeature(
+                owner=owner,
+                feature=option,
+                why="a local activity runs inside its workflow's decision, not in a queue",
+            )
         raise UnsupportedFeature(
             owner=owner,
             feature=option,

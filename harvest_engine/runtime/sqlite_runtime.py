@@ -14,10 +14,12 @@ from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
     from harvest_engine.clock import Clock
     from harvest_engine.codecs import PayloadCodec
+    from harvest_engine.interceptors import Interceptor
 
 
 @guard_public_methods()
@@ -35,15 +37,18 @@ class SqliteRuntime(Runtime):
         path: str | Path,
         *,
         clock: Clock | None = None,
+        interceptors: Iterable[Interceptor] = (),
         codec: PayloadCodec | None = None,
     ) -> SqliteRuntime:
         """Open (or create) a database file; raise DatabaseLocked if another runtime holds it.
 
-        `codec` encodes payloads at rest (README "Payload codecs"); a file
-        written with one raises CodecRequired when opened without it.
+        `interceptors` hook the runtime's calls (harvest_engine.interceptors);
+        `codec` encodes payloads at rest (README "Payload codecs"), and a
+        file written with one raises CodecRequired when opened without it.
         """
         clock = clock or SystemClock()
-        return cls(SqliteStore.open(path, now=clock.now(), codec=codec), clock=clock)
+        store = SqliteStore.open(path, now=clock.now(), codec=codec)
+        return cls(store, clock=clock, interceptors=interceptors)
 
     @classmethod
     def open_in_memory(
@@ -51,6 +56,7 @@ class SqliteRuntime(Runtime):
         *,
         clock: Clock | None = None,
         uri: str | None = None,
+        interceptors: Iterable[Interceptor] = (),
         codec: PayloadCodec | None = None,
     ) -> SqliteRuntime:
         """A fresh, private, empty database that lives as long as the runtime.
@@ -59,7 +65,8 @@ class SqliteRuntime(Runtime):
         connections of this process share one in-memory database; its writer
         lock is an owner row inside it, so a second runtime gets DatabaseLocked.
         """
-        return cls(SqliteStore.open_memory(uri, codec=codec), clock=clock)
+        store = SqliteStore.open_memory(uri, codec=codec)
+        return cls(store, clock=clock, interceptors=interceptors)
 
     def __enter__(self) -> SqliteRuntime:
         return self

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         TimerRow,
     )
     from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
+    from harvest_engine.store.sql.flow_reads import FlowReads
     from harvest_engine.store.sql.shaping import BreakerRow, HeldRow
     from harvest_engine.store.txn_protocol import WriteTxn
 
@@ -209,6 +210,10 @@ class DurableStore(Protocol):
         """Client commands not applied yet, in arrival order."""
         ...
 
+    def headers_of(self, exec_id: str, kind: str, ref: str) -> str | None:
+        """The headers (JSON text) stored with a run's start or an activity, or None."""
+        ...
+
     def requeue_claimed_tasks(self) -> None:
         """Put every claimed task back to PENDING (a stopped server's unfinished bodies)."""
         ...
@@ -260,6 +265,10 @@ class DurableStore(Protocol):
         ...
 
     # -- operating (issue 5) ----------------------------------------------------
+
+    def flow_reads(self) -> AbstractContextManager[FlowReads]:
+        """Flow-control reads (queues, waiting runs and attempts) for the block."""
+        ...
 
     def counts_by_state(self) -> dict[str, int]:
         """How many runs are in each state."""

@@ -22,11 +22,18 @@ from harvest_engine.errors import (
     HarvestInternalError,
     NonDeterminismDetected,
 )
-from harvest_engine.runtime.deciding import cancel, children, drive_time, mutex
+from harvest_engine.runtime.deciding import (
+    cancel,
+    children,
+    drive_time,
+    intercepted,
+    mutex,
+)
 from harvest_engine.runtime.deciding.cycle import Cycle, Decision, Panic
 from harvest_engine.runtime.deciding.outcomes import Outcomes, terminal_state
 from harvest_engine.runtime.deciding.runs import run_info
 from harvest_engine.runtime.settings import HistoryCapReached
+from harvest_engine.states import RunState
 from harvest_engine.store.txn_protocol import RunBusy, WriteTxn
 from harvest_engine.workflow.commands import CommandRejected
 from harvest_engine.workflow.instance import WorkflowInstance
@@ -122,9 +129,16 @@ class Decider(Outcomes):
         row = txn.execution(exec_id)
         if row is None:  # run_until_blocked reads no row before its decision
             raise ExecutionNotFound(exec_id=exec_id)
+        if row.state == "ENQUEUED":
+            # Waits for its queue (runtime/flow/): nothing to decide until admitted.
+            txn.update_execution(exec_id, needs_decision=0)
+            return Decision(exec_id, waiting_timer=True)
         if row.state != "RUNNING":
             self.cache.evict(exec_id)
             return Decision(exec_id, state=terminal_state(row))
+        if row.pause_reason is not None:
+            # Paused (runtime/repairing/pausing.py): what arrived waits for the unpause.
+            return Decision(exec_id, state=RunState.InProgress())
         # A pending cancel skips a retry's backoff, as it skips a local
         # activity's (guide §7): every cancel ends the run, and a long backoff
         # must not keep a cancelled run RUNNING until it passes.
@@ -137,6 +151,24 @@ class Decider(Outcomes):
             return Decision(exec_id, waiting_timer=True)
         if row.deadline is not None and now >= row.deadline:
             return self._time_out(txn, row, now)
+        hooks = self.registry.interceptors.decision
+        if hooks:
+            first = row.next_seq == FIRST_DRIVE_SEQ
+            return intercepted.decide(
+                hooks,
+                txn,
+                row,
+                first,
+                self.registry.header_memory,
+                lambda: self._run(txn, row, now, claim),
+            )
+        return self._run(txn, row, now, claim)
+
+    def _run(
+        self, txn: WriteTxn, row: ExecutionRecord, now: datetime, claim: bool
+    ) -> Decision:
+        """The cycle of a RUNNING run whose decision is due: replay, run, record."""
+        exec_id = row.exec_id
         info = self.registry.workflow(row.workflow_name)
         instance = self._instance(row, info)
         cycle = Cycle(txn, row, now, row.next_seq, claimed=[] if claim else None)

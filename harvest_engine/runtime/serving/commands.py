@@ -15,15 +15,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import wire
+from harvest_engine import wire, wire_repairs
 from harvest_engine.calls import (
     SignalWithStart,
     StartOptions,
     UpdateWithStart,
     WorkflowIdReusePolicy,
 )
+from harvest_engine.interceptors import carrying
 from harvest_engine.runtime.operating import operate
-from harvest_engine.runtime.talking import queries, talk, updates
+from harvest_engine.runtime.repairing import commands as repairs
+from harvest_engine.runtime.talking import hooked, queries, talk, updates
 from harvest_engine.runtime.talking.update_with_start import update_with_start
 from harvest_engine.schedules import Schedule, WorkflowSchedule
 
@@ -85,7 +87,8 @@ def apply_one(engine: Engine, command: CommandRecord) -> None:
         record: wire.Command | None = None
         try:
             record = wire.command(command.kind, command.args)
-            value = run(engine, record)
+            with carrying(wire.command_headers(command.args)):
+                value = run(engine, record)
             reply = wire.ok_reply(record, value)
             touched = _touched(value, record)
         except engine.store.storage_errors:
@@ -99,6 +102,8 @@ def apply_one(engine: Engine, command: CommandRecord) -> None:
 
 def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one return per kind
     """The runtime call a command record asks for, as an in-process caller makes it."""
+    if isinstance(record, wire_repairs.REPAIR_COMMANDS):
+        return repairs.run(engine, record)
     match record:
         case wire.StartWorkflow():
             return talk.start_workflow(engine, record.name, record.input)
@@ -122,6 +127,11 @@ def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one ret
                 reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
                 summary=record.summary,
                 details=record.details,
+                queue=record.queue,
+                priority=record.priority,
+                partition_key=record.partition_key,
+                dedup_id=record.dedup_id,
+                start_delay=record.start_delay,
             )
             return talk.start_workflow_with_options(
                 engine, record.name, record.input, options
@@ -160,7 +170,10 @@ def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one ret
             return operate.terminate(engine, record.exec_id, record.reason or "")
         case wire.Query():
             snapshot = queries.take_snapshot(engine, engine.require(record.exec_id))
-            return queries.answer(snapshot, engine.clock, record.name, record.arg)
+            hooks = engine.registry.interceptors.query
+            return queries.hooked_answer(
+                hooks, snapshot, engine.clock, record.name, record.arg
+            )
         case wire.Update():
             exec_id = engine.require(record.exec_id)
             return updates.run_update(engine, exec_id, record.name, record.arg)
@@ -191,16 +204,20 @@ def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one ret
                 datetime.fromisoformat(record.end),
             )
         case wire.UpdateWithStartCommand():
-            return update_with_start(
+            request = UpdateWithStart(
+                workflow_name=record.workflow_name,
+                workflow_id=record.workflow_id,
+                input=record.input,
+                update_name=record.update_name,
+                update_arg=record.update_arg,
+                reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
+            )
+            return hooked.start(
                 engine,
-                UpdateWithStart(
-                    workflow_name=record.workflow_name,
-                    workflow_id=record.workflow_id,
-                    input=record.input,
-                    update_name=record.update_name,
-                    update_arg=record.update_arg,
-                    reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
-                ),
+                request.workflow_name,
+                request.workflow_id,
+                request.input,
+                lambda: update_with_start(engine, request),
             )
     raise ValueError(f"unknown client command {record.KIND!r}")
 

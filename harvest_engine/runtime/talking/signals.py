@@ -24,6 +24,7 @@ from harvest_engine.errors import (
     WorkflowNotRunning,
 )
 from harvest_engine.names import check_name
+from harvest_engine.runtime.deciding import headers
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:
@@ -36,8 +37,11 @@ if TYPE_CHECKING:
 
 
 def require_running(row: ExecutionRecord, now: datetime) -> None:
-    """WorkflowNotRunning for a closed run, or one past its execution deadline."""
-    if row.state != "RUNNING":
+    """WorkflowNotRunning for a closed run, or one past its execution deadline.
+
+    A run waiting in its queue (ENQUEUED) takes signals: they wait for it.
+    """
+    if row.state not in ("RUNNING", "ENQUEUED"):
         raise WorkflowNotRunning(exec_id=row.exec_id, state=row.state)
     if row.deadline is not None and now >= row.deadline:
         raise WorkflowNotRunning(exec_id=row.exec_id, state="TIMED_OUT")
@@ -74,7 +78,9 @@ def send_signal(
             return False
         require_running(row, now)
         encoded = encoded_payload(payload)
-        return txn.stage_signal(exec_id, name, encoded, key, now)
+        staged = txn.stage_signal(exec_id, name, encoded, key, now)
+        headers.store_signal(txn, exec_id, staged)
+        return staged
 
 
 def send_signal_by_workflow_id(
@@ -111,4 +117,5 @@ def send_signal_by_workflow_id(
         require_running(target, now)
         encoded = encoded_payload(payload)
         staged = txn.stage_signal(target.exec_id, name, encoded, key, now)
+        headers.store_signal(txn, target.exec_id, staged)
         return SignalDelivery(exec_id=ExecutionId(target.exec_id), delivered=staged)

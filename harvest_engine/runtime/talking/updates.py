@@ -36,12 +36,14 @@ from harvest_engine.errors import (
     UpdateInputInvalid,
     UpdateRejected,
     UpdateTimedOut,
+    WorkflowNotRunning,
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.names import check_name
 from harvest_engine.runtime.deciding import cancel
 from harvest_engine.runtime.schema import schema_problem
 from harvest_engine.runtime.settings import HistoryCapReached
+from harvest_engine.runtime.talking import hooked
 from harvest_engine.runtime.talking.frontier import (
     ReplayBroke,
     describe_error,
@@ -78,6 +80,17 @@ async def update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
 
 
 def run_update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
+    """The update, synchronously, through the interceptors' update hooks."""
+    return hooked.update(
+        engine,
+        exec_id,
+        name,
+        arg,
+        lambda name, arg: _run_update(engine, exec_id, name, arg),
+    )
+
+
+def _run_update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
     """The update, synchronously: one write transaction, or nothing written."""
     if not isinstance(name, str) or not name.strip():
         raise UpdateRejected(
@@ -92,6 +105,14 @@ def run_update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
             if row is None:
                 raise ExecutionNotFound(exec_id=exec_id)
             require_running(row, now)
+            if row.state != "RUNNING":  # ENQUEUED: no handler runs before its body
+                raise WorkflowNotRunning(exec_id=exec_id, state=row.state)
+            if row.pause_reason is not None:
+                # A paused run takes no decision, and an update is one: refused,
+                # nothing written; the caller updates it after the unpause.
+                raise UpdateRejected(
+                    name=name, reason=f"the run is paused ({row.pause_reason})"
+                )
             info = engine.registry.workflow(row.workflow_name)
             try:
                 instance = replay(row, txn.load_events(exec_id), info, now)

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS, SQLITE_COMMANDS
 from harvest_engine.store.sql.dialect import POSTGRES, SQLITE, Dialect
+from harvest_engine.store.sql.flow import FlowTables, flow_sql
+from harvest_engine.store.sql.headers import HeaderSql
 from harvest_engine.store.sql.retention import POSTGRES_RETENTION, SQLITE_RETENTION
 from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES, SQLITE_SCHEDULES
 from harvest_engine.timestamps import micros
@@ -45,9 +47,11 @@ class SideSql:
         commands: Commands,
     ) -> None:
         r = dialect.render
+        self.flow = flow_sql(dialect)
         self.schedules = schedules
         self.retention = retention
         self.commands = commands
+        self.headers = HeaderSql(dialect)
         self.ledger = r(
             "INSERT INTO harvest_llm_ledger (exec_id, activity, attempt, model, "
             "input_tokens, output_tokens, latency, recorded_at) "
@@ -94,7 +98,7 @@ POSTGRES_SIDE = SideSql(
 
 
 class SideTables(ABC):
-    """WriteTxn methods on the ledger, logs, schedules, retention, commands and mutexes."""
+    """WriteTxn methods on the ledger, headers, logs, schedules, retention, commands and mutexes."""
 
     @property
     @abstractmethod
@@ -121,6 +125,14 @@ class SideTables(ABC):
     def _purging(self) -> None:
         """Runs are about to go unfollowed one by one."""
 
+    def _flow_worker(self) -> str:
+        """The worker id a queue's admissions are counted under (one writer: "local")."""
+        return "local"
+
+    def flow(self) -> FlowTables:
+        """The flow-control tables of this transaction (queues, waits, waiting tasks)."""
+        return FlowTables(self._side.flow, self._side_conn(), self._flow_worker())
+
     # -- the LLM ledger ------------------------------------------------------
 
     def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
@@ -146,6 +158,20 @@ class SideTables(ABC):
             )
         finally:
             cursor.close()
+
+    # -- headers (interceptors) ----------------------------------------------------
+
+    def put_headers(self, exec_id: str, kind: str, ref: str, text: str) -> None:
+        self._side.headers.put(self._side_conn(), exec_id, kind, ref, text)
+
+    def headers(self, exec_id: str, kind: str, ref: str) -> str | None:
+        return self._side.headers.get(self._side_conn(), exec_id, kind, ref)
+
+    def put_signal_headers(self, exec_id: str, text: str) -> None:
+        self._side.headers.put_signal(self._side_conn(), exec_id, text)
+
+    def staged_signal_headers(self, exec_id: str) -> list[str]:
+        return self._side.headers.staged(self._side_conn(), exec_id)
 
     # -- logs ---------------------------------------------------------------
 

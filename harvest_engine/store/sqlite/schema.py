@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 9
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -289,6 +289,85 @@ CREATE TABLE IF NOT EXISTS harvest_breakers (
     probe_at   INTEGER
 ) WITHOUT ROWID;
 """
+
+# Version 7: flow control (issue 26). `harvest_flow_queues` holds each queue's
+# limits and its rate state (the next token's time, a quota's window), one row
+# per registered queue and per workflow or activity declaring its own limits
+# ("workflow:NAME", "activity:NAME"). `harvest_flow_waits` holds one row per
+# run started into a queue: ENQUEUED while `admitted_at` is NULL, then holding
+# its slot while the run is RUNNING. An activity attempt waiting for a slot is
+# a task in status 'WAITING'; its slot is its PENDING or RUNNING task row, so
+# a lost worker's slot comes back with the task (lease or reopen), never leaks.
+V7 = FLOW_CONTROL = """
+CREATE TABLE IF NOT EXISTS harvest_flow_queues (
+    name                  TEXT PRIMARY KEY,
+    concurrency           INTEGER,
+    worker_concurrency    INTEGER,
+    rate_limit            INTEGER,
+    rate_per              REAL,
+    partition_concurrency INTEGER,
+    priority              INTEGER NOT NULL DEFAULT 0,
+    quota_limit           INTEGER,
+    quota_per             REAL,
+    next_token_at         INTEGER NOT NULL DEFAULT 0,
+    quota_start           INTEGER NOT NULL DEFAULT 0,
+    quota_used            INTEGER NOT NULL DEFAULT 0,
+    updated_at            INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS harvest_flow_waits (
+    id             INTEGER PRIMARY KEY,
+    exec_id        TEXT NOT NULL UNIQUE,
+    queue          TEXT NOT NULL,
+    workflow_queue TEXT,
+    priority       INTEGER NOT NULL DEFAULT 0,
+    partition_key  TEXT,
+    dedup_id       TEXT,
+    enqueued_at    INTEGER NOT NULL,
+    due_at         INTEGER NOT NULL,
+    admitted_at    INTEGER,
+    admitted_by    TEXT
+);
+CREATE INDEX IF NOT EXISTS harvest_flow_waits_queue
+    ON harvest_flow_waits (queue, admitted_at, priority, id);
+CREATE INDEX IF NOT EXISTS harvest_flow_waits_due
+    ON harvest_flow_waits (queue, due_at) WHERE admitted_at IS NULL;
+CREATE INDEX IF NOT EXISTS harvest_flow_waits_also
+    ON harvest_flow_waits (workflow_queue) WHERE workflow_queue IS NOT NULL;
+CREATE INDEX IF NOT EXISTS harvest_flow_waits_dedup
+    ON harvest_flow_waits (queue, dedup_id) WHERE dedup_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS harvest_tasks_waiting
+    ON harvest_tasks (activity_name, ready_at) WHERE status = 'WAITING';
+"""
+
+# Version 8: headers (interceptors, issue 29). A small text map stored with
+# a run's start (`kind` 'start', `ref` ''), an activity its decision
+# scheduled ('activity', the activity id) or a staged signal ('signal', its
+# row id), so context such as a W3C traceparent crosses processes and
+# survives a reopen. Written only when a call carries headers: a file
+# without interceptors never holds a row.
+V8 = HEADERS = """
+CREATE TABLE IF NOT EXISTS harvest_headers (
+    exec_id TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    ref     TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    PRIMARY KEY (exec_id, kind, ref)
+) WITHOUT ROWID;
+"""
+
+# Version 9: repairing and steering runs (issue 27). A paused run has its
+# reason in `pause_reason` (NULL: not paused); no decision and no new attempt
+# is taken for it until unpaused. A reset links the old run and the new one
+# (`reset_to`, `reset_from`), a fork the new run to its source (`forked_from`).
+V9 = REPAIRS = """
+ALTER TABLE harvest_executions ADD COLUMN pause_reason TEXT;
+ALTER TABLE harvest_executions ADD COLUMN reset_from TEXT;
+ALTER TABLE harvest_executions ADD COLUMN reset_to TEXT;
+ALTER TABLE harvest_executions ADD COLUMN forked_from TEXT;
+CREATE INDEX IF NOT EXISTS harvest_executions_paused ON harvest_executions (id)
+    WHERE pause_reason IS NOT NULL;
+"""
+
 # Created on every open, so a file from before the guard gains it (guide §7).
 APPEND_ONLY_TRIGGERS = """
 CREATE TRIGGER IF NOT EXISTS harvest_events_no_update
