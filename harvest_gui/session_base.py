@@ -193,6 +193,16 @@ class Session(QObject):
         """A run's log lines."""
         return self.reader.workflow_logs(exec_id)
 
+    def events(self, exec_id: str | ExecutionId) -> dict[str, Any]:
+        """The events the run set (`ctx.set_event`): key to its last value."""
+        return self.reader.events(exec_id)
+
+    def stream_items(
+        self, exec_id: str | ExecutionId, key: str, offset: int
+    ) -> list[Any]:
+        """A page of stream `key`'s rows from position `offset` (position, value, closed)."""
+        return list(self.reader.stream_items(exec_id, key, offset))
+
     def list_schedules(self) -> list[ScheduleRow]:
         """Every stored schedule."""
         return self.reader.list_schedules()
