@@ -31,6 +31,7 @@ from harvest_engine.errors import (
     ApplicationError,
     BlankWorkflowId,
     ChildWorkflowError,
+    CircuitOpen,
     CommandTimedOut,
     ContinueAsNew,
     DatabaseClosed,
@@ -42,6 +43,7 @@ from harvest_engine.errors import (
     HarvestError,
     HarvestInternalError,
     InvalidFilter,
+    InvalidFlowOption,
     InvalidHistoryFile,
     InvalidName,
     InvalidSearchAttribute,
@@ -89,6 +91,7 @@ from harvest_engine.schedules import (
     WorkflowSchedule,
     next_fire_times,
 )
+from harvest_engine.shaping import Batch, BreakerInfo, CircuitBreaker, HeldStart
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome, RunState
 from harvest_engine.store.operations import LedgerTotals, ScheduleRow
 from harvest_engine.store.postgres.reader import PostgresReader
@@ -129,8 +132,12 @@ __all__ = [
     "ActivityRunInfo",
     "ActivitySpec",
     "ApplicationError",
+    "Batch",
     "BlankWorkflowId",
+    "BreakerInfo",
     "ChildWorkflowError",
+    "CircuitBreaker",
+    "CircuitOpen",
     "Clock",
     "CommandTimedOut",
     "ContinueAsNew",
@@ -152,9 +159,11 @@ __all__ = [
     "HarvestClient",
     "HarvestError",
     "HarvestInternalError",
+    "HeldStart",
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",

@@ -175,7 +175,9 @@ def workflow(
         name: the registered name; defaults to the function name.
         execution_timeout: the run's deadline, counted from its start.
         retry: a workflow-level retry policy, frozen at start.
-        **options: other backends' options (refused at register time here).
+        **options: the seed's options: ``debounce=``, ``batch=Batch(...)`` and
+            ``max_input_bytes=`` are honoured (`harvest_engine.shaping`); one
+            this runtime does not honour is refused at register time.
     """
 
     def decorate(func: F) -> F:
@@ -249,7 +251,9 @@ def activity(
         local: run inline as a local activity.
         queue: the task queue name.
         heartbeat_timeout: declared for other backends; refused here.
-        **options: other backends' options (refused at register time here).
+        **options: the seed's options: ``circuit_breaker=CircuitBreaker(...)``
+            is honoured; one this runtime does not honour is refused at
+            register time.
     """
 
     def decorate(func: F) -> F:

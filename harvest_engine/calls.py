@@ -24,6 +24,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.filters import NUL, NUL_REASON
 from harvest_engine.names import check_name
+from harvest_engine.shaping import MAX_INPUT_BYTES_CEILING
 from harvest_engine.states import ExecutionId
 
 
@@ -84,9 +85,14 @@ class StartOptions:
     details: str | None = None
 
 
-def checked_input(value: Any) -> str:
-    """The start input as stored JSON; PayloadTooLarge / PayloadTooDeep before any write."""
-    return payloads.check(value, "start input")
+def checked_input(value: Any, limit_bytes: int = payloads.MAX_PAYLOAD_BYTES) -> str:
+    """The start input as stored JSON; PayloadTooLarge / PayloadTooDeep before any write.
+
+    `limit_bytes` is the workflow's cap (`@workflow(max_input_bytes=...)`);
+    a client, which does not know the workflow's, checks against the ceiling
+    and the serving process against the workflow's own.
+    """
+    return payloads.check(value, "start input", limit_bytes=limit_bytes)
 
 
 def checked_label(value: Any, what: str) -> str | None:
@@ -277,6 +283,6 @@ def check_request(request: Any) -> UpdateWithStart:
             name=repr(name)[:80], reason="an update name is non-empty text"
         )
     check_name(name, "update name")
-    checked_input(request.input)
+    checked_input(request.input, MAX_INPUT_BYTES_CEILING)
     payloads.check(request.update_arg, "update input")
     return request

@@ -8,6 +8,9 @@ import harvest_engine
 
 # Copied from ../shared/API.md (every name it documents at the top level).
 API_MD_NAMES = {
+    "Batch",  # third wave, flow control
+    "CircuitBreaker",
+    "CircuitOpen",
     "ActivityAttempt",
     "ActivityContext",
     "ActivityError",
@@ -103,8 +106,13 @@ API_MD_NAMES = {
 # errors of the second wave's hardening (InvalidName, PayloadNotJson,
 # ScheduleNotFound, DatabaseClosed, ExecutionExists, InvalidHistoryFile), the
 # clocks the tests and the `*_as_of` drivers use, the package version, and
-# `Runtime`, the facade both openers subclass (the type users annotate).
+# `Runtime`, the facade both openers subclass (the type users annotate); the
+# rows of `held_starts()` and `circuit_breakers()` and the error of a bad
+# shaping option (issue 26).
 EXTRA_NAMES = {
+    "BreakerInfo",
+    "HeldStart",
+    "InvalidFlowOption",
     "ActivityRunInfo",
     "Clock",
     "CoroutineStack",

@@ -24,6 +24,7 @@ from harvest_engine.calls import (
 )
 from harvest_engine.errors import ExecutionNotFound, InvalidName, UpdateRejected
 from harvest_engine.names import check_name
+from harvest_engine.shaping import MAX_INPUT_BYTES_CEILING
 
 if TYPE_CHECKING:
     from harvest_engine.states import ExecutionId
@@ -50,7 +51,8 @@ def _name(value: Any, what: str) -> str:
 
 
 def _input(value: Any) -> Any:
-    calls.checked_input(value)
+    # The workflow's own cap (`max_input_bytes`) is the serving process's check.
+    calls.checked_input(value, MAX_INPUT_BYTES_CEILING)
     return payloads.to_json(value)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvest_engine.client.wakes import SAFETY_RECHECK_SECONDS, ClientWakes, watching
+from harvest_engine.errors import ExecutionNotFound
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 
 if TYPE_CHECKING:
@@ -91,7 +92,11 @@ async def run_end(
     while True:
         with watching(queue, wakes, current, reader.data_version) as pause:
             while True:
-                detail = reader.describe(current)
+                detail = _described(reader, current)
+                if detail is None:  # a held start: its run has not started yet
+                    if not await pause.pause(deadline, RESULT_POLL_SECONDS):
+                        return current, None
+                    continue
                 if detail.successor is not None:
                     current = str(detail.successor)
                     break
@@ -99,3 +104,19 @@ async def run_end(
                     return current, detail
                 if not await pause.pause(deadline, RESULT_POLL_SECONDS):
                     return current, None
+
+
+def _described(
+    reader: SqliteReader | PostgresReader, exec_id: str
+) -> ExecutionDetail | None:
+    """The run's detail; None while `exec_id` is a held start (debounce, batch) not started yet.
+
+    Raises:
+        ExecutionNotFound: no run has the id and none will.
+    """
+    try:
+        return reader.describe(exec_id)
+    except ExecutionNotFound:
+        if reader.is_held(exec_id):
+            return None
+        raise

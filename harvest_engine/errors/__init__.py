@@ -64,6 +64,7 @@ from harvest_engine.errors.runs import (
 from harvest_engine.errors.runs import (
     UnknownActivity as UnknownActivity,
 )
+from harvest_engine.errors.shaping import CircuitOpen, InvalidFlowOption
 from harvest_engine.errors.storage import (
     DatabaseClosed,
     DatabaseCorrupt,
@@ -91,6 +92,7 @@ __all__ = [
     "ApplicationError",
     "BlankWorkflowId",
     "ChildWorkflowError",
+    "CircuitOpen",
     "CommandTimedOut",
     "ContinueAsNew",
     "DatabaseClosed",
@@ -102,6 +104,7 @@ __all__ = [
     "HarvestError",
     "HarvestInternalError",
     "InvalidFilter",
+    "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",

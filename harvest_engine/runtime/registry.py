@@ -20,19 +20,23 @@ from harvest_engine.authoring import (
 )
 from harvest_engine.errors import UnknownActivity, UnknownWorkflow, UnsupportedFeature
 from harvest_engine.names import check_name
+from harvest_engine.shaping import (
+    ACTIVITY_OPTIONS,
+    WORKFLOW_OPTIONS,
+    CircuitBreaker,
+    WorkflowShaping,
+    activity_breaker,
+    workflow_shaping,
+)
 
 _WORKFLOW_REFUSED = {
     "concurrency": "one writer runs every run; there is no concurrency limiter",
-    "debounce": "starts are not debounced by this backend",
-    "batch": "batched starts need the Postgres worker",
     "throttle": "starts are not throttled by this backend",
     "quota": "quotas need the Postgres worker",
-    "max_input_bytes": "the start input cap is fixed at 2 MiB here",
 }
 _ACTIVITY_REFUSED = {
     "heartbeat_timeout": "no scanner times out a silent attempt in a single process",
     "schedule_to_start": "tasks start as soon as a drive runs them",
-    "circuit_breaker": "no circuit breaker in this backend",
     "rate_limit_per_second": "no rate limiter in this backend",
     "rate_limit": "no rate limiter in this backend",
     "max_concurrent": "a drive runs one attempt at a time",
@@ -72,6 +76,7 @@ class RegisteredActivity:
     local: bool
     input_type: Any = None
     heartbeat_timeout: float | None = None
+    circuit_breaker: CircuitBreaker | None = None
 
 
 class Registry:
@@ -81,6 +86,8 @@ class Registry:
         self.heartbeat_timeouts = False
         """Whether this backend times out a silent attempt (Postgres leases do)."""
         self.workflows: dict[str, WorkflowInfo] = {}
+        self.shaping: dict[str, WorkflowShaping] = {}
+        """Each workflow's debounce, batch and input cap (shaping.py)."""
         self.activities: dict[str, RegisteredActivity] = {}
         self.queries: dict[tuple[str, str], HandlerInfo] = {}
         self.updates: dict[tuple[str, str], HandlerInfo] = {}
@@ -92,10 +99,14 @@ class Registry:
 
         Raises:
             UnsupportedFeature: the declaration carries another backend's option.
+            InvalidFlowOption: a debounce, batch or input cap with a bad value.
         """
         info: WorkflowInfo = info_of(fn, WorkflowInfo)
         check_name(info.name, "workflow name")
+        shaping = workflow_shaping(f"workflow {info.name!r}", info.options)
         for option in info.options:
+            if option in WORKFLOW_OPTIONS:
+                continue
             raise UnsupportedFeature(
                 owner=f"workflow {info.name!r}",
                 feature=option,
@@ -104,7 +115,13 @@ class Registry:
                 ),
             )
         self.workflows[info.name] = info
+        self.shaping[info.name] = shaping
         return info
+
+    def shaping_of(self, name: str) -> WorkflowShaping:
+        """The shaping options of registered workflow `name` (defaults when it has none)."""
+        found = self.shaping.get(name)
+        return found if found is not None else WorkflowShaping()
 
     def workflow(self, name: str) -> WorkflowInfo:
         """The registered workflow `name`, as a run's row names it.
@@ -152,6 +169,7 @@ class Registry:
             heartbeat_timeout=None
             if info.heartbeat_timeout is None
             else info.heartbeat_timeout.total_seconds(),
+            circuit_breaker=activity_breaker(f"activity {info.name!r}", info.options),
         )
 
     def add_raw_activity(self, name: str, spec: ActivitySpec) -> None:
@@ -229,6 +247,8 @@ def _audit_activity(info: ActivityInfo, *, heartbeat_timeouts: bool) -> None:
             why=_ACTIVITY_REFUSED["heartbeat_timeout"],
         )
     for option in info.options:
+        if option in ACTIVITY_OPTIONS:
+            continue
         raise UnsupportedFeature(
             owner=owner,
             feature=option,

@@ -19,9 +19,10 @@ from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.runtime.engine import Engine
 from harvest_engine.runtime.operating import operate, reads
 from harvest_engine.runtime.progress import reads as progress
+from harvest_engine.runtime.serving import breakers
 from harvest_engine.runtime.serving.drivers import Driver
 from harvest_engine.runtime.serving.server import Server
-from harvest_engine.runtime.talking import talk
+from harvest_engine.runtime.talking import held_starts, talk
 from harvest_engine.store.boundary import StoreBoundary
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from harvest_engine.runtime.registry import ActivitySpec
     from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
     from harvest_engine.schedules import WorkflowSchedule
+    from harvest_engine.shaping import BreakerInfo, HeldStart
     from harvest_engine.states import ExecutionId, ExecutionOutcome, RunState
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
     from harvest_engine.store.protocol import DurableStore
@@ -239,6 +241,20 @@ class Runtime:
         when nothing waits for a time.
         """
         return self._driver.next_wakeup()
+
+    # -- held starts and circuit breakers (talking/held_starts.py, serving/breakers.py)
+
+    def held_starts(self) -> list[HeldStart]:
+        """The debounced and batched starts still waiting for their window, earliest due first.
+
+        Each names the exec id its run will have (what every start of the
+        window returned); until it starts, that id names no run.
+        """
+        return held_starts.held_starts(self._engine)
+
+    def circuit_breakers(self) -> list[BreakerInfo]:
+        """Each activity circuit breaker that has seen a failure: its state now."""
+        return breakers.infos(self._engine.store, self.clock.now())
 
     # -- talking to runs (talking/talk.py): starts, signals, queries, updates ----
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         TimerRow,
     )
     from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
+    from harvest_engine.store.sql.shaping import BreakerRow, HeldRow
     from harvest_engine.store.txn_protocol import WriteTxn
 
 
@@ -274,4 +275,22 @@ class DurableStore(Protocol):
 
     def stream_items(self, exec_id: str, key: str, offset: int) -> list[StreamItem]:
         """Stream `key`'s rows from position `offset` on, in order (a page of them)."""
+        ...
+
+    # -- held starts and circuit breakers (issue 26) ------------------------------
+
+    def due_held_starts(self, now: datetime) -> list[tuple[str, str]]:
+        """The (workflow name, key) of every held start due at `now`, earliest first."""
+        ...
+
+    def held_starts(self) -> list[HeldRow]:
+        """Every held start (its debounce or batch window still open)."""
+        ...
+
+    def breaker(self, activity: str) -> BreakerRow | None:
+        """One activity's circuit breaker as stored; None when it never failed."""
+        ...
+
+    def breakers(self) -> list[BreakerRow]:
+        """Every stored circuit breaker."""
         ...

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from harvest_engine.store.txn_shaping import ShapingTxn
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
@@ -53,7 +55,7 @@ class RunBusy(Exception):  # noqa: N818 - a signal to stand back, not a failure
         self.exec_id = exec_id
 
 
-class WriteTxn(Protocol):
+class WriteTxn(ShapingTxn, Protocol):
     """The operations available inside one write transaction."""
 
     def lock_for_decision(self, exec_id: str) -> bool:

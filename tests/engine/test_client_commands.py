@@ -36,6 +36,7 @@ from harvest_engine import (
     update,
     workflow,
 )
+from harvest_engine.shaping import MAX_INPUT_BYTES_CEILING
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -262,7 +263,9 @@ async def test_bad_input_is_refused_in_the_client_before_anything_is_written(
     before = command_rows(made)
     with HarvestClient.open(made) as client:
         with pytest.raises(PayloadTooLarge):
-            await client.start_workflow("greeter", "x" * (3 * 2**20))
+            # Over the ceiling of every workflow's cap (`max_input_bytes`): a
+            # client does not know the workflow's own cap, the server checks it.
+            await client.start_workflow("greeter", "x" * (MAX_INPUT_BYTES_CEILING + 1))
         with pytest.raises(InvalidSignal):
             await client.send_signal("some-run", " ", 1)
         with pytest.raises(ExecutionNotFound):

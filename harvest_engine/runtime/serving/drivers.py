@@ -17,6 +17,7 @@ from harvest_engine.runtime.engine import id_text
 from harvest_engine.runtime.operating import schedules
 from harvest_engine.runtime.serving.group_commit import GroupCommit
 from harvest_engine.runtime.serving.tasks import TaskRunner
+from harvest_engine.runtime.talking import held_starts
 from harvest_engine.states import ExecutionId, RunState
 
 if TYPE_CHECKING:
@@ -238,7 +239,8 @@ class Driver:
         return RunState.WaitingTimer()
 
     def fire_schedules(self, at: datetime) -> tuple[bool, HarvestError | None]:
-        """Fire the due schedules at `at`; (whether a run started, the first error)."""
+        """Fire the due schedules and held starts at `at`; (whether a run started, the first error)."""
+        released, held_error = held_starts.release_due(self.engine, at)
         started, error = schedules.fire_due(
             self.store,
             at,
@@ -246,7 +248,7 @@ class Driver:
             schedules.is_registered(self.engine),
             self.code_waits,
         )
-        return started > 0, error
+        return started + released > 0, held_error or error
 
 
 def _fixed(when: datetime, clock: Clock) -> Now:

@@ -27,6 +27,7 @@ from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.deciding import local_activities
 from harvest_engine.runtime.registry import RegisteredActivity
+from harvest_engine.runtime.serving import breakers
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord
 from harvest_engine.tracebacks import log_failed_attempt
@@ -51,6 +52,10 @@ class Finished:
     result: AttemptResult
     started: datetime
     ended: datetime
+    probe: bool = False
+    """Whether the attempt was its circuit breaker's probe (breakers.py)."""
+    not_before: datetime | None = None
+    """The earliest retry of an attempt its open breaker refused."""
 
 
 class TaskRunner:
@@ -98,6 +103,17 @@ class TaskRunner:
                 ),
             )
             return Finished(claimed, activity, result, started, clock())
+        probe = False
+        if activity.circuit_breaker is not None:
+            turn = breakers.turn(
+                self.store, claimed.activity_name, activity.circuit_breaker, started
+            )
+            if not turn.run:  # open: fail fast, the body does not run
+                result = AttemptResult(ok=False, error=turn.error(activity.name))
+                return Finished(
+                    claimed, activity, result, started, clock(), not_before=turn.until
+                )
+            probe = turn.probe
         ctx = self._context(claimed)
         try:
             args = self._args(activity, claimed, ctx)
@@ -112,7 +128,7 @@ class TaskRunner:
             result = AttemptResult(
                 ok=True, output=result.output, llm_calls=list(ctx.llm_calls)
             )
-        return Finished(claimed, activity, result, started, clock())
+        return Finished(claimed, activity, result, started, clock(), probe=probe)
 
     def record(self, finished: Finished, txn: WriteTxn | None = None) -> bool:
         """Write an attempt's outcome in its own transaction, or in `txn` (a batch's).
@@ -198,6 +214,11 @@ class TaskRunner:
             else (result.error or ErrorInfo(type="Error", message="failed"))
         )
         ready_at = None if error is None else _retry_at(task, error, ended)
+        wait = breakers.not_before(error, finished.not_before)
+        if ready_at is not None and wait is not None and ready_at < wait:
+            # A refused attempt's retry waits for the cooldown, within its budget.
+            late = task.schedule_to_close_at
+            ready_at = None if late is not None and wait >= late else wait
         if not task.local:
             # The task's own write says whether it is still there (a run
             # sealed while the body ran took it), with no read first.
@@ -221,6 +242,17 @@ class TaskRunner:
                 error=error_text,
             )
         )
+        breaker = finished.activity.circuit_breaker
+        if breaker is not None:
+            breakers.record(
+                txn,
+                task.activity_name,
+                breaker,
+                failed=error is not None,
+                probe=finished.probe,
+                error_type="" if error is None else error.type,
+                now=ended,
+            )
         if error is not None:
             log_failed_attempt(
                 exec_id=task.exec_id,

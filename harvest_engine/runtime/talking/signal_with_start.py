@@ -64,7 +64,10 @@ def signal_with_start(
             target = plan.prior.exec_id
             started = False
         else:
-            new = new_execution(engine, name, workflow_id, checked_input(request.input))
+            cap = engine.registry.shaping_of(name).max_input_bytes
+            new = new_execution(
+                engine, name, workflow_id, checked_input(request.input, cap)
+            )
             target = str(
                 apply_fresh(engine, txn, plan, new, REPLACED_BY_SIGNAL_WITH_START, now)
             )

@@ -166,7 +166,7 @@ def start_fresh(
     """A new run, whatever runs exist."""
     check_name(name, "workflow name")
     check_optional_name(workflow_id, "workflow id")
-    encoded = checked_input(input)
+    encoded = checked_input(input, engine.registry.shaping_of(name).max_input_bytes)
     new = new_execution(engine, name, workflow_id, encoded)
     with engine.store.write() as txn:
         return insert(engine, txn, new)
@@ -192,7 +192,7 @@ def start_with_policy(
     policy = WorkflowIdReusePolicy.coerce(policy)
     check_name(name, "workflow name")
     key = _reuse_key(workflow_id)
-    encoded = checked_input(input)
+    encoded = checked_input(input, engine.registry.shaping_of(name).max_input_bytes)
     extra = {
         "memo": checked_memo(memo),
         "search_attributes": checked_search_attributes(search_attributes),

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.calls import StartOptions, WorkflowIdReusePolicy
 from harvest_engine.errors import ExecutionNotFound, InvalidSignal
+from harvest_engine.names import check_name
 from harvest_engine.runtime.engine import id_text
 from harvest_engine.runtime.talking import (
+    held_starts,
     queries,
     signals,
     start_calls,
@@ -26,11 +29,9 @@ if TYPE_CHECKING:
         SignalDelivery,
         SignalWithStart,
         SignalWithStartOutcome,
-        StartOptions,
         StartOutcome,
         UpdateWithStart,
         UpdateWithStartOutcome,
-        WorkflowIdReusePolicy,
     )
     from harvest_engine.runtime.engine import Engine
     from harvest_engine.states import ExecutionId
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 
 def start_workflow(engine: Engine, name: str, input: Any = None) -> ExecutionId:
     """Start a fresh run; nothing executes until a drive."""
+    if held_starts.holds(engine, name):  # debounce / batch (held_starts.py)
+        return engine.woken(held_starts.start(engine, name, None, input).exec_id)
     return engine.woken(start_calls.start_fresh(engine, name, None, input))
 
 
@@ -45,6 +48,10 @@ def start_workflow_with_id(
     engine: Engine, name: str, workflow_id: str, input: Any = None
 ) -> ExecutionId:
     """Start with a business id, attaching to a RUNNING run of the same name and id."""
+    if held_starts.holds(engine, name):
+        check_name(workflow_id, "workflow id")
+        held = held_starts.start(engine, name, workflow_id, input)
+        return engine.woken(held.exec_id)
     return engine.woken(start_calls.start_with_id(engine, name, workflow_id, input))
 
 
@@ -82,6 +89,9 @@ def start_workflow_with_reuse_policy(
     policy: WorkflowIdReusePolicy,
 ) -> StartOutcome:
     """Start under a workflow-id reuse policy; whether it attached or started fresh."""
+    if held_starts.holds(engine, name):
+        WorkflowIdReusePolicy.coerce(policy)  # checked, not consulted
+        return engine.woken(held_starts.start(engine, name, workflow_id, input))
     return engine.woken(
         start_calls.start_with_policy(engine, name, workflow_id, input, policy)
     )
@@ -91,6 +101,17 @@ def start_workflow_with_options(
     engine: Engine, name: str, input: Any, options: StartOptions
 ) -> StartOutcome:
     """Start with `StartOptions(workflow_id=, memo=, search_attributes=, reuse_policy=)`."""
+    if isinstance(options, StartOptions) and held_starts.holds(engine, name):
+        WorkflowIdReusePolicy.coerce(options.reuse_policy)
+        held = held_starts.start(
+            engine,
+            name,
+            options.workflow_id,
+            input,
+            memo=options.memo,
+            search_attributes=options.search_attributes,
+        )
+        return engine.woken(held)
     return engine.woken(start_calls.start_with_options(engine, name, input, options))
 
 

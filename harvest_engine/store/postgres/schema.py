@@ -9,7 +9,7 @@ clock so workers on several machines agree).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Version 1: the whole engine. Later versions append steps to MIGRATIONS.
 V1 = """
@@ -246,5 +246,38 @@ CREATE TABLE harvest_streams (
 );
 """
 
+# Step 3: start shaping and circuit breakers (issue 26); see the SQLite
+# schema's V6 for what each table keeps.
+V3 = FLOW_SHAPING = """
+CREATE TABLE harvest_held_starts (
+    workflow_name     TEXT NOT NULL,
+    workflow_id       TEXT NOT NULL,
+    exec_id           TEXT NOT NULL UNIQUE,
+    kind              TEXT NOT NULL,
+    opened_at         BIGINT NOT NULL,
+    due_at            BIGINT NOT NULL,
+    inputs            INTEGER NOT NULL,
+    bytes             BIGINT NOT NULL,
+    input             TEXT,
+    memo              TEXT,
+    search_attributes TEXT,
+    PRIMARY KEY (workflow_name, workflow_id)
+);
+CREATE INDEX harvest_held_starts_due ON harvest_held_starts (due_at);
+CREATE TABLE harvest_held_inputs (
+    exec_id    TEXT NOT NULL,
+    position   INTEGER NOT NULL,
+    input      TEXT NOT NULL,
+    arrived_at BIGINT NOT NULL,
+    PRIMARY KEY (exec_id, position)
+);
+CREATE TABLE harvest_breakers (
+    activity   TEXT PRIMARY KEY,
+    failures   TEXT NOT NULL,
+    open_until BIGINT,
+    probe_at   BIGINT
+);
+"""
+
 # MIGRATIONS[n] takes a database from version n to n + 1 (index 0 creates it).
-MIGRATIONS: tuple[str, ...] = (V1, V2)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3)

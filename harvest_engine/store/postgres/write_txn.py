@@ -30,6 +30,7 @@ from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.progress import POSTGRES_PROGRESS, ProgressWrites
 from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.store.sql.run_rows import Assignments, new_run_values
+from harvest_engine.store.sql.shaping import POSTGRES_SHAPING, ShapingTables
 from harvest_engine.store.sql.side_tables import POSTGRES_SIDE, SideTables
 from harvest_engine.timestamps import micros
 
@@ -58,12 +59,13 @@ def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
 
 
 class PostgresWriteTxn(
-    RowLocks, SignalsAndTimers, TaskTable, SideTables, ProgressWrites
+    RowLocks, SignalsAndTimers, TaskTable, SideTables, ProgressWrites, ShapingTables
 ):
     """The WriteTxn of one Postgres transaction (READ COMMITTED plus row locks)."""
 
     _side = POSTGRES_SIDE
     _progress = POSTGRES_PROGRESS
+    _shaping = POSTGRES_SHAPING
 
     # -- what progress rows (sql/progress.py) need of Postgres --------------------
 

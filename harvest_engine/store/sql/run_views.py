@@ -98,7 +98,21 @@ class RunViews(ABC):
     def _snapshot(self, conn: Executes) -> AbstractContextManager[object]:
         """One read snapshot held over a visit's statements."""
 
+    def _holds_starts(self) -> bool:
+        """Whether the schema has held starts (a SQLite file before v5 has none)."""
+        return True
+
     # -- runs -----------------------------------------------------------------
+
+    def is_held(self, exec_id: str | ExecutionId) -> bool:
+        """Whether `exec_id` names a debounced or batched run that has not started yet."""
+        if not self._holds_starts():
+            return False
+        sql = self._dialect.render(
+            "SELECT 1 FROM harvest_held_starts WHERE exec_id = ?"
+        )
+        row = self._reading().execute(sql, (str(exec_id).strip(),)).fetchone()
+        return row is not None
 
     def list_executions(self, flt: ExecutionFilter | None = None) -> ExecutionPage:
         """One page of runs, newest first, without payloads.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.sql import listing
+from harvest_engine.store.sql import listing, shaping
 from harvest_engine.store.sql.columns import opt_time
 from harvest_engine.store.sql.progress import ProgressSql
 from harvest_engine.store.sql.wakeups import (
@@ -63,6 +63,7 @@ class StoreSql:
         r = dialect.render
         self.dialect = dialect
         self.progress = ProgressSql(dialect)
+        self.shaping = shaping.ShapingSql(dialect)
         self.reads = reads
         self.schedules = schedules
         self.commands = commands
@@ -213,3 +214,25 @@ class StoreReads(ABC):
     def stream_items(self, exec_id: str, key: str, offset: int) -> list[StreamItem]:
         with self._reading() as conn:
             return self._sql.progress.stream(conn, exec_id, key, offset)
+
+    # -- held starts and circuit breakers (sql/shaping.py) ------------------------
+
+    def due_held_starts(self, now: datetime) -> list[tuple[str, str]]:
+        """The (workflow name, key) of every held start due at `now`, earliest first."""
+        with self._reading() as conn:
+            return shaping.due_held(conn, self._sql.shaping, now)
+
+    def held_starts(self) -> list[shaping.HeldRow]:
+        """Every held start (debounce or batch window still open), earliest due first."""
+        with self._reading() as conn:
+            return shaping.list_held(conn, self._sql.shaping)
+
+    def breaker(self, activity: str) -> shaping.BreakerRow | None:
+        """One activity's circuit breaker as stored; None when it never failed."""
+        with self._reading() as conn:
+            return shaping.read_breaker(conn, self._sql.shaping, activity)
+
+    def breakers(self) -> list[shaping.BreakerRow]:
+        """Every stored circuit breaker, by activity name."""
+        with self._reading() as conn:
+            return shaping.list_breakers(conn, self._sql.shaping)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvest_engine.store.sql.columns import opt_time
+from harvest_engine.store.sql.shaping import HELD_DUE_SOURCE
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ DUE_SOURCES: tuple[str, ...] = (
     " WHERE paused = 0 AND NOT {not_whole}{skip}",
     # a client command waiting to be applied: now
     "SELECT MIN(:now) FROM harvest_commands WHERE applied_at IS NULL",
+    # a debounced or batched start whose window closes (sql/shaping.py)
+    HELD_DUE_SOURCE,
 )
 
 

@@ -17,6 +17,7 @@ from harvest_engine.store.sqlite import (
 )
 from harvest_engine.store.sqlite.connection import ClosedConnection
 from harvest_engine.store.sqlite.faults import guard_public_methods
+from harvest_engine.store.sqlite.schema import HELD_STARTS_VERSION
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -115,6 +116,9 @@ class SqliteReader(RunViews):
 
     def _reading(self) -> ReadConnection:
         return self._conn
+
+    def _holds_starts(self) -> bool:
+        return self.schema_version >= HELD_STARTS_VERSION
 
     def _snapshot(self, conn: Executes) -> AbstractContextManager[object]:
         return readonly.snapshot(self._conn)

@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -252,6 +252,43 @@ CREATE TABLE IF NOT EXISTS harvest_streams (
 ) WITHOUT ROWID;
 """
 
+# Version 6: start shaping and circuit breakers (issue 26). A debounced or
+# batched start waits in harvest_held_starts (one row per workflow name and
+# id, naming the run to be) until its window closes; a batch's inputs wait in
+# harvest_held_inputs in arrival order. harvest_breakers keeps each activity's
+# recent failure times (JSON micros) and its open and probe times.
+HELD_STARTS_VERSION = 6
+"""The first version with the held-start and breaker tables."""
+V6 = FLOW_SHAPING = """
+CREATE TABLE IF NOT EXISTS harvest_held_starts (
+    workflow_name     TEXT NOT NULL,
+    workflow_id       TEXT NOT NULL,
+    exec_id           TEXT NOT NULL UNIQUE,
+    kind              TEXT NOT NULL,
+    opened_at         INTEGER NOT NULL,
+    due_at            INTEGER NOT NULL,
+    inputs            INTEGER NOT NULL,
+    bytes             INTEGER NOT NULL,
+    input             TEXT,
+    memo              TEXT,
+    search_attributes TEXT,
+    PRIMARY KEY (workflow_name, workflow_id)
+);
+CREATE INDEX IF NOT EXISTS harvest_held_starts_due ON harvest_held_starts (due_at);
+CREATE TABLE IF NOT EXISTS harvest_held_inputs (
+    exec_id    TEXT NOT NULL,
+    position   INTEGER NOT NULL,
+    input      TEXT NOT NULL,
+    arrived_at INTEGER NOT NULL,
+    PRIMARY KEY (exec_id, position)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS harvest_breakers (
+    activity   TEXT PRIMARY KEY,
+    failures   TEXT NOT NULL,
+    open_until INTEGER,
+    probe_at   INTEGER
+) WITHOUT ROWID;
+"""
 # Created on every open, so a file from before the guard gains it (guide §7).
 APPEND_ONLY_TRIGGERS = """
 CREATE TRIGGER IF NOT EXISTS harvest_events_no_update

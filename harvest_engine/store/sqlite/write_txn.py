@@ -18,6 +18,7 @@ from harvest_engine.store.sql.dialect import SQLITE
 from harvest_engine.store.sql.progress import SQLITE_PROGRESS, ProgressWrites
 from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sql.run_rows import Assignments, new_run_values
+from harvest_engine.store.sql.shaping import SQLITE_SHAPING, ShapingTables
 from harvest_engine.store.sql.side_tables import SQLITE_SIDE, SideTables
 from harvest_engine.store.sqlite import verified_reads, verify
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
@@ -45,12 +46,18 @@ _APPEND_UPDATES: dict[str, str] = {}
 
 
 class SqliteWriteTxn(
-    SignalsAndTimers, TaskTable, SideTables, ProgressWrites, DecisionMarks
+    SignalsAndTimers,
+    TaskTable,
+    SideTables,
+    ProgressWrites,
+    ShapingTables,
+    DecisionMarks,
 ):
     """The WriteTxn of one `BEGIN IMMEDIATE` transaction."""
 
     _side = SQLITE_SIDE
     _progress = SQLITE_PROGRESS
+    _shaping = SQLITE_SHAPING
 
     # -- what progress rows (sql/progress.py) need of SQLite ----------------------
 
