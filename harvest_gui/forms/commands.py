@@ -21,6 +21,7 @@ from harvest_gui.inspect.signal_names import queries_in_code, updates_in_code
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
+    from datetime import datetime
 
     from harvest_engine import (
         HarvestClient,
@@ -243,6 +244,55 @@ def set_schedule_paused(session: Any, workflow_name: str, paused: bool) -> bool:
 def delete_schedule(session: Any, workflow_name: str) -> bool:
     """Remove a schedule; False when there was none."""
     return _writer(session).delete_schedule(workflow_name)
+
+
+SCHEDULE_CLIENT_REASON = (
+    "Client mode: this harvest's client cannot fire schedules; trigger and "
+    "backfill them from the serving process's window."
+)
+
+
+def schedule_firing_reason(session: Any) -> str | None:
+    """Why Trigger now / Backfill are unavailable here, or None when they are."""
+    if runtime_of(session) is not None:
+        return None
+    client = client_of(session)
+    if client is None:
+        return READ_ONLY_REASON
+    if getattr(client, "trigger_schedule", None) is None:
+        return SCHEDULE_CLIENT_REASON
+    return None
+
+
+def trigger_schedule(session: Any, workflow_name: str) -> Any:
+    """Start one run of the schedule now: its exec id, or None when its overlap policy skips.
+
+    In client mode, a coroutine sending the command to the serving process.
+    """
+    client: Any = client_of(
+        session
+    )  # its schedule calls come with the cancel-reach branch
+    if client is not None:
+        return client.trigger_schedule(
+            workflow_name, timeout=_timeout(session), command_id=new_command_id(session)
+        )
+    return _writer(session).trigger_schedule(workflow_name)
+
+
+def backfill_schedule(
+    session: Any, workflow_name: str, start: datetime, end: datetime
+) -> Any:
+    """Start a run for each slot from `start` to `end`: the exec ids started (or a coroutine)."""
+    client: Any = client_of(session)
+    if client is not None:
+        return client.backfill_schedule(
+            workflow_name,
+            start,
+            end,
+            timeout=_timeout(session),
+            command_id=new_command_id(session),
+        )
+    return _writer(session).backfill_schedule(workflow_name, start, end)
 
 
 def purge_terminal(session: Any, older_than: Any) -> int:

@@ -180,6 +180,7 @@ class MainWindow(QMainWindow):
         self.run_list.run_selected.connect(self.detail.show_run)
         self.run_list.run_selected.connect(lambda _id: self.context_changed.emit())
         self.detail.open_run.connect(self.on_open_run)
+        self.schedules.open_run.connect(self.on_schedule_run)
         session.changed.connect(self.on_session_changed)
         session.refreshed.connect(self.status.show_refresh)
         session.drive_error.connect(self.on_drive_error)
@@ -266,6 +267,11 @@ class MainWindow(QMainWindow):
             self.run_list.clear_filters()
             if not self.run_list.select_exec_id(exec_id) and self.detail is not None:
                 self.detail.show_run(exec_id)
+
+    def on_schedule_run(self, exec_id: str) -> None:
+        """A schedule's run was opened from the Schedules page: show it on the Runs page."""
+        self.pages.setCurrentIndex(0)
+        self.on_open_run(exec_id)
 
     def on_drive_error(self, text: str) -> None:
         """A run's drive failed; the others go on. Shown, never raised."""
