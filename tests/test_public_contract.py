@@ -433,3 +433,21 @@ def test_workflow_context_public_signatures_are_the_contracted_ones() -> None:
     got = surface(harvest_engine.WorkflowContext)
     got.pop("__init__")  # built by the engine, never by users
     assert got == {member: normal(text) for member, text in WORKFLOWCONTEXT.items()}
+
+
+# Third wave: the management HTTP API (API.md "Progress and the HTTP API"),
+# `create_app(target, *, token=None, read_only=False)`, plus the hook for
+# routes served beside it (a metrics exporter's /metrics).
+CREATE_APP = (
+    "(target: 'Runtime | str | Path', *, token: 'str | None' = None, "
+    "read_only: 'bool' = False, extra_routes: 'Sequence[BaseRoute]' = ()) "
+    "-> 'Starlette'"
+)
+
+
+def test_create_app_keeps_its_contracted_signature() -> None:
+    from harvest_engine.http import __all__ as http_all
+    from harvest_engine.http import create_app  # noqa: PLC0415
+
+    assert http_all == ["create_app"]
+    assert normal(str(inspect.signature(create_app))) == normal(CREATE_APP)

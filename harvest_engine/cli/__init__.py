@@ -5,6 +5,7 @@ from __future__ import annotations
 from harvest_engine.cli import (
     client_commands,
     follow,
+    http_api,
     operate,
     progress,
     reads,
@@ -15,6 +16,7 @@ from harvest_engine.cli.app import main
 __all__ = [
     "client_commands",
     "follow",
+    "http_api",
     "main",
     "operate",
     "progress",
