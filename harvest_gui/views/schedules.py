@@ -112,7 +112,7 @@ class SchedulesView(QWidget):
         )
         self.runs_table = record_table("scheduleRuns", "The schedule's recent runs")
         self.runs_table.setModel(self.runs_model)
-        self.runs_table.setColumnWidth(0, 300)
+        self.runs_table.setColumnWidth(0, 400)
         self.runs_table.setColumnWidth(1, 110)
         self.runs_table.setColumnWidth(2, 150)
         self.runs_table.doubleClicked.connect(self.on_run_activated)
@@ -131,6 +131,8 @@ class SchedulesView(QWidget):
         split.setObjectName("schedulesSplit")
         split.addWidget(top)
         split.addWidget(bottom)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)  # the runs below get the larger share
         layout = QVBoxLayout(self)
         layout.addWidget(split)
         self.table.selectionModel().currentRowChanged.connect(
