@@ -27,6 +27,7 @@ from harvest_engine.calls import (
 from harvest_engine.client import HarvestClient
 from harvest_engine.clock import Clock, ManualClock, SystemClock
 from harvest_engine.errors import (
+    ActivityCancelled,
     ActivityError,
     ApplicationError,
     BlankWorkflowId,
@@ -109,6 +110,10 @@ from harvest_engine.store.records import (
     TimerRow,
 )
 from harvest_engine.store.sqlite.reader import SqliteReader
+from harvest_engine.workflow.activity_handles import (
+    ActivityCancellationType,
+    ActivityHandle,
+)
 from harvest_engine.workflow.context import WorkflowContext
 from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.replay import WorkflowReplayer
@@ -126,8 +131,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ActivityAttempt",
+    "ActivityCancellationType",
+    "ActivityCancelled",
     "ActivityContext",
     "ActivityError",
+    "ActivityHandle",
     "ActivityInfo",
     "ActivityRunInfo",
     "ActivitySpec",

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
+from harvest_engine.attempt_cancel import AttemptCancel
 from harvest_engine.errors import (
+    ActivityCancelled,
     ApplicationError,
     PayloadNotJson,
     PayloadTooDeep,
@@ -52,8 +54,10 @@ class ActivityContext:
         heartbeat_details: Any = None,
         previous_failure: ErrorInfo | None = None,
         save_heartbeat: Callable[[str], None] | None = None,
+        cancel: AttemptCancel | None = None,
     ) -> None:
         self._info = info
+        self._cancel = AttemptCancel() if cancel is None else cancel
         self._key = idempotency_key
         self._heartbeat = heartbeat_details
         self._previous = previous_failure
@@ -69,7 +73,16 @@ class ActivityContext:
         return self._key
 
     def heartbeat(self, details: Any = None) -> None:
-        """Checkpoint progress; a retry or a reopen resumes from `heartbeat_details()`."""
+        """Checkpoint progress; a retry or a reopen resumes from `heartbeat_details()`.
+
+        Raises:
+            ActivityCancelled: the attempt was cancelled (its run cancelled,
+                terminated or reset, its start-to-close passed, its handle
+                cancelled): the body should stop; nothing is saved.
+        """
+        reason = self._cancel.reason
+        if reason is not None:
+            raise ActivityCancelled(f"activity attempt cancelled: {reason}")
         try:
             value, text = payloads.checked(details, "heartbeat")
         except (PayloadTooDeep, PayloadTooLarge) as exc:
@@ -102,8 +115,14 @@ class ActivityContext:
         self.llm_calls.append(call)
 
     def is_cancelled(self) -> bool:
-        """Always False: this backend never cancels a running attempt."""
-        return False
+        """Whether this attempt was cancelled (False until then).
+
+        It is once its run is cancelled, terminated or reset, its
+        start-to-close passes, or its `ActivityHandle` is cancelled. A sync
+        body that checks it (or heartbeats) can stop early; an async body
+        also gets `asyncio.CancelledError` at its next await.
+        """
+        return self._cancel.reason is not None
 
 
 @dataclass(frozen=True)
@@ -114,6 +133,7 @@ class AttemptResult:
     output: Any = None
     error: ErrorInfo | None = None
     timed_out: bool = False
+    cancelled: bool = False
     llm_calls: list[LlmCall] = field(default_factory=list)
 
 
@@ -187,28 +207,65 @@ async def run_attempt(
     args: tuple[Any, ...],
     *,
     budget: float | None,
+    cancel: AttemptCancel | None = None,
 ) -> AttemptResult:
     """Run one attempt: a coroutine body on this loop, a plain one in a worker thread.
 
-    A coroutine past its budget is cancelled. A thread cannot be stopped, so
-    a sync body's budget is checked when it returns.
+    `cancel` reaches the body (attempt_cancel.py): a coroutine gets
+    CancelledError at its next await, a thread sees `is_cancelled()` and its
+    next heartbeat raises. A budget cancels the attempt when it passes; a
+    thread cannot be stopped, so a sync body is waited for, and is timed out
+    when it returns late. A body that raises once cancelled ends
+    `cancelled` (ActivityCancelled, never retried); one that returns keeps
+    its result.
     """
+    if cancel is None:
+        cancel = AttemptCancel()
+    if cancel.reason is not None:
+        return cancelled_result(cancel.reason)  # cancelled before it began
+    loop = asyncio.get_running_loop()
+    timer = None if budget is None else loop.call_later(budget, cancel.time_out, budget)
     try:
         if _is_coroutine_function(body):
-            coro = body(*args)
-            # asyncio.wait_for makes a task and a timer: only for a budget.
-            value = await (coro if budget is None else asyncio.wait_for(coro, budget))
+            value = await cancel.run(body(*args))
         else:
             started = time.monotonic()
-            loop = asyncio.get_running_loop()
             value = await loop.run_in_executor(None, functools.partial(body, *args))
             if budget is not None and time.monotonic() - started > budget:
                 return _timed_out(budget)
-    except TimeoutError:
-        return _timed_out(budget or 0.0)
+    except asyncio.CancelledError:
+        if cancel.reason is None:
+            raise  # not ours: the pass itself is being cancelled
+        return _ended_by(cancel, budget)
     except Exception as exc:  # noqa: BLE001 - every body failure becomes a recorded error
+        if cancel.reason is not None:
+            return _ended_by(cancel, budget)
         return AttemptResult(ok=False, error=error_info(exc))
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if cancel.timed_out:
+        return _timed_out(budget or 0.0)
     return checked_output(value)
+
+
+def cancelled_result(reason: str) -> AttemptResult:
+    """How a cancelled attempt ends: ActivityCancelled, never retried."""
+    return AttemptResult(
+        ok=False,
+        cancelled=True,
+        error=ErrorInfo(
+            type="ActivityCancelled",
+            message=f"activity attempt cancelled: {reason}",
+            non_retryable=True,
+        ),
+    )
+
+
+def _ended_by(cancel: AttemptCancel, budget: float | None) -> AttemptResult:
+    if cancel.timed_out:
+        return _timed_out(budget or 0.0)
+    return cancelled_result(cancel.reason or "cancelled")
 
 
 def _is_coroutine_function(body: Callable[..., Any]) -> bool:

@@ -20,6 +20,7 @@ from harvest_engine.timestamps import from_text, to_text
 COMMAND_EVENTS = frozenset(
     {
         "ActivityScheduled",
+        "ActivityCancelRequested",
         "LocalActivityScheduled",
         "TimerStarted",
         "TimerCancelled",

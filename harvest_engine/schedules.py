@@ -297,6 +297,31 @@ def next_fire_times(schedule: Schedule, after: datetime, n: int) -> list[datetim
     return slots
 
 
+# A backfill covers at most this many slots (one transaction starts them all).
+MAX_BACKFILL_SLOTS = 1000
+
+
+def slots_between(schedule: Schedule, start: datetime, end: datetime) -> list[datetime]:
+    """The slots from `start` to `end`, both included, oldest first: what a backfill starts.
+
+    Raises:
+        ValueError: more than MAX_BACKFILL_SLOTS slots in the range.
+    """
+    slots: list[datetime] = []
+    cursor = start - timedelta(microseconds=1)
+    while True:
+        slot = schedule.next_after(cursor)
+        if slot > end:
+            return slots
+        if len(slots) == MAX_BACKFILL_SLOTS:
+            raise ValueError(
+                f"backfill_schedule covers more than {MAX_BACKFILL_SLOTS} slots; "
+                "split the range"
+            )
+        slots.append(slot)
+        cursor = slot
+
+
 def slot_seconds(slot: datetime) -> int:
     """A slot as Unix epoch seconds."""
     return math.floor((slot - _EPOCH).total_seconds())

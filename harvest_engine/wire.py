@@ -13,17 +13,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any
 
 from harvest_engine import errors, payloads
 from harvest_engine.calls import (
     SignalDelivery,
     SignalWithStartOutcome,
-    StartOutcome,
     UpdateWithStartOutcome,
 )
 from harvest_engine.errors import HarvestError, HarvestInternalError
 from harvest_engine.states import ExecutionId
+from harvest_engine.wire_base import Command as Command
+from harvest_engine.wire_base import ReturnsExecId, ReturnsStartOutcome
+from harvest_engine.wire_schedules import BackfillSchedule as BackfillSchedule
+from harvest_engine.wire_schedules import DeleteSchedule as DeleteSchedule
+from harvest_engine.wire_schedules import PauseSchedule as PauseSchedule
+from harvest_engine.wire_schedules import ResumeSchedule as ResumeSchedule
+from harvest_engine.wire_schedules import TriggerSchedule as TriggerSchedule
+from harvest_engine.wire_schedules import UpsertSchedule as UpsertSchedule
 
 # Built-in errors a command may raise for a bad argument (the client checks
 # most of them before writing, the serving process re-checks).
@@ -36,48 +43,7 @@ ALLOW_DUPLICATE = "ALLOW_DUPLICATE"
 
 
 @dataclass(frozen=True)
-class Command:
-    """A client command: its fields are its JSON arguments; the result is plain JSON."""
-
-    KIND: ClassVar[str]
-
-    def args(self) -> dict[str, Any]:
-        """The arguments as the JSON object a command row holds."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @staticmethod
-    def encode_result(value: Any) -> Any:
-        """The runtime's return value as JSON."""
-        return value
-
-    @staticmethod
-    def decode_result(data: Any) -> Any:
-        """The JSON result back as the value an in-process call returns."""
-        return data
-
-
-class _ReturnsExecId(Command):
-    @staticmethod
-    def encode_result(value: Any) -> Any:
-        return str(value)
-
-    @staticmethod
-    def decode_result(data: Any) -> Any:
-        return ExecutionId(data)
-
-
-class _ReturnsStartOutcome(Command):
-    @staticmethod
-    def encode_result(value: Any) -> Any:
-        return {"exec_id": str(value.exec_id), "started_fresh": value.started_fresh}
-
-    @staticmethod
-    def decode_result(data: Any) -> Any:
-        return StartOutcome(ExecutionId(data["exec_id"]), data["started_fresh"])
-
-
-@dataclass(frozen=True)
-class StartWorkflow(_ReturnsExecId):
+class StartWorkflow(ReturnsExecId):
     """`start_workflow`: a fresh run."""
 
     KIND = "start_workflow"
@@ -86,7 +52,7 @@ class StartWorkflow(_ReturnsExecId):
 
 
 @dataclass(frozen=True)
-class StartWorkflowWithId(_ReturnsExecId):
+class StartWorkflowWithId(ReturnsExecId):
     """`start_workflow_with_id`: attach to the RUNNING run of the id, or start one."""
 
     KIND = "start_workflow_with_id"
@@ -96,7 +62,7 @@ class StartWorkflowWithId(_ReturnsExecId):
 
 
 @dataclass(frozen=True)
-class StartWorkflowWithReusePolicy(_ReturnsStartOutcome):
+class StartWorkflowWithReusePolicy(ReturnsStartOutcome):
     """`start_workflow_with_reuse_policy` (the policy by name)."""
 
     KIND = "start_workflow_with_reuse_policy"
@@ -107,7 +73,7 @@ class StartWorkflowWithReusePolicy(_ReturnsStartOutcome):
 
 
 @dataclass(frozen=True)
-class StartWorkflowWithOptions(_ReturnsStartOutcome):
+class StartWorkflowWithOptions(ReturnsStartOutcome):
     """`start_workflow_with_options`, the options spread into fields."""
 
     KIND = "start_workflow_with_options"
@@ -290,6 +256,12 @@ COMMANDS: dict[str, type[Command]] = {
         Query,
         Update,
         UpdateWithStartCommand,
+        UpsertSchedule,
+        PauseSchedule,
+        ResumeSchedule,
+        DeleteSchedule,
+        TriggerSchedule,
+        BackfillSchedule,
     )
 }
 """Every command record by its kind."""

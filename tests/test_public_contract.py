@@ -382,6 +382,8 @@ WORKFLOWCONTEXT = {
 # the openers subclass) joins the API; `PostgresRuntime` only connects (it is
 # no `SqliteRuntime`, so it has no refused `open` / `open_in_memory`).
 ALL = sorted([*ALL, "Runtime"])
+# Cancellation that stops work (issue 27): the typed error a cancelled attempt raises.
+ALL = sorted([*ALL, "ActivityCancelled", "ActivityCancellationType", "ActivityHandle"])
 OPENERS = ("open", "open_in_memory")
 POSTGRESRUNTIME = {k: v for k, v in POSTGRESRUNTIME.items() if k not in OPENERS}
 RUNTIME = {k: v for k, v in SQLITERUNTIME.items() if k not in OPENERS}
@@ -433,6 +435,54 @@ def test_workflow_context_public_signatures_are_the_contracted_ones() -> None:
     got = surface(harvest_engine.WorkflowContext)
     got.pop("__init__")  # built by the engine, never by users
     assert got == {member: normal(text) for member, text in WORKFLOWCONTEXT.items()}
+
+
+# Issue 27, the client's reach: every call naming a run also takes workflow_id=
+# (so the exec id and the names after it have defaults), and the schedule calls.
+_RUN = "exec_id: 'str | ExecutionId | None' = None"
+_CALL = "timeout: 'Duration' = '10s', command_id: 'str | None' = None"
+_SCHEDULE_CALL = f"*, {_CALL}"
+HARVESTCLIENT.update(
+    {
+        "cancel": f"(self, {_RUN}, reason: 'str' = '', *, workflow_id: 'str | None' = None, "
+        f"{_CALL}) -> 'None'",
+        "terminate": f"(self, {_RUN}, reason: 'str' = '', *, workflow_id: 'str | None' = "
+        f"None, {_CALL}) -> 'None'",
+        "send_signal": f"(self, {_RUN}, name: 'str' = '', payload: 'Any' = None, *, "
+        f"workflow_id: 'str | None' = None, {_CALL}) -> 'None'",
+        "send_signal_idempotent": f"(self, {_RUN}, name: 'str' = '', payload: 'Any' = None, "
+        f"key: 'str | None' = None, *, workflow_id: 'str | None' = None, {_CALL}) -> 'bool'",
+        "query": f"(self, {_RUN}, name: 'str' = '', arg: 'Any' = None, *, workflow_id: "
+        f"'str | None' = None, {_CALL}) -> 'Any'",
+        "update": f"(self, {_RUN}, name: 'str' = '', arg: 'Any' = None, *, workflow_id: "
+        f"'str | None' = None, {_CALL}) -> 'Any'",
+        "outcome": f"(self, {_RUN}, *, workflow_id: 'str | None' = None) -> "
+        "'ExecutionOutcome'",
+        "describe": f"(self, {_RUN}, *, workflow_id: 'str | None' = None) -> "
+        "'ExecutionDetail'",
+        "load_history": f"(self, {_RUN}, *, workflow_id: 'str | None' = None) -> "
+        "'list[HistoryEvent]'",
+        "result": f"(self, {_RUN}, *, workflow_id: 'str | None' = None, timeout: "
+        "'Duration | None' = None) -> 'ExecutionOutcome'",
+        "upsert_schedule": f"(self, schedule: 'WorkflowSchedule', {_SCHEDULE_CALL}) -> "
+        "'ScheduleRow'",
+        "pause_schedule": f"(self, workflow_name: 'str', {_SCHEDULE_CALL}) -> 'bool'",
+        "resume_schedule": f"(self, workflow_name: 'str', {_SCHEDULE_CALL}) -> 'bool'",
+        "delete_schedule": f"(self, workflow_name: 'str', {_SCHEDULE_CALL}) -> 'bool'",
+        "trigger_schedule": f"(self, workflow_name: 'str', {_SCHEDULE_CALL}) -> "
+        "'ExecutionId | None'",
+        "backfill_schedule": f"(self, workflow_name: 'str', start: 'datetime', end: "
+        f"'datetime', {_SCHEDULE_CALL}) -> 'list[ExecutionId]'",
+        "list_schedules": "(self) -> 'list[ScheduleRow]'",
+    }
+)
+WORKFLOWCONTEXT["start_activity"] = (
+    "(self, activity: 'Callable[..., Any] | ActivityInfo | str', input: 'Any' = None, *, "
+    "queue: 'str | None' = None, retry: 'RetryPolicy | None' = None, start_to_close: "
+    "'Duration | None' = None, schedule_to_close: 'Duration | None' = None, "
+    "cancellation_type: 'ActivityCancellationType | str' = "
+    "<ActivityCancellationType.TRY_CANCEL: 'try_cancel'>) -> 'ActivityHandle'"
+)
 
 
 # Third wave: the management HTTP API (API.md "Progress and the HTTP API"),

@@ -9,6 +9,7 @@ from harvest_engine.cli import (
     operate,
     progress,
     reads,
+    schedule_commands,
     transfer,
 )
 from harvest_engine.cli.app import main
@@ -21,5 +22,6 @@ __all__ = [
     "operate",
     "progress",
     "reads",
+    "schedule_commands",
     "transfer",
 ]

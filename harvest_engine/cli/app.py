@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import shlex
 import signal
 import sys
 from contextlib import contextmanager
@@ -12,12 +14,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from harvest_engine import __version__
-from harvest_engine.cli.output import failures
+from harvest_engine.cli.output import EXIT_NOT_FOUND, HarvestFailure, failures
+from harvest_engine.errors import HarvestError
+from harvest_engine.filters import ExecutionFilter
+from harvest_engine.run_lookup import run_of, workflow_id_exists
 from harvest_engine.store.postgres.reader import PostgresReader
 from harvest_engine.store.sqlite.reader import SqliteReader
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 Target = Path | str
 """What FILE names: a database file, or a Postgres database by its URL (a str)."""
@@ -42,7 +47,6 @@ def target(
 # so each case ends in its typed error and exit status, not a usage message.
 # A postgresql:// URL opens that database the same way.
 FILE = click.argument("file", callback=target)
-EXEC = click.argument("exec_id")
 JSON = click.option(
     "--json", "as_json", is_flag=True, help="Print JSON instead of text."
 )
@@ -65,8 +69,100 @@ def _end_on_closed_stdout() -> None:
     sys.exit(0)
 
 
+WORKFLOW_ID = "--workflow-id"
+_BY_WORKFLOW_ID = "harvest.by_workflow_id"
+
+
+class RunCommand(click.Command):
+    """A command whose EXEC_ID argument (`EXEC`) may be given as ``--workflow-id ID`` instead.
+
+    Click matches positional arguments left to right, so with
+    ``--workflow-id`` on the line the EXEC_ID argument is left out of the
+    parse: ``harvest signal FILE --workflow-id K1 NAME`` reads NAME as NAME.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Note whether the line names the run by its workflow id, then parse."""
+        ctx.meta[_BY_WORKFLOW_ID] = any(
+            a == WORKFLOW_ID or a.startswith(WORKFLOW_ID + "=") for a in args
+        )
+        return super().parse_args(ctx, args)
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """The parameters, without EXEC_ID when `--workflow-id` stands for it."""
+        params = super().get_params(ctx)
+        if ctx.meta.get(_BY_WORKFLOW_ID):
+            return [
+                p
+                for p in params
+                if not (isinstance(p, click.Argument) and p.name == "exec_id")
+            ]
+        return params
+
+
+def EXEC(fn: Callable[..., Any]) -> Callable[..., Any]:  # noqa: N802 - spelt like FILE and JSON
+    """The run a command takes: EXEC_ID, or ``--workflow-id ID`` (its RUNNING run, else its newest).
+
+    Every command taking a run uses it (after FILE), so each spells it the
+    same way and resolves it once (`run_target`); the command gets the
+    exec id.
+    """
+
+    @functools.wraps(fn)
+    def resolved(
+        *args: Any,
+        exec_id: str | None = None,
+        workflow_id: str | None = None,
+        **kw: Any,
+    ) -> Any:
+        kw["exec_id"] = run_target(kw["file"], exec_id, workflow_id)
+        return fn(*args, **kw)
+
+    option = click.option(
+        WORKFLOW_ID,
+        "workflow_id",
+        default=None,
+        metavar="ID",
+        help="Name the run by its workflow id instead of EXEC_ID: the RUNNING run "
+        "of that id, else the newest.",
+    )
+    return click.argument("exec_id", required=False)(option(resolved))
+
+
+def run_target(file: Target, exec_id: str | None, workflow_id: str | None) -> str:
+    """The exec id a command line names (see `EXEC`).
+
+    An EXEC_ID that no run has, but that is some run's workflow id, is
+    refused with the `--workflow-id` spelling to use.
+    """
+    if workflow_id is None and exec_id is None:
+        raise click.UsageError(f"give EXEC_ID, or {WORKFLOW_ID} ID")
+    with reading(file) as reader:
+        if workflow_id is not None:
+            return run_of(reader, None, workflow_id)
+        assert exec_id is not None  # noqa: S101 - checked above
+        text = exec_id.strip()
+        if text and not _has_run(reader, text) and workflow_id_exists(reader, text):
+            raise HarvestFailure(
+                f"no execution with id {text!r}, but it is a workflow id: "
+                f"use {WORKFLOW_ID} {shlex.quote(text)}",
+                EXIT_NOT_FOUND,
+            )
+        return exec_id
+
+
+def _has_run(reader: SqliteReader | PostgresReader, exec_id: str) -> bool:
+    try:
+        flt = ExecutionFilter().exec_id(exec_id).limit(1)
+    except HarvestError:  # no run could have it (InvalidFilter)
+        return False
+    return bool(reader.list_executions(flt).executions)
+
+
 class HarvestGroup(click.Group):
     """The command group: a closed stdout ends any command quietly, not as a failure."""
+
+    command_class = RunCommand
 
     def make_context(
         self,

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING
 import click
 
 from harvest_engine.authoring import WorkflowInfo
-from harvest_engine.cli.app import FILE, JSON, Target, main, target
+from harvest_engine.cli.app import (
+    FILE,
+    JSON,
+    WORKFLOW_ID,
+    Target,
+    main,
+    run_target,
+    target,
+)
 from harvest_engine.cli.output import (
     EXIT_NOT_FOUND,
     HarvestFailure,
@@ -66,6 +74,13 @@ def purge(file: Target, older_than: str, as_json: bool) -> None:
 @click.argument("file", required=False, callback=target)
 @click.argument("exec_id", required=False)
 @click.option(
+    WORKFLOW_ID,
+    "workflow_id",
+    default=None,
+    metavar="ID",
+    help="The run by its workflow id instead of EXEC_ID (RUNNING, else the newest).",
+)
+@click.option(
     "--history",
     "history_file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -81,12 +96,15 @@ def purge(file: Target, older_than: str, as_json: bool) -> None:
 @JSON
 def replay(
     file: Target | None,
-    exec_id: str | None,
     history_file: Path | None,
     modules: tuple[str, ...],
     as_json: bool,
+    exec_id: str | None = None,
+    workflow_id: str | None = None,
 ) -> None:
     """Replay a stored history against today's workflow code."""
+    if workflow_id is not None and file is not None and history_file is None:
+        exec_id = run_target(file, None, workflow_id)
     with failures():
         events = _history_for_replay(file, exec_id, history_file)
         workflows = _workflows_in(modules)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import wire
 from harvest_engine.client import progress, requests, waits
+from harvest_engine.client.schedule_calls import ScheduleCalls
 from harvest_engine.client.starting import DEFAULT_TIMEOUT, StartCalls
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.names import check_key
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 
 @guard_public_methods()
-class HarvestClient(StartCalls):
+class HarvestClient(StartCalls, ScheduleCalls):
     """A client of a served harvest file, in any process (see the module docstring).
 
     Like the runtime and the reader, every public call raises typed errors
@@ -56,6 +57,10 @@ class HarvestClient(StartCalls):
     every call with it awaits that command's reply, so it is applied once
     (within the day applied commands are kept). An id that names a
     different command raises ValueError and queues nothing.
+
+    Every call that names a run takes its exec id or, instead,
+    ``workflow_id=`` (the business id it was started with): the RUNNING run
+    of that id, else the newest (`WorkflowIdNotFound` when none has it).
     """
 
     def __init__(
@@ -65,8 +70,7 @@ class HarvestClient(StartCalls):
         queue: CommandQueue | PostgresCommandQueue,
     ) -> None:
         """Use `HarvestClient.open(path)` or `HarvestClient.connect(dsn)`."""
-        super().__init__(path, queue)
-        self._reader = reader
+        super().__init__(path, queue, reader)
         self.closed = False
 
     @classmethod
@@ -138,32 +142,35 @@ class HarvestClient(StartCalls):
 
     async def send_signal(
         self,
-        exec_id: str | ExecutionId,
-        name: str,
+        exec_id: str | ExecutionId | None = None,
+        name: str = "",
         payload: Any = None,
         *,
+        workflow_id: str | None = None,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
         command_id: str | None = None,
     ) -> None:
-        """Stage a signal for a RUNNING run."""
+        """Stage a signal for a RUNNING run (by exec id, or ``workflow_id=``)."""
         await self._call(
-            requests.signal(exec_id, name, payload),
+            requests.signal(self._run_id(exec_id, workflow_id), name, payload),
             timeout,
             command_id,
         )
 
     async def send_signal_idempotent(
         self,
-        exec_id: str | ExecutionId,
-        name: str,
-        payload: Any,
-        key: str | None,
+        exec_id: str | ExecutionId | None = None,
+        name: str = "",
+        payload: Any = None,
+        key: str | None = None,
         *,
+        workflow_id: str | None = None,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
         command_id: str | None = None,
     ) -> bool:
         """Stage a keyed signal; False when this run already holds `key`."""
-        args = requests.signal_idempotent(exec_id, name, payload, key)
+        run = self._run_id(exec_id, workflow_id)
+        args = requests.signal_idempotent(run, name, payload, key)
         result: bool = await self._call(args, timeout, command_id)
         return result
 
@@ -187,55 +194,61 @@ class HarvestClient(StartCalls):
 
     async def cancel(
         self,
-        exec_id: str | ExecutionId,
+        exec_id: str | ExecutionId | None = None,
         reason: str = "",
         *,
+        workflow_id: str | None = None,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
         command_id: str | None = None,
     ) -> None:
-        """Request a cooperative cancel of a RUNNING run."""
+        """Request a cooperative cancel of a RUNNING run; its running bodies are cancelled."""
+        run = self._run_id(exec_id, workflow_id)
         await self._call(
-            wire.Cancel(*requests.ending(exec_id, reason)), timeout, command_id
+            wire.Cancel(*requests.ending(run, reason)), timeout, command_id
         )
 
     async def terminate(
         self,
-        exec_id: str | ExecutionId,
+        exec_id: str | ExecutionId | None = None,
         reason: str = "",
         *,
+        workflow_id: str | None = None,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
         command_id: str | None = None,
     ) -> None:
-        """End a RUNNING run TERMINATED at once."""
+        """End a RUNNING run TERMINATED at once; its running bodies are cancelled."""
+        run = self._run_id(exec_id, workflow_id)
         await self._call(
-            wire.Terminate(*requests.ending(exec_id, reason)), timeout, command_id
+            wire.Terminate(*requests.ending(run, reason)), timeout, command_id
         )
 
     async def query(
         self,
-        exec_id: str | ExecutionId,
-        name: str,
+        exec_id: str | ExecutionId | None = None,
+        name: str = "",
         arg: Any = None,
         *,
+        workflow_id: str | None = None,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
         command_id: str | None = None,
     ) -> Any:
         """Answer query `name(arg)` in the serving process (it has the code); writes no event."""
-        return await self._call(requests.query(exec_id, name, arg), timeout, command_id)
+        run = self._run_id(exec_id, workflow_id)
+        return await self._call(requests.query(run, name, arg), timeout, command_id)
 
     async def update(
         self,
-        exec_id: str | ExecutionId,
-        name: str,
+        exec_id: str | ExecutionId | None = None,
+        name: str = "",
         arg: Any = None,
         *,
+        workflow_id: str | None = None,
         timeout: Duration = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - API.md's contract
         command_id: str | None = None,
     ) -> Any:
         """Run update `name(arg)` in the serving process; its result."""
-        return await self._call(
-            requests.update(exec_id, name, arg), timeout, command_id
-        )
+        run = self._run_id(exec_id, workflow_id)
+        return await self._call(requests.update(run, name, arg), timeout, command_id)
 
     def withdraw(self, command_id: str) -> bool:
         """Remove a queued command no serving process applied yet; False once applied.
@@ -264,21 +277,36 @@ class HarvestClient(StartCalls):
 
     # -- reading --------------------------------------------------------------------
 
-    def outcome(self, exec_id: str | ExecutionId) -> ExecutionOutcome:
+    def outcome(
+        self,
+        exec_id: str | ExecutionId | None = None,
+        *,
+        workflow_id: str | None = None,
+    ) -> ExecutionOutcome:
         """The stored outcome of one run, read from the file."""
-        return outcome_of(self._reader.describe(requests.exec_id(exec_id)))
+        return outcome_of(self._reader.describe(self._run_id(exec_id, workflow_id)))
 
-    def describe(self, exec_id: str | ExecutionId) -> ExecutionDetail:
+    def describe(
+        self,
+        exec_id: str | ExecutionId | None = None,
+        *,
+        workflow_id: str | None = None,
+    ) -> ExecutionDetail:
         """One run with its payloads as Stored values."""
-        return self._reader.describe(requests.exec_id(exec_id))
+        return self._reader.describe(self._run_id(exec_id, workflow_id))
 
     def list_executions(self, flt: ExecutionFilter | None = None) -> ExecutionPage:
         """One page of runs, newest first, without payloads."""
         return self._reader.list_executions(flt)
 
-    def load_history(self, exec_id: str | ExecutionId) -> list[HistoryEvent]:
+    def load_history(
+        self,
+        exec_id: str | ExecutionId | None = None,
+        *,
+        workflow_id: str | None = None,
+    ) -> list[HistoryEvent]:
         """Every recorded event of the run, in order."""
-        return self._reader.load_history(requests.exec_id(exec_id))
+        return self._reader.load_history(self._run_id(exec_id, workflow_id))
 
     def data_version(self) -> int:
         """A number that changes whenever another process commits to the file."""
@@ -324,8 +352,9 @@ class HarvestClient(StartCalls):
 
     async def result(
         self,
-        exec_id: str | ExecutionId,
+        exec_id: str | ExecutionId | None = None,
         *,
+        workflow_id: str | None = None,
         timeout: Duration | None = None,  # noqa: ASYNC109 - API.md's contract
     ) -> ExecutionOutcome:
         """Wait for the run's end, following continue-as-new and retry successors.
@@ -340,7 +369,11 @@ class HarvestClient(StartCalls):
             else loop.time() + to_timedelta(timeout, what="timeout").total_seconds()
         )
         current, detail = await waits.run_end(
-            self._reader, self._queue, self._wakes, requests.exec_id(exec_id), deadline
+            self._reader,
+            self._queue,
+            self._wakes,
+            self._run_id(exec_id, workflow_id),
+            deadline,
         )
         if detail is None:
             raise TimeoutError(f"run {current} has not ended within {timeout}")

@@ -9,6 +9,7 @@ unknown workflow or run) is answered by the serving process.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import calls, payloads, wire
@@ -24,6 +25,7 @@ from harvest_engine.calls import (
 )
 from harvest_engine.errors import ExecutionNotFound, InvalidName, UpdateRejected
 from harvest_engine.names import check_name
+from harvest_engine.schedules import WorkflowSchedule
 from harvest_engine.shaping import MAX_INPUT_BYTES_CEILING
 
 if TYPE_CHECKING:
@@ -203,4 +205,43 @@ def update_with_start(request: UpdateWithStart) -> wire.UpdateWithStartCommand:
         input=payloads.to_json(request.input),
         update_arg=payloads.to_json(request.update_arg),
         reuse_policy=WorkflowIdReusePolicy.coerce(request.reuse_policy).name,
+    )
+
+
+def schedule_name(value: Any) -> str:
+    """A schedule's key (its workflow name): non-blank text within the name cap."""
+    name = _name(value, "a workflow name")
+    if not name.strip():
+        raise InvalidName(what="workflow name", reason="it is blank")
+    return name
+
+
+def upsert_schedule(schedule: WorkflowSchedule) -> wire.UpsertSchedule:
+    """upsert_schedule: a WorkflowSchedule (checked when it was made) with a JSON input."""
+    if not isinstance(schedule, WorkflowSchedule):
+        raise TypeError(f"upsert_schedule takes a WorkflowSchedule, got {schedule!r}")
+    value = payloads.to_json(schedule.input)
+    payloads.check(value, "schedule input")
+    return wire.UpsertSchedule(
+        workflow_name=schedule_name(schedule.workflow_name),
+        schedule=schedule.schedule.to_json(),
+        input=value,
+        max_active_runs=schedule.max_active_runs,
+        overlap=str(schedule.overlap),
+    )
+
+
+def backfill_schedule(
+    name: str, start: datetime, end: datetime
+) -> wire.BackfillSchedule:
+    """backfill_schedule: aware times, `end` not before `start` (the slots are the server's)."""
+    for what, when in (("start", start), ("end", end)):
+        if not isinstance(when, datetime) or when.tzinfo is None:
+            raise ValueError(
+                f"backfill_schedule {what} is an aware datetime, got {when!r}"
+            )
+    if end < start:
+        raise ValueError("backfill_schedule end is before its start")
+    return wire.BackfillSchedule(
+        schedule_name(name), start.isoformat(), end.isoformat()
     )

@@ -13,20 +13,36 @@ from harvest_engine.client import requests, waits
 from harvest_engine.client.wakes import ClientWakes
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import CommandTimedOut, HarvestError, NotServed
+from harvest_engine.run_lookup import run_of
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 
 if TYPE_CHECKING:
+    from harvest_engine.states import ExecutionId
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
+    from harvest_engine.store.postgres.reader import PostgresReader
+    from harvest_engine.store.sqlite.reader import SqliteReader
 
 
 class CommandRoundTrip:
-    """Where a client queues its commands (`path`, its queue), and the one round trip."""
+    """Where a client queues its commands (`path`, its queue) and reads, and the one round trip."""
 
-    def __init__(self, path: str, queue: CommandQueue | PostgresCommandQueue) -> None:
+    def __init__(
+        self,
+        path: str,
+        queue: CommandQueue | PostgresCommandQueue,
+        reader: SqliteReader | PostgresReader,
+    ) -> None:
         self.path = path
         self._queue = queue
+        self._reader = reader
         # A file's wake channel, opened at the first wait (Postgres has notices).
         self._wakes = ClientWakes(path) if isinstance(queue, CommandQueue) else None
+
+    def _run_id(
+        self, exec_id: str | ExecutionId | None, workflow_id: str | None
+    ) -> str:
+        """The run a call names: its exec id, or `workflow_id`'s RUNNING run, else its newest."""
+        return run_of(self._reader, exec_id, workflow_id)
 
     async def _call(
         self,

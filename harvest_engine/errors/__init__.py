@@ -76,6 +76,7 @@ from harvest_engine.errors.storage import (
     StorageError,
 )
 from harvest_engine.errors.workflow_code import (
+    ActivityCancelled,
     ActivityError,
     ApplicationError,
     ChildWorkflowError,
@@ -88,6 +89,7 @@ from harvest_engine.errors.workflow_code import (
 )
 
 __all__ = [
+    "ActivityCancelled",
     "ActivityError",
     "ApplicationError",
     "BlankWorkflowId",

@@ -61,12 +61,17 @@ class WorkflowAlreadyStarted(SqliteError):
 
 
 class WorkflowIdNotFound(SqliteError):
-    """No run of this workflow name has this workflow id."""
+    """No run of this workflow name (of any, when it is None) has this workflow id."""
 
     _template = "no run of {workflow_name!r} has workflow id {workflow_id!r}"
 
-    def __init__(self, *, workflow_name: str, workflow_id: str) -> None:
-        super().__init__(workflow_name=workflow_name, workflow_id=workflow_id)
+    def __init__(self, *, workflow_name: str | None, workflow_id: str) -> None:
+        message = (
+            None
+            if workflow_name is not None
+            else f"no run has workflow id {workflow_id!r}"
+        )
+        super().__init__(message, workflow_name=workflow_name, workflow_id=workflow_id)
 
 
 def _registered_text(registered: tuple[str, ...]) -> str:

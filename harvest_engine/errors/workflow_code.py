@@ -83,6 +83,29 @@ class ActivityError(ApplicationError):
     """An activity failed for good (its retries, if any, are used up)."""
 
 
+class ActivityCancelled(ActivityError):
+    """An activity attempt was cancelled; so is the activity when workflow code awaits it.
+
+    An attempt is cancelled when its run is cancelled, terminated or reset,
+    when its start-to-close passes, or when workflow code cancels its
+    `ActivityHandle`. A sync body gets it from its next `heartbeat()` (an
+    async body gets `asyncio.CancelledError` at its next await); workflow
+    code awaiting a cancelled handle gets it too. Never retried.
+    """
+
+    def __init__(
+        self,
+        message: str = "activity cancelled",
+        *,
+        type: str | None = None,
+        non_retryable: bool = True,
+        details: Any = None,
+    ) -> None:
+        super().__init__(
+            message, type=type, non_retryable=non_retryable, details=details
+        )
+
+
 class ChildWorkflowError(ApplicationError):
     """A child workflow failed, was cancelled or was terminated."""
 

@@ -1,7 +1,8 @@
 """Engine: the parts every concern of the runtime takes, instead of the facade.
 
 The store, the clock, the registered code, the settings, the instance cache,
-the waker of a serving loop, the commits in-process readers wait on and the decider, with the few helpers every
+the waker of a serving loop, the commits in-process readers wait on, the decider
+and the running attempts, with the few helpers every
 call needs (an id checked and made text, a wake after work was made). A
 concern module takes an `Engine` (or one of its parts) and says by that what
 it needs; none takes the `Runtime` facade, so the facade sits on top of the
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from harvest_engine.errors import ExecutionNotFound
 from harvest_engine.names import MAX_NAME_CHARS
+from harvest_engine.runtime.attempts import RunningAttempts
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.deciding.decide import Decider
 from harvest_engine.runtime.registry import Registry
@@ -41,6 +43,10 @@ class Engine:
         self.changes = Changes()
         store.add_commit_listener(self.changes.committed)
         self.decider = Decider(store, self.registry, self.cache, self.settings)
+        # The attempts this process runs: a cancel any write announced (this
+        # process's or, on Postgres, another worker's) reaches their bodies.
+        self.attempts = RunningAttempts()
+        store.add_cancel_listener(self.attempts.cancel)
         self.closed = False
         # A write that storage failed may have carried any run's cycle (one
         # run's, or a batch's): no cached instance may run ahead of the file.

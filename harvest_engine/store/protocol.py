@@ -87,6 +87,18 @@ class DurableStore(Protocol):
         """
         ...
 
+    def add_cancel_listener(
+        self, fn: Callable[[list[tuple[int, int]], str], None]
+    ) -> None:
+        """Call `fn(attempts, reason)` for each cancel of attempts any write announced.
+
+        `attempts` are (task id, attempt) pairs (`WriteTxn.announce_cancels`),
+        heard after the announcing transaction commits: in process on a
+        file, from every worker through NOTIFY on Postgres (from the
+        listening thread, so `fn` must be thread-safe).
+        """
+        ...
+
     def release_claim(self, task_id: int) -> None:
         """Put a task this process claimed back to PENDING (its outcome was not recorded).
 

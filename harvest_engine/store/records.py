@@ -130,7 +130,8 @@ class ActivityAttempt:
 
     `outcome` is upper case like every state string of the engine (a run's
     `state`, a task's `status`): ``"COMPLETED"``, ``"FAILED"``,
-    ``"TIMED_OUT"``, or ``"LOST"`` for an attempt whose process died
+    ``"TIMED_OUT"``, ``"CANCELLED"`` (its run cancelled, terminated or reset,
+    or its handle cancelled, while it ran), or ``"LOST"`` for an attempt whose process died
     mid-body, recorded when the file is reopened.
     """
 

@@ -90,6 +90,16 @@ class WriteTxn(ShapingTxn, Protocol):
         """
         ...
 
+    def announce_cancels(
+        self, attempts: Sequence[tuple[int, int]], reason: str
+    ) -> None:
+        """Have these claimed attempts, (task id, attempt), cancelled once this commits.
+
+        Every process running one of them hears it (`add_cancel_listener`);
+        a rollback announces nothing.
+        """
+        ...
+
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back (its COMMIT failing included).
 

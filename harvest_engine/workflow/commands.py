@@ -17,6 +17,7 @@ from harvest_engine.events import HistoryEvent
 # The attributes that identify a command of each event type on replay.
 MATCH_KEYS: dict[str, tuple[str, ...]] = {
     "ActivityScheduled": ("activity_id", "name"),
+    "ActivityCancelRequested": ("activity_id",),
     "LocalActivityScheduled": ("activity_id", "name"),
     "TimerStarted": ("timer_id",),
     "TimerCancelled": ("timer_id",),

@@ -16,9 +16,8 @@ from harvest_engine.errors import ContinueAsNew
 from harvest_engine.names import check_name
 from harvest_engine.workflow import combinators
 from harvest_engine.workflow.commands import Command
-from harvest_engine.workflow.context_progress import ProgressCalls
+from harvest_engine.workflow.context_activities import ActivityCalls
 from harvest_engine.workflow.deadlines import signal_within
-from harvest_engine.workflow.defaults import LOCAL_ACTIVITY_BUDGET_SECONDS
 from harvest_engine.workflow.mutex import WorkflowMutex
 from harvest_engine.workflow.progress import step_summary
 from harvest_engine.workflow.recorded_errors import (
@@ -26,10 +25,6 @@ from harvest_engine.workflow.recorded_errors import (
     side_effect_result,
 )
 from harvest_engine.workflow.run_metadata import check_search_attributes
-from harvest_engine.workflow.targets import (
-    activity_target,
-    checked_value,
-)
 from harvest_engine.workflow.timers import TimerHandle, start_timer
 from harvest_engine.workflow.versioning import check_patch_id
 
@@ -37,11 +32,10 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
     from datetime import datetime
 
-    from harvest_engine.authoring import ActivityInfo, RetryPolicy
     from harvest_engine.workflow.run_info import RunInfo
 
 
-class WorkflowContext(ProgressCalls):
+class WorkflowContext(ActivityCalls):
     """Passed to every workflow body; every durable call is awaitable and deterministic."""
 
     # The run's generator, made at first use (see `_rng`).
@@ -173,90 +167,6 @@ class WorkflowContext(ProgressCalls):
         machine = self._machine
         machine.commands.log_line(
             payloads.check_value(str(message), "log message"), machine.now
-        )
-
-    # -- activities ----------------------------------------------------------
-
-    async def execute_activity(
-        self,
-        activity: Callable[..., Any] | ActivityInfo | str,
-        input: Any = None,
-        *,
-        queue: str | None = None,
-        retry: RetryPolicy | None = None,
-        start_to_close: Duration | None = None,
-        schedule_to_close: Duration | None = None,
-        summary: str | None = None,
-    ) -> Any:
-        """Schedule an activity and wait for its result (ActivityError when it fails for good).
-
-        `summary` labels the step (stored with its ActivityScheduled event).
-        """
-        name, result_type = activity_target(activity)
-        attrs: dict[str, Any] = {
-            "name": name,
-            "input": checked_value(input, "activity input"),
-        }
-        if queue is not None:
-            attrs["queue"] = queue
-        if retry is not None:
-            attrs["retry"] = retry.to_json()
-        if start_to_close is not None:
-            attrs["start_to_close"] = to_timedelta(start_to_close).total_seconds()
-        if schedule_to_close is not None:
-            attrs["schedule_to_close"] = to_timedelta(schedule_to_close).total_seconds()
-        if summary is not None:
-            attrs["summary"] = step_summary(summary)
-        result = await self._machine.commands.schedule_activity(attrs)
-        return payloads.from_json(result, result_type)
-
-    async def execute_activity_raw(
-        self, name: str, input: Any, queue: str = "default"
-    ) -> Any:
-        """Schedule an activity by name on a queue; the JSON result, untyped."""
-        return await self.execute_activity(name, input, queue=queue)
-
-    async def execute_local_activity(
-        self,
-        activity: Callable[..., Any] | ActivityInfo | str,
-        input: Any = None,
-        *,
-        retry: RetryPolicy | None = None,
-        start_to_close: Duration | None = None,
-    ) -> Any:
-        """Run an activity inline after the decision commits (LocalActivity* events).
-
-        Each attempt's budget is `start_to_close`, capped at 60 s. It must be
-        the only awaitable of its batch (a solo rule).
-        """
-        name, result_type = activity_target(activity)
-        attrs: dict[str, Any] = {
-            "name": name,
-            "input": checked_value(input, "activity input"),
-        }
-        if retry is not None:
-            attrs["retry"] = retry.to_json()
-        if start_to_close is not None:
-            attrs["start_to_close"] = min(
-                to_timedelta(start_to_close).total_seconds(),
-                LOCAL_ACTIVITY_BUDGET_SECONDS,
-            )
-        result = await self._machine.commands.schedule_local_activity(attrs)
-        return payloads.from_json(result, result_type)
-
-    async def execute_external_activity(self, name: str, input: Any = None) -> Any:
-        """An external (task-token) activity: rejected by this backend."""
-        del input
-        raise self._machine.reject(
-            "ExternalActivity",
-            f"external / task-token activities ({name!r}) are not supported by the SQLite backend",
-        )
-
-    async def create_session(self, *args: Any, **kwargs: Any) -> Any:
-        """A worker session: rejected by this backend."""
-        del args, kwargs
-        raise self._machine.reject(
-            "CreateSession", "worker sessions are not supported by the SQLite backend"
         )
 
     # -- mutex ---------------------------------------------------------------

@@ -54,6 +54,8 @@ class CommandEmitter:
         # Awaits since the last recorded command that emit nothing (solo rules).
         self.marks: list[str] = []
         self._command_ids = 0
+        # The id of the activity `schedule_activity` scheduled last (a handle's).
+        self.last_activity_id = 0
         self._log_lines: list[tuple[int, datetime, str]] = []
         self._log_count = 0
 
@@ -73,12 +75,17 @@ class CommandEmitter:
     def schedule_activity(self, attrs: dict[str, Any]) -> asyncio.Future[Any]:
         """Emit ActivityScheduled; the future resolves with its completion."""
         activity_id = self.next_command_id()
+        self.last_activity_id = activity_id
         future = self._loop.create_future()
         self._pending.activities[activity_id] = future
         self.emit(
             Command("ActivityScheduled", {"activity_id": activity_id, **attrs}, future)
         )
         return future
+
+    def forget_activity(self, activity_id: int) -> None:
+        """A cancelled handle no longer waits for the activity's completion or failure."""
+        self._pending.activities.pop(activity_id, None)
 
     def start_timer(self, attrs: dict[str, Any]) -> asyncio.Future[Any]:
         """Emit TimerStarted; the future resolves with TimerOutcome.FIRED."""

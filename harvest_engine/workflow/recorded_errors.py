@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.errors import (
+    ActivityCancelled,
     ActivityError,
     ApplicationError,
     ChildWorkflowError,
@@ -94,7 +95,8 @@ def side_effect_result(fn: Callable[[], Any]) -> dict[str, Any]:
 def activity_error(attrs: dict[str, Any]) -> ActivityError:
     """The ActivityError workflow code sees for a recorded ActivityFailed."""
     info = ErrorInfo.from_json(attrs.get("error"))
-    error = ActivityError(
+    kind = ActivityCancelled if info.type == "ActivityCancelled" else ActivityError
+    error = kind(
         info.message,
         type=info.type,
         non_retryable=info.non_retryable,

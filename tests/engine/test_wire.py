@@ -26,6 +26,17 @@ SAMPLES: list[wire.Command] = [
     wire.Update("run-1", "bump", 5),
     wire.UpdateWithStartCommand("order", "o-1", "bump", None, 7),
 ]
+# The schedule operations (issue 27).
+SAMPLES += [
+    wire.UpsertSchedule("order", {"every": 60}, {"n": 1}, 2, "allow_all"),
+    wire.PauseSchedule("order"),
+    wire.ResumeSchedule("order"),
+    wire.DeleteSchedule("order"),
+    wire.TriggerSchedule("order"),
+    wire.BackfillSchedule(
+        "order", "2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00"
+    ),
+]
 
 
 def test_every_kind_has_one_record_and_each_sample_covers_one() -> None:

@@ -22,6 +22,7 @@ from harvest_engine.errors import (
     WorkflowNotRunning,
 )
 from harvest_engine.events import HistoryEvent
+from harvest_engine.runtime.deciding.attempt_cancels import cancel_attempts
 from harvest_engine.runtime.deciding.children import (
     Evict,
     ending_error,
@@ -85,6 +86,8 @@ def request_cancel(
         row = _running(txn, exec_id)
         if row.cancel_reason is None:
             txn.update_execution(exec_id, cancel_reason=text, cancel_seq=row.next_seq)
+            # Its running bodies stop; activities it starts from now on run.
+            cancel_attempts(txn, exec_id, f"the run was cancelled: {text}")
         txn.update_execution(exec_id, needs_decision=1)
         # A retry in backoff runs at once: the body sees the request sooner.
         txn.expedite_local_tasks(exec_id, now)
@@ -146,6 +149,7 @@ def seal_cancelled(
     if row is None:
         raise ExecutionNotFound(exec_id=exec_id)
     reason = row.cancel_reason or DEFAULT_CANCEL_REASON
+    cancel_attempts(txn, exec_id, f"the run was cancelled: {reason}")
     failures = [
         _failure(
             task.activity_id,

@@ -16,6 +16,7 @@ from harvest_engine import payloads
 from harvest_engine.errors import HarvestError
 from harvest_engine.events import IMPOSED
 from harvest_engine.runtime.deciding import child_start
+from harvest_engine.runtime.deciding.attempt_cancels import cancel_attempts
 from harvest_engine.runtime.deciding.drive_time import real_time
 from harvest_engine.runtime.deciding.runs import append, start_run
 from harvest_engine.states import ErrorInfo
@@ -110,8 +111,9 @@ def hard_seal(
     """End a RUNNING run at once: WorkflowCancelled {reason}, sealed CANCELLED or TERMINATED.
 
     FAILED is the parent-close TERMINATE policy: WorkflowFailed with a
-    `ParentClosed` error instead.
+    `ParentClosed` error instead. Its running activity bodies are cancelled.
     """
+    cancel_attempts(txn, exec_id, f"the run ended {state}: {reason}")
     error = ending_error(state, reason)
     if state == "FAILED":
         append(txn, exec_id, "WorkflowFailed", {"error": payloads.loads(error)}, now)

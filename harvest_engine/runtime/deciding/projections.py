@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.runtime.deciding import children, local_activities
+from harvest_engine.runtime.deciding.attempt_cancels import cancel_activity
 from harvest_engine.runtime.deciding.progress_rows import (
     PROGRESS_EVENTS,
     project_progress,
@@ -92,6 +93,10 @@ class Projections:
                 txn.add_task(task)
         elif event.type == "LocalActivityScheduled":
             txn.add_task(local_activities.new_task(self.registry, row, attrs, now))
+        elif event.type == "ActivityCancelRequested":
+            reason = "the workflow cancelled the activity"
+            activity_id = int(attrs["activity_id"])
+            cancel_activity(txn, row.exec_id, activity_id, reason, now)
         elif event.type == "TimerCancelled":
             txn.delete_timers(row.exec_id, [str(attrs["timer_id"])])
         elif event.type == "SearchAttributesUpserted":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harvest_engine import payloads
@@ -12,6 +12,7 @@ from harvest_engine.schedules import (
     Overlap,
     schedule_id_prefix,
     schedule_workflow_id,
+    slots_between,
 )
 
 if TYPE_CHECKING:
@@ -19,9 +20,6 @@ if TYPE_CHECKING:
     from harvest_engine.store.operations import ScheduleRow
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.txn_protocol import WriteTxn
-
-# A backfill starts at most this many slots in one call (one transaction).
-MAX_BACKFILL_SLOTS = 1000
 
 
 def trigger(
@@ -115,16 +113,4 @@ def _skips(txn: WriteTxn, row: ScheduleRow, now: datetime) -> bool:
 def _slots(row: ScheduleRow, start_at: datetime, end_at: datetime) -> list[datetime]:
     """The schedule's slots from `start_at` to `end_at`, both included."""
     assert row.schedule is not None  # noqa: S101 -- checked by the caller
-    slots: list[datetime] = []
-    cursor = start_at - timedelta(microseconds=1)
-    while True:
-        slot = row.schedule.next_after(cursor)
-        if slot > end_at:
-            return slots
-        if len(slots) == MAX_BACKFILL_SLOTS:
-            raise ValueError(
-                f"backfill_schedule covers more than {MAX_BACKFILL_SLOTS} slots; "
-                "split the range"
-            )
-        slots.append(slot)
-        cursor = slot
+    return slots_between(row.schedule, start_at, end_at)

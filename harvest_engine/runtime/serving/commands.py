@@ -12,7 +12,7 @@ changes and commits only the reply carrying its typed error.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import wire
@@ -25,6 +25,7 @@ from harvest_engine.calls import (
 from harvest_engine.runtime.operating import operate
 from harvest_engine.runtime.talking import queries, talk, updates
 from harvest_engine.runtime.talking.update_with_start import update_with_start
+from harvest_engine.schedules import Schedule, WorkflowSchedule
 
 if TYPE_CHECKING:
     from harvest_engine.runtime.engine import Engine
@@ -163,6 +164,32 @@ def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one ret
         case wire.Update():
             exec_id = engine.require(record.exec_id)
             return updates.run_update(engine, exec_id, record.name, record.arg)
+        case wire.UpsertSchedule():
+            return operate.upsert_schedule(
+                engine,
+                WorkflowSchedule(
+                    record.workflow_name,
+                    Schedule.from_json(record.schedule),
+                    input=record.input,
+                    max_active_runs=record.max_active_runs,
+                    overlap=record.overlap,
+                ),
+            )
+        case wire.PauseSchedule():
+            return operate.pause_schedule(engine, record.workflow_name)
+        case wire.ResumeSchedule():
+            return operate.resume_schedule(engine, record.workflow_name)
+        case wire.DeleteSchedule():
+            return operate.delete_schedule(engine, record.workflow_name)
+        case wire.TriggerSchedule():
+            return operate.trigger_schedule(engine, record.workflow_name)
+        case wire.BackfillSchedule():
+            return operate.backfill_schedule(
+                engine,
+                record.workflow_name,
+                datetime.fromisoformat(record.start),
+                datetime.fromisoformat(record.end),
+            )
         case wire.UpdateWithStartCommand():
             return update_with_start(
                 engine,

@@ -50,7 +50,7 @@ class Driver:
         self.clock = engine.clock
         self.settings = engine.settings
         self.decider = engine.decider
-        self.tasks = TaskRunner(engine.store, engine.registry)
+        self.tasks = TaskRunner(engine.store, engine.registry, engine.attempts)
         # Due schedule slots whose workflow is not registered yet: logged once,
         # not woken for, fired once the code registers (`Runtime.register_workflow`).
         self.code_waits = schedules.CodeWaits()

@@ -25,6 +25,7 @@ from harvest_engine.authoring import RetryPolicy
 from harvest_engine.errors import UnknownActivity
 from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
+from harvest_engine.runtime.attempts import RunningAttempts
 from harvest_engine.runtime.deciding import local_activities
 from harvest_engine.runtime.registry import RegisteredActivity
 from harvest_engine.runtime.serving import breakers
@@ -33,6 +34,7 @@ from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord
 from harvest_engine.tracebacks import log_failed_attempt
 
 if TYPE_CHECKING:
+    from harvest_engine.attempt_cancel import AttemptCancel
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.txn_protocol import WriteTxn
@@ -61,9 +63,16 @@ class Finished:
 class TaskRunner:
     """Runs one claimed task attempt and writes its outcome in one transaction."""
 
-    def __init__(self, store: DurableStore, registry: Registry) -> None:
+    def __init__(
+        self,
+        store: DurableStore,
+        registry: Registry,
+        attempts: RunningAttempts | None = None,
+    ) -> None:
         self.store = store
         self.registry = registry
+        # Where a cancel finds a running body (runtime/attempts.py).
+        self.attempts = RunningAttempts() if attempts is None else attempts
         self._names: dict[str, str] = {}
 
     async def run(self, task: TaskRecord, clock: Clock) -> bool:
@@ -114,14 +123,20 @@ class TaskRunner:
                     claimed, activity, result, started, clock(), not_before=turn.until
                 )
             probe = turn.probe
-        ctx = self._context(claimed)
+        cancel = self.attempts.start(claimed)
         try:
-            args = self._args(activity, claimed, ctx)
-        except Exception as exc:  # noqa: BLE001 - e.g. an input that does not fit its dataclass
-            # Fails like the body raising it, so the claimed task never stays RUNNING.
-            result = AttemptResult(ok=False, error=error_info(exc))
-        else:
-            result = await run_attempt(activity.body, args, budget=budget)
+            ctx = self._context(claimed, cancel)
+            try:
+                args = self._args(activity, claimed, ctx)
+            except Exception as exc:  # noqa: BLE001 - e.g. an input that does not fit its dataclass
+                # Fails like the body raising it, so the claimed task never stays RUNNING.
+                result = AttemptResult(ok=False, error=error_info(exc))
+            else:
+                result = await run_attempt(
+                    activity.body, args, budget=budget, cancel=cancel
+                )
+        finally:
+            self.attempts.finish(claimed)
         if result.ok and activity.mode == "ledger":
             result = _split_ledger(result)
         elif result.ok and activity.mode == "context" and ctx.llm_calls:
@@ -141,7 +156,7 @@ class TaskRunner:
                 return self._record_in(own, finished)
         return self._record_in(txn, finished)
 
-    def _context(self, task: TaskRecord) -> ActivityContext:
+    def _context(self, task: TaskRecord, cancel: AttemptCancel) -> ActivityContext:
         heartbeat = payloads.loads(task.heartbeat) if task.heartbeat else None
         previous = (
             ErrorInfo.from_json(payloads.loads(task.last_error))
@@ -163,6 +178,7 @@ class TaskRunner:
             heartbeat_details=heartbeat,
             previous_failure=previous,
             save_heartbeat=lambda text: self.store.save_heartbeat(task.id, text),
+            cancel=cancel,
         )
 
     def _workflow_name(self, exec_id: str) -> str:
@@ -206,7 +222,11 @@ class TaskRunner:
         outcome = (
             "COMPLETED"
             if result.ok
-            else ("TIMED_OUT" if result.timed_out else "FAILED")
+            else (
+                "TIMED_OUT"
+                if result.timed_out
+                else ("CANCELLED" if result.cancelled else "FAILED")
+            )
         )
         error = (
             None

@@ -5,6 +5,11 @@ worker_id)`` (delivered at commit, dropped on rollback), and a client's
 queued command notifies too. A serving worker listens on its own connection
 in a daemon thread and wakes its loop for every notice but its own.
 
+Attempt cancels travel on ``harvest_cancel``: the transaction that cancels
+claimed attempts notifies their (task id, attempt) pairs, and every
+worker's listener hands them to the store's cancel listeners, so the one
+running a body stops it within a notice's latency (`runtime/attempts.py`).
+
 Clients hear two more channels (client_notices.py): the transaction that
 writes a command's reply notifies ``harvest_reply`` with the command id,
 the one that seals a run notifies ``harvest_done`` with the run's id, and
@@ -13,17 +18,16 @@ one that writes a run's events or streams ``harvest_progress`` with its id.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import psycopg
 
 from harvest_engine.store.postgres.connection import connect, reconnect
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 log = logging.getLogger("harvest_engine.postgres")
 
@@ -31,6 +35,12 @@ CHANNEL = "harvest_wake"
 NOTIFY = "SELECT pg_notify('harvest_wake', %s)"
 REPLY_CHANNEL = "harvest_reply"
 DONE_CHANNEL = "harvest_done"
+CANCEL_CHANNEL = "harvest_cancel"
+NOTIFY_CANCEL = f"SELECT pg_notify('{CANCEL_CHANNEL}', %s)"
+# Attempts per cancel notice (a NOTIFY payload holds under 8000 bytes).
+CANCEL_CHUNK = 200
+# The reason a cancel notice carries is cut to this many characters.
+CANCEL_REASON_CHARS = 200
 PROGRESS_CHANNEL = "harvest_progress"
 NOTIFY_PROGRESS = f"SELECT pg_notify('{PROGRESS_CHANNEL}', %s)"
 """Sent (at commit) by a transaction that wrote a run's events, stream or details,
@@ -50,13 +60,63 @@ STOP_CHECK = 0.2
 RECONNECT_BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 
-class Listener:
-    """A daemon thread that calls `on_wake()` for each notice another worker or a client sends."""
+def cancel_notices(attempts: list[tuple[int, int]], reason: str) -> list[str]:
+    """The payloads of CANCEL_CHANNEL notices naming these attempts (chunked)."""
+    why = reason[:CANCEL_REASON_CHARS]
+    return [
+        json.dumps({"attempts": attempts[i : i + CANCEL_CHUNK], "reason": why})
+        for i in range(0, len(attempts), CANCEL_CHUNK)
+    ]
 
-    def __init__(self, dsn: str, worker_id: str, on_wake: Callable[[], None]) -> None:
+
+def read_cancel_notice(payload: str) -> tuple[list[tuple[int, int]], str] | None:
+    """The attempts and reason of a cancel notice; None for one that is not readable."""
+    try:
+        data = json.loads(payload)
+        attempts = [(int(task), int(attempt)) for task, attempt in data["attempts"]]
+        return attempts, str(data.get("reason") or "cancelled")
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+OnCancel = Callable[[list[tuple[int, int]], str], None]
+"""What hears attempt cancels: `fn(attempts, reason)`."""
+
+
+class CancelListeners:
+    """The store's listeners of attempt cancels, called in the order they were added."""
+
+    def __init__(self) -> None:
+        self._listeners: list[OnCancel] = []
+
+    def add(self, fn: OnCancel) -> None:
+        """Call `fn(attempts, reason)` for every cancel heard."""
+        self._listeners.append(fn)
+
+    def __call__(self, attempts: list[tuple[int, int]], reason: str) -> None:
+        """Hand one cancel to every listener."""
+        for listener in self._listeners:
+            listener(attempts, reason)
+
+
+class Listener:
+    """A daemon thread that calls `on_wake()` for each notice another worker or a client sends.
+
+    And `on_cancel(attempts, reason)` for each attempt cancel any worker
+    announced, its own included.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        worker_id: str,
+        on_wake: Callable[[], None],
+        on_cancel: OnCancel | None = None,
+    ) -> None:
         self._dsn = dsn
         self._me = worker_id
         self._on_wake = on_wake
+        self._on_cancel = on_cancel
         self._stop = threading.Event()
         self._conn = self._listen()
         self._thread = threading.Thread(
@@ -67,6 +127,8 @@ class Listener:
     def _listen(self, *, again: bool = False) -> psycopg.Connection[tuple[Any, ...]]:
         conn = reconnect(self._dsn) if again else connect(self._dsn)
         conn.execute(f"LISTEN {CHANNEL}")
+        if self._on_cancel is not None:
+            conn.execute(f"LISTEN {CANCEL_CHANNEL}")
         return conn
 
     def _loop(self) -> None:
@@ -74,7 +136,9 @@ class Listener:
         while not self._stop.is_set():
             try:
                 for notice in self._conn.notifies(timeout=STOP_CHECK):
-                    if notice.payload != self._me:
+                    if notice.channel == CANCEL_CHANNEL:
+                        self._cancelled(notice.payload)
+                    elif notice.payload != self._me:
                         self._on_wake()
                 failures = 0
             except psycopg.Error:
@@ -89,6 +153,13 @@ class Listener:
                     self._on_wake()
                 except Exception as exc:  # noqa: BLE001 - retried with the next backoff
                     log.warning("LISTEN reconnect failed (%s); retrying", exc)
+
+    def _cancelled(self, payload: str) -> None:
+        read = read_cancel_notice(payload)
+        if read is None or self._on_cancel is None:
+            log.warning("unreadable attempt cancel notice %r", payload[:200])
+            return
+        self._on_cancel(*read)
 
     def stop(self) -> None:
         """Stop listening and close the connection."""

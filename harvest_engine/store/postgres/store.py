@@ -5,9 +5,8 @@ second one for lease renewals and heartbeats (they never wait for a decision
 of this worker). Claims are leases (leases.py); decisions lock their run's
 row (write_txn.py). Errors of the server or the network are `psycopg.Error`
 inside a transaction and typed errors (`faults`) at every public method; a
-broken connection is replaced on the next call. The reads both stores
-share are `StoreReads`'s (store/sql); this store lends them its connection
-under its lock (`_reading`) and adds the reads leases change.
+broken connection is replaced on the next call. The shared reads are `StoreReads`'s
+(store/sql), on its connection under its lock (`_reading`), plus the reads leases change.
 """
 
 from __future__ import annotations
@@ -110,6 +109,7 @@ class PostgresStore(StoreReads):
         self.add_commit_listener = self.commit_listeners.add
         self._released_claims: set[int] = set()
         self._listeners: list[notify.Listener] = []
+        self._cancels = notify.CancelListeners()
         self.closed = False
         self._renewer = leases.Renewer(self.renew_leases, lease)
 
@@ -277,8 +277,12 @@ class PostgresStore(StoreReads):
                 self._joinable = joined
 
     def listen(self, on_wake: Callable[[], None]) -> None:
-        """Call `on_wake()` (from a thread) whenever another worker or a client commits."""
-        self._listeners.append(notify.Listener(self.dsn, self.worker_id, on_wake))
+        """Call `on_wake()` (from a thread) when another worker or a client commits; hear cancels."""
+        listener = notify.Listener(self.dsn, self.worker_id, on_wake, self._cancels)
+        self._listeners.append(listener)
+
+    def add_cancel_listener(self, fn: notify.OnCancel) -> None:
+        self._cancels.add(fn)  # heard through `listen`'s thread, from every worker
 
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         self._rollback_listeners.append(fn)
@@ -318,12 +322,9 @@ class PostgresStore(StoreReads):
 
     def data_version(self) -> int:
         """A number that changes when another worker (another process) commits a write."""
+        sql = "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
         with self._lock:
-            row = (
-                self._live()
-                .execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")
-                .fetchone()
-            )
+            row = self._live().execute(sql).fetchone()
         return int(row[0]) if row is not None else 0
 
     # -- leases ---------------------------------------------------------------

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.store.postgres.notify import NOTIFY_CANCEL, cancel_notices
+
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from datetime import timedelta
 
     import psycopg
@@ -58,3 +60,10 @@ class TxnState:
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
         self.undo.append(fn)
+
+    def announce_cancels(
+        self, attempts: Sequence[tuple[int, int]], reason: str
+    ) -> None:
+        """Notify CANCEL_CHANNEL (delivered at the commit, dropped on rollback)."""
+        for payload in cancel_notices(list(attempts), reason):
+            self._conn.execute(NOTIFY_CANCEL, (payload,))

@@ -250,6 +250,12 @@ class SqliteStore(StoreReads):
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         self._writes.add_rollback_listener(fn)
 
+    def add_cancel_listener(
+        self, fn: Callable[[list[tuple[int, int]], str], None]
+    ) -> None:
+        # One writer process: the announcing commit is this process's own.
+        self._writes.add_cancel_listener(fn)
+
     def release_claim(self, task_id: int) -> None:
         self._writes.released_claims.add(task_id)
 

@@ -46,6 +46,7 @@ class WriteTransactions:
         self._in_txn = False
         self._txn_thread = 0
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
+        self._cancel_listeners: list[Callable[[list[tuple[int, int]], str], None]] = []
         self.commit_listeners = CommitListeners()
         """Called after each commit (in-process readers, the wake channel's clients)."""
         self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
@@ -105,6 +106,8 @@ class WriteTransactions:
             else:
                 runs.committed(self.conn)
                 self.released_claims.clear()
+                if txn.announced:
+                    self._announce(txn.announced)
                 for listener in self.commit_listeners.fns:
                     listener()
             finally:
@@ -128,6 +131,17 @@ class WriteTransactions:
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         """Call `fn` with the error after a storage failure rolls a transaction back."""
         self._rollback_listeners.append(fn)
+
+    def add_cancel_listener(
+        self, fn: Callable[[list[tuple[int, int]], str], None]
+    ) -> None:
+        """Call `fn(attempts, reason)` for the cancels each committed transaction announced."""
+        self._cancel_listeners.append(fn)
+
+    def _announce(self, announced: list[tuple[list[tuple[int, int]], str]]) -> None:
+        for attempts, reason in announced:
+            for listener in self._cancel_listeners:
+                listener(attempts, reason)
 
     def _apply_released_claims(self) -> None:
         if self.released_claims:
@@ -184,6 +198,7 @@ class WriteTransactions:
         finally:
             self._txns.pop()
         self._txns[-1].undo.extend(txn.undo)
+        self._txns[-1].announced.extend(txn.announced)
 
     def _savepoint(self) -> Iterator[SqliteWriteTxn]:
         if not self.conn.in_transaction:
@@ -213,5 +228,6 @@ class WriteTransactions:
             # Released into the enclosing transaction: if that rolls back, so
             # must the memory this savepoint's work changed.
             self._txns[-1].undo.extend(txn.undo)
+            self._txns[-1].announced.extend(txn.announced)
         finally:
             self._depth -= 1

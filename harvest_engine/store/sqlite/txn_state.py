@@ -14,7 +14,7 @@ from harvest_engine.store.sqlite.run_cache import RunCache
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 
 class TxnState:
@@ -33,6 +33,15 @@ class TxnState:
         # The runs whose needs_decision = 1 waits for the commit (decision_marks);
         # None: the flag is written at once (no commit here writes them).
         self._marks = marks
+        # Attempt cancels to hand the store's cancel listeners after the commit.
+        self.announced: list[tuple[list[tuple[int, int]], str]] = []
+
+    def announce_cancels(
+        self, attempts: Sequence[tuple[int, int]], reason: str
+    ) -> None:
+        """Cancel these claimed attempts once this transaction commits (in process)."""
+        if attempts:
+            self.announced.append((list(attempts), reason))
 
     def on_rollback(self, fn: Callable[[], None]) -> None:
         """Call `fn` if this transaction rolls back, so in-memory state follows the file."""
