@@ -160,7 +160,8 @@ class MainWindow(QMainWindow):
         saved = self.settings.blob("window/splitter")
         if saved is not None:
             self.splitter.restoreState(saved)
-        header = self.settings.blob("runs/header/v2")
+        # v3: the Summary column joined the list (a v2 state has one column fewer).
+        header = self.settings.blob("runs/header/v3")
         if header is not None:
             self.run_list.table.horizontalHeader().restoreState(header)
         self.demo_banner = DemoBanner(self.settings)
@@ -321,7 +322,7 @@ class MainWindow(QMainWindow):
         if self.run_list is not None:
             self.settings.set_blob("window/splitter", self.splitter.saveState())
             self.settings.set_blob(
-                "runs/header/v2", self.run_list.table.horizontalHeader().saveState()
+                "runs/header/v3", self.run_list.table.horizontalHeader().saveState()
             )
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -39,8 +39,9 @@ if TYPE_CHECKING:
     from harvest_gui.session import Session
 
 EXEC_ID_SAMPLE = "00000000-0000-0000-0000-000000000000"
-VISUAL_ORDER = (1, 3, 4, 5, 6, 0, 2, 7, 8)
-"""Model columns in the order shown: Workflow ID, State, Started, Closed, Duration, ..."""
+VISUAL_ORDER = (1, 3, 4, 5, 6, 0, 8, 2, 7, 9)
+"""Model columns in the order shown: Workflow ID, State, Started, Closed, Duration,
+Workflow, Summary (the run's label), Exec ID, Attempt, Search attributes."""
 TOUCHES = (
     QEvent.Type.MouseButtonPress,
     QEvent.Type.KeyPress,
@@ -101,6 +102,7 @@ class RunListView(RunFilterBar, QWidget):
             metrics.horizontalAdvance("00:00:00") + 16,
             metrics.horizontalAdvance("4 m 05 s") + 16,
             60,
+            160,
         )
         for col, width in enumerate(widths):
             self.table.setColumnWidth(col, width)
