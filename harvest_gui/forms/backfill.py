@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QDateTime, QTimeZone
 from PySide6.QtWidgets import QDateTimeEdit, QLabel, QPlainTextEdit, QWidget
 
+from harvest_engine import next_fire_times
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import backfill_schedule, schedule_firing_reason
 from harvest_gui.inspect import formatting
@@ -32,6 +33,22 @@ def _edit(name: str, at: datetime) -> QDateTimeEdit:
     edit.setCalendarPopup(True)
     edit.setDateTime(QDateTime.fromSecsSinceEpoch(int(at.timestamp()), QTimeZone.utc()))
     return edit
+
+
+DEFAULT_SLOTS = 10
+"""The range the form opens with covers about this many of the schedule's latest slots."""
+
+
+def default_span(schedule: Any, now: datetime) -> timedelta:
+    """About `DEFAULT_SLOTS` of the schedule's periods (a day when its spec is damaged).
+
+    A fixed day held 1,440 slots of a minutely schedule, past the engine's
+    1,000 per backfill, so the form opened refusing its own range.
+    """
+    if schedule is None:
+        return timedelta(days=1)
+    first, second = next_fire_times(schedule, now, 2)
+    return max(second - first, timedelta(seconds=1)) * DEFAULT_SLOTS
 
 
 def _aware(edit: QDateTimeEdit) -> datetime:
@@ -59,7 +76,7 @@ class BackfillDialog(ActionDialog):
         )
         self.row = row
         now = datetime.now(UTC).replace(microsecond=0)
-        self.start_edit = _edit("backfillStart", now - timedelta(days=1))
+        self.start_edit = _edit("backfillStart", now - default_span(row.schedule, now))
         self.start_edit.setAccessibleName("Backfill from")
         self.end_edit = _edit("backfillEnd", now)
         self.end_edit.setAccessibleName("Backfill to")

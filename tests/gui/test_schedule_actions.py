@@ -71,6 +71,8 @@ def backfill(qtbot: Any, view: SchedulesView, *, check: bool = True) -> Any:
     dialog = view.backfill_dialog
     assert dialog is not None
     qtbot.addWidget(dialog)
+    # It opens on the latest ten slots (a day would be 24 of an hourly schedule).
+    assert dialog.summary.text().startswith(("10 runs", "11 runs"))
     at(dialog.start_edit, datetime(2026, 1, 1, 1, tzinfo=UTC))
     at(dialog.end_edit, datetime(2026, 1, 1, 3, tzinfo=UTC))
     if not check:
