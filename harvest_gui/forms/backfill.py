@@ -132,7 +132,7 @@ class BackfillDialog(ActionDialog):
             self.summary.setText(
                 f"{formatting.count(n, 'run')} (one per slot)"
                 + (
-                    f"; {skipped} slots already have a run and are skipped"
+                    f"; skipped, as they have a run: {formatting.count(skipped, 'slot')}"
                     if skipped
                     else ""
                 )

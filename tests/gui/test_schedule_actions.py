@@ -119,7 +119,7 @@ def test_a_writer_window_triggers_and_backfills_a_schedule_and_lists_its_runs(
         assert dialog.result_view.toPlainText().startswith("Started 3 runs of quick:")
         # The same range again: every slot has its run, nothing would start.
         assert dialog.summary.text() == (
-            "0 runs (one per slot); 3 slots already have a run and are skipped"
+            "0 runs (one per slot); skipped, as they have a run: 3 slots"
         )
         assert not dialog.submit_button.isEnabled()
         view.refresh()
