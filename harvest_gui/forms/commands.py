@@ -246,22 +246,11 @@ def delete_schedule(session: Any, workflow_name: str) -> bool:
     return _writer(session).delete_schedule(workflow_name)
 
 
-SCHEDULE_CLIENT_REASON = (
-    "Client mode: this harvest's client cannot fire schedules; trigger and "
-    "backfill them from the serving process's window."
-)
-
-
 def schedule_firing_reason(session: Any) -> str | None:
-    """Why Trigger now / Backfill are unavailable here, or None when they are."""
-    if runtime_of(session) is not None:
+    """Why Trigger now / Backfill are unavailable here (read-only), or None when they are."""
+    if runtime_of(session) is not None or client_of(session) is not None:
         return None
-    client = client_of(session)
-    if client is None:
-        return READ_ONLY_REASON
-    if getattr(client, "trigger_schedule", None) is None:
-        return SCHEDULE_CLIENT_REASON
-    return None
+    return READ_ONLY_REASON
 
 
 def trigger_schedule(session: Any, workflow_name: str) -> Any:
@@ -269,9 +258,7 @@ def trigger_schedule(session: Any, workflow_name: str) -> Any:
 
     In client mode, a coroutine sending the command to the serving process.
     """
-    client: Any = client_of(
-        session
-    )  # its schedule calls come with the cancel-reach branch
+    client = client_of(session)
     if client is not None:
         return client.trigger_schedule(
             workflow_name, timeout=_timeout(session), command_id=new_command_id(session)
@@ -283,7 +270,7 @@ def backfill_schedule(
     session: Any, workflow_name: str, start: datetime, end: datetime
 ) -> Any:
     """Start a run for each slot from `start` to `end`: the exec ids started (or a coroutine)."""
-    client: Any = client_of(session)
+    client = client_of(session)
     if client is not None:
         return client.backfill_schedule(
             workflow_name,

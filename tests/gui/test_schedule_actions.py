@@ -14,14 +14,12 @@ import pytest
 from PySide6.QtCore import QDateTime, Qt, QTimeZone
 
 from harvest_engine import (
-    HarvestClient,
     Overlap,
     Schedule,
     SqliteRuntime,
     WorkflowSchedule,
 )
 from harvest_gui.client_session import ClientSession
-from harvest_gui.forms.commands import SCHEDULE_CLIENT_REASON
 from harvest_gui.session import WriterSession
 from harvest_gui.views.schedules import SchedulesView
 from tests.gui.helpers import async_wait_until, quick
@@ -165,11 +163,6 @@ def test_a_client_window_fires_a_schedule_through_the_serving_process(
     session = ClientSession.open(served_schedule)
     try:
         view = page(qtbot, session)
-        if not hasattr(HarvestClient, "trigger_schedule"):
-            # This harvest's client has no schedule commands: said, not offered.
-            assert not view.trigger_button.isEnabled()
-            assert view.trigger_button.toolTip() == SCHEDULE_CLIENT_REASON
-            return
 
         async def body() -> None:
             qtbot.mouseClick(view.trigger_button, Qt.MouseButton.LeftButton)
