@@ -38,12 +38,14 @@ from harvest_engine.errors import (
     DatabaseClosed,
     DatabaseCorrupt,
     DatabaseLocked,
+    DuplicateEnqueue,
     ExecutionExists,
     ExecutionNotFound,
     ExternalWorkflowError,
     HarvestError,
     HarvestInternalError,
     InvalidFilter,
+    InvalidFlowControl,
     InvalidFlowOption,
     InvalidHistoryFile,
     InvalidName,
@@ -60,11 +62,13 @@ from harvest_engine.errors import (
     QueryFailed,
     QueryNotFound,
     QueryTimedOut,
+    QuotaExceeded,
     ScheduleNotFound,
     SchemaTooNew,
     SqliteError,
     StorageError,
     Stuck,
+    UnknownQueue,
     UnknownWorkflow,
     Unsupported,
     UnsupportedFeature,
@@ -80,6 +84,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.filters import ExecutionFilter
+from harvest_engine.flow import Queue, QueueInfo, Rate
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.registry import ActivitySpec
@@ -153,6 +158,7 @@ __all__ = [
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
+    "DuplicateEnqueue",
     "ErrorInfo",
     "ExecutionDetail",
     "ExecutionExists",
@@ -171,6 +177,7 @@ __all__ = [
     "HistoryCaps",
     "HistoryEvent",
     "InvalidFilter",
+    "InvalidFlowControl",
     "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
@@ -198,6 +205,10 @@ __all__ = [
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "Queue",
+    "QueueInfo",
+    "QuotaExceeded",
+    "Rate",
     "RetryPolicy",
     "RunInfo",
     "RunState",
@@ -224,6 +235,7 @@ __all__ = [
     "TimerHandle",
     "TimerOutcome",
     "TimerRow",
+    "UnknownQueue",
     "UnknownWorkflow",
     "Unsupported",
     "UnsupportedFeature",

@@ -16,13 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harvest_engine import payloads
+from harvest_engine.durations import Duration
 from harvest_engine.errors import (
     BlankWorkflowId,
+    InvalidFlowControl,
     InvalidSearchAttribute,
     InvalidSignal,
     UpdateRejected,
 )
 from harvest_engine.filters import NUL, NUL_REASON
+from harvest_engine.flow import check_priority, check_start_delay
 from harvest_engine.names import check_name
 from harvest_engine.shaping import MAX_INPUT_BYTES_CEILING
 from harvest_engine.states import ExecutionId
@@ -75,6 +78,13 @@ class StartOptions:
         reuse_policy: what to do when a run of the id exists (see `WorkflowIdReusePolicy`).
         summary: a one-line label of the run (listings, describe, the GUI).
         details: a longer text about the run (describe, the GUI's Summary pane).
+        queue: a registered queue: the run waits ENQUEUED until the queue admits it.
+        priority: lower first (0..2**31-1); only on a queue made with ``priority=True``.
+        partition_key: the queue's partition (each under ``partition_concurrency``,
+            partitions admitted round robin).
+        dedup_id: refused with `DuplicateEnqueue` while a run of the queue with
+            this id is ENQUEUED or RUNNING.
+        start_delay: the run waits ENQUEUED at least this long before admission.
     """
 
     workflow_id: str | None = None
@@ -83,6 +93,88 @@ class StartOptions:
     reuse_policy: WorkflowIdReusePolicy = WorkflowIdReusePolicy.ALLOW_DUPLICATE
     summary: str | None = None
     details: str | None = None
+    queue: str | None = None
+    priority: int | None = None
+    partition_key: str | None = None
+    dedup_id: str | None = None
+    start_delay: Duration | None = None
+
+    @property
+    def flow(self) -> FlowStart | None:
+        """The flow-control part of the options, checked; None when there is none.
+
+        Raises:
+            InvalidFlowControl: a priority out of range or a bad delay.
+            InvalidName: a blank or over-long queue, partition or dedup id.
+        """
+        if (
+            self.queue is None
+            and self.priority is None
+            and self.partition_key is None
+            and self.dedup_id is None
+            and self.start_delay is None
+        ):
+            return None
+        return FlowStart.checked(
+            queue=self.queue,
+            priority=self.priority,
+            partition_key=self.partition_key,
+            dedup_id=self.dedup_id,
+            start_delay=self.start_delay,
+        )
+
+
+@dataclass(frozen=True)
+class FlowStart:
+    """A start's queue options, checked (`StartOptions.flow`); the delay in seconds."""
+
+    queue: str | None = None
+    priority: int = 0
+    partition_key: str | None = None
+    dedup_id: str | None = None
+    delay_seconds: float = 0.0
+
+    @classmethod
+    def checked(
+        cls,
+        *,
+        queue: str | None,
+        priority: int | None,
+        partition_key: str | None,
+        dedup_id: str | None,
+        start_delay: Duration | None,
+    ) -> FlowStart:
+        """The options checked (raises before anything is written)."""
+        for value, what in (
+            (queue, "queue name"),
+            (partition_key, "partition key"),
+            (dedup_id, "dedup id"),
+        ):
+            if value is not None:
+                if not isinstance(value, str) or not value.strip():
+                    raise InvalidFlowControl(
+                        what=f"StartOptions {what}",
+                        reason=f"a non-blank text, got {value!r}",
+                    )
+                check_name(value, what)
+        delay = check_start_delay(start_delay)
+        return cls(
+            queue=queue,
+            priority=0 if priority is None else check_priority(priority),
+            partition_key=partition_key,
+            dedup_id=dedup_id,
+            delay_seconds=0.0 if delay is None else delay.total_seconds(),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """As a client command carries it."""
+        return {
+            "queue": self.queue,
+            "priority": self.priority,
+            "partition_key": self.partition_key,
+            "dedup_id": self.dedup_id,
+            "start_delay": self.delay_seconds,
+        }
 
 
 def checked_input(value: Any, limit_bytes: int = payloads.MAX_PAYLOAD_BYTES) -> str:

@@ -207,17 +207,18 @@ for _variant in (
 
 
 class ExecutionOutcome:
-    """A stored outcome, read without driving: Completed, Failed, Running or Terminated."""
+    """A stored outcome, read without driving: Completed, Failed, Running, Enqueued or Terminated."""
 
     Completed: ClassVar[type[_OutcomeCompleted]]
     Failed: ClassVar[type[_OutcomeFailed]]
     Running: ClassVar[type[_OutcomeRunning]]
+    Enqueued: ClassVar[type[_OutcomeEnqueued]]
     Terminated: ClassVar[type[_OutcomeTerminated]]
 
     @property
     def is_terminal(self) -> bool:
-        """Whether the run has ended (every variant but Running), as `RunState.is_terminal`."""
-        return not isinstance(self, _OutcomeRunning)
+        """Whether the run has ended (all but Running and Enqueued), as `RunState.is_terminal`."""
+        return not isinstance(self, (_OutcomeRunning, _OutcomeEnqueued))
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,11 @@ class _OutcomeRunning(ExecutionOutcome):
 
 
 @dataclass(frozen=True)
+class _OutcomeEnqueued(ExecutionOutcome):
+    queue: str
+
+
+@dataclass(frozen=True)
 class _OutcomeTerminated(ExecutionOutcome):
     state: str
 
@@ -243,11 +249,13 @@ class _OutcomeTerminated(ExecutionOutcome):
 ExecutionOutcome.Completed = _OutcomeCompleted
 ExecutionOutcome.Failed = _OutcomeFailed
 ExecutionOutcome.Running = _OutcomeRunning
+ExecutionOutcome.Enqueued = _OutcomeEnqueued
 ExecutionOutcome.Terminated = _OutcomeTerminated
 for _outcome in (
     _OutcomeCompleted,
     _OutcomeFailed,
     _OutcomeRunning,
+    _OutcomeEnqueued,
     _OutcomeTerminated,
 ):
     _outcome.__name__ = _outcome.__qualname__ = (
@@ -257,4 +265,5 @@ for _outcome in (
 TERMINAL_STATES = frozenset(
     {"COMPLETED", "FAILED", "CANCELLED", "TERMINATED", "TIMED_OUT", "CONTINUED_AS_NEW"}
 )
-ALL_STATES = frozenset({"RUNNING", *TERMINAL_STATES})
+ALL_STATES = frozenset({"RUNNING", "ENQUEUED", *TERMINAL_STATES})
+"""Every state a run's row may hold: ENQUEUED waits for its queue (flow control)."""

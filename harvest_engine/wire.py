@@ -85,6 +85,11 @@ class StartWorkflowWithOptions(ReturnsStartOutcome):
     reuse_policy: str = ALLOW_DUPLICATE
     summary: str | None = None
     details: str | None = None
+    queue: str | None = None
+    priority: int | None = None
+    partition_key: str | None = None
+    dedup_id: str | None = None
+    start_delay: float | None = None
 
 
 @dataclass(frozen=True)

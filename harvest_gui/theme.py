@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QApplication
 _STATE_COLOURS = {
     # state: (light theme, dark theme)
     "RUNNING": ("#1d4ed8", "#60a5fa"),
+    "ENQUEUED": ("#0e7490", "#22d3ee"),  # waits for its queue (flow control)
     "COMPLETED": ("#15803d", "#4ade80"),
     "FAILED": ("#b91c1c", "#f87171"),
     "CANCELLED": ("#6b7280", "#9ca3af"),

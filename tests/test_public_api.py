@@ -23,6 +23,7 @@ API_MD_NAMES = {
     "ContinueAsNew",
     "DatabaseCorrupt",
     "DatabaseLocked",
+    "DuplicateEnqueue",
     "ErrorInfo",
     "ExecutionDetail",
     "ExecutionFilter",
@@ -56,6 +57,10 @@ API_MD_NAMES = {
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "Queue",
+    "QueueInfo",
+    "QuotaExceeded",
+    "Rate",
     "RetryPolicy",
     "RunState",
     "Schedule",
@@ -104,7 +109,8 @@ API_MD_NAMES = {
 # Exported beyond API.md, each for a reason: the values the documented calls
 # return or take (rows of the reads, the run's wait, the coroutine stack), the
 # errors of the second wave's hardening (InvalidName, PayloadNotJson,
-# ScheduleNotFound, DatabaseClosed, ExecutionExists, InvalidHistoryFile), the
+# ScheduleNotFound, DatabaseClosed, ExecutionExists, InvalidHistoryFile; flow
+# control's InvalidFlowControl and UnknownQueue), the
 # clocks the tests and the `*_as_of` drivers use, the package version, and
 # `Runtime`, the facade both openers subclass (the type users annotate); the
 # rows of `held_starts()` and `circuit_breakers()` and the error of a bad
@@ -119,6 +125,7 @@ EXTRA_NAMES = {
     "DatabaseClosed",
     "ExecutionExists",
     "HandlerInfo",
+    "InvalidFlowControl",
     "InvalidHistoryFile",
     "InvalidName",
     "LedgerTotals",
@@ -136,6 +143,7 @@ EXTRA_NAMES = {
     "StagedSignal",
     "SystemClock",
     "TimerRow",
+    "UnknownQueue",
     "__version__",
 }
 # The third wave's names (API.md "Repairing and steering runs").

@@ -39,6 +39,7 @@ ALL = [
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
+    "DuplicateEnqueue",
     "ErrorInfo",
     "ExecutionDetail",
     "ExecutionExists",
@@ -58,6 +59,7 @@ ALL = [
     "HistoryEvent",
     "InvalidFilter",
     "InvalidFlowOption",
+    "InvalidFlowControl",
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",
@@ -84,6 +86,10 @@ ALL = [
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "Queue",
+    "QueueInfo",
+    "QuotaExceeded",
+    "Rate",
     "RetryPolicy",
     "RunInfo",
     "RunState",
@@ -109,6 +115,7 @@ ALL = [
     "TimerHandle",
     "TimerOutcome",
     "TimerRow",
+    "UnknownQueue",
     "UnknownWorkflow",
     "Unsupported",
     "UnsupportedFeature",
@@ -177,6 +184,7 @@ SQLITERUNTIME = {
     "poll_once": "(self: 'SqliteRuntime') -> 'bool'",
     "poll_once_as_of": "(self: 'SqliteRuntime', when: 'datetime') -> 'bool'",
     "purge_terminal": "(self: 'SqliteRuntime', older_than: 'Duration') -> 'int'",
+    "queues": "(self) -> 'list[QueueInfo]'",
     "query": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = "
     "None) -> 'Coroutine[Any, Any, Any]'",
     "register_activity": "(self, fn: 'Callable[..., Any] | ActivityInfo') -> 'None'",
@@ -186,6 +194,7 @@ SQLITERUNTIME = {
     "register_activity_with_ledger": "(self, fn: 'Callable[..., Any] | ActivityInfo', body: "
     "'Callable[[Any], Any]') -> 'None'",
     "register_query": "(self, fn: 'Callable[..., Any]') -> 'None'",
+    "register_queue": "(self, queue: 'Queue') -> 'None'",
     "register_update": "(self, fn: 'Callable[..., Any]') -> 'None'",
     "register_workflow": "(self, fn: 'Callable[..., Any] | WorkflowInfo') -> 'None'",
     "resume_schedule": "(self: 'SqliteRuntime', workflow_name: 'str') -> 'bool'",
@@ -268,6 +277,7 @@ HARVESTCLIENT = {
     "load_history": "(self, exec_id: 'str | ExecutionId') -> 'list[HistoryEvent]'",
     "open": "(path: 'str | Path') -> 'HarvestClient'",
     "outcome": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
+    "queues": "(self) -> 'list[QueueInfo]'",
     "query": "(self, exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = None, *, timeout: "
     "'Duration' = '10s', command_id: 'str | None' = None) -> 'Any'",
     "result": "(self, exec_id: 'str | ExecutionId', *, timeout: 'Duration | None' = None) -> "

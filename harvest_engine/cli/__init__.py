@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harvest_engine.cli import (
     client_commands,
+    flow,
     follow,
     http_api,
     operate,
@@ -16,6 +17,7 @@ from harvest_engine.cli.app import main
 
 __all__ = [
     "client_commands",
+    "flow",
     "follow",
     "http_api",
     "main",

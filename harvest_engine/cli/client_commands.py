@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main
+from harvest_engine.cli.flow import queue_options, start_options
 from harvest_engine.cli.output import (
     EXIT_FAILED,
     EXIT_NOT_FOUND,
@@ -138,6 +139,7 @@ def withdraw(file: Target, command_id: str, as_json: bool) -> None:
 @click.option(
     "--id", "workflow_id", help="A business id (attaches to its RUNNING run)."
 )
+@queue_options
 @TIMEOUT
 @COMMAND_ID
 @JSON
@@ -149,11 +151,18 @@ def start(
     timeout: str,
     command_id: str | None,
     as_json: bool,
+    **queueing: Any,
 ) -> None:
     """Start a run of WORKFLOW with INPUT (JSON); prints the new run's id."""
     value = _json_arg(input, "INPUT")
 
     async def call(client: HarvestClient) -> Any:
+        options = start_options(workflow_id, **queueing)
+        if options is not None:
+            started = await client.start_workflow_with_options(
+                workflow, value, options, timeout=timeout, command_id=command_id
+            )
+            return started.exec_id
         if workflow_id is None:
             return await client.start_workflow(
                 workflow, value, timeout=timeout, command_id=command_id

@@ -15,31 +15,31 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import wire
-from harvest_engine.client import progress, requests, waits
+from harvest_engine.client import requests, waits
+from harvest_engine.client.progress_calls import ProgressCalls
 from harvest_engine.client.schedule_calls import ScheduleCalls
 from harvest_engine.client.starting import DEFAULT_TIMEOUT, StartCalls
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.names import check_key
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.reader import SqliteReader
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
     from pathlib import Path
     from types import TracebackType
 
     from harvest_engine.calls import SignalDelivery
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.flow import QueueInfo
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
     from harvest_engine.store.postgres.reader import PostgresReader
     from harvest_engine.store.records import ExecutionDetail, ExecutionPage
 
 
 @guard_public_methods()
-class HarvestClient(StartCalls, ScheduleCalls):
+class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls):
     """A client of a served harvest file, in any process (see the module docstring).
 
     Like the runtime and the reader, every public call raises typed errors
@@ -284,7 +284,11 @@ class HarvestClient(StartCalls, ScheduleCalls):
         workflow_id: str | None = None,
     ) -> ExecutionOutcome:
         """The stored outcome of one run, read from the file."""
-        return outcome_of(self._reader.describe(self._run_id(exec_id, workflow_id)))
+        detail = self._reader.describe(self._run_id(exec_id, workflow_id))
+        if detail.state != "ENQUEUED":
+            return outcome_of(detail)
+        wait = self._reader.flow_reads().wait_of(str(detail.exec_id))
+        return outcome_of(detail, "" if wait is None else wait.queue)
 
     def describe(
         self,
@@ -308,47 +312,13 @@ class HarvestClient(StartCalls, ScheduleCalls):
         """Every recorded event of the run, in order."""
         return self._reader.load_history(self._run_id(exec_id, workflow_id))
 
+    def queues(self) -> list[QueueInfo]:
+        """Every queue: its limits, slots held, waiting runs or attempts, oldest wait."""
+        return self._reader.flow_reads().queue_infos()
+
     def data_version(self) -> int:
         """A number that changes whenever another process commits to the file."""
         return self._reader.data_version()
-
-    # -- progress: events and streams (progress.py) -----------------------------------
-
-    def events(self, exec_id: str | ExecutionId) -> dict[str, Any]:
-        """Every event the run set with `ctx.set_event`: key to its last value."""
-        return self._reader.events(requests.exec_id(exec_id))
-
-    async def get_event(
-        self,
-        exec_id: str | ExecutionId,
-        key: str,
-        timeout: Duration | None = None,  # noqa: ASYNC109 - API.md's contract
-    ) -> Any:
-        """Wait until the run sets event `key`; its value (None when the run ends without it, or at `timeout`)."""
-        text = self._reader.describe(requests.exec_id(exec_id)).exec_id
-        key = check_key(key, "event key")
-        return await progress.get_event(
-            self._reader, self._queue, self._wakes, str(text), key, timeout
-        )
-
-    def read_stream(
-        self, exec_id: str | ExecutionId, key: str, *, offset: int = 0
-    ) -> AsyncIterator[tuple[int, Any]]:
-        """``async for offset, value in client.read_stream(exec_id, key):`` each value once, in order.
-
-        Starts at `offset` (resume with the last offset seen + 1); ends when
-        the stream is closed or the run has ended. The serving process wakes
-        the reader right after the commit that wrote a value.
-        """
-        text = str(self._reader.describe(requests.exec_id(exec_id)).exec_id)
-        return progress.read_stream(
-            self._reader,
-            self._queue,
-            self._wakes,
-            text,
-            check_key(key, "stream key"),
-            progress.checked_offset(offset),
-        )
 
     async def result(
         self,
@@ -380,10 +350,15 @@ class HarvestClient(StartCalls, ScheduleCalls):
         return outcome_of(detail)
 
 
-def outcome_of(detail: ExecutionDetail) -> ExecutionOutcome:
-    """The ExecutionOutcome of a described run (the runtime's `outcome`, from a reader)."""
+def outcome_of(detail: ExecutionDetail, queue: str = "") -> ExecutionOutcome:
+    """The ExecutionOutcome of a described run (the runtime's `outcome`, from a reader).
+
+    `queue` names the queue of a run waiting ENQUEUED.
+    """
     if detail.state == "RUNNING":
         return ExecutionOutcome.Running()
+    if detail.state == "ENQUEUED":
+        return ExecutionOutcome.Enqueued(queue=queue)
     if detail.state == "COMPLETED":
         return ExecutionOutcome.Completed(output=detail.output.value)
     if detail.state == "FAILED":

@@ -98,6 +98,7 @@ def start_with_options(
     calls.checked_search_attributes(options.search_attributes)
     summary = calls.checked_label(options.summary, "summary")
     details = calls.checked_label(options.details, "details")
+    flow = options.flow  # checked here too: a bad priority is refused before writing
     plain = start(name, input)
     workflow_id = options.workflow_id
     return wire.StartWorkflowWithOptions(
@@ -109,6 +110,13 @@ def start_with_options(
         reuse_policy=WorkflowIdReusePolicy.coerce(options.reuse_policy).name,
         summary=summary,
         details=details,
+        queue=None if flow is None else flow.queue,
+        priority=None if flow is None else flow.priority,
+        partition_key=None if flow is None else flow.partition_key,
+        dedup_id=None if flow is None else flow.dedup_id,
+        start_delay=None
+        if flow is None or not flow.delay_seconds
+        else flow.delay_seconds,
     )
 
 

@@ -100,10 +100,14 @@ async def run_end(
                 if detail.successor is not None:
                     current = str(detail.successor)
                     break
-                if detail.state != "RUNNING":
+                if detail.state not in _LIVE:
                     return current, detail
                 if not await pause.pause(deadline, RESULT_POLL_SECONDS):
                     return current, None
+
+
+# A run waiting in its queue has not ended either.
+_LIVE = frozenset({"RUNNING", "ENQUEUED"})
 
 
 def _described(

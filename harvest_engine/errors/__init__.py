@@ -28,6 +28,12 @@ from harvest_engine.errors.base import (
 from harvest_engine.errors.base import (
     _run_id as _run_id,
 )
+from harvest_engine.errors.flow import (
+    DuplicateEnqueue,
+    InvalidFlowControl,
+    QuotaExceeded,
+    UnknownQueue,
+)
 from harvest_engine.errors.handlers import (
     QueryFailed,
     QueryNotFound,
@@ -100,12 +106,14 @@ __all__ = [
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
+    "DuplicateEnqueue",
     "ExecutionExists",
     "ExecutionNotFound",
     "ExternalWorkflowError",
     "HarvestError",
     "HarvestInternalError",
     "InvalidFilter",
+    "InvalidFlowControl",
     "InvalidFlowOption",
     "InvalidHistoryFile",
     "InvalidName",
@@ -122,11 +130,13 @@ __all__ = [
     "QueryFailed",
     "QueryNotFound",
     "QueryTimedOut",
+    "QuotaExceeded",
     "ScheduleNotFound",
     "SchemaTooNew",
     "SqliteError",
     "StorageError",
     "Stuck",
+    "UnknownQueue",
     "UnknownWorkflow",
     "Unsupported",
     "UnsupportedFeature",

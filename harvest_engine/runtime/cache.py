@@ -31,6 +31,9 @@ class InstanceCache:
         )
         self.hits = 0
         self.misses = 0
+        self.evictions = 0
+        """Calls of `evict` (every run that ends is evicted): flow control's hint
+        that a queue's slot may have freed."""
 
     def take(self, exec_id: str) -> WorkflowInstance | None:
         """Remove and return the run's instance (a cycle owns it until it puts it back)."""
@@ -54,6 +57,7 @@ class InstanceCache:
 
     def evict(self, exec_id: str) -> None:
         """Forget a run's instance."""
+        self.evictions += 1
         instance = self._items.pop(exec_id, None)
         if instance is not None:
             instance.close()

@@ -18,7 +18,21 @@ from harvest_engine.authoring import (
     WorkflowInfo,
     info_of,
 )
-from harvest_engine.errors import UnknownActivity, UnknownWorkflow, UnsupportedFeature
+from harvest_engine.durations import to_timedelta
+from harvest_engine.errors import (
+    InvalidFlowControl,
+    UnknownActivity,
+    UnknownQueue,
+    UnknownWorkflow,
+    UnsupportedFeature,
+)
+from harvest_engine.flow import (
+    QUEUE_ACTIVITY_PREFIX,
+    QUEUE_WORKFLOW_PREFIX,
+    Queue,
+    Rate,
+    positive_limit,
+)
 from harvest_engine.names import check_name
 from harvest_engine.shaping import (
     ACTIVITY_OPTIONS,
@@ -29,18 +43,75 @@ from harvest_engine.shaping import (
     workflow_shaping,
 )
 
-_WORKFLOW_REFUSED = {
-    "concurrency": "one writer runs every run; there is no concurrency limiter",
-    "throttle": "starts are not throttled by this backend",
-    "quota": "quotas need the Postgres worker",
-}
 _ACTIVITY_REFUSED = {
     "heartbeat_timeout": "no scanner times out a silent attempt in a single process",
-    "schedule_to_start": "tasks start as soon as a drive runs them",
-    "rate_limit_per_second": "no rate limiter in this backend",
-    "rate_limit": "no rate limiter in this backend",
-    "max_concurrent": "a drive runs one attempt at a time",
+    "rate_limit_per_second": "declare rate_limit=Rate(n, '1s') instead",
 }
+# The flow-control options (issue 26) the admission honours (runtime/flow/).
+WORKFLOW_FLOW_OPTIONS = frozenset({"concurrency", "throttle", "quota"})
+ACTIVITY_FLOW_OPTIONS = frozenset({"max_concurrent", "rate_limit", "schedule_to_start"})
+
+
+@dataclass(frozen=True)
+class WorkflowLimits:
+    """A workflow's own flow limits: `@workflow(concurrency=, throttle=, quota=)`."""
+
+    concurrency: int | None = None
+    throttle: Rate | None = None
+    quota: Rate | None = None
+
+    @property
+    def queues(self) -> bool:
+        """Whether its starts wait in its own queue (concurrency or throttle)."""
+        return self.concurrency is not None or self.throttle is not None
+
+    @classmethod
+    def of(cls, owner: str, options: dict[str, Any]) -> WorkflowLimits | None:
+        """The limits declared in `options` (checked), or None when none is."""
+        if not WORKFLOW_FLOW_OPTIONS & options.keys():
+            return None
+        return cls(
+            concurrency=positive_limit(
+                options.get("concurrency"), f"{owner}: concurrency"
+            ),
+            throttle=Rate.coerce(options.get("throttle"), f"{owner}: throttle"),
+            quota=Rate.coerce(options.get("quota"), f"{owner}: quota"),
+        )
+
+
+@dataclass(frozen=True)
+class ActivityLimits:
+    """An activity's own flow limits: `@activity(max_concurrent=, rate_limit=, schedule_to_start=)`."""
+
+    max_concurrent: int | None = None
+    rate_limit: Rate | None = None
+    schedule_to_start: float | None = None
+
+    @classmethod
+    def of(cls, owner: str, options: dict[str, Any]) -> ActivityLimits | None:
+        """The limits declared in `options` (checked), or None when none is."""
+        if not ACTIVITY_FLOW_OPTIONS & options.keys():
+            return None
+        s2s = options.get("schedule_to_start")
+        seconds = None
+        if s2s is not None:
+            try:
+                seconds = to_timedelta(s2s, what="schedule_to_start").total_seconds()
+            except ValueError as exc:
+                raise InvalidFlowControl(
+                    what=f"{owner}: schedule_to_start", reason=str(exc)
+                ) from None
+            if seconds <= 0:
+                raise InvalidFlowControl(
+                    what=f"{owner}: schedule_to_start", reason="must be > 0"
+                )
+        return cls(
+            max_concurrent=positive_limit(
+                options.get("max_concurrent"), f"{owner}: max_concurrent"
+            ),
+            rate_limit=Rate.coerce(options.get("rate_limit"), f"{owner}: rate_limit"),
+            schedule_to_start=seconds,
+        )
 
 
 @dataclass(frozen=True)
@@ -77,6 +148,12 @@ class RegisteredActivity:
     input_type: Any = None
     heartbeat_timeout: float | None = None
     circuit_breaker: CircuitBreaker | None = None
+    limits: ActivityLimits | None = None
+
+    @property
+    def own_queue(self) -> str | None:
+        """The implicit queue of its own limits ("activity:NAME"), or None."""
+        return None if self.limits is None else QUEUE_ACTIVITY_PREFIX + self.name
 
 
 class Registry:
@@ -91,6 +168,10 @@ class Registry:
         self.activities: dict[str, RegisteredActivity] = {}
         self.queries: dict[tuple[str, str], HandlerInfo] = {}
         self.updates: dict[tuple[str, str], HandlerInfo] = {}
+        self.queues: dict[str, Queue] = {}
+        """Queues registered in this process (`register_queue`), by name."""
+        self.workflow_limits: dict[str, WorkflowLimits] = {}
+        """The flow limits a registered workflow declares, by workflow name."""
 
     # -- workflows -------------------------------------------------------------
 
@@ -105,18 +186,59 @@ class Registry:
         check_name(info.name, "workflow name")
         shaping = workflow_shaping(f"workflow {info.name!r}", info.options)
         for option in info.options:
-            if option in WORKFLOW_OPTIONS:
+            if option in WORKFLOW_OPTIONS or option in WORKFLOW_FLOW_OPTIONS:
                 continue
             raise UnsupportedFeature(
                 owner=f"workflow {info.name!r}",
                 feature=option,
-                why=_WORKFLOW_REFUSED.get(
-                    option, "this backend does not know the option"
-                ),
+                why="this backend does not know the option",
             )
+        limits = WorkflowLimits.of(f"workflow {info.name!r}", info.options)
         self.workflows[info.name] = info
+        if limits is None:
+            self.workflow_limits.pop(info.name, None)
+        else:
+            self.workflow_limits[info.name] = limits
         self.shaping[info.name] = shaping
         return info
+
+    def workflow_queue(self, name: str) -> str | None:
+        """The implicit queue of the workflow's own limits ("workflow:NAME"), or None."""
+        limits = self.workflow_limits.get(name)
+        return QUEUE_WORKFLOW_PREFIX + name if limits and limits.queues else None
+
+    def add_queue(self, queue: Queue) -> None:
+        """Remember a registered queue (its row is written by the flow wing)."""
+        if not isinstance(queue, Queue):
+            raise TypeError(f"register_queue needs a Queue, got {queue!r}")
+        self.queues[queue.name] = queue
+
+    def queue(self, name: str) -> Queue:
+        """The registered queue `name`.
+
+        Raises:
+            UnknownQueue: no `register_queue` declared it in this process.
+        """
+        found = self.queues.get(name)
+        if found is None:
+            raise UnknownQueue(queue=name)
+        return found
+
+    def gated(self, activity_name: str) -> bool:
+        """Whether attempts of the activity wait for a slot (cheap: two lookups)."""
+        activity = self.activities.get(activity_name)
+        return activity is not None and self.gate(activity) is not None
+
+    def gate(self, activity: RegisteredActivity) -> str | None:
+        """The queue an attempt of `activity` waits in for a slot (None: it never waits).
+
+        Its own limits ("activity:NAME") come first; else the registered queue
+        its `queue=` names.
+        """
+        own = activity.own_queue
+        if own is not None:
+            return own
+        return activity.queue if activity.queue in self.queues else None
 
     def shaping_of(self, name: str) -> WorkflowShaping:
         """The shaping options of registered workflow `name` (defaults when it has none)."""
@@ -138,7 +260,7 @@ class Registry:
 
     def add_activity(
         self, fn: Any, body: Callable[..., Any] | None = None, mode: str = "context"
-    ) -> None:
+    ) -> RegisteredActivity:
         """Register an @activity; `body` and `mode` let the caller swap in another callable.
 
         Raises:
@@ -148,6 +270,7 @@ class Registry:
         info: ActivityInfo = info_of(fn, ActivityInfo)
         check_name(info.name, "activity name")
         _audit_activity(info, heartbeat_timeouts=self.heartbeat_timeouts)
+        limits = ActivityLimits.of(f"activity {info.name!r}", info.options)
         target = body if body is not None else info.fn
         if target is None or not callable(target):
             raise TypeError(f"activity {info.name!r} has no body to run")
@@ -170,7 +293,9 @@ class Registry:
             if info.heartbeat_timeout is None
             else info.heartbeat_timeout.total_seconds(),
             circuit_breaker=activity_breaker(f"activity {info.name!r}", info.options),
+            limits=limits,
         )
+        return self.activities[info.name]
 
     def add_raw_activity(self, name: str, spec: ActivitySpec) -> None:
         """Register an activity by name without a decorator (register_activity_raw).
@@ -249,6 +374,14 @@ def _audit_activity(info: ActivityInfo, *, heartbeat_timeouts: bool) -> None:
     for option in info.options:
         if option in ACTIVITY_OPTIONS:
             continue
+        if option in ACTIVITY_FLOW_OPTIONS and not info.local:
+            continue
+        if option in ACTIVITY_FLOW_OPTIONS:
+            raise UnsupportedFeature(
+                owner=owner,
+                feature=option,
+                why="a local activity runs inside its workflow's decision, not in a queue",
+            )
         raise UnsupportedFeature(
             owner=owner,
             feature=option,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.clock import Clock, SystemClock
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.runtime.engine import Engine
+from harvest_engine.runtime.flow import queues as flow_queues
 from harvest_engine.runtime.operating import operate, reads
 from harvest_engine.runtime.progress import reads as progress
 from harvest_engine.runtime.serving import breakers
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     )
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.flow import Queue, QueueInfo
     from harvest_engine.runtime.registry import ActivitySpec
     from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
     from harvest_engine.schedules import WorkflowSchedule
@@ -124,28 +126,44 @@ class Runtime:
     def register_workflow(self, fn: Callable[..., Any] | WorkflowInfo) -> None:
         """Register an @workflow function; refuses options this backend cannot honour."""
         info = self.registry.add_workflow(fn)
+        flow_queues.store_workflow_limits(self._engine, info.name)
         self._driver.code_waits.code_registered(info.name)  # its due slot fires now
         self.waker.wake()  # a run that waited for its code can go on
 
     def register_activity(self, fn: Callable[..., Any] | ActivityInfo) -> None:
         """Register an @activity function to run its own body with an ActivityContext."""
-        self.registry.add_activity(fn)
+        flow_queues.store_activity_limits(self._engine, self.registry.add_activity(fn))
 
     def register_activity_with_body(
         self, fn: Callable[..., Any] | ActivityInfo, body: Callable[[Any], Any]
     ) -> None:
         """Register an activity's options with a sync ``body(input) -> output`` instead."""
-        self.registry.add_activity(fn, body, mode="body")
+        added = self.registry.add_activity(fn, body, mode="body")
+        flow_queues.store_activity_limits(self._engine, added)
 
     def register_activity_with_ledger(
         self, fn: Callable[..., Any] | ActivityInfo, body: Callable[[Any], Any]
     ) -> None:
         """Like `register_activity_with_body`; the body returns ``(output, [LlmCall])``."""
-        self.registry.add_activity(fn, body, mode="ledger")
+        added = self.registry.add_activity(fn, body, mode="ledger")
+        flow_queues.store_activity_limits(self._engine, added)
 
     def register_activity_raw(self, name: str, spec: ActivitySpec) -> None:
         """Register a hand-made body by name, without an ActivityInfo and without the audit."""
         self.registry.add_raw_activity(name, spec)
+
+    def register_queue(self, queue: Queue) -> None:
+        """Declare a queue (or change its limits: the next admission applies them).
+
+        Raises:
+            TypeError: `queue` is not a Queue.
+            InvalidFlowControl: a name with a reserved prefix.
+        """
+        self._driver.register_queue(queue)
+
+    def queues(self) -> list[QueueInfo]:
+        """Every queue: its limits, slots held, waiting runs or attempts, oldest wait."""
+        return flow_queues.queues(self._engine)
 
     def register_query(self, fn: Callable[..., Any]) -> None:
         """Register an @query(workflow=...) handler."""

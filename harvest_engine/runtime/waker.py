@@ -22,6 +22,9 @@ class Waker:
     """
 
     def __init__(self) -> None:
+        self.wakes = 0
+        """Calls of `wake` / `wake_all` (an in-process call changed a run): flow
+        control's hint that a queue may admit again."""
         self._events: tuple[asyncio.Event, ...] = ()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._guard = threading.Lock()
@@ -54,6 +57,7 @@ class Waker:
         self._set(everyone=True)
 
     def _set(self, *, everyone: bool) -> None:
+        self.wakes += 1
         with self._guard:
             events, loop = self._events, self._loop
         if not events or loop is None:

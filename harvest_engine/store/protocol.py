@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         TimerRow,
     )
     from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
+    from harvest_engine.store.sql.flow_reads import FlowReads
     from harvest_engine.store.sql.shaping import BreakerRow, HeldRow
     from harvest_engine.store.txn_protocol import WriteTxn
 
@@ -260,6 +261,10 @@ class DurableStore(Protocol):
         ...
 
     # -- operating (issue 5) ----------------------------------------------------
+
+    def flow_reads(self) -> AbstractContextManager[FlowReads]:
+        """Flow-control reads (queues, waiting runs and attempts) for the block."""
+        ...
 
     def counts_by_state(self) -> dict[str, int]:
         """How many runs are in each state."""

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         NewTask,
         TaskRecord,
     )
+    from harvest_engine.store.sql.flow import FlowTables
 
 
 class JoinedWriteFailed(BaseException):  # noqa: N818 - a request to redo, not a failure
@@ -376,4 +377,8 @@ class WriteTxn(ShapingTxn, Protocol):
 
     def set_current_details(self, exec_id: str, text: str | None) -> None:
         """Store what the run says it is doing now."""
+        ...
+
+    def flow(self) -> FlowTables:
+        """The flow-control tables on this transaction (queues, waits, waiting tasks)."""
         ...

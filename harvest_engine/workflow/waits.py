@@ -70,6 +70,10 @@ class RunWait:
             holder counts); None when not known (a replay without the store).
         where: the user-code line that waits, when a suspended coroutine
             shows it.
+        held_by: for a run waiting in its queue (kind "queue", `ahead` runs
+            before it), the limit that holds it: "concurrency",
+            "worker_concurrency", "partition_concurrency", "rate",
+            "start_delay", or "order" (runs ahead of it take the free slots).
     """
 
     kind: str
@@ -79,6 +83,7 @@ class RunWait:
     target: str | None = None
     ahead: int | None = None
     where: StackFrame | None = None
+    held_by: str | None = None
 
     def describe(self) -> str:
         """One line for a person: what it waits for and the detail that matters."""
@@ -92,12 +97,16 @@ class RunWait:
             "workflow": f"run {self.target}",
             "mutex": f"mutex {self.name!r}",
             "condition": f"condition {self.name}",
+            "queue": f"queue {self.name!r}",
         }.get(self.kind, f"{self.kind} {self.name}")
         if self.payload_type:
             text += f", payload {self.payload_type}"
         if self.due_at is not None:
             text += f", due {self.due_at.isoformat(timespec='seconds')}"
-        if self.ahead is not None:
+        if self.kind == "queue":
+            ahead = self.ahead or 0
+            text += f", {ahead} ahead, held by {self.held_by or 'order'}"
+        elif self.ahead is not None:
             text += (
                 " (held by this run)"
                 if self.ahead == 0

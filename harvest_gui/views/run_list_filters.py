@@ -25,6 +25,7 @@ DATE_FORMAT = "yyyy-MM-dd HH:mm"
 
 STATES = (
     "RUNNING",
+    "ENQUEUED",
     "COMPLETED",
     "FAILED",
     "CANCELLED",

@@ -300,7 +300,7 @@ def test_register_refuses_an_option_this_backend_cannot_honour_by_name(
 ) -> None:
     rt = open_rt()
 
-    @workflow(concurrency=2)
+    @workflow(sharding=2)  # no backend's option: refused by name
     async def crowded(ctx: WorkflowContext, _: Any) -> None:
         return None
 
@@ -312,7 +312,7 @@ def test_register_refuses_an_option_this_backend_cannot_honour_by_name(
     async def limited(ctx: Any, _: Any) -> None:
         return None
 
-    with pytest.raises(UnsupportedFeature, match="concurrency"):
+    with pytest.raises(UnsupportedFeature, match="sharding"):
         rt.register_workflow(crowded)
     if isinstance(rt, PostgresRuntime):
         rt.register_activity(beating)  # leases time out a silent attempt there

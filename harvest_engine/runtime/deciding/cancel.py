@@ -68,7 +68,7 @@ def _running(txn: WriteTxn, exec_id: str) -> ExecutionRecord:
     row = txn.execution(exec_id)
     if row is None:
         raise ExecutionNotFound(exec_id=exec_id)
-    if row.state != "RUNNING":
+    if row.state not in ("RUNNING", "ENQUEUED"):
         raise WorkflowNotRunning(exec_id=exec_id, state=row.state)
     return row
 
@@ -84,6 +84,11 @@ def request_cancel(
     text = _reason(reason, DEFAULT_CANCEL_REASON)
     with store.write() as txn:
         row = _running(txn, exec_id)
+        if row.state == "ENQUEUED":
+            # Its body never ran: nothing to clean up, it ends at once.
+            txn.flow().drop_wait(exec_id)
+            hard_seal(txn, exec_id, "CANCELLED", text, now, cache.evict)
+            return
         if row.cancel_reason is None:
             txn.update_execution(exec_id, cancel_reason=text, cancel_seq=row.next_seq)
             # Its running bodies stop; activities it starts from now on run.
@@ -105,7 +110,8 @@ def terminate(
     """End a RUNNING run TERMINATED in one transaction; its body does not run again."""
     text = _reason(reason, DEFAULT_TERMINATE_REASON)
     with store.write() as txn:
-        _running(txn, exec_id)
+        if _running(txn, exec_id).state == "ENQUEUED":
+            txn.flow().drop_wait(exec_id)
         txn.update_execution(exec_id, cancel_reason=None, cancel_seq=None)
         hard_seal(txn, exec_id, "TERMINATED", text, now, cache.evict)
 

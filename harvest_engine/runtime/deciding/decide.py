@@ -122,6 +122,10 @@ class Decider(Outcomes):
         row = txn.execution(exec_id)
         if row is None:  # run_until_blocked reads no row before its decision
             raise ExecutionNotFound(exec_id=exec_id)
+        if row.state == "ENQUEUED":
+            # Waits for its queue (runtime/flow/): nothing to decide until admitted.
+            txn.update_execution(exec_id, needs_decision=0)
+            return Decision(exec_id, waiting_timer=True)
         if row.state != "RUNNING":
             self.cache.evict(exec_id)
             return Decision(exec_id, state=terminal_state(row))

@@ -87,7 +87,10 @@ class Projections:
         attrs = event.attrs
         if event.type == "ActivityScheduled":
             task = self._task(row, attrs, now)
-            if cycle.claimed is not None:
+            if self.registry.gated(task.activity_name):
+                # Waits for a slot of its queue (runtime/flow/gates.py).
+                txn.flow().hold_task(txn.add_task(task))
+            elif cycle.claimed is not None:
                 cycle.claimed.append(txn.add_claimed_task(task, now))
             else:
                 txn.add_task(task)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.errors import ExecutionNotFound
 from harvest_engine.runtime.deciding import runs
+from harvest_engine.runtime.flow import waiting as flow_waiting
 from harvest_engine.runtime.operating import listing
 from harvest_engine.runtime.talking import waiting
 from harvest_engine.states import ExecutionId, ExecutionOutcome
@@ -36,6 +37,8 @@ def outcome(engine: Engine, exec_id: str | ExecutionId) -> ExecutionOutcome:
     row = engine.store.execution(engine.require(exec_id))
     if row is None:
         raise ExecutionNotFound(exec_id=exec_id)
+    if row.state == "ENQUEUED":
+        return flow_waiting.enqueued_outcome(engine, row)
     return runs.outcome_of(row, str(getattr(engine.store, "path", "?")))
 
 
@@ -103,10 +106,15 @@ def llm_totals(engine: Engine, exec_id: str | ExecutionId) -> LedgerTotals:
 
 
 def where_waiting(engine: Engine, exec_id: str | ExecutionId) -> tuple[RunWait, ...]:
-    """What a running run is blocked on now (empty once it has ended); writes nothing."""
-    return waiting.where_waiting(
-        engine.store, engine.registry, engine.clock, engine.require(exec_id)
-    )
+    """What a running run is blocked on now (empty once it has ended); writes nothing.
+
+    A run waiting in its queue (ENQUEUED) says where: one "queue" wait.
+    """
+    text = engine.require(exec_id)
+    row = engine.store.execution(text)
+    if row is not None and row.state == "ENQUEUED":
+        return flow_waiting.queue_wait(engine, row)
+    return waiting.where_waiting(engine.store, engine.registry, engine.clock, text)
 
 
 def stack(engine: Engine, exec_id: str | ExecutionId) -> tuple[CoroutineStack, ...]:

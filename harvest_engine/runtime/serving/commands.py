@@ -122,6 +122,11 @@ def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one ret
                 reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
                 summary=record.summary,
                 details=record.details,
+                queue=record.queue,
+                priority=record.priority,
+                partition_key=record.partition_key,
+                dedup_id=record.dedup_id,
+                start_delay=record.start_delay,
             )
             return talk.start_workflow_with_options(
                 engine, record.name, record.input, options

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.errors import HarvestError, Stuck
 from harvest_engine.runtime.deciding.drive_time import DriveTime
 from harvest_engine.runtime.engine import id_text
+from harvest_engine.runtime.flow import queues as flow_queues
+from harvest_engine.runtime.flow.gatekeeper import Gatekeeper
 from harvest_engine.runtime.operating import schedules
 from harvest_engine.runtime.serving.group_commit import GroupCommit
 from harvest_engine.runtime.serving.tasks import TaskRunner
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from harvest_engine.clock import Clock
+    from harvest_engine.flow import Queue
     from harvest_engine.runtime.deciding.cycle import Decision
     from harvest_engine.runtime.engine import Engine
 
@@ -57,6 +60,8 @@ class Driver:
         self.group = GroupCommit(
             engine.store, engine.decider, self.tasks, engine.cache, engine.settings
         )
+        # Flow control: admits waiting runs and attempts at the start of each pass.
+        self.gatekeeper = Gatekeeper(engine, self.tasks.time_out_waiting)
 
     async def run_until_blocked(self, exec_id: str | ExecutionId) -> RunState:
         """Drive one run until it ends or waits (the facade's `run_until_blocked`)."""
@@ -102,10 +107,12 @@ class Driver:
 
     async def one_pass(self, now: Now) -> tuple[bool, list[HarvestError]]:
         """Drive the fleet once; one failing run never blocks the others; every run's error."""
+        admitted, admit_errors = self.admit(now())
         if self.settings.group_commit:
-            return await self.group.run_pass(now)
-        progressed = False
-        errors: list[HarvestError] = []
+            progressed, errors = await self.group.run_pass(now)
+            return progressed or admitted, admit_errors + errors
+        progressed = admitted
+        errors = admit_errors
         for exec_id in self.store.runs_needing_decision(now()):
             try:
                 decision = self.decider.decide(exec_id, now())
@@ -148,6 +155,10 @@ class Driver:
     ) -> RunState:
         """Drive `exec_id` (known to be an id) until it ends or waits; `visiting` breaks loops."""
         decision: Decision | None = None
+        if not visiting:
+            _, admit_errors = self.admit(now())  # a queued run may be let in first
+            if admit_errors:
+                raise admit_errors[0]
         for _ in range(CYCLE_BUDGET):
             at = now()
             if decision is None:
@@ -208,10 +219,30 @@ class Driver:
         return self.decider.decide(exec_id, at, retry_panic_now=True)
 
     def next_wakeup(self) -> datetime | None:
-        """The earliest due time of any kind, or None (the facade's `next_wakeup`)."""
-        return self.store.earliest_due(
+        """The earliest due time of any kind, or None (the facade's `next_wakeup`).
+
+        Flow control adds the next rate token, start delay or schedule_to_start
+        of the work waiting in queues (`Gatekeeper.next_due`).
+        """
+        due = self.store.earliest_due(
             self.clock.now(), skip_schedules=self.code_waits.names()
         )
+        flow = self.gatekeeper.next_due()
+        if flow is None:
+            return due
+        return flow if due is None else min(due, flow)
+
+    def register_queue(self, queue: Queue) -> None:
+        """Store a queue's limits; the next admission looks at every queue again."""
+        flow_queues.register_queue(self.engine, queue)
+        self.gatekeeper.forget()
+
+    def admit(self, at: datetime) -> tuple[bool, list[HarvestError]]:
+        """Flow control's admissions at `at`; (whether any moved, the error if one failed)."""
+        try:
+            return self.gatekeeper.admit(at), []
+        except HarvestError as exc:
+            return False, [exc]
 
     def blocked(
         self, exec_id: str, decision: Decision, at: datetime

@@ -27,6 +27,7 @@ from harvest_engine.events import HistoryEvent
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.attempts import RunningAttempts
 from harvest_engine.runtime.deciding import local_activities
+from harvest_engine.runtime.flow import gates
 from harvest_engine.runtime.registry import RegisteredActivity
 from harvest_engine.runtime.serving import breakers
 from harvest_engine.states import ErrorInfo
@@ -156,6 +157,20 @@ class TaskRunner:
                 return self._record_in(own, finished)
         return self._record_in(txn, finished)
 
+    def time_out_waiting(self, txn: WriteTxn, task_id: int, now: datetime) -> None:
+        """Record a waiting attempt TIMED_OUT (SCHEDULE_TO_START); the retry policy goes on.
+
+        The gatekeeper (runtime/flow/) calls it in its gate's transaction for
+        an attempt that waited for a slot past its activity's schedule_to_start.
+        """
+        task = txn.task(task_id)
+        if task is None:
+            return
+        activity = self.activity(task)
+        limit = activity.limits.schedule_to_start if activity.limits else None
+        result = gates.waited_too_long(task.activity_name, task.ready_at, limit, now)
+        self._record_in(txn, Finished(task, activity, result, task.ready_at, now))
+
     def _context(self, task: TaskRecord, cancel: AttemptCancel) -> ActivityContext:
         heartbeat = payloads.loads(task.heartbeat) if task.heartbeat else None
         previous = (
@@ -248,6 +263,9 @@ class TaskRunner:
                 kept = txn.reschedule_task(
                     task.id, task.attempt + 1, ready_at, error_text or ""
                 )
+                if kept and self.registry.gate(finished.activity) is not None:
+                    # The retry waits for a slot (and a token) again (runtime/flow/).
+                    txn.flow().hold_task(task.id)
             if not kept:
                 return False
         txn.record_attempt(

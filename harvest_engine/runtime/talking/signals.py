@@ -36,8 +36,11 @@ if TYPE_CHECKING:
 
 
 def require_running(row: ExecutionRecord, now: datetime) -> None:
-    """WorkflowNotRunning for a closed run, or one past its execution deadline."""
-    if row.state != "RUNNING":
+    """WorkflowNotRunning for a closed run, or one past its execution deadline.
+
+    A run waiting in its queue (ENQUEUED) takes signals: they wait for it.
+    """
+    if row.state not in ("RUNNING", "ENQUEUED"):
         raise WorkflowNotRunning(exec_id=row.exec_id, state=row.state)
     if row.deadline is not None and now >= row.deadline:
         raise WorkflowNotRunning(exec_id=row.exec_id, state="TIMED_OUT")

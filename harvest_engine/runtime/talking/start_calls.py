@@ -23,6 +23,7 @@ from harvest_engine.events import IMPOSED, HistoryEvent
 from harvest_engine.names import check_name, check_optional_name
 from harvest_engine.runtime.deciding.children import seal_run
 from harvest_engine.runtime.deciding.runs import start_run
+from harvest_engine.runtime.flow import enqueue
 from harvest_engine.runtime.talking.starts import StartPlan, plan_start
 from harvest_engine.states import ExecutionId
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from datetime import datetime
 
+    from harvest_engine.calls import FlowStart
     from harvest_engine.runtime.engine import Engine
     from harvest_engine.store.txn_protocol import WriteTxn
 
@@ -84,15 +86,29 @@ def new_execution(
     )
 
 
-def insert(engine: Engine, txn: WriteTxn, new: NewExecution) -> ExecutionId:
-    """Insert the run and its WorkflowStarted event."""
+def insert(
+    engine: Engine, txn: WriteTxn, new: NewExecution, flow: FlowStart | None = None
+) -> ExecutionId:
+    """Insert the run and its WorkflowStarted event; ENQUEUED when it starts into a queue.
+
+    A workflow's own quota counts the start (refused with `QuotaExceeded`),
+    and a start into a queue (`flow`, or the workflow's own concurrency or
+    throttle) waits there until admitted (runtime/flow/).
+    """
+    registry, now = engine.registry, engine.clock.now()
+    queue = None
+    if flow is not None or registry.workflow_limits:
+        queue = enqueue.queue_of(registry, new.workflow_name, flow)
+        enqueue.check_quota(registry, txn, new.workflow_name, now)
     start_run(
         txn,
         new,
-        engine.clock.now(),
+        now,
         advice_at=engine.settings.advice_at(),
         advice_bytes=engine.settings.advice_bytes(),
     )
+    if queue is not None:
+        enqueue.enqueue(registry, txn, new, queue, flow, now)
     return ExecutionId(new.exec_id)
 
 
@@ -104,7 +120,9 @@ def replace_running(
     reason: str,
     now: datetime,
 ) -> None:
-    """End a RUNNING run for its replacement: WorkflowCancelled, sealed CONTINUED_AS_NEW."""
+    """End a RUNNING (or ENQUEUED) run for its replacement: WorkflowCancelled, sealed CONTINUED_AS_NEW."""
+    if row.state == "ENQUEUED":
+        txn.flow().drop_wait(row.exec_id)
     event = HistoryEvent(
         seq=row.next_seq,
         type="WorkflowCancelled",
@@ -132,13 +150,14 @@ def apply_fresh(
     new: NewExecution,
     reason: str,
     now: datetime,
+    flow: FlowStart | None = None,
 ) -> ExecutionId:
     """Carry out a "fresh" plan in `txn`: replace, reseal, then insert the new run."""
     for row in plan.replace:
         replace_running(engine, txn, row, new.exec_id, reason, now)
     if plan.reseal is not None:
         reseal_closed(txn, plan.reseal, new.exec_id)
-    return insert(engine, txn, new)
+    return insert(engine, txn, new, flow)
 
 
 def refused(
@@ -183,6 +202,7 @@ def start_with_policy(
     search_attributes: Mapping[str, Any] | None = None,
     summary: str | None = None,
     details: str | None = None,
+    flow: FlowStart | None = None,
 ) -> StartOutcome:
     """Start under `policy` (the module's matrix) in one write transaction.
 
@@ -202,7 +222,7 @@ def start_with_policy(
     if key is None:
         new = new_execution(engine, name, None, encoded, **extra)
         with engine.store.write() as txn:
-            exec_id = insert(engine, txn, new)
+            exec_id = insert(engine, txn, new, flow)
             _label(txn, exec_id, labels)
             return StartOutcome(exec_id, started_fresh=True)
     with engine.store.write() as txn:
@@ -213,7 +233,7 @@ def start_with_policy(
             raise refused(name, key, plan.prior, policy)
         new = new_execution(engine, name, key, encoded, **extra)
         exec_id = apply_fresh(
-            engine, txn, plan, new, REPLACED_BY_START, engine.clock.now()
+            engine, txn, plan, new, REPLACED_BY_START, engine.clock.now(), flow
         )
         _label(txn, exec_id, labels)
         return StartOutcome(exec_id, started_fresh=True)
@@ -260,4 +280,5 @@ def start_with_options(
         search_attributes=options.search_attributes,
         summary=options.summary,
         details=options.details,
+        flow=options.flow,
     )

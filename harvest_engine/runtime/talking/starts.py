@@ -63,13 +63,17 @@ class StartPlan:
 
 
 _FREES_THE_ID = frozenset({"TERMINATED", "CONTINUED_AS_NEW"})
+_LIVE = frozenset({"RUNNING", "ENQUEUED"})
 
 
 def plan_start(
     runs: Sequence[ExecutionRecord], policy: WorkflowIdReusePolicy
 ) -> StartPlan:
-    """Apply the plain start matrix to the runs of a key (newest first)."""
-    running = tuple(r for r in runs if r.state == "RUNNING")
+    """Apply the plain start matrix to the runs of a key (newest first).
+
+    A run waiting in its queue (ENQUEUED) is live as a RUNNING one is.
+    """
+    running = tuple(r for r in runs if r.state in _LIVE)
     if running:
         if policy is WorkflowIdReusePolicy.TERMINATE_IF_RUNNING:
             return StartPlan("fresh", prior=running[0], replace=running)

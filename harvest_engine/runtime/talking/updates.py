@@ -36,6 +36,7 @@ from harvest_engine.errors import (
     UpdateInputInvalid,
     UpdateRejected,
     UpdateTimedOut,
+    WorkflowNotRunning,
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.names import check_name
@@ -92,6 +93,8 @@ def run_update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
             if row is None:
                 raise ExecutionNotFound(exec_id=exec_id)
             require_running(row, now)
+            if row.state != "RUNNING":  # ENQUEUED: no handler runs before its body
+                raise WorkflowNotRunning(exec_id=exec_id, state=row.state)
             info = engine.registry.workflow(row.workflow_name)
             try:
                 instance = replay(row, txn.load_events(exec_id), info, now)

@@ -9,7 +9,7 @@ clock so workers on several machines agree).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Version 1: the whole engine. Later versions append steps to MIGRATIONS.
 V1 = """
@@ -279,5 +279,49 @@ CREATE TABLE harvest_breakers (
 );
 """
 
+# Step 4: flow control (issue 26), as SQLite's V7: queues with their limits and
+# rate state, one row per run started into a queue, and the index of activity
+# tasks waiting for a slot (status 'WAITING').
+V4 = FLOW_CONTROL = """
+CREATE TABLE harvest_flow_queues (
+    name                  TEXT PRIMARY KEY,
+    concurrency           INTEGER,
+    worker_concurrency    INTEGER,
+    rate_limit            INTEGER,
+    rate_per              DOUBLE PRECISION,
+    partition_concurrency INTEGER,
+    priority              INTEGER NOT NULL DEFAULT 0,
+    quota_limit           INTEGER,
+    quota_per             DOUBLE PRECISION,
+    next_token_at         BIGINT NOT NULL DEFAULT 0,
+    quota_start           BIGINT NOT NULL DEFAULT 0,
+    quota_used            INTEGER NOT NULL DEFAULT 0,
+    updated_at            BIGINT NOT NULL
+);
+CREATE TABLE harvest_flow_waits (
+    id             BIGSERIAL PRIMARY KEY,
+    exec_id        TEXT NOT NULL UNIQUE,
+    queue          TEXT NOT NULL,
+    workflow_queue TEXT,
+    priority       INTEGER NOT NULL DEFAULT 0,
+    partition_key  TEXT,
+    dedup_id       TEXT,
+    enqueued_at    BIGINT NOT NULL,
+    due_at         BIGINT NOT NULL,
+    admitted_at    BIGINT,
+    admitted_by    TEXT
+);
+CREATE INDEX harvest_flow_waits_queue
+    ON harvest_flow_waits (queue, admitted_at, priority, id);
+CREATE INDEX harvest_flow_waits_due
+    ON harvest_flow_waits (queue, due_at) WHERE admitted_at IS NULL;
+CREATE INDEX harvest_flow_waits_also
+    ON harvest_flow_waits (workflow_queue) WHERE workflow_queue IS NOT NULL;
+CREATE INDEX harvest_flow_waits_dedup
+    ON harvest_flow_waits (queue, dedup_id) WHERE dedup_id IS NOT NULL;
+CREATE INDEX harvest_tasks_waiting
+    ON harvest_tasks (activity_name, ready_at) WHERE status = 'WAITING';
+"""
+
 # MIGRATIONS[n] takes a database from version n to n + 1 (index 0 creates it).
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)

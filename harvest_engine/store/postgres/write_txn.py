@@ -82,6 +82,9 @@ class PostgresWriteTxn(
     def _side_conn(self) -> psycopg.Connection[tuple[Any, ...]]:
         return self._conn
 
+    def _flow_worker(self) -> str:
+        return self.worker_id  # a queue's worker_concurrency counts per worker
+
     @contextmanager
     def _log_savepoint(self) -> Iterator[None]:
         try:

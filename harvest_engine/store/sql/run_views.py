@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Self
 from harvest_engine.errors import InvalidFilter
 from harvest_engine.filters import ExecutionFilter
 from harvest_engine.store.sql import listing
+from harvest_engine.store.sql.flow import flow_sql
+from harvest_engine.store.sql.flow_reads import FlowReads
 from harvest_engine.store.sql.progress import ProgressSql
 
 if TYPE_CHECKING:
@@ -157,6 +159,10 @@ class RunViews(ABC):
                 )
             )
         return last if more else None
+
+    def flow_reads(self) -> FlowReads:
+        """Flow-control reads: queues, their waiting runs and attempts."""
+        return FlowReads(flow_sql(self._dialect), self._reading())
 
     def counts_by_state(self) -> dict[str, int]:
         """How many runs are in each state (every state present, maybe 0)."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS, SQLITE_COMMANDS
 from harvest_engine.store.sql.dialect import POSTGRES, SQLITE, Dialect
+from harvest_engine.store.sql.flow import FlowTables, flow_sql
 from harvest_engine.store.sql.retention import POSTGRES_RETENTION, SQLITE_RETENTION
 from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES, SQLITE_SCHEDULES
 from harvest_engine.timestamps import micros
@@ -45,6 +46,7 @@ class SideSql:
         commands: Commands,
     ) -> None:
         r = dialect.render
+        self.flow = flow_sql(dialect)
         self.schedules = schedules
         self.retention = retention
         self.commands = commands
@@ -120,6 +122,14 @@ class SideTables(ABC):
     @abstractmethod
     def _purging(self) -> None:
         """Runs are about to go unfollowed one by one."""
+
+    def _flow_worker(self) -> str:
+        """The worker id a queue's admissions are counted under (one writer: "local")."""
+        return "local"
+
+    def flow(self) -> FlowTables:
+        """The flow-control tables of this transaction (queues, waits, waiting tasks)."""
+        return FlowTables(self._side.flow, self._side_conn(), self._flow_worker())
 
     # -- the LLM ledger ------------------------------------------------------
 

@@ -9,10 +9,13 @@ single-run reads with checked ones (sqlite/verified_reads.py).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.sql import listing, shaping
 from harvest_engine.store.sql.columns import opt_time
+from harvest_engine.store.sql.flow import flow_sql
+from harvest_engine.store.sql.flow_reads import FlowReads
 from harvest_engine.store.sql.progress import ProgressSql
 from harvest_engine.store.sql.wakeups import (
     RUNS_NEEDING_DECISION,
@@ -22,7 +25,7 @@ from harvest_engine.store.sql.wakeups import (
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from contextlib import AbstractContextManager
     from datetime import datetime
 
@@ -68,6 +71,7 @@ class StoreSql:
         self.schedules = schedules
         self.commands = commands
         self.due_sources = due_sources
+        self.flow = flow_sql(dialect)
         self.due = due_statement(dialect, due_sources)
         self.runs_needing_decision = r(RUNS_NEEDING_DECISION)
         self.running = (
@@ -146,6 +150,12 @@ class StoreReads(ABC):
         """Client commands not applied yet, in arrival order."""
         with self._reading() as conn:
             return self._sql.commands.pending(conn, limit)
+
+    @contextmanager
+    def flow_reads(self) -> Iterator[FlowReads]:
+        """Flow-control reads (queues, waits) on the read connection, for the block."""
+        with self._reading() as conn:
+            yield FlowReads(self._sql.flow, conn)
 
     # -- one run's side tables ------------------------------------------------
 

@@ -21,6 +21,7 @@ from harvest_engine.store.sqlite.schema import (
     V4,
     V5,
     V6,
+    V7,
 )
 
 Step = Callable[[sqlite3.Connection], None]
@@ -79,6 +80,11 @@ def _to_v6(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v7(conn: sqlite3.Connection) -> None:
+    for statement in _split(V7):
+        conn.execute(statement)
+
+
 # Columns (and their index) that the first v1 files lacked, the guide's "runs
 # written before issue #2027": a runtime adds them, so it can write the file,
 # and the old rows read them as NULL (no close time, so purge keeps them).
@@ -125,13 +131,13 @@ def create_new(conn: sqlite3.Connection) -> None:
         "INSERT INTO harvest_meta (key, value) VALUES ('application', ?)",
         (APPLICATION_MARK,),
     )
-    for script in (V2, V3, V4, V5, V6):
+    for script in (V2, V3, V4, V5, V6, V7):
         for statement in _split(script):
             conn.execute(statement)
 
 
 # STEPS[i] moves a file from version i to version i + 1.
-STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4, _to_v5, _to_v6]
+STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4, _to_v5, _to_v6, _to_v7]
 
 
 # Result codes that say nothing against the file's content.

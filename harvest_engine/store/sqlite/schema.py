@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -289,6 +289,56 @@ CREATE TABLE IF NOT EXISTS harvest_breakers (
     probe_at   INTEGER
 ) WITHOUT ROWID;
 """
+
+# Version 7: flow control (issue 26). `harvest_flow_queues` holds each queue's
+# limits and its rate state (the next token's time, a quota's window), one row
+# per registered queue and per workflow or activity declaring its own limits
+# ("workflow:NAME", "activity:NAME"). `harvest_flow_waits` holds one row per
+# run started into a queue: ENQUEUED while `admitted_at` is NULL, then holding
+# its slot while the run is RUNNING. An activity attempt waiting for a slot is
+# a task in status 'WAITING'; its slot is its PENDING or RUNNING task row, so
+# a lost worker's slot comes back with the task (lease or reopen), never leaks.
+V7 = FLOW_CONTROL = """
+CREATE TABLE IF NOT EXISTS harvest_flow_queues (
+    name                  TEXT PRIMARY KEY,
+    concurrency           INTEGER,
+    worker_concurrency    INTEGER,
+    rate_limit            INTEGER,
+    rate_per              REAL,
+    partition_concurrency INTEGER,
+    priority              INTEGER NOT NULL DEFAULT 0,
+    quota_limit           INTEGER,
+    quota_per             REAL,
+    next_token_at         INTEGER NOT NULL DEFAULT 0,
+    quota_start           INTEGER NOT NULL DEFAULT 0,
+    quota_used            INTEGER NOT NULL DEFAULT 0,
+    updated_at            INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS harvest_flow_waits (
+    id             INTEGER PRIMARY KEY,
+    exec_id        TEXT NOT NULL UNIQUE,
+    queue          TEXT NOT NULL,
+    workflow_queue TEXT,
+    priority       INTEGER NOT NULL DEFAULT 0,
+    partition_key  TEXT,
+    dedup_id       TEXT,
+    enqueued_at    INTEGER NOT NULL,
+    due_at         INTEGER NOT NULL,
+    admitted_at    INTEGER,
+    admitted_by    TEXT
+);
+CREATE INDEX IF NOT EXISTS harvest_flow_waits_queue
+    ON harvest_flow_waits (queue, admitted_at, priority, id);
+CREATE INDEX IF NOT EXISTS harvest_flow_waits_due
+    ON harvest_flow_waits (queue, due_at) WHERE admitted_at IS NULL;
+CREATE INDEX IF NOT EXISTS harvest_flow_waits_also
+    ON harvest_flow_waits (workflow_queue) WHERE workflow_queue IS NOT NULL;
+CREATE INDEX IF NOT EXISTS harvest_flow_waits_dedup
+    ON harvest_flow_waits (queue, dedup_id) WHERE dedup_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS harvest_tasks_waiting
+    ON harvest_tasks (activity_name, ready_at) WHERE status = 'WAITING';
+"""
+
 # Created on every open, so a file from before the guard gains it (guide §7).
 APPEND_ONLY_TRIGGERS = """
 CREATE TRIGGER IF NOT EXISTS harvest_events_no_update

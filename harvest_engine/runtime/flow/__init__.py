@@ -1,0 +1,1 @@
+"""Flow control: queues, workflow and activity limits, admission (issue 26)."""

@@ -1,0 +1,213 @@
+"""Admission: waiting runs into free slots, in priority then arrival order, partitions in turn.
+
+Each queue is admitted in one write transaction that first locks the
+queue's row (Postgres: FOR UPDATE; SQLite's one writer holds the file),
+then counts the slots held, takes the rate tokens and flips the admitted
+runs RUNNING, so two workers never both fill one free slot. A slot is a
+RUNNING run's wait row: a run that ends frees it, whoever ran it, so a
+killed worker's slots come back as its runs go on elsewhere and end.
+
+Rates are evenly spaced: each admission moves the queue's next token by
+per / limit, and nothing is admitted before it is due.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict, deque
+from typing import TYPE_CHECKING
+
+from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from harvest_engine.runtime.registry import Registry
+    from harvest_engine.store.rows import ExecutionRecord
+    from harvest_engine.store.sql.flow import FlowTables
+    from harvest_engine.store.sql.flow_rows import QueueRow, WaitRow
+    from harvest_engine.store.txn_protocol import WriteTxn
+
+# How many candidates one admission reads per free slot, so round robin over
+# partitions and skipping full ones still finds work behind them.
+LOOKAHEAD = 4
+MIN_CANDIDATES = 64
+
+# Limits that hold every waiting run of a queue at once (not one partition's).
+_WHOLE_QUEUE = frozenset({"concurrency", "worker_concurrency", "rate"})
+_SLOT_LIMIT = "concurrency"
+
+
+class Limiter:
+    """One queue's free slots and rate tokens while an admission transaction holds its row."""
+
+    def __init__(
+        self,
+        tables: FlowTables,
+        row: QueueRow,
+        now: datetime,
+        free: float,
+        partitions: dict[str | None, int],
+    ) -> None:
+        self.tables = tables
+        self.row = row
+        self.now_us = micros(now)
+        self.free = free
+        self.token = row.next_token_at
+        self.interval = row.interval_us
+        self.partitions = partitions
+        self.moved_token = False
+
+    @classmethod
+    def for_runs(cls, tables: FlowTables, row: QueueRow, now: datetime) -> Limiter:
+        """The queue's limiter over runs: ended runs' rows dropped, slots counted."""
+        tables.release_ended(row.name)
+        free = math.inf
+        if row.concurrency is not None:
+            free = row.concurrency - tables.running(row.name)
+        if row.worker_concurrency is not None:
+            free = min(free, row.worker_concurrency - tables.running_here(row.name))
+        partitions = (
+            tables.running_partitions(row.name)
+            if row.partition_concurrency is not None
+            else {}
+        )
+        return cls(tables, row, now, free, partitions)
+
+    @classmethod
+    def for_tasks(cls, tables: FlowTables, row: QueueRow, now: datetime) -> Limiter:
+        """The queue's limiter over activity attempts (the caller counts the slots)."""
+        return cls(tables, row, now, math.inf, {})
+
+    def held_by(self, partition: str | None = None) -> str | None:
+        """The limit refusing one more admission now (None: it may go)."""
+        row = self.row
+        if self.free <= 0:
+            if row.concurrency is not None and row.worker_concurrency is None:
+                return "concurrency"
+            return (
+                "worker_concurrency"
+                if row.worker_concurrency is not None
+                else "concurrency"
+            )
+        if (
+            row.partition_concurrency is not None
+            and self.partitions.get(partition, 0) >= row.partition_concurrency
+        ):
+            return "partition_concurrency"
+        if self.interval is not None and self.token > self.now_us:
+            return "rate"
+        return None
+
+    def take(self, partition: str | None = None) -> None:
+        """Count one admission: a slot, a partition's slot and a token."""
+        self.free -= 1
+        if self.row.partition_concurrency is not None:
+            self.partitions[partition] = self.partitions.get(partition, 0) + 1
+        if self.interval is not None:
+            self.token = max(self.token, self.now_us) + self.interval
+            self.moved_token = True
+
+    def save(self) -> None:
+        """Store the moved rate token."""
+        if self.moved_token:
+            self.tables.set_next_token(self.row.name, self.token)
+
+    @property
+    def next_token(self) -> datetime | None:
+        """When the next rate token is due (None without a rate)."""
+        return None if self.interval is None else from_micros(self.token)
+
+
+def round_robin(waits: list[WaitRow]) -> list[WaitRow]:
+    """The waits with partitions taking turns, each partition in its own order."""
+    if all(w.partition_key == waits[0].partition_key for w in waits):
+        return waits
+    lanes: OrderedDict[str | None, deque[WaitRow]] = OrderedDict()
+    for wait in waits:
+        lanes.setdefault(wait.partition_key, deque()).append(wait)
+    order: list[WaitRow] = []
+    while lanes:
+        for key in list(lanes):
+            lane = lanes[key]
+            order.append(lane.popleft())
+            if not lane:
+                del lanes[key]
+    return order
+
+
+def admit_queue(
+    registry: Registry, txn: WriteTxn, queue: str, now: datetime
+) -> tuple[int, str | None, datetime | None]:
+    """Admit what the queue's limits let in now.
+
+    Returns how many runs were admitted, the limit holding the rest (None
+    when none waits), and when the queue's next rate token is due.
+    """
+    tables = txn.flow()
+    row = tables.queue(queue, lock=True)
+    if row is None:
+        return 0, _SLOT_LIMIT, None  # a queue no process stored (yet): its runs wait
+    limiter = Limiter.for_runs(tables, row, now)
+    held = limiter.held_by()
+    if held in _WHOLE_QUEUE:
+        return 0, held, limiter.next_token
+    wanted = limiter.free if limiter.free != math.inf else MIN_CANDIDATES
+    limit = int(max(MIN_CANDIDATES, wanted * LOOKAHEAD))
+    admitted = 0
+    others: dict[str, Limiter | None] = {}
+    for wait in round_robin(tables.candidates(queue, now, limit)):
+        held = limiter.held_by(wait.partition_key)
+        if held in _WHOLE_QUEUE:
+            break
+        if held is not None:
+            continue  # its partition is full: the next partition's turn
+        run = txn.execution(wait.exec_id)
+        if run is None or run.state != "ENQUEUED":
+            tables.drop_wait(wait.exec_id)  # it ended while it waited
+            continue
+        also = _workflow_limiter(tables, others, wait.workflow_queue, now)
+        if also is not None:
+            held = also.held_by()
+            if held is not None:
+                continue
+        if not tables.admit(wait.exec_id, now):
+            continue
+        _run_admitted(registry, txn, run, now)
+        limiter.take(wait.partition_key)
+        if also is not None:
+            also.take()
+        admitted += 1
+    limiter.save()
+    for other in others.values():
+        if other is not None:
+            other.save()
+    return admitted, limiter.held_by() or held, limiter.next_token
+
+
+def _workflow_limiter(
+    tables: FlowTables,
+    known: dict[str, Limiter | None],
+    name: str | None,
+    now: datetime,
+) -> Limiter | None:
+    """The limiter of a workflow's own queue a run of another queue also obeys."""
+    if name is None:
+        return None
+    if name not in known:
+        row = tables.queue(name, lock=True)
+        known[name] = None if row is None else Limiter.for_runs(tables, row, now)
+    return known[name]
+
+
+def _run_admitted(
+    registry: Registry, txn: WriteTxn, run: ExecutionRecord, now: datetime
+) -> None:
+    """Flip an admitted run RUNNING, due for its first decision; its deadline starts now."""
+    deadline = None
+    info = registry.workflows.get(run.workflow_name)
+    if info is not None and info.execution_timeout is not None:
+        deadline = now + info.execution_timeout
+    txn.update_execution(
+        run.exec_id, state="RUNNING", needs_decision=1, deadline=deadline
+    )

@@ -1,0 +1,123 @@
+"""Starting into a queue: the quota, the dedup id, and a new run that waits ENQUEUED.
+
+Runs in the start's own write transaction, after the run's row and its
+WorkflowStarted event are written: a refusal (`QuotaExceeded`,
+`DuplicateEnqueue`, `UnknownQueue`, `InvalidFlowControl`) raises there and
+the whole start rolls back, so nothing is written.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from harvest_engine.errors import (
+    DuplicateEnqueue,
+    InvalidFlowControl,
+    QuotaExceeded,
+    UnknownQueue,
+)
+from harvest_engine.flow import QUEUE_WORKFLOW_PREFIX
+from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from harvest_engine.calls import FlowStart
+    from harvest_engine.runtime.registry import Registry
+    from harvest_engine.store.rows import NewExecution
+    from harvest_engine.store.txn_protocol import WriteTxn
+
+
+def queue_of(registry: Registry, name: str, flow: FlowStart | None) -> str | None:
+    """The queue a start of workflow `name` waits in (None: it runs at once).
+
+    Raises:
+        InvalidFlowControl: queue options (priority, partition, dedup id,
+            delay) without a queue to wait in.
+    """
+    if flow is not None and flow.queue is not None:
+        return flow.queue
+    own = registry.workflow_queue(name)
+    if own is None and flow is not None:
+        raise InvalidFlowControl(
+            what="StartOptions",
+            reason="priority, partition_key, dedup_id and start_delay need a queue=",
+        )
+    return own
+
+
+def check_quota(registry: Registry, txn: WriteTxn, name: str, now: datetime) -> None:
+    """Count one start against the workflow's quota; QuotaExceeded when it is used up.
+
+    The quota is a window of `per` from its first start: `limit` starts in
+    it, then refusals until it ends (the queue row is locked meanwhile).
+    """
+    limits = registry.workflow_limits.get(name)
+    if limits is None or limits.quota is None:
+        return
+    quota, key = limits.quota, QUEUE_WORKFLOW_PREFIX + name
+    flow = txn.flow()
+    row = flow.queue(key, lock=True)
+    if row is None:  # registered before its row was written: nothing counted yet
+        return
+    at, per = micros(now), round(quota.period.total_seconds() * 1_000_000)
+    start, used = row.quota_start, row.quota_used
+    if at >= start + per:
+        start, used = at, 0
+    if used >= quota.limit:
+        raise QuotaExceeded(
+            workflow_name=name,
+            limit=quota.limit,
+            per_seconds=quota.period.total_seconds(),
+            retry_after=from_micros(start + per).isoformat(),
+        )
+    flow.set_quota(key, start, used + 1)
+
+
+def enqueue(
+    registry: Registry,
+    txn: WriteTxn,
+    new: NewExecution,
+    queue: str,
+    flow: FlowStart | None,
+    now: datetime,
+) -> None:
+    """Make the just-inserted run wait ENQUEUED in `queue`.
+
+    Raises:
+        UnknownQueue: no queue of that name is stored.
+        InvalidFlowControl: a priority on a queue made without ``priority=True``.
+        DuplicateEnqueue: the dedup id's run is still ENQUEUED or RUNNING.
+    """
+    tables = txn.flow()
+    row = tables.queue(queue)
+    if row is None:
+        raise UnknownQueue(queue=queue)
+    priority = 0 if flow is None else flow.priority
+    if priority and not row.priority:
+        raise InvalidFlowControl(
+            what="StartOptions.priority",
+            reason=f"queue {queue!r} was registered without priority=True",
+        )
+    dedup_id = None if flow is None else flow.dedup_id
+    if dedup_id is not None:
+        holder = tables.dedup_holder(queue, dedup_id)
+        if holder is not None:
+            raise DuplicateEnqueue(
+                queue=queue, dedup_id=dedup_id, exec_id=holder[0], state=holder[1]
+            )
+    own = registry.workflow_queue(new.workflow_name)
+    delay = 0.0 if flow is None else flow.delay_seconds
+    # Its deadline counts from its admission (`admission.admit_run`).
+    txn.update_execution(new.exec_id, state="ENQUEUED", needs_decision=0, deadline=None)
+    tables.enqueue(
+        new.exec_id,
+        queue,
+        workflow_queue=own if own != queue else None,
+        priority=priority,
+        partition_key=None if flow is None else flow.partition_key,
+        dedup_id=dedup_id,
+        now=now,
+        due_at=now + timedelta(seconds=delay),
+    )

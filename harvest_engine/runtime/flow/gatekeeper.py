@@ -1,0 +1,172 @@
+"""Gatekeeper: one runtime's admission step of each pass, and when it must next wake for one.
+
+A pass first admits what the queues let in (runs, then activity
+attempts), each queue in its own transaction, then decides and claims as
+before. Waiting costs nothing: what holds a queue is remembered, and
+`next_due` wakes the server only when a rate token or a start delay comes
+due, or an attempt's schedule_to_start runs out; a queue waiting for a slot
+is woken by the pass in which a run or an attempt ends. A runtime that
+never declared a queue or a limit, on a store that holds none, pays one
+read for it ever.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from harvest_engine.runtime.flow import gates
+from harvest_engine.runtime.flow.admission import admit_queue
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from harvest_engine.runtime.engine import Engine
+    from harvest_engine.runtime.flow.gates import TimeOut
+    from harvest_engine.runtime.registry import RegisteredActivity
+    from harvest_engine.store.sql.flow_rows import WaitingTask
+
+RECHECK_EVERY = 0.25
+"""Seconds after which a queue held for a slot is looked at again, whatever happened."""
+
+SWEEP_EVERY = 5.0
+"""Seconds between sweeps of waiting rows whose run ended some other way."""
+
+_SLOT = "slot"
+"""A queue held for a slot: nothing to wake for until a run or an attempt ends."""
+
+
+class Gatekeeper:
+    """Admits waiting runs and attempts for one runtime; knows when next to."""
+
+    def __init__(self, engine: Engine, on_timeout: TimeOut) -> None:
+        self.engine = engine
+        self.on_timeout = on_timeout
+        self._stored: bool | None = None
+        # What held each queue at its last admission: a slot, or a rate token's time.
+        self._held: dict[str, datetime | str] = {}
+        self._next_sweep = 0.0
+        # When each queue was last looked at: (evictions, wakes) then, recheck time.
+        self._looked: dict[str, tuple[tuple[int, int], float]] = {}
+
+    def in_use(self) -> bool:
+        """Whether anything may wait: a declared queue or limit, or stored queue rows."""
+        registry = self.engine.registry
+        if registry.queues or registry.workflow_limits:
+            return True
+        if any(a.limits is not None for a in registry.activities.values()):
+            return True
+        if self._stored is None:
+            with self.engine.store.flow_reads() as reads:
+                self._stored = bool(reads.queue_rows())
+        return self._stored
+
+    def forget(self) -> None:
+        """Limits changed (a queue registered): look at every queue again."""
+        self._held.clear()
+        self._looked.clear()
+        self._stored = None
+
+    def admit(self, now: datetime) -> bool:
+        """Admit every run and attempt the limits let in now; whether any moved."""
+        if not self.in_use():
+            return False
+        with self.engine.store.flow_reads() as reads:
+            queues = reads.waiting_queues()
+            tasks = reads.waiting_tasks()
+        moved = False
+        registry, store = self.engine.registry, self.engine.store
+        sweep = self._sweep_due()
+        marks = (self.engine.cache.evictions, self.engine.waker.wakes)
+        for queue, earliest in queues:
+            if (earliest > now or self._unchanged(queue, marks)) and not sweep:
+                continue
+            with store.write() as txn:
+                if sweep:
+                    txn.flow().drop_waiting_ended(queue)
+                admitted, held, token = admit_queue(registry, txn, queue, now)
+            self._note(queue, admitted, held, token)
+            self._looked[queue] = (marks, time.monotonic() + RECHECK_EVERY)
+            moved = moved or admitted > 0
+        for gate, waiting in self._by_gate(tasks).items():
+            with store.write() as txn:
+                opened, held, token = gates.open_gate(
+                    txn, gate, waiting, now, self.on_timeout
+                )
+            self._note(gate, opened, held, token)
+            moved = moved or opened > 0
+        if moved:
+            self.engine.waker.wake()
+        return moved
+
+    def next_due(self) -> datetime | None:
+        """When waiting work may next move: a token, a delay or a schedule_to_start (None: never)."""
+        if not self.in_use():
+            return None
+        with self.engine.store.flow_reads() as reads:
+            queues = reads.waiting_queues()
+            tasks = reads.waiting_tasks()
+        dues: list[datetime] = []
+        for queue, earliest in queues:
+            held = self._held.get(queue)
+            if isinstance(held, str):  # waits for a slot
+                continue
+            dues.append(earliest if held is None else max(held, earliest))
+        for gate, waiting in self._by_gate(tasks).items():
+            held = self._held.get(gate)
+            for task, activity in waiting:
+                expiry = gates.expires_at(activity, task)
+                if expiry is not None:
+                    dues.append(expiry)
+            if not isinstance(held, str):
+                first = min(task.ready_at for task, _ in waiting)
+                dues.append(first if held is None else max(held, first))
+        return min(dues) if dues else None
+
+    def _unchanged(self, queue: str, marks: tuple[int, int]) -> bool:
+        """Whether a queue held for a slot can be passed over: nothing ended or woke since.
+
+        A run that ends here is evicted from the cache, an in-process call
+        wakes the loop; either may free a slot or change a queue. Another
+        worker's ends are not seen here: the queue is looked at again after
+        RECHECK_EVERY seconds whatever happened (and that worker admits too).
+        """
+        if self._held.get(queue) != _SLOT:
+            return False
+        looked = self._looked.get(queue)
+        return (
+            looked is not None and looked[0] == marks and time.monotonic() < looked[1]
+        )
+
+    def _sweep_due(self) -> bool:
+        """Whether to sweep waiting rows of ended runs now (every SWEEP_EVERY seconds).
+
+        Ends the start and the cancel know of drop their row at once; a sweep
+        catches any other (a run sealed by a path that does not look at queues).
+        """
+        at = time.monotonic()
+        if at < self._next_sweep:
+            return False
+        self._next_sweep = at + SWEEP_EVERY
+        return True
+
+    def _note(
+        self, queue: str, moved: int, held: str | None, token: datetime | None
+    ) -> None:
+        if held == "rate" and token is not None:
+            self._held[queue] = token
+        elif moved == 0 and held is not None:
+            self._held[queue] = _SLOT
+        else:
+            self._held.pop(queue, None)
+
+    def _by_gate(
+        self, tasks: list[WaitingTask]
+    ) -> dict[str, list[tuple[WaitingTask, RegisteredActivity]]]:
+        grouped: dict[str, list[tuple[WaitingTask, RegisteredActivity]]] = {}
+        registry = self.engine.registry
+        for task in tasks:
+            found = gates.gate_of(registry, task)
+            if found is not None:
+                grouped.setdefault(found[0], []).append((task, found[1]))
+        return grouped
