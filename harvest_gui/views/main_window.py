@@ -33,6 +33,7 @@ from harvest_gui.views.demo_banner import DemoBanner
 from harvest_gui.views.dialogs import about_text, message_box
 from harvest_gui.views.file_opening import FileOpener
 from harvest_gui.views.operations import Operations
+from harvest_gui.views.queues import QueuesView
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
 from harvest_gui.views.schedules import SchedulesView
@@ -73,6 +74,7 @@ class MainWindow(QMainWindow):
         self.run_list: RunListView | None = None
         self.detail: RunDetailView | None = None
         self.schedules: SchedulesView | None = None
+        self.queues: QueuesView | None = None
         self.last_dialog: QMessageBox | None = None
         self._counts_due = False
         self._counts_timer = QTimer(self)
@@ -145,11 +147,13 @@ class MainWindow(QMainWindow):
         run_list = RunListView(session)
         detail = RunDetailView(session)
         schedules = SchedulesView(session)
+        queues = QueuesView(session)
         self.close_session()
         self.session = session
         self.settings.add_recent_file(session.path)
         window_menus.fill_recent_menu(self.recent_menu, self)
         self.run_list, self.detail, self.schedules = run_list, detail, schedules
+        self.queues = queues
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.run_list)
@@ -175,6 +179,7 @@ class MainWindow(QMainWindow):
         self.pages.setObjectName("pages")
         self.pages.addTab(runs_page, "Runs")
         self.pages.addTab(self.schedules, "Schedules")
+        self.pages.addTab(self.queues, "Queues")
         self.stack.addWidget(self.pages)
         self.stack.setCurrentWidget(self.pages)
         self.detail.listed_damage = self.run_list.model.damaged_of
@@ -219,6 +224,7 @@ class MainWindow(QMainWindow):
             self.stack.removeWidget(page)
             page.deleteLater()
         self.run_list = self.detail = self.schedules = None
+        self.queues = None
         self.status.show_session(None)
         self.own_actions.set_file_open(False)
         self._update_title()
@@ -238,6 +244,8 @@ class MainWindow(QMainWindow):
             self._counts_timer.start(COUNTS_EVERY_MS)
         self.detail.refresh()
         self.schedules.refresh()
+        if self.queues is not None:
+            self.queues.refresh()
 
     def on_counts_timer(self) -> None:
         """Catch up on counts skipped while the last count was recent."""
