@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 import qasync
 from PySide6.QtCore import QDateTime, QSettings, QTimeZone
 
-from harvest_engine import ExecutionFilter
+from harvest_engine import ExecutionFilter, Queue, StartOptions
 from harvest_gui import theme
 from harvest_gui.app import DEMO_APP, make_application
-from harvest_gui.demo.seed import seed
+from harvest_gui.demo.seed import DEMO_ORDERS, seed
 from harvest_gui.session import WriterSession
 from harvest_gui.settings import Settings
 from harvest_gui.views.main_window import MainWindow
@@ -51,6 +51,16 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     rt = session.runtime
     seed(rt)
     rt.trigger_schedule("nightly_report")
+    # Three large orders through a one-at-a-time queue: one runs, two wait their turn.
+    rt.register_queue(Queue("fulfilment", concurrency=1))
+    queued = [
+        rt.start_workflow_with_options(
+            "process_order",
+            {**DEMO_ORDERS[0], "id": f"ORD-200{i}", "cooling_off": "10m"},
+            StartOptions(workflow_id=f"ORD-200{i}", queue="fulfilment"),
+        ).exec_id
+        for i in range(1, 4)
+    ]
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     session.refresh()
     await asyncio.sleep(5)  # the report compiles; the orders move on
@@ -68,6 +78,11 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     window.on_open_run(str(report.exec_id))
     detail.tabs.setCurrentIndex(TAB_PROGRESS)
     saved.append(await _save(window, out, "progress"))
+    window.on_open_run(str(queued[-1]))
+    detail.tabs.setCurrentIndex(0)
+    saved.append(await _save(window, out, "queued-run"))
+    window.pages.setCurrentIndex(2)
+    saved.append(await _save(window, out, "queues"))
     window.pages.setCurrentIndex(1)
     schedules.select_schedule("nightly_report")
     schedules.trigger_button.click()

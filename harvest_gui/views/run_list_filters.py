@@ -130,8 +130,13 @@ class RunFilterBar:
         self.total = QLabel()
         self.total.setObjectName("runTotal")
         self.total.setTextFormat(Qt.TextFormat.PlainText)
+        # In the last row's free cell; on a row of its own when the boxes fill the
+        # last row (ENQUEUED made eight: the total was drawn over CONTINUED_AS_NEW).
         self.counts_row.addWidget(
-            self.total, 1, STATE_COLUMNS - 1, Qt.AlignmentFlag.AlignRight
+            self.total,
+            len(STATES) // STATE_COLUMNS,  # the row after the last full one
+            STATE_COLUMNS - 1,
+            Qt.AlignmentFlag.AlignRight,
         )
         self.counts_row.setColumnStretch(STATE_COLUMNS, 1)
 

@@ -206,7 +206,12 @@ class SummaryView(QWidget):
             "workflow_id": d.workflow_id,
             "state": d.state,
             "started": formatting.when(d.started_at),
-            "closed": formatting.when(d.closed_at) or "still running",
+            "closed": formatting.when(d.closed_at)
+            or (
+                "not yet: waiting its turn"
+                if d.state == "ENQUEUED"
+                else "still running"
+            ),
             "duration": formatting.duration(duration),
             "attempt": str(d.attempt),
             "cancel": d.cancel_requested or "no",

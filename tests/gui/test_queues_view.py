@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from PySide6.QtWidgets import QCheckBox
+from PySide6.QtWidgets import QCheckBox, QLabel
 
 from harvest_engine import Queue, SqliteRuntime, StartOptions
 from harvest_gui.client_session import ClientSession
@@ -63,6 +63,7 @@ def check_window(qtbot: Any, session: Session, ids: list[str]) -> None:
     qtbot.addWidget(detail)
     detail.show()
     detail.show_run(ids[2])
+    assert detail.summary.labels["closed"].text() == "not yet: waiting its turn"
     assert detail.summary.waiting.lines() == [
         "its turn in queue 'emails': position 2 (1 ahead), held by its concurrency limit"
     ]
@@ -73,6 +74,14 @@ def check_window(qtbot: Any, session: Session, ids: list[str]) -> None:
     assert box is not None
     assert box.text().startswith("ENQUEUED")
     assert "2" in box.text()
+    # The total has a cell of its own: eight state boxes filled the row it sat in.
+    runs.show()
+    total = runs.findChild(QLabel, "runTotal")
+    assert total is not None
+    assert total.text()
+    for other in runs.findChildren(QCheckBox):
+        if other.objectName().startswith("state_"):
+            assert not other.geometry().intersects(total.geometry()), other.objectName()
 
 
 def test_a_writer_window_shows_queues_and_where_a_run_waits(
