@@ -58,8 +58,14 @@ async def wait_signal(ctx: WorkflowContext, _input: Any) -> int:
     return int(await ctx.wait_for_signal("go"))
 
 
-def _open(folder: str) -> SqliteRuntime:
-    rt = SqliteRuntime.open(Path(folder) / "bench.db")
+def _open(folder: str, *, intercept: bool = False) -> SqliteRuntime:
+    """The bench file's runtime; `intercept` installs pass-through hooks on every call."""
+    if intercept:
+        from bench.interceptors_bench import PassThrough  # noqa: PLC0415
+
+        rt = SqliteRuntime.open(Path(folder) / "bench.db", interceptors=[PassThrough()])
+    else:
+        rt = SqliteRuntime.open(Path(folder) / "bench.db")
     for wf in (three_steps, k_steps, wait_signal):
         rt.register_workflow(wf)
     rt.register_activity(inc)
@@ -266,11 +272,14 @@ def without_fsync(rt: SqliteRuntime) -> None:
 
 
 def main() -> None:
-    """`NAME N [--warm] [--no-fsync]`: --warm runs it after `warm_up`; see `without_fsync`."""
+    """`NAME N [--warm] [--no-fsync] [--intercept]`: --warm runs it after `warm_up`.
+
+    See `without_fsync`; --intercept installs pass-through interceptors (bench/interceptors_bench.py).
+    """
     name, size = sys.argv[1], int(sys.argv[2])
     warm = "--warm" in sys.argv[3:]
     with tempfile.TemporaryDirectory(prefix="harvest-bench-") as folder:
-        rt = _open(folder)
+        rt = _open(folder, intercept="--intercept" in sys.argv[3:])
         if "--no-fsync" in sys.argv[3:]:
             without_fsync(rt)
         try:

@@ -85,6 +85,7 @@ from harvest_engine.errors import (
 from harvest_engine.events import HistoryEvent
 from harvest_engine.filters import ExecutionFilter
 from harvest_engine.flow import Queue, QueueInfo, Rate
+from harvest_engine.interceptors import Interceptor
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.registry import ActivitySpec
@@ -176,6 +177,7 @@ __all__ = [
     "HeldStart",
     "HistoryCaps",
     "HistoryEvent",
+    "Interceptor",
     "InvalidFilter",
     "InvalidFlowControl",
     "InvalidFlowOption",

@@ -24,6 +24,7 @@ from harvest_engine.states import ErrorInfo
 from harvest_engine.tracebacks import stack_trace
 
 if TYPE_CHECKING:
+    import contextvars
     from collections.abc import Callable
 
 log = logging.getLogger("harvest_engine.activity")
@@ -208,6 +209,7 @@ async def run_attempt(
     *,
     budget: float | None,
     cancel: AttemptCancel | None = None,
+    context: contextvars.Context | None = None,
 ) -> AttemptResult:
     """Run one attempt: a coroutine body on this loop, a plain one in a worker thread.
 
@@ -218,6 +220,8 @@ async def run_attempt(
     when it returns late. A body that raises once cancelled ends
     `cancelled` (ActivityCancelled, never retried); one that returns keeps
     its result.
+
+    With `context` a plain body runs in it (an interceptor's current span).
     """
     if cancel is None:
         cancel = AttemptCancel()
@@ -230,7 +234,12 @@ async def run_attempt(
             value = await cancel.run(body(*args))
         else:
             started = time.monotonic()
-            value = await loop.run_in_executor(None, functools.partial(body, *args))
+            call = (
+                functools.partial(body, *args)
+                if context is None
+                else functools.partial(context.run, body, *args)
+            )
+            value = await loop.run_in_executor(None, call)
             if budget is not None and time.monotonic() - started > budget:
                 return _timed_out(budget)
     except asyncio.CancelledError:

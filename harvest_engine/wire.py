@@ -286,6 +286,21 @@ def command(kind: str, text: str) -> Command:
     return record(**{k: v for k, v in args.items() if k in known})
 
 
+HEADERS_KEY = "headers"
+"""The arguments' key of the headers a command carries (interceptors); no record's field."""
+
+
+def command_headers(text: str) -> dict[str, str] | None:
+    """The headers a queued row's arguments carry, or None (most rows: no parse)."""
+    if '"headers"' not in text:
+        return None
+    args = payloads.loads(text)
+    value = args.get(HEADERS_KEY) if isinstance(args, dict) else None
+    if not isinstance(value, dict):
+        return None
+    return {str(k): str(v) for k, v in value.items()}
+
+
 def encode_error(exc: BaseException) -> dict[str, Any]:
     """The JSON form of an error a command raised."""
     if isinstance(exc, HarvestError):

@@ -114,7 +114,8 @@ API_MD_NAMES = {
 # clocks the tests and the `*_as_of` drivers use, the package version, and
 # `Runtime`, the facade both openers subclass (the type users annotate); the
 # rows of `held_starts()` and `circuit_breakers()` and the error of a bad
-# shaping option (issue 26).
+# shaping option (issue 26); and `Interceptor` (API.md's
+# harvest_engine.interceptors.Interceptor, also here).
 EXTRA_NAMES = {
     "BreakerInfo",
     "HeldStart",
@@ -126,6 +127,7 @@ EXTRA_NAMES = {
     "ExecutionExists",
     "HandlerInfo",
     "InvalidFlowControl",
+    "Interceptor",
     "InvalidHistoryFile",
     "InvalidName",
     "LedgerTotals",

@@ -57,6 +57,7 @@ ALL = [
     "HeldStart",
     "HistoryCaps",
     "HistoryEvent",
+    "Interceptor",
     "InvalidFilter",
     "InvalidFlowOption",
     "InvalidFlowControl",
@@ -148,7 +149,8 @@ SQLITERUNTIME = {
     "__enter__": "(self) -> 'SqliteRuntime'",
     "__exit__": "(self, exc_type: 'type[BaseException] | None', exc: 'BaseException | None', tb: "
     "'TracebackType | None') -> 'None'",
-    "__init__": "(self, store: 'DurableStore', *, clock: 'Clock | None' = None) -> 'None'",
+    "__init__": "(self, store: 'DurableStore', *, clock: 'Clock | None' = None, interceptors: "
+    "'Iterable[Interceptor]' = ()) -> 'None'",
     "activity_attempts": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId', name: 'str | "
     "None' = None) -> 'list[ActivityAttempt]'",
     "backfill_schedule": "(self: 'SqliteRuntime', workflow_name: 'str', start: 'datetime', end: "
@@ -174,9 +176,10 @@ SQLITERUNTIME = {
     "load_history": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> "
     "'list[HistoryEvent]'",
     "next_wakeup": "(self: 'SqliteRuntime') -> 'datetime | None'",
-    "open": "(path: 'str | Path', *, clock: 'Clock | None' = None) -> 'SqliteRuntime'",
-    "open_in_memory": "(*, clock: 'Clock | None' = None, uri: 'str | None' = None) -> "
-    "'SqliteRuntime'",
+    "open": "(path: 'str | Path', *, clock: 'Clock | None' = None, interceptors: "
+    "'Iterable[Interceptor]' = ()) -> 'SqliteRuntime'",
+    "open_in_memory": "(*, clock: 'Clock | None' = None, uri: 'str | None' = None, "
+    "interceptors: 'Iterable[Interceptor]' = ()) -> 'SqliteRuntime'",
     "outcome": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
     "parent_execution": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionId | "
     "None'",
@@ -250,7 +253,8 @@ POSTGRESRUNTIME = {
     **SQLITERUNTIME,
     "__enter__": "(self) -> 'PostgresRuntime'",
     "connect": "(dsn: 'str', *, worker_id: 'str | None' = None, clock: 'Clock | None' = "
-    "None, lease: 'Duration | None' = None) -> 'PostgresRuntime'",
+    "None, lease: 'Duration | None' = None, interceptors: 'Iterable[Interceptor]' = ()) -> "
+    "'PostgresRuntime'",
     "worker_id": "property",
 }
 
@@ -260,12 +264,13 @@ HARVESTCLIENT = {
     "__exit__": "(self, exc_type: 'type[BaseException] | None', exc: 'BaseException | None', tb: "
     "'TracebackType | None') -> 'None'",
     "__init__": "(self, path: 'str', reader: 'SqliteReader | PostgresReader', queue: "
-    "'CommandQueue | PostgresCommandQueue') -> 'None'",
+    "'CommandQueue | PostgresCommandQueue', interceptors: 'Iterable[Interceptor]' = ()) -> "
+    "'None'",
     "cancel": "(self, exec_id: 'str | ExecutionId', reason: 'str' = '', *, timeout: 'Duration' = "
     "'10s', command_id: 'str | None' = None) -> 'None'",
     "close": "(self) -> 'None'",
     "command_applied": "(self, command_id: 'str') -> 'bool | None'",
-    "connect": "(dsn: 'str') -> 'HarvestClient'",
+    "connect": "(dsn: 'str', *, interceptors: 'Iterable[Interceptor]' = ()) -> 'HarvestClient'",
     "data_version": "(self) -> 'int'",
     "describe": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
     "events": "(self, exec_id: 'str | ExecutionId') -> 'dict[str, Any]'",
@@ -275,7 +280,8 @@ HARVESTCLIENT = {
     "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self, flt: 'ExecutionFilter | None' = None) -> 'ExecutionPage'",
     "load_history": "(self, exec_id: 'str | ExecutionId') -> 'list[HistoryEvent]'",
-    "open": "(path: 'str | Path') -> 'HarvestClient'",
+    "open": "(path: 'str | Path', *, interceptors: 'Iterable[Interceptor]' = ()) -> "
+    "'HarvestClient'",
     "outcome": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
     "queues": "(self) -> 'list[QueueInfo]'",
     "query": "(self, exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = None, *, timeout: "

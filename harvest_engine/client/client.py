@@ -20,12 +20,14 @@ from harvest_engine.client.progress_calls import ProgressCalls
 from harvest_engine.client.schedule_calls import ScheduleCalls
 from harvest_engine.client.starting import DEFAULT_TIMEOUT, StartCalls
 from harvest_engine.durations import Duration, to_timedelta
+from harvest_engine.interceptors import Interceptors
 from harvest_engine.states import ErrorInfo, ExecutionId, ExecutionOutcome
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.reader import SqliteReader
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
     from types import TracebackType
 
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.flow import QueueInfo
+    from harvest_engine.interceptors import Interceptor
     from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
     from harvest_engine.store.postgres.reader import PostgresReader
     from harvest_engine.store.records import ExecutionDetail, ExecutionPage
@@ -68,14 +71,19 @@ class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls):
         path: str,
         reader: SqliteReader | PostgresReader,
         queue: CommandQueue | PostgresCommandQueue,
+        interceptors: Iterable[Interceptor] = (),
     ) -> None:
         """Use `HarvestClient.open(path)` or `HarvestClient.connect(dsn)`."""
-        super().__init__(path, queue, reader)
+        super().__init__(path, queue, reader, Interceptors(interceptors))
         self.closed = False
 
     @classmethod
-    def open(cls, path: str | Path) -> HarvestClient:
+    def open(
+        cls, path: str | Path, *, interceptors: Iterable[Interceptor] = ()
+    ) -> HarvestClient:
         """Open a client of the harvest file at `path` (no lock is taken; nothing is written).
+
+        `interceptors` hook each command (`Interceptor.client_command`).
 
         Raises:
             NotAHarvestDatabase: no such file, not harvest's, or a schema too
@@ -88,11 +96,15 @@ class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls):
         except BaseException:
             reader.close()
             raise
-        return cls(str(path), reader, queue)
+        return cls(str(path), reader, queue, interceptors)
 
     @classmethod
-    def connect(cls, dsn: str) -> HarvestClient:
+    def connect(
+        cls, dsn: str, *, interceptors: Iterable[Interceptor] = ()
+    ) -> HarvestClient:
         """A client of a Postgres database that PostgresRuntime workers serve.
+
+        `interceptors` hook each command (`Interceptor.client_command`).
 
         Raises:
             NotAHarvestDatabase: a wrong DSN, an unreachable server, a missing
@@ -114,7 +126,7 @@ class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls):
         except BaseException:
             reader.close()
             raise
-        return cls(reader.path, reader, queue)
+        return cls(reader.path, reader, queue, interceptors)
 
     def close(self) -> None:
         """Close the client's connections (safe to call twice)."""

@@ -13,6 +13,12 @@ from harvest_engine.client import requests, waits
 from harvest_engine.client.wakes import ClientWakes
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import CommandTimedOut, HarvestError, NotServed
+from harvest_engine.interceptors import (
+    ClientCommandCall,
+    Interceptors,
+    chained,
+    checked_headers,
+)
 from harvest_engine.run_lookup import run_of
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 
@@ -31,10 +37,12 @@ class CommandRoundTrip:
         path: str,
         queue: CommandQueue | PostgresCommandQueue,
         reader: SqliteReader | PostgresReader,
+        interceptors: Interceptors | None = None,
     ) -> None:
         self.path = path
         self._queue = queue
         self._reader = reader
+        self._interceptors = interceptors or Interceptors()
         # A file's wake channel, opened at the first wait (Postgres has notices).
         self._wakes = ClientWakes(path) if isinstance(queue, CommandQueue) else None
 
@@ -55,9 +63,35 @@ class CommandRoundTrip:
         With `command_id` (a retry: `CommandTimedOut.command_id`, or the
         caller's own key), a command already queued under that id is not
         queued again: this call awaits its reply, so it is applied once.
+        Client-command interceptors run around it; the headers they leave
+        travel in the row (`wire.HEADERS_KEY`).
         """
         seconds = to_timedelta(timeout, what="timeout").total_seconds()
-        text = payloads.dumps(command.args())
+        hooks = self._interceptors.client_command
+        if not hooks:
+            text = payloads.dumps(command.args())
+            return await self._round_trip(command, text, seconds, command_id)
+        call = ClientCommandCall(command.KIND, command.args())
+
+        async def final(call: ClientCommandCall) -> Any:
+            args = dict(call.args)
+            headers = checked_headers(call.headers)
+            if headers:
+                args[wire.HEADERS_KEY] = headers
+            return await self._round_trip(
+                command, payloads.dumps(args), seconds, command_id
+            )
+
+        return await chained(hooks, final)(call)
+
+    async def _round_trip(
+        self,
+        command: wire.Command,
+        text: str,
+        seconds: float,
+        command_id: str | None,
+    ) -> Any:
+        """Queue `text` as the command's row and await its reply."""
         kind = command.KIND
         command_id = (
             uuid.uuid4().hex if command_id is None else requests.command_id(command_id)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar
 
 from harvest_engine.errors import ExecutionNotFound
+from harvest_engine.interceptors import Interceptors
 from harvest_engine.names import MAX_NAME_CHARS
 from harvest_engine.runtime.attempts import RunningAttempts
 from harvest_engine.runtime.cache import InstanceCache
@@ -23,7 +24,10 @@ from harvest_engine.runtime.settings import Settings
 from harvest_engine.runtime.waker import Changes, Waker
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from harvest_engine.clock import Clock
+    from harvest_engine.interceptors import Interceptor
     from harvest_engine.states import ExecutionId
     from harvest_engine.store.protocol import DurableStore
 
@@ -33,10 +37,16 @@ _T = TypeVar("_T")
 class Engine:
     """The runtime's parts, made once per runtime and shared by every wing."""
 
-    def __init__(self, store: DurableStore, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: DurableStore,
+        clock: Clock,
+        interceptors: Iterable[Interceptor] = (),
+    ) -> None:
         self.store = store
         self.clock = clock
         self.registry = Registry()
+        self.registry.interceptors = Interceptors(interceptors)
         self.settings = Settings()
         self.cache = InstanceCache()
         self.waker = Waker()

@@ -15,7 +15,10 @@ from harvest_engine.errors import Unsupported
 from harvest_engine.runtime.runtime import Runtime
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from harvest_engine.clock import Clock
+    from harvest_engine.interceptors import Interceptor
     from harvest_engine.store.postgres.store import PostgresStore
 
 INSTALL_HINT = "psycopg is not installed: pip install 'harvest[postgres]'"
@@ -56,6 +59,7 @@ class PostgresRuntime(Runtime):
         worker_id: str | None = None,
         clock: Clock | None = None,
         lease: Duration | None = None,
+        interceptors: Iterable[Interceptor] = (),
     ) -> PostgresRuntime:
         """Connect to a database (created schema on first use); one worker of many.
 
@@ -66,6 +70,8 @@ class PostgresRuntime(Runtime):
             clock: the clock of decisions (leases use the server's clock).
             lease: how long a claimed task stays this worker's without
                 renewal (default 30s; renewed three times per lease).
+            interceptors: hooks around this worker's calls
+                (harvest_engine.interceptors).
 
         Raises:
             NotAHarvestDatabase: a wrong DSN, an unreachable server or a
@@ -74,7 +80,7 @@ class PostgresRuntime(Runtime):
             Unsupported: psycopg (the `postgres` extra) is not installed.
         """
         store = open_store(dsn, worker_id=worker_id, lease=lease)
-        rt = cls(store, clock=clock)
+        rt = cls(store, clock=clock, interceptors=interceptors)
         rt.registry.heartbeat_timeouts = True
 
         def heard() -> None:  # another worker or a client committed

@@ -18,9 +18,7 @@ from harvest_engine.authoring import (
     WorkflowInfo,
     info_of,
 )
-from harvest_engine.durations import to_timedelta
 from harvest_engine.errors import (
-    InvalidFlowControl,
     UnknownActivity,
     UnknownQueue,
     UnknownWorkflow,
@@ -30,10 +28,16 @@ from harvest_engine.flow import (
     QUEUE_ACTIVITY_PREFIX,
     QUEUE_WORKFLOW_PREFIX,
     Queue,
-    Rate,
-    positive_limit,
 )
+from harvest_engine.flow_limits import (
+    ACTIVITY_FLOW_OPTIONS,
+    WORKFLOW_FLOW_OPTIONS,
+    ActivityLimits,
+    WorkflowLimits,
+)
+from harvest_engine.interceptors import Interceptors
 from harvest_engine.names import check_name
+from harvest_engine.runtime.header_memory import HeaderMemory
 from harvest_engine.shaping import (
     ACTIVITY_OPTIONS,
     WORKFLOW_OPTIONS,
@@ -47,71 +51,6 @@ _ACTIVITY_REFUSED = {
     "heartbeat_timeout": "no scanner times out a silent attempt in a single process",
     "rate_limit_per_second": "declare rate_limit=Rate(n, '1s') instead",
 }
-# The flow-control options (issue 26) the admission honours (runtime/flow/).
-WORKFLOW_FLOW_OPTIONS = frozenset({"concurrency", "throttle", "quota"})
-ACTIVITY_FLOW_OPTIONS = frozenset({"max_concurrent", "rate_limit", "schedule_to_start"})
-
-
-@dataclass(frozen=True)
-class WorkflowLimits:
-    """A workflow's own flow limits: `@workflow(concurrency=, throttle=, quota=)`."""
-
-    concurrency: int | None = None
-    throttle: Rate | None = None
-    quota: Rate | None = None
-
-    @property
-    def queues(self) -> bool:
-        """Whether its starts wait in its own queue (concurrency or throttle)."""
-        return self.concurrency is not None or self.throttle is not None
-
-    @classmethod
-    def of(cls, owner: str, options: dict[str, Any]) -> WorkflowLimits | None:
-        """The limits declared in `options` (checked), or None when none is."""
-        if not WORKFLOW_FLOW_OPTIONS & options.keys():
-            return None
-        return cls(
-            concurrency=positive_limit(
-                options.get("concurrency"), f"{owner}: concurrency"
-            ),
-            throttle=Rate.coerce(options.get("throttle"), f"{owner}: throttle"),
-            quota=Rate.coerce(options.get("quota"), f"{owner}: quota"),
-        )
-
-
-@dataclass(frozen=True)
-class ActivityLimits:
-    """An activity's own flow limits: `@activity(max_concurrent=, rate_limit=, schedule_to_start=)`."""
-
-    max_concurrent: int | None = None
-    rate_limit: Rate | None = None
-    schedule_to_start: float | None = None
-
-    @classmethod
-    def of(cls, owner: str, options: dict[str, Any]) -> ActivityLimits | None:
-        """The limits declared in `options` (checked), or None when none is."""
-        if not ACTIVITY_FLOW_OPTIONS & options.keys():
-            return None
-        s2s = options.get("schedule_to_start")
-        seconds = None
-        if s2s is not None:
-            try:
-                seconds = to_timedelta(s2s, what="schedule_to_start").total_seconds()
-            except ValueError as exc:
-                raise InvalidFlowControl(
-                    what=f"{owner}: schedule_to_start", reason=str(exc)
-                ) from None
-            if seconds <= 0:
-                raise InvalidFlowControl(
-                    what=f"{owner}: schedule_to_start", reason="must be > 0"
-                )
-        return cls(
-            max_concurrent=positive_limit(
-                options.get("max_concurrent"), f"{owner}: max_concurrent"
-            ),
-            rate_limit=Rate.coerce(options.get("rate_limit"), f"{owner}: rate_limit"),
-            schedule_to_start=seconds,
-        )
 
 
 @dataclass(frozen=True)
@@ -172,6 +111,10 @@ class Registry:
         """Queues registered in this process (`register_queue`), by name."""
         self.workflow_limits: dict[str, WorkflowLimits] = {}
         """The flow limits a registered workflow declares, by workflow name."""
+        self.interceptors = Interceptors()
+        """The hooks given at open (`interceptors=[...]`): code this process runs around calls."""
+        self.header_memory = HeaderMemory()
+        """Stored headers the hooks' calls need, known here without a read."""
 
     # -- workflows -------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from harvest_engine.store.boundary import StoreBoundary
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import AsyncIterator, Callable, Coroutine
+    from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
     from datetime import datetime
     from types import TracebackType
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.flow import Queue, QueueInfo
+    from harvest_engine.interceptors import Interceptor
     from harvest_engine.runtime.registry import ActivitySpec
     from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
     from harvest_engine.schedules import WorkflowSchedule
@@ -84,8 +85,14 @@ class Runtime:
     after the cause is gone finishes the work without a reopen.
     """
 
-    def __init__(self, store: DurableStore, *, clock: Clock | None = None) -> None:
-        engine = Engine(store, clock or SystemClock())
+    def __init__(
+        self,
+        store: DurableStore,
+        *,
+        clock: Clock | None = None,
+        interceptors: Iterable[Interceptor] = (),
+    ) -> None:
+        engine = Engine(store, clock or SystemClock(), interceptors)
         self._engine = engine
         self._driver = Driver(engine)
         # The parts users and the inspector read (rt.registry, rt.settings, ...).

@@ -14,9 +14,11 @@ from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
     from harvest_engine.clock import Clock
+    from harvest_engine.interceptors import Interceptor
 
 
 @guard_public_methods()
@@ -29,14 +31,28 @@ class SqliteRuntime(Runtime):
     """
 
     @classmethod
-    def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteRuntime:
-        """Open (or create) a database file; raise DatabaseLocked if another runtime holds it."""
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        clock: Clock | None = None,
+        interceptors: Iterable[Interceptor] = (),
+    ) -> SqliteRuntime:
+        """Open (or create) a database file; raise DatabaseLocked if another runtime holds it.
+
+        `interceptors` hook the runtime's calls (harvest_engine.interceptors).
+        """
         clock = clock or SystemClock()
-        return cls(SqliteStore.open(path, now=clock.now()), clock=clock)
+        store = SqliteStore.open(path, now=clock.now())
+        return cls(store, clock=clock, interceptors=interceptors)
 
     @classmethod
     def open_in_memory(
-        cls, *, clock: Clock | None = None, uri: str | None = None
+        cls,
+        *,
+        clock: Clock | None = None,
+        uri: str | None = None,
+        interceptors: Iterable[Interceptor] = (),
     ) -> SqliteRuntime:
         """A fresh, private, empty database that lives as long as the runtime.
 
@@ -44,7 +60,7 @@ class SqliteRuntime(Runtime):
         connections of this process share one in-memory database; its writer
         lock is an owner row inside it, so a second runtime gets DatabaseLocked.
         """
-        return cls(SqliteStore.open_memory(uri), clock=clock)
+        return cls(SqliteStore.open_memory(uri), clock=clock, interceptors=interceptors)
 
     def __enter__(self) -> SqliteRuntime:
         return self

@@ -210,6 +210,10 @@ class DurableStore(Protocol):
         """Client commands not applied yet, in arrival order."""
         ...
 
+    def headers_of(self, exec_id: str, kind: str, ref: str) -> str | None:
+        """The headers (JSON text) stored with a run's start or an activity, or None."""
+        ...
+
     def requeue_claimed_tasks(self) -> None:
         """Put every claimed task back to PENDING (a stopped server's unfinished bodies)."""
         ...

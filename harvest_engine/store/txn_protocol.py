@@ -213,6 +213,22 @@ class WriteTxn(ShapingTxn, Protocol):
         """Store one finished attempt."""
         ...
 
+    def put_headers(self, exec_id: str, kind: str, ref: str, text: str) -> None:
+        """Store the headers (JSON text) of a run's start or of an activity (`ref`: its id)."""
+        ...
+
+    def headers(self, exec_id: str, kind: str, ref: str) -> str | None:
+        """The headers stored with (run, kind, ref), or None."""
+        ...
+
+    def put_signal_headers(self, exec_id: str, text: str) -> None:
+        """Store the headers (JSON text) of the signal `stage_signal` just staged for the run."""
+        ...
+
+    def staged_signal_headers(self, exec_id: str) -> list[str]:
+        """The headers of the run's undelivered signals that carry some, in arrival order."""
+        ...
+
     def add_ledger(self, entries: Sequence[LedgerEntry]) -> None:
         """Store LLM calls (only in a completion's transaction)."""
         ...

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 TABLES = ("harvest_flow_queues", "harvest_flow_waits")
 PG_VERSION = 4  # the Postgres step that adds them (store/postgres/schema.py V4)
+SQLITE_VERSION = 7  # the SQLite version that adds them (store/sqlite/schema.py V7)
+# The tables of the later steps (headers): a database of the step before has none.
+LATER_TABLES = ("harvest_headers",)
 
 
 @workflow
@@ -44,10 +47,10 @@ async def test_a_sqlite_file_of_the_step_before_migrates_and_takes_queues(
         old = rt.start_workflow("echo", "before")
         await rt.run_until_idle()
     conn = sqlite3.connect(db_path, isolation_level=None)
-    for table in TABLES:
+    for table in (*TABLES, *LATER_TABLES):
         conn.execute(f"DROP TABLE {table}")
     conn.execute("DROP INDEX harvest_tasks_waiting")
-    conn.execute(f"PRAGMA user_version = {migrations.SCHEMA_VERSION - 1}")
+    conn.execute(f"PRAGMA user_version = {SQLITE_VERSION - 1}")
     conn.close()
 
     with SqliteRuntime.open(db_path) as rt:
@@ -77,10 +80,10 @@ async def test_a_postgres_database_of_the_step_before_migrates_and_takes_queues(
         old = rt.start_workflow("echo", "before")
         await rt.run_until_idle()
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        for table in TABLES:
+        for table in (*TABLES, *LATER_TABLES):
             conn.execute(f"DROP TABLE {table}")
         conn.execute("DROP INDEX harvest_tasks_waiting")
-        conn.execute(f"DELETE FROM {VERSION_TABLE} WHERE version = {PG_VERSION}")
+        conn.execute(f"DELETE FROM {VERSION_TABLE} WHERE version >= {PG_VERSION}")
 
     with PostgresRuntime.connect(pg_dsn) as rt:
         rt.register_workflow(echo)

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from tests.pg_server import PostgresServer
 
 TABLES = ("harvest_held_starts", "harvest_held_inputs", "harvest_breakers")
-# The tables of the step after (flow control): a file of the step before has none.
-LATER_TABLES = ("harvest_flow_queues", "harvest_flow_waits")
+# The tables of the later steps (flow control, headers): a file of the step before has none.
+LATER_TABLES = ("harvest_flow_queues", "harvest_flow_waits", "harvest_headers")
 
 
 @workflow

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError
 from harvest_engine.events import IMPOSED
-from harvest_engine.runtime.deciding import child_start
+from harvest_engine.runtime.deciding import child_start, headers
 from harvest_engine.runtime.deciding.attempt_cancels import cancel_attempts
 from harvest_engine.runtime.deciding.drive_time import real_time
 from harvest_engine.runtime.deciding.runs import append, start_run
@@ -213,13 +213,14 @@ class Effects:
         refused = _refusal(target, str(attrs["target"]))
         if refused is not None or target is None:
             return refused or {}
-        self.txn.stage_signal(
+        staged = self.txn.stage_signal(
             target.exec_id,
             str(attrs["name"]),
             payloads.dumps(attrs.get("payload")),
             None,
             self.now,
         )
+        headers.store_signal(self.txn, target.exec_id, staged)  # the decision's context
         return {}
 
     def _cancel(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,13 @@ from harvest_engine.errors import (
     HarvestInternalError,
     NonDeterminismDetected,
 )
-from harvest_engine.runtime.deciding import cancel, children, drive_time, mutex
+from harvest_engine.runtime.deciding import (
+    cancel,
+    children,
+    drive_time,
+    intercepted,
+    mutex,
+)
 from harvest_engine.runtime.deciding.cycle import Cycle, Decision, Panic
 from harvest_engine.runtime.deciding.outcomes import Outcomes, terminal_state
 from harvest_engine.runtime.deciding.runs import run_info
@@ -141,6 +147,24 @@ class Decider(Outcomes):
             return Decision(exec_id, waiting_timer=True)
         if row.deadline is not None and now >= row.deadline:
             return self._time_out(txn, row, now)
+        hooks = self.registry.interceptors.decision
+        if hooks:
+            first = row.next_seq == FIRST_DRIVE_SEQ
+            return intercepted.decide(
+                hooks,
+                txn,
+                row,
+                first,
+                self.registry.header_memory,
+                lambda: self._run(txn, row, now, claim),
+            )
+        return self._run(txn, row, now, claim)
+
+    def _run(
+        self, txn: WriteTxn, row: ExecutionRecord, now: datetime, claim: bool
+    ) -> Decision:
+        """The cycle of a RUNNING run whose decision is due: replay, run, record."""
+        exec_id = row.exec_id
         info = self.registry.workflow(row.workflow_name)
         instance = self._instance(row, info)
         cycle = Cycle(txn, row, now, row.next_seq, claimed=[] if claim else None)

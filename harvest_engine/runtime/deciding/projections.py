@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
-from harvest_engine.runtime.deciding import children, local_activities
+from harvest_engine.runtime.deciding import children, headers, local_activities
 from harvest_engine.runtime.deciding.attempt_cancels import cancel_activity
 from harvest_engine.runtime.deciding.progress_rows import (
     PROGRESS_EVENTS,
@@ -94,6 +94,10 @@ class Projections:
                 cycle.claimed.append(txn.add_claimed_task(task, now))
             else:
                 txn.add_task(task)
+            # The deciding interceptors' context travels with the task.
+            headers.store_activity(
+                txn, row.exec_id, int(attrs["activity_id"]), self.registry.header_memory
+            )
         elif event.type == "LocalActivityScheduled":
             txn.add_task(local_activities.new_task(self.registry, row, attrs, now))
         elif event.type == "ActivityCancelRequested":

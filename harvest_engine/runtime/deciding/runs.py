@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import DatabaseCorrupt
 from harvest_engine.events import HistoryEvent
+from harvest_engine.runtime.deciding import headers
 from harvest_engine.states import TERMINAL_STATES, ErrorInfo, ExecutionOutcome
 from harvest_engine.workflow.run_info import RunInfo
 
@@ -60,6 +61,8 @@ def start_run(
     txn.insert_execution(
         new, HistoryEvent(seq=1, type="WorkflowStarted", at=now, attrs=attrs)
     )
+    # An interceptor's context (a start's, or the deciding parent's) goes along.
+    headers.store_start(txn, new.exec_id)
 
 
 def run_info(row: ExecutionRecord) -> RunInfo:

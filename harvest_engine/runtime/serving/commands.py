@@ -22,8 +22,9 @@ from harvest_engine.calls import (
     UpdateWithStart,
     WorkflowIdReusePolicy,
 )
+from harvest_engine.interceptors import carrying
 from harvest_engine.runtime.operating import operate
-from harvest_engine.runtime.talking import queries, talk, updates
+from harvest_engine.runtime.talking import hooked, queries, talk, updates
 from harvest_engine.runtime.talking.update_with_start import update_with_start
 from harvest_engine.schedules import Schedule, WorkflowSchedule
 
@@ -85,7 +86,8 @@ def apply_one(engine: Engine, command: CommandRecord) -> None:
         record: wire.Command | None = None
         try:
             record = wire.command(command.kind, command.args)
-            value = run(engine, record)
+            with carrying(wire.command_headers(command.args)):
+                value = run(engine, record)
             reply = wire.ok_reply(record, value)
             touched = _touched(value, record)
         except engine.store.storage_errors:
@@ -165,7 +167,10 @@ def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one ret
             return operate.terminate(engine, record.exec_id, record.reason or "")
         case wire.Query():
             snapshot = queries.take_snapshot(engine, engine.require(record.exec_id))
-            return queries.answer(snapshot, engine.clock, record.name, record.arg)
+            hooks = engine.registry.interceptors.query
+            return queries.hooked_answer(
+                hooks, snapshot, engine.clock, record.name, record.arg
+            )
         case wire.Update():
             exec_id = engine.require(record.exec_id)
             return updates.run_update(engine, exec_id, record.name, record.arg)
@@ -196,16 +201,20 @@ def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one ret
                 datetime.fromisoformat(record.end),
             )
         case wire.UpdateWithStartCommand():
-            return update_with_start(
+            request = UpdateWithStart(
+                workflow_name=record.workflow_name,
+                workflow_id=record.workflow_id,
+                input=record.input,
+                update_name=record.update_name,
+                update_arg=record.update_arg,
+                reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
+            )
+            return hooked.start(
                 engine,
-                UpdateWithStart(
-                    workflow_name=record.workflow_name,
-                    workflow_id=record.workflow_id,
-                    input=record.input,
-                    update_name=record.update_name,
-                    update_arg=record.update_arg,
-                    reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
-                ),
+                request.workflow_name,
+                request.workflow_id,
+                request.input,
+                lambda: update_with_start(engine, request),
             )
     raise ValueError(f"unknown client command {record.KIND!r}")
 

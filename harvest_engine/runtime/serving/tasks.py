@@ -18,7 +18,6 @@ from harvest_engine.activity import (
     ActivityRunInfo,
     AttemptResult,
     error_info,
-    run_attempt,
     wrong_shape,
 )
 from harvest_engine.authoring import RetryPolicy
@@ -29,7 +28,7 @@ from harvest_engine.runtime.attempts import RunningAttempts
 from harvest_engine.runtime.deciding import local_activities
 from harvest_engine.runtime.flow import gates
 from harvest_engine.runtime.registry import RegisteredActivity
-from harvest_engine.runtime.serving import breakers
+from harvest_engine.runtime.serving import breakers, intercepted_attempts
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord
 from harvest_engine.tracebacks import log_failed_attempt
@@ -133,8 +132,14 @@ class TaskRunner:
                 # Fails like the body raising it, so the claimed task never stays RUNNING.
                 result = AttemptResult(ok=False, error=error_info(exc))
             else:
-                result = await run_attempt(
-                    activity.body, args, budget=budget, cancel=cancel
+                result = await intercepted_attempts.attempt(
+                    self.registry,
+                    self.store,
+                    claimed,
+                    lambda: self._workflow_name(claimed.exec_id),
+                    (activity, args),
+                    (budget, cancel),
+                    started,
                 )
         finally:
             self.attempts.finish(claimed)

@@ -28,6 +28,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.events import HistoryEvent
 from harvest_engine.names import check_name
+from harvest_engine.runtime.talking import hooked
 from harvest_engine.runtime.talking.frontier import (
     ReplayBroke,
     describe_error,
@@ -70,7 +71,9 @@ def query(
         arg = payloads.check_value(arg, "query argument")
     except HarvestError as exc:
         return failing(exc)
-    return _answer(snapshot, engine.clock, name, arg)
+    return _answer(
+        engine.registry.interceptors.query, snapshot, engine.clock, name, arg
+    )
 
 
 def take_snapshot(engine: Engine, exec_id: str) -> QuerySnapshot:
@@ -100,8 +103,31 @@ async def failing(error: HarvestError) -> Any:
     raise error
 
 
-async def _answer(snapshot: QuerySnapshot, clock: Clock, name: str, arg: Any) -> Any:
-    return answer(snapshot, clock, name, arg)
+async def _answer(
+    hooks: tuple[Callable[..., Any], ...],
+    snapshot: QuerySnapshot,
+    clock: Clock,
+    name: str,
+    arg: Any,
+) -> Any:
+    return hooked_answer(hooks, snapshot, clock, name, arg)
+
+
+def hooked_answer(
+    hooks: tuple[Callable[..., Any], ...],
+    snapshot: QuerySnapshot,
+    clock: Clock,
+    name: str,
+    arg: Any,
+) -> Any:
+    """`answer` through the interceptors' query hooks (none: the bare answer)."""
+    return hooked.query(
+        hooks,
+        snapshot.row.exec_id,
+        name,
+        arg,
+        lambda name, arg: answer(snapshot, clock, name, arg),
+    )
 
 
 def answer(snapshot: QuerySnapshot, clock: Clock, name: str, arg: Any) -> Any:

@@ -19,6 +19,7 @@ from harvest_engine.calls import (
     encoded_payload,
 )
 from harvest_engine.names import check_name
+from harvest_engine.runtime.deciding import headers
 from harvest_engine.runtime.talking.signals import chain_key_holder
 from harvest_engine.runtime.talking.start_calls import (
     apply_fresh,
@@ -73,6 +74,7 @@ def signal_with_start(
             )
             started = True
         staged = txn.stage_signal(target, request.signal_name, payload, key, now)
+        headers.store_signal(txn, target, staged)
         return SignalWithStartOutcome(
             exec_id=ExecutionId(target), started_fresh=started, signal_delivered=staged
         )

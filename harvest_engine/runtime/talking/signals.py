@@ -24,6 +24,7 @@ from harvest_engine.errors import (
     WorkflowNotRunning,
 )
 from harvest_engine.names import check_name
+from harvest_engine.runtime.deciding import headers
 from harvest_engine.states import ExecutionId
 
 if TYPE_CHECKING:
@@ -77,7 +78,9 @@ def send_signal(
             return False
         require_running(row, now)
         encoded = encoded_payload(payload)
-        return txn.stage_signal(exec_id, name, encoded, key, now)
+        staged = txn.stage_signal(exec_id, name, encoded, key, now)
+        headers.store_signal(txn, exec_id, staged)
+        return staged
 
 
 def send_signal_by_workflow_id(
@@ -114,4 +117,5 @@ def send_signal_by_workflow_id(
         require_running(target, now)
         encoded = encoded_payload(payload)
         staged = txn.stage_signal(target.exec_id, name, encoded, key, now)
+        headers.store_signal(txn, target.exec_id, staged)
         return SignalDelivery(exec_id=ExecutionId(target.exec_id), delivered=staged)

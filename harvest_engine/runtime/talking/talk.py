@@ -14,6 +14,7 @@ from harvest_engine.names import check_name
 from harvest_engine.runtime.engine import id_text
 from harvest_engine.runtime.talking import (
     held_starts,
+    hooked,
     queries,
     signals,
     start_calls,
@@ -39,20 +40,42 @@ if TYPE_CHECKING:
 
 def start_workflow(engine: Engine, name: str, input: Any = None) -> ExecutionId:
     """Start a fresh run; nothing executes until a drive."""
-    if held_starts.holds(engine, name):  # debounce / batch (held_starts.py)
-        return engine.woken(held_starts.start(engine, name, None, input).exec_id)
-    return engine.woken(start_calls.start_fresh(engine, name, None, input))
+    held = held_starts.holds(engine, name)  # debounce / batch (held_starts.py)
+    return engine.woken(
+        hooked.start(
+            engine,
+            name,
+            None,
+            input,
+            lambda: (
+                held_starts.start(engine, name, None, input).exec_id
+                if held
+                else start_calls.start_fresh(engine, name, None, input)
+            ),
+        )
+    )
 
 
 def start_workflow_with_id(
     engine: Engine, name: str, workflow_id: str, input: Any = None
 ) -> ExecutionId:
     """Start with a business id, attaching to a RUNNING run of the same name and id."""
-    if held_starts.holds(engine, name):
+    held = held_starts.holds(engine, name)
+    if held:
         check_name(workflow_id, "workflow id")
-        held = held_starts.start(engine, name, workflow_id, input)
-        return engine.woken(held.exec_id)
-    return engine.woken(start_calls.start_with_id(engine, name, workflow_id, input))
+    return engine.woken(
+        hooked.start(
+            engine,
+            name,
+            workflow_id,
+            input,
+            lambda: (
+                held_starts.start(engine, name, workflow_id, input).exec_id
+                if held
+                else start_calls.start_with_id(engine, name, workflow_id, input)
+            ),
+        )
+    )
 
 
 def send_signal(
@@ -73,8 +96,15 @@ def _signal(
     """`signals.send_signal`; its transaction's read of the row finds an unknown run."""
     text = id_text(exec_id)
     try:
-        return signals.send_signal(
-            engine.store, text, name, payload, key, engine.clock.now()
+        return hooked.signal(
+            engine,
+            text,
+            None,
+            name,
+            payload,
+            lambda: signals.send_signal(
+                engine.store, text, name, payload, key, engine.clock.now()
+            ),
         )
     except InvalidSignal:
         engine.require(text)  # an unknown run is reported first, as it was
@@ -91,9 +121,25 @@ def start_workflow_with_reuse_policy(
     """Start under a workflow-id reuse policy; whether it attached or started fresh."""
     if held_starts.holds(engine, name):
         WorkflowIdReusePolicy.coerce(policy)  # checked, not consulted
-        return engine.woken(held_starts.start(engine, name, workflow_id, input))
+        return engine.woken(
+            hooked.start(
+                engine,
+                name,
+                workflow_id,
+                input,
+                lambda: held_starts.start(engine, name, workflow_id, input),
+            )
+        )
     return engine.woken(
-        start_calls.start_with_policy(engine, name, workflow_id, input, policy)
+        hooked.start(
+            engine,
+            name,
+            workflow_id,
+            input,
+            lambda: start_calls.start_with_policy(
+                engine, name, workflow_id, input, policy
+            ),
+        )
     )
 
 
@@ -101,25 +147,49 @@ def start_workflow_with_options(
     engine: Engine, name: str, input: Any, options: StartOptions
 ) -> StartOutcome:
     """Start with `StartOptions(workflow_id=, memo=, search_attributes=, reuse_policy=)`."""
+    workflow_id = getattr(options, "workflow_id", None)
     if isinstance(options, StartOptions) and held_starts.holds(engine, name):
         WorkflowIdReusePolicy.coerce(options.reuse_policy)
-        held = held_starts.start(
+        return engine.woken(
+            hooked.start(
+                engine,
+                name,
+                workflow_id,
+                input,
+                lambda: held_starts.start(
+                    engine,
+                    name,
+                    options.workflow_id,
+                    input,
+                    memo=options.memo,
+                    search_attributes=options.search_attributes,
+                ),
+            )
+        )
+    return engine.woken(
+        hooked.start(
             engine,
             name,
-            options.workflow_id,
+            workflow_id,
             input,
-            memo=options.memo,
-            search_attributes=options.search_attributes,
+            lambda: start_calls.start_with_options(engine, name, input, options),
         )
-        return engine.woken(held)
-    return engine.woken(start_calls.start_with_options(engine, name, input, options))
+    )
 
 
 def signal_with_start(
     engine: Engine, request: SignalWithStart
 ) -> SignalWithStartOutcome:
     """Signal the RUNNING run of the id, or start one and signal it, in one transaction."""
-    return engine.woken(signal_start.signal_with_start(engine, request))
+    return engine.woken(
+        hooked.start(
+            engine,
+            request.workflow_name,
+            request.workflow_id,
+            request.input,
+            lambda: signal_start.signal_with_start(engine, request),
+        )
+    )
 
 
 def send_signal_idempotent(
@@ -143,14 +213,21 @@ def send_signal_by_workflow_id(
 ) -> SignalDelivery:
     """Signal the RUNNING run of (workflow_name, workflow_id); where it went."""
     return engine.woken(
-        signals.send_signal_by_workflow_id(
-            engine.store,
-            workflow_name,
+        hooked.signal(
+            engine,
+            None,
             workflow_id,
             name,
             payload,
-            key,
-            engine.clock.now(),
+            lambda: signals.send_signal_by_workflow_id(
+                engine.store,
+                workflow_name,
+                workflow_id,
+                name,
+                payload,
+                key,
+                engine.clock.now(),
+            ),
         )
     )
 
@@ -179,4 +256,12 @@ async def update_with_start(
     engine: Engine, request: UpdateWithStart
 ) -> UpdateWithStartOutcome:
     """Start (or attach to) the run of the id and run an update on it, in one transaction."""
-    return engine.woken(update_start.update_with_start(engine, request))
+    return engine.woken(
+        hooked.start(
+            engine,
+            request.workflow_name,
+            request.workflow_id,
+            request.input,
+            lambda: update_start.update_with_start(engine, request),
+        )
+    )

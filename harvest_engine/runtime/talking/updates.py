@@ -43,6 +43,7 @@ from harvest_engine.names import check_name
 from harvest_engine.runtime.deciding import cancel
 from harvest_engine.runtime.schema import schema_problem
 from harvest_engine.runtime.settings import HistoryCapReached
+from harvest_engine.runtime.talking import hooked
 from harvest_engine.runtime.talking.frontier import (
     ReplayBroke,
     describe_error,
@@ -79,6 +80,17 @@ async def update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
 
 
 def run_update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
+    """The update, synchronously, through the interceptors' update hooks."""
+    return hooked.update(
+        engine,
+        exec_id,
+        name,
+        arg,
+        lambda name, arg: _run_update(engine, exec_id, name, arg),
+    )
+
+
+def _run_update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
     """The update, synchronously: one write transaction, or nothing written."""
     if not isinstance(name, str) or not name.strip():
         raise UpdateRejected(

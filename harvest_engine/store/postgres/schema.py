@@ -9,7 +9,7 @@ clock so workers on several machines agree).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Version 1: the whole engine. Later versions append steps to MIGRATIONS.
 V1 = """
@@ -323,5 +323,18 @@ CREATE INDEX harvest_tasks_waiting
     ON harvest_tasks (activity_name, ready_at) WHERE status = 'WAITING';
 """
 
+# Step 5: headers (interceptors, issue 29), as SQLite's V8: a small text
+# map stored with a run's start, an activity its decision scheduled or a
+# staged signal, written only when a call carries headers.
+V5 = HEADERS = """
+CREATE TABLE IF NOT EXISTS harvest_headers (
+    exec_id TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    ref     TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    PRIMARY KEY (exec_id, kind, ref)
+);
+"""
+
 # MIGRATIONS[n] takes a database from version n to n + 1 (index 0 creates it).
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)

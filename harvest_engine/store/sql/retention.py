@@ -23,6 +23,7 @@ RUN_TABLES = (
     "harvest_llm_ledger",
     "harvest_mutexes",
     "harvest_commands",
+    "harvest_headers",
     "harvest_run_events",
     "harvest_streams",
     "harvest_executions",

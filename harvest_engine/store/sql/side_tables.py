@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS, SQLITE_COMMANDS
 from harvest_engine.store.sql.dialect import POSTGRES, SQLITE, Dialect
 from harvest_engine.store.sql.flow import FlowTables, flow_sql
+from harvest_engine.store.sql.headers import HeaderSql
 from harvest_engine.store.sql.retention import POSTGRES_RETENTION, SQLITE_RETENTION
 from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES, SQLITE_SCHEDULES
 from harvest_engine.timestamps import micros
@@ -50,6 +51,7 @@ class SideSql:
         self.schedules = schedules
         self.retention = retention
         self.commands = commands
+        self.headers = HeaderSql(dialect)
         self.ledger = r(
             "INSERT INTO harvest_llm_ledger (exec_id, activity, attempt, model, "
             "input_tokens, output_tokens, latency, recorded_at) "
@@ -96,7 +98,7 @@ POSTGRES_SIDE = SideSql(
 
 
 class SideTables(ABC):
-    """WriteTxn methods on the ledger, logs, schedules, retention, commands and mutexes."""
+    """WriteTxn methods on the ledger, headers, logs, schedules, retention, commands and mutexes."""
 
     @property
     @abstractmethod
@@ -156,6 +158,20 @@ class SideTables(ABC):
             )
         finally:
             cursor.close()
+
+    # -- headers (interceptors) ----------------------------------------------------
+
+    def put_headers(self, exec_id: str, kind: str, ref: str, text: str) -> None:
+        self._side.headers.put(self._side_conn(), exec_id, kind, ref, text)
+
+    def headers(self, exec_id: str, kind: str, ref: str) -> str | None:
+        return self._side.headers.get(self._side_conn(), exec_id, kind, ref)
+
+    def put_signal_headers(self, exec_id: str, text: str) -> None:
+        self._side.headers.put_signal(self._side_conn(), exec_id, text)
+
+    def staged_signal_headers(self, exec_id: str) -> list[str]:
+        return self._side.headers.staged(self._side_conn(), exec_id)
 
     # -- logs ---------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from harvest_engine.store.sql import listing, shaping
 from harvest_engine.store.sql.columns import opt_time
 from harvest_engine.store.sql.flow import flow_sql
 from harvest_engine.store.sql.flow_reads import FlowReads
+from harvest_engine.store.sql.headers import HeaderSql
 from harvest_engine.store.sql.progress import ProgressSql
 from harvest_engine.store.sql.wakeups import (
     RUNS_NEEDING_DECISION,
@@ -72,6 +73,7 @@ class StoreSql:
         self.commands = commands
         self.due_sources = due_sources
         self.flow = flow_sql(dialect)
+        self.headers = HeaderSql(dialect)
         self.due = due_statement(dialect, due_sources)
         self.runs_needing_decision = r(RUNS_NEEDING_DECISION)
         self.running = (
@@ -192,6 +194,11 @@ class StoreReads(ABC):
     def llm_totals(self, exec_id: str) -> LedgerTotals:
         with self._reading() as conn:
             return self._sql.reads.llm_totals(conn, exec_id)
+
+    def headers_of(self, exec_id: str, kind: str, ref: str) -> str | None:
+        """The headers (JSON text) stored with a run's start or activity, or None."""
+        with self._reading() as conn:
+            return self._sql.headers.get(conn, exec_id, kind, ref)
 
     # -- operating ----------------------------------------------------------------
 

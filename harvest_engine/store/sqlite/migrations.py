@@ -22,6 +22,7 @@ from harvest_engine.store.sqlite.schema import (
     V5,
     V6,
     V7,
+    V8,
 )
 
 Step = Callable[[sqlite3.Connection], None]
@@ -85,6 +86,11 @@ def _to_v7(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v8(conn: sqlite3.Connection) -> None:
+    for statement in _split(V8):
+        conn.execute(statement)
+
+
 # Columns (and their index) that the first v1 files lacked, the guide's "runs
 # written before issue #2027": a runtime adds them, so it can write the file,
 # and the old rows read them as NULL (no close time, so purge keeps them).
@@ -118,7 +124,7 @@ _REPLACED_BY_V4 = frozenset(
 
 
 def create_new(conn: sqlite3.Connection) -> None:
-    """A new file's whole schema: v1 without what v4 replaced, then v2 to v5.
+    """A new file's whole schema: v1 without what v4 replaced, then v2 to v6.
 
     The same schema the steps give a v1 file (a test compares them), made
     without creating and dropping v1's b-trees.
@@ -131,13 +137,13 @@ def create_new(conn: sqlite3.Connection) -> None:
         "INSERT INTO harvest_meta (key, value) VALUES ('application', ?)",
         (APPLICATION_MARK,),
     )
-    for script in (V2, V3, V4, V5, V6, V7):
+    for script in (V2, V3, V4, V5, V6, V7, V8):
         for statement in _split(script):
             conn.execute(statement)
 
 
 # STEPS[i] moves a file from version i to version i + 1.
-STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4, _to_v5, _to_v6, _to_v7]
+STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4, _to_v5, _to_v6, _to_v7, _to_v8]
 
 
 # Result codes that say nothing against the file's content.

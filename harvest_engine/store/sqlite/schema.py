@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -337,6 +337,22 @@ CREATE INDEX IF NOT EXISTS harvest_flow_waits_dedup
     ON harvest_flow_waits (queue, dedup_id) WHERE dedup_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS harvest_tasks_waiting
     ON harvest_tasks (activity_name, ready_at) WHERE status = 'WAITING';
+"""
+
+# Version 8: headers (interceptors, issue 29). A small text map stored with
+# a run's start (`kind` 'start', `ref` ''), an activity its decision
+# scheduled ('activity', the activity id) or a staged signal ('signal', its
+# row id), so context such as a W3C traceparent crosses processes and
+# survives a reopen. Written only when a call carries headers: a file
+# without interceptors never holds a row.
+V8 = HEADERS = """
+CREATE TABLE IF NOT EXISTS harvest_headers (
+    exec_id TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    ref     TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    PRIMARY KEY (exec_id, kind, ref)
+) WITHOUT ROWID;
 """
 
 # Created on every open, so a file from before the guard gains it (guide §7).

@@ -1,0 +1,98 @@
+"""MetricsInterceptor: OpenTelemetry counters and histograms of runs, attempts and decisions.
+
+Instruments (attributes in brackets):
+- ``harvest.runs.started`` (workflow): runs whose first decision committed
+  (children and continued runs included), counted where they run.
+- ``harvest.runs.closed`` (workflow, state): runs a decision ended.
+- ``harvest.activity.attempts`` (activity, outcome): COMPLETED, FAILED, TIMED_OUT.
+- ``harvest.activity.schedule_to_start`` (activity), seconds: from an
+  attempt being ready to its body starting.
+- ``harvest.decision.duration`` (workflow), seconds: one decision cycle.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from opentelemetry import metrics
+
+from harvest_engine.interceptors import (
+    ActivityCall,
+    DecisionCall,
+    DecisionResult,
+    Interceptor,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from harvest_engine.activity import AttemptResult
+
+
+class MetricsInterceptor(Interceptor):
+    """Counts runs and attempts and times decisions (see the module docstring).
+
+    Args:
+        meter_provider: the provider to make instruments with; None uses the
+            global one the app set (`metrics.set_meter_provider`).
+    """
+
+    def __init__(self, meter_provider: metrics.MeterProvider | None = None) -> None:
+        meter = metrics.get_meter("harvest_engine", meter_provider=meter_provider)
+        self._started = meter.create_counter(
+            "harvest.runs.started",
+            unit="{run}",
+            description="runs begun (first decision)",
+        )
+        self._closed = meter.create_counter(
+            "harvest.runs.closed", unit="{run}", description="runs ended, by state"
+        )
+        self._attempts = meter.create_counter(
+            "harvest.activity.attempts",
+            unit="{attempt}",
+            description="activity attempts, by outcome",
+        )
+        self._schedule_to_start = meter.create_histogram(
+            "harvest.activity.schedule_to_start",
+            unit="s",
+            description="from an attempt being ready to its body starting",
+        )
+        self._decision = meter.create_histogram(
+            "harvest.decision.duration", unit="s", description="one decision cycle"
+        )
+
+    def decision(
+        self,
+        call: DecisionCall,
+        proceed: Callable[[DecisionCall], DecisionResult],
+    ) -> DecisionResult:
+        """Time the cycle; count a run begun or ended in it."""
+        began = time.perf_counter()
+        workflow = {"workflow": call.workflow_name}
+        try:
+            result = proceed(call)
+        finally:
+            self._decision.record(time.perf_counter() - began, workflow)
+        if call.first and result.progressed:
+            self._started.add(1, workflow)
+        if result.state is not None:
+            self._closed.add(1, {**workflow, "state": result.state})
+        return result
+
+    async def activity(
+        self,
+        call: ActivityCall,
+        proceed: Callable[[ActivityCall], Awaitable[AttemptResult]],
+    ) -> AttemptResult:
+        """Record the wait before the body and count the attempt by outcome."""
+        name = {"activity": call.activity_name}
+        waited = (call.started_at - call.ready_at).total_seconds()
+        self._schedule_to_start.record(max(0.0, waited), name)
+        result = await proceed(call)
+        if result.ok:
+            outcome = "COMPLETED"
+        else:
+            outcome = "TIMED_OUT" if result.timed_out else "FAILED"
+        self._attempts.add(1, {**name, "outcome": outcome})
+        return result

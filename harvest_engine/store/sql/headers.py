@@ -1,0 +1,56 @@
+"""Header rows of either store: the text map stored with a run's start or a scheduled activity."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harvest_engine.store.sql.dialect import Dialect
+    from harvest_engine.store.sql.executes import Executes
+
+
+class HeaderSql:
+    """The header statements in one dialect, rendered once when built."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        r = dialect.render
+        self._put = r(
+            "INSERT INTO harvest_headers (exec_id, kind, ref, headers) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (exec_id, kind, ref) DO UPDATE SET headers = excluded.headers"
+        )
+        # A signal's headers name its row: the run's newest signal, just staged
+        # in this transaction (SQLite has one writer; on Postgres a concurrent
+        # signal to the same run committed in between could take its place).
+        self._put_signal = r(
+            "INSERT INTO harvest_headers (exec_id, kind, ref, headers) "
+            "SELECT exec_id, 'signal', CAST(MAX(id) AS TEXT), ? FROM harvest_signals "
+            "WHERE exec_id = ? GROUP BY exec_id "
+            "ON CONFLICT (exec_id, kind, ref) DO UPDATE SET headers = excluded.headers"
+        )
+        self._staged = r(
+            "SELECT h.headers FROM harvest_signals s JOIN harvest_headers h "
+            "ON h.exec_id = s.exec_id AND h.kind = 'signal' AND h.ref = CAST(s.id AS TEXT) "
+            "WHERE s.exec_id = ? AND s.delivered = 0 ORDER BY s.id"
+        )
+        self._get = r(
+            "SELECT headers FROM harvest_headers WHERE exec_id = ? AND kind = ? AND ref = ?"
+        )
+
+    def put(self, conn: Executes, exec_id: str, kind: str, ref: str, text: str) -> None:
+        """Store (or replace) the headers of (run, kind, ref) as JSON text."""
+        conn.execute(self._put, (exec_id, kind, ref, text))
+
+    def put_signal(self, conn: Executes, exec_id: str, text: str) -> None:
+        """Store the headers of the signal the run staged last."""
+        conn.execute(self._put_signal, (text, exec_id))
+
+    def staged(self, conn: Executes, exec_id: str) -> list[str]:
+        """The headers of the run's undelivered signals that carry some, in arrival order."""
+        return [
+            str(row[0]) for row in conn.execute(self._staged, (exec_id,)).fetchall()
+        ]
+
+    def get(self, conn: Executes, exec_id: str, kind: str, ref: str) -> str | None:
+        """The stored JSON text, or None."""
+        row = conn.execute(self._get, (exec_id, kind, ref)).fetchone()
+        return None if row is None else str(row[0])
