@@ -32,7 +32,7 @@ PEERS_VENV := .venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed-dbos
 DBOS_VERSION ?= 3.4.0
 
-.PHONY: venv system-deps lint ruff types contracts test run run-virtual screenshot screenshots bench bench-pg-kill clean distclean
+.PHONY: venv system-deps lint ruff types contracts test run run-virtual screenshot screenshots bench bench-pg-kill simulate clean distclean
 
 # --- environment --------------------------------------------------------------------------
 
@@ -119,6 +119,12 @@ bench: system-deps venv $(PEERS_STAMP)
 # (a few minutes); writes its section of bench/RESULTS.md and fails if a target is missed.
 bench-pg-kill: system-deps venv
 	$(BIN)/python -m bench.pg_kill_campaign --kills 60 --lease 2 --record
+
+# Issue 30's campaign: 10,000 seeds of the deterministic simulation (make test runs 200 of them);
+# one seed again with its trace: $(BIN)/python -m bench.simulate --seed N
+SEEDS ?= 10000
+simulate: venv
+	$(BIN)/python -m bench.simulate --seeds $(SEEDS)
 
 $(PEERS_STAMP):
 	$(PYTHON) -m venv $(PEERS_VENV)

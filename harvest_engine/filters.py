@@ -93,6 +93,7 @@ class ExecutionFilter:
     search_attributes: tuple[tuple[str, SearchValue], ...] = ()
     page_size: int = DEFAULT_LIMIT
     cursor: int | None = field(default=None)
+    paused_flag: bool | None = None
 
     def workflow_name(self, name: str) -> ExecutionFilter:
         """Only runs of this workflow."""
@@ -178,6 +179,16 @@ class ExecutionFilter:
                 reason=f"a filter holds at most {MAX_SEARCH_ATTRIBUTES} search attributes"
             )
         return replace(self, search_attributes=(*kept, (key, checked)))
+
+    def paused(self, flag: bool = True) -> ExecutionFilter:
+        """Only paused runs (`rt.pause`), or with ``flag=False`` only runs that are not.
+
+        Raises:
+            InvalidFilter: `flag` is not a bool.
+        """
+        if not isinstance(flag, bool):
+            raise InvalidFilter(reason=f"paused takes a bool, got {flag!r}")
+        return replace(self, paused_flag=flag)
 
     def limit(self, n: int) -> ExecutionFilter:
         """Rows per page, cut to the range 1..1000 (default 100)."""

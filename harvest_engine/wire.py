@@ -25,6 +25,7 @@ from harvest_engine.errors import HarvestError, HarvestInternalError
 from harvest_engine.states import ExecutionId
 from harvest_engine.wire_base import Command as Command
 from harvest_engine.wire_base import ReturnsExecId, ReturnsStartOutcome
+from harvest_engine.wire_repairs import REPAIR_COMMANDS
 from harvest_engine.wire_schedules import BackfillSchedule as BackfillSchedule
 from harvest_engine.wire_schedules import DeleteSchedule as DeleteSchedule
 from harvest_engine.wire_schedules import PauseSchedule as PauseSchedule
@@ -245,30 +246,29 @@ class UpdateWithStartCommand(Command):
         )
 
 
-COMMANDS: dict[str, type[Command]] = {
-    record.KIND: record
-    for record in (
-        StartWorkflow,
-        StartWorkflowWithId,
-        StartWorkflowWithReusePolicy,
-        StartWorkflowWithOptions,
-        SignalWithStartCommand,
-        SendSignal,
-        SendSignalIdempotent,
-        SendSignalByWorkflowId,
-        Cancel,
-        Terminate,
-        Query,
-        Update,
-        UpdateWithStartCommand,
-        UpsertSchedule,
-        PauseSchedule,
-        ResumeSchedule,
-        DeleteSchedule,
-        TriggerSchedule,
-        BackfillSchedule,
-    )
-}
+_RECORDS: tuple[type[Command], ...] = (
+    StartWorkflow,
+    StartWorkflowWithId,
+    StartWorkflowWithReusePolicy,
+    StartWorkflowWithOptions,
+    SignalWithStartCommand,
+    SendSignal,
+    SendSignalIdempotent,
+    SendSignalByWorkflowId,
+    Cancel,
+    Terminate,
+    Query,
+    Update,
+    UpdateWithStartCommand,
+    UpsertSchedule,
+    PauseSchedule,
+    ResumeSchedule,
+    DeleteSchedule,
+    TriggerSchedule,
+    BackfillSchedule,
+    *REPAIR_COMMANDS,
+)
+COMMANDS: dict[str, type[Command]] = {record.KIND: record for record in _RECORDS}
 """Every command record by its kind."""
 
 KINDS = frozenset(COMMANDS)

@@ -130,9 +130,11 @@ EXTRA_NAMES = {
     "Interceptor",
     "InvalidHistoryFile",
     "InvalidName",
+    "InvalidResetPoint",  # a reset / fork point the history refuses (issue 27)
     "LedgerTotals",
     "ManualClock",
     "MutexRow",
+    "NotResettable",  # a run never decided (issue 27)
     "Overlap",
     "PayloadNotJson",
     "PendingTask",

@@ -405,6 +405,45 @@ POSTGRESRUNTIME = {k: v for k, v in POSTGRESRUNTIME.items() if k not in OPENERS}
 RUNTIME = {k: v for k, v in SQLITERUNTIME.items() if k not in OPENERS}
 RUNTIME["__enter__"] = "(self) -> 'Runtime'"
 
+# Third wave, repairing and steering runs (API.md): reset, fork, pause and
+# the bulk calls on every runtime and the client, and their two errors.
+ALL = sorted([*ALL, "InvalidResetPoint", "NotResettable"])
+_FILTER = "flt: 'ExecutionFilter'"
+REPAIRING = {
+    "reset": "(self, exec_id: 'str | ExecutionId', *, to_event: 'int | None' = None, "
+    "reason: 'str') -> 'ExecutionId'",
+    "fork": "(self, exec_id: 'str | ExecutionId', *, from_step: 'int', workflow_id: "
+    "'str | None' = None) -> 'ExecutionId'",
+    "pause": "(self, exec_id: 'str | ExecutionId', reason: 'str') -> 'None'",
+    "unpause": "(self, exec_id: 'str | ExecutionId') -> 'None'",
+    "cancel_many": f"(self, {_FILTER}, reason: 'str') -> 'int'",
+    "terminate_many": f"(self, {_FILTER}, reason: 'str') -> 'int'",
+    "signal_many": f"(self, {_FILTER}, name: 'str', payload: 'Any' = None) -> 'int'",
+    "reset_many": f"(self, {_FILTER}, *, reason: 'str') -> 'int'",
+    "pause_many": f"(self, {_FILTER}, reason: 'str') -> 'int'",
+    "unpause_many": f"(self, {_FILTER}) -> 'int'",
+}
+for _table in (SQLITERUNTIME, POSTGRESRUNTIME, RUNTIME):
+    _table.update(REPAIRING)
+_ONE = "timeout: 'Duration' = '10s', command_id: 'str | None' = None"
+_BULK = "timeout: 'Duration' = '60s', command_id: 'str | None' = None"
+HARVESTCLIENT.update(
+    {
+        "reset": "(self, exec_id: 'str | ExecutionId', *, to_event: 'int | None' = None, "
+        f"reason: 'str', {_ONE}) -> 'ExecutionId'",
+        "fork": "(self, exec_id: 'str | ExecutionId', *, from_step: 'int', workflow_id: "
+        f"'str | None' = None, {_ONE}) -> 'ExecutionId'",
+        "pause": f"(self, exec_id: 'str | ExecutionId', reason: 'str' = '', *, {_ONE}) -> 'None'",
+        "unpause": f"(self, exec_id: 'str | ExecutionId', *, {_ONE}) -> 'None'",
+        "cancel_many": f"(self, {_FILTER}, reason: 'str' = '', *, {_BULK}) -> 'int'",
+        "terminate_many": f"(self, {_FILTER}, reason: 'str' = '', *, {_BULK}) -> 'int'",
+        "signal_many": f"(self, {_FILTER}, name: 'str', payload: 'Any' = None, *, {_BULK}) -> 'int'",
+        "reset_many": f"(self, {_FILTER}, *, reason: 'str', {_BULK}) -> 'int'",
+        "pause_many": f"(self, {_FILTER}, reason: 'str' = '', *, {_BULK}) -> 'int'",
+        "unpause_many": f"(self, {_FILTER}, *, {_BULK}) -> 'int'",
+    }
+)
+
 
 def normal(signature: str) -> str:
     """The signature without what only spells it: the `self` annotation, module prefixes."""
@@ -451,6 +490,36 @@ def test_workflow_context_public_signatures_are_the_contracted_ones() -> None:
     got = surface(harvest_engine.WorkflowContext)
     got.pop("__init__")  # built by the engine, never by users
     assert got == {member: normal(text) for member, text in WORKFLOWCONTEXT.items()}
+
+
+SIMULATION_ALL = [
+    "FaultPlan",
+    "PostgresDatabase",
+    "SimulatedCrash",
+    "SimulatedStore",
+    "Simulation",
+    "SimulationResult",
+    "SqliteFile",
+    "Workload",
+    "default_workload",
+]
+SIMULATION = {
+    "__init__": "(self, workload: 'Workload', seed: 'int', *, steps: 'int' = 60, "
+    "clients: 'int' = 3, faults: 'bool' = True, backend: 'Backend | None' = None, "
+    "make_plan: 'Callable[[random.Random], FaultPlan] | None' = None) -> 'None'",
+    "run": "(self) -> 'SimulationResult'",
+    "run_async": "(self) -> 'SimulationResult'",
+}
+
+
+def test_the_simulation_kit_keeps_its_names_and_signatures() -> None:
+    from harvest_engine.testing import simulation  # noqa: PLC0415
+
+    assert sorted(simulation.__all__) == SIMULATION_ALL
+    got = surface(simulation.Simulation)
+    assert {name: got[name] for name in SIMULATION} == {
+        name: normal(text) for name, text in SIMULATION.items()
+    }
 
 
 # Issue 27, the client's reach: every call naming a run also takes workflow_id=

@@ -10,6 +10,7 @@ from harvest_engine.cli import (
     operate,
     progress,
     reads,
+    repair_commands,
     schedule_commands,
     transfer,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "operate",
     "progress",
     "reads",
+    "repair_commands",
     "schedule_commands",
     "transfer",
 ]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from harvest_engine import payloads
 from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main, reading
+from harvest_engine.cli.filter_options import build as filter_options_build
+from harvest_engine.cli.filter_options import filter_options
 from harvest_engine.cli.output import (
     emit_json,
     emit_json_text,
@@ -27,47 +28,12 @@ from harvest_engine.cli.render import (
 )
 from harvest_engine.events import history_to_json
 from harvest_engine.filters import ExecutionFilter
-from harvest_engine.timestamps import from_text, to_text
-
-if TYPE_CHECKING:
-    from datetime import datetime
-
-
-def _attr(text: str) -> tuple[str, Any]:
-    key, sep, raw = text.partition("=")
-    if not sep or not key:
-        raise click.BadParameter(f"{text!r}: use KEY=VALUE", param_hint="--attr")
-    try:
-        value = payloads.loads(raw)
-    except ValueError:
-        value = raw
-    return key, value
-
-
-def _time_option(text: str | None, what: str) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        return from_text(text)
-    except ValueError:
-        raise click.BadParameter(
-            f"{text!r} is not an ISO-8601 time", param_hint=what
-        ) from None
+from harvest_engine.timestamps import to_text
 
 
 @main.command("runs")
 @FILE
-@click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option(
-    "--state", "states", multiple=True, help="Only runs in this state (repeatable)."
-)
-@click.option("--workflow-id", help="Only runs with exactly this workflow id.")
-@click.option("--id-prefix", help="Only runs whose workflow id starts with this.")
-@click.option("--after", help="Started at or after this ISO-8601 time.")
-@click.option("--before", help="Started before this ISO-8601 time.")
-@click.option(
-    "--attr", "attrs", multiple=True, help="Search attribute KEY=VALUE (repeatable)."
-)
+@filter_options
 @click.option(
     "--limit", type=int, default=50, show_default=True, help="Rows per page (1-1000)."
 )
@@ -76,37 +42,17 @@ def _time_option(text: str | None, what: str) -> datetime | None:
 @JSON
 def runs(
     file: Target,
-    workflow_name: str | None,
-    states: tuple[str, ...],
-    workflow_id: str | None,
-    id_prefix: str | None,
-    after: str | None,
-    before: str | None,
-    attrs: tuple[str, ...],
     limit: int,
     cursor: int | None,
     wide: bool,
     as_json: bool,
+    **given: Any,
 ) -> None:
-    """List runs, newest first (--wide: with their summaries)."""
+    """List runs, newest first (--wide: with their summaries; a paused run reads "RUNNING (paused)")."""
     with reading(file) as reader:
-        flt = ExecutionFilter().limit(limit).before(cursor)
-        if workflow_name is not None:
-            flt = flt.workflow_name(workflow_name)
-        if states:
-            flt = flt.state(*(s.upper() for s in states))
-        if workflow_id is not None:
-            flt = flt.workflow_id(workflow_id)
-        if id_prefix is not None:
-            flt = flt.workflow_id_prefix(id_prefix)
-        started_from = _time_option(after, "--after")
-        if started_from is not None:
-            flt = flt.started_after(started_from)
-        started_until = _time_option(before, "--before")
-        if started_until is not None:
-            flt = flt.started_before(started_until)
-        for text in attrs:
-            flt = flt.search_attribute(*_attr(text))
+        flt = filter_options_build(
+            ExecutionFilter().limit(limit).before(cursor), **given
+        )
         page = reader.list_executions(flt)
     if as_json:
         emit_json(
@@ -254,9 +200,18 @@ def history(file: Target, exec_id: str, as_json: bool) -> None:
 @FILE
 @JSON
 def counts(file: Target, as_json: bool) -> None:
-    """How many runs are in each state."""
+    """How many runs are in each state; PAUSED counts the paused ones among RUNNING."""
     with reading(file) as reader:
         by_state = reader.counts_by_state()
+        flt = ExecutionFilter().paused().limit(1000)
+        paused = 0
+        while True:  # few runs are paused: paging them costs little
+            page = reader.list_executions(flt)
+            paused += len(page.executions)
+            if page.next is None:
+                break
+            flt = flt.before(page.next)
+        by_state["PAUSED"] = paused
     if as_json:
         emit_json(by_state)
         return

@@ -19,8 +19,10 @@ def when(value: datetime | None) -> str:
 
 
 def state_cell(run: ExecutionSummary) -> str:
-    """A listed run's state for a table: a damaged run says so."""
-    return run.state if run.damaged is None else f"{run.state} (damaged)"
+    """A listed run's state for a table: a damaged or paused run says so."""
+    if run.damaged is not None:
+        return f"{run.state} (damaged)"
+    return f"{run.state} (paused)" if run.paused else run.state
 
 
 def iso(value: datetime | None) -> str | None:
@@ -55,6 +57,7 @@ def summary_json(run: ExecutionSummary) -> dict[str, Any]:
         "search_attributes": stored(run.search_attributes),
         "damaged": run.damaged,
         "summary": run.summary,
+        "paused": run.paused,
     }
 
 
@@ -72,5 +75,9 @@ def detail_json(run: ExecutionDetail) -> dict[str, Any]:
         deadline=iso(run.deadline),
         details=run.details,
         current_details=run.current_details,
+        pause_reason=run.pause_reason,
+        reset_from=None if run.reset_from is None else str(run.reset_from),
+        reset_to=None if run.reset_to is None else str(run.reset_to),
+        forked_from=None if run.forked_from is None else str(run.forked_from),
     )
     return data

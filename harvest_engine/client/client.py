@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import wire
 from harvest_engine.client import requests, waits
 from harvest_engine.client.progress_calls import ProgressCalls
+from harvest_engine.client.repair_calls import RepairCalls
 from harvest_engine.client.schedule_calls import ScheduleCalls
 from harvest_engine.client.starting import DEFAULT_TIMEOUT, StartCalls
 from harvest_engine.durations import Duration, to_timedelta
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 
 @guard_public_methods()
-class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls):
+class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls, RepairCalls):
     """A client of a served harvest file, in any process (see the module docstring).
 
     Like the runtime and the reader, every public call raises typed errors

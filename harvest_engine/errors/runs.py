@@ -171,3 +171,27 @@ class NotServed(CommandTimedOut):
             path=path,
             last_beat=last_beat,
         )
+
+
+class InvalidResetPoint(SqliteError):
+    """A reset or fork point the run's history does not allow (nothing was written).
+
+    A reset's `to_event` must be a decision boundary: an event of the
+    history, before its end, after which the run held nothing open (no
+    activity, timer, child, awaited run or mutex waiting for its answer). A
+    fork's `from_step` must name one of the run's activity steps.
+    """
+
+    _template = "run {exec_id} cannot restart at {point}: {reason}"
+
+    def __init__(self, *, exec_id: ExecutionId | str, point: str, reason: str) -> None:
+        super().__init__(exec_id=_run_id(exec_id), point=point, reason=reason)
+
+
+class NotResettable(SqliteError):
+    """The run has no decision to go back to (it was never decided); nothing was written."""
+
+    _template = "run {exec_id} cannot be reset or forked: {reason}"
+
+    def __init__(self, *, exec_id: ExecutionId | str, reason: str) -> None:
+        super().__init__(exec_id=_run_id(exec_id), reason=reason)

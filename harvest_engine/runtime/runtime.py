@@ -20,6 +20,7 @@ from harvest_engine.runtime.engine import Engine
 from harvest_engine.runtime.flow import queues as flow_queues
 from harvest_engine.runtime.operating import operate, reads
 from harvest_engine.runtime.progress import reads as progress
+from harvest_engine.runtime.repairing import bulk, pausing, restarts
 from harvest_engine.runtime.serving import breakers
 from harvest_engine.runtime.serving.drivers import Driver
 from harvest_engine.runtime.serving.server import Server
@@ -615,3 +616,97 @@ class Runtime:
             TypeError: the reason is neither text nor None.
         """
         return operate.terminate(self._engine, exec_id, reason)
+
+    # -- repairing and steering runs (repairing/): reset, fork, pause, bulk ------
+
+    def reset(
+        self,
+        exec_id: str | ExecutionId,
+        *,
+        to_event: int | None = None,
+        reason: str,
+    ) -> ExecutionId:
+        """Start the run again from a decision boundary with today's code; the new run's id.
+
+        The new run has the same workflow id, and its history is the old
+        one's up to `to_event` (default: just before the first attempt of the
+        last failed activity, or the last decision of a run with no failed
+        activity); its next decision runs the registered code from there. The
+        old run ends TERMINATED with `reason` if it was still running (so does
+        another RUNNING run of the workflow id, as in Temporal); the
+        signals it received after the point are staged again for the new
+        run. `describe()` links them (`reset_to`, `reset_from`). One
+        transaction: a crash leaves the old run as it was, or the move whole.
+
+        Raises:
+            ExecutionNotFound: no run has this id.
+            NotResettable: the run was never decided.
+            InvalidResetPoint: `to_event` is not a decision boundary (the
+                message lists the boundaries).
+            TypeError: the reason is not text.
+        """
+        return restarts.reset(self._engine, exec_id, to_event, reason)
+
+    def fork(
+        self,
+        exec_id: str | ExecutionId,
+        *,
+        from_step: int,
+        workflow_id: str | None = None,
+    ) -> ExecutionId:
+        """A new run that keeps the results of the first `from_step - 1` activity steps; its id.
+
+        Steps are the run's activity schedulings in history order (1-based);
+        the copied steps never run again, step `from_step` and what follows
+        run with today's code. The old run is untouched; the new one has
+        `workflow_id` (default: its own new id) and `describe().forked_from`.
+
+        Raises:
+            ExecutionNotFound, NotResettable (never decided),
+            InvalidResetPoint (`from_step` is not a step of the run).
+        """
+        return restarts.fork(self._engine, exec_id, from_step, workflow_id)
+
+    def pause(self, exec_id: str | ExecutionId, reason: str) -> None:
+        """Stop a RUNNING run from deciding and from starting new attempts until `unpause`.
+
+        Attempts already running finish and record; signals, updates' inputs
+        and timers that come meanwhile wait and apply at the unpause.
+        `describe().paused`, the list and `ExecutionFilter().paused()` show it.
+
+        Raises:
+            ExecutionNotFound, WorkflowNotRunning (a closed run), TypeError.
+        """
+        pausing.pause(self._engine, exec_id, reason)
+
+    def unpause(self, exec_id: str | ExecutionId) -> None:
+        """Let a paused run go on (a run that is not paused is left as it is).
+
+        Raises:
+            ExecutionNotFound, WorkflowNotRunning (a closed run).
+        """
+        pausing.unpause(self._engine, exec_id)
+
+    def cancel_many(self, flt: ExecutionFilter, reason: str) -> int:
+        """Request a cancel of every RUNNING run `flt` matches; how many (see `repairing/bulk.py`)."""
+        return bulk.cancel_many(self._engine, flt, reason)
+
+    def terminate_many(self, flt: ExecutionFilter, reason: str) -> int:
+        """Terminate every RUNNING run `flt` matches; how many."""
+        return bulk.terminate_many(self._engine, flt, reason)
+
+    def signal_many(self, flt: ExecutionFilter, name: str, payload: Any = None) -> int:
+        """Signal every RUNNING run `flt` matches once (a repeat stages nothing twice); how many."""
+        return bulk.signal_many(self._engine, flt, name, payload)
+
+    def reset_many(self, flt: ExecutionFilter, *, reason: str) -> int:
+        """Reset every run `flt` matches that was not reset before, each to its default point."""
+        return bulk.reset_many(self._engine, flt, reason)
+
+    def pause_many(self, flt: ExecutionFilter, reason: str) -> int:
+        """Pause every RUNNING run `flt` matches; how many were paused now."""
+        return bulk.pause_many(self._engine, flt, reason)
+
+    def unpause_many(self, flt: ExecutionFilter) -> int:
+        """Unpause every paused run `flt` matches; how many."""
+        return bulk.unpause_many(self._engine, flt)

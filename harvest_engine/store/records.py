@@ -91,6 +91,8 @@ class ExecutionSummary:
     search_attributes: Stored = field(default_factory=Stored.Null)
     cursor: int = 0
     damaged: str | None = None
+    paused: bool = False
+    """A RUNNING run paused by `rt.pause`: it takes no decision until unpaused."""
     summary: str | None = None
     """The run's one-line label (`StartOptions(summary=)`)."""
 
@@ -112,6 +114,13 @@ class ExecutionDetail(ExecutionSummary):
     predecessor: ExecutionId | None = None
     cancel_requested: str | None = None
     deadline: datetime | None = None
+    pause_reason: str | None = None
+    reset_from: ExecutionId | None = None
+    """The run this one was reset from (`rt.reset`)."""
+    reset_to: ExecutionId | None = None
+    """The run a reset of this one made."""
+    forked_from: ExecutionId | None = None
+    """The run this one was forked from (`rt.fork`)."""
     details: str | None = None
     current_details: str | None = None
 

@@ -39,6 +39,8 @@ class ExecutionRecord:
     panic_count: int
     memo: str | None
     search_attributes: str | None
+    pause_reason: str | None = None
+    """Why the run is paused (None: it is not): no decision, no new attempt."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import asyncio
 import shutil
 import tempfile
 from contextlib import asynccontextmanager, suppress
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,10 @@ IDLE_TICK = 0.002
 # The serving loop's poll while a round is in flight (wall seconds).
 POLL = "5ms"
 DATABASE = "harvest-test.db"
+# Quiet serving rounds in a row after which due-now work counts as waits that poll.
+QUIET_ROUNDS = 2
+# How far the skipper looks for a timed due time past waits that poll.
+FAR_AHEAD = timedelta(days=365 * 100)
 # Wall seconds `sleep` waits for due work to be done before it gives up.
 SETTLE_LIMIT = 30.0
 
@@ -244,12 +249,38 @@ class WorkflowEnvironment:
                     self._advance_to(due)
 
     def _idle(self, due: datetime | None) -> bool:
-        """No round in flight and nothing due now."""
+        """No round in flight and nothing due now (or only waits that poll)."""
         assert self._server is not None
-        return not self._server.inflight and (due is None or due > self.clock.now())
+        if self._server.inflight:
+            return False
+        return due is None or due > self.clock.now() or self._only_polling()
+
+    def _only_polling(self) -> bool:
+        """Due now, yet rounds in a row moved nothing and nothing new came.
+
+        A run parked on a mutex or on another run (a child, an awaited run)
+        keeps its decision flag, so the next wakeup reads as now while it
+        waits; time must still skip to the timer that will move things.
+        """
+        server = self._server
+        assert server is not None
+        return (
+            server.quiet_rounds >= QUIET_ROUNDS
+            and server.wake is not None
+            and not server.wake.is_set()
+            and not self.runtime.store.pending_commands(1)
+        )
 
     def _next_due(self) -> datetime | None:
-        return self.runtime.next_wakeup()
+        due = self.runtime.next_wakeup()
+        now = self.clock.now()
+        if due is None or due > now or not self._only_polling():
+            return due
+        # The earliest due time past the flagged runs' "now": a timer, a
+        # retry, a deadline or a schedule slot (None when there is none).
+        far = now + FAR_AHEAD
+        timed = self.runtime.store.earliest_due(far)
+        return None if timed is None or timed >= far else timed
 
     def _advance_to(self, when: datetime) -> None:
         if when > self.clock.now():

@@ -46,6 +46,8 @@ EXEC_ID_ROLE = Qt.ItemDataRole.UserRole + 2
 """Role giving the row's exec id text."""
 DAMAGED_MARK = "⚠ DAMAGED"
 """The state cell of a run the engine flags as damaged (never shown as sound)."""
+PAUSED_MARK = "⏸ paused"
+"""After a paused run's state: it takes no decision until unpaused."""
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -355,7 +357,7 @@ class RunListModel(QAbstractTableModel):
             formatting.middle(r.workflow_name, 200),
             formatting.middle(r.workflow_id, 400),  # a megabyte id never reaches a cell
             str(r.exec_id),
-            DAMAGED_MARK if r.damaged is not None else formatting.middle(r.state, 40),
+            DAMAGED_MARK if r.damaged is not None else _state_text(r),
             short_when(r.started_at),
             short_when(r.closed_at),
             formatting.duration(_duration(r)),
@@ -376,3 +378,9 @@ class RunListModel(QAbstractTableModel):
         if col == 7:
             return r.attempt
         return self._cells[row][col]
+
+
+def _state_text(r: ExecutionSummary) -> str:
+    """A sound run's state cell: a paused run (`rt.pause`) says so."""
+    state = formatting.middle(r.state, 40)
+    return f"{state} {PAUSED_MARK}" if r.paused else state

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from harvest_engine import payloads, wire
+from harvest_engine import payloads, wire, wire_repairs
 from harvest_engine.calls import SignalDelivery, StartOutcome
 from harvest_engine.errors import WorkflowNotRunning
 from harvest_engine.states import ExecutionId
@@ -25,6 +25,16 @@ SAMPLES: list[wire.Command] = [
     wire.Query("run-1", "status", None),
     wire.Update("run-1", "bump", 5),
     wire.UpdateWithStartCommand("order", "o-1", "bump", None, 7),
+    wire_repairs.Reset("run-1", "fixed", 4),
+    wire_repairs.Fork("run-1", 2, "o-3"),
+    wire_repairs.Pause("run-1", "look"),
+    wire_repairs.Unpause("run-1"),
+    wire_repairs.CancelMany({"states": ["RUNNING"]}, "stop"),
+    wire_repairs.TerminateMany({"workflow_names": ["order"]}, "end"),
+    wire_repairs.SignalMany({"paused": True}, "go", [1]),
+    wire_repairs.ResetMany({}, "again"),
+    wire_repairs.PauseMany({}, "hold"),
+    wire_repairs.UnpauseMany({"paused": True}),
 ]
 # The schedule operations (issue 27).
 SAMPLES += [

@@ -9,7 +9,13 @@ import pytest
 from PySide6.QtCore import QPersistentModelIndex, Qt
 
 from harvest_engine import ExecutionFilter, SqliteRuntime
-from harvest_gui.models.run_list import COL_STATE, COLUMNS, EXEC_ID_ROLE, RunListModel
+from harvest_gui.models.run_list import (
+    COL_STATE,
+    COLUMNS,
+    EXEC_ID_ROLE,
+    PAUSED_MARK,
+    RunListModel,
+)
 from harvest_gui.session import ReaderSession
 from tests.gui.helpers import make_runs, quick, waits_for_go
 
@@ -188,3 +194,20 @@ def test_new_runs_show_at_once_when_every_listed_run_left_the_filter(
         assert model.rowCount() == 2  # never listed twice
     finally:
         session.close()
+
+
+def test_a_paused_run_is_marked_in_the_state_cell(tmp_path: Path, qapp: object) -> None:
+    path = tmp_path / "paused.db"
+    ids = make_runs(path, 2)
+    with SqliteRuntime.open(path) as rt:
+        rt.pause(ids[0], "checking")
+    session = ReaderSession.open(path)
+    try:
+        model = RunListModel(session, page_size=10)
+        states = {
+            model.data(model.index(r, 1)): model.data(model.index(r, COL_STATE))
+            for r in range(model.rowCount())
+        }
+    finally:
+        session.close()
+    assert states == {"wf-00000": f"RUNNING {PAUSED_MARK}", "wf-00001": "RUNNING"}

@@ -33,6 +33,7 @@ from harvest_engine.runtime.deciding.cycle import Cycle, Decision, Panic
 from harvest_engine.runtime.deciding.outcomes import Outcomes, terminal_state
 from harvest_engine.runtime.deciding.runs import run_info
 from harvest_engine.runtime.settings import HistoryCapReached
+from harvest_engine.states import RunState
 from harvest_engine.store.txn_protocol import RunBusy, WriteTxn
 from harvest_engine.workflow.commands import CommandRejected
 from harvest_engine.workflow.instance import WorkflowInstance
@@ -135,6 +136,9 @@ class Decider(Outcomes):
         if row.state != "RUNNING":
             self.cache.evict(exec_id)
             return Decision(exec_id, state=terminal_state(row))
+        if row.pause_reason is not None:
+            # Paused (runtime/repairing/pausing.py): what arrived waits for the unpause.
+            return Decision(exec_id, state=RunState.InProgress())
         # A pending cancel skips a retry's backoff, as it skips a local
         # activity's (guide §7): every cancel ends the run, and a long backoff
         # must not keep a cancelled run RUNNING until it passes.

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import wire
+from harvest_engine import wire, wire_repairs
 from harvest_engine.calls import (
     SignalWithStart,
     StartOptions,
@@ -24,6 +24,7 @@ from harvest_engine.calls import (
 )
 from harvest_engine.interceptors import carrying
 from harvest_engine.runtime.operating import operate
+from harvest_engine.runtime.repairing import commands as repairs
 from harvest_engine.runtime.talking import hooked, queries, talk, updates
 from harvest_engine.runtime.talking.update_with_start import update_with_start
 from harvest_engine.schedules import Schedule, WorkflowSchedule
@@ -101,6 +102,8 @@ def apply_one(engine: Engine, command: CommandRecord) -> None:
 
 def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one return per kind
     """The runtime call a command record asks for, as an in-process caller makes it."""
+    if isinstance(record, wire_repairs.REPAIR_COMMANDS):
+        return repairs.run(engine, record)
     match record:
         case wire.StartWorkflow():
             return talk.start_workflow(engine, record.name, record.input)

@@ -78,6 +78,11 @@ class Server:
         self.round_began: datetime | None = None
         self._watch_failing = False
         self.inflight: set[asyncio.Task[tuple[bool, list[HarvestError]]]] = set()
+        # Rounds in a row that moved nothing: due work that only polls (a run
+        # parked on a mutex or another run keeps its decision flag) reads as
+        # due now, and a time-skipping clock (testing.WorkflowEnvironment)
+        # tells such a wait from ready work by it.
+        self.quiet_rounds = 0
 
     async def run(self) -> None:
         """Serve until the stop event is set (then give bodies `grace`) or the task is cancelled."""
@@ -157,6 +162,7 @@ class Server:
                 made, errors = task.result()
                 self.errors.report(errors)
                 streak = streak + 1 if made else 0
+                self.quiet_rounds = 0 if made or errors else self.quiet_rounds + 1
                 # Progress may have made more work ready: look again at once
                 # (yielding every so often), unless the run keeps failing.
                 if made and not errors:

@@ -69,7 +69,7 @@ SHORT_HISTORIES = (
 
 # runs_needing_decision's condition at `now`, or ended (the decision evicts it).
 _STILL_NEEDS = (
-    "state <> 'RUNNING' OR ((needs_decision = 1 OR (deadline IS NOT NULL AND "
+    "state <> 'RUNNING' OR (pause_reason IS NULL AND (needs_decision = 1 OR (deadline IS NOT NULL AND "
     "deadline <= %(now)s) OR EXISTS (SELECT 1 FROM harvest_timers t WHERE "
     "t.exec_id = e.exec_id AND t.fire_at <= %(now)s)) AND NOT ("
     + POSTGRES.render(PANIC_BACKOFF.replace("?", ":now"))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from harvest_engine import payloads
 from harvest_engine.store.rows import AttemptRecord
 from harvest_engine.store.sql import columns
+from harvest_engine.store.sql.wakeups import NOT_PAUSED_TASK
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ def ready_tasks(
         f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE "
         "((status = 'PENDING' AND ready_at <= %s) OR "
         "(status = 'RUNNING' AND lease_expires_at < clock_timestamp()))"
+        + NOT_PAUSED_TASK
     )
     args: tuple[Any, ...] = (micros(now),)
     if exec_id is not None:

@@ -9,7 +9,7 @@ clock so workers on several machines agree).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Version 1: the whole engine. Later versions append steps to MIGRATIONS.
 V1 = """
@@ -336,5 +336,19 @@ CREATE TABLE IF NOT EXISTS harvest_headers (
 );
 """
 
+# Step 6: repairing and steering runs (issue 27), as SQLite's V9. A paused
+# run has its reason in `pause_reason` (NULL: not paused); no decision and no
+# new attempt is taken for it until unpaused. A reset links the old run and
+# the new one (`reset_to`, `reset_from`), a fork the new run to its source
+# (`forked_from`).
+V6 = REPAIRS = """
+ALTER TABLE harvest_executions ADD COLUMN IF NOT EXISTS pause_reason TEXT;
+ALTER TABLE harvest_executions ADD COLUMN IF NOT EXISTS reset_from TEXT;
+ALTER TABLE harvest_executions ADD COLUMN IF NOT EXISTS reset_to TEXT;
+ALTER TABLE harvest_executions ADD COLUMN IF NOT EXISTS forked_from TEXT;
+CREATE INDEX IF NOT EXISTS harvest_executions_paused ON harvest_executions (id)
+    WHERE pause_reason IS NOT NULL;
+"""
+
 # MIGRATIONS[n] takes a database from version n to n + 1 (index 0 creates it).
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)

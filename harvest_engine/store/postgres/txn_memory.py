@@ -40,6 +40,8 @@ from harvest_engine.store.rows import ExecutionRecord
 from harvest_engine.timestamps import from_micros, micros
 
 _TIMES = frozenset({"started_at", "closed_at", "deadline", "not_before"})
+# Columns of the row a held ExecutionRecord does not carry.
+_UNRECORDED = frozenset({"needs_decision", "reset_from", "reset_to", "forked_from"})
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,7 @@ class TxnMemory:
         values: dict[str, Any] = {
             k: (None if v is None else from_micros(micros(v))) if k in _TIMES else v
             for k, v in fields.items()
-            if k != "needs_decision"
+            if k not in _UNRECORDED
         }
         if end:
             values["next_seq"] = end

@@ -41,7 +41,8 @@ EXECUTION_COLUMNS = (
     "id, exec_id, workflow_name, workflow_id, state, attempt, input, output, error, "
     "parent_exec_id, parent_close_policy, predecessor, successor, started_at, closed_at, "
     "deadline, retry_policy, cancel_reason, cancel_seq, not_before, next_seq, "
-    "history_bytes, panic_count, memo, search_attributes"
+    "history_bytes, panic_count, memo, search_attributes, pause_reason, "
+    "reset_from, reset_to, forked_from"
 )
 
 TASK_COLUMNS = (
@@ -143,6 +144,7 @@ def execution_from_row(row: tuple[Any, ...]) -> ExecutionRecord:
         panic_count=row[22],
         memo=row[23],
         search_attributes=row[24],
+        pause_reason=row[25],
     )
 
 
@@ -186,7 +188,7 @@ LABEL_COLUMNS = "summary, details, current_details"
 
 def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
     """An ExecutionDetail from a row selected with EXECUTION_COLUMNS, then LABEL_COLUMNS."""
-    labels = row[25:28] if len(row) >= 28 else (None, None, None)
+    labels = row[29:32] if len(row) >= 32 else (None, None, None)
     return ExecutionDetail(
         exec_id=ExecutionId(row[1]),
         workflow_name=row[2],
@@ -206,6 +208,11 @@ def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
         predecessor=ExecutionId(row[11]) if row[11] else None,
         cancel_requested=row[17],
         deadline=_safe_time(row[15]),
+        paused=row[25] is not None and row[4] == "RUNNING",
+        pause_reason=row[25] if row[4] == "RUNNING" else None,
+        reset_from=ExecutionId(row[26]) if row[26] else None,
+        reset_to=ExecutionId(row[27]) if row[27] else None,
+        forked_from=ExecutionId(row[28]) if row[28] else None,
         summary=_label(labels[0]),
         details=_label(labels[1]),
         current_details=_label(labels[2]),

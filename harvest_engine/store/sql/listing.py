@@ -41,6 +41,7 @@ SUMMARY_COLUMNS = (
     "memo",
     "search_attributes",
     "summary",
+    "pause_reason",
 )
 DETAIL_COLUMNS = (
     *SUMMARY_COLUMNS,
@@ -54,6 +55,9 @@ DETAIL_COLUMNS = (
     "deadline",
     "details",
     "current_details",
+    "reset_from",
+    "reset_to",
+    "forked_from",
 )
 
 
@@ -118,6 +122,15 @@ def where_clause(
         clause, values = search(key, value)
         clauses.append(clause)
         args.extend(values)
+    if flt.paused_flag is not None:
+        if has("pause_reason"):
+            clauses.append(
+                "(pause_reason IS NOT NULL AND state = 'RUNNING')"
+                if flt.paused_flag
+                else "(pause_reason IS NULL OR state <> 'RUNNING')"
+            )
+        elif flt.paused_flag:
+            clauses.append("0 = 1")  # a file older than pausing has no paused run
     if flt.cursor is not None:
         clauses.append(f"id < {mark}")
         args.append(flt.cursor)
@@ -246,16 +259,22 @@ def detail_from_row(row: tuple[Any, ...]) -> ExecutionDetail:
     """An ExecutionDetail from a row selected with `select_list(DETAIL_COLUMNS)`."""
     return ExecutionDetail(
         **_summary_fields(row),
-        input=stored_json(row[11]),
-        output=stored_json(row[12]),
-        error=stored_json(row[13]),
-        parent_exec_id=_opt_id(row[14]),
-        predecessor=_opt_id(row[15]),
-        successor=_opt_id(row[16]),
-        cancel_requested=_text(row[17]) if row[17] is not None else None,
-        deadline=_time(row[18]),
-        details=_opt_text(row[19]),
-        current_details=_opt_text(row[20]),
+        pause_reason=_text(row[11])
+        if row[11] is not None and row[4] == "RUNNING"
+        else None,
+        input=stored_json(row[12]),
+        output=stored_json(row[13]),
+        error=stored_json(row[14]),
+        parent_exec_id=_opt_id(row[15]),
+        predecessor=_opt_id(row[16]),
+        successor=_opt_id(row[17]),
+        cancel_requested=_text(row[18]) if row[18] is not None else None,
+        deadline=_time(row[19]),
+        details=_opt_text(row[20]),
+        current_details=_opt_text(row[21]),
+        reset_from=_opt_id(row[22]),
+        reset_to=_opt_id(row[23]),
+        forked_from=_opt_id(row[24]),
     )
 
 
@@ -274,6 +293,7 @@ def _summary_fields(row: tuple[Any, ...]) -> dict[str, Any]:
         "memo": stored_json(row[8]),
         "search_attributes": stored_object(row[9]),
         "summary": _opt_text(row[10]),
+        "paused": row[11] is not None and row[4] == "RUNNING",
     }
 
 

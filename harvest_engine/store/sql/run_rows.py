@@ -36,6 +36,10 @@ EXECUTION_FIELDS = frozenset(
         "needs_decision",
         "panic_count",
         "workflow_id",
+        "pause_reason",
+        "reset_from",
+        "reset_to",
+        "forked_from",
     }
 )
 """Columns of the run's row an update may set."""

@@ -29,8 +29,16 @@ PANIC_BACKOFF = (
 pass leaves it alone until then, unless a cancel is pending. One ``?``: now
 (SQLite's mark; `Dialect.render` it)."""
 
+NOT_PAUSED_TASK = (
+    " AND NOT EXISTS (SELECT 1 FROM harvest_executions pe"
+    " WHERE pe.exec_id = harvest_tasks.exec_id AND pe.pause_reason IS NOT NULL)"
+)
+"""A condition on a harvest_tasks row: its run is not paused (a paused run
+starts no new attempt; runtime/repairing/pausing.py)."""
+
 RUNS_NEEDING_DECISION = (
-    "SELECT exec_id FROM harvest_executions e WHERE state = 'RUNNING' AND ("
+    "SELECT exec_id FROM harvest_executions e WHERE state = 'RUNNING'"
+    " AND pause_reason IS NULL AND ("
     " needs_decision = 1"
     " OR (deadline IS NOT NULL AND deadline <= ?)"
     " OR EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id"
@@ -39,7 +47,7 @@ RUNS_NEEDING_DECISION = (
     " ORDER BY id"
 )
 """The RUNNING runs with work due at now (bound four times), oldest first,
-unless waiting out a panic's backoff (SQLite's marks; render it)."""
+unless waiting out a panic's backoff or paused (SQLite's marks; render it)."""
 
 # Each source selects one nullable time (microseconds); `:now` is bound to the
 # caller's now, so work that is ready at once reads as due now.
@@ -47,19 +55,21 @@ DUE_SOURCES: tuple[str, ...] = (
     # the earliest armed timer of a run not waiting out a panic's backoff
     # (the decision source below has that run's not-before time)
     "SELECT fire_at FROM harvest_timers t WHERE NOT EXISTS (SELECT 1 FROM"
-    " harvest_executions e WHERE e.exec_id = t.exec_id AND "
+    " harvest_executions e WHERE e.exec_id = t.exec_id AND (("
     + PANIC_BACKOFF.replace("?", ":now")
-    + ") ORDER BY fire_at LIMIT 1",
+    + ") OR e.pause_reason IS NOT NULL)) ORDER BY fire_at LIMIT 1",
     # an activity task waiting for its retry backoff (or ready now)
-    "SELECT MIN(ready_at) FROM harvest_tasks WHERE status = 'PENDING'",
+    "SELECT MIN(ready_at) FROM harvest_tasks WHERE status = 'PENDING'"
+    + NOT_PAUSED_TASK,
     # an execution deadline (the run times out then)
     "SELECT MIN(deadline) FROM harvest_executions"
-    " WHERE state = 'RUNNING' AND deadline IS NOT NULL",
+    " WHERE state = 'RUNNING' AND deadline IS NOT NULL AND pause_reason IS NULL",
     # a run flagged for a decision: now, or its not-before time (a retry's
     # backoff; a pending cancel skips it, as the decider does)
     "SELECT MIN(CASE WHEN not_before IS NOT NULL AND cancel_reason IS NULL"
     " AND not_before > :now THEN not_before ELSE :now END)"
-    " FROM harvest_executions WHERE needs_decision = 1 AND state = 'RUNNING'",
+    " FROM harvest_executions WHERE needs_decision = 1 AND state = 'RUNNING'"
+    " AND pause_reason IS NULL",
     # the next slot of an unpaused schedule (a damaged slot is skipped: it only
     # warns), but for the schedules whose code is missing ({skip})
     "SELECT MIN(next_fire_at) FROM harvest_schedules"

@@ -23,6 +23,7 @@ from harvest_engine.store.sqlite.schema import (
     V6,
     V7,
     V8,
+    V9,
 )
 
 Step = Callable[[sqlite3.Connection], None]
@@ -91,6 +92,15 @@ def _to_v8(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _to_v9(conn: sqlite3.Connection) -> None:
+    # As _to_v5: a column a file already has is left alone.
+    have = {row[1] for row in conn.execute("PRAGMA table_info(harvest_executions)")}
+    for statement in _split(V9):
+        added = re.match(r"ALTER TABLE harvest_executions ADD COLUMN (\w+)", statement)
+        if added is None or added.group(1) not in have:
+            conn.execute(statement)
+
+
 # Columns (and their index) that the first v1 files lacked, the guide's "runs
 # written before issue #2027": a runtime adds them, so it can write the file,
 # and the old rows read them as NULL (no close time, so purge keeps them).
@@ -137,13 +147,23 @@ def create_new(conn: sqlite3.Connection) -> None:
         "INSERT INTO harvest_meta (key, value) VALUES ('application', ?)",
         (APPLICATION_MARK,),
     )
-    for script in (V2, V3, V4, V5, V6, V7, V8):
+    for script in (V2, V3, V4, V5, V6, V7, V8, V9):
         for statement in _split(script):
             conn.execute(statement)
 
 
 # STEPS[i] moves a file from version i to version i + 1.
-STEPS: list[Step] = [_to_v1, _to_v2, _to_v3, _to_v4, _to_v5, _to_v6, _to_v7, _to_v8]
+STEPS: list[Step] = [
+    _to_v1,
+    _to_v2,
+    _to_v3,
+    _to_v4,
+    _to_v5,
+    _to_v6,
+    _to_v7,
+    _to_v8,
+    _to_v9,
+]
 
 
 # Result codes that say nothing against the file's content.

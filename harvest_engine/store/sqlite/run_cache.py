@@ -45,7 +45,9 @@ if TYPE_CHECKING:
 # Columns of the row that are times (stored as microseconds).
 TIME_FIELDS = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 # Columns the row has but ExecutionRecord does not carry.
-UNRECORDED_FIELDS = frozenset({"needs_decision"})
+UNRECORDED_FIELDS = frozenset(
+    {"needs_decision", "reset_from", "reset_to", "forked_from"}
+)
 
 
 @dataclass

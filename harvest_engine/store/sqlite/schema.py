@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -353,6 +353,19 @@ CREATE TABLE IF NOT EXISTS harvest_headers (
     headers TEXT NOT NULL,
     PRIMARY KEY (exec_id, kind, ref)
 ) WITHOUT ROWID;
+"""
+
+# Version 9: repairing and steering runs (issue 27). A paused run has its
+# reason in `pause_reason` (NULL: not paused); no decision and no new attempt
+# is taken for it until unpaused. A reset links the old run and the new one
+# (`reset_to`, `reset_from`), a fork the new run to its source (`forked_from`).
+V9 = REPAIRS = """
+ALTER TABLE harvest_executions ADD COLUMN pause_reason TEXT;
+ALTER TABLE harvest_executions ADD COLUMN reset_from TEXT;
+ALTER TABLE harvest_executions ADD COLUMN reset_to TEXT;
+ALTER TABLE harvest_executions ADD COLUMN forked_from TEXT;
+CREATE INDEX IF NOT EXISTS harvest_executions_paused ON harvest_executions (id)
+    WHERE pause_reason IS NOT NULL;
 """
 
 # Created on every open, so a file from before the guard gains it (guide §7).

@@ -24,6 +24,7 @@ from harvest_engine.store.sql.dialect import SQLITE
 from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sql.schedules import SQLITE_SCHEDULES
 from harvest_engine.store.sql.store_reads import StoreReads, StoreSql
+from harvest_engine.store.sql.wakeups import NOT_PAUSED_TASK
 from harvest_engine.store.sqlite import orphans, readonly, verified_reads, verify
 from harvest_engine.store.sqlite.commit_watch import CommitWatch, open_commit_watch
 from harvest_engine.store.sqlite.connection import (
@@ -286,7 +287,7 @@ class SqliteStore(StoreReads):
                 pass  # puts the released claims back to PENDING first
         sql = (
             f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'PENDING' "
-            "AND ready_at <= ?"
+            "AND ready_at <= ?" + NOT_PAUSED_TASK
         )
         args: tuple[Any, ...] = (micros(now),)
         if exec_id is not None:
