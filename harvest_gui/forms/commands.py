@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine import (
+        ExecutionFilter,
         HarvestClient,
         Runtime,
         ScheduleRow,
@@ -198,32 +199,51 @@ async def run_update(session: Any, exec_id: str, name: str, arg: Any) -> Any:
     return await _writer(session).update(exec_id, name, arg)
 
 
+RUN_ACTIONS = ("cancel", "terminate", "pause", "unpause")
+"""What the end-run form and the bulk form do to a run."""
+
+
 def end_run(
     session: Any, exec_id: str, action: str, reason: str
 ) -> Awaitable[None] | None:
-    """``cancel`` (cooperative, `rt.cancel`) or ``terminate`` (immediate, `rt.terminate`).
+    """``cancel`` (cooperative), ``terminate`` (immediate), ``pause`` or ``unpause`` one run.
 
     Raises:
         ExecutionNotFound, WorkflowNotRunning: from the engine.
         ValueError: `action` is neither.
 
     """
-    if action not in ("cancel", "terminate"):
+    if action not in RUN_ACTIONS:
         raise ValueError(f"unknown action {action!r}")
     client = client_of(session)
     if client is not None:
         timeout, cid = _timeout(session), new_command_id(session)
-        return (
-            client.cancel(exec_id, reason, timeout=timeout, command_id=cid)
-            if action == "cancel"
-            else client.terminate(exec_id, reason, timeout=timeout, command_id=cid)
-        )
+        if action == "unpause":
+            return client.unpause(exec_id, timeout=timeout, command_id=cid)
+        call = getattr(client, action)  # cancel, terminate, pause: (exec_id, reason)
+        return call(exec_id, reason, timeout=timeout, command_id=cid)  # type: ignore[no-any-return]
     rt = _writer(session)
-    if action == "cancel":
-        rt.cancel(exec_id, reason)
+    if action == "unpause":
+        rt.unpause(exec_id)
     else:
-        rt.terminate(exec_id, reason)
+        getattr(rt, action)(exec_id, reason)
     return None
+
+
+def act_on_many(session: Any, action: str, flt: ExecutionFilter, reason: str) -> Any:
+    """``cancel_many`` / ``terminate_many`` / ``pause_many`` / ``unpause_many``: how many changed.
+
+    In client mode, a coroutine (the bulk command's own, longer, reply timeout).
+    """
+    if action not in RUN_ACTIONS:
+        raise ValueError(f"unknown action {action!r}")
+    client = client_of(session)
+    target: Any = client if client is not None else _writer(session)
+    call = getattr(target, f"{action}_many")
+    extra = {"command_id": new_command_id(session)} if client is not None else {}
+    if action == "unpause":
+        return call(flt, **extra)
+    return call(flt, reason, **extra)
 
 
 def save_schedule(session: Any, schedule: WorkflowSchedule) -> ScheduleRow:

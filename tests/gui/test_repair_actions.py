@@ -1,0 +1,142 @@
+"""Pause / Unpause a run and act on every run the list's filter matches, named and counted first.
+
+Writer mode acts on the embedded runtime; client mode through the serving
+process (`client.pause`, `client.cancel_many`, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from harvest_engine import ExecutionFilter
+from harvest_gui.client_session import ClientSession
+from harvest_gui.forms.bulk import BulkRunsDialog
+from harvest_gui.forms.end_run import EndRunDialog
+from harvest_gui.session import WriterSession
+from tests.gui.helpers import async_wait_until, make_runs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.gui
+ROOT = Path(__file__).resolve().parents[2]
+WF = ExecutionFilter().workflow_id_prefix("wf-")
+
+
+def shown(qtbot: Any, dialog: Any) -> Any:
+    qtbot.addWidget(dialog)
+    dialog.show()
+    return dialog
+
+
+def test_a_writer_window_pauses_unpauses_and_cancels_the_filtered_runs(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "runs.db"
+    ids = make_runs(path, 3)
+    session = WriterSession.open(path, "tests.gui.helpers")
+    try:
+        pause = shown(qtbot, EndRunDialog(session, ids[0], "pause"))
+        pause.reason.setText("maintenance")
+        assert not pause.submit_button.isEnabled()  # confirmation first
+        pause.confirm.setChecked(True)
+        qtbot.mouseClick(pause.submit_button, Qt.MouseButton.LeftButton)
+        assert pause.result_view.toPlainText().startswith(
+            "Run paused: wf-00000 · waits_for_go"
+        )
+        assert session.describe(ids[0]).paused
+        unpause = shown(qtbot, EndRunDialog(session, ids[0], "unpause"))
+        assert not unpause.reason.isVisibleTo(unpause)  # an unpause records no reason
+        unpause.confirm.setChecked(True)
+        qtbot.mouseClick(unpause.submit_button, Qt.MouseButton.LeftButton)
+        assert unpause.result_view.toPlainText().startswith("Run unpaused: wf-00000")
+        assert not session.describe(ids[0]).paused
+
+        bulk = shown(qtbot, BulkRunsDialog(session, WF, "cancel"))
+        assert bulk.headline.text() == (
+            "Cancel the 3 runs matching this filter: each is asked to stop and ends "
+            "CANCELLED after its clean-up."
+        )
+        assert bulk.names.toPlainText().splitlines() == [
+            "wf-00002 · waits_for_go",
+            "wf-00001 · waits_for_go",
+            "wf-00000 · waits_for_go",
+        ]
+        assert bulk.submit_button.text() == "&Cancel 3 runs"
+        # Destructive: never the default button, and Enter in the reason does nothing.
+        assert not bulk.submit_button.isDefault()
+        assert not bulk.submit_button.autoDefault()
+        bulk.reason.setFocus()
+        bulk.reason.setText("shutting the shop")
+        bulk.confirm.setChecked(True)
+        qtbot.keyClick(bulk.reason, Qt.Key.Key_Return)
+        assert bulk.isVisible()
+        assert not bulk.result_view.toPlainText()
+        assert all(not session.describe(e).cancel_requested for e in ids)
+        qtbot.mouseClick(bulk.submit_button, Qt.MouseButton.LeftButton)
+        assert bulk.result_view.toPlainText() == "Cancel: 3 runs changed."
+        assert all(session.describe(e).cancel_requested for e in ids)
+    finally:
+        session.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Path, list[str]]]:
+    """Three runs waiting for "go", served by another process."""
+    path = tmp_path / "served.db"
+    ids = make_runs(path, 3)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests/gui/workers/server.py"), str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        yield path, ids
+    finally:
+        with proc:
+            if proc.stdin is not None:
+                proc.stdin.write("quit\n")
+                proc.stdin.flush()
+            proc.wait(timeout=10)
+
+
+def test_a_client_window_pauses_the_filtered_runs_and_unpauses_one_through_the_server(
+    qtbot: Any, qloop: Any, served: tuple[Path, list[str]]
+) -> None:
+    path, ids = served
+    session = ClientSession.open(path)
+    try:
+        bulk = shown(qtbot, BulkRunsDialog(session, WF, "pause"))
+        assert bulk.headline.text().startswith("Pause the 3 runs matching this filter")
+        assert bulk.submit_button.text() == "&Pause 3 runs"
+
+        async def body() -> None:
+            bulk.confirm.setChecked(True)
+            qtbot.mouseClick(bulk.submit_button, Qt.MouseButton.LeftButton)
+            await async_wait_until(lambda: bool(bulk.result_view.toPlainText()), 10)
+            assert bulk.result_view.toPlainText() == "Pause: 3 runs changed."
+            assert all(session.describe(e).paused for e in ids)
+            unpause = shown(qtbot, EndRunDialog(session, ids[1], "unpause"))
+            unpause.confirm.setChecked(True)
+            qtbot.mouseClick(unpause.submit_button, Qt.MouseButton.LeftButton)
+            await async_wait_until(lambda: bool(unpause.result_view.toPlainText()), 10)
+            assert unpause.result_view.toPlainText().startswith(
+                "Run unpaused: wf-00001"
+            )
+            assert [session.describe(e).paused for e in ids] == [True, False, True]
+
+        qloop.run_until_complete(body())
+    finally:
+        session.close()
