@@ -20,6 +20,8 @@ from harvest_gui.client_session import ClientSession
 from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.session import WriterSession
+from harvest_gui.views.run_detail import RunDetailView
+from harvest_gui.views.run_list import RunListView
 from tests.gui.helpers import async_wait_until, make_runs
 
 if TYPE_CHECKING:
@@ -52,6 +54,17 @@ def test_a_writer_window_pauses_unpauses_and_cancels_the_filtered_runs(
             "Run paused: wf-00000 · waits_for_go"
         )
         assert session.describe(ids[0]).paused
+        # The Summary and the PAUSED filter box say so.
+        detail = RunDetailView(session)
+        qtbot.addWidget(detail)
+        detail.show_run(ids[0])
+        assert detail.summary.labels["state"].text() == "RUNNING · paused: maintenance"
+        runs = RunListView(session)
+        qtbot.addWidget(runs)
+        runs.show_counts(session.counts_by_state())
+        assert runs.paused_box.text() == "PAUSED 1"
+        runs.paused_box.setChecked(True)
+        assert [r.workflow_id for r in runs.model.rows] == ["wf-00000"]
         unpause = shown(qtbot, EndRunDialog(session, ids[0], "unpause"))
         assert not unpause.reason.isVisibleTo(unpause)  # an unpause records no reason
         unpause.confirm.setChecked(True)
