@@ -230,6 +230,20 @@ def end_run(
     return None
 
 
+def reset_run(session: Any, exec_id: str, to_event: int | None, reason: str) -> Any:
+    """`reset` the run to `to_event` (None: the default point); the new run's id (or a coroutine)."""
+    client = client_of(session)
+    if client is not None:
+        return client.reset(
+            exec_id,
+            to_event=to_event,
+            reason=reason,
+            timeout=_timeout(session),
+            command_id=new_command_id(session),
+        )
+    return _writer(session).reset(exec_id, to_event=to_event, reason=reason)
+
+
 def act_on_many(session: Any, action: str, flt: ExecutionFilter, reason: str) -> Any:
     """``cancel_many`` / ``terminate_many`` / ``pause_many`` / ``unpause_many``: how many changed.
 

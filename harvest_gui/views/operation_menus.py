@@ -32,6 +32,9 @@ class OperationCommands(Protocol):
     def on_end(self, action: str) -> None:
         """Run ▸ Cancel / Terminate / Pause / Unpause (`action` names it)."""
 
+    def on_reset(self) -> None:
+        """Run ▸ Reset run to the selected event."""
+
     def on_bulk(self, action: str) -> None:
         """Run ▸ Runs matching the filter ▸ `action` (cancel, terminate, pause, unpause)."""
 
@@ -155,6 +158,7 @@ def build_menus(
     # H for hold, G for go: P and U are the purge and update forms'.
     add(m, "pause", "Pa&use run…", lambda: ops.on_end("pause"), "Ctrl+Shift+H")
     add(m, "unpause", "U&npause run…", lambda: ops.on_end("unpause"), "Ctrl+Shift+G")
+    add(m, "reset", "&Reset run to the selected event…", ops.on_reset, "Ctrl+Shift+R")
     bulk = m.addMenu("Runs matching the &filter")
     bulk.setObjectName("bulkMenu")
     for kind, text, keys in (

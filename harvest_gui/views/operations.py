@@ -16,6 +16,7 @@ from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.error_text import describe_error
 from harvest_gui.forms.handler_call import QueryDialog, UpdateDialog
 from harvest_gui.forms.purge import PurgeDialog
+from harvest_gui.forms.reset import ResetDialog
 from harvest_gui.forms.schedule_editor import ScheduleEditorDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
@@ -122,7 +123,7 @@ class Operations(QObject):
             self.actions[key].setToolTip(
                 "The selected run is closed: there is nothing to end." if closed else ""
             )
-        for key in ("time_travel", "diff", "export"):
+        for key in ("time_travel", "diff", "export", "reset"):
             self.actions[key].setEnabled(run)
         for key in ("auto_drive", "until_idle"):
             self.actions[key].setEnabled(writer)
@@ -210,6 +211,20 @@ class Operations(QObject):
             self.opened.open_form(
                 action, lambda: EndRunDialog(self.session, exec_id, action), exec_id
             )
+
+    def on_reset(self) -> None:
+        """Run ▸ Reset run…: to the event selected in the History tab (else the default point)."""
+        if (exec_id := self._need_run()) is None:
+            return
+        detail = self.host.detail
+        event = detail.history.current_event() if detail is not None else None
+        seq = event.seq if event is not None else None
+        stale = self.opened.forms.get("reset")
+        if stale is not None:  # it was opened at another event
+            stale.close()
+        self.opened.open_form(
+            "reset", lambda: ResetDialog(self.session, exec_id, seq), exec_id
+        )
 
     def on_bulk(self, action: str) -> None:
         """Run ▸ Runs matching the filter ▸ Cancel / Terminate / Pause / Unpause…."""

@@ -19,7 +19,9 @@ from harvest_engine import ExecutionFilter
 from harvest_gui.client_session import ClientSession
 from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.forms.end_run import EndRunDialog
+from harvest_gui.forms.reset import ResetDialog
 from harvest_gui.session import WriterSession
+from harvest_gui.views.main_window import MainWindow
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
 from tests.gui.helpers import async_wait_until, make_runs
@@ -153,3 +155,45 @@ def test_a_client_window_pauses_the_filtered_runs_and_unpauses_one_through_the_s
         qloop.run_until_complete(body())
     finally:
         session.close()
+
+
+def test_reset_opens_at_the_event_selected_in_history_and_starts_the_run_again(
+    qtbot: Any, settings: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "runs.db"
+    (exec_id,) = make_runs(path, 1, finish=1)  # decided: it took "go" and completed
+    window = MainWindow(settings, app_module="tests.gui.helpers")
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        assert window.open_path(path)
+        assert window.run_list is not None
+        assert window.detail is not None
+        assert window.run_list.select_exec_id(exec_id)
+        seqs = [e.seq for e in window.detail.history.model.records]
+        assert window.detail.open_event(seqs[-1]), seqs
+        window.operations.on_reset()
+        form = window.operations.opened.forms["reset"]
+        assert isinstance(form, ResetDialog)
+        assert form.to_event.value() == seqs[-1]
+        assert form.run_line.text().startswith("wf-00000 · waits_for_go")
+        assert not form.submit_button.isDefault()
+        form.to_event.setValue(0)  # the default point
+        assert form.to_event.text() == "the default point"
+        form.reason.setText("new code")
+        assert not form.submit_button.isEnabled()  # confirmation first
+        form.confirm.setChecked(True)
+        qtbot.mouseClick(form.submit_button, Qt.MouseButton.LeftButton)
+        text = form.result_view.toPlainText()
+        assert not form.error_label.text(), form.error_label.text()
+        assert text.startswith("Reset wf-00000 · waits_for_go"), text
+        assert "to the default point: the new run is " in text
+        session = window.session
+        assert session is not None
+        assert (
+            session.describe(exec_id).state == "COMPLETED"
+        )  # a closed run stays as it was
+        new_id = text.rsplit(" ", 1)[-1].rstrip(".")
+        assert session.describe(new_id).workflow_id == "wf-00000"
+    finally:
+        window.close_session()
