@@ -20,6 +20,7 @@ from harvest_engine import ExecutionFilter, Queue, StartOptions
 from harvest_gui import theme
 from harvest_gui.app import DEMO_APP, make_application
 from harvest_gui.demo.seed import DEMO_ORDERS, seed
+from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.session import WriterSession
 from harvest_gui.settings import Settings
 from harvest_gui.views.main_window import MainWindow
@@ -83,6 +84,12 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     saved.append(await _save(window, out, "queued-run"))
     window.pages.setCurrentIndex(2)
     saved.append(await _save(window, out, "queues"))
+    bulk = BulkRunsDialog(
+        session, ExecutionFilter().workflow_name("process_order"), "cancel", window
+    )
+    bulk.show()
+    saved.append(await _save(bulk, out, "bulk-cancel"))
+    bulk.close()
     window.pages.setCurrentIndex(1)
     schedules.select_schedule("nightly_report")
     schedules.trigger_button.click()
