@@ -21,10 +21,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from harvest_engine import ExecutionFilter, HarvestError
+from harvest_engine import HarvestError
 from harvest_gui.forms.commands import workflow_infos
 from harvest_gui.inspect import formatting
-from harvest_gui.inspect.run_filters import count_matching, unknown_name_hint
+from harvest_gui.inspect.run_filters import (
+    count_matching,
+    paused_count,
+    unknown_name_hint,
+)
 from harvest_gui.models.run_list import (
     EXEC_ID_ROLE,
     SORT_LOAD_CAP,
@@ -37,9 +41,6 @@ from harvest_gui.views.tables import fit_columns_to_titles, record_table
 
 if TYPE_CHECKING:
     from harvest_gui.session import Session
-
-PAUSED_CAP = 1000
-"""Paused runs counted at most beside the PAUSED box ("1,000+" past it)."""
 
 EXEC_ID_SAMPLE = "00000000-0000-0000-0000-000000000000"
 VISUAL_ORDER = (1, 3, 4, 5, 6, 0, 8, 2, 7, 9)
@@ -293,18 +294,11 @@ class RunListView(RunFilterBar, QWidget):
                 total = f"{n:,}{more} of {formatting.count(in_file, 'run')} match"
         for state, box in self.state_boxes.items():
             box.setText(f"{state} {shown.get(state, 0):,}")
-        self.paused_box.setText(f"PAUSED {self._paused_count()}")
+        flt = self.build_filter() if self.filters_active() else None
+        self.paused_box.setText(
+            f"PAUSED {paused_count(self.session.list_executions, flt)}"
+        )
         self.total.setText(total)
-
-    def _paused_count(self) -> str:
-        """Paused runs among those the filter (but its PAUSED box) matches: an indexed read."""
-        try:
-            flt = self.build_filter() if self.filters_active() else ExecutionFilter()
-            page = self.session.list_executions(flt.paused(True).limit(PAUSED_CAP))
-        except (ValueError, HarvestError):
-            return "?"
-        n = len(page.executions)
-        return f"{n:,}+" if page.next is not None else f"{n:,}"
 
     def known_names(self) -> list[str]:
         """Workflow names worth offering: registered ones and those of listed runs."""
