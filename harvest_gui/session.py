@@ -281,6 +281,11 @@ class WriterSession(Session):
         self, detail: ExecutionDetail, history: list[HistoryEvent], rows: FileRows
     ) -> WaitingReport:
         """Where the run stands, replayed by the embedded runtime with its registered code."""
+        if (
+            detail.state == "ENQUEUED"
+        ):  # its place, and the limit the next admission meets
+            waits = self.runtime.where_waiting(detail.exec_id)
+            return WaitingReport(running=True, waits=waits)
         return read_report(detail, history, rows, runtime=self.runtime)
 
     def start_driving(self) -> None:
