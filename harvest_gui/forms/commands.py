@@ -244,6 +244,22 @@ def reset_run(session: Any, exec_id: str, to_event: int | None, reason: str) -> 
     return _writer(session).reset(exec_id, to_event=to_event, reason=reason)
 
 
+def fork_run(
+    session: Any, exec_id: str, from_step: int, workflow_id: str | None
+) -> Any:
+    """`fork` the run from `from_step`; the new run's id (or a coroutine, in client mode)."""
+    client = client_of(session)
+    if client is not None:
+        return client.fork(
+            exec_id,
+            from_step=from_step,
+            workflow_id=workflow_id,
+            timeout=_timeout(session),
+            command_id=new_command_id(session),
+        )
+    return _writer(session).fork(exec_id, from_step=from_step, workflow_id=workflow_id)
+
+
 def act_on_many(session: Any, action: str, flt: ExecutionFilter, reason: str) -> Any:
     """``cancel_many`` / ``terminate_many`` / ``pause_many`` / ``unpause_many``: how many changed.
 

@@ -35,6 +35,9 @@ class OperationCommands(Protocol):
     def on_reset(self) -> None:
         """Run ▸ Reset run to the selected event."""
 
+    def on_fork(self) -> None:
+        """Run ▸ Fork run from a step."""
+
     def on_bulk(self, action: str) -> None:
         """Run ▸ Runs matching the filter ▸ `action` (cancel, terminate, pause, unpause)."""
 
@@ -159,6 +162,7 @@ def build_menus(
     add(m, "pause", "Pa&use run…", lambda: ops.on_end("pause"), "Ctrl+Shift+H")
     add(m, "unpause", "U&npause run…", lambda: ops.on_end("unpause"), "Ctrl+Shift+G")
     add(m, "reset", "&Reset run to the selected event…", ops.on_reset, "Ctrl+Shift+R")
+    add(m, "fork", "&Fork run from a step…", ops.on_fork, "Ctrl+Shift+B")  # B: branch
     bulk = m.addMenu("Runs matching the &filter")
     bulk.setObjectName("bulkMenu")
     for kind, text, keys in (

@@ -10,18 +10,17 @@ from PySide6.QtWidgets import QFileDialog
 
 from harvest_gui import driving
 from harvest_gui.async_bridge import async_slot
-from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.forms.commands import READ_ONLY_REASON
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.error_text import describe_error
 from harvest_gui.forms.handler_call import QueryDialog, UpdateDialog
 from harvest_gui.forms.purge import PurgeDialog
-from harvest_gui.forms.reset import ResetDialog
 from harvest_gui.forms.schedule_editor import ScheduleEditorDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
 from harvest_gui.inspect.export import export_history
 from harvest_gui.session import WriterSession
+from harvest_gui.views import repair_actions
 from harvest_gui.views.determinism import DeterminismView
 from harvest_gui.views.diff import DiffView
 from harvest_gui.views.form_windows import FormWindows
@@ -123,7 +122,7 @@ class Operations(QObject):
             self.actions[key].setToolTip(
                 "The selected run is closed: there is nothing to end." if closed else ""
             )
-        for key in ("time_travel", "diff", "export", "reset"):
+        for key in ("time_travel", "diff", "export", "reset", "fork"):
             self.actions[key].setEnabled(run)
         for key in ("auto_drive", "until_idle"):
             self.actions[key].setEnabled(writer)
@@ -214,33 +213,17 @@ class Operations(QObject):
 
     def on_reset(self) -> None:
         """Run ▸ Reset run…: to the event selected in the History tab (else the default point)."""
-        if (exec_id := self._need_run()) is None:
-            return
-        detail = self.host.detail
-        event = detail.history.current_event() if detail is not None else None
-        seq = event.seq if event is not None else None
-        stale = self.opened.forms.get("reset")
-        if stale is not None:  # it was opened at another event
-            stale.close()
-        self.opened.open_form(
-            "reset", lambda: ResetDialog(self.session, exec_id, seq), exec_id
-        )
+        if (exec_id := self._need_run()) is not None:
+            repair_actions.open_reset(self, exec_id)
+
+    def on_fork(self) -> None:
+        """Run ▸ Fork run from a step…."""
+        if (exec_id := self._need_run()) is not None:
+            repair_actions.open_fork(self, exec_id)
 
     def on_bulk(self, action: str) -> None:
         """Run ▸ Runs matching the filter ▸ Cancel / Terminate / Pause / Unpause…."""
-        run_list = self.host.run_list
-        if self.session is None or run_list is None:
-            self.say("Open a file first (Ctrl+O).")
-            return
-        flt = run_list.model.filter
-        stale = self.opened.forms.get(f"{action}_many")
-        if stale is not None:  # its count and names were of the filter it opened with
-            stale.close()
-        self.opened.open_form(
-            f"{action}_many",
-            lambda: BulkRunsDialog(self.session, flt, action),
-            None,
-        )
+        repair_actions.open_bulk(self, action)
 
     def on_auto_drive(self, on: bool) -> None:
         """Run ▸ Auto-drive."""

@@ -6,6 +6,7 @@ process (`client.pause`, `client.cancel_many`, ...).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -15,16 +16,17 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from PySide6.QtCore import Qt
 
-from harvest_engine import ExecutionFilter
+from harvest_engine import ExecutionFilter, SqliteRuntime
 from harvest_gui.client_session import ClientSession
 from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.forms.end_run import EndRunDialog
+from harvest_gui.forms.fork import ForkDialog
 from harvest_gui.forms.reset import ResetDialog
 from harvest_gui.session import WriterSession
 from harvest_gui.views.main_window import MainWindow
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
-from tests.gui.helpers import async_wait_until, make_runs
+from tests.gui.helpers import async_wait_until, make_runs, stamp, three_steps
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -195,5 +197,49 @@ def test_reset_opens_at_the_event_selected_in_history_and_starts_the_run_again(
         )  # a closed run stays as it was
         new_id = text.rsplit(" ", 1)[-1].rstrip(".")
         assert session.describe(new_id).workflow_id == "wf-00000"
+    finally:
+        window.close_session()
+
+
+def test_fork_names_the_steps_and_starts_a_run_that_keeps_the_earlier_ones(
+    qtbot: Any, settings: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "runs.db"
+    with SqliteRuntime.open(path) as rt:
+        rt.register_workflow(three_steps)
+        rt.register_activity(stamp)
+        exec_id = str(rt.start_workflow_with_id("three_steps", "wf-steps", None))
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(rt.run_until_idle())
+        finally:
+            loop.close()
+    window = MainWindow(settings, app_module="tests.gui.helpers")
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        assert window.open_path(path)
+        assert window.run_list is not None
+        assert window.run_list.select_exec_id(exec_id)
+        window.operations.on_fork()
+        form = window.operations.opened.forms["fork"]
+        assert isinstance(form, ForkDialog)
+        assert form.run_line.text().startswith("wf-steps · three_steps")
+        assert not form.submit_button.isDefault()
+        assert form.from_step.value() == 3
+        form.from_step.setValue(2)
+        assert form.step_label.text() == "step 2: stamp runs again; it keeps 1 step(s)"
+        form.workflow_id.setText("wf-forked")
+        qtbot.mouseClick(form.submit_button, Qt.MouseButton.LeftButton)
+        text = form.result_view.toPlainText()
+        assert not form.error_label.text(), form.error_label.text()
+        assert text.startswith("Forked wf-steps · three_steps"), text
+        assert "from step 2: the new run is " in text
+        new_id = text.rsplit(" ", 1)[-1].rstrip(".")
+        session = window.session
+        assert session is not None
+        forked = session.describe(new_id)
+        assert (forked.workflow_id, str(forked.forked_from)) == ("wf-forked", exec_id)
+        assert session.describe(exec_id).state == "COMPLETED"  # the source is untouched
     finally:
         window.close_session()
