@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from harvest_engine.calls import StartOptions, StartOutcome
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.flow import QueueInfo
     from harvest_engine.schedules import WorkflowSchedule
+    from harvest_engine.shaping import BreakerInfo, HeldStart
     from harvest_engine.states import ExecutionId
     from harvest_engine.store.operations import LedgerTotals, ScheduleRow
     from harvest_engine.store.records import (
@@ -138,6 +140,44 @@ class Target(ABC):
         self, workflow_name: str, start: datetime, end: datetime
     ) -> list[ExecutionId]:
         """Start a run for each slot from `start` to `end`."""
+
+    @abstractmethod
+    async def reset(
+        self, exec_id: str, to_event: int | None, reason: str
+    ) -> ExecutionId:
+        """Start the run again from a decision boundary; the new run's id."""
+
+    @abstractmethod
+    async def fork(
+        self, exec_id: str, from_step: int, workflow_id: str | None
+    ) -> ExecutionId:
+        """A new run that keeps the first `from_step - 1` steps' results; its id."""
+
+    @abstractmethod
+    async def pause(self, exec_id: str, reason: str) -> None:
+        """Stop the run deciding until `unpause`."""
+
+    @abstractmethod
+    async def unpause(self, exec_id: str) -> None:
+        """Let a paused run go on."""
+
+    @abstractmethod
+    async def many(
+        self, action: str, flt: ExecutionFilter, reason: str, signal: tuple[str, Any]
+    ) -> int:
+        """`<action>_many` over the runs `flt` matches (signal: its name and payload); how many."""
+
+    @abstractmethod
+    def queues(self) -> list[QueueInfo]:
+        """Each flow queue: its limits, and the runs or attempts it holds and keeps waiting."""
+
+    @abstractmethod
+    def held_starts(self) -> list[HeldStart]:
+        """The debounced and batched starts waiting for their window."""
+
+    @abstractmethod
+    def circuit_breakers(self) -> list[BreakerInfo]:
+        """Each activity circuit breaker that has seen a failure."""
 
 
 __all__ = ["Reads", "Target"]

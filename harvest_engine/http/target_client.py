@@ -11,12 +11,15 @@ from harvest_engine.store.postgres.reader import PostgresReader
 from harvest_engine.store.sqlite.reader import SqliteReader
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from datetime import datetime
     from pathlib import Path
 
     from harvest_engine.calls import StartOptions, StartOutcome
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.flow import QueueInfo
     from harvest_engine.schedules import WorkflowSchedule
+    from harvest_engine.shaping import BreakerInfo, HeldStart
     from harvest_engine.states import ExecutionId
     from harvest_engine.store.operations import ScheduleRow
     from harvest_engine.store.records import LogLine
@@ -148,22 +151,76 @@ class ClientTarget(Target):
         await self.client.terminate(exec_id, reason)
 
     async def upsert_schedule(self, schedule: WorkflowSchedule) -> ScheduleRow:
-        """Refused until the client has schedule commands (HttpRefusal 501)."""
-        raise _not_offered("upserting a schedule")
+        """`client.upsert_schedule`."""
+        return await self.client.upsert_schedule(schedule)
 
     async def schedule_switch(self, action: str, workflow_name: str) -> bool:
-        """Refused until the client has schedule commands (HttpRefusal 501)."""
-        raise _not_offered(f"{action} of a schedule")
+        """`client.pause_schedule` / `resume_schedule` / `delete_schedule`."""
+        switch = {
+            "pause": self.client.pause_schedule,
+            "resume": self.client.resume_schedule,
+            "delete": self.client.delete_schedule,
+        }[action]
+        return await switch(workflow_name)
 
     async def trigger_schedule(self, workflow_name: str) -> ExecutionId | None:
-        """Refused until the client has schedule commands (HttpRefusal 501)."""
-        raise _not_offered("triggering a schedule")
+        """`client.trigger_schedule`."""
+        return await self.client.trigger_schedule(workflow_name)
 
     async def backfill_schedule(
         self, workflow_name: str, start: datetime, end: datetime
     ) -> list[ExecutionId]:
-        """Refused until the client has schedule commands (HttpRefusal 501)."""
-        raise _not_offered("backfilling a schedule")
+        """`client.backfill_schedule`."""
+        return await self.client.backfill_schedule(workflow_name, start, end)
+
+    async def reset(
+        self, exec_id: str, to_event: int | None, reason: str
+    ) -> ExecutionId:
+        """`client.reset`."""
+        return await self.client.reset(exec_id, to_event=to_event, reason=reason)
+
+    async def fork(
+        self, exec_id: str, from_step: int, workflow_id: str | None
+    ) -> ExecutionId:
+        """`client.fork`."""
+        return await self.client.fork(
+            exec_id, from_step=from_step, workflow_id=workflow_id
+        )
+
+    async def pause(self, exec_id: str, reason: str) -> None:
+        """`client.pause`."""
+        await self.client.pause(exec_id, reason)
+
+    async def unpause(self, exec_id: str) -> None:
+        """`client.unpause`."""
+        await self.client.unpause(exec_id)
+
+    async def many(
+        self, action: str, flt: ExecutionFilter, reason: str, signal: tuple[str, Any]
+    ) -> int:
+        """`client.cancel_many` and the other bulk calls, run by the serving process."""
+        c = self.client
+        calls: dict[str, Callable[[], Awaitable[int]]] = {
+            "cancel": lambda: c.cancel_many(flt, reason),
+            "terminate": lambda: c.terminate_many(flt, reason),
+            "signal": lambda: c.signal_many(flt, *signal),
+            "reset": lambda: c.reset_many(flt, reason=reason),
+            "pause": lambda: c.pause_many(flt, reason),
+            "unpause": lambda: c.unpause_many(flt),
+        }
+        return await calls[action]()
+
+    def queues(self) -> list[QueueInfo]:
+        """`client.queues`."""
+        return self.client.queues()
+
+    def held_starts(self) -> list[HeldStart]:
+        """Refused: held starts live in the serving runtime (HttpRefusal 501)."""
+        raise _not_offered("listing held starts")
+
+    def circuit_breakers(self) -> list[BreakerInfo]:
+        """Refused: circuit breakers are read by the serving runtime (HttpRefusal 501)."""
+        raise _not_offered("listing circuit breakers")
 
 
 __all__ = ["ClientTarget"]

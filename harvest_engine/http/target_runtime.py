@@ -7,12 +7,15 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.http.target_base import Target
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from datetime import datetime
 
     from harvest_engine.calls import StartOptions, StartOutcome
+    from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.flow import QueueInfo
     from harvest_engine.runtime.runtime import Runtime
     from harvest_engine.schedules import WorkflowSchedule
+    from harvest_engine.shaping import BreakerInfo, HeldStart
     from harvest_engine.states import ExecutionId
     from harvest_engine.store.operations import ScheduleRow
     from harvest_engine.store.records import LogLine
@@ -111,6 +114,52 @@ class RuntimeTarget(Target):
     ) -> list[ExecutionId]:
         """`rt.backfill_schedule`."""
         return self.rt.backfill_schedule(workflow_name, start, end)
+
+    async def reset(
+        self, exec_id: str, to_event: int | None, reason: str
+    ) -> ExecutionId:
+        """`rt.reset`."""
+        return self.rt.reset(exec_id, to_event=to_event, reason=reason)
+
+    async def fork(
+        self, exec_id: str, from_step: int, workflow_id: str | None
+    ) -> ExecutionId:
+        """`rt.fork`."""
+        return self.rt.fork(exec_id, from_step=from_step, workflow_id=workflow_id)
+
+    async def pause(self, exec_id: str, reason: str) -> None:
+        """`rt.pause`."""
+        self.rt.pause(exec_id, reason)
+
+    async def unpause(self, exec_id: str) -> None:
+        """`rt.unpause`."""
+        self.rt.unpause(exec_id)
+
+    async def many(
+        self, action: str, flt: ExecutionFilter, reason: str, signal: tuple[str, Any]
+    ) -> int:
+        """`rt.cancel_many`, `terminate_many`, `signal_many`, `reset_many`, `pause_many`, `unpause_many`."""
+        calls: dict[str, Callable[[], int]] = {
+            "cancel": lambda: self.rt.cancel_many(flt, reason),
+            "terminate": lambda: self.rt.terminate_many(flt, reason),
+            "signal": lambda: self.rt.signal_many(flt, *signal),
+            "reset": lambda: self.rt.reset_many(flt, reason=reason),
+            "pause": lambda: self.rt.pause_many(flt, reason),
+            "unpause": lambda: self.rt.unpause_many(flt),
+        }
+        return calls[action]()
+
+    def queues(self) -> list[QueueInfo]:
+        """`rt.queues`."""
+        return self.rt.queues()
+
+    def held_starts(self) -> list[HeldStart]:
+        """`rt.held_starts`."""
+        return self.rt.held_starts()
+
+    def circuit_breakers(self) -> list[BreakerInfo]:
+        """`rt.circuit_breakers`."""
+        return self.rt.circuit_breakers()
 
 
 __all__ = ["RuntimeTarget"]
