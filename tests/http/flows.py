@@ -68,8 +68,13 @@ async def metered(ctx: WorkflowContext, _: Any = None) -> str:
     return "ok"
 
 
+@workflow(debounce="1h")
+async def settle(ctx: WorkflowContext, value: Any = None) -> Any:
+    return value
+
+
 def register(rt: Runtime) -> Runtime:
-    for fn in (greet, box, reporter, ticks, metered):
+    for fn in (greet, box, reporter, ticks, metered, settle):
         rt.register_workflow(fn)
     rt.register_activity(tick)
     return rt

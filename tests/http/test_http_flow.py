@@ -41,8 +41,15 @@ async def test_starts_go_through_queues_and_their_refusals_have_statuses(
         ]
         assert jobs["concurrency"] == 1
         assert jobs["running"] + jobs["waiting"] == 1
+        held = {"workflow": "settle", "workflow_id": "doc", "input": 1}
+        waiting = await api.call("POST", "/runs", json=held, status=201)
         if api_setup.via == "runtime":
-            assert await api.call("GET", "/held-starts", status=200) == []
+            (found,) = await api.call("GET", "/held-starts", status=200)
+            assert (found["exec_id"], found["kind"], found["workflow_id"]) == (
+                waiting["exec_id"],
+                "debounce",
+                "doc",
+            )
             assert await api.call("GET", "/circuit-breakers", status=200) == []
         else:
             for part in ("/held-starts", "/circuit-breakers"):
