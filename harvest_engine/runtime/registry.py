@@ -111,6 +111,8 @@ class Registry:
         """Queues registered in this process (`register_queue`), by name."""
         self.workflow_limits: dict[str, WorkflowLimits] = {}
         """The flow limits a registered workflow declares, by workflow name."""
+        self.activity_limits_declared = False
+        """Whether an activity registered here declared limits of its own (flow's gate)."""
         self.interceptors = Interceptors()
         """The hooks given at open (`interceptors=[...]`): code this process runs around calls."""
         self.header_memory = HeaderMemory()
@@ -214,6 +216,7 @@ class Registry:
         check_name(info.name, "activity name")
         _audit_activity(info, heartbeat_timeouts=self.heartbeat_timeouts)
         limits = ActivityLimits.of(f"activity {info.name!r}", info.options)
+        self.activity_limits_declared |= limits is not None
         target = body if body is not None else info.fn
         if target is None or not callable(target):
             raise TypeError(f"activity {info.name!r} has no body to run")

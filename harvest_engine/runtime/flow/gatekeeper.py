@@ -54,7 +54,7 @@ class Gatekeeper:
         registry = self.engine.registry
         if registry.queues or registry.workflow_limits:
             return True
-        if any(a.limits is not None for a in registry.activities.values()):
+        if registry.activity_limits_declared:
             return True
         if self._stored is None:
             with self.engine.store.flow_reads() as reads:
