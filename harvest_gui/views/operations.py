@@ -10,11 +10,13 @@ from PySide6.QtWidgets import QFileDialog
 
 from harvest_gui import driving
 from harvest_gui.async_bridge import async_slot
+from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.forms.commands import READ_ONLY_REASON
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.error_text import describe_error
 from harvest_gui.forms.handler_call import QueryDialog, UpdateDialog
 from harvest_gui.forms.purge import PurgeDialog
+from harvest_gui.forms.reset import ResetDialog
 from harvest_gui.forms.schedule_editor import ScheduleEditorDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
@@ -102,17 +104,26 @@ class Operations(QObject):
         writer = isinstance(self.session, WriterSession)
         run = has and self.exec_id is not None
         tip = "" if writer or not has else READ_ONLY_REASON
-        for key in ("start", "new_schedule", "edit_schedule", "purge"):
+        for key in (
+            "start",
+            "new_schedule",
+            "edit_schedule",
+            "purge",
+            "cancel_many",
+            "terminate_many",
+            "pause_many",
+            "unpause_many",
+        ):
             self.actions[key].setEnabled(has)
         for key in ("signal", "query", "update", "determinism"):
             self.actions[key].setEnabled(run)
         closed = run and self._selected_closed()
-        for key in ("cancel", "terminate"):
+        for key in ("cancel", "terminate", "pause", "unpause"):
             self.actions[key].setEnabled(run and not closed)
             self.actions[key].setToolTip(
                 "The selected run is closed: there is nothing to end." if closed else ""
             )
-        for key in ("time_travel", "diff", "export"):
+        for key in ("time_travel", "diff", "export", "reset"):
             self.actions[key].setEnabled(run)
         for key in ("auto_drive", "until_idle"):
             self.actions[key].setEnabled(writer)
@@ -200,6 +211,36 @@ class Operations(QObject):
             self.opened.open_form(
                 action, lambda: EndRunDialog(self.session, exec_id, action), exec_id
             )
+
+    def on_reset(self) -> None:
+        """Run ▸ Reset run…: to the event selected in the History tab (else the default point)."""
+        if (exec_id := self._need_run()) is None:
+            return
+        detail = self.host.detail
+        event = detail.history.current_event() if detail is not None else None
+        seq = event.seq if event is not None else None
+        stale = self.opened.forms.get("reset")
+        if stale is not None:  # it was opened at another event
+            stale.close()
+        self.opened.open_form(
+            "reset", lambda: ResetDialog(self.session, exec_id, seq), exec_id
+        )
+
+    def on_bulk(self, action: str) -> None:
+        """Run ▸ Runs matching the filter ▸ Cancel / Terminate / Pause / Unpause…."""
+        run_list = self.host.run_list
+        if self.session is None or run_list is None:
+            self.say("Open a file first (Ctrl+O).")
+            return
+        flt = run_list.model.filter
+        stale = self.opened.forms.get(f"{action}_many")
+        if stale is not None:  # its count and names were of the filter it opened with
+            stale.close()
+        self.opened.open_form(
+            f"{action}_many",
+            lambda: BulkRunsDialog(self.session, flt, action),
+            None,
+        )
 
     def on_auto_drive(self, on: bool) -> None:
         """Run ▸ Auto-drive."""

@@ -35,6 +35,24 @@ async def quick(ctx: WorkflowContext, arg: Any) -> Any:
     return arg
 
 
+@workflow
+async def reporter(ctx: WorkflowContext, arg: Any) -> Any:
+    """Sets events and writes a "ticks" stream, one value per "tick" signal, until "end"."""
+    ctx.set_event("phase", "started")
+    ctx.set_current_details("waiting for ticks")
+    n = 0
+    while True:
+        value = await ctx.wait_for_signal("tick")
+        if value == "end":
+            break
+        n += 1
+        ctx.write_stream("ticks", value)
+        ctx.set_event("ticks seen", n)
+    ctx.close_stream("ticks")
+    ctx.set_event("phase", "done")
+    return n
+
+
 def make_runs(
     path: Path, n: int, *, finish: int = 0, name: str = "waits_for_go"
 ) -> list[str]:
