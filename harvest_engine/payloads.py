@@ -315,7 +315,7 @@ def decoding(fn: Callable[[Any], Any], what: str) -> Callable[[Any], Any]:
     A signal handler annotated `(note: Note)` gets a `Note`. `fn` itself when
     the annotation is plain (or missing), so nothing is wrapped for nothing.
     """
-    hint = _first_hint(fn)
+    hint = first_param_hint(fn)
     try:
         plain = hint is None or hint is Any or _passes_through(hint)
     except TypeError:  # an unhashable hint: convert anyway
@@ -330,8 +330,8 @@ def decoding(fn: Callable[[Any], Any], what: str) -> Callable[[Any], Any]:
     return decoded
 
 
-def _first_hint(fn: Callable[..., Any]) -> Any:
-    """The type hint of `fn`'s first positional parameter, or None."""
+def first_param_hint(fn: Callable[..., Any]) -> Any:
+    """The type hint of `fn`'s first positional parameter, or None (shown for signal handlers too)."""
     try:
         params = [
             p

@@ -6,9 +6,10 @@ import argparse
 import os
 import sys
 
+from harvest_engine.codecs import load_codec
 from harvest_gui import __version__
 from harvest_gui.display import missing_display
-from harvest_gui.target import as_target
+from harvest_gui.target import as_target, use_codec
 
 EPILOG = """\
 With --client, the window writes nothing but commands: the process that
@@ -59,9 +60,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="module whose workflows and activities are registered (read-only: used for replays)",
     )
     parser.add_argument(
+        "--codec",
+        metavar="MODULE:ATTR",
+        help="the payload codec the database was written with (README 'Payload codecs')",
+    )
+    parser.add_argument(
         "--version", action="version", version=f"harvest-gui {__version__}"
     )
     args = parser.parse_args(argv)
+    if args.codec:
+        try:
+            use_codec(load_codec(args.codec))
+        except ValueError as exc:
+            parser.error(str(exc))
     if args.path is None and (args.read_only or args.app or args.client):
         parser.error("--read-only, --client and --app need a PATH")
     if args.read_only and args.client:

@@ -13,7 +13,7 @@ from harvest_engine import (
     SqliteRuntime,
 )
 from harvest_gui.session import Session, register_app
-from harvest_gui.target import Target, as_target, open_reader
+from harvest_gui.target import Target, as_target, codec, open_reader
 
 if TYPE_CHECKING:
     from harvest_engine import SqliteReader
@@ -91,9 +91,9 @@ class ClientSession(Session):
         code: Runtime | None = None
         try:
             client = (
-                HarvestClient.connect(p)
+                HarvestClient.connect(p, codec=codec())
                 if isinstance(p, str)
-                else HarvestClient.open(p)
+                else HarvestClient.open(p, codec=codec())
             )
             if app_module:
                 code = SqliteRuntime.open_in_memory()

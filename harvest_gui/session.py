@@ -22,7 +22,7 @@ from harvest_engine import (
 from harvest_gui.async_bridge import track
 from harvest_gui.inspect.waiting import FileRows, WaitingReport, read_report
 from harvest_gui.session_base import POLL_MS, READ_ONLY, Session
-from harvest_gui.target import Target, as_target, open_reader
+from harvest_gui.target import Target, as_target, codec, open_reader
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -232,7 +232,9 @@ class WriterSession(Session):
             load_module(app_module)
         # A Postgres database: this window is one worker of many.
         runtime = (
-            PostgresRuntime.connect(p) if isinstance(p, str) else SqliteRuntime.open(p)
+            PostgresRuntime.connect(p, codec=codec())
+            if isinstance(p, str)
+            else SqliteRuntime.open(p, codec=codec())
         )
         try:
             reader = open_reader(p)
@@ -279,6 +281,11 @@ class WriterSession(Session):
         self, detail: ExecutionDetail, history: list[HistoryEvent], rows: FileRows
     ) -> WaitingReport:
         """Where the run stands, replayed by the embedded runtime with its registered code."""
+        if (
+            detail.state == "ENQUEUED"
+        ):  # its place, and the limit the next admission meets
+            waits = self.runtime.where_waiting(detail.exec_id)
+            return WaitingReport(running=True, waits=waits)
         return read_report(detail, history, rows, runtime=self.runtime)
 
     def start_driving(self) -> None:

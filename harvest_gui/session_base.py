@@ -17,6 +17,7 @@ from harvest_engine import (
     __version__ as engine_version,
 )
 from harvest_gui import async_bridge
+from harvest_gui.inspect.queues import place_of
 from harvest_gui.inspect.waiting import FileRows, WaitingReport, read_report
 from harvest_gui.state_counts import StateCounter
 from harvest_gui.target import Target, display_name
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         LedgerTotals,
         LogLine,
         PendingTask,
+        QueueInfo,
         ScheduleRow,
         StagedSignal,
         TimerRow,
@@ -193,6 +195,20 @@ class Session(QObject):
         """A run's log lines."""
         return self.reader.workflow_logs(exec_id)
 
+    def events(self, exec_id: str | ExecutionId) -> dict[str, Any]:
+        """The events the run set (`ctx.set_event`): key to its last value."""
+        return self.reader.events(exec_id)
+
+    def stream_items(
+        self, exec_id: str | ExecutionId, key: str, offset: int
+    ) -> list[Any]:
+        """A page of stream `key`'s rows from position `offset` (position, value, closed)."""
+        return list(self.reader.stream_items(exec_id, key, offset))
+
+    def queues(self) -> list[QueueInfo]:
+        """Every flow-control queue: limits, running, waiting, oldest wait."""
+        return list(self.reader.flow_reads().queue_infos())
+
     def list_schedules(self) -> list[ScheduleRow]:
         """Every stored schedule."""
         return self.reader.list_schedules()
@@ -201,7 +217,14 @@ class Session(QObject):
         self, detail: ExecutionDetail, history: list[HistoryEvent], rows: FileRows
     ) -> WaitingReport:
         """Where the run stands: replayed with the loaded code, else from the file's rows."""
+        if detail.state == "ENQUEUED":
+            return self.queue_report(detail)
         return read_report(detail, history, rows, workflows=self.workflows)
+
+    def queue_report(self, detail: ExecutionDetail) -> WaitingReport:
+        """An ENQUEUED run waits on its turn in its queue: where, from the file."""
+        place = place_of(self.reader.flow_reads(), str(detail.exec_id), self.queues())
+        return WaitingReport(running=True, waits=() if place is None else (place,))
 
     # -- closing --------------------------------------------------------------------------
 

@@ -3,9 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from harvest_engine import PostgresReader, SqliteReader
+
+if TYPE_CHECKING:
+    from harvest_engine.codecs import PayloadCodec
+
+_codec: list[PayloadCodec] = []
+"""The payload codec `--codec` named at launch (empty: the files are plain)."""
+
+
+def use_codec(codec: PayloadCodec | None) -> None:
+    """Open every database of this process with `codec` (``harvest-gui --codec``)."""
+    _codec[:] = [] if codec is None else [codec]
+
+
+def codec() -> PayloadCodec | None:
+    """The launch's payload codec, for every open of a database."""
+    return _codec[0] if _codec else None
+
 
 Target = Path | str
 """A harvest database file, or a ``postgresql://`` URL kept as text."""
@@ -40,5 +58,5 @@ def display_name(target: Target) -> str:
 def open_reader(target: Target) -> SqliteReader | PostgresReader:
     """A read-only reader on the file or the Postgres database."""
     if isinstance(target, str):
-        return PostgresReader.connect(target)
-    return SqliteReader.open(target)
+        return PostgresReader.connect(target, codec=codec())
+    return SqliteReader.open(target, codec=codec())

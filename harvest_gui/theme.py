@@ -16,6 +16,8 @@ _STATE_COLOURS = {
     "TERMINATED": ("#9a3412", "#fb923c"),
     "TIMED_OUT": ("#b45309", "#fbbf24"),
     "CONTINUED_AS_NEW": ("#6d28d9", "#a78bfa"),
+    # not a state: a RUNNING run held by rt.pause (its own filter box)
+    "PAUSED": ("#a16207", "#facc15"),
     # not a state: the run list's mark for a run the engine flags as damaged
     "DAMAGED": ("#be185d", "#f472b6"),
 }

@@ -122,6 +122,7 @@ EXTRA_NAMES = {
     "InvalidFlowOption",
     "ActivityRunInfo",
     "Clock",
+    "CodecRequired",
     "CoroutineStack",
     "DatabaseClosed",
     "ExecutionExists",

@@ -36,6 +36,7 @@ ALL = [
     "CommandTimedOut",
     "ContinueAsNew",
     "CoroutineStack",
+    "CodecRequired",
     "DatabaseClosed",
     "DatabaseCorrupt",
     "DatabaseLocked",
@@ -177,9 +178,10 @@ SQLITERUNTIME = {
     "'list[HistoryEvent]'",
     "next_wakeup": "(self: 'SqliteRuntime') -> 'datetime | None'",
     "open": "(path: 'str | Path', *, clock: 'Clock | None' = None, interceptors: "
-    "'Iterable[Interceptor]' = ()) -> 'SqliteRuntime'",
+    "'Iterable[Interceptor]' = (), codec: 'PayloadCodec | None' = None) -> 'SqliteRuntime'",
     "open_in_memory": "(*, clock: 'Clock | None' = None, uri: 'str | None' = None, "
-    "interceptors: 'Iterable[Interceptor]' = ()) -> 'SqliteRuntime'",
+    "interceptors: 'Iterable[Interceptor]' = (), codec: 'PayloadCodec | None' = None) -> "
+    "'SqliteRuntime'",
     "outcome": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
     "parent_execution": "(self: 'SqliteRuntime', exec_id: 'str | ExecutionId') -> 'ExecutionId | "
     "None'",
@@ -253,8 +255,8 @@ POSTGRESRUNTIME = {
     **SQLITERUNTIME,
     "__enter__": "(self) -> 'PostgresRuntime'",
     "connect": "(dsn: 'str', *, worker_id: 'str | None' = None, clock: 'Clock | None' = "
-    "None, lease: 'Duration | None' = None, interceptors: 'Iterable[Interceptor]' = ()) -> "
-    "'PostgresRuntime'",
+    "None, lease: 'Duration | None' = None, interceptors: 'Iterable[Interceptor]' = (), "
+    "codec: 'PayloadCodec | None' = None) -> 'PostgresRuntime'",
     "worker_id": "property",
 }
 
@@ -270,7 +272,8 @@ HARVESTCLIENT = {
     "'10s', command_id: 'str | None' = None) -> 'None'",
     "close": "(self) -> 'None'",
     "command_applied": "(self, command_id: 'str') -> 'bool | None'",
-    "connect": "(dsn: 'str', *, interceptors: 'Iterable[Interceptor]' = ()) -> 'HarvestClient'",
+    "connect": "(dsn: 'str', *, interceptors: 'Iterable[Interceptor]' = (), codec: "
+    "'PayloadCodec | None' = None) -> 'HarvestClient'",
     "data_version": "(self) -> 'int'",
     "describe": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionDetail'",
     "events": "(self, exec_id: 'str | ExecutionId') -> 'dict[str, Any]'",
@@ -280,8 +283,8 @@ HARVESTCLIENT = {
     "'AsyncIterator[tuple[int, Any]]'",
     "list_executions": "(self, flt: 'ExecutionFilter | None' = None) -> 'ExecutionPage'",
     "load_history": "(self, exec_id: 'str | ExecutionId') -> 'list[HistoryEvent]'",
-    "open": "(path: 'str | Path', *, interceptors: 'Iterable[Interceptor]' = ()) -> "
-    "'HarvestClient'",
+    "open": "(path: 'str | Path', *, interceptors: 'Iterable[Interceptor]' = (), codec: "
+    "'PayloadCodec | None' = None) -> 'HarvestClient'",
     "outcome": "(self, exec_id: 'str | ExecutionId') -> 'ExecutionOutcome'",
     "queues": "(self) -> 'list[QueueInfo]'",
     "query": "(self, exec_id: 'str | ExecutionId', name: 'str', arg: 'Any' = None, *, timeout: "

@@ -9,12 +9,13 @@ import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from harvest_engine import __version__
 from harvest_engine.cli.output import EXIT_NOT_FOUND, HarvestFailure, failures
+from harvest_engine.codecs import PayloadCodec, load_codec
 from harvest_engine.errors import HarvestError
 from harvest_engine.filters import ExecutionFilter
 from harvest_engine.run_lookup import run_of, workflow_id_exists
@@ -23,6 +24,8 @@ from harvest_engine.store.sqlite.reader import SqliteReader
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+
+F = TypeVar("F", bound="Callable[..., Any]")
 
 Target = Path | str
 """What FILE names: a database file, or a Postgres database by its URL (a str)."""
@@ -46,7 +49,42 @@ def target(
 # The engine checks the path itself (a folder, no permission, a symlink loop),
 # so each case ends in its typed error and exit status, not a usage message.
 # A postgresql:// URL opens that database the same way.
-FILE = click.argument("file", callback=target)
+_FILE = click.argument("file", callback=target)
+
+_CODEC_KEY = "harvest.codec"
+
+
+def _load_codec(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """A click callback: load ``--codec module:attr`` once, for every open of the command."""
+    if value:
+        try:
+            ctx.meta[_CODEC_KEY] = load_codec(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), ctx, param) from exc
+
+
+CODEC = click.option(
+    "--codec",
+    envvar="HARVEST_CODEC",
+    expose_value=False,
+    callback=_load_codec,
+    metavar="MODULE:ATTR",
+    help="The payload codec the file was written with (README 'Payload codecs').",
+)
+
+
+def codec() -> PayloadCodec | None:
+    """The codec ``--codec`` named for this command (None: the file is plain)."""
+    ctx = click.get_current_context(silent=True)
+    found = None if ctx is None else ctx.meta.get(_CODEC_KEY)
+    return found if isinstance(found, PayloadCodec) else None
+
+
+def FILE(fn: F) -> F:  # noqa: N802 - a decorator named like the argument it adds
+    """FILE and the ``--codec`` that reads it: every command that opens the file takes both."""
+    return _FILE(CODEC(fn))
+
+
 JSON = click.option(
     "--json", "as_json", is_flag=True, help="Print JSON instead of text."
 )
@@ -200,7 +238,8 @@ def main() -> None:
     Exit status: 0 done, 1 refused (bad input, failed replay), 2 usage,
     3 no such run, 4 locked by a writer, 5 not a harvest file (or too new),
     6 damaged file or run, 7 storage failed (disk full, I/O, permission),
-    8 no serving process answered in time (the command stays queued).
+    8 no serving process answered in time (the command stays queued),
+    9 the file's payloads are encoded: give its codec (--codec MODULE:ATTR).
     """
 
 
@@ -209,9 +248,9 @@ def reading(path: Target) -> Iterator[SqliteReader | PostgresReader]:
     """A reader on `path` (a file, or a Postgres URL), with errors as one-line failures."""
     with failures():
         reader = (
-            PostgresReader.connect(path)
+            PostgresReader.connect(path, codec=codec())
             if isinstance(path, str)
-            else SqliteReader.open(path)
+            else SqliteReader.open(path, codec=codec())
         )
         with reader:
             yield reader

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main
+from harvest_engine.cli.app import EXEC, FILE, JSON, Target, codec, main
 from harvest_engine.cli.flow import queue_options, start_options
 from harvest_engine.cli.output import (
     EXIT_FAILED,
@@ -77,9 +77,9 @@ def _run(
     with failures():
         try:
             opened = (
-                HarvestClient.connect(file)
+                HarvestClient.connect(file, codec=codec())
                 if isinstance(file, str)
-                else HarvestClient.open(file)
+                else HarvestClient.open(file, codec=codec())
             )
             with opened as client:
                 return asyncio.run(call(client))

@@ -11,10 +11,12 @@ import click
 
 from harvest_engine.authoring import WorkflowInfo
 from harvest_engine.cli.app import (
+    CODEC,
     FILE,
     JSON,
     WORKFLOW_ID,
     Target,
+    codec,
     main,
     run_target,
     target,
@@ -53,16 +55,16 @@ def purge(file: Target, older_than: str, as_json: bool) -> None:
         if isinstance(file, str):
             # A Postgres database: one more worker beside the serving ones. Like
             # a file, a database without a harvest schema is refused, not made.
-            PostgresReader.connect(file).close()
-            with PostgresRuntime.connect(file) as peer:
+            PostgresReader.connect(file, codec=codec()).close()
+            with PostgresRuntime.connect(file, codec=codec()) as peer:
                 removed = peer.purge_terminal(window)
         else:
             if not file.exists() and not file.is_symlink():
                 raise HarvestFailure(f"{file}: no such file", EXIT_NOT_FOUND)
             # The writer would put a fresh schema into an empty or zero-byte file;
             # purge is for an existing harvest file, so refuse what a reader refuses.
-            SqliteReader.open(file).close()
-            with SqliteRuntime.open(file) as rt:
+            SqliteReader.open(file, codec=codec()).close()
+            with SqliteRuntime.open(file, codec=codec()) as rt:
                 removed = rt.purge_terminal(window)
     if as_json:
         emit_json({"removed": removed})
@@ -72,6 +74,7 @@ def purge(file: Target, older_than: str, as_json: bool) -> None:
 
 @main.command("replay")
 @click.argument("file", required=False, callback=target)
+@CODEC
 @click.argument("exec_id", required=False)
 @click.option(
     WORKFLOW_ID,
@@ -133,9 +136,9 @@ def _history_for_replay(
     if file is None or exec_id is None:
         raise HarvestFailure("give FILE EXEC_ID, or --history HISTORY.json")
     reader = (
-        PostgresReader.connect(file)
+        PostgresReader.connect(file, codec=codec())
         if isinstance(file, str)
-        else SqliteReader.open(file)
+        else SqliteReader.open(file, codec=codec())
     )
     with reader:
         return reader.load_history(exec_id)

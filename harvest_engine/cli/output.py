@@ -17,6 +17,7 @@ import click
 
 from harvest_engine import payloads
 from harvest_engine.errors import (
+    CodecRequired,
     DatabaseCorrupt,
     DatabaseLocked,
     ExecutionNotFound,
@@ -44,11 +45,14 @@ EXIT_CORRUPT = 6
 """The file or a run in it is damaged (`DatabaseCorrupt`)."""
 EXIT_STORAGE = 7
 """The file could not be read or written: disk full, I/O error, permission (`StorageError`)."""
+EXIT_CODEC = 9
+"""The file's payloads are encoded and its codec was not given, or not right (`CodecRequired`)."""
 
 _EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
     ((StorageError, OSError), EXIT_STORAGE),
     ((DatabaseCorrupt,), EXIT_CORRUPT),
     ((DatabaseLocked,), EXIT_LOCKED),
+    ((CodecRequired,), EXIT_CODEC),
     ((NotAHarvestDatabase, SchemaTooNew), EXIT_NOT_HARVEST),
     ((ExecutionNotFound, WorkflowIdNotFound), EXIT_NOT_FOUND),
 )
@@ -171,4 +175,6 @@ def failures() -> Iterator[None]:
             text = f"{exc.filename}: {exc.strerror or text}"
         if isinstance(exc, DatabaseLocked):
             text = locked_advice(exc)
+        if isinstance(exc, CodecRequired):
+            text += "\nhint: pass --codec MODULE:ATTR (or set HARVEST_CODEC) naming its codec"
         raise HarvestFailure(text, exit_code_for(exc)) from exc

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from harvest_engine import payloads
-from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main, reading
+from harvest_engine.cli.app import EXEC, FILE, JSON, Target, codec, main, reading
 from harvest_engine.cli.output import emit_json, failures, line
 from harvest_engine.client import HarvestClient
 
@@ -88,9 +88,9 @@ def _follow(file: Target, exec_id: str, key: str, offset: int, as_json: bool) ->
 
     with failures():
         opened = (
-            HarvestClient.connect(file)
+            HarvestClient.connect(file, codec=codec())
             if isinstance(file, str)
-            else HarvestClient.open(file)
+            else HarvestClient.open(file, codec=codec())
         )
         with opened as client:
             try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from harvest_engine.cli.app import EXEC, FILE, JSON, Target, main, reading
+from harvest_engine.cli.app import EXEC, FILE, JSON, Target, codec, main, reading
 from harvest_engine.cli.output import emit_json, failures, line
 from harvest_engine.errors import InvalidHistoryFile
 from harvest_engine.runtime.operating.history_transfer import (
@@ -75,9 +75,9 @@ def import_(file: Target, history_file: str, as_json: bool) -> None:
                 ) from exc
         run = parse_document(raw, history_file)
         opened = (
-            PostgresRuntime.connect(file)
+            PostgresRuntime.connect(file, codec=codec())
             if isinstance(file, str)
-            else SqliteRuntime.open(file)
+            else SqliteRuntime.open(file, codec=codec())
         )
         where = _redacted(file) if isinstance(file, str) else str(file)
         with opened as rt:

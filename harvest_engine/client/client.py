@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from harvest_engine.calls import SignalDelivery
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.flow import QueueInfo
@@ -80,7 +81,11 @@ class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls, RepairCalls):
 
     @classmethod
     def open(
-        cls, path: str | Path, *, interceptors: Iterable[Interceptor] = ()
+        cls,
+        path: str | Path,
+        *,
+        interceptors: Iterable[Interceptor] = (),
+        codec: PayloadCodec | None = None,
     ) -> HarvestClient:
         """Open a client of the harvest file at `path` (no lock is taken; nothing is written).
 
@@ -90,10 +95,11 @@ class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls, RepairCalls):
             NotAHarvestDatabase: no such file, not harvest's, or a schema too
                 old for commands (open it once with SqliteRuntime).
             SchemaTooNew: written by a newer harvest.
+            CodecRequired: its payloads are encoded and `codec` is not their codec.
         """
-        reader = SqliteReader.open(path)
+        reader = SqliteReader.open(path, codec=codec)
         try:
-            queue = CommandQueue.open(path)
+            queue = CommandQueue.open(path, codec=codec)
         except BaseException:
             reader.close()
             raise
@@ -101,7 +107,11 @@ class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls, RepairCalls):
 
     @classmethod
     def connect(
-        cls, dsn: str, *, interceptors: Iterable[Interceptor] = ()
+        cls,
+        dsn: str,
+        *,
+        interceptors: Iterable[Interceptor] = (),
+        codec: PayloadCodec | None = None,
     ) -> HarvestClient:
         """A client of a Postgres database that PostgresRuntime workers serve.
 
@@ -117,13 +127,13 @@ class HarvestClient(StartCalls, ScheduleCalls, ProgressCalls, RepairCalls):
             PostgresReader,
         )
 
-        reader = PostgresReader.connect(dsn)
+        reader = PostgresReader.connect(dsn, codec=codec)
         try:
             from harvest_engine.store.postgres.client_queue import (  # noqa: PLC0415
                 PostgresCommandQueue,
             )
 
-            queue = PostgresCommandQueue.connect(dsn)
+            queue = PostgresCommandQueue.connect(dsn, codec=codec)
         except BaseException:
             reader.close()
             raise

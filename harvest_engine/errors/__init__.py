@@ -74,6 +74,7 @@ from harvest_engine.errors.runs import (
 )
 from harvest_engine.errors.shaping import CircuitOpen, InvalidFlowOption
 from harvest_engine.errors.storage import (
+    CodecRequired,
     DatabaseClosed,
     DatabaseCorrupt,
     DatabaseLocked,
@@ -103,6 +104,7 @@ __all__ = [
     "BlankWorkflowId",
     "ChildWorkflowError",
     "CircuitOpen",
+    "CodecRequired",
     "CommandTimedOut",
     "ContinueAsNew",
     "DatabaseClosed",

@@ -107,3 +107,16 @@ class InvalidHistoryFile(SqliteError, ValueError):
 
     def __init__(self, *, path: str, reason: str) -> None:
         super().__init__(path=path, reason=reason)
+
+
+class CodecRequired(SqliteError):
+    """The file's payloads are encoded and no codec (or not the right one) was given.
+
+    Open it again with ``codec=`` (the CLI and the GUI: ``--codec module:attr``)
+    naming the codec it was written with; nothing was read or changed.
+    """
+
+    _template = "{path}: {reason}"
+
+    def __init__(self, *, path: str, reason: str) -> None:
+        super().__init__(path=path, reason=reason)

@@ -167,8 +167,8 @@ def create_app(
         target: a `Runtime` of this process (every route, the workflow code
             at hand), or the path of a served file or a Postgres URL (commands
             go through a `HarvestClient` to the process that serves it, reads
-            through a read-only reader; routes that replay a run with its code,
-            where-waiting and stack, answer 501).
+            through a read-only reader; routes that need the serving runtime,
+            where-waiting, stack, held starts and circuit breakers, answer 501).
         token: when given, every request needs ``Authorization: Bearer
             <token>`` (else 401).
         read_only: refuse every route that changes the store (403).

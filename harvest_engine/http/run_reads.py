@@ -35,7 +35,7 @@ _TEXTS: tuple[tuple[str, str], ...] = (
     ("parent", "the children of this run"),
 )
 
-LIST_PARAMS: tuple[Param, ...] = (
+FILTER_PARAMS: tuple[Param, ...] = (
     *(Param(name, "string", what) for name, what in _TEXTS),
     Param("state", "string", "runs in this state (repeat for any of several)", True),
     *(Param(name, "string", what) for name, what in _TIMES),
@@ -45,6 +45,12 @@ LIST_PARAMS: tuple[Param, ...] = (
         "search attribute KEY=VALUE, the value as JSON or else text (repeatable)",
         True,
     ),
+    Param("paused", "boolean", "true: only paused runs; false: only runs not paused"),
+)
+"""The ExecutionFilter as query parameters: what the list and the bulk routes select by."""
+
+LIST_PARAMS: tuple[Param, ...] = (
+    *FILTER_PARAMS,
     Param("limit", "integer", "rows per page, 1-1000 (default 100)"),
     Param("cursor", "integer", "continue from a previous page's `next`"),
 )
@@ -79,8 +85,17 @@ def _attr(text: str) -> tuple[str, Any]:
         return key, raw
 
 
-def execution_filter(call: Call) -> ExecutionFilter:
-    """The listing's filter, from the query parameters (InvalidFilter for a bad one, 422)."""
+def _flag(call: Call, name: str) -> bool | None:
+    text = call.one(name)
+    if text is None:
+        return None
+    if text not in ("true", "false"):
+        raise InvalidFilter(reason=f"{name} is true or false, got {text!r}")
+    return text == "true"
+
+
+def run_filter(call: Call) -> ExecutionFilter:
+    """The filter of the query parameters, paging aside (InvalidFilter for a bad one, 422)."""
     flt = ExecutionFilter()
     setters: dict[str, Callable[[str], ExecutionFilter]] = {
         "workflow_name": lambda v: flt.workflow_name(v),
@@ -107,6 +122,13 @@ def execution_filter(call: Call) -> ExecutionFilter:
         flt = flt.state(*call.query["state"])
     for text in call.query.get("attr", []):
         flt = flt.search_attribute(*_attr(text))
+    paused = _flag(call, "paused")
+    return flt if paused is None else flt.paused(paused)
+
+
+def execution_filter(call: Call) -> ExecutionFilter:
+    """The listing's filter: `run_filter` with the page's limit and cursor."""
+    flt = run_filter(call)
     limit = _integer(call, "limit")
     if limit is not None:
         flt = flt.limit(limit)

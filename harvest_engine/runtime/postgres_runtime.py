@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from harvest_engine.clock import Clock
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.interceptors import Interceptor
     from harvest_engine.store.postgres.store import PostgresStore
 
@@ -25,7 +26,11 @@ INSTALL_HINT = "psycopg is not installed: pip install 'harvest[postgres]'"
 
 
 def open_store(
-    dsn: str, *, worker_id: str | None, lease: Duration | None
+    dsn: str,
+    *,
+    worker_id: str | None,
+    lease: Duration | None,
+    codec: PayloadCodec | None = None,
 ) -> PostgresStore:
     """Connect a PostgresStore, or say which extra to install."""
     try:
@@ -38,7 +43,7 @@ def open_store(
     span = leases.DEFAULT_LEASE if lease is None else to_timedelta(lease, what="lease")
     if span.total_seconds() <= 0:
         raise ValueError(f"lease must be positive, got {lease!r}")
-    return PostgresStore.connect(dsn, worker_id=worker_id, lease=span)
+    return PostgresStore.connect(dsn, worker_id=worker_id, lease=span, codec=codec)
 
 
 class PostgresRuntime(Runtime):
@@ -60,6 +65,7 @@ class PostgresRuntime(Runtime):
         clock: Clock | None = None,
         lease: Duration | None = None,
         interceptors: Iterable[Interceptor] = (),
+        codec: PayloadCodec | None = None,
     ) -> PostgresRuntime:
         """Connect to a database (created schema on first use); one worker of many.
 
@@ -72,14 +78,17 @@ class PostgresRuntime(Runtime):
                 renewal (default 30s; renewed three times per lease).
             interceptors: hooks around this worker's calls
                 (harvest_engine.interceptors).
+            codec: encodes payloads at rest (README "Payload codecs").
 
         Raises:
             NotAHarvestDatabase: a wrong DSN, an unreachable server or a
                 missing database (the DSN named, its password hidden).
             SchemaTooNew: a newer harvest wrote the schema; nothing is changed.
+            CodecRequired: the database's payloads are encoded and `codec` is
+                not their codec.
             Unsupported: psycopg (the `postgres` extra) is not installed.
         """
-        store = open_store(dsn, worker_id=worker_id, lease=lease)
+        store = open_store(dsn, worker_id=worker_id, lease=lease, codec=codec)
         rt = cls(store, clock=clock, interceptors=interceptors)
         rt.registry.heartbeat_timeouts = True
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from harvest_engine.clock import Clock
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.interceptors import Interceptor
 
 
@@ -37,13 +38,16 @@ class SqliteRuntime(Runtime):
         *,
         clock: Clock | None = None,
         interceptors: Iterable[Interceptor] = (),
+        codec: PayloadCodec | None = None,
     ) -> SqliteRuntime:
         """Open (or create) a database file; raise DatabaseLocked if another runtime holds it.
 
-        `interceptors` hook the runtime's calls (harvest_engine.interceptors).
+        `interceptors` hook the runtime's calls (harvest_engine.interceptors);
+        `codec` encodes payloads at rest (README "Payload codecs"), and a
+        file written with one raises CodecRequired when opened without it.
         """
         clock = clock or SystemClock()
-        store = SqliteStore.open(path, now=clock.now())
+        store = SqliteStore.open(path, now=clock.now(), codec=codec)
         return cls(store, clock=clock, interceptors=interceptors)
 
     @classmethod
@@ -53,6 +57,7 @@ class SqliteRuntime(Runtime):
         clock: Clock | None = None,
         uri: str | None = None,
         interceptors: Iterable[Interceptor] = (),
+        codec: PayloadCodec | None = None,
     ) -> SqliteRuntime:
         """A fresh, private, empty database that lives as long as the runtime.
 
@@ -60,7 +65,8 @@ class SqliteRuntime(Runtime):
         connections of this process share one in-memory database; its writer
         lock is an owner row inside it, so a second runtime gets DatabaseLocked.
         """
-        return cls(SqliteStore.open_memory(uri), clock=clock, interceptors=interceptors)
+        store = SqliteStore.open_memory(uri, codec=codec)
+        return cls(store, clock=clock, interceptors=interceptors)
 
     def __enter__(self) -> SqliteRuntime:
         return self

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine import payloads
 from harvest_engine.workflow.context import WorkflowContext
 from harvest_engine.workflow.mutex import WorkflowMutex
 from harvest_engine.workflow.stack import StackFrame, frames_of, is_user, user_frame
@@ -139,7 +140,7 @@ def run_waits(
             RunWait(
                 "signal handler",
                 name,
-                payload_type=type_name(_first_param_type(handler)),
+                payload_type=type_name(payloads.first_param_hint(handler)),
                 where=_function_line(handler),
             )
         )
@@ -269,19 +270,6 @@ def _activity_names(history: Sequence[HistoryEvent]) -> dict[int, str]:
         for e in history
         if e.type in ("ActivityScheduled", "LocalActivityScheduled")
     }
-
-
-def _first_param_type(fn: Callable[..., Any]) -> Any:
-    try:
-        params = [
-            p
-            for p in inspect.signature(fn).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        hints = typing.get_type_hints(fn)
-    except (TypeError, ValueError, NameError, AttributeError):
-        return None
-    return hints.get(params[0].name) if params else None
 
 
 def _function_line(fn: Callable[..., Any]) -> StackFrame | None:

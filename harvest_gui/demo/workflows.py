@@ -165,8 +165,16 @@ def apply_discount(ctx: WorkflowContext, discount: Discount) -> dict[str, Any]:
 
 @workflow
 async def nightly_report(ctx: WorkflowContext, _: Any) -> str:
-    """The scheduled demo workflow."""
+    """The scheduled demo workflow: its report's lines go out as a stream (the Progress tab)."""
+    ctx.set_current_details("compiling the day's report")
+    ctx.set_event("status", "compiling")
     report: str = await ctx.execute_activity(compile_report, None)
+    for line in ("orders placed: 5", "charged: 4", "shipped: 3", report):
+        ctx.write_stream("report", line)
+    ctx.close_stream("report")
+    ctx.set_event("status", "done")
+    ctx.set_event("lines", 4)
+    ctx.set_current_details("report sent")
     return report
 
 

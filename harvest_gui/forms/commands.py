@@ -21,8 +21,10 @@ from harvest_gui.inspect.signal_names import queries_in_code, updates_in_code
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
+    from datetime import datetime
 
     from harvest_engine import (
+        ExecutionFilter,
         HarvestClient,
         Runtime,
         ScheduleRow,
@@ -197,32 +199,81 @@ async def run_update(session: Any, exec_id: str, name: str, arg: Any) -> Any:
     return await _writer(session).update(exec_id, name, arg)
 
 
+RUN_ACTIONS = ("cancel", "terminate", "pause", "unpause")
+"""What the end-run form and the bulk form do to a run."""
+
+
 def end_run(
     session: Any, exec_id: str, action: str, reason: str
 ) -> Awaitable[None] | None:
-    """``cancel`` (cooperative, `rt.cancel`) or ``terminate`` (immediate, `rt.terminate`).
+    """``cancel`` (cooperative), ``terminate`` (immediate), ``pause`` or ``unpause`` one run.
 
     Raises:
         ExecutionNotFound, WorkflowNotRunning: from the engine.
         ValueError: `action` is neither.
 
     """
-    if action not in ("cancel", "terminate"):
+    if action not in RUN_ACTIONS:
         raise ValueError(f"unknown action {action!r}")
     client = client_of(session)
     if client is not None:
         timeout, cid = _timeout(session), new_command_id(session)
-        return (
-            client.cancel(exec_id, reason, timeout=timeout, command_id=cid)
-            if action == "cancel"
-            else client.terminate(exec_id, reason, timeout=timeout, command_id=cid)
-        )
+        if action == "unpause":
+            return client.unpause(exec_id, timeout=timeout, command_id=cid)
+        call = getattr(client, action)  # cancel, terminate, pause: (exec_id, reason)
+        return call(exec_id, reason, timeout=timeout, command_id=cid)  # type: ignore[no-any-return]
     rt = _writer(session)
-    if action == "cancel":
-        rt.cancel(exec_id, reason)
+    if action == "unpause":
+        rt.unpause(exec_id)
     else:
-        rt.terminate(exec_id, reason)
+        getattr(rt, action)(exec_id, reason)
     return None
+
+
+def reset_run(session: Any, exec_id: str, to_event: int | None, reason: str) -> Any:
+    """`reset` the run to `to_event` (None: the default point); the new run's id (or a coroutine)."""
+    client = client_of(session)
+    if client is not None:
+        return client.reset(
+            exec_id,
+            to_event=to_event,
+            reason=reason,
+            timeout=_timeout(session),
+            command_id=new_command_id(session),
+        )
+    return _writer(session).reset(exec_id, to_event=to_event, reason=reason)
+
+
+def fork_run(
+    session: Any, exec_id: str, from_step: int, workflow_id: str | None
+) -> Any:
+    """`fork` the run from `from_step`; the new run's id (or a coroutine, in client mode)."""
+    client = client_of(session)
+    if client is not None:
+        return client.fork(
+            exec_id,
+            from_step=from_step,
+            workflow_id=workflow_id,
+            timeout=_timeout(session),
+            command_id=new_command_id(session),
+        )
+    return _writer(session).fork(exec_id, from_step=from_step, workflow_id=workflow_id)
+
+
+def act_on_many(session: Any, action: str, flt: ExecutionFilter, reason: str) -> Any:
+    """``cancel_many`` / ``terminate_many`` / ``pause_many`` / ``unpause_many``: how many changed.
+
+    In client mode, a coroutine (the bulk command's own, longer, reply timeout).
+    """
+    if action not in RUN_ACTIONS:
+        raise ValueError(f"unknown action {action!r}")
+    client = client_of(session)
+    target: Any = client if client is not None else _writer(session)
+    call = getattr(target, f"{action}_many")
+    extra = {"command_id": new_command_id(session)} if client is not None else {}
+    if action == "unpause":
+        return call(flt, **extra)
+    return call(flt, reason, **extra)
 
 
 def save_schedule(session: Any, schedule: WorkflowSchedule) -> ScheduleRow:
@@ -243,6 +294,42 @@ def set_schedule_paused(session: Any, workflow_name: str, paused: bool) -> bool:
 def delete_schedule(session: Any, workflow_name: str) -> bool:
     """Remove a schedule; False when there was none."""
     return _writer(session).delete_schedule(workflow_name)
+
+
+def schedule_firing_reason(session: Any) -> str | None:
+    """Why Trigger now / Backfill are unavailable here (read-only), or None when they are."""
+    if runtime_of(session) is not None or client_of(session) is not None:
+        return None
+    return READ_ONLY_REASON
+
+
+def trigger_schedule(session: Any, workflow_name: str) -> Any:
+    """Start one run of the schedule now: its exec id, or None when its overlap policy skips.
+
+    In client mode, a coroutine sending the command to the serving process.
+    """
+    client = client_of(session)
+    if client is not None:
+        return client.trigger_schedule(
+            workflow_name, timeout=_timeout(session), command_id=new_command_id(session)
+        )
+    return _writer(session).trigger_schedule(workflow_name)
+
+
+def backfill_schedule(
+    session: Any, workflow_name: str, start: datetime, end: datetime
+) -> Any:
+    """Start a run for each slot from `start` to `end`: the exec ids started (or a coroutine)."""
+    client = client_of(session)
+    if client is not None:
+        return client.backfill_schedule(
+            workflow_name,
+            start,
+            end,
+            timeout=_timeout(session),
+            command_id=new_command_id(session),
+        )
+    return _writer(session).backfill_schedule(workflow_name, start, end)
 
 
 def purge_terminal(session: Any, older_than: Any) -> int:

@@ -1,4 +1,4 @@
-"""EndRunDialog: cancel (cooperative) or terminate (immediate) a run, with a reason and a confirmation."""
+"""EndRunDialog: cancel, terminate, pause or unpause a run, with a reason and a confirmation."""
 
 from __future__ import annotations
 
@@ -25,14 +25,33 @@ TEXTS = {
         "ends TERMINATED.",
         "I understand the run ends now, without clean-up",
     ),
+    "pause": (
+        "Pause run",
+        "&Pause run",
+        "Hold the run: it takes no decision and starts no attempt until unpaused; attempts "
+        "already running finish, and signals and timers that come meanwhile wait.",
+        "I understand the run holds until it is unpaused",
+    ),
+    "unpause": (
+        "Unpause run",
+        "&Unpause run",
+        "Let the paused run go on from where it stood: what came while it was paused applies now.",
+        "Let it go on",
+    ),
+}
+DONE = {
+    "cancel": "Cancel requested",
+    "terminate": "Run terminated",
+    "pause": "Run paused",
+    "unpause": "Run unpaused",
 }
 
 
 class EndRunDialog(RunActionDialog):
-    """Cancel or terminate one run; the submit button waits for the confirmation box.
+    """Cancel, terminate, pause or unpause one run; the submit button waits for the confirmation box.
 
     Signals:
-        succeeded(str): the action that was taken (``cancel`` / ``terminate``).
+        succeeded(str): the action that was taken (``cancel``, ``terminate``, ``pause``, ``unpause``).
     """
 
     client_ok = True
@@ -61,7 +80,8 @@ class EndRunDialog(RunActionDialog):
         self.form.addRow(self.explain)
         self.add_run_rows()
         self.form.addRow("", self.closed_note)
-        self.form.addRow("&Reason", self.reason)
+        if action != "unpause":  # the engine records no reason for an unpause
+            self.form.addRow("&Reason", self.reason)
         self.form.addRow(self.confirm)
         self.check_writable()
         self.on_run_changed()
@@ -88,8 +108,7 @@ class EndRunDialog(RunActionDialog):
         """End the run."""
 
         def report(_: None) -> str:
-            done = "Cancel requested" if self.action == "cancel" else "Run terminated"
-            self.show_result(f"{done}: {self.target.text}")
+            self.show_result(f"{DONE[self.action]}: {self.target.text}")
             self.target = read_target(self.session, self.exec_id)
             self._show_target()
             self.on_run_changed()

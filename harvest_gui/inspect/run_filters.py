@@ -6,10 +6,12 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine import ExecutionFilter, HarvestError
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from harvest_engine import ExecutionFilter, ExecutionPage
+    from harvest_engine import ExecutionPage
 
 COUNT_CAP = 5_000
 """Runs counted at most for a filtered count; more reads as "5,000+" (a UI-thread budget)."""
@@ -98,3 +100,21 @@ def parse_search(text: str) -> tuple[str, Any] | None:
     if isinstance(value, (dict, list)):
         value = raw
     return key.strip(), value
+
+
+PAUSED_CAP = 1000
+"""Paused runs counted at most beside the PAUSED box ("1,000+" past it)."""
+
+
+def paused_count(list_executions: Any, flt: ExecutionFilter | None) -> str:
+    """Paused runs among those `flt` matches (all when None), "1,000+" past the cap.
+
+    An indexed read: the engine keeps a partial index of paused runs.
+    """
+    try:
+        chosen = ExecutionFilter() if flt is None else flt
+        page = list_executions(chosen.paused(True).limit(PAUSED_CAP))
+    except (ValueError, HarvestError):  # the bar reports a bad filter itself
+        return "?"
+    n = len(page.executions)
+    return f"{n:,}+" if page.next is not None else f"{n:,}"

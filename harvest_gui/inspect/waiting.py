@@ -27,6 +27,7 @@ from harvest_engine import (
     UnknownWorkflow,
     WorkflowReplayer,
 )
+from harvest_gui.inspect import queues
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -203,6 +204,8 @@ def describe(wait: RunWait, now: datetime) -> str:
         when = wait.due_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
         tail = f"in {span(left)}" if left >= 0 else f"overdue by {span(-left)}"
         return f"timer {wait.name}, due {when} ({tail})"
+    if wait.kind == "queue":
+        return queues.place_line(wait)
     if wait.kind in ("child", "workflow"):
         what = "child run" if wait.kind == "child" else "run"
         return f"{what} {wait.target} to finish"

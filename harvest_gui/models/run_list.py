@@ -36,6 +36,7 @@ COLUMNS = (
     "Closed",
     "Duration",
     "Attempt",
+    "Summary",
     "Search attributes",
 )
 COL_STATE = 3
@@ -361,6 +362,7 @@ class RunListModel(QAbstractTableModel):
             short_when(r.closed_at),
             formatting.duration(_duration(r)),
             str(r.attempt),
+            formatting.middle((r.summary or "").replace("\n", " "), 200),
             formatting.attributes_text(r.search_attributes),
         )
 

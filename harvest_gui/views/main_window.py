@@ -33,6 +33,7 @@ from harvest_gui.views.demo_banner import DemoBanner
 from harvest_gui.views.dialogs import about_text, message_box
 from harvest_gui.views.file_opening import FileOpener
 from harvest_gui.views.operations import Operations
+from harvest_gui.views.queues import QueuesView
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
 from harvest_gui.views.schedules import SchedulesView
@@ -73,6 +74,7 @@ class MainWindow(QMainWindow):
         self.run_list: RunListView | None = None
         self.detail: RunDetailView | None = None
         self.schedules: SchedulesView | None = None
+        self.queues: QueuesView | None = None
         self.last_dialog: QMessageBox | None = None
         self._counts_due = False
         self._counts_timer = QTimer(self)
@@ -145,11 +147,13 @@ class MainWindow(QMainWindow):
         run_list = RunListView(session)
         detail = RunDetailView(session)
         schedules = SchedulesView(session)
+        queues = QueuesView(session)
         self.close_session()
         self.session = session
         self.settings.add_recent_file(session.path)
         window_menus.fill_recent_menu(self.recent_menu, self)
         self.run_list, self.detail, self.schedules = run_list, detail, schedules
+        self.queues = queues
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.run_list)
@@ -160,7 +164,8 @@ class MainWindow(QMainWindow):
         saved = self.settings.blob("window/splitter")
         if saved is not None:
             self.splitter.restoreState(saved)
-        header = self.settings.blob("runs/header/v2")
+        # v3: the Summary column joined the list (a v2 state has one column fewer).
+        header = self.settings.blob("runs/header/v3")
         if header is not None:
             self.run_list.table.horizontalHeader().restoreState(header)
         self.demo_banner = DemoBanner(self.settings)
@@ -174,12 +179,14 @@ class MainWindow(QMainWindow):
         self.pages.setObjectName("pages")
         self.pages.addTab(runs_page, "Runs")
         self.pages.addTab(self.schedules, "Schedules")
+        self.pages.addTab(self.queues, "Queues")
         self.stack.addWidget(self.pages)
         self.stack.setCurrentWidget(self.pages)
         self.detail.listed_damage = self.run_list.model.damaged_of
         self.run_list.run_selected.connect(self.detail.show_run)
         self.run_list.run_selected.connect(lambda _id: self.context_changed.emit())
         self.detail.open_run.connect(self.on_open_run)
+        self.schedules.open_run.connect(self.on_schedule_run)
         session.changed.connect(self.on_session_changed)
         session.refreshed.connect(self.status.show_refresh)
         session.drive_error.connect(self.on_drive_error)
@@ -217,6 +224,7 @@ class MainWindow(QMainWindow):
             self.stack.removeWidget(page)
             page.deleteLater()
         self.run_list = self.detail = self.schedules = None
+        self.queues = None
         self.status.show_session(None)
         self.own_actions.set_file_open(False)
         self._update_title()
@@ -236,6 +244,8 @@ class MainWindow(QMainWindow):
             self._counts_timer.start(COUNTS_EVERY_MS)
         self.detail.refresh()
         self.schedules.refresh()
+        if self.queues is not None:
+            self.queues.refresh()
 
     def on_counts_timer(self) -> None:
         """Catch up on counts skipped while the last count was recent."""
@@ -266,6 +276,11 @@ class MainWindow(QMainWindow):
             self.run_list.clear_filters()
             if not self.run_list.select_exec_id(exec_id) and self.detail is not None:
                 self.detail.show_run(exec_id)
+
+    def on_schedule_run(self, exec_id: str) -> None:
+        """A schedule's run was opened from the Schedules page: show it on the Runs page."""
+        self.pages.setCurrentIndex(0)
+        self.on_open_run(exec_id)
 
     def on_drive_error(self, text: str) -> None:
         """A run's drive failed; the others go on. Shown, never raised."""
@@ -315,7 +330,7 @@ class MainWindow(QMainWindow):
         if self.run_list is not None:
             self.settings.set_blob("window/splitter", self.splitter.saveState())
             self.settings.set_blob(
-                "runs/header/v2", self.run_list.table.horizontalHeader().saveState()
+                "runs/header/v3", self.run_list.table.horizontalHeader().saveState()
             )
 
     def closeEvent(self, event: QCloseEvent) -> None:

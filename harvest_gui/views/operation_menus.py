@@ -30,7 +30,16 @@ class OperationCommands(Protocol):
         """Run ▸ Run update."""
 
     def on_end(self, action: str) -> None:
-        """Run ▸ Cancel / Terminate (`action` is "cancel" or "terminate")."""
+        """Run ▸ Cancel / Terminate / Pause / Unpause (`action` names it)."""
+
+    def on_reset(self) -> None:
+        """Run ▸ Reset run to the selected event."""
+
+    def on_fork(self) -> None:
+        """Run ▸ Fork run from a step."""
+
+    def on_bulk(self, action: str) -> None:
+        """Run ▸ Runs matching the filter ▸ `action` (cancel, terminate, pause, unpause)."""
 
     def on_auto_drive(self, on: bool) -> None:
         """Run ▸ Auto-drive."""
@@ -149,6 +158,20 @@ def build_menus(
         lambda: ops.on_end("terminate"),
         "Ctrl+Shift+T",
     )
+    # H for hold, G for go: P and U are the purge and update forms'.
+    add(m, "pause", "Pa&use run…", lambda: ops.on_end("pause"), "Ctrl+Shift+H")
+    add(m, "unpause", "U&npause run…", lambda: ops.on_end("unpause"), "Ctrl+Shift+G")
+    add(m, "reset", "&Reset run to the selected event…", ops.on_reset, "Ctrl+Shift+R")
+    add(m, "fork", "&Fork run from a step…", ops.on_fork, "Ctrl+Shift+B")  # B: branch
+    bulk = m.addMenu("Runs matching the &filter")
+    bulk.setObjectName("bulkMenu")
+    for kind, text, keys in (
+        ("cancel", "&Cancel the matching runs…", "Ctrl+Alt+C"),
+        ("terminate", "&Terminate the matching runs…", "Ctrl+Alt+T"),
+        ("pause", "&Pause the matching runs…", "Ctrl+Alt+H"),
+        ("unpause", "&Unpause the matching runs…", "Ctrl+Alt+G"),
+    ):
+        add(bulk, f"{kind}_many", text, lambda _=False, k=kind: ops.on_bulk(k), keys)
     m.addSeparator()
     auto = add(m, "auto_drive", "&Auto-drive", ops.on_auto_drive, "Ctrl+D")
     auto.setCheckable(True)

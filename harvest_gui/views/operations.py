@@ -20,6 +20,7 @@ from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
 from harvest_gui.inspect.export import export_history
 from harvest_gui.session import WriterSession
+from harvest_gui.views import repair_actions
 from harvest_gui.views.determinism import DeterminismView
 from harvest_gui.views.diff import DiffView
 from harvest_gui.views.form_windows import FormWindows
@@ -102,17 +103,26 @@ class Operations(QObject):
         writer = isinstance(self.session, WriterSession)
         run = has and self.exec_id is not None
         tip = "" if writer or not has else READ_ONLY_REASON
-        for key in ("start", "new_schedule", "edit_schedule", "purge"):
+        for key in (
+            "start",
+            "new_schedule",
+            "edit_schedule",
+            "purge",
+            "cancel_many",
+            "terminate_many",
+            "pause_many",
+            "unpause_many",
+        ):
             self.actions[key].setEnabled(has)
         for key in ("signal", "query", "update", "determinism"):
             self.actions[key].setEnabled(run)
         closed = run and self._selected_closed()
-        for key in ("cancel", "terminate"):
+        for key in ("cancel", "terminate", "pause", "unpause"):
             self.actions[key].setEnabled(run and not closed)
             self.actions[key].setToolTip(
                 "The selected run is closed: there is nothing to end." if closed else ""
             )
-        for key in ("time_travel", "diff", "export"):
+        for key in ("time_travel", "diff", "export", "reset", "fork"):
             self.actions[key].setEnabled(run)
         for key in ("auto_drive", "until_idle"):
             self.actions[key].setEnabled(writer)
@@ -200,6 +210,20 @@ class Operations(QObject):
             self.opened.open_form(
                 action, lambda: EndRunDialog(self.session, exec_id, action), exec_id
             )
+
+    def on_reset(self) -> None:
+        """Run ▸ Reset run…: to the event selected in the History tab (else the default point)."""
+        if (exec_id := self._need_run()) is not None:
+            repair_actions.open_reset(self, exec_id)
+
+    def on_fork(self) -> None:
+        """Run ▸ Fork run from a step…."""
+        if (exec_id := self._need_run()) is not None:
+            repair_actions.open_fork(self, exec_id)
+
+    def on_bulk(self, action: str) -> None:
+        """Run ▸ Runs matching the filter ▸ Cancel / Terminate / Pause / Unpause…."""
+        repair_actions.open_bulk(self, action)
 
     def on_auto_drive(self, on: bool) -> None:
         """Run ▸ Auto-drive."""

@@ -1,4 +1,4 @@
-"""RunDetailView: the tabs (Summary, History, Timeline, Attempts, Pending, Stack, Logs, Costs) of a run."""
+"""RunDetailView: the tabs (Summary, History, Timeline, Attempts, Progress, Pending, Stack, Logs, Costs) of a run."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from harvest_gui.views.elided import ElidedLabel
 from harvest_gui.views.history import HistoryView
 from harvest_gui.views.logs import LogsView
 from harvest_gui.views.pending import PendingView
+from harvest_gui.views.progress import ProgressView
 from harvest_gui.views.stack import StackView
 from harvest_gui.views.summary import SummaryView
 from harvest_gui.views.timeline_view import TimelineView
@@ -34,11 +35,12 @@ TIMELINE_REDRAW_S = 1.0
     TAB_HISTORY,
     TAB_TIMELINE,
     TAB_ATTEMPTS,
+    TAB_PROGRESS,
     TAB_PENDING,
     TAB_STACK,
     TAB_LOGS,
     TAB_COSTS,
-) = range(8)
+) = range(9)
 
 
 class RunDetailView(QWidget):
@@ -69,6 +71,7 @@ class RunDetailView(QWidget):
         self.history = HistoryView()
         self.timeline = TimelineView()
         self.attempts = AttemptsView()
+        self.progress = ProgressView()
         self.pending = PendingView()
         self.stack_view = StackView()
         self.logs = LogsView()
@@ -81,6 +84,7 @@ class RunDetailView(QWidget):
             (self.history, "&History"),
             (self.timeline, "&Timeline"),
             (self.attempts, "&Attempts"),
+            (self.progress, "P&rogress"),
             (self.pending, "&Pending"),
             (self.stack_view, "Stac&k"),
             (self.logs, "&Logs"),
@@ -186,6 +190,7 @@ class RunDetailView(QWidget):
                 s.mutexes(self.exec_id),
             )
             logs = s.workflow_logs(self.exec_id)
+            events = s.events(self.exec_id)
             ledger = s.llm_ledger(self.exec_id)
             totals = s.llm_totals(self.exec_id)
         except ExecutionNotFound:
@@ -220,6 +225,13 @@ class RunDetailView(QWidget):
             self._timeline_drawn = time.monotonic()
         if shown[1] != key:
             self.attempts.show_attempts(list(attempts))
+            exec_id = self.exec_id
+            self.progress.show_progress(
+                exec_id,
+                events,
+                history,
+                lambda k, offset: s.stream_items(exec_id, k, offset),
+            )
         if shown[0] != detail or shown[1] != key or shown[2] != pending:
             # A replay to the frontier: only when the run or its rows changed.
             report = s.waiting(

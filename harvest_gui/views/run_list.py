@@ -24,7 +24,11 @@ from PySide6.QtWidgets import (
 from harvest_engine import HarvestError
 from harvest_gui.forms.commands import workflow_infos
 from harvest_gui.inspect import formatting
-from harvest_gui.inspect.run_filters import count_matching, unknown_name_hint
+from harvest_gui.inspect.run_filters import (
+    count_matching,
+    paused_count,
+    unknown_name_hint,
+)
 from harvest_gui.models.run_list import (
     EXEC_ID_ROLE,
     SORT_LOAD_CAP,
@@ -39,8 +43,9 @@ if TYPE_CHECKING:
     from harvest_gui.session import Session
 
 EXEC_ID_SAMPLE = "00000000-0000-0000-0000-000000000000"
-VISUAL_ORDER = (1, 3, 4, 5, 6, 0, 2, 7, 8)
-"""Model columns in the order shown: Workflow ID, State, Started, Closed, Duration, ..."""
+VISUAL_ORDER = (1, 3, 4, 5, 6, 0, 8, 2, 7, 9)
+"""Model columns in the order shown: Workflow ID, State, Started, Closed, Duration,
+Workflow, Summary (the run's label), Exec ID, Attempt, Search attributes."""
 TOUCHES = (
     QEvent.Type.MouseButtonPress,
     QEvent.Type.KeyPress,
@@ -101,6 +106,7 @@ class RunListView(RunFilterBar, QWidget):
             metrics.horizontalAdvance("00:00:00") + 16,
             metrics.horizontalAdvance("4 m 05 s") + 16,
             60,
+            160,
         )
         for col, width in enumerate(widths):
             self.table.setColumnWidth(col, width)
@@ -171,7 +177,7 @@ class RunListView(RunFilterBar, QWidget):
 
     def restyle(self) -> None:
         """Apply the current theme's state colours (after a theme switch too)."""
-        for state, box in self.state_boxes.items():
+        for state, box in [*self.state_boxes.items(), ("PAUSED", self.paused_box)]:
             box.setStyleSheet(f"color: {state_colour(state).name()};")
         self.message.setStyleSheet(f"color: {state_colour('FAILED').name()};")
         top, bottom = (
@@ -288,6 +294,10 @@ class RunListView(RunFilterBar, QWidget):
                 total = f"{n:,}{more} of {formatting.count(in_file, 'run')} match"
         for state, box in self.state_boxes.items():
             box.setText(f"{state} {shown.get(state, 0):,}")
+        flt = self.build_filter() if self.filters_active() else None
+        self.paused_box.setText(
+            f"PAUSED {paused_count(self.session.list_executions, flt)}"
+        )
         self.total.setText(total)
 
     def known_names(self) -> list[str]:

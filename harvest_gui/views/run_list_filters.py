@@ -127,11 +127,24 @@ class RunFilterBar:
             box.toggled.connect(self.apply_filters)
             self.state_boxes[state] = box
             self.counts_row.addWidget(box, i // STATE_COLUMNS, i % STATE_COLUMNS)
+        # Paused is a flag on a RUNNING run (rt.pause), not a state: its own box.
+        self.paused_box = QCheckBox("PAUSED")
+        self.paused_box.setObjectName("state_PAUSED")
+        self.paused_box.setAccessibleName("Show paused runs")
+        self.paused_box.toggled.connect(self.apply_filters)
+        self.counts_row.addWidget(
+            self.paused_box, len(STATES) // STATE_COLUMNS, len(STATES) % STATE_COLUMNS
+        )
         self.total = QLabel()
         self.total.setObjectName("runTotal")
         self.total.setTextFormat(Qt.TextFormat.PlainText)
+        # In the last row's free cell; on a row of its own when the boxes fill the
+        # last row (ENQUEUED made eight: the total was drawn over CONTINUED_AS_NEW).
         self.counts_row.addWidget(
-            self.total, 1, STATE_COLUMNS - 1, Qt.AlignmentFlag.AlignRight
+            self.total,
+            (len(STATES) + 1) // STATE_COLUMNS,  # a cell the boxes leave free
+            STATE_COLUMNS - 1,
+            Qt.AlignmentFlag.AlignRight,
         )
         self.counts_row.setColumnStretch(STATE_COLUMNS, 1)
 
@@ -158,6 +171,8 @@ class RunFilterBar:
         states = [s for s, box in self.state_boxes.items() if box.isChecked()]
         if states:
             flt = flt.state(*states)
+        if self.paused_box.isChecked():
+            flt = flt.paused(True)
         return flt
 
     def filters_active(self) -> bool:
@@ -167,14 +182,24 @@ class RunFilterBar:
             for e in (self.name_filter, self.prefix_filter, self.search_filter)
         ) or any(
             box.isChecked()
-            for box in [self.after_check, self.before_check, *self.state_boxes.values()]
+            for box in [
+                self.after_check,
+                self.before_check,
+                self.paused_box,
+                *self.state_boxes.values(),
+            ]
         )
 
     def clear_filters(self) -> None:
         """Empty every filter."""
         for edit in (self.name_filter, self.prefix_filter, self.search_filter):
             edit.clear()
-        for box in [self.after_check, self.before_check, *self.state_boxes.values()]:
+        for box in [
+            self.after_check,
+            self.before_check,
+            self.paused_box,
+            *self.state_boxes.values(),
+        ]:
             box.blockSignals(True)
             box.setChecked(False)
             box.blockSignals(False)

@@ -22,11 +22,12 @@ from harvest_gui.async_bridge import async_slot
 from harvest_gui.forms.error_text import describe_error
 from harvest_gui.inspect import formatting
 from harvest_gui.inspect.storage_report import StorageReport, storage_report
+from harvest_gui.target import codec
 
 
 def measure(path: Any) -> StorageReport:
     """Measure `path` on a reader of this thread's own (sqlite connections are thread-bound)."""
-    with SqliteReader.open(path) as reader:
+    with SqliteReader.open(path, codec=codec()) as reader:
         return storage_report(path, reader)
 
 

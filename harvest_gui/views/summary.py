@@ -68,6 +68,14 @@ def failure_parts(stored: Stored) -> tuple[str, str | None]:
     ) and trace else None
 
 
+def _state_text(d: ExecutionDetail) -> str:
+    """The state, and for a paused run (`rt.pause`) that it is held and why."""
+    if not d.paused:
+        return d.state
+    why = f": {formatting.middle(d.pause_reason, 200)}" if d.pause_reason else ""
+    return f"{d.state} · paused{why}"
+
+
 def plain_label(object_name: str) -> QLabel:
     """A selectable label that never interprets its text as rich text."""
     label = QLabel()
@@ -204,9 +212,14 @@ class SummaryView(QWidget):
             "exec_id": str(d.exec_id),
             "workflow_name": d.workflow_name,
             "workflow_id": d.workflow_id,
-            "state": d.state,
+            "state": _state_text(d),
             "started": formatting.when(d.started_at),
-            "closed": formatting.when(d.closed_at) or "still running",
+            "closed": formatting.when(d.closed_at)
+            or (
+                "not yet: waiting its turn"
+                if d.state == "ENQUEUED"
+                else "still running"
+            ),
             "duration": formatting.duration(duration),
             "attempt": str(d.attempt),
             "cancel": d.cancel_requested or "no",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from harvest_gui.settings import Settings
     from harvest_gui.target import Target
     from harvest_gui.views.run_detail import RunDetailView
+    from harvest_gui.views.run_list import RunListView
     from harvest_gui.views.schedules import SchedulesView
     from harvest_gui.views.status_bar import InspectorStatusBar
 
@@ -38,6 +39,10 @@ class WindowHost(Protocol):
     @property
     def detail(self) -> RunDetailView | None:
         """The selected run's detail (None while no file is open)."""
+
+    @property
+    def run_list(self) -> RunListView | None:
+        """The run list, whose filter the bulk actions act on (None while no file is open)."""
 
     @property
     def schedules(self) -> SchedulesView | None:

@@ -23,9 +23,11 @@ from harvest_engine import (
     ApplicationError,
     ExecutionOutcome,
     HarvestClient,
+    Queue,
     RetryPolicy,
     RunState,
     SqliteRuntime,
+    StartOptions,
     WorkflowContext,
     activity,
     workflow,
@@ -216,6 +218,33 @@ async def test_metrics_count_runs_attempts_and_time_decisions(
     assert runs[0].status.status_code.name == "ERROR"
     assert runs[1].attributes is not None
     assert runs[1].attributes["harvest.output"] == "40"
+
+
+async def test_queue_depth_is_read_from_the_queues_at_each_collection(
+    db_path: Path, clock: ManualClock
+) -> None:
+    reader = InMemoryMetricReader()
+    metrics_hooks = MetricsInterceptor(MeterProvider(metric_readers=[reader]))
+    with SqliteRuntime.open(db_path, clock=clock, interceptors=[metrics_hooks]) as rt:
+        rt.register_workflow(measured)
+        rt.register_activity(flaky)
+        rt.register_queue(Queue("narrow", concurrency=1))
+        metrics_hooks.observe_queues(rt.queues)
+        for x in (1, 2, 3):
+            rt.start_workflow_with_options("measured", x, StartOptions(queue="narrow"))
+        await rt.poll_once()
+        data = reader.get_metrics_data()
+    assert data is not None
+    depth = {
+        tuple(sorted((point.attributes or {}).items())): point.value
+        for metric in data.resource_metrics[0].scope_metrics[0].metrics
+        if metric.name == "harvest.queue.depth"
+        for point in metric.data.data_points
+    }
+    assert depth == {
+        (("kind", "waiting"), ("queue", "narrow")): 2,
+        (("kind", "running"), ("queue", "narrow")): 1,
+    }
 
 
 async def test_the_global_provider_is_used_when_none_is_given(

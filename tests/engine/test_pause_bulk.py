@@ -13,9 +13,9 @@ from harvest_engine import (
     RetryPolicy,
     RunState,
     SqliteRuntime,
-    UpdateRejected,
     WorkflowContext,
     WorkflowNotRunning,
+    WorkflowReplayer,
     activity,
     workflow,
 )
@@ -161,7 +161,7 @@ async def test_a_paused_run_starts_no_new_attempt(open_rt: Open) -> None:
     assert RAN == ["flaky", "flaky"]
 
 
-async def test_an_update_to_a_paused_run_is_refused_and_writes_nothing(
+async def test_an_update_to_a_paused_run_is_answered_and_the_body_meets_it_at_unpause(
     open_rt: Open,
 ) -> None:
     rt = runtime(open_rt)
@@ -169,11 +169,15 @@ async def test_an_update_to_a_paused_run_is_refused_and_writes_nothing(
     await rt.run_until_blocked(exec_id)
     rt.pause(exec_id, "frozen")
     before = types(rt, exec_id)
-    with pytest.raises(UpdateRejected, match="paused"):
-        await rt.update(exec_id, "note", 1)
-    assert types(rt, exec_id) == before
-    rt.unpause(exec_id)
+
     assert await rt.update(exec_id, "note", 1) == 1
+
+    assert types(rt, exec_id) == [*before, "UpdateAdmitted", "UpdateCompleted"]
+    assert await rt.run_until_blocked(exec_id) == RunState.InProgress()  # still paused
+    assert types(rt, exec_id) == [*before, "UpdateAdmitted", "UpdateCompleted"]
+    rt.unpause(exec_id)
+    await rt.run_until_blocked(exec_id)
+    WorkflowReplayer([parked]).replay(rt.load_history(exec_id))
 
 
 async def test_pausing_a_closed_or_unknown_run_is_refused(open_rt: Open) -> None:

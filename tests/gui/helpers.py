@@ -6,7 +6,14 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import SqliteRuntime, WorkflowContext, WorkflowLogPolicy, workflow
+from harvest_engine import (
+    ActivityContext,
+    SqliteRuntime,
+    WorkflowContext,
+    WorkflowLogPolicy,
+    activity,
+    workflow,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,6 +40,36 @@ async def waits_for_go(ctx: WorkflowContext, arg: Any) -> Any:
 async def quick(ctx: WorkflowContext, arg: Any) -> Any:
     """A run that completes at once."""
     return arg
+
+
+@activity
+def stamp(ctx: ActivityContext, label: str) -> str:
+    """An activity step that records its label."""
+    return f"stamped {label}"
+
+
+@workflow
+async def three_steps(ctx: WorkflowContext, arg: Any) -> Any:
+    """Three activity steps in a row (a run to fork from)."""
+    return [await ctx.execute_activity(stamp, label) for label in ("a", "b", "c")]
+
+
+@workflow
+async def reporter(ctx: WorkflowContext, arg: Any) -> Any:
+    """Sets events and writes a "ticks" stream, one value per "tick" signal, until "end"."""
+    ctx.set_event("phase", "started")
+    ctx.set_current_details("waiting for ticks")
+    n = 0
+    while True:
+        value = await ctx.wait_for_signal("tick")
+        if value == "end":
+            break
+        n += 1
+        ctx.write_stream("ticks", value)
+        ctx.set_event("ticks seen", n)
+    ctx.close_stream("ticks")
+    ctx.set_event("phase", "done")
+    return n
 
 
 def make_runs(

@@ -62,6 +62,9 @@ def test_the_run_list_tooltip_carries_the_summary(tmp_path: Path, qapp: object) 
     try:
         model = RunListModel(session)
         tip = model.data(model.index(0, 0), Qt.ItemDataRole.ToolTipRole)
+        column = model.COLUMNS.index("Summary")
+        cell = model.data(model.index(0, column))
     finally:
         session.close()
     assert "Summary: nightly import" in str(tip)
+    assert cell == "nightly import"  # its own column, sortable and in view

@@ -1,10 +1,10 @@
-"""The workflows the HTTP API tests drive: a greeting, and a box that waits with a query and an update."""
+"""The workflows the HTTP API tests drive: a greeting, a box with a query and an update, steps to reset."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from harvest_engine import Runtime, WorkflowContext, workflow
+from harvest_engine import Rate, Runtime, WorkflowContext, activity, workflow
 
 
 @workflow
@@ -50,7 +50,31 @@ async def reporter(ctx: WorkflowContext, _: Any = None) -> int:
             written += 1
 
 
+@activity
+async def tick(ctx: Any, name: str) -> str:
+    return name
+
+
+@workflow
+async def ticks(ctx: WorkflowContext, _: Any = None) -> list[Any]:
+    first = await ctx.execute_activity(tick, "one")
+    second = await ctx.execute_activity(tick, "two")
+    got = await ctx.wait_for_signal("go")
+    return [first, second, got]
+
+
+@workflow(quota=Rate(1, "1h"))
+async def metered(ctx: WorkflowContext, _: Any = None) -> str:
+    return "ok"
+
+
+@workflow(debounce="1h")
+async def settle(ctx: WorkflowContext, value: Any = None) -> Any:
+    return value
+
+
 def register(rt: Runtime) -> Runtime:
-    for fn in (greet, box, reporter):
+    for fn in (greet, box, reporter, ticks, metered, settle):
         rt.register_workflow(fn)
+    rt.register_activity(tick)
     return rt

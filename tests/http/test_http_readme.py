@@ -97,6 +97,8 @@ def test_the_readmes_curl_lines_run_against_harvest_http_beside_its_worker(
         assert done.returncode == 0, done.stdout + done.stderr
         assert '"served":true' in done.stdout
         assert '"type":"ExecutionNotFound"' in done.stdout
+        assert '"reset_from":' in done.stdout  # the reset line
+        assert '{"count":' in done.stdout  # the bulk cancel line
         api.send_signal(signal.SIGTERM)
         out, err = api.communicate(timeout=30)
         assert api.returncode == 0, out + err

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import pytest
-
 if TYPE_CHECKING:
     from tests.http.served_api import ApiSetup
 
 
-@pytest.mark.parametrize(
-    ("store", "via"), [("sqlite", "runtime"), ("postgres", "runtime")]
-)
 async def test_a_schedule_is_stored_switched_fired_backfilled_and_deleted(
     api_setup: ApiSetup,
 ) -> None:

@@ -8,6 +8,10 @@ Instruments (attributes in brackets):
 - ``harvest.activity.schedule_to_start`` (activity), seconds: from an
   attempt being ready to its body starting.
 - ``harvest.decision.duration`` (workflow), seconds: one decision cycle.
+- ``harvest.queue.depth`` (queue, waiting|running): each queue's runs or
+  attempts waiting for admission and holding a slot, read when the metrics
+  are collected from the source given to `observe_queues` (`rt.queues`,
+  `client.queues`).
 """
 
 from __future__ import annotations
@@ -25,9 +29,12 @@ from harvest_engine.interceptors import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Iterable
+
+    from opentelemetry.metrics import CallbackOptions, Observation
 
     from harvest_engine.activity import AttemptResult
+    from harvest_engine.flow import QueueInfo
 
 
 class MetricsInterceptor(Interceptor):
@@ -61,6 +68,34 @@ class MetricsInterceptor(Interceptor):
         self._decision = meter.create_histogram(
             "harvest.decision.duration", unit="s", description="one decision cycle"
         )
+        self._meter = meter
+        self._queue_sources: list[Callable[[], list[QueueInfo]]] = []
+
+    def observe_queues(self, source: Callable[[], list[QueueInfo]]) -> None:
+        """Report queue depth from `source` (`rt.queues` or `client.queues`) at each collection.
+
+        The gauge is made at the first call; later sources add their queues.
+        """
+        if not self._queue_sources:
+            self._meter.create_observable_gauge(
+                "harvest.queue.depth",
+                callbacks=[self._observe_depth],
+                unit="{run}",
+                description="runs or attempts per queue, waiting or holding a slot",
+            )
+        self._queue_sources.append(source)
+
+    def _observe_depth(self, options: CallbackOptions) -> Iterable[Observation]:
+        """One observation per queue and kind (waiting, running)."""
+        del options
+        for source in self._queue_sources:
+            for queue in source():
+                yield metrics.Observation(
+                    queue.waiting, {"queue": queue.name, "kind": "waiting"}
+                )
+                yield metrics.Observation(
+                    queue.running, {"queue": queue.name, "kind": "running"}
+                )
 
     def decision(
         self,

@@ -6,7 +6,7 @@ the facade's); client commands applied by the serving loop call them too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harvest_engine.calls import StartOptions, WorkflowIdReusePolicy
 from harvest_engine.errors import ExecutionNotFound, InvalidSignal
@@ -24,7 +24,7 @@ from harvest_engine.runtime.talking import signal_with_start as signal_start
 from harvest_engine.runtime.talking import update_with_start as update_start
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Callable, Coroutine
 
     from harvest_engine.calls import (
         SignalDelivery,
@@ -38,21 +38,22 @@ if TYPE_CHECKING:
     from harvest_engine.states import ExecutionId
 
 
+R = TypeVar("R")
+
+
 def start_workflow(engine: Engine, name: str, input: Any = None) -> ExecutionId:
     """Start a fresh run; nothing executes until a drive."""
     held = held_starts.holds(engine, name)  # debounce / batch (held_starts.py)
-    return engine.woken(
-        hooked.start(
-            engine,
-            name,
-            None,
-            input,
-            lambda: (
-                held_starts.start(engine, name, None, input).exec_id
-                if held
-                else start_calls.start_fresh(engine, name, None, input)
-            ),
-        )
+    return _started(
+        engine,
+        name,
+        None,
+        input,
+        lambda: (
+            held_starts.start(engine, name, None, input).exec_id
+            if held
+            else start_calls.start_fresh(engine, name, None, input)
+        ),
     )
 
 
@@ -63,18 +64,16 @@ def start_workflow_with_id(
     held = held_starts.holds(engine, name)
     if held:
         check_name(workflow_id, "workflow id")
-    return engine.woken(
-        hooked.start(
-            engine,
-            name,
-            workflow_id,
-            input,
-            lambda: (
-                held_starts.start(engine, name, workflow_id, input).exec_id
-                if held
-                else start_calls.start_with_id(engine, name, workflow_id, input)
-            ),
-        )
+    return _started(
+        engine,
+        name,
+        workflow_id,
+        input,
+        lambda: (
+            held_starts.start(engine, name, workflow_id, input).exec_id
+            if held
+            else start_calls.start_with_id(engine, name, workflow_id, input)
+        ),
     )
 
 
@@ -130,16 +129,12 @@ def start_workflow_with_reuse_policy(
                 lambda: held_starts.start(engine, name, workflow_id, input),
             )
         )
-    return engine.woken(
-        hooked.start(
-            engine,
-            name,
-            workflow_id,
-            input,
-            lambda: start_calls.start_with_policy(
-                engine, name, workflow_id, input, policy
-            ),
-        )
+    return _started(
+        engine,
+        name,
+        workflow_id,
+        input,
+        lambda: start_calls.start_with_policy(engine, name, workflow_id, input, policy),
     )
 
 
@@ -166,14 +161,12 @@ def start_workflow_with_options(
                 ),
             )
         )
-    return engine.woken(
-        hooked.start(
-            engine,
-            name,
-            workflow_id,
-            input,
-            lambda: start_calls.start_with_options(engine, name, input, options),
-        )
+    return _started(
+        engine,
+        name,
+        workflow_id,
+        input,
+        lambda: start_calls.start_with_options(engine, name, input, options),
     )
 
 
@@ -265,3 +258,14 @@ async def update_with_start(
             lambda: update_start.update_with_start(engine, request),
         )
     )
+
+
+def _started(
+    engine: Engine,
+    name: str,
+    workflow_id: str | None,
+    input: Any,
+    go: Callable[[], R],
+) -> R:
+    """A start through the start hooks (hooked.py), then the server woken for it."""
+    return engine.woken(hooked.start(engine, name, workflow_id, input, go))

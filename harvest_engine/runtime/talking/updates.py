@@ -107,12 +107,9 @@ def _run_update(engine: Engine, exec_id: str, name: str, arg: Any) -> Any:
             require_running(row, now)
             if row.state != "RUNNING":  # ENQUEUED: no handler runs before its body
                 raise WorkflowNotRunning(exec_id=exec_id, state=row.state)
-            if row.pause_reason is not None:
-                # A paused run takes no decision, and an update is one: refused,
-                # nothing written; the caller updates it after the unpause.
-                raise UpdateRejected(
-                    name=name, reason=f"the run is paused ({row.pause_reason})"
-                )
+            # A paused run answers too: the handler runs on its own replay and
+            # sets no decision flag, so the body meets the two events as passive
+            # history when it is unpaused (the guide's section 8).
             info = engine.registry.workflow(row.workflow_name)
             try:
                 instance = replay(row, txn.load_events(exec_id), info, now)

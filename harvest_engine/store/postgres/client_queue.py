@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from datetime import datetime
 
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.store.postgres.client_notices import Watch
 
 
@@ -73,7 +74,9 @@ class PostgresCommandQueue:
         self._notices = Notices(dsn)
 
     @classmethod
-    def connect(cls, dsn: str) -> PostgresCommandQueue:
+    def connect(
+        cls, dsn: str, *, codec: PayloadCodec | None = None
+    ) -> PostgresCommandQueue:
         """Connect to the database's command queue.
 
         Raises:
@@ -81,7 +84,7 @@ class PostgresCommandQueue:
                 database, or one no worker has created the schema in.
             SchemaTooNew: written by a newer harvest.
         """
-        conn = connect(dsn)
+        conn = connect(dsn, codec)
         where = redact(dsn)
         try:
             version = read_version(conn)

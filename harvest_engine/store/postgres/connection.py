@@ -8,12 +8,16 @@ password hidden) and saying why.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from harvest_engine.errors import NotAHarvestDatabase, StorageError
+from harvest_engine.store.postgres.codec_connection import open_codec_connection
+
+if TYPE_CHECKING:
+    from harvest_engine.codecs import PayloadCodec
 
 # A worker gives up on a server that does not answer within this many seconds.
 CONNECT_TIMEOUT = 10
@@ -33,14 +37,25 @@ def redact(dsn: str) -> str:
     return make_conninfo("", **params)
 
 
-def reconnect(dsn: str) -> psycopg.Connection[tuple[Any, ...]]:
+def _open(dsn: str, codec: PayloadCodec | None) -> psycopg.Connection[tuple[Any, ...]]:
+    """psycopg.connect, through CodecPgConnection when there is a codec."""
+    if codec is None:
+        return psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    return open_codec_connection(
+        dsn, codec, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+    )
+
+
+def reconnect(
+    dsn: str, codec: PayloadCodec | None = None
+) -> psycopg.Connection[tuple[Any, ...]]:
     """A new connection for a worker whose old one broke; StorageError while the server is away.
 
     The DSN worked when the worker connected, so a failure now is the
     server's or the network's (a restart, a failover), not a wrong DSN.
     """
     try:
-        return psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        return _open(dsn, codec)
     except psycopg.Error as exc:
         lines = str(exc).strip().splitlines()
         raise StorageError(
@@ -49,7 +64,9 @@ def reconnect(dsn: str) -> psycopg.Connection[tuple[Any, ...]]:
         ) from exc
 
 
-def connect(dsn: str) -> psycopg.Connection[tuple[object, ...]]:
+def connect(
+    dsn: str, codec: PayloadCodec | None = None
+) -> psycopg.Connection[tuple[object, ...]]:
     """An autocommit connection (transactions are explicit); typed error if it cannot be made."""
     if not isinstance(dsn, str) or not dsn.strip():
         raise NotAHarvestDatabase(path=repr(dsn), reason="a Postgres DSN is required")
@@ -60,7 +77,7 @@ def connect(dsn: str) -> psycopg.Connection[tuple[object, ...]]:
             path=redact(dsn), reason=f"not a valid Postgres DSN: {exc}"
         ) from exc
     try:
-        return psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        return _open(dsn, codec)
     except psycopg.Error as exc:
         # libpq's message names the cause on its first line ("database "x" does
         # not exist", "No such file or directory") and may add a hint line.

@@ -20,6 +20,7 @@ from harvest_engine.errors import (
 )
 from harvest_engine.store.postgres.schema import SCHEMA_VERSION
 from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.payload_columns import settle_codec
 from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.store.sql.run_views import RunViews
 from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
     import psycopg
 
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.events import HistoryEvent
     from harvest_engine.states import ExecutionId
     from harvest_engine.store.records import ExecutionDetail
@@ -54,13 +56,14 @@ class PostgresReader(RunViews):
         super().__init__(POSTGRES, POSTGRES_READS, POSTGRES_SCHEDULES)
 
     @classmethod
-    def connect(cls, dsn: str) -> PostgresReader:
+    def connect(cls, dsn: str, *, codec: PayloadCodec | None = None) -> PostgresReader:
         """Connect read-only to a harvest database.
 
         Raises:
             NotAHarvestDatabase: a wrong DSN, an unreachable server, a missing
                 database, or one without a harvest schema.
             SchemaTooNew: a newer harvest wrote the schema.
+            CodecRequired: its payloads are encoded and `codec` is not their codec.
             Unsupported: psycopg (the `postgres` extra) is not installed.
         """
         try:
@@ -75,7 +78,7 @@ class PostgresReader(RunViews):
             )
         except ImportError as exc:
             raise Unsupported(feature="Postgres", why=INSTALL_HINT) from exc
-        conn = connect(dsn)
+        conn = connect(dsn, codec)
         where = redact(dsn)
         try:
             conn.execute("SET default_transaction_read_only = on")
@@ -89,6 +92,11 @@ class PostgresReader(RunViews):
         if version > SCHEMA_VERSION:
             conn.close()
             raise SchemaTooNew(path=where, found=version, supported=SCHEMA_VERSION)
+        try:
+            settle_codec(conn, where, codec, write=False, mark="%s")
+        except BaseException:
+            conn.close()
+            raise
         return cls(where, conn, version)
 
     def close(self) -> None:

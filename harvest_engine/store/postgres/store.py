@@ -27,12 +27,7 @@ from harvest_engine.errors import (
     HarvestInternalError,
     StorageError,
 )
-from harvest_engine.store.postgres import (
-    heartbeat,
-    leases,
-    notify,
-    pipelined,
-)
+from harvest_engine.store.postgres import heartbeat, leases, notify, pipelined
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import BOUNDARY, guard_public_methods
 from harvest_engine.store.postgres.migrations import migrate
@@ -42,6 +37,7 @@ from harvest_engine.store.sql import columns, listing
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
 from harvest_engine.store.sql.commit_listeners import CommitListeners
 from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.payload_columns import settle_codec
 from harvest_engine.store.sql.reads import POSTGRES_READS
 from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES
 from harvest_engine.store.sql.store_reads import StoreReads, StoreSql
@@ -50,6 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from datetime import datetime, timedelta
 
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.records import ExecutionDetail
     from harvest_engine.store.rows import TaskRecord
@@ -88,10 +85,10 @@ class PostgresStore(StoreReads):
         dsn: str,
         worker_id: str,
         lease: timedelta,
+        codec: PayloadCodec | None = None,
     ) -> None:
         super().__init__(_SQL)
-        self._conn = conn
-        self._lease_conn = lease_conn
+        self._codec, self._conn, self._lease_conn = codec, conn, lease_conn
         self.dsn = dsn
         self.path = redact(dsn)
         self.worker_id = worker_id
@@ -120,6 +117,7 @@ class PostgresStore(StoreReads):
         *,
         worker_id: str | None = None,
         lease: timedelta = leases.DEFAULT_LEASE,
+        codec: PayloadCodec | None = None,
     ) -> PostgresStore:
         """Connect, create or upgrade the schema, and start renewing leases.
 
@@ -134,17 +132,18 @@ class PostgresStore(StoreReads):
         where = redact(dsn) if isinstance(dsn, str) else repr(dsn)
         if worker_id is not None and (not isinstance(worker_id, str) or not worker_id):
             raise ValueError(f"worker_id must be a non-empty string, got {worker_id!r}")
-        conn = connect(dsn)
+        conn = connect(dsn, codec)
         try:
             migrate(conn, where)
-            lease_conn = connect(dsn)
+            settle_codec(conn, where, codec, write=True, mark="%s")
+            lease_conn = connect(dsn, codec)
         except BaseException:
             conn.close()
             raise
         me = worker_id or default_worker_id()
         if worker_id is not None:
             leases.release_own(lease_conn, me)
-        return cls(conn, lease_conn, dsn, me, lease)
+        return cls(conn, lease_conn, dsn, me, lease, codec)
 
     @property
     def connection(self) -> psycopg.Connection[tuple[Any, ...]]:
@@ -168,7 +167,7 @@ class PostgresStore(StoreReads):
         if self.closed:
             raise DatabaseClosed(path=self.path)
         if self._conn.broken or self._conn.closed:
-            self._conn = reconnect(self.dsn)
+            self._conn = reconnect(self.dsn, self._codec)
         return self._conn
 
     def _lease_live(self) -> psycopg.Connection[tuple[Any, ...]]:
@@ -176,7 +175,7 @@ class PostgresStore(StoreReads):
         if self.closed:
             raise DatabaseClosed(path=self.path)
         if self._lease_conn.broken or self._lease_conn.closed:
-            self._lease_conn = reconnect(self.dsn)
+            self._lease_conn = reconnect(self.dsn, self._codec)
         return self._lease_conn
 
     @contextmanager

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from datetime import datetime
     from pathlib import Path
 
+    from harvest_engine.codecs import PayloadCodec
+
 
 @guard_public_methods()
 class CommandQueue:
@@ -36,7 +38,9 @@ class CommandQueue:
         self._conn = conn
 
     @classmethod
-    def open(cls, path: str | Path) -> CommandQueue:
+    def open(
+        cls, path: str | Path, *, codec: PayloadCodec | None = None
+    ) -> CommandQueue:
         """Open the file's command queue.
 
         Raises:
@@ -44,7 +48,7 @@ class CommandQueue:
                 older than the command queue (open it once with a runtime).
             SchemaTooNew: written by a newer harvest.
         """
-        probe, version = readonly.open_read_only(path)
+        probe, version = readonly.open_read_only(path, codec=codec)
         try:
             has_queue = "harvest_commands" in table_names(probe)
         finally:
@@ -55,7 +59,7 @@ class CommandQueue:
                 reason=f"its schema (version {version}) has no command queue; open it "
                 "once with SqliteRuntime (a serving process does) to upgrade it",
             )
-        return cls(str(path), connect(path))
+        return cls(str(path), connect(path, codec=codec))
 
     def submit(self, command_id: str, kind: str, args: str, now: datetime) -> bool:
         """Queue one command (one short transaction); False when its id was queued already.

@@ -5,9 +5,13 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from harvest_engine.errors import DatabaseClosed
+from harvest_engine.store.sqlite.codec_connection import CodecConnection
+
+if TYPE_CHECKING:
+    from harvest_engine.codecs import PayloadCodec
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -24,7 +28,11 @@ NEW_FILE_PAGE_SIZE = 1024
 
 
 def connect(
-    path: str | Path, *, read_only: bool = False, uri: bool = False
+    path: str | Path,
+    *,
+    read_only: bool = False,
+    uri: bool = False,
+    codec: PayloadCodec | None = None,
 ) -> sqlite3.Connection:
     """Open a connection with harvest's pragmas.
 
@@ -32,16 +40,29 @@ def connect(
         path: a file path, or a URI when `uri` is true (in-memory databases).
         read_only: open with ``mode=ro`` (the reader); no pragma that writes.
         uri: `path` is already a ``file:`` URI.
+        codec: encode and decode payload columns with it (CodecConnection);
+            None keeps the plain sqlite3 connection.
     """
+    factory = sqlite3.Connection if codec is None else CodecConnection
     if read_only:
         target = f"file:{Path(path).resolve()}?mode=ro"
         conn = sqlite3.connect(
-            target, uri=True, isolation_level=None, check_same_thread=False
+            target,
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=factory,
         )
     else:
         conn = sqlite3.connect(
-            str(path), uri=uri, isolation_level=None, check_same_thread=False
+            str(path),
+            uri=uri,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=factory,
         )
+    if codec is not None and isinstance(conn, CodecConnection):
+        conn.use_codec(codec)
     # A monitoring reader and the writer coexist: wait for the other side's
     # short transactions instead of failing with SQLITE_BUSY (guide §11).
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

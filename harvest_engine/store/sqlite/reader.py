@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from pathlib import Path
 
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.events import HistoryEvent
     from harvest_engine.states import ExecutionId
     from harvest_engine.store.records import ExecutionDetail
@@ -56,14 +57,17 @@ class SqliteReader(RunViews):
         super().__init__(SQLITE, SQLITE_READS, SQLITE_SCHEDULES, self._columns)
 
     @classmethod
-    def open(cls, path: str | Path) -> SqliteReader:
+    def open(
+        cls, path: str | Path, *, codec: PayloadCodec | None = None
+    ) -> SqliteReader:
         """Open a harvest file read-only.
 
         Raises:
             NotAHarvestDatabase: no such file, not SQLite, or not a harvest file.
             SchemaTooNew: the file was written by a newer harvest.
+            CodecRequired: its payloads are encoded and `codec` is not their codec.
         """
-        conn, version = readonly.open_read_only(path)
+        conn, version = readonly.open_read_only(path, codec=codec)
         return cls(str(path), conn, version)
 
     def close(self) -> None:

@@ -8,15 +8,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import NotAHarvestDatabase
+from harvest_engine.store.sql.payload_columns import settle_codec
 from harvest_engine.store.sqlite.connection import connect
 from harvest_engine.store.sqlite.migrations import (
     check_application_mark,
     check_supported,
     read_version,
+    table_names,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from harvest_engine.codecs import PayloadCodec
 
 # The tables whose columns the reader maps by name, so a file of an older
 # schema reads a missing column as NULL (guide §8).
@@ -26,7 +30,9 @@ ReadConnection = sqlite3.Connection
 """The connection type, named for modules that may not import sqlite3 (DESIGN)."""
 
 
-def open_read_only(path: str | Path) -> tuple[sqlite3.Connection, int]:
+def open_read_only(
+    path: str | Path, *, codec: PayloadCodec | None = None
+) -> tuple[sqlite3.Connection, int]:
     """Open a harvest file read-only without any lock; returns the connection and its version.
 
     Nothing here writes: no pragma that changes the file, no schema step, no
@@ -40,13 +46,15 @@ def open_read_only(path: str | Path) -> tuple[sqlite3.Connection, int]:
     if not target.is_file():
         reason = "it is a folder" if target.is_dir() else "no such file"
         raise NotAHarvestDatabase(path=str(path), reason=reason)
-    conn = connect(target, read_only=True)
+    conn = connect(target, read_only=True, codec=codec)
     try:
         version = read_version(conn, str(path))
         if version == 0:
             raise NotAHarvestDatabase(path=str(path), reason="it has no harvest schema")
         check_supported(version, str(path))
         check_application_mark(conn, str(path))
+        if "harvest_meta" in table_names(conn):
+            settle_codec(conn, str(path), codec, write=False)
     except BaseException:
         conn.close()
         raise

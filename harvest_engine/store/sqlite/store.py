@@ -21,6 +21,7 @@ from harvest_engine.errors import DatabaseCorrupt, DatabaseLocked, StorageError
 from harvest_engine.store.sql import columns, listing
 from harvest_engine.store.sql.commands import SQLITE_COMMANDS
 from harvest_engine.store.sql.dialect import SQLITE
+from harvest_engine.store.sql.payload_columns import settle_codec
 from harvest_engine.store.sql.reads import SQLITE_READS
 from harvest_engine.store.sql.schedules import SQLITE_SCHEDULES
 from harvest_engine.store.sql.store_reads import StoreReads, StoreSql
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from pathlib import Path
 
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.records import ExecutionDetail
@@ -114,7 +116,13 @@ class SqliteStore(StoreReads):
         self.closed = False
 
     @classmethod
-    def open(cls, path: str | Path, *, now: datetime | None = None) -> SqliteStore:
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        now: datetime | None = None,
+        codec: PayloadCodec | None = None,
+    ) -> SqliteStore:
         """Lock, connect, migrate and reclaim orphaned tasks; raise DatabaseLocked if held.
 
         A file that is refused (foreign, damaged, too new, a negative
@@ -122,19 +130,21 @@ class SqliteStore(StoreReads):
         fails, it leaves nothing behind that it made: the lock file it
         created and a database file it created are removed. `now` (the
         runtime's clock; the wall clock by default) stamps the LOST attempt
-        rows of the tasks a dead process left RUNNING.
+        rows of the tasks a dead process left RUNNING. `codec` encodes the
+        payload columns (CodecRequired when the file needs one not given).
         """
         lock = WriterLock(path)
         # lexists: a dangling symlink or a symlink loop is not ours to remove.
         created = not os.path.lexists(lock.db_path)
         try:
-            conn = connect(lock.db_path)
+            conn = connect(lock.db_path, codec=codec)
             try:
                 version = read_version(conn, str(lock.db_path))
                 check_supported(version, str(lock.db_path))
                 check_harvest_file(conn, str(lock.db_path), version)
                 apply_writer_pragmas(conn, empty=version == 0)
                 migrate(conn, str(lock.db_path))
+                settle_codec(conn, str(lock.db_path), codec, write=True)
                 preallocate_wal(conn, lock.db_path)
                 store = cls(conn, str(lock.db_path), lock, None)
                 store._reclaim_orphans(now or datetime.now(UTC))
@@ -149,7 +159,9 @@ class SqliteStore(StoreReads):
         return store
 
     @classmethod
-    def open_memory(cls, uri: str | None = None) -> SqliteStore:
+    def open_memory(
+        cls, uri: str | None = None, *, codec: PayloadCodec | None = None
+    ) -> SqliteStore:
         """A private in-memory database, or a shared one named by a ``file:`` URI.
 
         The lock of an in-memory database is an owner row inside it, so two
@@ -162,7 +174,7 @@ class SqliteStore(StoreReads):
         """
         if uri is not None:
             _require_memory_uri(uri)
-        conn = connect(uri or ":memory:", uri=uri is not None)
+        conn = connect(uri or ":memory:", uri=uri is not None, codec=codec)
         try:
             held = conn.execute(
                 "SELECT owner FROM harvest_memory_writer_lock"
@@ -176,6 +188,11 @@ class SqliteStore(StoreReads):
                 path=uri or ":memory:", lock_path="harvest_memory_writer_lock"
             )
         migrate(conn, uri or ":memory:")
+        try:
+            settle_codec(conn, uri or ":memory:", codec, write=True)
+        except BaseException:
+            conn.close()
+            raise
         owner = uuid.uuid4().hex
         conn.execute("BEGIN IMMEDIATE")
         held = conn.execute(

@@ -6,7 +6,8 @@
 - a dedup id never has two ENQUEUED or RUNNING runs in its queue;
 - a run paused at two checks in a row took no decision between them: its
   history gained only what README "Repairing a run" lets a paused run
-  record (an attempt already running ends and records; an imposed end).
+  record (an attempt already running ends and records; an update is
+  answered; an imposed end).
 """
 
 from __future__ import annotations
@@ -39,10 +40,14 @@ PAUSED_MAY_RECORD = frozenset(
         "ActivityFailed",
         "ActivityTimedOut",
         "ActivityCancelled",
+        "UpdateAdmitted",
+        "UpdateCompleted",
+        "UpdateFailed",
     }
 )
-"""What a paused run's history may gain: a body already running finishes and records.
-An imposed end (a reset terminates the paused run: WorkflowCancelled, imposed) too."""
+"""What a paused run's history may gain: a body already running finishes and records;
+an update is answered at once (its handler runs on its own replay, deciding
+nothing). An imposed end (a reset terminates the paused run) too."""
 
 
 class QueueChecks:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from harvest_engine import SqliteRuntime
-from tests.gui.helpers import quick, waits_for_go
+from tests.gui.helpers import quick, reporter, waits_for_go
 
 
 async def main() -> None:
@@ -18,6 +18,7 @@ async def main() -> None:
     rt = SqliteRuntime.open(Path(sys.argv[1]))
     rt.register_workflow(waits_for_go)
     rt.register_workflow(quick)
+    rt.register_workflow(reporter)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 

@@ -1,0 +1,193 @@
+"""BulkRunsDialog: cancel, terminate, pause or unpause every run the list's filter matches, named first."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QWidget,
+)
+
+from harvest_gui.forms.base import ActionDialog
+from harvest_gui.forms.commands import act_on_many
+from harvest_gui.inspect import formatting
+
+if TYPE_CHECKING:
+    from harvest_engine import ExecutionFilter, ExecutionSummary
+
+NAMED = 12
+"""Runs named one per line before the action; the rest are counted."""
+COUNT_CAP = 10_000
+"""Matching runs counted at most before the form says "at least"."""
+
+BULK_TEXTS = {
+    # action: (verb, what happens to each run, takes a reason)
+    "cancel": (
+        "Cancel",
+        "each is asked to stop and ends CANCELLED after its clean-up",
+        True,
+    ),
+    "terminate": ("Terminate", "each ends TERMINATED at once, without clean-up", True),
+    "pause": (
+        "Pause",
+        "each stops deciding and starting attempts until unpaused",
+        True,
+    ),
+    "unpause": ("Unpause", "each goes on from where it was paused", False),
+}
+
+
+def filter_words(flt: ExecutionFilter) -> str:
+    """The run list's filter in words ("" for none)."""
+    parts = []
+    if flt.workflow_names:
+        parts.append("workflow " + " or ".join(flt.workflow_names))
+    if flt.workflow_id_prefixes:
+        parts.append("workflow id starting " + " or ".join(flt.workflow_id_prefixes))
+    if flt.states:
+        parts.append("state " + " or ".join(flt.states))
+    if flt.started_from is not None:
+        parts.append(f"started from {formatting.when(flt.started_from)}")
+    if flt.started_until is not None:
+        parts.append(f"started until {formatting.when(flt.started_until)}")
+    for key, value in flt.search_attributes:
+        parts.append(f"{key} = {value!r}")
+    return "; ".join(parts)
+
+
+def matching(
+    session: Any, flt: ExecutionFilter, action: str
+) -> tuple[list[ExecutionSummary], bool]:
+    """The RUNNING runs `flt` matches that `action` would change, newest first; whether all were read.
+
+    Pause skips runs already paused and unpause takes only paused ones, as
+    the engine's bulk calls do; the count is what the form promises.
+    """
+    if action == "unpause":
+        flt = flt.paused(True)
+    elif action == "pause":
+        flt = flt.paused(False)
+    if flt.states and "RUNNING" not in flt.states:
+        return [], True  # only open runs are acted on
+    page_filter = flt.state("RUNNING").limit(500)
+    runs: list[ExecutionSummary] = []
+    while True:
+        page = session.list_executions(page_filter)
+        runs.extend(r for r in page.executions if r.damaged is None)
+        if page.next is None:
+            return runs, True
+        if len(runs) >= COUNT_CAP:
+            return runs, False
+        page_filter = page_filter.before(page.next)
+
+
+class BulkRunsDialog(ActionDialog):
+    """One action on every run the run list's filter matches.
+
+    The count and the runs (by workflow id and workflow) are shown before
+    anything happens; the submit button says the count, waits for the
+    confirmation box and is never the default button (Enter does not act).
+
+    Signals:
+        succeeded(int): how many runs the engine changed.
+    """
+
+    client_ok = True
+
+    def __init__(
+        self,
+        session: Any,
+        flt: ExecutionFilter,
+        action: str,
+        parent: QWidget | None = None,
+    ) -> None:
+        verb, effect, takes_reason = BULK_TEXTS[action]
+        super().__init__(
+            session,
+            f"{verb} the runs matching the filter",
+            f"&{verb} runs",
+            f"{action}ManyDialog",
+            parent,
+        )
+        self.flt = flt
+        self.action = action
+        # Destructive: Enter in the reason must not act (issue 31 §3). As the box's
+        # accept button Qt would make it the default again when shown.
+        self.buttons.removeButton(self.submit_button)
+        self.buttons.addButton(
+            self.submit_button, QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.submit_button.setDefault(False)
+        self.submit_button.setAutoDefault(False)
+        self.runs, self.complete = matching(session, flt, action)
+        self.headline = QLabel()
+        self.headline.setObjectName("bulkHeadline")
+        self.headline.setTextFormat(Qt.TextFormat.PlainText)
+        self.headline.setWordWrap(True)
+        self.names = QPlainTextEdit()
+        self.names.setObjectName("bulkRuns")
+        self.names.setAccessibleName("The runs this acts on")
+        self.names.setReadOnly(True)
+        self.names.setMaximumHeight(self.fontMetrics().lineSpacing() * 9)
+        self.reason = QLineEdit()
+        self.reason.setObjectName("reasonEdit")
+        self.reason.setAccessibleName("Reason")
+        self.reason.setPlaceholderText("why (recorded on each run)")
+        n = len(self.runs)
+        count = (
+            f"{'at least ' if not self.complete else ''}{formatting.count(n, 'run')}"
+        )
+        self.confirm = QCheckBox(f"I understand this acts on these {count}")
+        self.confirm.setObjectName("confirmCheck")
+        self.confirm.toggled.connect(lambda _c: self.refresh_submit())
+        self.form.addRow(
+            "Filter",
+            QLabel(formatting.middle(filter_words(flt) or "(none: every run)", 200)),
+        )
+        self.form.addRow(self.headline)
+        self.form.addRow(self.names)
+        if takes_reason:
+            self.form.addRow("&Reason", self.reason)
+        self.form.addRow(self.confirm)
+        self.headline.setText(
+            f"{verb} the {count} matching this filter: {effect}."
+            if n
+            else f"No running run matching this filter can be {verb.lower()}d."
+            if action != "unpause"
+            else "No paused run matches this filter."
+        )
+        lines = [f"{r.workflow_id} · {r.workflow_name}" for r in self.runs[:NAMED]]
+        if n > NAMED:
+            lines.append(f"… and {n - NAMED:,} more")
+        self.names.setPlainText("\n".join(lines))
+        self.submit_button.setText(f"&{verb} {count}" if n else f"&{verb} runs")
+        self.check_writable()
+        self.confirm.setEnabled(bool(n) and self.disabled_reason is None)
+        self.refresh_submit()
+
+    def can_submit(self) -> bool:
+        """Only once confirmed, and only when a run matches."""
+        return bool(self.runs) and self.confirm.isChecked()
+
+    def submit(self) -> Any:
+        """Act on every matching run; say how many the engine changed."""
+
+        def report(changed: int) -> int:
+            verb = BULK_TEXTS[self.action][0]
+            self.show_result(f"{verb}: {formatting.count(changed, 'run')} changed.")
+            self.confirm.setChecked(False)
+            self.confirm.setEnabled(False)
+            return changed
+
+        return self.then(
+            act_on_many(
+                self.session, self.action, self.flt, self.reason.text().strip()
+            ),
+            report,
+        )
