@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import (
@@ -16,8 +21,9 @@ from harvest_engine import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
+    from collections.abc import Callable, Iterator
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def async_wait_until(pred: Callable[[], Any], seconds: float = 3.0) -> None:
@@ -105,3 +111,26 @@ def make_runs(
 
 WORKFLOWS = [waits_for_go, quick]
 """The `--app` convention: this module's workflows, registered on a writer session."""
+
+
+@contextmanager
+def serving(path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Serve `path` from another process (tests/gui/workers/server.py) until the block ends."""
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests/gui/workers/server.py"), str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        yield proc
+    finally:
+        with proc:
+            if proc.stdin is not None and proc.poll() is None:
+                proc.stdin.write("quit\n")
+                proc.stdin.flush()
+            proc.wait(timeout=10)

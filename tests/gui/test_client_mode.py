@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +15,7 @@ from harvest_gui.forms.purge import PurgeDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
 from harvest_gui.views.main_window import MainWindow
-from tests.gui.helpers import async_wait_until, make_runs
+from tests.gui.helpers import async_wait_until, make_runs, serving
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -32,24 +29,8 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """A file with one run waiting for "go", served by another process."""
     path = tmp_path / "served.db"
     (waiting,) = make_runs(path, 1)
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/gui/workers/server.py"), str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
+    with serving(path):
         yield path, waiting
-    finally:
-        with proc:
-            if proc.stdin is not None:
-                proc.stdin.write("quit\n")
-                proc.stdin.flush()
-            proc.wait(timeout=10)
 
 
 @pytest.fixture

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +12,7 @@ from harvest_engine import SqliteRuntime
 from harvest_gui.client_session import ClientSession
 from harvest_gui.session import WriterSession
 from harvest_gui.views.run_detail import TAB_PROGRESS, RunDetailView
-from tests.gui.helpers import async_wait_until, reporter
+from tests.gui.helpers import async_wait_until, reporter, serving
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -102,24 +99,8 @@ def served_reporter(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     with SqliteRuntime.open(path) as rt:
         rt.register_workflow(reporter)
         exec_id = str(rt.start_workflow("reporter"))
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/gui/workers/server.py"), str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
+    with serving(path):
         yield path, exec_id
-    finally:
-        with proc:
-            if proc.stdin is not None:
-                proc.stdin.write("quit\n")
-                proc.stdin.flush()
-            proc.wait(timeout=10)
 
 
 def test_the_progress_tab_follows_a_served_run_in_client_mode(

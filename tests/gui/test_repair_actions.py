@@ -7,9 +7,6 @@ process (`client.pause`, `client.cancel_many`, ...).
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +23,7 @@ from harvest_gui.session import WriterSession
 from harvest_gui.views.main_window import MainWindow
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
-from tests.gui.helpers import async_wait_until, make_runs, stamp, three_steps
+from tests.gui.helpers import async_wait_until, make_runs, serving, stamp, three_steps
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -109,24 +106,8 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, list[str]]]:
     """Three runs waiting for "go", served by another process."""
     path = tmp_path / "served.db"
     ids = make_runs(path, 3)
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/gui/workers/server.py"), str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
+    with serving(path):
         yield path, ids
-    finally:
-        with proc:
-            if proc.stdin is not None:
-                proc.stdin.write("quit\n")
-                proc.stdin.flush()
-            proc.wait(timeout=10)
 
 
 def test_a_client_window_pauses_the_filtered_runs_and_unpauses_one_through_the_server(

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +19,7 @@ from harvest_engine import (
 from harvest_gui.client_session import ClientSession
 from harvest_gui.session import WriterSession
 from harvest_gui.views.schedules import SchedulesView
-from tests.gui.helpers import async_wait_until, quick
+from tests.gui.helpers import async_wait_until, quick, serving
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -137,24 +134,8 @@ def served_schedule(tmp_path: Path) -> Iterator[Path]:
     with SqliteRuntime.open(path) as rt:
         rt.register_workflow(quick)
         rt.upsert_schedule(HOURLY)
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/gui/workers/server.py"), str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
+    with serving(path):
         yield path
-    finally:
-        with proc:
-            if proc.stdin is not None:
-                proc.stdin.write("quit\n")
-                proc.stdin.flush()
-            proc.wait(timeout=10)
 
 
 def test_a_client_window_fires_a_schedule_through_the_serving_process(
