@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-import qasync
 from PySide6.QtCore import QSettings
 
-from harvest_gui import theme
-from harvest_gui.app import DEMO_APP, make_application
+from harvest_gui.app import DEMO_APP
 from harvest_gui.demo.seed import seed
 from harvest_gui.session import WriterSession
 from harvest_gui.settings import Settings
@@ -31,8 +27,11 @@ from harvest_gui.views.run_detail import (
     TAB_SUMMARY,
     TAB_TIMELINE,
 )
+from tools.screenshot_runner import run_shots
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from PySide6.QtWidgets import QWidget
 
 
@@ -136,21 +135,7 @@ def _exec_of(rl: object, workflow_id: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Write the PNGs into the folder named on the command line."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m tools.screenshots OUTDIR", file=sys.stderr)
-        return 2
-    out = Path(args[0])
-    out.mkdir(parents=True, exist_ok=True)
-    app = make_application()
-    theme.apply_theme(app, "light")
-    app.setQuitOnLastWindowClosed(False)  # the loop, not the window, ends the script
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with tempfile.TemporaryDirectory() as work:
-        loop.run_until_complete(shoot(out, Path(work)))
-    loop.close()
-    return 0
+    return run_shots("tools.screenshots", shoot, argv)
 
 
 if __name__ == "__main__":

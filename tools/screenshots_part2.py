@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import qasync
 from PySide6.QtCore import QSettings
 
 from harvest_engine import WorkflowContext, workflow
-from harvest_gui import theme
-from harvest_gui.app import DEMO_APP, make_application
+from harvest_gui.app import DEMO_APP
 from harvest_gui.demo.seed import DEMO_ORDERS, seed
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.handler_call import QueryDialog, UpdateDialog
@@ -34,8 +30,11 @@ from harvest_gui.views.diff import DiffView
 from harvest_gui.views.main_window import MainWindow
 from harvest_gui.views.storage import StorageView
 from harvest_gui.views.time_travel import TimeTravelView
+from tools.screenshot_runner import run_shots
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from PySide6.QtWidgets import QWidget
 
 
@@ -184,21 +183,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     """Write the PNGs into the folder named on the command line."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m tools.screenshots_part2 OUTDIR", file=sys.stderr)
-        return 2
-    out = Path(args[0])
-    out.mkdir(parents=True, exist_ok=True)
-    app = make_application()
-    theme.apply_theme(app, "light")
-    app.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with tempfile.TemporaryDirectory() as work:
-        loop.run_until_complete(shoot(out, Path(work)))
-    loop.close()
-    return 0
+    return run_shots("tools.screenshots_part2", shoot, argv)
 
 
 if __name__ == "__main__":
