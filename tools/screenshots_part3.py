@@ -17,6 +17,7 @@ from harvest_engine import ExecutionFilter, Queue, StartOptions
 from harvest_gui.app import DEMO_APP
 from harvest_gui.demo.seed import DEMO_ORDERS, seed
 from harvest_gui.forms.bulk import BulkRunsDialog
+from harvest_gui.forms.fork import ForkDialog, activity_steps
 from harvest_gui.session import WriterSession
 from harvest_gui.settings import Settings
 from harvest_gui.views.main_window import MainWindow
@@ -89,6 +90,18 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     bulk.show()
     saved.append(await _save(bulk, out, "bulk-cancel"))
     bulk.close()
+    done = session.list_executions(
+        ExecutionFilter().workflow_name("process_order").state("COMPLETED").limit(1)
+    ).executions[0]
+    fork = ForkDialog(
+        session,
+        str(done.exec_id),
+        activity_steps(session.load_history(str(done.exec_id))),
+        window,
+    )
+    fork.show()
+    saved.append(await _save(fork, out, "fork"))
+    fork.close()
     window.pages.setCurrentIndex(1)
     schedules.select_schedule("nightly_report")
     schedules.trigger_button.click()
