@@ -124,13 +124,18 @@ def serving(path: Path) -> Iterator[subprocess.Popen[str]]:
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
-        yield proc
-    finally:
-        with proc:
-            if proc.stdin is not None and proc.poll() is None:
-                proc.stdin.write("quit\n")
-                proc.stdin.flush()
-            proc.wait(timeout=10)
+    with proc:
+        try:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip() == "ready"
+            yield proc
+        finally:
+            stop_serving(proc)
+
+
+def stop_serving(proc: subprocess.Popen[str]) -> None:
+    """Ask the serving process to quit and wait for it (safe twice)."""
+    if proc.poll() is None and proc.stdin is not None:
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+    proc.wait(timeout=10)

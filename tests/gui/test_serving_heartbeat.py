@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,9 +11,11 @@ from PySide6.QtCore import Qt
 from harvest_gui.client_session import ClientSession
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.views.main_window import MainWindow
-from tests.gui.helpers import async_wait_until, make_runs
+from tests.gui.helpers import async_wait_until, make_runs, serving
+from tests.gui.helpers import stop_serving as stop
 
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Iterator
 
 pytestmark = pytest.mark.gui
@@ -25,33 +24,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
-    """A file served by another process; the test may stop it ("quit")."""
+    """A file served by another process; the test may stop it (`stop`)."""
     path = tmp_path / "served.db"
     (waiting,) = make_runs(path, 1)
     (tmp_path / "waiting.txt").write_text(waiting)
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/gui/workers/server.py"), str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    with proc:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
-        try:
-            yield path, proc
-        finally:
-            stop(proc)
-
-
-def stop(proc: subprocess.Popen[str]) -> None:
-    """Ask the serving process to quit and wait for it (safe twice)."""
-    if proc.poll() is None and proc.stdin is not None:
-        proc.stdin.write("quit\n")
-        proc.stdin.flush()
-    proc.wait(timeout=10)
+    with serving(path) as proc:
+        yield path, proc
 
 
 def test_the_status_bar_shows_the_heartbeat_age_and_notices_the_server_is_gone(
