@@ -42,10 +42,6 @@ async def small(ctx: WorkflowContext, blob: str) -> int:
     return len(blob)
 
 
-@pytest.mark.sqlite_only(
-    "a start input of 1 MB or more hangs the Postgres store's pipelined write "
-    "(a bug of main's Postgres store, reported); the lowered cap runs on both below"
-)
 async def test_max_input_bytes_raises_the_start_input_cap(open_rt: Open) -> None:
     rt = open_rt()
     rt.register_workflow(big)

@@ -12,6 +12,9 @@ What this changes and what it does not:
   kept and nothing is reported done (the commit's own result is awaited).
 - `rowcount` is only known once its result arrived: statements that need it
   run in `settled()` (a nested pipeline, which syncs at its end).
+- A sync first flushes what libpq has not sent yet (`pipeline_sync`): psycopg
+  would otherwise wait forever for the answer to a large statement the server
+  has not fully received.
 - Savepoints are plain SAVEPOINT / ROLLBACK TO / RELEASE statements, queued
   like the rest (psycopg's `transaction()` syncs on entering and leaving one);
   one whose block succeeded is left open, not released (see `savepoint`).
@@ -25,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import pq
+
+from harvest_engine.store.sql.pipeline_sync import synced
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -105,12 +110,12 @@ def settled(
     conn: Conn, sql: str, args: tuple[object, ...] | dict[str, object] | None = None
 ) -> psycopg.Cursor[tuple[Any, ...]]:
     """Run one statement and wait for its result, so its `rowcount` is known."""
-    with conn.pipeline():
+    with synced(conn):
         cursor = conn.execute(sql, args)
     return cursor
 
 
 def sync(conn: Conn) -> None:
     """Wait for every queued statement's result (their errors raise here)."""
-    with conn.pipeline():
+    with synced(conn):
         pass
