@@ -18,9 +18,11 @@ from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import InvalidFlowOption
 from harvest_engine.payloads import MAX_PAYLOAD_BYTES
 
-MAX_INPUT_BYTES_CEILING = 64 * 1024 * 1024
-"""The largest `max_input_bytes` a workflow may declare (64 MiB): one start
-input is one row and one event, written and read whole."""
+MAX_INPUT_BYTES_CEILING = 32 * 1024 * 1024
+"""The largest `max_input_bytes` a workflow may declare (32 MiB): one start
+input is one row and one event, written and read whole, and its event must
+leave room under the default history byte cap (50 MiB) for the rest of the
+run; at 64 MiB an accepted input failed its run at the first decision."""
 
 WORKFLOW_OPTIONS = frozenset({"debounce", "batch", "max_input_bytes"})
 """The workflow options this module parses (the others are refused or parsed elsewhere)."""

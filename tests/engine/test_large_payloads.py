@@ -15,6 +15,7 @@ import pytest
 from harvest_engine import (
     ActivityContext,
     ExecutionOutcome,
+    HistoryCaps,
     PayloadTooLarge,
     RunState,
     SqliteRuntime,
@@ -89,6 +90,15 @@ async def test_over_cap_payloads_are_refused_and_write_nothing(open_rt: Open) ->
         await rt.update(run, "grow", "g" * (MAX_PAYLOAD_BYTES + 1))
     await rt.run_until_blocked(run)
     assert len(rt.load_history(run)) == before
+
+
+def test_an_input_at_the_ceiling_fits_the_default_history_cap() -> None:
+    # A start input the workflow accepts must not fail its run at the first
+    # decision: the WorkflowStarted event holds it, and room stays for the
+    # events of a run's life (a fifth of the cap, as should_continue_as_new).
+    cap = HistoryCaps().max_bytes
+    assert cap is not None
+    assert cap * 4 // 5 >= MAX_INPUT_BYTES_CEILING
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
