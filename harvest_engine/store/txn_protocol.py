@@ -162,9 +162,20 @@ class WriteTxn(ShapingTxn, Protocol):
         ...
 
     def stage_signal(
-        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
+        self,
+        exec_id: str,
+        name: str,
+        payload: str,
+        key: str | None,
+        at: datetime,
+        headers: str | None = None,
     ) -> bool:
-        """Stage a signal; False when the run already holds `key`."""
+        """Stage a signal; False when the run already holds `key`.
+
+        `headers` (JSON text, interceptors) are stored with the new row itself,
+        never looked up afterwards as "the run's newest signal", which a
+        concurrent sender on Postgres could have staged in between.
+        """
         ...
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
@@ -219,10 +230,6 @@ class WriteTxn(ShapingTxn, Protocol):
 
     def headers(self, exec_id: str, kind: str, ref: str) -> str | None:
         """The headers stored with (run, kind, ref), or None."""
-        ...
-
-    def put_signal_headers(self, exec_id: str, text: str) -> None:
-        """Store the headers (JSON text) of the signal `stage_signal` just staged for the run."""
         ...
 
     def staged_signal_headers(self, exec_id: str) -> list[str]:

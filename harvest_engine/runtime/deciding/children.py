@@ -213,14 +213,14 @@ class Effects:
         refused = _refusal(target, str(attrs["target"]))
         if refused is not None or target is None:
             return refused or {}
-        staged = self.txn.stage_signal(
+        self.txn.stage_signal(
             target.exec_id,
             str(attrs["name"]),
             payloads.dumps(attrs.get("payload")),
             None,
             self.now,
+            headers.signal_text(),  # the decision's context
         )
-        headers.store_signal(self.txn, target.exec_id, staged)  # the decision's context
         return {}
 
     def _cancel(self, attrs: dict[str, Any]) -> dict[str, Any]:

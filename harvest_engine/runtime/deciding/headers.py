@@ -37,11 +37,10 @@ def store_activity(
     memory.scheduled(exec_id, activity_id, headers)
 
 
-def store_signal(txn: WriteTxn, exec_id: str, staged: bool) -> None:
-    """Store the carried headers with the signal just staged for the run (when it was)."""
+def signal_text() -> str | None:
+    """The carried headers as `stage_signal` stores them with the signal's row; None for none."""
     headers = carried()
-    if headers and staged:
-        txn.put_signal_headers(exec_id, payloads.dumps(headers))
+    return payloads.dumps(headers) if headers else None
 
 
 def stored_headers(text: str | None) -> dict[str, str]:

@@ -73,8 +73,9 @@ def signal_with_start(
                 apply_fresh(engine, txn, plan, new, REPLACED_BY_SIGNAL_WITH_START, now)
             )
             started = True
-        staged = txn.stage_signal(target, request.signal_name, payload, key, now)
-        headers.store_signal(txn, target, staged)
+        staged = txn.stage_signal(
+            target, request.signal_name, payload, key, now, headers.signal_text()
+        )
         return SignalWithStartOutcome(
             exec_id=ExecutionId(target), started_fresh=started, signal_delivered=staged
         )

@@ -78,8 +78,9 @@ def send_signal(
             return False
         require_running(row, now)
         encoded = encoded_payload(payload)
-        staged = txn.stage_signal(exec_id, name, encoded, key, now)
-        headers.store_signal(txn, exec_id, staged)
+        staged = txn.stage_signal(
+            exec_id, name, encoded, key, now, headers.signal_text()
+        )
         return staged
 
 
@@ -116,6 +117,7 @@ def send_signal_by_workflow_id(
         target = next((run for run in runs if run.state == "RUNNING"), runs[0])
         require_running(target, now)
         encoded = encoded_payload(payload)
-        staged = txn.stage_signal(target.exec_id, name, encoded, key, now)
-        headers.store_signal(txn, target.exec_id, staged)
+        staged = txn.stage_signal(
+            target.exec_id, name, encoded, key, now, headers.signal_text()
+        )
         return SignalDelivery(exec_id=ExecutionId(target.exec_id), delivered=staged)

@@ -19,6 +19,22 @@ if TYPE_CHECKING:
 
     from harvest_engine.store.records import StagedSignal, TimerRow
 
+_STAGE = (
+    "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
+    "received_at) VALUES (%s, %s, %s, %s, %s) "
+    "ON CONFLICT (exec_id, idempotency_key) WHERE idempotency_key IS NOT NULL "
+    "DO NOTHING RETURNING id"
+)
+# The headers row is written by the statement that inserts its signal, naming
+# the id it got: a concurrent sender's signal can never take its place.
+_STAGE_WITH_HEADERS = (
+    f"WITH staged AS ({_STAGE}, exec_id), "
+    "headers AS (INSERT INTO harvest_headers (exec_id, kind, ref, headers) "
+    "SELECT exec_id, 'signal', id::text, %s FROM staged "
+    "ON CONFLICT (exec_id, kind, ref) DO UPDATE SET headers = excluded.headers) "
+    "SELECT id FROM staged"
+)
+
 
 class SignalsAndTimers(TxnState):
     """WriteTxn methods on harvest_signals and harvest_timers."""
@@ -47,16 +63,20 @@ class SignalsAndTimers(TxnState):
         )
 
     def stage_signal(
-        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
+        self,
+        exec_id: str,
+        name: str,
+        payload: str,
+        key: str | None,
+        at: datetime,
+        headers: str | None = None,
     ) -> bool:
         self.memory.quiet.pop(exec_id, None)
-        row = self._conn.execute(
-            "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
-            "received_at) VALUES (%s, %s, %s, %s, %s) "
-            "ON CONFLICT (exec_id, idempotency_key) WHERE idempotency_key IS NOT NULL "
-            "DO NOTHING RETURNING id",
-            (exec_id, name, payload, key, micros(at)),
-        ).fetchone()
+        args = (exec_id, name, payload, key, micros(at))
+        if headers is None:
+            row = self._conn.execute(_STAGE, args).fetchone()
+        else:
+            row = self._conn.execute(_STAGE_WITH_HEADERS, (*args, headers)).fetchone()
         if row is None:
             return False
         self._conn.execute(

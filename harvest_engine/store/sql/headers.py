@@ -18,15 +18,8 @@ class HeaderSql:
             "INSERT INTO harvest_headers (exec_id, kind, ref, headers) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (exec_id, kind, ref) DO UPDATE SET headers = excluded.headers"
         )
-        # A signal's headers name its row: the run's newest signal, just staged
-        # in this transaction (SQLite has one writer; on Postgres a concurrent
-        # signal to the same run committed in between could take its place).
-        self._put_signal = r(
-            "INSERT INTO harvest_headers (exec_id, kind, ref, headers) "
-            "SELECT exec_id, 'signal', CAST(MAX(id) AS TEXT), ? FROM harvest_signals "
-            "WHERE exec_id = ? GROUP BY exec_id "
-            "ON CONFLICT (exec_id, kind, ref) DO UPDATE SET headers = excluded.headers"
-        )
+        # A signal's headers are written by each store's stage_signal, with
+        # the row they belong to (its id as `ref`).
         self._staged = r(
             "SELECT h.headers FROM harvest_signals s JOIN harvest_headers h "
             "ON h.exec_id = s.exec_id AND h.kind = 'signal' AND h.ref = CAST(s.id AS TEXT) "
@@ -39,10 +32,6 @@ class HeaderSql:
     def put(self, conn: Executes, exec_id: str, kind: str, ref: str, text: str) -> None:
         """Store (or replace) the headers of (run, kind, ref) as JSON text."""
         conn.execute(self._put, (exec_id, kind, ref, text))
-
-    def put_signal(self, conn: Executes, exec_id: str, text: str) -> None:
-        """Store the headers of the signal the run staged last."""
-        conn.execute(self._put_signal, (text, exec_id))
 
     def staged(self, conn: Executes, exec_id: str) -> list[str]:
         """The headers of the run's undelivered signals that carry some, in arrival order."""

@@ -167,9 +167,6 @@ class SideTables(ABC):
     def headers(self, exec_id: str, kind: str, ref: str) -> str | None:
         return self._side.headers.get(self._side_conn(), exec_id, kind, ref)
 
-    def put_signal_headers(self, exec_id: str, text: str) -> None:
-        self._side.headers.put_signal(self._side_conn(), exec_id, text)
-
     def staged_signal_headers(self, exec_id: str) -> list[str]:
         return self._side.headers.staged(self._side_conn(), exec_id)
 

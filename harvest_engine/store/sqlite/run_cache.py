@@ -203,6 +203,10 @@ class RunCache(dict[str, CachedRun]):
         # the connection saw it (None: not read yet) and its row changes.
         self._version: int | None = None
         self._changes = -1
+        # Whether the file may hold signal header rows (None: not read yet).
+        # This connection is the file's only writer while it is open, so once
+        # known it stays true of the file; a rolled-back write leaves it true.
+        self.signal_headers: bool | None = None
 
     def begin(self, conn: sqlite3.Connection) -> None:
         """A transaction begins: keep the last commit's rows only if nothing else wrote since."""

@@ -64,6 +64,7 @@ class SignalsAndTimers(DecisionMarks):
                 "AND idempotency_key IS NULL",
                 unkeyed,
             )
+            self._drop_signal_headers(unkeyed)
         if keyed:
             self._conn.executemany(
                 "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = ? AND id = ?",
@@ -75,17 +76,55 @@ class SignalsAndTimers(DecisionMarks):
             if not known:  # none undelivered is left: a seal has nothing to do
                 run.signals = False
 
+    def _drop_signal_headers(self, deleted: list[tuple[str, int]]) -> None:
+        """Delete the header rows of signal rows just deleted (any of `deleted` that are gone).
+
+        An INTEGER PRIMARY KEY reuses the id of a deleted newest row: headers
+        left behind would be read as the next signal's. A file no signal
+        headers were written to (no interceptors) skips the statement.
+        """
+        if self._runs.signal_headers is None:
+            self._runs.signal_headers = (
+                self._conn.execute(
+                    "SELECT 1 FROM harvest_headers WHERE kind = 'signal' LIMIT 1"
+                ).fetchone()
+                is not None
+            )
+        if not self._runs.signal_headers:
+            return
+        self._conn.executemany(
+            "DELETE FROM harvest_headers WHERE exec_id = ? AND kind = 'signal' "
+            "AND ref = CAST(? AS TEXT) AND NOT EXISTS (SELECT 1 FROM harvest_signals "
+            "WHERE exec_id = harvest_headers.exec_id AND id = ?)",
+            [(exec_id, i, i) for exec_id, i in deleted],
+        )
+
     def stage_signal(
-        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
+        self,
+        exec_id: str,
+        name: str,
+        payload: str,
+        key: str | None,
+        at: datetime,
+        headers: str | None = None,
     ) -> bool:
         try:
-            self._conn.execute(
+            cursor = self._conn.execute(
                 "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
                 "received_at) VALUES (?, ?, ?, ?, ?)",
                 (exec_id, name, payload, key, micros(at)),
             )
         except sqlite3.IntegrityError:
             return False
+        if headers is not None:
+            # One writer: the id this insert got names the row, nobody else's.
+            self._runs.signal_headers = True
+            self._conn.execute(
+                "INSERT INTO harvest_headers (exec_id, kind, ref, headers) "
+                "VALUES (?, 'signal', ?, ?) "
+                "ON CONFLICT (exec_id, kind, ref) DO UPDATE SET headers = excluded.headers",
+                (exec_id, str(cursor.lastrowid), headers),
+            )
         self._conn.execute(
             "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = ?",
             (exec_id,),
