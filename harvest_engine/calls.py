@@ -19,7 +19,7 @@ from harvest_engine import payloads
 from harvest_engine.durations import Duration
 from harvest_engine.errors import (
     BlankWorkflowId,
-    InvalidFlowControl,
+    InvalidFlowOption,
     InvalidSearchAttribute,
     InvalidSignal,
     UpdateRejected,
@@ -104,7 +104,7 @@ class StartOptions:
         """The flow-control part of the options, checked; None when there is none.
 
         Raises:
-            InvalidFlowControl: a priority out of range or a bad delay.
+            InvalidFlowOption: a priority out of range or a bad delay.
             InvalidName: a blank or over-long queue, partition or dedup id.
         """
         if (
@@ -152,9 +152,9 @@ class FlowStart:
         ):
             if value is not None:
                 if not isinstance(value, str) or not value.strip():
-                    raise InvalidFlowControl(
-                        what=f"StartOptions {what}",
-                        reason=f"a non-blank text, got {value!r}",
+                    raise InvalidFlowOption(
+                        option=f"StartOptions {what}",
+                        why=f"a non-blank text, got {value!r}",
                     )
                 check_name(value, what)
         delay = check_start_delay(start_delay)

@@ -1,6 +1,6 @@
 """Flow-control values: a Rate, a Queue, what a queue reports and where a run waits.
 
-Values only, checked when made (a bad limit is `InvalidFlowControl`
+Values only, checked when made (a bad limit is `InvalidFlowOption`
 before anything is written); the runtime's admission (runtime/flow/) and
 the stores' tables (store/sql/flow.py) take them.
 
@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from harvest_engine.durations import Duration, to_timedelta
-from harvest_engine.errors import InvalidFlowControl
+from harvest_engine.errors import InvalidFlowOption
 from harvest_engine.names import check_name
 
 PRIORITY_MIN = 0
@@ -36,9 +36,9 @@ def _positive(value: Any, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidFlowControl(what=what, reason=f"a whole number, got {value!r}")
+        raise InvalidFlowOption(option=what, why=f"a whole number, got {value!r}")
     if value <= 0:
-        raise InvalidFlowControl(what=what, reason=f"must be positive, got {value}")
+        raise InvalidFlowOption(option=what, why=f"must be positive, got {value}")
     return value
 
 
@@ -51,7 +51,7 @@ class Rate:
         per: the period (a positive duration: ``"1m"``, ``1.0``, a timedelta).
 
     Raises:
-        InvalidFlowControl: a limit below 1 or a zero period.
+        InvalidFlowOption: a limit below 1 or a zero period.
     """
 
     limit: int
@@ -62,9 +62,9 @@ class Rate:
         try:
             period = to_timedelta(self.per, what="Rate.per")
         except ValueError as exc:
-            raise InvalidFlowControl(what="Rate.per", reason=str(exc)) from None
+            raise InvalidFlowOption(option="Rate.per", why=str(exc)) from None
         if period <= timedelta(0):
-            raise InvalidFlowControl(what="Rate.per", reason="the period must be > 0")
+            raise InvalidFlowOption(option="Rate.per", why="the period must be > 0")
 
     @property
     def period(self) -> timedelta:
@@ -78,10 +78,10 @@ class Rate:
 
     @staticmethod
     def coerce(value: Any, what: str) -> Rate | None:
-        """`value` when it is a Rate (or None); InvalidFlowControl otherwise."""
+        """`value` when it is a Rate (or None); InvalidFlowOption otherwise."""
         if value is None or isinstance(value, Rate):
             return value
-        raise InvalidFlowControl(what=what, reason=f"a Rate(limit, per), got {value!r}")
+        raise InvalidFlowOption(option=what, why=f"a Rate(limit, per), got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class Queue:
         priority: whether starts may carry a priority (lower first).
 
     Raises:
-        InvalidFlowControl: a limit below 1 or a rate that is not a `Rate`.
+        InvalidFlowOption: a limit below 1 or a rate that is not a `Rate`.
         InvalidName: a blank or over-long name.
     """
 
@@ -112,15 +112,15 @@ class Queue:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
-            raise InvalidFlowControl(what="Queue.name", reason="a non-blank text")
+            raise InvalidFlowOption(option="Queue.name", why="a non-blank text")
         check_name(self.name, "queue name")
         _positive(self.concurrency, "Queue.concurrency")
         _positive(self.worker_concurrency, "Queue.worker_concurrency")
         _positive(self.partition_concurrency, "Queue.partition_concurrency")
         Rate.coerce(self.rate, "Queue.rate")
         if not isinstance(self.priority, bool):
-            raise InvalidFlowControl(
-                what="Queue.priority", reason=f"True or False, got {self.priority!r}"
+            raise InvalidFlowOption(
+                option="Queue.priority", why=f"True or False, got {self.priority!r}"
             )
 
 
@@ -168,31 +168,31 @@ class QueueInfo:
 
 
 def check_priority(value: Any) -> int:
-    """A start's priority; InvalidFlowControl outside PRIORITY_MIN..PRIORITY_MAX."""
+    """A start's priority; InvalidFlowOption outside PRIORITY_MIN..PRIORITY_MAX."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidFlowControl(
-            what="StartOptions.priority", reason=f"a whole number, got {value!r}"
+        raise InvalidFlowOption(
+            option="StartOptions.priority", why=f"a whole number, got {value!r}"
         )
     if not PRIORITY_MIN <= value <= PRIORITY_MAX:
-        raise InvalidFlowControl(
-            what="StartOptions.priority",
-            reason=f"{value} is outside {PRIORITY_MIN}..{PRIORITY_MAX}",
+        raise InvalidFlowOption(
+            option="StartOptions.priority",
+            why=f"{value} is outside {PRIORITY_MIN}..{PRIORITY_MAX}",
         )
     return value
 
 
 def check_start_delay(value: Duration | None) -> timedelta | None:
-    """A start's delay as a timedelta (None: none); InvalidFlowControl when it is not one."""
+    """A start's delay as a timedelta (None: none); InvalidFlowOption when it is not one."""
     if value is None:
         return None
     try:
         return to_timedelta(value, what="StartOptions.start_delay")
     except ValueError as exc:
-        raise InvalidFlowControl(
-            what="StartOptions.start_delay", reason=str(exc)
+        raise InvalidFlowOption(
+            option="StartOptions.start_delay", why=str(exc)
         ) from None
 
 
 def positive_limit(value: Any, what: str) -> int | None:
-    """A declared limit (None: none); InvalidFlowControl unless a positive whole number."""
+    """A declared limit (None: none); InvalidFlowOption unless a positive whole number."""
     return _positive(value, what)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harvest_engine.durations import to_timedelta
-from harvest_engine.errors import InvalidFlowControl
+from harvest_engine.errors import InvalidFlowOption
 from harvest_engine.flow import Rate, positive_limit
 
 # The flow-control options (issue 26) the admission honours (runtime/flow/).
@@ -65,12 +65,12 @@ class ActivityLimits:
             try:
                 seconds = to_timedelta(s2s, what="schedule_to_start").total_seconds()
             except ValueError as exc:
-                raise InvalidFlowControl(
-                    what=f"{owner}: schedule_to_start", reason=str(exc)
+                raise InvalidFlowOption(
+                    option=f"{owner}: schedule_to_start", why=str(exc)
                 ) from None
             if seconds <= 0:
-                raise InvalidFlowControl(
-                    what=f"{owner}: schedule_to_start", reason="must be > 0"
+                raise InvalidFlowOption(
+                    option=f"{owner}: schedule_to_start", why="must be > 0"
                 )
         return cls(
             max_concurrent=positive_limit(

@@ -144,7 +144,7 @@ def workflow_shaping(owner: str, options: dict[str, Any]) -> WorkflowShaping:
         raise InvalidFlowOption(
             owner=owner,
             option="debounce",
-            why="and batch cannot both shape one workflow's starts",
+            why="cannot be combined with batch (both shape one workflow's starts)",
         )
     cap = options.get("max_input_bytes", MAX_PAYLOAD_BYTES)
     _count(cap, owner, "max_input_bytes")
@@ -152,7 +152,7 @@ def workflow_shaping(owner: str, options: dict[str, Any]) -> WorkflowShaping:
         raise InvalidFlowOption(
             owner=owner,
             option="max_input_bytes",
-            why=f"is {cap}, over the ceiling of {MAX_INPUT_BYTES_CEILING} bytes",
+            why=f"{cap} is over the ceiling of {MAX_INPUT_BYTES_CEILING} bytes",
         )
     return WorkflowShaping(debounce=debounce, batch=batch, max_input_bytes=cap)
 

@@ -110,12 +110,12 @@ API_MD_NAMES = {
 # return or take (rows of the reads, the run's wait, the coroutine stack), the
 # errors of the second wave's hardening (InvalidName, PayloadNotJson,
 # ScheduleNotFound, DatabaseClosed, ExecutionExists, InvalidHistoryFile; flow
-# control's InvalidFlowControl and UnknownQueue), the
+# control's InvalidFlowOption, its former name InvalidFlowControl (an alias of
+# the same class) and UnknownQueue), the
 # clocks the tests and the `*_as_of` drivers use, the package version, and
 # `Runtime`, the facade both openers subclass (the type users annotate); the
-# rows of `held_starts()` and `circuit_breakers()` and the error of a bad
-# shaping option (issue 26); and `Interceptor` (API.md's
-# harvest_engine.interceptors.Interceptor, also here).
+# rows of `held_starts()` and `circuit_breakers()` (issue 26); and
+# `Interceptor` (API.md's harvest_engine.interceptors.Interceptor, also here).
 EXTRA_NAMES = {
     "BreakerInfo",
     "HeldStart",

@@ -61,7 +61,7 @@ ALL = [
     "Interceptor",
     "InvalidFilter",
     "InvalidFlowOption",
-    "InvalidFlowControl",
+    "InvalidFlowControl",  # InvalidFlowOption's former name: the same class
     "InvalidHistoryFile",
     "InvalidName",
     "InvalidSearchAttribute",

@@ -31,6 +31,7 @@ from harvest_engine.errors.base import (
 from harvest_engine.errors.flow import (
     DuplicateEnqueue,
     InvalidFlowControl,
+    InvalidFlowOption,
     QuotaExceeded,
     UnknownQueue,
 )
@@ -72,7 +73,7 @@ from harvest_engine.errors.runs import (
 from harvest_engine.errors.runs import (
     UnknownActivity as UnknownActivity,
 )
-from harvest_engine.errors.shaping import CircuitOpen, InvalidFlowOption
+from harvest_engine.errors.shaping import CircuitOpen
 from harvest_engine.errors.storage import (
     CodecRequired,
     DatabaseClosed,

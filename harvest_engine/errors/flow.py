@@ -14,13 +14,24 @@ if TYPE_CHECKING:
     from harvest_engine.states import ExecutionId
 
 
-class InvalidFlowControl(SqliteError, ValueError):
-    """A queue, rate or start option out of its documented range (nothing is written)."""
+class InvalidFlowOption(SqliteError, ValueError):
+    """A flow option out of its documented range; nothing is written or registered.
 
-    _template = "{what}: {reason}"
+    A queue, rate or start option (`Queue(concurrency=0)`, a priority out of
+    range, queue options without a queue), or a start-shaping or breaker
+    option (`Batch(0, ...)`, `debounce=0`, `max_input_bytes` over the
+    ceiling, a bad `circuit_breaker`); raised when the value is built, at
+    registration or at the start. A `ValueError` too. `owner` names the
+    workflow or activity that declared the option, when one did.
+    """
 
-    def __init__(self, *, what: str, reason: str) -> None:
-        super().__init__(what=what, reason=reason)
+    def __init__(self, *, option: str, why: str, owner: str | None = None) -> None:
+        where = option if owner is None else f"{owner}: {option}"
+        super().__init__(f"{where}: {why}", option=option, why=why, owner=owner)
+
+
+InvalidFlowControl = InvalidFlowOption
+"""The same class under its former name (queues and rates raised it), kept for existing code."""
 
 
 class UnknownQueue(SqliteError):

@@ -1,22 +1,8 @@
-"""Errors of the start-shaping and breaker options: a bad declared value, an open breaker."""
+"""The error an open circuit breaker records (a bad breaker value is `errors.flow.InvalidFlowOption`)."""
 
 from __future__ import annotations
 
 from harvest_engine.errors.base import SqliteError
-
-
-class InvalidFlowOption(SqliteError, ValueError):
-    """A declared debounce, batch, input cap or circuit breaker with a bad value.
-
-    Raised when the value is built (`Batch(0, ...)`) or at registration
-    (`debounce=0`, `max_input_bytes` over the ceiling); nothing is written
-    and nothing is registered. A `ValueError` too.
-    """
-
-    _template = "{owner}: {option} {why}"
-
-    def __init__(self, *, owner: str, option: str, why: str) -> None:
-        super().__init__(owner=owner, option=option, why=why)
 
 
 class CircuitOpen(SqliteError):

@@ -165,7 +165,7 @@ class Runtime:
 
         Raises:
             TypeError: `queue` is not a Queue.
-            InvalidFlowControl: a name with a reserved prefix.
+            InvalidFlowOption: a name with a reserved prefix.
         """
         self._driver.register_queue(queue)
 

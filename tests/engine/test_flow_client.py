@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from harvest_engine import (
     DuplicateEnqueue,
     ExecutionOutcome,
-    InvalidFlowControl,
+    InvalidFlowOption,
     Queue,
     Rate,
     StartOptions,
@@ -57,7 +57,7 @@ async def test_a_client_starts_into_a_queue_and_reads_it(target: ServedStore) ->
                     "held", "again", StartOptions(queue="llm", dedup_id="a")
                 )
             assert caught.value.exec_id == first.exec_id  # type: ignore[attr-defined]
-            with pytest.raises(InvalidFlowControl):  # refused before anything is queued
+            with pytest.raises(InvalidFlowOption):  # refused before anything is queued
                 StartOptions(queue="llm", priority=-3).flow  # noqa: B018
             for _ in range(200):
                 if client.describe(first.exec_id).state == "RUNNING":

@@ -12,7 +12,7 @@ import pytest
 
 from harvest_engine import (
     ExecutionOutcome,
-    InvalidFlowControl,
+    InvalidFlowOption,
     ManualClock,
     Queue,
     QuotaExceeded,
@@ -277,10 +277,10 @@ def test_bad_declared_limits_are_refused_at_registration(open_rt: Open) -> None:
         return None
 
     for fn in (none_at_once, not_a_rate):
-        with pytest.raises(InvalidFlowControl):
+        with pytest.raises(InvalidFlowOption):
             rt.register_workflow(fn)
     for fn in (negative, instant):
-        with pytest.raises(InvalidFlowControl):
+        with pytest.raises(InvalidFlowOption):
             rt.register_activity(fn)
     with pytest.raises(UnsupportedFeature, match="max_concurrent"):
         rt.register_activity(local_limited)

@@ -11,7 +11,7 @@ from harvest_engine import (
     DuplicateEnqueue,
     ExecutionFilter,
     ExecutionOutcome,
-    InvalidFlowControl,
+    InvalidFlowOption,
     ManualClock,
     Queue,
     Rate,
@@ -204,19 +204,19 @@ def test_bad_queues_and_start_options_are_refused_and_write_nothing(
         lambda: Rate(5, 0),
         lambda: Queue("x", rate=5),  # type: ignore[arg-type]
     ):
-        with pytest.raises(InvalidFlowControl):
+        with pytest.raises(InvalidFlowOption):
             bad()
     with pytest.raises(UnknownQueue):
         _start(rt, "x", queue="nowhere")
-    with pytest.raises(InvalidFlowControl):
+    with pytest.raises(InvalidFlowOption):
         _start(rt, "x", queue="plain", priority=-1)
-    with pytest.raises(InvalidFlowControl):
+    with pytest.raises(InvalidFlowOption):
         _start(rt, "x", queue="plain", priority=2**31)
-    with pytest.raises(InvalidFlowControl):  # the queue takes no priorities
+    with pytest.raises(InvalidFlowOption):  # the queue takes no priorities
         _start(rt, "x", queue="plain", priority=3)
-    with pytest.raises(InvalidFlowControl):  # queue options without a queue
+    with pytest.raises(InvalidFlowOption):  # queue options without a queue
         _start(rt, "x", dedup_id="k")
-    with pytest.raises(InvalidFlowControl):
+    with pytest.raises(InvalidFlowOption):
         rt.register_queue(Queue("workflow:mine"))
     assert sum(rt.counts_by_state().values()) == 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -16,12 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import harvest_engine
 from harvest_engine import (
     Batch,
     ExecutionOutcome,
     InvalidFlowOption,
     ManualClock,
     PayloadTooLarge,
+    Queue,
     SqliteRuntime,
     WorkflowContext,
     workflow,
@@ -286,3 +289,22 @@ def _model_batch(arrivals: list[tuple[int, int]]) -> list[list[int]]:
             closed.append(current[1])
             current = None
     return closed + ([current[1]] if current is not None else [])
+
+
+def test_one_error_class_answers_every_bad_flow_option() -> None:
+    # InvalidFlowControl (queues, rates, start options) and InvalidFlowOption
+    # (shaping, breakers) were two classes for one idea; the old name stays.
+    assert harvest_engine.InvalidFlowControl is InvalidFlowOption
+    assert harvest_engine.errors.InvalidFlowControl is InvalidFlowOption
+    refused: list[InvalidFlowOption] = []
+    for bad in (lambda: Queue("q", concurrency=0), lambda: Batch(0, "1s")):
+        with pytest.raises(harvest_engine.InvalidFlowControl) as caught:
+            bad()
+        refused.append(caught.value)
+    assert [(e.option, e.owner) for e in refused] == [  # type: ignore[attr-defined]
+        ("Queue.concurrency", None),
+        ("max_size", "Batch"),
+    ]
+    assert str(refused[0]) == "Queue.concurrency: must be positive, got 0"
+    again = pickle.loads(pickle.dumps(refused[1]))
+    assert (type(again), str(again)) == (InvalidFlowOption, str(refused[1]))

@@ -2,7 +2,7 @@
 
 Runs in the start's own write transaction, after the run's row and its
 WorkflowStarted event are written: a refusal (`QuotaExceeded`,
-`DuplicateEnqueue`, `UnknownQueue`, `InvalidFlowControl`) raises there and
+`DuplicateEnqueue`, `UnknownQueue`, `InvalidFlowOption`) raises there and
 the whole start rolls back, so nothing is written.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.errors import (
     DuplicateEnqueue,
-    InvalidFlowControl,
+    InvalidFlowOption,
     QuotaExceeded,
     UnknownQueue,
 )
@@ -33,16 +33,16 @@ def queue_of(registry: Registry, name: str, flow: FlowStart | None) -> str | Non
     """The queue a start of workflow `name` waits in (None: it runs at once).
 
     Raises:
-        InvalidFlowControl: queue options (priority, partition, dedup id,
+        InvalidFlowOption: queue options (priority, partition, dedup id,
             delay) without a queue to wait in.
     """
     if flow is not None and flow.queue is not None:
         return flow.queue
     own = registry.workflow_queue(name)
     if own is None and flow is not None:
-        raise InvalidFlowControl(
-            what="StartOptions",
-            reason="priority, partition_key, dedup_id and start_delay need a queue=",
+        raise InvalidFlowOption(
+            option="StartOptions",
+            why="priority, partition_key, dedup_id and start_delay need a queue=",
         )
     return own
 
@@ -87,7 +87,7 @@ def enqueue(
 
     Raises:
         UnknownQueue: no queue of that name is stored.
-        InvalidFlowControl: a priority on a queue made without ``priority=True``.
+        InvalidFlowOption: a priority on a queue made without ``priority=True``.
         DuplicateEnqueue: the dedup id's run is still ENQUEUED or RUNNING.
     """
     tables = txn.flow()
@@ -96,9 +96,9 @@ def enqueue(
         raise UnknownQueue(queue=queue)
     priority = 0 if flow is None else flow.priority
     if priority and not row.priority:
-        raise InvalidFlowControl(
-            what="StartOptions.priority",
-            reason=f"queue {queue!r} was registered without priority=True",
+        raise InvalidFlowOption(
+            option="StartOptions.priority",
+            why=f"queue {queue!r} was registered without priority=True",
         )
     dedup_id = None if flow is None else flow.dedup_id
     if dedup_id is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine.errors import InvalidFlowControl
+from harvest_engine.errors import InvalidFlowOption
 from harvest_engine.flow import QUEUE_ACTIVITY_PREFIX, QUEUE_WORKFLOW_PREFIX, Queue
 
 if TYPE_CHECKING:
@@ -27,14 +27,14 @@ def register_queue(engine: Engine, queue: Queue) -> None:
 
     Raises:
         TypeError: `queue` is not a Queue.
-        InvalidFlowControl: a name taken by the implicit queues' prefixes.
+        InvalidFlowOption: a name taken by the implicit queues' prefixes.
     """
     if not isinstance(queue, Queue):
         raise TypeError(f"register_queue needs a Queue, got {queue!r}")
     if queue.name.startswith((QUEUE_WORKFLOW_PREFIX, QUEUE_ACTIVITY_PREFIX)):
-        raise InvalidFlowControl(
-            what="Queue.name",
-            reason=f"{queue.name!r}: the prefixes 'workflow:' and 'activity:' name "
+        raise InvalidFlowOption(
+            option="Queue.name",
+            why=f"{queue.name!r}: the prefixes 'workflow:' and 'activity:' name "
             "the queues of a workflow's or an activity's own limits",
         )
     with engine.store.write() as txn:
