@@ -1,6 +1,7 @@
 """RunningAttempts: the attempts this process runs now, so a cancel reaches their bodies.
 
-A cancel names attempts by (task id, attempt): the write that cancels
+A cancel names attempts by (exec id, activity id, attempt), never by task
+id, which SQLite reuses (`store.rows.AttemptKey`): the write that cancels
 (a run's cancel, terminate or reset, a handle's cancel) reads which of the
 run's tasks were claimed when it committed and announces those
 (`deciding/attempt_cancels.py`); the store hands the announcement to every
@@ -19,6 +20,7 @@ import time
 from typing import TYPE_CHECKING
 
 from harvest_engine.attempt_cancel import AttemptCancel
+from harvest_engine.store.rows import AttemptKey
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -30,12 +32,11 @@ NOTICE_MEMORY = 60.0
 # At most this many such notices are kept (a bulk cancel of many runs).
 NOTICE_LIMIT = 100_000
 
-Key = tuple[int, int]
-"""An attempt: (task id, attempt number)."""
+Key = AttemptKey
 
 
 class RunningAttempts:
-    """The cancels of this process's running attempts, by (task id, attempt)."""
+    """The cancels of this process's running attempts, by (exec id, activity id, attempt)."""
 
     def __init__(self) -> None:
         self._running: dict[Key, AttemptCancel] = {}
@@ -45,7 +46,7 @@ class RunningAttempts:
     def start(self, task: TaskRecord) -> AttemptCancel:
         """The cancel of an attempt about to run (already cancelled when a notice came first)."""
         cancel = AttemptCancel()
-        key = (task.id, task.attempt)
+        key = (task.exec_id, task.activity_id, task.attempt)
         with self._lock:
             self._running[key] = cancel
             notice = self._notices.pop(key, None) if self._notices else None
@@ -56,7 +57,7 @@ class RunningAttempts:
     def finish(self, task: TaskRecord) -> None:
         """The attempt's body has ended: no cancel can reach it any more."""
         with self._lock:
-            self._running.pop((task.id, task.attempt), None)
+            self._running.pop((task.exec_id, task.activity_id, task.attempt), None)
 
     def cancel(self, attempts: Iterable[Key], reason: str) -> None:
         """Cancel these attempts (from any thread); a store's cancel listener."""

@@ -33,7 +33,12 @@ if TYPE_CHECKING:
         StreamItem,
         TimerRow,
     )
-    from harvest_engine.store.rows import CommandRecord, ExecutionRecord, TaskRecord
+    from harvest_engine.store.rows import (
+        AttemptKey,
+        CommandRecord,
+        ExecutionRecord,
+        TaskRecord,
+    )
     from harvest_engine.store.sql.flow_reads import FlowReads
     from harvest_engine.store.sql.shaping import BreakerRow, HeldRow
     from harvest_engine.store.txn_protocol import WriteTxn
@@ -88,12 +93,10 @@ class DurableStore(Protocol):
         """
         ...
 
-    def add_cancel_listener(
-        self, fn: Callable[[list[tuple[int, int]], str], None]
-    ) -> None:
+    def add_cancel_listener(self, fn: Callable[[list[AttemptKey], str], None]) -> None:
         """Call `fn(attempts, reason)` for each cancel of attempts any write announced.
 
-        `attempts` are (task id, attempt) pairs (`WriteTxn.announce_cancels`),
+        `attempts` are (exec id, activity id, attempt) keys (`WriteTxn.announce_cancels`),
         heard after the announcing transaction commits: in process on a
         file, from every worker through NOTIFY on Postgres (from the
         listening thread, so `fn` must be thread-safe).

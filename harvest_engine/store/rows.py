@@ -10,6 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+AttemptKey = tuple[str, int, int]
+"""An activity attempt as a cancel names it: (exec id, activity id, attempt number).
+
+Never reused: on SQLite a task id is (an INTEGER PRIMARY KEY takes the id of
+a deleted newest row), so a notice kept for a task deleted before it ran
+cancelled the next task to get that id."""
+
 
 @dataclass(frozen=True)
 class ExecutionRecord:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from harvest_engine.store.operations import ScheduleRow
     from harvest_engine.store.records import StagedSignal, TimerRow
     from harvest_engine.store.rows import (
+        AttemptKey,
         AttemptRecord,
         ExecutionRecord,
         LedgerEntry,
@@ -91,10 +92,8 @@ class WriteTxn(ShapingTxn, Protocol):
         """
         ...
 
-    def announce_cancels(
-        self, attempts: Sequence[tuple[int, int]], reason: str
-    ) -> None:
-        """Have these claimed attempts, (task id, attempt), cancelled once this commits.
+    def announce_cancels(self, attempts: Sequence[AttemptKey], reason: str) -> None:
+        """Have these claimed attempts (`rows.AttemptKey`) cancelled once this commits.
 
         Every process running one of them hears it (`add_cancel_listener`);
         a rollback announces nothing.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,11 +18,13 @@ import pytest
 from harvest_engine import (
     ActivityCancelled,
     ActivityContext,
+    RunState,
     WorkflowContext,
     activity,
     workflow,
 )
 from harvest_engine.activity import ActivityRunInfo
+from harvest_engine.store.postgres.notify import cancel_notices, read_cancel_notice
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -182,3 +185,50 @@ def test_an_activity_context_is_not_cancelled_until_its_attempt_is() -> None:
     assert ctx.is_cancelled() is False
     ctx.heartbeat({"step": 1})  # no cancel: the heartbeat is kept
     assert ctx.heartbeat_details() == {"step": 1}
+
+
+@activity
+def counted(ctx: ActivityContext, n: int) -> int:
+    note("counted", **{f"ran_{n}": True})
+    return n
+
+
+@workflow
+async def hasty(ctx: WorkflowContext, _: Any) -> str:
+    # Cancels its activity before any pass claims it, and ends: the task is
+    # deleted with the run, and the cancel's notice was never used.
+    ctx.start_activity(counted, 1).cancel()
+    return "left"
+
+
+@workflow
+async def patient(ctx: WorkflowContext, _: Any) -> int:
+    return int(await ctx.execute_activity(counted, 2))
+
+
+async def test_a_stale_cancel_notice_never_cancels_another_runs_attempt(
+    open_rt: Callable[..., SqliteRuntime],
+) -> None:
+    # On SQLite the next task takes the id of the deleted one (INTEGER
+    # PRIMARY KEY), with the same attempt number: a notice keyed by (task id,
+    # attempt) cancelled the other run's first attempt before it ran.
+    rt = open_rt()
+    for fn in (hasty, patient):
+        rt.register_workflow(fn)
+    rt.register_activity(counted)
+    SEEN.clear()
+    first = rt.start_workflow("hasty")
+    assert await rt.run_until_blocked(first) == RunState.Completed(output="left")
+    second = rt.start_workflow("patient")
+    assert await rt.run_until_blocked(second) == RunState.Completed(output=2)
+    assert SEEN["counted"] == {"ran_2": True}
+
+
+def test_cancel_notices_stay_under_the_notify_limit_and_read_back() -> None:
+    keys = [(str(uuid.uuid4()), i, 3) for i in range(500)]
+    sent = cancel_notices(keys, "é" * 1000)
+    assert len(sent) > 1
+    assert all(len(payload.encode()) < 8000 for payload in sent)
+    heard = [read_cancel_notice(payload) for payload in sent]
+    assert [key for one in heard if one for key in one[0]] == keys
+    assert {one[1] for one in heard if one} == {"é" * 200}

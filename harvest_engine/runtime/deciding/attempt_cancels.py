@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from harvest_engine.store.rows import AttemptKey
     from harvest_engine.store.txn_protocol import WriteTxn
 
 
@@ -27,7 +28,7 @@ def cancel_attempts(
     the run's tasks; nothing is announced if that transaction rolls back.
     """
     named = [
-        (task.id, task.attempt)
+        (exec_id, task.activity_id, task.attempt)
         for task in txn.tasks_of(exec_id)
         if task.status == "RUNNING"
         and (activity_id is None or task.activity_id == activity_id)
@@ -49,12 +50,12 @@ def cancel_activity(
     (a process that starts it more than a minute later, or after a restart,
     runs it: at-least-once).
     """
-    named: list[tuple[int, int]] = []
+    named: list[AttemptKey] = []
     for task in txn.tasks_of(exec_id):
         if task.activity_id != activity_id or task.local:
             continue
         if task.status != "RUNNING" and task.ready_at > now:
             txn.reschedule_task(task.id, task.attempt, now, task.last_error or "")
-        named.append((task.id, task.attempt))
+        named.append((exec_id, task.activity_id, task.attempt))
     if named:
         txn.announce_cancels(named, reason)

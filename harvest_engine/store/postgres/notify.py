@@ -6,7 +6,7 @@ queued command notifies too. A serving worker listens on its own connection
 in a daemon thread and wakes its loop for every notice but its own.
 
 Attempt cancels travel on ``harvest_cancel``: the transaction that cancels
-claimed attempts notifies their (task id, attempt) pairs, and every
+claimed attempts notifies their (exec id, activity id, attempt) keys, and every
 worker's listener hands them to the store's cancel listeners, so the one
 running a body stops it within a notice's latency (`runtime/attempts.py`).
 
@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 
 from harvest_engine.store.postgres.connection import connect, reconnect
+from harvest_engine.store.rows import AttemptKey
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
 
 log = logging.getLogger("harvest_engine.postgres")
@@ -37,8 +38,8 @@ REPLY_CHANNEL = "harvest_reply"
 DONE_CHANNEL = "harvest_done"
 CANCEL_CHANNEL = "harvest_cancel"
 NOTIFY_CANCEL = f"SELECT pg_notify('{CANCEL_CHANNEL}', %s)"
-# Attempts per cancel notice (a NOTIFY payload holds under 8000 bytes).
-CANCEL_CHUNK = 200
+# Bytes of attempts per cancel notice (a NOTIFY payload holds under 8000 bytes).
+CANCEL_CHUNK_BYTES = 6000
 # The reason a cancel notice carries is cut to this many characters.
 CANCEL_REASON_CHARS = 200
 PROGRESS_CHANNEL = "harvest_progress"
@@ -60,26 +61,35 @@ STOP_CHECK = 0.2
 RECONNECT_BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 
-def cancel_notices(attempts: list[tuple[int, int]], reason: str) -> list[str]:
-    """The payloads of CANCEL_CHANNEL notices naming these attempts (chunked)."""
+def cancel_notices(attempts: list[AttemptKey], reason: str) -> list[str]:
+    """The payloads of CANCEL_CHANNEL notices naming these attempts (chunked by size)."""
     why = reason[:CANCEL_REASON_CHARS]
-    return [
-        json.dumps({"attempts": attempts[i : i + CANCEL_CHUNK], "reason": why})
-        for i in range(0, len(attempts), CANCEL_CHUNK)
-    ]
+    chunks: list[list[AttemptKey]] = [[]]
+    size = 0
+    for key in attempts:
+        cost = len(json.dumps(key)) + 2
+        if chunks[-1] and size + cost > CANCEL_CHUNK_BYTES:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(key)
+        size += cost
+    return [json.dumps({"attempts": chunk, "reason": why}) for chunk in chunks if chunk]
 
 
-def read_cancel_notice(payload: str) -> tuple[list[tuple[int, int]], str] | None:
+def read_cancel_notice(payload: str) -> tuple[list[AttemptKey], str] | None:
     """The attempts and reason of a cancel notice; None for one that is not readable."""
     try:
         data = json.loads(payload)
-        attempts = [(int(task), int(attempt)) for task, attempt in data["attempts"]]
+        attempts = [
+            (str(exec_id), int(activity_id), int(attempt))
+            for exec_id, activity_id, attempt in data["attempts"]
+        ]
         return attempts, str(data.get("reason") or "cancelled")
     except (ValueError, TypeError, KeyError):
         return None
 
 
-OnCancel = Callable[[list[tuple[int, int]], str], None]
+OnCancel = Callable[[list[AttemptKey], str], None]
 """What hears attempt cancels: `fn(attempts, reason)`."""
 
 
@@ -93,7 +103,7 @@ class CancelListeners:
         """Call `fn(attempts, reason)` for every cancel heard."""
         self._listeners.append(fn)
 
-    def __call__(self, attempts: list[tuple[int, int]], reason: str) -> None:
+    def __call__(self, attempts: list[AttemptKey], reason: str) -> None:
         """Hand one cancel to every listener."""
         for listener in self._listeners:
             listener(attempts, reason)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from harvest_engine.store.postgres.txn_memory import TxnMemory
-    from harvest_engine.store.rows import ExecutionRecord
+    from harvest_engine.store.rows import AttemptKey, ExecutionRecord
 
 
 class TxnState:
@@ -61,9 +61,7 @@ class TxnState:
         """Call `fn` if this transaction rolls back, so in-memory state follows the database."""
         self.undo.append(fn)
 
-    def announce_cancels(
-        self, attempts: Sequence[tuple[int, int]], reason: str
-    ) -> None:
+    def announce_cancels(self, attempts: Sequence[AttemptKey], reason: str) -> None:
         """Notify CANCEL_CHANNEL (delivered at the commit, dropped on rollback)."""
         for payload in cancel_notices(list(attempts), reason):
             self._conn.execute(NOTIFY_CANCEL, (payload,))

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.store.records import ExecutionDetail
-    from harvest_engine.store.rows import ExecutionRecord, TaskRecord
+    from harvest_engine.store.rows import AttemptKey, ExecutionRecord, TaskRecord
 
 _SQL = StoreSql(SQLITE, SQLITE_READS, SQLITE_SCHEDULES, SQLITE_COMMANDS)
 
@@ -268,9 +268,7 @@ class SqliteStore(StoreReads):
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         self._writes.add_rollback_listener(fn)
 
-    def add_cancel_listener(
-        self, fn: Callable[[list[tuple[int, int]], str], None]
-    ) -> None:
+    def add_cancel_listener(self, fn: Callable[[list[AttemptKey], str], None]) -> None:
         # One writer process: the announcing commit is this process's own.
         self._writes.add_cancel_listener(fn)
 

@@ -25,6 +25,8 @@ from harvest_engine.store.txn_protocol import JoinedWriteFailed
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from harvest_engine.store.rows import AttemptKey
+
 
 class WriteTransactions:
     """The write transactions of one writer connection (a SqliteStore's)."""
@@ -46,7 +48,7 @@ class WriteTransactions:
         self._in_txn = False
         self._txn_thread = 0
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
-        self._cancel_listeners: list[Callable[[list[tuple[int, int]], str], None]] = []
+        self._cancel_listeners: list[Callable[[list[AttemptKey], str], None]] = []
         self.commit_listeners = CommitListeners()
         """Called after each commit (in-process readers, the wake channel's clients)."""
         self._txns: list[SqliteWriteTxn] = []  # the transaction, then its savepoints
@@ -132,13 +134,11 @@ class WriteTransactions:
         """Call `fn` with the error after a storage failure rolls a transaction back."""
         self._rollback_listeners.append(fn)
 
-    def add_cancel_listener(
-        self, fn: Callable[[list[tuple[int, int]], str], None]
-    ) -> None:
+    def add_cancel_listener(self, fn: Callable[[list[AttemptKey], str], None]) -> None:
         """Call `fn(attempts, reason)` for the cancels each committed transaction announced."""
         self._cancel_listeners.append(fn)
 
-    def _announce(self, announced: list[tuple[list[tuple[int, int]], str]]) -> None:
+    def _announce(self, announced: list[tuple[list[AttemptKey], str]]) -> None:
         for attempts, reason in announced:
             for listener in self._cancel_listeners:
                 listener(attempts, reason)

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Sequence
 
+    from harvest_engine.store.rows import AttemptKey
+
 
 class TxnState:
     """The state of one `BEGIN IMMEDIATE` transaction (or one of its savepoints)."""
@@ -34,11 +36,9 @@ class TxnState:
         # None: the flag is written at once (no commit here writes them).
         self._marks = marks
         # Attempt cancels to hand the store's cancel listeners after the commit.
-        self.announced: list[tuple[list[tuple[int, int]], str]] = []
+        self.announced: list[tuple[list[AttemptKey], str]] = []
 
-    def announce_cancels(
-        self, attempts: Sequence[tuple[int, int]], reason: str
-    ) -> None:
+    def announce_cancels(self, attempts: Sequence[AttemptKey], reason: str) -> None:
         """Cancel these claimed attempts once this transaction commits (in process)."""
         if attempts:
             self.announced.append((list(attempts), reason))
