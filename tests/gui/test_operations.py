@@ -11,10 +11,12 @@ from PySide6.QtWidgets import QFileDialog
 
 from harvest_engine import (
     ExecutionFilter,
+    RunState,
     SqliteReader,
     SqliteRuntime,
     WorkflowReplayer,
 )
+from harvest_gui.driving import run_until_blocked
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
@@ -179,6 +181,14 @@ def test_run_menu_cancel_and_terminate_end_the_selected_run(
 
     async def body() -> None:
         assert window.open_path(form_file)  # writer, auto-driving
+        session = window.session
+        assert isinstance(session, WriterSession)
+        if action == "cancel":
+            # A cancel ends the run at a later drive: drive by hand, so the
+            # form can be made to miss that drive (below).
+            stopping = session.stop_driving()
+            if stopping is not None:
+                await asyncio.wait([stopping], timeout=30)
         assert window.run_list is not None
         assert window.run_list.select_exec_id(plain)
         ops.update_actions()
@@ -191,18 +201,30 @@ def test_run_menu_cancel_and_terminate_end_the_selected_run(
         dlg.confirm.setChecked(True)
         qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
         assert dlg.error_label.isHidden(), dlg.error_label.text()
-        await async_wait_until(lambda: window.session.describe(plain).state == state)
         if action == "terminate":  # the form saw the run end: nothing to confirm
+            assert session.describe(plain).state == state
             assert not dlg.confirm.isEnabled()
-        else:  # ended by a drive the form did not see: the engine refuses, in words
+        else:
+            assert session.describe(plain).state == "RUNNING"  # asked to stop
+            # Ended by a drive the form did not see: a hidden form does not
+            # re-read the run (it does at the session's next poll, 200 ms,
+            # when shown), so its submit still offers the cancel, and the
+            # engine refuses it, in words. The click comes in the same turn
+            # as the show: no poll can re-read the run in between.
+            dlg.hide()
+            ended = await run_until_blocked(session, plain)
+            assert isinstance(ended, RunState.Cancelled)
+            dlg.show()
             dlg.confirm.setChecked(True)
-            qtbot.mouseClick(dlg.submit_button, Qt.MouseButton.LeftButton)
+            dlg.submit_button.click()
             assert dlg.error_label.text().startswith("Workflow not running:")
+            session.refresh()  # as the next poll does: now the form knows
+            assert dlg.target.closed
+            assert not dlg.confirm.isEnabled()
         ops.update_actions()
         assert not ops.actions[action].isEnabled()  # the run is closed now
-        session = window.session
         window.close_session()
-        await async_wait_until(lambda: session.closed)
+        await async_wait_until(lambda: session.closed, seconds=30)
 
     qloop.run_until_complete(body())
     with SqliteReader.open(form_file) as reader:
