@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import re
@@ -294,3 +295,36 @@ def test_the_readmes_own_folder_server_serves_its_postgres_worker_and_client(
             check=False,
         )
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_the_readmes_repair_steps_run_as_written(tmp_path: Path) -> None:
+    """With the shop worker copied beside them, each line does what its comment says."""
+    steps = shell_block("harvest reset shop.db").code
+    shutil.copy(ROOT / "tests" / "e2e" / "workers" / "shop_worker.py", tmp_path)
+    bindir = tmp_path / "bin"  # `harvest` and `python` as an installed harvest has them
+    bindir.mkdir()
+    for name, command in (
+        ("python", f'exec "{sys.executable}" "$@"'),
+        ("harvest", f'exec "{sys.executable}" -m harvest_engine "$@"'),
+    ):
+        (bindir / name).write_text(f"#!/bin/sh\n{command}\n")
+        (bindir / name).chmod(0o755)
+    shell = subprocess.Popen(
+        ["bash", "-c", steps + "kill %1; wait %1\n"],
+        cwd=tmp_path,
+        env=dict(env(), PATH=f"{bindir}:{os.environ['PATH']}"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its workers go with it, whatever happens
+    )
+    try:
+        out, err = shell.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGKILL)
+    assert "ended FAILED: 'amount'" in err, out + err
+    assert '/shop_worker.py", line 44, in ship_order' in out, out + err
+    assert '["charged K1","shipped K1"]' in out, out + err
+    assert (tmp_path / "charges.txt").read_text() == "K1\n"
