@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError
 from harvest_engine.events import IMPOSED
-from harvest_engine.runtime.deciding import child_start, headers
+from harvest_engine.runtime.deciding import child_start, enqueue, headers
 from harvest_engine.runtime.deciding.attempt_cancels import cancel_attempts
 from harvest_engine.runtime.deciding.drive_time import real_time
 from harvest_engine.runtime.deciding.runs import append, start_run
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
+from harvest_engine.workflow.child_options import recorded_flow
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -189,23 +190,34 @@ class Effects:
         holder = child_start.holder(self.txn, name, options.workflow_id)
         if holder is not None:
             return child_start.refusal(options.workflow_id, holder)
+        queue, refused = child_start.admissible(
+            self.registry, self.txn, name, attrs, self.now
+        )
+        if refused is not None:
+            return refused
+        new = NewExecution(
+            exec_id=child,
+            workflow_name=name,
+            workflow_id=options.workflow_id or child,
+            input=payloads.dumps(attrs.get("input")),
+            parent_exec_id=self.row.exec_id,
+            parent_close_policy=attrs.get("parent_close_policy"),
+            deadline=options.deadline,
+            retry_policy=options.retry_policy,
+        )
         start_run(
             self.txn,
-            NewExecution(
-                exec_id=child,
-                workflow_name=name,
-                workflow_id=options.workflow_id or child,
-                input=payloads.dumps(attrs.get("input")),
-                parent_exec_id=self.row.exec_id,
-                parent_close_policy=attrs.get("parent_close_policy"),
-                deadline=options.deadline,
-                retry_policy=options.retry_policy,
-            ),
+            new,
             self.now,
             # A child follows the advice its parent started with.
             advice_at=self.instance.advice_at,
             advice_bytes=self.instance.advice_bytes,
         )
+        if queue is not None:
+            flow = recorded_flow(attrs)
+            enqueue.enqueue(
+                self.registry, self.txn, new, queue, flow, self.now, keep_deadline=True
+            )
         return None
 
     def _signal(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -291,8 +303,8 @@ def result_event(
             **base,
             "error": _error("target_unknown", f"no run with id {target}"),
         }
-    if row.state == "RUNNING":
-        return None
+    if row.state in ("RUNNING", "ENQUEUED"):
+        return None  # ENQUEUED: waits for its queue's admission
     base["run"] = row.exec_id
     if row.state == "COMPLETED":
         return f"{prefix}Completed", {

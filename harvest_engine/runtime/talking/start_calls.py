@@ -21,9 +21,9 @@ from harvest_engine.calls import (
 from harvest_engine.errors import WorkflowAlreadyStarted
 from harvest_engine.events import IMPOSED, HistoryEvent
 from harvest_engine.names import check_name, check_optional_name
+from harvest_engine.runtime.deciding import enqueue
 from harvest_engine.runtime.deciding.children import seal_run
 from harvest_engine.runtime.deciding.runs import start_run
-from harvest_engine.runtime.flow import enqueue
 from harvest_engine.runtime.talking.starts import StartPlan, plan_start
 from harvest_engine.states import ExecutionId
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
