@@ -1,10 +1,11 @@
 """Child workflows and commands between runs: starts, signals, hard cancels, awaits, close policies.
 
 Each command takes effect in the caller's decision transaction:
-one file holds every run, so there is no outbox. An await of a RUNNING
-target stays open and each later cycle of the waiter checks it again; the
-waiter keeps its decision flag while it waits, so a pass of `poll_once`
-re-checks it.
+one file holds every run, so there is no outbox. An await of a RUNNING (or
+ENQUEUED) target stays open and each later cycle of the waiter checks it
+again. A parent waiting on its child keeps no decision flag: the child's
+seal flags it (`seal_run`). A waiter on another run (`await_external_workflow`)
+keeps its flag, so each pass re-checks it: nothing links the target to it.
 """
 
 from __future__ import annotations
@@ -66,15 +67,32 @@ def seal_run(
     output: str | None = None,
     error: str | None = None,
     skip: str | None = None,
+    parent: str | bool | None = True,
 ) -> Halt | None:
-    """Seal a run, then give each RUNNING detached child its parent-close policy.
+    """Seal a run, wake its waiting parent, then give each RUNNING detached child its parent-close policy.
+
+    `parent` is the run's parent exec id when the caller knows it (None: it
+    has none); True reads it. The parent, if RUNNING, is flagged for a
+    decision: it may be waiting on this run's result.
 
     Returns the (state, reason) the cascade would give `skip` (the run whose
     own command is being applied), which the caller seals itself.
     """
+    if parent is True:
+        row = txn.execution(exec_id)
+        parent = None if row is None else row.parent_exec_id
     txn.seal(exec_id, state, closed_at=real_time(now), output=output, error=error)
     evict(exec_id)
+    if isinstance(parent, str) and parent != skip:
+        wake_parent(txn, parent)
     return close_children(txn, exec_id, now, evict, skip=skip)
+
+
+def wake_parent(txn: WriteTxn, parent: str) -> None:
+    """Flag a RUNNING parent for a decision: a child of it ended."""
+    row = txn.execution(parent)
+    if row is not None and row.state == "RUNNING":
+        txn.update_execution(parent, needs_decision=1)
 
 
 def close_children(

@@ -240,6 +240,7 @@ class Outcomes:
             now,
             self.cache.evict,
             error=payloads.dumps(error.to_json()),
+            parent=row.parent_exec_id,
         )
         return Decision(
             row.exec_id, progressed=True, state=RunState.TimedOut(error=error)
@@ -255,6 +256,7 @@ class Outcomes:
         names = instance.signals.waiting_names()
         waits = instance.waiting_workflows()
         key = mutex.waiting_key(instance)
+        decision.awaits_external = any(kind != "child" for kind, _, _ in waits)
         if names:
             decision.waiting_signal = names[0]
         elif key is not None:
