@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 
 from harvest_engine import (
+    ApplicationError,
     ChildWorkflowError,
     ExecutionOutcome,
     InvalidFlowControl,
     ManualClock,
     Queue,
+    RetryPolicy,
     SqliteRuntime,
     StartOptions,
     Stored,
@@ -108,6 +110,14 @@ async def looping(ctx: WorkflowContext, left: int) -> Any:
         await ctx.wait_for_signal("next")
         ctx.continue_as_new(left - 1)
     return "done"
+
+
+@workflow(concurrency=1, retry=RetryPolicy(max_attempts=2, initial_interval="10s"))
+async def flaky_solo(ctx: WorkflowContext, _: Any) -> Any:
+    await ctx.wait_for_signal("next")
+    if ctx.info().attempt == 1:
+        raise ApplicationError("first attempt fails")
+    return "second"
 
 
 @workflow
@@ -278,3 +288,34 @@ async def test_a_continue_as_new_successor_keeps_its_queue_and_options(
     )
     await rt.run_until_idle()
     assert rt.outcome(successor) == ExecutionOutcome.Completed(output="done")
+
+
+async def test_a_retry_waits_out_its_backoff_enqueued_and_queues_again(
+    open_rt: Open, clock: ManualClock
+) -> None:
+    rt = open_rt()
+    rt.register_workflow(flaky_solo)
+    first = rt.start_workflow("flaky_solo")
+    other = rt.start_workflow("flaky_solo")
+    await rt.run_until_idle()
+    rt.send_signal(first, "next", None)
+    await rt.run_until_idle()  # fails: its retry waits 10 s, holding no slot
+    retry = rt.describe(first).successor
+    assert retry is not None
+    assert _states(rt, [other, retry]) == ["RUNNING", "ENQUEUED"]
+    [wait] = rt.where_waiting(retry)
+    assert wait.held_by == "start_delay"
+    clock.advance("11s")
+    await rt.run_until_idle()
+    assert _states(rt, [other, retry]) == ["RUNNING", "ENQUEUED"]  # one at once
+    for _ in range(6):
+        live = [r.exec_id for r in _runs(rt) if r.state in ("RUNNING", "ENQUEUED")]
+        running = [r.exec_id for r in _runs(rt) if r.state == "RUNNING"]
+        assert len(running) <= 1
+        if not live:
+            break
+        for run in running:
+            rt.send_signal(run, "next", None)
+        clock.advance("11s")
+        await rt.run_until_idle()
+    assert rt.outcome(retry) == ExecutionOutcome.Completed(output="second")

@@ -153,15 +153,17 @@ def enqueue_successor(
     predecessor: str,
     new: NewExecution,
     now: datetime,
+    due_at: datetime | None = None,
 ) -> bool:
-    """Put a continue-as-new successor back in its predecessor's queue; whether it waits.
+    """Put a continue-as-new (or retry) successor back in its predecessor's queue; whether it waits.
 
     A successor is admitted like a fresh start, so a chain never holds two
     slots nor skips its limit: the predecessor's slot is freed (its row
     dropped) and the successor waits ENQUEUED behind the runs already
     waiting, with the predecessor's queue, priority, partition key and dedup
     id (the id stays taken by the chain), no start delay and no quota count
-    (it is not a new start). A run in no queue whose workflow now declares
+    (it is not a new start). A retry waits out its backoff (`due_at`)
+    ENQUEUED, holding no slot. A run in no queue whose workflow now declares
     `concurrency` or `throttle` enters its workflow's own queue.
     """
     tables = txn.flow()
@@ -183,6 +185,6 @@ def enqueue_successor(
         partition_key=None if wait is None else wait.partition_key,
         dedup_id=None if wait is None else wait.dedup_id,
         now=now,
-        due_at=now,
+        due_at=now if due_at is None else due_at,
     )
     return True
