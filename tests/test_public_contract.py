@@ -375,13 +375,18 @@ WORKFLOWCONTEXT = {
     "'Any' = None, timeout: 'Duration | None' = None, *, workflow_id: "
     "'str | None' = None, retry: 'RetryPolicy | None' = None, "
     "execution_timeout: 'Duration | None' = None, parent_close_policy: "
-    "'ParentClosePolicy | str | None' = None) -> 'Any'",
+    "'ParentClosePolicy | str | None' = None, queue: 'str | None' = None, priority: 'int | None' = None, "
+    "partition_key: 'str | None' = None, dedup_id: 'str | None' = None, "
+    "start_delay: 'Duration | None' = None) -> 'Any'",
     "spawn_child_workflow_detached": "(self, workflow: 'Callable[..., Any] | WorkflowInfo | "
     "str', input: 'Any' = None, parent_close_policy: "
     "'ParentClosePolicy | str' = "
     "<ParentClosePolicy.REQUEST_CANCEL: 'request_cancel'>, *, "
     "workflow_id: 'str | None' = None, retry: 'RetryPolicy | "
-    "None' = None, execution_timeout: 'Duration | None' = None) "
+    "None' = None, execution_timeout: 'Duration | None' = None, "
+    "queue: 'str | None' = None, priority: 'int | None' = None, "
+    "partition_key: 'str | None' = None, dedup_id: 'str | None' = None, "
+    "start_delay: 'Duration | None' = None) "
     "-> 'ExecutionId'",
     "start_timer": "(self, timer_id: 'str', duration: 'Duration') -> 'TimerHandle'",
     "system_now": "(self) -> 'datetime'",

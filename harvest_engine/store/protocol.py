@@ -161,8 +161,8 @@ class DurableStore(Protocol):
     ) -> datetime | None:
         """The earliest due time over every run, schedule and queued command.
 
-        The schedules of `skip_schedules` (workflows whose code the caller
-        lacks) do not count.
+        The schedules and held starts of `skip_schedules` (workflows whose
+        code the caller lacks) do not count.
 
         Timers, task ready times (retry backoff), execution deadlines, a
         flagged run's not-before time (`now` when it is ready at once),

@@ -258,9 +258,10 @@ class WorkflowEnvironment:
     def _only_polling(self) -> bool:
         """Due now, yet rounds in a row moved nothing and nothing new came.
 
-        A run parked on a mutex or on another run (a child, an awaited run)
+        A run awaiting a run that is not its child (`await_external_workflow`)
         keeps its decision flag, so the next wakeup reads as now while it
-        waits; time must still skip to the timer that will move things.
+        waits; time must still skip to the timer that will move things. (A
+        mutex waiter and a parent on its child keep none: they are woken.)
         """
         server = self._server
         assert server is not None

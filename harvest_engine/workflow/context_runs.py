@@ -13,7 +13,11 @@ from harvest_engine import payloads
 from harvest_engine.errors import ApplicationError
 from harvest_engine.names import check_name
 from harvest_engine.states import ExecutionId
-from harvest_engine.workflow.child_options import child_options, refusal_error
+from harvest_engine.workflow.child_options import (
+    child_options,
+    flow_options,
+    refusal_error,
+)
 from harvest_engine.workflow.deadlines import child_within
 from harvest_engine.workflow.parent_close import ParentClosePolicy
 from harvest_engine.workflow.recorded_errors import raise_recorded
@@ -43,6 +47,11 @@ class OtherRunsCalls:
         retry: RetryPolicy | None = None,
         execution_timeout: Duration | None = None,
         parent_close_policy: ParentClosePolicy | str | None = None,
+        queue: str | None = None,
+        priority: int | None = None,
+        partition_key: str | None = None,
+        dedup_id: str | None = None,
+        start_delay: Duration | None = None,
     ) -> Any:
         """Start a child run and wait for its result.
 
@@ -57,12 +66,24 @@ class OtherRunsCalls:
                 @workflow one.
             parent_close_policy: what the child gets if the parent ends
                 first (default: left running).
+            queue: a registered queue (as `StartOptions`): the child waits
+                ENQUEUED there until admitted, the parent waiting on it as on
+                any child. Without one, a child whose workflow declares
+                `concurrency` / `throttle` waits in its workflow's own queue.
+            priority: its priority in the queue (lower first).
+            partition_key: its partition of the queue.
+            dedup_id: refused (``DuplicateEnqueue``) while a run of the queue
+                with this id is ENQUEUED or RUNNING.
+            start_delay: it waits ENQUEUED at least this long.
 
         Raises:
             ChildWorkflowError: the child failed (its type, details and
                 retryability), was cancelled or terminated, `timeout` passed
-                first (type ``ChildWorkflowTimeout``), or its workflow id is
-                held by a running run (``ChildWorkflowAlreadyStarted``).
+                first (type ``ChildWorkflowTimeout``), its workflow id is
+                held by a running run (``ChildWorkflowAlreadyStarted``), or
+                its queue refused it (``UnknownQueue``, ``DuplicateEnqueue``,
+                ``QuotaExceeded``, ``InvalidFlowControl``).
+            InvalidFlowControl: a bad queue option (nothing is recorded).
         """
         name, result_type = workflow_target(workflow)
         attrs = {
@@ -73,6 +94,13 @@ class OtherRunsCalls:
                 retry=retry,
                 execution_timeout=execution_timeout,
                 parent_close_policy=parent_close_policy,
+            ),
+            **flow_options(
+                queue=queue,
+                priority=priority,
+                partition_key=partition_key,
+                dedup_id=dedup_id,
+                start_delay=start_delay,
             ),
         }
         child, future = self._machine.commands.start_child(attrs, attached=True)
@@ -93,6 +121,11 @@ class OtherRunsCalls:
         workflow_id: str | None = None,
         retry: RetryPolicy | None = None,
         execution_timeout: Duration | None = None,
+        queue: str | None = None,
+        priority: int | None = None,
+        partition_key: str | None = None,
+        dedup_id: str | None = None,
+        start_delay: Duration | None = None,
     ) -> ExecutionId:
         """Start a child run the parent does not wait for; its id once the start is recorded.
 
@@ -100,7 +133,9 @@ class OtherRunsCalls:
 
         Raises:
             ChildWorkflowError: type ``ChildWorkflowAlreadyStarted`` when a
-                RUNNING run holds `workflow_id`.
+                RUNNING run holds `workflow_id`; a refusal of its queue, of
+                the type of the error (``UnknownQueue``, ``DuplicateEnqueue``,
+                ``QuotaExceeded``, ``InvalidFlowControl``).
         """
         name, _ = workflow_target(workflow)
         attrs = {
@@ -111,6 +146,13 @@ class OtherRunsCalls:
                 retry=retry,
                 execution_timeout=execution_timeout,
                 parent_close_policy=parent_close_policy,
+            ),
+            **flow_options(
+                queue=queue,
+                priority=priority,
+                partition_key=partition_key,
+                dedup_id=dedup_id,
+                start_delay=start_delay,
             ),
         }
         child, started = self._machine.commands.start_child(attrs, attached=False)

@@ -13,7 +13,7 @@ import collections
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.workflow.child_options import refusal_error
+from harvest_engine.workflow.child_options import FLOW, refusal_error
 from harvest_engine.workflow.commands import (
     SOLO_COMMANDS,
     Command,
@@ -152,7 +152,8 @@ class CommandEmitter:
                     entry[1].set_exception(error)
 
             on_recorded = refused
-        elif "workflow_id" in attrs:
+        elif "workflow_id" in attrs or FLOW in attrs:
+            # Its start may be refused (a held id, its queue): it is awaited.
             future = self._loop.create_future()
         self.emit(
             Command(

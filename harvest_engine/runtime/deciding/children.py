@@ -1,10 +1,11 @@
 """Child workflows and commands between runs: starts, signals, hard cancels, awaits, close policies.
 
 Each command takes effect in the caller's decision transaction:
-one file holds every run, so there is no outbox. An await of a RUNNING
-target stays open and each later cycle of the waiter checks it again; the
-waiter keeps its decision flag while it waits, so a pass of `poll_once`
-re-checks it.
+one file holds every run, so there is no outbox. An await of a RUNNING (or
+ENQUEUED) target stays open and each later cycle of the waiter checks it
+again. A parent waiting on its child keeps no decision flag: the child's
+seal flags it (`seal_run`). A waiter on another run (`await_external_workflow`)
+keeps its flag, so each pass re-checks it: nothing links the target to it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestError
 from harvest_engine.events import IMPOSED
-from harvest_engine.runtime.deciding import child_start, headers
+from harvest_engine.runtime.deciding import child_start, enqueue, headers
 from harvest_engine.runtime.deciding.attempt_cancels import cancel_attempts
 from harvest_engine.runtime.deciding.drive_time import real_time
 from harvest_engine.runtime.deciding.runs import append, start_run
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
+from harvest_engine.workflow.child_options import recorded_flow
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -65,15 +67,32 @@ def seal_run(
     output: str | None = None,
     error: str | None = None,
     skip: str | None = None,
+    parent: str | bool | None = True,
 ) -> Halt | None:
-    """Seal a run, then give each RUNNING detached child its parent-close policy.
+    """Seal a run, wake its waiting parent, then give each RUNNING detached child its parent-close policy.
+
+    `parent` is the run's parent exec id when the caller knows it (None: it
+    has none); True reads it. The parent, if RUNNING, is flagged for a
+    decision: it may be waiting on this run's result.
 
     Returns the (state, reason) the cascade would give `skip` (the run whose
     own command is being applied), which the caller seals itself.
     """
+    if parent is True:
+        row = txn.execution(exec_id)
+        parent = None if row is None else row.parent_exec_id
     txn.seal(exec_id, state, closed_at=real_time(now), output=output, error=error)
     evict(exec_id)
+    if isinstance(parent, str) and parent != skip:
+        wake_parent(txn, parent)
     return close_children(txn, exec_id, now, evict, skip=skip)
+
+
+def wake_parent(txn: WriteTxn, parent: str) -> None:
+    """Flag a RUNNING parent for a decision: a child of it ended."""
+    row = txn.execution(parent)
+    if row is not None and row.state == "RUNNING":
+        txn.update_execution(parent, needs_decision=1)
 
 
 def close_children(
@@ -189,23 +208,34 @@ class Effects:
         holder = child_start.holder(self.txn, name, options.workflow_id)
         if holder is not None:
             return child_start.refusal(options.workflow_id, holder)
+        queue, refused = child_start.admissible(
+            self.registry, self.txn, name, attrs, self.now
+        )
+        if refused is not None:
+            return refused
+        new = NewExecution(
+            exec_id=child,
+            workflow_name=name,
+            workflow_id=options.workflow_id or child,
+            input=payloads.dumps(attrs.get("input")),
+            parent_exec_id=self.row.exec_id,
+            parent_close_policy=attrs.get("parent_close_policy"),
+            deadline=options.deadline,
+            retry_policy=options.retry_policy,
+        )
         start_run(
             self.txn,
-            NewExecution(
-                exec_id=child,
-                workflow_name=name,
-                workflow_id=options.workflow_id or child,
-                input=payloads.dumps(attrs.get("input")),
-                parent_exec_id=self.row.exec_id,
-                parent_close_policy=attrs.get("parent_close_policy"),
-                deadline=options.deadline,
-                retry_policy=options.retry_policy,
-            ),
+            new,
             self.now,
             # A child follows the advice its parent started with.
             advice_at=self.instance.advice_at,
             advice_bytes=self.instance.advice_bytes,
         )
+        if queue is not None:
+            flow = recorded_flow(attrs)
+            enqueue.enqueue(
+                self.registry, self.txn, new, queue, flow, self.now, keep_deadline=True
+            )
         return None
 
     def _signal(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -291,8 +321,8 @@ def result_event(
             **base,
             "error": _error("target_unknown", f"no run with id {target}"),
         }
-    if row.state == "RUNNING":
-        return None
+    if row.state in ("RUNNING", "ENQUEUED"):
+        return None  # ENQUEUED: waits for its queue's admission
     base["run"] = row.exec_id
     if row.state == "COMPLETED":
         return f"{prefix}Completed", {

@@ -32,6 +32,9 @@ class Decision:
     waiting_timer: bool = False
     waiting_mutex: str | None = None
     waiting_workflows: list[str] = field(default_factory=list)
+    # Waits on a run that is not its child (`await_external_workflow`): no
+    # link wakes it when that run ends, so every pass checks it again.
+    awaits_external: bool = False
     stuck: bool = False
     inputs_left: bool = False
     events: list[HistoryEvent] = field(default_factory=list)
@@ -54,16 +57,15 @@ class Decision:
 
     @property
     def keeps_checking(self) -> bool:
-        """Parked on another run or a mutex, or staged signals left past the byte room.
+        """Parked on a run that is not its child, or staged signals left past the byte room.
 
-        Every pass checks such a run again; a run whose ingest
-        stopped at the byte cap's room meets the cap on its next cycle.
+        Every pass checks such a run again; a run whose ingest stopped at
+        the byte cap's room meets the cap on its next cycle. A run waiting
+        on a mutex or on its own child keeps no flag: the release (or the
+        seal of the holder) and the child's end flag it (`children.seal_run`,
+        the stores' mutex wake), so it costs nothing while it waits.
         """
-        return (
-            self.waiting_mutex is not None
-            or bool(self.waiting_workflows)
-            or self.inputs_left
-        )
+        return self.awaits_external or self.inputs_left
 
 
 @dataclass

@@ -3,9 +3,10 @@
 `acquire()` records MutexRequested, which queues the run for the key in the
 decision transaction. A run heading the queue of a free key gets the key,
 with a new lock_seq that only grows per key, and its history gets
-MutexGranted. No step wakes a waiter: it keeps its decision flag while it
-waits, so `poll_once` / `run_until_idle` drive it again, and a release is
-progress. A seal drops every lock and queue place of the run.
+MutexGranted. A waiter keeps no decision flag while it waits (it costs
+nothing): a release, or a seal (which drops every lock and queue place of
+the run), flags the run then heading the queue of a free key
+(`SideTables._wake_mutex_head`), and its next cycle is granted the key.
 """
 
 from __future__ import annotations

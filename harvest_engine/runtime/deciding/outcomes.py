@@ -21,7 +21,7 @@ from harvest_engine.errors import (
     PayloadTooLarge,
 )
 from harvest_engine.events import IMPOSED
-from harvest_engine.runtime.deciding import cancel, children, mutex, retry
+from harvest_engine.runtime.deciding import cancel, children, enqueue, mutex, retry
 from harvest_engine.runtime.deciding.after_rollback import AfterRollback
 from harvest_engine.runtime.deciding.cycle import Cycle, Decision, Panic
 from harvest_engine.runtime.deciding.projections import Projections
@@ -190,26 +190,30 @@ class Outcomes:
         cycle.txn.update_execution(row.exec_id, successor=successor)
         # Read again: this cycle's own upserts changed the memo and attributes.
         latest = cycle.txn.execution(row.exec_id) or row
+        new = NewExecution(
+            exec_id=successor,
+            workflow_name=row.workflow_name,
+            workflow_id=row.workflow_id,
+            input=payloads.dumps(request.input),
+            predecessor=row.exec_id,
+            memo=latest.memo,
+            search_attributes=latest.search_attributes,
+            deadline=self._deadline(row.workflow_name, cycle.now),
+            # The frozen retry policy goes on with the chain (attempt 1
+            # again), as the deadline counts afresh: a successor that
+            # fails retryably retries like the run it replaces (guide §7).
+            retry_policy=row.retry_policy,
+        )
         start_run(
             cycle.txn,
-            NewExecution(
-                exec_id=successor,
-                workflow_name=row.workflow_name,
-                workflow_id=row.workflow_id,
-                input=payloads.dumps(request.input),
-                predecessor=row.exec_id,
-                memo=latest.memo,
-                search_attributes=latest.search_attributes,
-                deadline=self._deadline(row.workflow_name, cycle.now),
-                # The frozen retry policy goes on with the chain (attempt 1
-                # again), as the deadline counts afresh: a successor that
-                # fails retryably retries like the run it replaces (guide §7).
-                retry_policy=row.retry_policy,
-            ),
+            new,
             cycle.now,
             advice_at=self.settings.advice_at(),
             advice_bytes=self.settings.advice_bytes(),
         )
+        # A run of a queue (or of a workflow with its own limits) does not
+        # hand its slot on: the successor is admitted like a fresh start.
+        enqueue.enqueue_successor(self.registry, cycle.txn, row.exec_id, new, cycle.now)
         return Decision(
             row.exec_id, state=RunState.ContinuedAsNew(next=ExecutionId(successor))
         )
@@ -236,6 +240,7 @@ class Outcomes:
             now,
             self.cache.evict,
             error=payloads.dumps(error.to_json()),
+            parent=row.parent_exec_id,
         )
         return Decision(
             row.exec_id, progressed=True, state=RunState.TimedOut(error=error)
@@ -251,6 +256,7 @@ class Outcomes:
         names = instance.signals.waiting_names()
         waits = instance.waiting_workflows()
         key = mutex.waiting_key(instance)
+        decision.awaits_external = any(kind != "child" for kind, _, _ in waits)
         if names:
             decision.waiting_signal = names[0]
         elif key is not None:

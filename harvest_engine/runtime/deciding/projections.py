@@ -79,7 +79,13 @@ class Projections:
         if cycle.seal is not None:
             state, values = cycle.seal
             children.seal_run(
-                txn, exec_id, state, cycle.now, self.cache.evict, **values
+                txn,
+                exec_id,
+                state,
+                cycle.now,
+                self.cache.evict,
+                parent=row.parent_exec_id,
+                **values,
             )
 
     def _project(self, cycle: Cycle, event: HistoryEvent) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine import payloads
 from harvest_engine.authoring import RetryPolicy
+from harvest_engine.runtime.deciding import enqueue
 from harvest_engine.runtime.deciding.runs import start_run
 from harvest_engine.states import ErrorInfo, ExecutionId
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
@@ -72,27 +73,24 @@ def schedule_retry(
     successor = str(ExecutionId.new())
     info = registry.workflows.get(row.workflow_name)
     timeout = None if info is None else info.execution_timeout
-    start_run(
-        txn,
-        NewExecution(
-            exec_id=successor,
-            workflow_name=row.workflow_name,
-            workflow_id=successor,
-            input=row.input or "null",
-            attempt=row.attempt + 1,
-            parent_exec_id=row.parent_exec_id,
-            parent_close_policy=row.parent_close_policy,
-            predecessor=row.exec_id,
-            deadline=None if timeout is None else now + timeout,
-            retry_policy=row.retry_policy,
-            memo=row.memo,
-            search_attributes=row.search_attributes,
-            not_before=now + backoff,
-        ),
-        now,
-        advice_at=advice_at,
-        advice_bytes=advice_bytes,
+    new = NewExecution(
+        exec_id=successor,
+        workflow_name=row.workflow_name,
+        workflow_id=successor,
+        input=row.input or "null",
+        attempt=row.attempt + 1,
+        parent_exec_id=row.parent_exec_id,
+        parent_close_policy=row.parent_close_policy,
+        predecessor=row.exec_id,
+        deadline=None if timeout is None else now + timeout,
+        retry_policy=row.retry_policy,
+        memo=row.memo,
+        search_attributes=row.search_attributes,
+        not_before=now + backoff,
     )
+    start_run(txn, new, now, advice_at=advice_at, advice_bytes=advice_bytes)
+    # A run of a queue retries through it, as a continue-as-new does.
+    enqueue.enqueue_successor(registry, txn, row.exec_id, new, now, now + backoff)
     _copy_signals(txn, row.exec_id, successor, unrecorded)
     txn.update_execution(row.exec_id, successor=successor)
     return ScheduledRetry(successor, row.attempt + 1, now + backoff, backoff)

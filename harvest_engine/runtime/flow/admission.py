@@ -173,7 +173,7 @@ def admit_queue(
                 continue
         if not tables.admit(wait.exec_id, now):
             continue
-        _run_admitted(registry, txn, run, now)
+        _run_admitted(registry, txn, run, wait, now)
         limiter.take(wait.partition_key)
         if also is not None:
             also.take()
@@ -201,12 +201,22 @@ def _workflow_limiter(
 
 
 def _run_admitted(
-    registry: Registry, txn: WriteTxn, run: ExecutionRecord, now: datetime
+    registry: Registry,
+    txn: WriteTxn,
+    run: ExecutionRecord,
+    wait: WaitRow,
+    now: datetime,
 ) -> None:
-    """Flip an admitted run RUNNING, due for its first decision; its deadline starts now."""
+    """Flip an admitted run RUNNING, due for its first decision; its deadline starts now.
+
+    A run that kept its deadline while it waited (a child with its own
+    execution_timeout) has it moved on by the wait; else the workflow's.
+    """
     deadline = None
     info = registry.workflows.get(run.workflow_name)
-    if info is not None and info.execution_timeout is not None:
+    if run.deadline is not None:
+        deadline = run.deadline + (now - wait.enqueued_at)
+    elif info is not None and info.execution_timeout is not None:
         deadline = now + info.execution_timeout
     txn.update_execution(
         run.exec_id, state="RUNNING", needs_decision=1, deadline=deadline

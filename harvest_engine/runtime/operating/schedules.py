@@ -111,26 +111,30 @@ def delete(store: DurableStore, workflow_name: str) -> bool:
 
 
 class CodeWaits:
-    """Due schedules whose workflow this process has no code for: warned once, not woken for.
+    """Due schedules and held starts whose workflow this process has no code for: not woken for.
 
     Each `fire_due` pass records the due slots it found without code and
-    warns only for a slot it had not seen; `next_wakeup` looks past those
-    schedules (a serving loop would otherwise find them due on every poll
-    tick), and registering the workflow drops its entry, so the next round
-    fires the slot. The slot stays due in the store meanwhile: another
-    worker that has the code fires it.
+    warns only for a slot it had not seen; each release of held starts
+    (`held_starts.release_due`) records the workflows of the due held starts
+    it had to leave. `next_wakeup` looks past those schedules and held starts
+    (a serving loop would otherwise find them due on every poll tick), and
+    registering the workflow drops its entry (and wakes the loop), so the
+    next round fires the slot or starts the run. They stay due in the store
+    meanwhile: another worker that has the code takes them.
     """
 
     def __init__(self) -> None:
         self.slots: dict[str, datetime | None] = {}
+        self.held: set[str] = set()
 
     def names(self) -> tuple[str, ...]:
-        """The schedules waiting for their code, for `earliest_due` to skip."""
-        return tuple(self.slots)
+        """The workflows waiting for their code, for `earliest_due` to skip."""
+        return tuple(sorted(self.slots.keys() | self.held))
 
     def code_registered(self, name: str) -> None:
-        """Workflow `name` has its code now: its schedule counts again."""
+        """Workflow `name` has its code now: its schedule and held starts count again."""
         self.slots.pop(name, None)
+        self.held.discard(name)
 
 
 def fire_due(

@@ -271,7 +271,9 @@ class Driver:
 
     def fire_schedules(self, at: datetime) -> tuple[bool, HarvestError | None]:
         """Fire the due schedules and held starts at `at`; (whether a run started, the first error)."""
-        released, held_error = held_starts.release_due(self.engine, at)
+        released, held_error = held_starts.release_due(
+            self.engine, at, self.code_waits.held
+        )
         started, error = schedules.fire_due(
             self.store,
             at,

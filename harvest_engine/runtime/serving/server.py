@@ -79,8 +79,8 @@ class Server:
         self._watch_failing = False
         self.inflight: set[asyncio.Task[tuple[bool, list[HarvestError]]]] = set()
         # Rounds in a row that moved nothing: due work that only polls (a run
-        # parked on a mutex or another run keeps its decision flag) reads as
-        # due now, and a time-skipping clock (testing.WorkflowEnvironment)
+        # awaiting a run that is not its child keeps its decision flag) reads
+        # as due now, and a time-skipping clock (testing.WorkflowEnvironment)
         # tells such a wait from ready work by it.
         self.quiet_rounds = 0
 

@@ -19,7 +19,9 @@ have (`started_fresh` is true for the start that opened the window). Until
 the run starts, the id names no run: `describe` and `outcome` raise
 ExecutionNotFound and lists do not show it; `rt.held_starts()` lists what
 waits. The release (`release_due`) runs in every serving pass, and the
-held rows' due time is part of `next_wakeup`, so nothing polls. A reuse
+held rows' due time is part of `next_wakeup`, so nothing polls (a held
+start whose code this process lacks is left out of it until its workflow is
+registered). A reuse
 policy is not consulted: the released run is always a fresh run.
 """
 
@@ -211,17 +213,26 @@ def release(engine: Engine, txn: WriteTxn, row: HeldRow) -> ExecutionId:
     return insert(engine, txn, new)
 
 
-def release_due(engine: Engine, now: datetime) -> tuple[int, HarvestError | None]:
+def release_due(
+    engine: Engine, now: datetime, missing: set[str] | None = None
+) -> tuple[int, HarvestError | None]:
     """Start every held run whose window closed by `now`; (how many, the first error).
 
     A held start whose workflow this process has not registered waits for
-    its code (a process with the code starts it). Each release is its own
-    transaction; on Postgres the row lock lets one worker release it.
+    its code (a process with the code starts it); its workflow's name goes
+    into `missing` (refilled each call), which `next_wakeup` then looks
+    past, so a serving loop sleeps instead of finding it due every tick.
+    Each release is its own transaction; on Postgres the row lock lets one
+    worker release it.
     """
     started = 0
     first: HarvestError | None = None
+    if missing is not None:
+        missing.clear()
     for name, key in engine.store.due_held_starts(now):
         if name not in engine.registry.workflows:
+            if missing is not None:
+                missing.add(name)
             continue
         try:
             with engine.store.write() as txn:

@@ -21,9 +21,9 @@ from harvest_engine.calls import (
 from harvest_engine.errors import WorkflowAlreadyStarted
 from harvest_engine.events import IMPOSED, HistoryEvent
 from harvest_engine.names import check_name, check_optional_name
+from harvest_engine.runtime.deciding import enqueue
 from harvest_engine.runtime.deciding.children import seal_run
 from harvest_engine.runtime.deciding.runs import start_run
-from harvest_engine.runtime.flow import enqueue
 from harvest_engine.runtime.talking.starts import StartPlan, plan_start
 from harvest_engine.states import ExecutionId
 from harvest_engine.store.rows import ExecutionRecord, NewExecution
@@ -132,7 +132,14 @@ def replace_running(
     txn.append_events(row.exec_id, [event])
     # Like every other ending, a replaced run gives its detached children
     # their parent-close policy (guide §9).
-    seal_run(txn, row.exec_id, "CONTINUED_AS_NEW", now, engine.cache.evict)
+    seal_run(
+        txn,
+        row.exec_id,
+        "CONTINUED_AS_NEW",
+        now,
+        engine.cache.evict,
+        parent=row.parent_exec_id,
+    )
     txn.update_execution(row.exec_id, successor=successor)
 
 

@@ -96,6 +96,11 @@ class PostgresWriteTxn(
     def _mutex_key_lock(self, key: str) -> None:
         self._key_lock("mutex", key)  # two workers are never both granted one
 
+    def _wake_run(self, exec_id: str) -> None:
+        row = self.execution(exec_id)  # NOWAIT in a decision: RunBusy stands it back
+        if row is not None and row.state == "RUNNING":
+            self.update_execution(exec_id, needs_decision=1)
+
     def _mutex_queued(self, exec_id: str) -> None:
         self.memory.quiet.pop(exec_id, None)
 
@@ -200,7 +205,7 @@ class PostgresWriteTxn(
         if keys:
             for (key,) in keys:
                 self._key_lock("mutex", key)
-            conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = %s", (exec_id,))
+            self._drop_mutex_places(exec_id)
 
     # -- events -------------------------------------------------------------
 

@@ -270,6 +270,11 @@ class FlowTables:
         """Drop a run's queue row (it ended while it waited)."""
         self._conn.execute(self._sql.drop_wait, (exec_id,))
 
+    def wait_of(self, exec_id: str) -> WaitRow | None:
+        """The run's queue row, waiting or admitted (None: it is in no queue)."""
+        row = self._conn.execute(self._sql.wait_of, (exec_id,)).fetchone()
+        return None if row is None else wait_from_row(row)
+
     def running(self, queue: str) -> int:
         """Runs holding a slot of `queue` (also as their workflow's own queue)."""
         row = self._conn.execute(self._sql.running, (queue, queue)).fetchone()

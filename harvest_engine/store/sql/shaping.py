@@ -24,8 +24,11 @@ from harvest_engine.timestamps import from_micros, micros, opt_micros
 if TYPE_CHECKING:
     from harvest_engine.store.sql.executes import Executes
 
-HELD_DUE_SOURCE = "SELECT MIN(due_at) FROM harvest_held_starts"
-"""The wakeup source of held starts (wakeups.DUE_SOURCES names it)."""
+HELD_DUE_SOURCE = (
+    "SELECT MIN(due_at) FROM harvest_held_starts WHERE due_at IS NOT NULL{skip}"
+)
+"""The wakeup source of held starts (wakeups.DUE_SOURCES names it); the
+workflows whose code the caller lacks (``{skip}``) do not count."""
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,10 @@ class SideSql:
             "WHERE key = ? AND exec_id = ?"
         )
         self.release = r("DELETE FROM harvest_mutexes WHERE key = ? AND exec_id = ?")
+        # A sealed run's places: each key's next head may be granted now.
+        self.drop_places = r(
+            "DELETE FROM harvest_mutexes WHERE exec_id = ? RETURNING key"
+        )
 
 
 SQLITE_SIDE = SideSql(SQLITE, SQLITE_SCHEDULES, SQLITE_RETENTION, SQLITE_COMMANDS)
@@ -120,6 +124,10 @@ class SideTables(ABC):
     @abstractmethod
     def _mutex_queued(self, exec_id: str) -> None:
         """A run joined a mutex queue: what the transaction remembers of it."""
+
+    @abstractmethod
+    def _wake_run(self, exec_id: str) -> None:
+        """Flag a RUNNING run for a decision (a mutex it waits for came free)."""
 
     @abstractmethod
     def _purging(self) -> None:
@@ -291,3 +299,24 @@ class SideTables(ABC):
     def release_mutex(self, key: str, exec_id: str) -> None:
         self._mutex_key_lock(key)
         self._side_conn().execute(self._side.release, (key, exec_id))
+        self._wake_mutex_head(key)
+
+    def _drop_mutex_places(self, exec_id: str) -> None:
+        """Drop a sealed run's locks and queue places; wake each key's next waiter."""
+        rows = self._side_conn().execute(self._side.drop_places, (exec_id,))
+        for key in sorted({str(row[0]) for row in rows.fetchall()}):
+            self._wake_mutex_head(key)
+
+    def _wake_mutex_head(self, key: str) -> None:
+        """Wake the run heading `key`'s queue when the key is free: it is granted next.
+
+        A mutex waiter keeps no decision flag while it waits (it would be
+        decided again every pass for nothing); a release, or the seal of a
+        holder or of a run ahead of it, flags the one run that can go on.
+        """
+        conn, side = self._side_conn(), self._side
+        if conn.execute(side.held, (key,)).fetchone() is not None:
+            return
+        head = conn.execute(side.queue_head, (key,)).fetchone()
+        if head is not None:
+            self._wake_run(str(head[0]))

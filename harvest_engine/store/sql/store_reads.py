@@ -139,7 +139,8 @@ class StoreReads(ABC):
     ) -> datetime | None:
         """The earliest time any waiting row comes due (`now` for ready work); None if none.
 
-        The schedules of `skip_schedules` (their code is missing) do not count.
+        The schedules and held starts of `skip_schedules` (their code is
+        missing) do not count.
         """
         sql = self._sql
         statement = sql.due

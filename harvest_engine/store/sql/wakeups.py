@@ -90,7 +90,7 @@ def due_statement(dialect: Dialect, extra: tuple[str, ...] = (), skips: int = 0)
     Args:
         dialect: the store's dialect.
         extra: sources of the store's own, already in its dialect.
-        skips: how many schedules (by workflow name) do not count.
+        skips: how many workflows' schedules and held starts (by name) do not count.
     """
     not_whole = dialect.not_whole.format(column="next_fire_at")
     skip = ""

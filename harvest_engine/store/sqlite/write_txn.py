@@ -85,6 +85,11 @@ class SqliteWriteTxn(
     def _mutex_key_lock(self, key: str) -> None:
         del key  # the only writer: a queue cannot change under this transaction
 
+    def _wake_run(self, exec_id: str) -> None:
+        row = self.execution(exec_id)
+        if row is not None and row.state == "RUNNING":
+            self.update_execution(exec_id, needs_decision=1)
+
     def _mutex_queued(self, exec_id: str) -> None:
         run = self._runs.get(exec_id)
         if run is not None:
@@ -191,7 +196,7 @@ class SqliteWriteTxn(
         if run is None or run.next_timer is not None:
             conn.execute("DELETE FROM harvest_timers WHERE exec_id = ?", (exec_id,))
         if run is None or run.mutexes:
-            conn.execute("DELETE FROM harvest_mutexes WHERE exec_id = ?", (exec_id,))
+            self._drop_mutex_places(exec_id)
         if run is None or run.signals:
             conn.execute(
                 "DELETE FROM harvest_signals WHERE exec_id = ? AND idempotency_key IS NULL",

@@ -100,7 +100,7 @@ async def sim_child(ctx: WorkflowContext, n: int) -> int:
 
 @workflow
 async def sim_parent(ctx: WorkflowContext, spec: dict[str, Any]) -> int:
-    """Children attached and detached, external signal, cancel and await."""
+    """Children attached and detached (one maybe into the queue), external signal, cancel and await."""
     detached = await ctx.spawn_child_workflow_detached(
         sim_child, 1, ParentClosePolicy.ABANDON
     )
@@ -109,6 +109,15 @@ async def sim_parent(ctx: WorkflowContext, spec: dict[str, Any]) -> int:
         value = int(await ctx.spawn_child_workflow(sim_child, 2, timeout=3600))
     except ApplicationError:
         value = -1
+    if spec.get("queued_child"):
+        try:  # waits ENQUEUED in the workload's queue until admitted
+            value += int(
+                await ctx.spawn_child_workflow(
+                    sim_child, 3, timeout=3600, queue=SIM_QUEUE.name, priority=5
+                )
+            )
+        except ApplicationError:
+            value -= 1
     if spec.get("cancel_other"):
         other = await ctx.spawn_child_workflow_detached(
             sim_signals, {"wait": 900}, ParentClosePolicy.ABANDON
@@ -204,13 +213,18 @@ def _start(rng: random.Random) -> tuple[str, Any]:
             "end_on_timeout": rng.random() < 0.3,
         }
     if kind == "sim_parent":
-        return kind, {"cancel_other": rng.random() < 0.5}
+        return kind, {
+            "cancel_other": rng.random() < 0.5,
+            "queued_child": rng.random() < 0.5,
+        }
     if kind == "sim_generations":
         return kind, {"left": rng.randint(0, 3)}
     return kind, {"n": rng.randint(0, 9)}
 
 
 def _queue_start(rng: random.Random) -> tuple[str, Any]:
+    if rng.random() < 0.25:  # its successors queue again
+        return "sim_generations", {"left": rng.randint(1, 2)}
     return "sim_steps", {"activities": rng.randint(0, 2), "timer": rng.choice((0, 30))}
 
 

@@ -3,7 +3,12 @@
 Runs in the start's own write transaction, after the run's row and its
 WorkflowStarted event are written: a refusal (`QuotaExceeded`,
 `DuplicateEnqueue`, `UnknownQueue`, `InvalidFlowOption`) raises there and
-the whole start rolls back, so nothing is written.
+the whole start rolls back, so nothing is written. A child start checks
+first (`check`), in its parent's decision, and records a refusal instead.
+
+It sits with the decision cycle (not in runtime/flow/, which admits) because
+a decision enqueues too: a child started into a queue, and the successor of
+a run that continues as new (`enqueue_successor`).
 """
 
 from __future__ import annotations
@@ -75,15 +80,8 @@ def check_quota(registry: Registry, txn: WriteTxn, name: str, now: datetime) -> 
     flow.set_quota(key, start, used + 1)
 
 
-def enqueue(
-    registry: Registry,
-    txn: WriteTxn,
-    new: NewExecution,
-    queue: str,
-    flow: FlowStart | None,
-    now: datetime,
-) -> None:
-    """Make the just-inserted run wait ENQUEUED in `queue`.
+def check(txn: WriteTxn, queue: str, flow: FlowStart | None) -> None:
+    """Refuse a start into `queue` before anything is written.
 
     Raises:
         UnknownQueue: no queue of that name is stored.
@@ -107,17 +105,86 @@ def enqueue(
             raise DuplicateEnqueue(
                 queue=queue, dedup_id=dedup_id, exec_id=holder[0], state=holder[1]
             )
+
+
+def enqueue(
+    registry: Registry,
+    txn: WriteTxn,
+    new: NewExecution,
+    queue: str,
+    flow: FlowStart | None,
+    now: datetime,
+    *,
+    keep_deadline: bool = False,
+) -> None:
+    """Make the just-inserted run wait ENQUEUED in `queue`.
+
+    Its deadline counts from its admission (`admission._run_admitted`): it
+    is cleared here, or with `keep_deadline` (a child's own
+    execution_timeout) moved on by the time the run waited.
+
+    Raises:
+        UnknownQueue, InvalidFlowControl, DuplicateEnqueue: as `check`.
+    """
+    check(txn, queue, flow)
+    tables = txn.flow()
     own = registry.workflow_queue(new.workflow_name)
     delay = 0.0 if flow is None else flow.delay_seconds
-    # Its deadline counts from its admission (`admission.admit_run`).
-    txn.update_execution(new.exec_id, state="ENQUEUED", needs_decision=0, deadline=None)
+    dedup_id = None if flow is None else flow.dedup_id
+    fields: dict[str, object] = {"state": "ENQUEUED", "needs_decision": 0}
+    if not keep_deadline:
+        fields["deadline"] = None
+    txn.update_execution(new.exec_id, **fields)
     tables.enqueue(
         new.exec_id,
         queue,
         workflow_queue=own if own != queue else None,
-        priority=priority,
+        priority=0 if flow is None else flow.priority,
         partition_key=None if flow is None else flow.partition_key,
         dedup_id=dedup_id,
         now=now,
         due_at=now + timedelta(seconds=delay),
     )
+
+
+def enqueue_successor(
+    registry: Registry,
+    txn: WriteTxn,
+    predecessor: str,
+    new: NewExecution,
+    now: datetime,
+    due_at: datetime | None = None,
+) -> bool:
+    """Put a continue-as-new (or retry) successor back in its predecessor's queue; whether it waits.
+
+    A successor is admitted like a fresh start, so a chain never holds two
+    slots nor skips its limit: the predecessor's slot is freed (its row
+    dropped) and the successor waits ENQUEUED behind the runs already
+    waiting, with the predecessor's queue, priority, partition key and dedup
+    id (the id stays taken by the chain), no start delay and no quota count
+    (it is not a new start). A retry waits out its backoff (`due_at`)
+    ENQUEUED, holding no slot. A run in no queue whose workflow now declares
+    `concurrency` or `throttle` enters its workflow's own queue.
+    """
+    tables = txn.flow()
+    wait = tables.wait_of(predecessor)
+    if wait is not None:
+        tables.drop_wait(predecessor)
+        queue: str | None = wait.queue
+    else:
+        queue = registry.workflow_queue(new.workflow_name)
+    if queue is None or tables.queue(queue) is None:
+        return False
+    own = registry.workflow_queue(new.workflow_name)
+    txn.update_execution(new.exec_id, state="ENQUEUED", needs_decision=0, deadline=None)
+    tables.enqueue(
+        new.exec_id,
+        queue,
+        workflow_queue=own if own != queue else None,
+        priority=0 if wait is None else wait.priority,
+        partition_key=None if wait is None else wait.partition_key,
+        dedup_id=None if wait is None else wait.dedup_id,
+        now=now,
+        due_at=now if due_at is None else due_at,
+    )
+    return True
