@@ -9,7 +9,6 @@ re-checks it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
@@ -25,11 +24,11 @@ from harvest_engine.store.rows import ExecutionRecord, NewExecution
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from harvest_engine.runtime.deciding.run_ends import RunEnds
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.store.txn_protocol import WriteTxn
     from harvest_engine.workflow.instance import WorkflowInstance
 
-Evict = Callable[[str], None]
 # A cascade that reached the run whose own command caused it: (state, reason).
 Halt = tuple[str, str]
 
@@ -60,7 +59,7 @@ def seal_run(
     exec_id: str,
     state: str,
     now: datetime,
-    evict: Evict,
+    ends: RunEnds,
     *,
     output: str | None = None,
     error: str | None = None,
@@ -68,16 +67,19 @@ def seal_run(
 ) -> Halt | None:
     """Seal a run, then give each RUNNING detached child its parent-close policy.
 
-    Returns the (state, reason) the cascade would give `skip` (the run whose
-    own command is being applied), which the caller seals itself.
+    The one place a run's state becomes terminal: `ends` evicts it and
+    tells the `run_closed` hooks after the commit. Returns the (state,
+    reason) the cascade would give `skip` (the run whose own command is
+    being applied), which the caller seals itself.
     """
-    txn.seal(exec_id, state, closed_at=real_time(now), output=output, error=error)
-    evict(exec_id)
-    return close_children(txn, exec_id, now, evict, skip=skip)
+    closed_at = real_time(now)
+    txn.seal(exec_id, state, closed_at=closed_at, output=output, error=error)
+    ends.sealed(txn, exec_id, state, closed_at)
+    return close_children(txn, exec_id, now, ends, skip=skip)
 
 
 def close_children(
-    txn: WriteTxn, parent: str, now: datetime, evict: Evict, *, skip: str | None = None
+    txn: WriteTxn, parent: str, now: datetime, ends: RunEnds, *, skip: str | None = None
 ) -> Halt | None:
     """Apply the parent-close policy of every RUNNING child of `parent`, level by level."""
     halt: Halt | None = None
@@ -92,7 +94,7 @@ def close_children(
             halt = halt or ending
             continue
         halt = (
-            hard_seal(txn, child.exec_id, ending[0], ending[1], now, evict, skip=skip)
+            hard_seal(txn, child.exec_id, ending[0], ending[1], now, ends, skip=skip)
             or halt
         )
     return halt
@@ -104,7 +106,7 @@ def hard_seal(
     state: str,
     reason: str,
     now: datetime,
-    evict: Evict,
+    ends: RunEnds,
     *,
     skip: str | None = None,
 ) -> Halt | None:
@@ -120,7 +122,7 @@ def hard_seal(
     else:
         attrs = {"reason": reason, IMPOSED: True}
         append(txn, exec_id, "WorkflowCancelled", attrs, now)
-    return seal_run(txn, exec_id, state, now, evict, error=error, skip=skip)
+    return seal_run(txn, exec_id, state, now, ends, error=error, skip=skip)
 
 
 def ending_error(state: str, reason: str) -> str:
@@ -145,14 +147,14 @@ class Effects:
         row: ExecutionRecord,
         now: datetime,
         registry: Registry,
-        evict: Evict,
+        ends: RunEnds,
         instance: WorkflowInstance,
     ) -> None:
         self.txn = txn
         self.row = row
         self.now = now
         self.registry = registry
-        self.evict = evict
+        self.ends = ends
         self.instance = instance
 
     def __call__(self, type_: str, attrs: dict[str, Any]) -> dict[str, Any] | None:
@@ -235,7 +237,7 @@ class Effects:
             self.instance.halted = ("CANCELLED", reason)
             return {}
         halt = hard_seal(
-            self.txn, target_id, "CANCELLED", reason, self.now, self.evict, skip=me
+            self.txn, target_id, "CANCELLED", reason, self.now, self.ends, skip=me
         )
         if halt is not None:
             self.instance.halted = halt

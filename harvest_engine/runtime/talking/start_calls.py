@@ -132,7 +132,7 @@ def replace_running(
     txn.append_events(row.exec_id, [event])
     # Like every other ending, a replaced run gives its detached children
     # their parent-close policy (guide §9).
-    seal_run(txn, row.exec_id, "CONTINUED_AS_NEW", now, engine.cache.evict)
+    seal_run(txn, row.exec_id, "CONTINUED_AS_NEW", now, engine.ends)
     txn.update_execution(row.exec_id, successor=successor)
 
 
