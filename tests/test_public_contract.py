@@ -578,8 +578,8 @@ WORKFLOWCONTEXT["start_activity"] = (
 # routes served beside it (a metrics exporter's /metrics).
 CREATE_APP = (
     "(target: 'Runtime | str | Path', *, token: 'str | None' = None, "
-    "read_only: 'bool' = False, extra_routes: 'Sequence[BaseRoute]' = ()) "
-    "-> 'Starlette'"
+    "read_only: 'bool' = False, extra_routes: 'Sequence[BaseRoute]' = (), "
+    "codec: 'PayloadCodec | None' = None) -> 'Starlette'"
 )
 
 
