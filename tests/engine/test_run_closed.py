@@ -163,6 +163,10 @@ async def test_every_way_a_run_is_sealed_is_told_once(
         )
         rt.cancel(queued, "never mind")  # ENQUEUED: sealed at once, no decision
 
+        undecided = str(rt.start_workflow("idle", None))
+        rt.cancel(undecided, "before its first decision")
+        assert isinstance(await rt.run_until_blocked(undecided), RunState.Cancelled)
+
         late = str(rt.start_workflow("slow", None))
         await rt.run_until_blocked(late)
         clock.advance(120)
@@ -186,6 +190,7 @@ async def test_every_way_a_run_is_sealed_is_told_once(
         bulk[1]: ("TERMINATED", False),
         old: ("TERMINATED", False),
         queued: ("CANCELLED", False),
+        undecided: ("CANCELLED", True),  # its first decision sealed it
         late: ("TIMED_OUT", False),
         top: ("COMPLETED", True),
         str(child): (
@@ -205,7 +210,7 @@ async def test_every_way_a_run_is_sealed_is_told_once(
         ("idle", "TERMINATED"): 1,
         ("held", "TERMINATED"): 2,
         ("napper", "TERMINATED"): 1,
-        ("idle", "CANCELLED"): 2,
+        ("idle", "CANCELLED"): 3,
         ("slow", "TIMED_OUT"): 1,
         ("parent", "COMPLETED"): 1,
     }
