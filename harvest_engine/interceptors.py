@@ -12,6 +12,10 @@ client command to the serving process, stored with a run's start and with
 each activity (and child) a decision schedules, so context (a W3C
 ``traceparent``) crosses processes and survives a crash and a reopen.
 
+One hook is a notice, not a wrapper: `run_closed` is told of every run
+sealed, whichever way it ended (its own decision, a terminate, a cancel, a
+reset, a timeout, its parent's close), once the sealing write committed.
+
 With no interceptor installed the runtime skips every hook (one empty-tuple
 test per call site); a hook an interceptor does not override is skipped too.
 """
@@ -157,6 +161,27 @@ class ActivityCall:
     headers: Headers
 
 
+@dataclass(frozen=True)
+class RunClosedCall:
+    """A run sealed (any way: its decision, terminate, cancel, reset, a timeout, a parent's close).
+
+    Told after the transaction that sealed it commits, in the process that
+    sealed it. `headers` are the run's start headers; `cause` those the
+    sealing call carried (a client command's, the deciding run's
+    `outbound`), empty when none. `decided` is true when the run's own
+    decision sealed it: its `decision` hook's result then has the state too.
+    """
+
+    exec_id: str
+    workflow_name: str
+    workflow_id: str
+    state: str
+    closed_at: datetime
+    headers: Headers
+    cause: Headers
+    decided: bool
+
+
 @dataclass
 class ClientCommandCall:
     """A `HarvestClient` command, before it is queued; `headers` travel with it."""
@@ -220,6 +245,14 @@ class Interceptor:
         """Around a client command: queued with its headers, its reply awaited."""
         return await proceed(call)
 
+    def run_closed(self, call: RunClosedCall) -> None:
+        """Told of a run sealed, after the commit (the call has already happened: no `proceed`).
+
+        Runs inside the store's commit (keep it short, write nothing through
+        the runtime); an error it raises is logged and dropped, since the
+        run is sealed whatever a hook says.
+        """
+
 
 _HOOKS = (
     "start",
@@ -229,6 +262,7 @@ _HOOKS = (
     "decision",
     "activity",
     "client_command",
+    "run_closed",
 )
 
 
@@ -258,6 +292,7 @@ class Interceptors:
         self.decision: tuple[Callable[..., Any], ...] = chains["decision"]
         self.activity: tuple[Callable[..., Any], ...] = chains["activity"]
         self.client_command: tuple[Callable[..., Any], ...] = chains["client_command"]
+        self.run_closed: tuple[Callable[..., Any], ...] = chains["run_closed"]
 
     def __bool__(self) -> bool:
         return bool(self.all)
@@ -314,6 +349,7 @@ __all__ = [
     "Interceptor",
     "Interceptors",
     "QueryCall",
+    "RunClosedCall",
     "SignalCall",
     "StartCall",
     "UpdateCall",

@@ -583,8 +583,8 @@ WORKFLOWCONTEXT["start_activity"] = (
 # routes served beside it (a metrics exporter's /metrics).
 CREATE_APP = (
     "(target: 'Runtime | str | Path', *, token: 'str | None' = None, "
-    "read_only: 'bool' = False, extra_routes: 'Sequence[BaseRoute]' = ()) "
-    "-> 'Starlette'"
+    "read_only: 'bool' = False, extra_routes: 'Sequence[BaseRoute]' = (), "
+    "codec: 'PayloadCodec | None' = None) -> 'Starlette'"
 )
 
 
@@ -594,3 +594,30 @@ def test_create_app_keeps_its_contracted_signature() -> None:
 
     assert http_all == ["create_app"]
     assert normal(str(inspect.signature(create_app))) == normal(CREATE_APP)
+
+
+# Issue 29's hooks. `run_closed` came after them: a notice (no `proceed`) with a
+# default no-op, so an interceptor written before it is unchanged.
+INTERCEPTOR = {
+    "__init__": "(self, /, *args, **kwargs)",
+    "activity": "(self, call: 'ActivityCall', proceed: "
+    "'Callable[[ActivityCall], Awaitable[AttemptResult]]') -> 'AttemptResult'",
+    "client_command": "(self, call: 'ClientCommandCall', proceed: "
+    "'Callable[[ClientCommandCall], Awaitable[R]]') -> 'R'",
+    "decision": "(self, call: 'DecisionCall', proceed: "
+    "'Callable[[DecisionCall], DecisionResult]') -> 'DecisionResult'",
+    "query": "(self, call: 'QueryCall', proceed: 'Callable[[QueryCall], R]') -> 'R'",
+    "run_closed": "(self, call: 'RunClosedCall') -> 'None'",
+    "signal": "(self, call: 'SignalCall', proceed: 'Callable[[SignalCall], R]') -> 'R'",
+    "start": "(self, call: 'StartCall', proceed: 'Callable[[StartCall], R]') -> 'R'",
+    "update": "(self, call: 'UpdateCall', proceed: 'Callable[[UpdateCall], R]') -> 'R'",
+}
+
+
+def test_the_interceptor_hooks_keep_their_signatures() -> None:
+    from harvest_engine.interceptors import Interceptor  # noqa: PLC0415
+
+    assert harvest_engine.Interceptor is Interceptor
+    assert surface(Interceptor) == {
+        name: normal(text) for name, text in INTERCEPTOR.items()
+    }

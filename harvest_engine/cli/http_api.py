@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harvest_engine.cli.app import FILE, Target, main
+from harvest_engine.cli.app import FILE, Target, codec, main
 from harvest_engine.cli.output import HarvestFailure, failures
 
 if TYPE_CHECKING:
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
     import uvicorn
     from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from harvest_engine.codecs import PayloadCodec
 
 EXIT_USAGE = 2
 
@@ -82,7 +84,12 @@ def host_name(header: str) -> str:
     return header.rpartition(":")[0] if header.count(":") == 1 else header
 
 
-def _app(file: Target, token: str | None, read_only: bool) -> ASGIApp:
+def _app(
+    file: Target,
+    token: str | None,
+    read_only: bool,
+    payload_codec: PayloadCodec | None = None,
+) -> ASGIApp:
     try:
         import uvicorn  # noqa: F401, PLC0415 - the http extra
         from starlette.datastructures import Headers  # noqa: PLC0415
@@ -96,7 +103,7 @@ def _app(file: Target, token: str | None, read_only: bool) -> ASGIApp:
             "pip install 'harvest[http]'"
         ) from exc
     with failures():
-        app = create_app(file, token=token, read_only=read_only)
+        app = create_app(file, token=token, read_only=read_only, codec=payload_codec)
     if token is not None:
         return app
 
@@ -150,7 +157,8 @@ def http(
 
     Routes are under /api/v1 (the OpenAPI document: /api/v1/openapi.json).
     Commands go to the process that serves FILE, as `harvest start`'s do;
-    reads come from FILE. SIGINT or SIGTERM stops it.
+    reads come from FILE, decoded with --codec when its payloads are encoded.
+    SIGINT or SIGTERM stops it.
     """
     token = None if token_file is None else read_token(token_file)
     if token is None and not is_loopback(host):
@@ -160,7 +168,7 @@ def http(
             "--host 127.0.0.1",
             EXIT_USAGE,
         )
-    app = _app(file, token, read_only)
+    app = _app(file, token, read_only, codec())
     import uvicorn  # noqa: PLC0415 - the http extra (create_app said so if missing)
 
     sock = listening_socket(host, port)

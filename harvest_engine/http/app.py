@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from starlette.routing import BaseRoute
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.http.table import Endpoint
     from harvest_engine.runtime.runtime import Runtime
 
@@ -156,6 +157,7 @@ def create_app(
     token: str | None = None,
     read_only: bool = False,
     extra_routes: Sequence[BaseRoute] = (),
+    codec: PayloadCodec | None = None,
 ) -> Starlette:
     """The management HTTP API of a harvest store, as an ASGI app (Starlette).
 
@@ -174,6 +176,8 @@ def create_app(
         read_only: refuse every route that changes the store (403).
         extra_routes: Starlette routes served beside the API, behind the same
             token (e.g. a ``/metrics`` route of a metrics exporter).
+        codec: the payload codec the store at a path or URL was written with
+            (its client and reader open with it); a `Runtime` already has its own.
 
     Returns:
         The app; `app.state.harvest_target` is what it acts on. An app given
@@ -181,10 +185,11 @@ def create_app(
 
     Raises:
         NotAHarvestDatabase, SchemaTooNew: the path or URL is no served store.
-        ValueError: a blank token.
+        CodecRequired: its payloads are encoded and `codec` is missing or wrong.
+        ValueError: a blank token, or a codec given with a `Runtime`.
     """
     secret = _checked_token(token)
-    acting = target_of(target)
+    acting = target_of(target, codec)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from harvest_engine.calls import StartOptions, StartOutcome
+    from harvest_engine.codecs import PayloadCodec
     from harvest_engine.filters import ExecutionFilter
     from harvest_engine.flow import QueueInfo
     from harvest_engine.schedules import WorkflowSchedule
@@ -59,23 +60,28 @@ class ClientTarget(Target):
         self.reader = reader
 
     @classmethod
-    def open(cls, where: str | Path) -> ClientTarget:
+    def open(
+        cls, where: str | Path, *, codec: PayloadCodec | None = None
+    ) -> ClientTarget:
         """A client and a reader of a file, or of a Postgres database by its URL.
 
         Raises:
-            NotAHarvestDatabase, SchemaTooNew: as `HarvestClient.open` / `connect`.
+            NotAHarvestDatabase, SchemaTooNew, CodecRequired: as
+                `HarvestClient.open` / `connect` with `codec`.
         """
         postgres = isinstance(where, str) and where.startswith(
             ("postgresql://", "postgres://")
         )
         client = (
-            HarvestClient.connect(str(where)) if postgres else HarvestClient.open(where)
+            HarvestClient.connect(str(where), codec=codec)
+            if postgres
+            else HarvestClient.open(where, codec=codec)
         )
         try:
             reader: SqliteReader | PostgresReader = (
-                PostgresReader.connect(str(where))
+                PostgresReader.connect(str(where), codec=codec)
                 if postgres
-                else SqliteReader.open(where)
+                else SqliteReader.open(where, codec=codec)
             )
         except BaseException:
             client.close()

@@ -18,17 +18,26 @@ from harvest_engine.runtime.runtime import Runtime
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from harvest_engine.codecs import PayloadCodec
 
-def target_of(target: Runtime | str | Path) -> Target:
-    """The target `create_app` was given: a runtime, or a file path / Postgres URL."""
+
+def target_of(
+    target: Runtime | str | Path, codec: PayloadCodec | None = None
+) -> Target:
+    """The target `create_app` was given: a runtime, or a file path / Postgres URL (read with `codec`)."""
     if isinstance(target, Runtime):
+        if codec is not None:
+            raise ValueError(
+                "a Runtime reads with the codec it was opened with: codec= is for "
+                "the path or URL of a served store"
+            )
         return RuntimeTarget(target)
     if isinstance(target, HarvestClient):
         raise TypeError(
             "create_app takes a Runtime or the path / URL of a served store, "
             "not a HarvestClient (it opens its own client and reader)"
         )
-    return ClientTarget.open(target)
+    return ClientTarget.open(target, codec=codec)
 
 
 __all__ = ["ClientTarget", "Reads", "RuntimeTarget", "Target", "target_of"]

@@ -19,6 +19,7 @@ from harvest_engine.names import MAX_NAME_CHARS
 from harvest_engine.runtime.attempts import RunningAttempts
 from harvest_engine.runtime.cache import InstanceCache
 from harvest_engine.runtime.deciding.decide import Decider
+from harvest_engine.runtime.deciding.run_ends import RunEnds
 from harvest_engine.runtime.registry import Registry
 from harvest_engine.runtime.settings import Settings
 from harvest_engine.runtime.waker import Changes, Waker
@@ -52,7 +53,14 @@ class Engine:
         self.waker = Waker()
         self.changes = Changes()
         store.add_commit_listener(self.changes.committed)
-        self.decider = Decider(store, self.registry, self.cache, self.settings)
+        # Every seal goes through `ends`: the instance is evicted, and the
+        # interceptors' run_closed hooks are told after the commit.
+        self.ends = RunEnds(self.cache, self.registry)
+        if self.registry.interceptors.run_closed:
+            store.add_commit_listener(self.ends.committed)
+        self.decider = Decider(
+            store, self.registry, self.cache, self.settings, self.ends
+        )
         # The attempts this process runs: a cancel any write announced (this
         # process's or, on Postgres, another worker's) reaches their bodies.
         self.attempts = RunningAttempts()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pydantic import BaseModel, Field
@@ -11,14 +12,24 @@ from pydantic import BaseModel, Field
 from harvest_engine import (
     ActivityContext,
     ExecutionFilter,
+    ExecutionOutcome,
+    HarvestClient,
     PayloadInvalid,
+    PostgresRuntime,
     RunState,
+    SignalWithStart,
     SqliteRuntime,
     WorkflowContext,
     WorkflowReplayer,
     activity,
     workflow,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from harvest_engine import ManualClock
+    from tests.stores import Databases
 
 Open = Callable[..., SqliteRuntime]
 
@@ -162,3 +173,109 @@ async def test_an_activity_input_that_does_not_validate_fails_the_attempt_naming
     assert isinstance(failed, RunState.Failed)
     assert "PayloadInvalid" in failed.error.type
     assert "items" in failed.error.message
+
+
+@activity
+def stamp(ctx: ActivityContext, note: Note) -> Note:
+    assert isinstance(note, Note)
+    return Note(text=f"{note.text}!")
+
+
+@workflow
+async def relay(ctx: WorkflowContext, note: Note) -> Note:
+    """The kinds the first test leaves out, each typed by a model.
+
+    A local activity, a query argument, an event, a stream, continue-as-new;
+    its start, signals and updates come through a client's command queue.
+    """
+    assert isinstance(note, Note)
+
+    def echo(asked: Note) -> Note:
+        assert isinstance(asked, Note)
+        return Note(text=f"{note.text}/{asked.text}")
+
+    ctx.register_query("echo", echo)
+
+    async def append(extra: Note) -> Note:
+        assert isinstance(extra, Note)
+        return Note(text=note.text + extra.text)
+
+    ctx.register_update_handler("append", None, append)
+    stamped = await ctx.execute_local_activity(stamp, note)
+    assert isinstance(stamped, Note)
+    ctx.set_event("stamped", stamped)
+    ctx.write_stream("notes", stamped)
+    if note.text.startswith("again"):
+        ctx.continue_as_new(Note(text=note.text.removeprefix("again ")))
+    ask = await ctx.receive_signal("go", type=Note)
+    assert isinstance(ask, Note)
+    return Note(text=f"{stamped.text} {ask.text}")
+
+
+async def test_models_cross_a_client_and_every_other_kind_of_payload(
+    databases: Databases, db_path: Path, clock: ManualClock
+) -> None:
+    if databases.server is None:
+        rt: SqliteRuntime = SqliteRuntime.open(db_path, clock=clock)
+        client = HarvestClient.open(db_path)
+    else:
+        rt = PostgresRuntime.connect(databases.dsn(db_path), clock=clock)
+        client = HarvestClient.connect(databases.dsn(db_path))
+    rt.register_workflow(relay)
+    rt.register_activity(stamp)
+    stop = asyncio.Event()
+    serving = asyncio.create_task(rt.serve(stop, poll_interval="5ms"))
+    try:
+        first = await client.start_workflow("relay", Note(text="again hi"))
+        for _ in range(1000):
+            outcome = client.outcome(first)
+            if not isinstance(outcome, ExecutionOutcome.Running):
+                break
+            await asyncio.sleep(0.01)
+        assert outcome == ExecutionOutcome.Terminated(state="CONTINUED_AS_NEW")
+        successor = client.describe(first).successor
+        assert successor is not None
+        assert await client.get_event(successor, "stamped", timeout="10s") == {
+            "text": "hi!"
+        }
+        assert await client.query(successor, "echo", Note(text="q")) == {"text": "hi/q"}
+        assert await client.update(successor, "append", Note(text="+u")) == {
+            "text": "hi+u"
+        }
+        with pytest.raises(PayloadInvalid) as refused:
+            await client.update(successor, "append", {"txt": "typo"})
+        assert refused.value.field == "text"
+        started = await client.signal_with_start(
+            SignalWithStart(
+                workflow_name="relay",
+                workflow_id="sws",
+                input=Note(text="sws"),
+                signal_name="go",
+                signal_payload=Note(text="now"),
+            )
+        )
+        await client.send_signal(successor, "go", Note(text="done"))
+        assert (await client.result(successor, timeout="10s")).output == {
+            "text": "hi! done"
+        }
+        assert (await client.result(started.exec_id, timeout="10s")).output == {
+            "text": "sws! now"
+        }
+        streamed = [
+            value async for _, value in client.read_stream(started.exec_id, "notes")
+        ]
+        assert streamed == [{"text": "sws!"}]
+        with pytest.raises(PayloadInvalid) as bad_start:
+            await client.start_workflow("relay", {"txt": "typo"})
+        assert bad_start.value.field == "text"
+        # Nothing of the refused start and update was written.
+        assert len(rt.list_executions(ExecutionFilter()).executions) == 3
+        assert not any(
+            e.type.startswith("Update") and "typo" in str(e.attrs)
+            for e in rt.load_history(successor)
+        )
+    finally:
+        stop.set()
+        await asyncio.wait_for(serving, 10)
+        client.close()
+        rt.close()

@@ -3,7 +3,9 @@
 Instruments (attributes in brackets):
 - ``harvest.runs.started`` (workflow): runs whose first decision committed
   (children and continued runs included), counted where they run.
-- ``harvest.runs.closed`` (workflow, state): runs a decision ended.
+- ``harvest.runs.closed`` (workflow, state): runs sealed, whichever way
+  they ended (their decision, a terminate, a cancel, a reset, a timeout, a
+  parent's close), counted where they were sealed, once committed.
 - ``harvest.activity.attempts`` (activity, outcome): COMPLETED, FAILED, TIMED_OUT.
 - ``harvest.activity.schedule_to_start`` (activity), seconds: from an
   attempt being ready to its body starting.
@@ -26,6 +28,7 @@ from harvest_engine.interceptors import (
     DecisionCall,
     DecisionResult,
     Interceptor,
+    RunClosedCall,
 )
 
 if TYPE_CHECKING:
@@ -102,7 +105,7 @@ class MetricsInterceptor(Interceptor):
         call: DecisionCall,
         proceed: Callable[[DecisionCall], DecisionResult],
     ) -> DecisionResult:
-        """Time the cycle; count a run begun or ended in it."""
+        """Time the cycle; count a run begun in it (`run_closed` counts its end)."""
         began = time.perf_counter()
         workflow = {"workflow": call.workflow_name}
         try:
@@ -111,9 +114,11 @@ class MetricsInterceptor(Interceptor):
             self._decision.record(time.perf_counter() - began, workflow)
         if call.first and result.progressed:
             self._started.add(1, workflow)
-        if result.state is not None:
-            self._closed.add(1, {**workflow, "state": result.state})
         return result
+
+    def run_closed(self, call: RunClosedCall) -> None:
+        """Count a run sealed, by workflow and state."""
+        self._closed.add(1, {"workflow": call.workflow_name, "state": call.state})
 
     async def activity(
         self,

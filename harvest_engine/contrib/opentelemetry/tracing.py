@@ -5,7 +5,10 @@ command's headers; the serving process continues it in `StartWorkflow:<name>`,
 whose context is stored with the run. Every decision (`RunWorkflow:<name>`)
 continues the run's stored context and hands its own to the activities it
 schedules, so each attempt (`RunActivity:<name>`) is a child of the decision
-that scheduled it, in whichever process, before or after a restart.
+that scheduled it, in whichever process, before or after a restart. A run
+sealed outside its own decision (a terminate, a cancel of a queued run, a
+reset, a timeout, its parent's close) gets a last `RunWorkflow:<name>` span
+with its state, linked to the call that sealed it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from harvest_engine.interceptors import (
     DecisionResult,
     Interceptor,
     QueryCall,
+    RunClosedCall,
     SignalCall,
     StartCall,
     UpdateCall,
@@ -116,6 +120,31 @@ class TracingInterceptor(Interceptor):
             if result.state is not None:
                 span.set_attribute("harvest.state", result.state)
             return result
+
+    def run_closed(self, call: RunClosedCall) -> None:
+        """A `RunWorkflow:<name>` span with the state of a run sealed outside its decision.
+
+        Its parent is the run's start, as every decision's; it links to the
+        span of the call that sealed it (a client's `ClientCommand:terminate`,
+        a parent's decision). A run its own decision ended is already marked
+        by that decision's span.
+        """
+        if call.decided:
+            return
+        attrs: dict[str, str | int | bool] = {
+            "harvest.run_id": call.exec_id,
+            "harvest.workflow_id": call.workflow_id,
+            "harvest.workflow_name": call.workflow_name,
+            "harvest.state": call.state,
+        }
+        cause = _link(call.cause)
+        self._tracer.start_span(
+            f"RunWorkflow:{call.workflow_name}",
+            context=_parent(call.headers),
+            kind=SpanKind.INTERNAL,
+            attributes=attrs,
+            links=None if cause is None else [cause],
+        ).end()
 
     async def activity(
         self,

@@ -27,7 +27,7 @@ from harvest_engine.tracebacks import log_failed_run, stack_trace
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from harvest_engine.runtime.cache import InstanceCache
+    from harvest_engine.runtime.deciding.run_ends import RunEnds
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.runtime.settings import Settings
     from harvest_engine.store.protocol import DurableStore
@@ -42,12 +42,12 @@ class AfterRollback:
         self,
         store: DurableStore,
         registry: Registry,
-        cache: InstanceCache,
+        ends: RunEnds,
         settings: Settings,
     ) -> None:
         self.store = store
         self.registry = registry
-        self.cache = cache
+        self.ends = ends
         self.settings = settings
 
     def after_error(self, exec_id: str, error: HarvestError, now: datetime) -> Decision:
@@ -61,7 +61,7 @@ class AfterRollback:
     def cancel_instead(self, exec_id: str, now: datetime) -> Decision | None:
         """Seal a run with a pending cancel CANCELLED after its cycle rolled back."""
         reason = cancel.seal_cancelled_after(
-            self.store, exec_id, now, self.registry, self.settings, self.cache.evict
+            self.store, exec_id, now, self.registry, self.settings, self.ends
         )
         if reason is None:
             return None
@@ -103,7 +103,7 @@ class AfterRollback:
             exec_id,
             "FAILED",
             now,
-            self.cache.evict,
+            self.ends,
             error=payloads.dumps(info.to_json()),
         )
         log_failed_run(

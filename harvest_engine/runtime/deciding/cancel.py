@@ -24,7 +24,6 @@ from harvest_engine.errors import (
 from harvest_engine.events import HistoryEvent
 from harvest_engine.runtime.deciding.attempt_cancels import cancel_attempts
 from harvest_engine.runtime.deciding.children import (
-    Evict,
     ending_error,
     hard_seal,
     seal_run,
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from harvest_engine.runtime.cache import InstanceCache
+    from harvest_engine.runtime.deciding.run_ends import RunEnds
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.rows import ExecutionRecord
@@ -75,7 +74,7 @@ def _running(txn: WriteTxn, exec_id: str) -> ExecutionRecord:
 
 def request_cancel(
     store: DurableStore,
-    cache: InstanceCache,
+    ends: RunEnds,
     exec_id: str,
     reason: str | None,
     now: datetime,
@@ -87,7 +86,7 @@ def request_cancel(
         if row.state == "ENQUEUED":
             # Its body never ran: nothing to clean up, it ends at once.
             txn.flow().drop_wait(exec_id)
-            hard_seal(txn, exec_id, "CANCELLED", text, now, cache.evict)
+            hard_seal(txn, exec_id, "CANCELLED", text, now, ends)
             return
         if row.cancel_reason is None:
             txn.update_execution(exec_id, cancel_reason=text, cancel_seq=row.next_seq)
@@ -97,12 +96,12 @@ def request_cancel(
         # A retry in backoff runs at once: the body sees the request sooner.
         txn.expedite_local_tasks(exec_id, now)
     # The body sees the request from the start of its replay, not mid-way.
-    cache.evict(exec_id)
+    ends.evict(exec_id)
 
 
 def terminate(
     store: DurableStore,
-    cache: InstanceCache,
+    ends: RunEnds,
     exec_id: str,
     reason: str | None,
     now: datetime,
@@ -113,7 +112,7 @@ def terminate(
         if _running(txn, exec_id).state == "ENQUEUED":
             txn.flow().drop_wait(exec_id)
         txn.update_execution(exec_id, cancel_reason=None, cancel_seq=None)
-        hard_seal(txn, exec_id, "TERMINATED", text, now, cache.evict)
+        hard_seal(txn, exec_id, "TERMINATED", text, now, ends)
 
 
 def budget_reached(row: ExecutionRecord, new_events: int) -> bool:
@@ -142,7 +141,7 @@ def seal_cancelled(
     now: datetime,
     registry: Registry,
     settings: Settings,
-    evict: Evict,
+    ends: RunEnds,
 ) -> str:
     """End a cancelled run: a failure for each pending task, then WorkflowCancelled; its reason.
 
@@ -184,7 +183,7 @@ def seal_cancelled(
     )
     txn.append_events(exec_id, events)
     seal_run(
-        txn, exec_id, "CANCELLED", now, evict, error=ending_error("CANCELLED", reason)
+        txn, exec_id, "CANCELLED", now, ends, error=ending_error("CANCELLED", reason)
     )
     return reason
 
@@ -195,7 +194,7 @@ def seal_cancelled_after(
     now: datetime,
     registry: Registry,
     settings: Settings,
-    evict: Evict,
+    ends: RunEnds,
 ) -> str | None:
     """After a rolled-back cycle of a cancelled run: seal it CANCELLED in a new transaction.
 
@@ -206,7 +205,7 @@ def seal_cancelled_after(
         row = txn.execution(exec_id)
         if row is None or row.state != "RUNNING" or row.cancel_reason is None:
             return None
-        return seal_cancelled(txn, exec_id, now, registry, settings, evict)
+        return seal_cancelled(txn, exec_id, now, registry, settings, ends)
 
 
 def ends_on_error(error: BaseException) -> bool:

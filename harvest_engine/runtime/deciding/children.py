@@ -10,7 +10,6 @@ keeps its flag, so each pass re-checks it: nothing links the target to it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
@@ -27,11 +26,11 @@ from harvest_engine.workflow.child_options import recorded_flow
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from harvest_engine.runtime.deciding.run_ends import RunEnds
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.store.txn_protocol import WriteTxn
     from harvest_engine.workflow.instance import WorkflowInstance
 
-Evict = Callable[[str], None]
 # A cascade that reached the run whose own command caused it: (state, reason).
 Halt = tuple[str, str]
 
@@ -62,7 +61,7 @@ def seal_run(
     exec_id: str,
     state: str,
     now: datetime,
-    evict: Evict,
+    ends: RunEnds,
     *,
     output: str | None = None,
     error: str | None = None,
@@ -75,17 +74,20 @@ def seal_run(
     has none); True reads it. The parent, if RUNNING, is flagged for a
     decision: it may be waiting on this run's result.
 
-    Returns the (state, reason) the cascade would give `skip` (the run whose
-    own command is being applied), which the caller seals itself.
+    The one place a run's state becomes terminal: `ends` evicts it and
+    tells the `run_closed` hooks after the commit. Returns the (state,
+    reason) the cascade would give `skip` (the run whose own command is
+    being applied), which the caller seals itself.
     """
     if parent is True:
         row = txn.execution(exec_id)
         parent = None if row is None else row.parent_exec_id
-    txn.seal(exec_id, state, closed_at=real_time(now), output=output, error=error)
-    evict(exec_id)
+    closed_at = real_time(now)
+    txn.seal(exec_id, state, closed_at=closed_at, output=output, error=error)
+    ends.sealed(txn, exec_id, state, closed_at)
     if isinstance(parent, str) and parent != skip:
         wake_parent(txn, parent)
-    return close_children(txn, exec_id, now, evict, skip=skip)
+    return close_children(txn, exec_id, now, ends, skip=skip)
 
 
 def wake_parent(txn: WriteTxn, parent: str) -> None:
@@ -96,7 +98,7 @@ def wake_parent(txn: WriteTxn, parent: str) -> None:
 
 
 def close_children(
-    txn: WriteTxn, parent: str, now: datetime, evict: Evict, *, skip: str | None = None
+    txn: WriteTxn, parent: str, now: datetime, ends: RunEnds, *, skip: str | None = None
 ) -> Halt | None:
     """Apply the parent-close policy of every RUNNING child of `parent`, level by level."""
     halt: Halt | None = None
@@ -111,7 +113,7 @@ def close_children(
             halt = halt or ending
             continue
         halt = (
-            hard_seal(txn, child.exec_id, ending[0], ending[1], now, evict, skip=skip)
+            hard_seal(txn, child.exec_id, ending[0], ending[1], now, ends, skip=skip)
             or halt
         )
     return halt
@@ -123,7 +125,7 @@ def hard_seal(
     state: str,
     reason: str,
     now: datetime,
-    evict: Evict,
+    ends: RunEnds,
     *,
     skip: str | None = None,
 ) -> Halt | None:
@@ -139,7 +141,7 @@ def hard_seal(
     else:
         attrs = {"reason": reason, IMPOSED: True}
         append(txn, exec_id, "WorkflowCancelled", attrs, now)
-    return seal_run(txn, exec_id, state, now, evict, error=error, skip=skip)
+    return seal_run(txn, exec_id, state, now, ends, error=error, skip=skip)
 
 
 def ending_error(state: str, reason: str) -> str:
@@ -164,14 +166,14 @@ class Effects:
         row: ExecutionRecord,
         now: datetime,
         registry: Registry,
-        evict: Evict,
+        ends: RunEnds,
         instance: WorkflowInstance,
     ) -> None:
         self.txn = txn
         self.row = row
         self.now = now
         self.registry = registry
-        self.evict = evict
+        self.ends = ends
         self.instance = instance
 
     def __call__(self, type_: str, attrs: dict[str, Any]) -> dict[str, Any] | None:
@@ -265,7 +267,7 @@ class Effects:
             self.instance.halted = ("CANCELLED", reason)
             return {}
         halt = hard_seal(
-            self.txn, target_id, "CANCELLED", reason, self.now, self.evict, skip=me
+            self.txn, target_id, "CANCELLED", reason, self.now, self.ends, skip=me
         )
         if halt is not None:
             self.instance.halted = halt

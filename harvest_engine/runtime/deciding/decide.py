@@ -31,6 +31,7 @@ from harvest_engine.runtime.deciding import (
 )
 from harvest_engine.runtime.deciding.cycle import Cycle, Decision, Panic
 from harvest_engine.runtime.deciding.outcomes import Outcomes, terminal_state
+from harvest_engine.runtime.deciding.run_ends import deciding
 from harvest_engine.runtime.deciding.runs import run_info
 from harvest_engine.runtime.settings import HistoryCapReached
 from harvest_engine.states import RunState
@@ -151,17 +152,20 @@ class Decider(Outcomes):
             return Decision(exec_id, waiting_timer=True)
         if row.deadline is not None and now >= row.deadline:
             return self._time_out(txn, row, now)
-        hooks = self.registry.interceptors.decision
-        if hooks:
+        interceptors = self.registry.interceptors
+        if interceptors.decision:
             first = row.next_seq == FIRST_DRIVE_SEQ
             return intercepted.decide(
-                hooks,
+                interceptors.decision,
                 txn,
                 row,
                 first,
                 self.registry.header_memory,
                 lambda: self._run(txn, row, now, claim),
             )
+        if interceptors.run_closed:
+            with deciding(exec_id):  # a seal of this run in it is `decided`
+                return self._run(txn, row, now, claim)
         return self._run(txn, row, now, claim)
 
     def _run(
@@ -173,7 +177,7 @@ class Decider(Outcomes):
         instance = self._instance(row, info)
         cycle = Cycle(txn, row, now, row.next_seq, claimed=[] if claim else None)
         instance.effects = children.Effects(
-            txn, row, now, self.registry, self.cache.evict, instance
+            txn, row, now, self.registry, self.ends, instance
         )
         instance.drive_now = drive_time.plain(now)
         try:

@@ -16,6 +16,7 @@ from harvest_engine.interceptors import (
 )
 from harvest_engine.runtime.deciding.cycle import Panic
 from harvest_engine.runtime.deciding.headers import stored_headers
+from harvest_engine.runtime.deciding.run_ends import deciding
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -56,7 +57,7 @@ def decide(
 
     def final(call: DecisionCall) -> DecisionResult:
         try:
-            with carrying(checked_headers(call.outbound)):
+            with carrying(checked_headers(call.outbound)), deciding(row.exec_id):
                 decision = run()
         except BaseException as exc:
             inside.append(exc)

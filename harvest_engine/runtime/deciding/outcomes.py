@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.runtime.cache import InstanceCache
+    from harvest_engine.runtime.deciding.run_ends import RunEnds
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.runtime.settings import Settings
     from harvest_engine.store.protocol import DurableStore
@@ -54,13 +55,16 @@ class Outcomes:
         registry: Registry,
         cache: InstanceCache,
         settings: Settings,
+        ends: RunEnds,
     ) -> None:
         self.store = store
         self.registry = registry
         self.cache = cache
         self.settings = settings
-        self.projections = Projections(registry, cache, settings)
-        self.after_rollback = AfterRollback(store, registry, cache, settings)
+        self.ends = ends
+        """Where each seal goes: the cached instance evicted, the run_closed hooks told."""
+        self.projections = Projections(registry, ends, settings)
+        self.after_rollback = AfterRollback(store, registry, ends, settings)
 
     def _finish(self, cycle: Cycle, instance: WorkflowInstance) -> Decision:
         row = cycle.row
@@ -135,7 +139,7 @@ class Outcomes:
             cycle.now,
             self.registry,
             self.settings,
-            self.cache.evict,
+            self.ends,
         )
         return Decision(row.exec_id, state=RunState.Cancelled(reason=reason))
 
@@ -151,7 +155,7 @@ class Outcomes:
         else:
             attrs = {"reason": reason, IMPOSED: True}
             append(txn, exec_id, "WorkflowCancelled", attrs, cycle.now)
-        children.seal_run(txn, exec_id, state, cycle.now, self.cache.evict, error=error)
+        children.seal_run(txn, exec_id, state, cycle.now, self.ends, error=error)
         ended: RunState
         if state == "FAILED":
             ended = RunState.Failed(error=info)
@@ -238,7 +242,7 @@ class Outcomes:
             row.exec_id,
             "TIMED_OUT",
             now,
-            self.cache.evict,
+            self.ends,
             error=payloads.dumps(error.to_json()),
             parent=row.parent_exec_id,
         )

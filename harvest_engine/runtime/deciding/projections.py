@@ -23,8 +23,8 @@ from harvest_engine.store.rows import ExecutionRecord, NewTask
 
 if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
-    from harvest_engine.runtime.cache import InstanceCache
     from harvest_engine.runtime.deciding.cycle import Cycle, Decision
+    from harvest_engine.runtime.deciding.run_ends import RunEnds
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.runtime.settings import Settings
     from harvest_engine.workflow.instance import WorkflowInstance
@@ -33,11 +33,9 @@ if TYPE_CHECKING:
 class Projections:
     """Writes a cycle's events and projection rows (the `Decider` holds one)."""
 
-    def __init__(
-        self, registry: Registry, cache: InstanceCache, settings: Settings
-    ) -> None:
+    def __init__(self, registry: Registry, ends: RunEnds, settings: Settings) -> None:
         self.registry = registry
-        self.cache = cache
+        self.ends = ends
         self.settings = settings
 
     def record(
@@ -83,7 +81,7 @@ class Projections:
                 exec_id,
                 state,
                 cycle.now,
-                self.cache.evict,
+                self.ends,
                 parent=row.parent_exec_id,
                 **values,
             )

@@ -86,7 +86,7 @@ def purge_terminal(engine: Engine, older_than: Duration) -> int:
 def cancel(engine: Engine, exec_id: str | ExecutionId, reason: str = "") -> None:
     """Request a cooperative cancel; the next drive replays the body with the reason."""
     cancel_requests.request_cancel(
-        engine.store, engine.cache, engine.require(exec_id), reason, engine.clock.now()
+        engine.store, engine.ends, engine.require(exec_id), reason, engine.clock.now()
     )
     engine.waker.wake()
 
@@ -94,6 +94,6 @@ def cancel(engine: Engine, exec_id: str | ExecutionId, reason: str = "") -> None
 def terminate(engine: Engine, exec_id: str | ExecutionId, reason: str = "") -> None:
     """End a run TERMINATED at once, in one transaction; its body does not run again."""
     cancel_requests.terminate(
-        engine.store, engine.cache, engine.require(exec_id), reason, engine.clock.now()
+        engine.store, engine.ends, engine.require(exec_id), reason, engine.clock.now()
     )
     engine.waker.wake()

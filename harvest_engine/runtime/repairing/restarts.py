@@ -60,9 +60,7 @@ def reset(
         for other in txn.runs_of_key(row.workflow_name, row.workflow_id):
             if other.state == "RUNNING":
                 txn.update_execution(other.exec_id, cancel_reason=None, cancel_seq=None)
-                hard_seal(
-                    txn, other.exec_id, "TERMINATED", why, now, engine.cache.evict
-                )
+                hard_seal(txn, other.exec_id, "TERMINATED", why, now, engine.ends)
         marks = {"reset_from": text, "reset_reason": why}
         _copy(txn, row, events[:point], str(new_id), row.workflow_id, now, marks)
         for name, payload, key in again:

@@ -137,7 +137,7 @@ def replace_running(
         row.exec_id,
         "CONTINUED_AS_NEW",
         now,
-        engine.cache.evict,
+        engine.ends,
         parent=row.parent_exec_id,
     )
     txn.update_execution(row.exec_id, successor=successor)
