@@ -74,7 +74,7 @@ def flow_options(
     """The ``flow`` attr of a child start into a queue (none when no option was given).
 
     Raises:
-        InvalidFlowControl: a blank queue, partition key or dedup id, a
+        InvalidFlowOption: a blank queue, partition key or dedup id, a
             priority out of range or a bad delay (before anything is recorded).
     """
     given = (queue, priority, partition_key, dedup_id, start_delay)
@@ -115,7 +115,7 @@ def refusal_error(name: str, attrs: dict[str, Any]) -> ChildWorkflowError | None
     """The error a recorded ChildWorkflowStarted carries when its start was refused.
 
     A refusal by the child's queue names its error (``UnknownQueue``,
-    ``DuplicateEnqueue``, ``QuotaExceeded``, ``InvalidFlowControl``) as the
+    ``DuplicateEnqueue``, ``QuotaExceeded``, ``InvalidFlowOption``) as the
     ChildWorkflowError's type; a held workflow id is ``ChildWorkflowAlreadyStarted``.
     """
     refused = attrs.get(REFUSED)

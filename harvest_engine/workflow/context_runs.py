@@ -82,8 +82,8 @@ class OtherRunsCalls:
                 first (type ``ChildWorkflowTimeout``), its workflow id is
                 held by a running run (``ChildWorkflowAlreadyStarted``), or
                 its queue refused it (``UnknownQueue``, ``DuplicateEnqueue``,
-                ``QuotaExceeded``, ``InvalidFlowControl``).
-            InvalidFlowControl: a bad queue option (nothing is recorded).
+                ``QuotaExceeded``, ``InvalidFlowOption``).
+            InvalidFlowOption: a bad queue option (nothing is recorded).
         """
         name, result_type = workflow_target(workflow)
         attrs = {
@@ -135,7 +135,7 @@ class OtherRunsCalls:
             ChildWorkflowError: type ``ChildWorkflowAlreadyStarted`` when a
                 RUNNING run holds `workflow_id`; a refusal of its queue, of
                 the type of the error (``UnknownQueue``, ``DuplicateEnqueue``,
-                ``QuotaExceeded``, ``InvalidFlowControl``).
+                ``QuotaExceeded``, ``InvalidFlowOption``).
         """
         name, _ = workflow_target(workflow)
         attrs = {

@@ -18,7 +18,7 @@ from harvest_engine import (
     ApplicationError,
     ChildWorkflowError,
     ExecutionOutcome,
-    InvalidFlowControl,
+    InvalidFlowOption,
     ManualClock,
     Queue,
     RetryPolicy,
@@ -92,7 +92,7 @@ async def parent_of_duplicates(ctx: WorkflowContext, _: Any) -> Any:
 async def parent_of_bad_priority(ctx: WorkflowContext, _: Any) -> Any:
     try:
         await ctx.spawn_child_workflow(quick, 1, queue="kids", priority=-1)
-    except InvalidFlowControl:
+    except InvalidFlowOption:
         return "refused at the call"
     return "started"
 

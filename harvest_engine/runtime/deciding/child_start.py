@@ -10,7 +10,7 @@ from harvest_engine import payloads
 from harvest_engine.errors import (
     DuplicateEnqueue,
     HarvestError,
-    InvalidFlowControl,
+    InvalidFlowOption,
     QuotaExceeded,
     UnknownQueue,
 )
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 # What a queue may refuse a child start with; the parent sees a ChildWorkflowError
 # of that type (a quota's retryable: it frees up with time).
-_QUEUE_REFUSALS = (UnknownQueue, DuplicateEnqueue, QuotaExceeded, InvalidFlowControl)
+_QUEUE_REFUSALS = (UnknownQueue, DuplicateEnqueue, QuotaExceeded, InvalidFlowOption)
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,7 @@ def enqueue(
     execution_timeout) moved on by the time the run waited.
 
     Raises:
-        UnknownQueue, InvalidFlowControl, DuplicateEnqueue: as `check`.
+        UnknownQueue, InvalidFlowOption, DuplicateEnqueue: as `check`.
     """
     check(txn, queue, flow)
     tables = txn.flow()
