@@ -85,7 +85,7 @@ def seal_run(
     closed_at = real_time(now)
     txn.seal(exec_id, state, closed_at=closed_at, output=output, error=error)
     ends.sealed(txn, exec_id, state, closed_at)
-    if isinstance(parent, str) and parent != skip:
+    if parent and parent != skip:  # an exec id: `parent is True` was read above
         wake_parent(txn, parent)
     return close_children(txn, exec_id, now, ends, skip=skip)
 
