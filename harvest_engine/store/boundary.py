@@ -38,6 +38,8 @@ def translate_neutral(exc: BaseException, path: str) -> BaseException:
     """The typed error for a failure that is no driver's own, met on the store at `path`."""
     if isinstance(exc, UnreadableRow):
         return DatabaseCorrupt(path=path, reason=str(exc))
+    if isinstance(exc, TimeoutError):  # an OSError, but a wait's deadline, not the disk
+        return exc
     if isinstance(exc, OSError):
         reason = exc.strerror or str(exc) or type(exc).__name__
         if exc.filename is not None and str(exc.filename) != path:

@@ -140,3 +140,15 @@ async def test_bad_schedule_input_is_typed_and_queues_nothing(
         with pytest.raises(Exception, match="blank"):
             await client.pause_schedule(" ")
         assert command_rows(served) == before
+
+
+async def test_a_result_not_ready_in_time_raises_timeout_error(
+    served: ServedStore,
+) -> None:
+    """`result(timeout=)` says TimeoutError (as documented), not a storage failure."""
+    with served.client() as client:
+        async with served.serving():
+            await client.start_workflow_with_id("waiter", "slow", None)
+            with pytest.raises(TimeoutError) as waited:
+                await client.result(workflow_id="slow", timeout=0.05)
+            assert "has not ended" in str(waited.value)
