@@ -167,6 +167,10 @@ async def test_every_way_a_run_is_sealed_is_told_once(
         rt.cancel(undecided, "before its first decision")
         assert isinstance(await rt.run_until_blocked(undecided), RunState.Cancelled)
 
+        replaced = str(rt.start_workflow_with_id("idle", "one-of-a-kind", None))
+        policy = "TERMINATE_IF_RUNNING"  # the new start replaces the RUNNING run
+        rt.start_workflow_with_reuse_policy("idle", "one-of-a-kind", None, policy)
+
         late = str(rt.start_workflow("slow", None))
         await rt.run_until_blocked(late)
         clock.advance(120)
@@ -191,6 +195,7 @@ async def test_every_way_a_run_is_sealed_is_told_once(
         old: ("TERMINATED", False),
         queued: ("CANCELLED", False),
         undecided: ("CANCELLED", True),  # its first decision sealed it
+        replaced: ("CONTINUED_AS_NEW", False),
         late: ("TIMED_OUT", False),
         top: ("COMPLETED", True),
         str(child): (
@@ -211,6 +216,7 @@ async def test_every_way_a_run_is_sealed_is_told_once(
         ("held", "TERMINATED"): 2,
         ("napper", "TERMINATED"): 1,
         ("idle", "CANCELLED"): 3,
+        ("idle", "CONTINUED_AS_NEW"): 1,
         ("slow", "TIMED_OUT"): 1,
         ("parent", "COMPLETED"): 1,
     }
