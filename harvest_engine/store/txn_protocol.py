@@ -357,7 +357,7 @@ class WriteTxn(ShapingTxn, Protocol):
         ...
 
     def running_children(self, exec_id: str) -> list[ExecutionRecord]:
-        """The RUNNING runs whose parent is `exec_id`, oldest first."""
+        """The live (RUNNING or ENQUEUED: waiting in a queue) runs whose parent is `exec_id`, oldest first."""
         ...
 
     def enqueue_mutex(self, key: str, exec_id: str, at: datetime) -> None:

@@ -20,6 +20,7 @@ from harvest_engine import (
     ExecutionOutcome,
     InvalidFlowOption,
     ManualClock,
+    ParentClosePolicy,
     Queue,
     RetryPolicy,
     SqliteRuntime,
@@ -86,6 +87,15 @@ async def parent_of_duplicates(ctx: WorkflowContext, _: Any) -> Any:
     except ChildWorkflowError as exc:
         return [exc.type, exc.details["exec_id"] == str(first)]
     return "started"
+
+
+@workflow
+async def parent_leaves_a_queued_child(ctx: WorkflowContext, _: Any) -> Any:
+    return str(
+        await ctx.spawn_child_workflow_detached(
+            leaf, 1, ParentClosePolicy.REQUEST_CANCEL, queue="kids"
+        )
+    )
 
 
 @workflow
@@ -319,3 +329,23 @@ async def test_a_retry_waits_out_its_backoff_enqueued_and_queues_again(
         clock.advance("11s")
         await rt.run_until_idle()
     assert rt.outcome(retry) == ExecutionOutcome.Completed(output="second")
+
+
+async def test_a_parent_closing_cancels_its_enqueued_child_and_frees_its_place(
+    open_rt: Open,
+) -> None:
+    rt = open_rt()
+    for fn in (leaf, parent_leaves_a_queued_child):
+        rt.register_workflow(fn)
+    rt.register_queue(Queue("kids", concurrency=1))
+    blocker = rt.start_workflow_with_options("leaf", 0, StartOptions(queue="kids"))
+    await rt.run_until_idle()
+    parent = rt.start_workflow("parent_leaves_a_queued_child")
+    await rt.run_until_idle()
+    outcome = rt.outcome(parent)
+    assert isinstance(outcome, ExecutionOutcome.Completed)
+    child = str(outcome.output)
+    assert rt.describe(child).state == "CANCELLED"  # its parent-close policy
+    info = {q.name: q for q in rt.queues()}["kids"]
+    assert (info.running, info.waiting) == (1, 0)
+    assert rt.describe(blocker.exec_id).state == "RUNNING"

@@ -100,7 +100,7 @@ def wake_parent(txn: WriteTxn, parent: str) -> None:
 def close_children(
     txn: WriteTxn, parent: str, now: datetime, ends: RunEnds, *, skip: str | None = None
 ) -> Halt | None:
-    """Apply the parent-close policy of every RUNNING child of `parent`, level by level."""
+    """Apply the parent-close policy of every live child of `parent` (ENQUEUED too), level by level."""
     halt: Halt | None = None
     for child in txn.running_children(parent):
         if child.parent_close_policy == "request_cancel":
@@ -135,6 +135,7 @@ def hard_seal(
     `ParentClosed` error instead. Its running activity bodies are cancelled.
     """
     cancel_attempts(txn, exec_id, f"the run ended {state}: {reason}")
+    txn.flow().drop_wait(exec_id)  # an ENQUEUED child leaves its queue, a slot frees
     error = ending_error(state, reason)
     if state == "FAILED":
         append(txn, exec_id, "WorkflowFailed", {"error": payloads.loads(error)}, now)

@@ -47,7 +47,7 @@ FLAGS = (
     "NOT EXISTS (SELECT 1 FROM harvest_timers t WHERE t.exec_id = e.exec_id), "
     "NOT EXISTS (SELECT 1 FROM harvest_mutexes m WHERE m.exec_id = e.exec_id), "
     "NOT EXISTS (SELECT 1 FROM harvest_executions c WHERE c.parent_exec_id = e.exec_id "
-    "AND c.state = 'RUNNING')"
+    "AND c.state IN ('RUNNING', 'ENQUEUED'))"
 )
 """A run's `Quiet` flags, after its row's columns."""
 

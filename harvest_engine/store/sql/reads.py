@@ -119,7 +119,7 @@ class Reads:
         )
         self._running_children = r(
             f"SELECT {EXECUTION_COLUMNS} FROM harvest_executions "
-            "WHERE parent_exec_id = ? AND state = 'RUNNING' ORDER BY id"
+            "WHERE parent_exec_id = ? AND state IN ('RUNNING', 'ENQUEUED') ORDER BY id"
         )
         self._signal_key = r(
             "SELECT 1 FROM harvest_signals WHERE exec_id = ? AND idempotency_key = ?"
@@ -159,7 +159,7 @@ class Reads:
         return [execution_from_row(row) for row in rows]
 
     def running_children(self, conn: Executes, exec_id: str) -> list[ExecutionRecord]:
-        """A run's RUNNING children, oldest first."""
+        """A run's live (RUNNING or ENQUEUED) children, oldest first."""
         rows = conn.execute(self._running_children, (exec_id,)).fetchall()
         return [execution_from_row(row) for row in rows]
 

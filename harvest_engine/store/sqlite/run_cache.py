@@ -157,7 +157,7 @@ EXECUTION_AND_HOLDINGS = (
     "EXISTS (SELECT 1 FROM harvest_mutexes m WHERE m.exec_id = e.exec_id), "
     "(SELECT COUNT(*) FROM harvest_tasks k WHERE k.exec_id = e.exec_id), "
     "EXISTS (SELECT 1 FROM harvest_executions c WHERE c.parent_exec_id = e.exec_id "
-    "AND c.state = 'RUNNING') "
+    "AND c.state IN ('RUNNING', 'ENQUEUED')) "
     "FROM harvest_executions e WHERE e.exec_id = ?"
 )
 
