@@ -80,7 +80,14 @@ def _collect_then_kill(target: str, at_least: int) -> tuple[int, set[str]]:
             ids.add(exec_id)
     finally:
         proc.send_signal(signal.SIGKILL)  # mid-collection, maybe mid-transaction
-        proc.communicate(timeout=10)  # reaps it and closes its pipes
+        # Reaps it; what it printed before the kill and we had not read yet was
+        # acknowledged too (the child goes on committing while we read).
+        rest, _ = proc.communicate(timeout=10)
+    for line in rest.splitlines():
+        fields = line.split()
+        if len(fields) == 2:  # a line the kill cut short was never acknowledged
+            acknowledged = int(fields[0])
+            ids.add(fields[1])
     return acknowledged, ids
 
 
