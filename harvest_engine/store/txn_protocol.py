@@ -161,19 +161,12 @@ class WriteTxn(ShapingTxn, Protocol):
         ...
 
     def stage_signal(
-        self,
-        exec_id: str,
-        name: str,
-        payload: str,
-        key: str | None,
-        at: datetime,
+        self, exec_id: str, name: str, payload: str, key: str | None, at: datetime,
         headers: str | None = None,
-    ) -> bool:
+    ) -> bool:  # fmt: skip
         """Stage a signal; False when the run already holds `key`.
 
-        `headers` (JSON text, interceptors) are stored with the new row itself,
-        never looked up afterwards as "the run's newest signal", which a
-        concurrent sender on Postgres could have staged in between.
+        `headers` (JSON, interceptors) are written with the new row itself.
         """
         ...
 

@@ -21,6 +21,14 @@ if TYPE_CHECKING:
     from harvest_engine.store.records import StagedSignal, TimerRow
 
 
+def signal_headers_written(conn: sqlite3.Connection) -> bool:
+    """Whether the file holds any signal's header row (read once, when the store opens)."""
+    found = conn.execute(
+        "SELECT 1 FROM harvest_headers WHERE kind = 'signal' LIMIT 1"
+    ).fetchone()
+    return found is not None
+
+
 class SignalsAndTimers(DecisionMarks):
     """WriteTxn methods on harvest_signals and harvest_timers."""
 
@@ -84,12 +92,7 @@ class SignalsAndTimers(DecisionMarks):
         headers were written to (no interceptors) skips the statement.
         """
         if self._runs.signal_headers is None:
-            self._runs.signal_headers = (
-                self._conn.execute(
-                    "SELECT 1 FROM harvest_headers WHERE kind = 'signal' LIMIT 1"
-                ).fetchone()
-                is not None
-            )
+            self._runs.signal_headers = signal_headers_written(self._conn)
         if not self._runs.signal_headers:
             return
         self._conn.executemany(
