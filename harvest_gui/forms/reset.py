@@ -38,7 +38,7 @@ class ResetDialog(RunActionDialog):
     """
 
     client_ok = True
-    follows_tail = " at its default point and clears its confirmation"
+    follows_tail = " (back to the default point) and clears its confirmation"
 
     def __init__(
         self,
@@ -128,12 +128,7 @@ class ResetDialog(RunActionDialog):
         self.point_note.setText(note)
         self.point_note.setStyleSheet("" if self.point_ok else "color: #c62828;")
         point = f"event {seq}" if seq else DEFAULT_POINT
-        name = formatting.middle(
-            f"{self.target.workflow_id} · {self.target.workflow_name}"
-            if self.target.found
-            else self.exec_id,
-            NAME_CHARS,
-        )
+        name = formatting.middle(self.target.name, NAME_CHARS)
         ends = "" if self.target.closed else " ends TERMINATED and"
         self.confirm.setText(f"I understand {name}{ends} starts again from {point}")
         self.confirm.setChecked(False)

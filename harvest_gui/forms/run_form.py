@@ -44,6 +44,13 @@ class RunTarget:
         )
 
     @property
+    def name(self) -> str:
+        """``order-1 · typed_order``: how a window names the run (its exec id once it is gone)."""
+        return (
+            f"{self.workflow_id} · {self.workflow_name}" if self.found else self.exec_id
+        )
+
+    @property
     def short(self) -> str:
         """The workflow id (the exec id when the run is gone): for a window title."""
         return self.workflow_id if self.found else self.exec_id

@@ -10,7 +10,8 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QPlainTextEdit, QVBoxLayout, 
 
 from harvest_gui.forms.commands import NO_CODE_REASON, runtime_of
 from harvest_gui.forms.error_text import describe_error
-from harvest_gui.inspect.formatting import json_text
+from harvest_gui.forms.run_form import read_target
+from harvest_gui.inspect.formatting import json_text, middle
 from harvest_gui.inspect.replay_check import ReplayVerdict, check_determinism
 
 
@@ -28,7 +29,8 @@ class DeterminismView(QWidget):
     def __init__(self, session: Any, exec_id: str) -> None:
         super().__init__()
         self.setObjectName("determinismView")
-        self.setWindowTitle(f"Determinism check — {exec_id}")
+        name = middle(read_target(session, exec_id).name)
+        self.setWindowTitle(f"Determinism check — {name}")  # as the user knows the run
         self.session = session
         self.exec_id = exec_id
         self.verdict_label = QLabel()

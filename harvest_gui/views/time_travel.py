@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from harvest_gui.forms.commands import handler_names, runtime_of
 from harvest_gui.forms.error_text import describe_error
 from harvest_gui.forms.payload_input import parse_json
+from harvest_gui.forms.run_form import read_target
 from harvest_gui.inspect import formatting
 from harvest_gui.inspect.history_as_of import RunAsOf, query_as_of, state_as_of
 from harvest_gui.inspect.reset_points import point_text
@@ -82,7 +83,9 @@ class TimeTravelView(QWidget):
     def __init__(self, session: Any, exec_id: str) -> None:
         super().__init__()
         self.setObjectName("timeTravelView")
-        self.setWindowTitle(f"Time travel — {exec_id}")
+        # Named as the user knows the run (issue 31 §8), not by its exec id.
+        name = formatting.middle(read_target(session, exec_id).name)
+        self.setWindowTitle(f"Time travel — {name}")
         self.session = session
         self.exec_id = exec_id
         self.history: list[HistoryEvent] = []

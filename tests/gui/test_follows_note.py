@@ -47,7 +47,8 @@ def test_each_form_says_what_a_new_selection_does_to_it(
             notes[kind] = form.follows.text()
         assert notes == {
             "cancel": FOLLOWS + " and clears its confirmation.",
-            "reset": FOLLOWS + " at its default point and clears its confirmation.",
+            "reset": FOLLOWS
+            + " (back to the default point) and clears its confirmation.",
             "fork": FOLLOWS + " and lists its steps.",  # no confirmation to clear
             "signal": FOLLOWS + " and suggests its signal names.",
             "query": FOLLOWS + " and offers its handler names.",

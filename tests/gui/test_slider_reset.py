@@ -68,6 +68,12 @@ def test_the_slider_offers_reset_only_at_a_decision_boundary_and_opens_the_form_
     exec_id = steps_run(path)
     assert window.open_path(path)
     view = slider_of(window, exec_id)
+    # Named as the user knows the run, not by its exec id (issue 31 §8).
+    assert view.windowTitle() == "Time travel — wf-steps · three_steps"
+    window.operations.on_determinism()
+    check = window.operations.opened.forms["determinism"]
+    assert check.windowTitle() == "Determinism check — wf-steps · three_steps"
+    check.close()
     assert view.slider.value() == 8
     assert not view.reset_button.isEnabled()  # the run's end
     assert view.reset_note.text() == (
