@@ -166,6 +166,9 @@ class TimeTravelView(QWidget):
         self.resize(1000, 680)
         self.reload()
         self._offer_queries()
+        # The keyboard on the slider (found under Xvfb: the arrow keys did nothing,
+        # the first button had it), so ← and → step through the events at once.
+        self.slider.setFocus(Qt.FocusReason.OtherFocusReason)
 
     # -- queries as of the event -------------------------------------------------------
 

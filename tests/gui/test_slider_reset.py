@@ -75,6 +75,12 @@ def test_the_slider_offers_reset_only_at_a_decision_boundary_and_opens_the_form_
     assert check.windowTitle() == "Determinism check — wf-steps · three_steps"
     check.close()
     assert view.slider.value() == 8
+    # The keyboard is on the slider: ← steps back an event (found under Xvfb).
+    assert view.focusWidget() is view.slider
+    qtbot.keyClick(view.focusWidget(), Qt.Key.Key_Left)
+    assert view.slider.value() == 7
+    assert view.reset_button.isEnabled()
+    qtbot.keyClick(view.focusWidget(), Qt.Key.Key_Right)
     assert not view.reset_button.isEnabled()  # the run's end
     assert view.reset_note.text() == (
         "A reset cannot start at event 8: it is the run's end; the nearest is event 7."
