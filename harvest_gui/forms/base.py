@@ -113,6 +113,19 @@ class ActionDialog(QDialog):
         layout.addWidget(self.buttons)
         self.setMinimumWidth(480)
 
+    def submit_not_default(self) -> None:
+        """Enter in a field never submits: for an action that ends, restarts or starts runs.
+
+        As the button box's accept button Qt would make it the default again
+        when shown, so it moves to the action role (issue 31 §3).
+        """
+        self.buttons.removeButton(self.submit_button)
+        self.buttons.addButton(
+            self.submit_button, QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.submit_button.setDefault(False)
+        self.submit_button.setAutoDefault(False)
+
     # -- focus ----------------------------------------------------------------------------
 
     _focused_once = False

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QDialogButtonBox,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -172,14 +171,7 @@ class BulkRunsDialog(ActionDialog):
         )
         self.flt = flt
         self.action = action
-        # Destructive: Enter in the reason must not act (issue 31 §3). As the box's
-        # accept button Qt would make it the default again when shown.
-        self.buttons.removeButton(self.submit_button)
-        self.buttons.addButton(
-            self.submit_button, QDialogButtonBox.ButtonRole.ActionRole
-        )
-        self.submit_button.setDefault(False)
-        self.submit_button.setAutoDefault(False)
+        self.submit_not_default()
         self.runs, self.complete = matching(session, flt, action)
         self.headline = QLabel()
         self.headline.setObjectName("bulkHeadline")
@@ -198,7 +190,8 @@ class BulkRunsDialog(ActionDialog):
         count = (
             f"{'at least ' if not self.complete else ''}{formatting.count(n, 'run')}"
         )
-        self.confirm = QCheckBox(f"I understand this acts on these {count}")
+        these = "this" if n == 1 and self.complete else "these"  # not "these 1 run"
+        self.confirm = QCheckBox(f"I understand this acts on {these} {count}")
         self.confirm.setObjectName("confirmCheck")
         self.confirm.toggled.connect(lambda _c: self.refresh_submit())
         self.form.addRow(

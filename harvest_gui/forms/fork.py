@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox, QLabel, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QLabel, QLineEdit, QSpinBox, QWidget
 
 from harvest_gui.forms.commands import fork_run
 from harvest_gui.forms.run_form import RunActionDialog
@@ -41,12 +41,7 @@ class ForkDialog(RunActionDialog):
         super().__init__(
             session, exec_id, "Fork run", "&Fork run", "forkRunDialog", parent
         )
-        self.buttons.removeButton(self.submit_button)
-        self.buttons.addButton(
-            self.submit_button, QDialogButtonBox.ButtonRole.ActionRole
-        )
-        self.submit_button.setDefault(False)
-        self.submit_button.setAutoDefault(False)
+        self.submit_not_default()
         self.steps = steps
         self.steps_of = exec_id
         """The run `steps` were read from (a retarget reads the new run's)."""

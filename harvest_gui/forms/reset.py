@@ -7,7 +7,6 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QDialogButtonBox,
     QLabel,
     QLineEdit,
     QSpinBox,
@@ -50,12 +49,7 @@ class ResetDialog(RunActionDialog):
         super().__init__(
             session, exec_id, "Reset run", "&Reset run", "resetRunDialog", parent
         )
-        self.buttons.removeButton(self.submit_button)
-        self.buttons.addButton(
-            self.submit_button, QDialogButtonBox.ButtonRole.ActionRole
-        )
-        self.submit_button.setDefault(False)
-        self.submit_button.setAutoDefault(False)
+        self.submit_not_default()
         self.explain = QLabel(
             "Start the run again from an event with today's code: its history up to the "
             "event is kept, what follows is decided anew. A run still running ends "

@@ -85,7 +85,8 @@ def test_the_window_signals_then_resets_the_filtered_runs_named_and_counted(
         )
         assert reset.names.toPlainText() == "wf-00000 · waits_for_go (COMPLETED)"
         assert reset.submit_button.text() == "&Reset 1 run"
-        assert reset.confirm.text() == "I understand this acts on these 1 run"
+        # Found under Xvfb: it read "on these 1 run".
+        assert reset.confirm.text() == "I understand this acts on this 1 run"
         reset.reason.setText("new code")
         reset.confirm.setChecked(True)
         qtbot.mouseClick(reset.submit_button, Qt.MouseButton.LeftButton)
