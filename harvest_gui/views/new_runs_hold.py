@@ -28,9 +28,10 @@ class NewRunsHold(QObject):
     Nothing is held until the user touches the list (a click, a key, the
     wheel, a scroll): at first open new runs simply go in, so counts and rows
     agree and no bar greets a newcomer (issue 31 §14); once a hand is on the
-    list, rows stay under it (issue 17 §3). A pointer merely resting on an
+    list, rows stay under it (issue 17 §3). A pointer moving over an
     untouched list holds them too, until it leaves: a run started while the
-    user aims at a row never slides another row under the click (issue 31 §5).
+    user aims at a row never slides another row under the click (issue 31 §5),
+    while a pointer that merely sat where the window opened holds nothing.
 
     Args:
         table: the run table; the bar floats over its top edge, outside any
@@ -62,6 +63,7 @@ class NewRunsHold(QObject):
         model.rowsInserted.connect(self.on_rows_inserted)
         table.installEventFilter(self)
         table.viewport().installEventFilter(self)
+        table.viewport().setMouseTracking(True)  # moves without a button held too
         table.verticalScrollBar().valueChanged.connect(self.on_scrolled)
 
     def on_held_changed(self, count: int) -> None:
@@ -90,7 +92,7 @@ class NewRunsHold(QObject):
         self.hover_hold = False
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Place the bar on a resize; hold on a touch, or while the pointer rests on the list."""
+        """Place the bar on a resize; hold on a touch, or while the pointer moves over the list."""
         if not isValid(self.table):  # the list is being torn down
             return False
         kind = event.type()
@@ -99,8 +101,8 @@ class NewRunsHold(QObject):
             self.place_bar()
         elif kind in TOUCHES:
             self.touched()
-        elif watched is viewport and kind == QEvent.Type.Enter:
-            if not self.model.hold_new:
+        elif watched is viewport and kind == QEvent.Type.MouseMove:
+            if not self.model.hold_new:  # a pointer moving to aim, not one resting
                 self.model.hold_new = self.hover_hold = True
         elif watched is viewport and kind == QEvent.Type.Leave and self.hover_hold:
             self.model.hold_new = self.hover_hold = False
