@@ -31,6 +31,7 @@ from harvest_gui.forms.commands import (
 )
 from harvest_gui.forms.error_text import describe_error
 from harvest_gui.forms.pending_command import PendingCommand
+from harvest_gui.theme import error_style
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -76,7 +77,7 @@ class ActionDialog(QDialog):
         self.error_label.setObjectName("formError")
         self.error_label.setTextFormat(Qt.TextFormat.PlainText)
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #c62828;")
+        self.error_label.setStyleSheet(error_style())
         self.error_label.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse
         )

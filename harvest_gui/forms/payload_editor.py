@@ -32,6 +32,7 @@ from harvest_gui.forms.payload_input import (
     parse_typed,
     skeleton,
 )
+from harvest_gui.theme import error_style
 
 
 class PayloadEditor(QWidget):
@@ -219,7 +220,7 @@ class PayloadEditor(QWidget):
             self.status.setStyleSheet("color: palette(mid);")
         else:
             self.status.setText(parsed.error or "")
-            self.status.setStyleSheet("color: #c62828;")
+            self.status.setStyleSheet(error_style())
         if parsed.ok != self._valid:
             self._valid = parsed.ok
             self.validity_changed.emit(parsed.ok)

@@ -17,6 +17,7 @@ from harvest_gui.forms.commands import reset_run
 from harvest_gui.forms.run_form import RunActionDialog
 from harvest_gui.inspect import formatting
 from harvest_gui.inspect.reset_points import point_text
+from harvest_gui.theme import error_style
 
 DEFAULT_POINT = "the default point"
 """What event 0 means: before the last failed activity, or the last decision."""
@@ -120,7 +121,7 @@ class ResetDialog(RunActionDialog):
         else:
             self.point_ok, note = True, ""
         self.point_note.setText(note)
-        self.point_note.setStyleSheet("" if self.point_ok else "color: #c62828;")
+        self.point_note.setStyleSheet("" if self.point_ok else error_style())
         point = f"event {seq}" if seq else DEFAULT_POINT
         name = formatting.middle(self.target.name, NAME_CHARS)
         ends = "" if self.target.closed else " ends TERMINATED and"

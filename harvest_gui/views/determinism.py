@@ -13,6 +13,7 @@ from harvest_gui.forms.error_text import describe_error
 from harvest_gui.forms.run_form import read_target
 from harvest_gui.inspect.formatting import json_text, middle
 from harvest_gui.inspect.replay_check import ReplayVerdict, check_determinism
+from harvest_gui.theme import error_style, ok_style
 
 
 def _box(name: str) -> QPlainTextEdit:
@@ -85,7 +86,7 @@ class DeterminismView(QWidget):
         self.verdict = check_determinism(rt.registry.workflows.values(), history)
         self.verdict_label.setText(self.verdict.text)
         self.verdict_label.setStyleSheet(
-            "color: #2e7d32;" if self.verdict.clean else "color: #c62828;"
+            ok_style() if self.verdict.clean else error_style()
         )
         self.sides.setVisible(not self.verdict.clean and bool(self.verdict.recorded))
         self.recorded.setPlainText(self.verdict.recorded)
