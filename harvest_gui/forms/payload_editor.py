@@ -94,6 +94,11 @@ class PayloadEditor(QWidget):
         layout.addWidget(self.template_button)
         layout.addWidget(self.stack)
         layout.addWidget(self.status)
+        # Tab reaches the box before the offer above it: Tab then typing must type,
+        # not land on "Fill in …" whose Space would replace what was typed (found
+        # under Xvfb: the start form sent the last run's input instead).
+        QWidget.setTabOrder(self.raw, self.template_button)
+        self.template_button.setAutoDefault(False)
         self._valid = True
         self.on_changed()
 
