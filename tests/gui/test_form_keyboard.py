@@ -176,8 +176,11 @@ def test_the_editor_opens_on_the_chosen_kind_and_asks_on_a_row_of_its_own(
 def test_tab_from_the_workflow_lands_in_the_input_and_a_space_types_a_space(
     qtbot: Any, runs_writer: WriterSession
 ) -> None:
-    """Found under Xvfb: Tab went to "Fill in the input of the last run", whose Space
-    pressed it, so the typed JSON was dropped and the last run's input was started."""
+    """Tab then typing types into the input (found under Xvfb).
+
+    Tab went to "Fill in the input of the last run", whose Space pressed it,
+    so the typed JSON was dropped and the last run's input was started.
+    """
     from harvest_gui.forms.start import StartWorkflowDialog
 
     dlg = shown(qtbot, StartWorkflowDialog(runs_writer))
