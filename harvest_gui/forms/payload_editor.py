@@ -124,6 +124,12 @@ class PayloadEditor(QWidget):
             widget.setAccessibleName(spec.name)
             self.field_widgets[spec.name] = widget
             self.fields_layout.addRow(spec.label, widget)
+        # Made after the form, the fields went to the end of its Tab chain: Tab from
+        # "Raw JSON" skipped them to the next row (found under Xvfb). In order here.
+        previous: QWidget = self.raw_toggle
+        for widget in self.field_widgets.values():
+            QWidget.setTabOrder(previous, widget)
+            previous = widget
         has_fields = bool(self.specs)
         self.raw_toggle.setVisible(has_fields)
         self.raw_toggle.blockSignals(True)
