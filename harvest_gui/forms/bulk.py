@@ -85,9 +85,11 @@ def filter_words(flt: ExecutionFilter) -> str:
 
 ACTED_STATES = {
     "signal": ("RUNNING", "ENQUEUED"),  # a queued run takes signals: they wait for it
+    "terminate": ("RUNNING", "ENQUEUED"),  # a queued run ends without ever starting
     "reset": None,  # any run that took a decision, open or closed
 }
-"""The states each action changes (None: any); the rest act on RUNNING runs only."""
+"""The states each action changes (None: any), as the engine's bulk calls do; cancel,
+pause and unpause act on RUNNING runs only."""
 
 
 def matching(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harvest_engine import ExecutionFilter, SqliteRuntime
+from harvest_engine import ExecutionFilter, Queue, SqliteRuntime, StartOptions
 from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.fork import ForkDialog, activity_steps
@@ -15,7 +15,7 @@ from harvest_gui.forms.handler_call import QueryDialog
 from harvest_gui.forms.reset import ResetDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.session import WriterSession
-from tests.gui.helpers import make_runs, stamp, three_steps
+from tests.gui.helpers import make_runs, stamp, three_steps, waits_for_go
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -109,5 +109,38 @@ def test_a_bulk_cancel_on_a_filter_of_several_states_counts_only_the_open_runs(
             "wf-00002 · waits_for_go",
             "wf-00001 · waits_for_go",
         ]
+    finally:
+        session.close()
+
+
+def test_a_bulk_terminate_counts_the_runs_waiting_in_a_queue_the_engine_ends_too(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    """terminate_many ends ENQUEUED runs as well: the form must not promise fewer."""
+    path = tmp_path / "queued.db"
+    with SqliteRuntime.open(path) as rt:
+        rt.register_workflow(waits_for_go)
+        rt.register_queue(Queue("emails", concurrency=1))
+        for i in range(3):
+            rt.start_workflow_with_options(
+                "waits_for_go", i, StartOptions(queue="emails", workflow_id=f"q-{i}")
+            )
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(rt.run_until_idle())
+        finally:
+            loop.close()
+    session = WriterSession.open(path, "tests.gui.helpers")
+    try:
+        flt = ExecutionFilter().workflow_id_prefix("q-")
+        cancel = BulkRunsDialog(session, flt, "cancel")
+        qtbot.addWidget(cancel)
+        assert cancel.headline.text().startswith("Cancel the 1 run matching")
+        form = BulkRunsDialog(session, flt, "terminate")
+        qtbot.addWidget(form)
+        assert form.headline.text().startswith("Terminate the 3 runs matching")
+        form.confirm.setChecked(True)
+        form.submit_button.click()
+        assert form.result_view.toPlainText() == "Terminate: 3 runs changed."
     finally:
         session.close()
