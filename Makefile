@@ -109,6 +109,7 @@ screenshots: system-deps venv
 	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots resources/screenshots
 	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots_part2 resources/screenshots
 	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots_part3 resources/screenshots
+	xvfb-run -a -s "-screen 0 1366x768x24" env QT_QPA_PLATFORM=xcb $(BIN)/python -m tools.screenshots_part4 resources/screenshots
 
 # Prints every benchmark row; issue 13's rows beside DBOS from the same run
 # (bench/peers_bench.py: PEERS_DIR, default ../shared/peers, holds bench_dbos.py).

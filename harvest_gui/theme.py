@@ -109,6 +109,20 @@ def is_dark() -> bool:
     return bool(app is not None and app.property("harvest_dark"))
 
 
+def error_style() -> str:
+    """The style sheet of an error or refusal line in the current theme.
+
+    A fixed dark red read at about 2.4:1 on the dark palette (issue 31 §15):
+    the FAILED colour of the theme is legible on both.
+    """
+    return f"color: {state_colour('FAILED').name()};"
+
+
+def ok_style() -> str:
+    """The style sheet of a line saying all is well, in the current theme."""
+    return f"color: {state_colour('COMPLETED').name()};"
+
+
 def state_colour(state: str) -> QColor:
     """The text colour of a run state in the current theme."""
     light, dark = _STATE_COLOURS.get(state, ("#374151", "#d1d5db"))

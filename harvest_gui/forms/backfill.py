@@ -75,6 +75,9 @@ class BackfillDialog(ActionDialog):
             parent,
         )
         self.row = row
+        # Enter in a date field must not start the runs (found under Xvfb: Start was
+        # the default button); the list of slots is read first, then the button.
+        self.submit_not_default()
         now = datetime.now(UTC).replace(microsecond=0)
         self.start_edit = _edit("backfillStart", now - default_span(row.schedule, now))
         self.start_edit.setAccessibleName("Backfill from")

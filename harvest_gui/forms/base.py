@@ -31,6 +31,7 @@ from harvest_gui.forms.commands import (
 )
 from harvest_gui.forms.error_text import describe_error
 from harvest_gui.forms.pending_command import PendingCommand
+from harvest_gui.theme import error_style
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -76,7 +77,7 @@ class ActionDialog(QDialog):
         self.error_label.setObjectName("formError")
         self.error_label.setTextFormat(Qt.TextFormat.PlainText)
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #c62828;")
+        self.error_label.setStyleSheet(error_style())
         self.error_label.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse
         )
@@ -112,6 +113,19 @@ class ActionDialog(QDialog):
         layout.addWidget(self.pending)
         layout.addWidget(self.buttons)
         self.setMinimumWidth(480)
+
+    def submit_not_default(self) -> None:
+        """Enter in a field never submits: for an action that ends, restarts or starts runs.
+
+        As the button box's accept button Qt would make it the default again
+        when shown, so it moves to the action role (issue 31 §3).
+        """
+        self.buttons.removeButton(self.submit_button)
+        self.buttons.addButton(
+            self.submit_button, QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.submit_button.setDefault(False)
+        self.submit_button.setAutoDefault(False)
 
     # -- focus ----------------------------------------------------------------------------
 

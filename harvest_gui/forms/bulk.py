@@ -1,13 +1,13 @@
-"""BulkRunsDialog: cancel, terminate, pause or unpause every run the list's filter matches, named first."""
+"""BulkRunsDialog: cancel, terminate, pause, unpause or reset every run the list's filter matches, named first."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QDialogButtonBox,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -25,6 +25,8 @@ NAMED = 12
 """Runs named one per line before the action; the rest are counted."""
 COUNT_CAP = 10_000
 """Matching runs counted at most before the form says "at least"."""
+RESET_CAP = 1_000
+"""The same for a reset, which reads each run's row (and an open run's history) to count it."""
 
 BULK_TEXTS = {
     # action: (verb, what happens to each run, takes a reason)
@@ -40,7 +42,27 @@ BULK_TEXTS = {
         True,
     ),
     "unpause": ("Unpause", "each goes on from where it was paused", False),
+    "reset": (
+        "Reset",
+        "each starts again from its default point (just before its last failed "
+        "activity, else its last decision) with today's code; a running one ends "
+        "TERMINATED (a run that a reset with this same reason made is passed over)",
+        True,
+    ),
+    "signal": (
+        "Signal",
+        "each takes the signal once (sending the same signal again stages nothing "
+        "twice)",
+        False,
+    ),
 }
+NONE_MATCH = {
+    "unpause": "No paused run matches this filter.",
+    "reset": "No run matching this filter can be reset (a run reset before, or "
+    "one that never took a decision, is passed over).",
+    "signal": "No open run matches this filter: none can take a signal.",
+}
+"""What the form says when no run would change (the rest: "No running run ... can be …d")."""
 
 
 def filter_words(flt: ExecutionFilter) -> str:
@@ -61,30 +83,64 @@ def filter_words(flt: ExecutionFilter) -> str:
     return "; ".join(parts)
 
 
+ACTED_STATES = {
+    "signal": ("RUNNING", "ENQUEUED"),  # a queued run takes signals: they wait for it
+    "terminate": ("RUNNING", "ENQUEUED"),  # a queued run ends without ever starting
+    "reset": None,  # any run that took a decision, open or closed
+}
+"""The states each action changes (None: any), as the engine's bulk calls do; cancel,
+pause and unpause act on RUNNING runs only."""
+
+
 def matching(
     session: Any, flt: ExecutionFilter, action: str
 ) -> tuple[list[ExecutionSummary], bool]:
-    """The RUNNING runs `flt` matches that `action` would change, newest first; whether all were read.
+    """The runs `flt` matches that `action` would change, newest first; whether all were read.
 
     Pause skips runs already paused and unpause takes only paused ones, as
-    the engine's bulk calls do; the count is what the form promises.
+    the engine's bulk calls do; a reset passes over runs reset before and
+    runs never decided (still waiting in a queue, or with nothing but their
+    start in the history), as the engine does. The count is what the form
+    promises.
     """
     if action == "unpause":
         flt = flt.paused(True)
     elif action == "pause":
         flt = flt.paused(False)
-    if flt.states and "RUNNING" not in flt.states:
-        return [], True  # only open runs are acted on
-    page_filter = flt.state("RUNNING").limit(500)
+    acted = ACTED_STATES.get(action, ("RUNNING",))
+    if acted is not None:
+        states = [s for s in acted if not flt.states or s in flt.states]
+        if not states:
+            return [], True  # the filter names only states the action leaves alone
+        flt = replace(flt, states=tuple(states))
+    page_filter = flt.limit(500)
+    cap = RESET_CAP if action == "reset" else COUNT_CAP
     runs: list[ExecutionSummary] = []
     while True:
         page = session.list_executions(page_filter)
-        runs.extend(r for r in page.executions if r.damaged is None)
+        runs.extend(r for r in page.executions if _acted_on(session, r, action))
         if page.next is None:
             return runs, True
-        if len(runs) >= COUNT_CAP:
+        if len(runs) >= cap:
             return runs, False
         page_filter = page_filter.before(page.next)
+
+
+def _acted_on(session: Any, run: ExecutionSummary, action: str) -> bool:
+    """Whether `action` changes `run` (a damaged one is passed over by every bulk call)."""
+    if run.damaged is not None:
+        return False
+    if action != "reset":
+        return True
+    if run.state == "ENQUEUED":
+        return False
+    try:
+        if session.describe(run.exec_id).reset_to is not None:
+            return False
+        # An open run may not have decided yet; a closed one has its end event too.
+        return run.state != "RUNNING" or len(session.load_history(run.exec_id)) > 1
+    except Exception:  # purged meanwhile: the engine passes it over too
+        return False
 
 
 class BulkRunsDialog(ActionDialog):
@@ -117,14 +173,7 @@ class BulkRunsDialog(ActionDialog):
         )
         self.flt = flt
         self.action = action
-        # Destructive: Enter in the reason must not act (issue 31 §3). As the box's
-        # accept button Qt would make it the default again when shown.
-        self.buttons.removeButton(self.submit_button)
-        self.buttons.addButton(
-            self.submit_button, QDialogButtonBox.ButtonRole.ActionRole
-        )
-        self.submit_button.setDefault(False)
-        self.submit_button.setAutoDefault(False)
+        self.submit_not_default()
         self.runs, self.complete = matching(session, flt, action)
         self.headline = QLabel()
         self.headline.setObjectName("bulkHeadline")
@@ -143,7 +192,8 @@ class BulkRunsDialog(ActionDialog):
         count = (
             f"{'at least ' if not self.complete else ''}{formatting.count(n, 'run')}"
         )
-        self.confirm = QCheckBox(f"I understand this acts on these {count}")
+        these = "this" if n == 1 and self.complete else "these"  # not "these 1 run"
+        self.confirm = QCheckBox(f"I understand this acts on {these} {count}")
         self.confirm.setObjectName("confirmCheck")
         self.confirm.toggled.connect(lambda _c: self.refresh_submit())
         self.form.addRow(
@@ -152,17 +202,20 @@ class BulkRunsDialog(ActionDialog):
         )
         self.form.addRow(self.headline)
         self.form.addRow(self.names)
-        if takes_reason:
-            self.form.addRow("&Reason", self.reason)
+        self.add_fields(takes_reason)
         self.form.addRow(self.confirm)
         self.headline.setText(
             f"{verb} the {count} matching this filter: {effect}."
             if n
-            else f"No running run matching this filter can be {verb.lower()}d."
-            if action != "unpause"
-            else "No paused run matches this filter."
+            else NONE_MATCH.get(
+                action, f"No running run matching this filter can be {verb.lower()}d."
+            )
         )
-        lines = [f"{r.workflow_id} · {r.workflow_name}" for r in self.runs[:NAMED]]
+        lines = [
+            f"{r.workflow_id} · {r.workflow_name}"
+            + (f" ({r.state})" if action == "reset" else "")
+            for r in self.runs[:NAMED]
+        ]
         if n > NAMED:
             lines.append(f"… and {n - NAMED:,} more")
         self.names.setPlainText("\n".join(lines))
@@ -170,6 +223,11 @@ class BulkRunsDialog(ActionDialog):
         self.check_writable()
         self.confirm.setEnabled(bool(n) and self.disabled_reason is None)
         self.refresh_submit()
+
+    def add_fields(self, takes_reason: bool) -> None:
+        """The rows between the runs and the confirmation: the reason, if the action takes one."""
+        if takes_reason:
+            self.form.addRow("&Reason", self.reason)
 
     def can_submit(self) -> bool:
         """Only once confirmed, and only when a run matches."""

@@ -260,12 +260,17 @@ def fork_run(
     return _writer(session).fork(exec_id, from_step=from_step, workflow_id=workflow_id)
 
 
-def act_on_many(session: Any, action: str, flt: ExecutionFilter, reason: str) -> Any:
-    """``cancel_many`` / ``terminate_many`` / ``pause_many`` / ``unpause_many``: how many changed.
+BULK_ACTIONS = (*RUN_ACTIONS, "reset")
+"""What the bulk form does to every run a filter matches (signal has its own call)."""
 
-    In client mode, a coroutine (the bulk command's own, longer, reply timeout).
+
+def act_on_many(session: Any, action: str, flt: ExecutionFilter, reason: str) -> Any:
+    """``cancel_many`` / ``terminate_many`` / ``pause_many`` / ``unpause_many`` / ``reset_many``.
+
+    Returns how many runs changed; in client mode, a coroutine (the bulk
+    command's own, longer, reply timeout).
     """
-    if action not in RUN_ACTIONS:
+    if action not in BULK_ACTIONS:
         raise ValueError(f"unknown action {action!r}")
     client = client_of(session)
     target: Any = client if client is not None else _writer(session)
@@ -273,7 +278,22 @@ def act_on_many(session: Any, action: str, flt: ExecutionFilter, reason: str) ->
     extra = {"command_id": new_command_id(session)} if client is not None else {}
     if action == "unpause":
         return call(flt, **extra)
+    if action == "reset":
+        return call(flt, reason=reason, **extra)
     return call(flt, reason, **extra)
+
+
+def signal_many(session: Any, flt: ExecutionFilter, name: str, payload: Any) -> Any:
+    """``signal_many``: every open run `flt` matches takes the signal once; how many did.
+
+    In client mode, a coroutine (the bulk command's reply timeout).
+    """
+    client = client_of(session)
+    if client is not None:
+        return client.signal_many(
+            flt, name, payload, command_id=new_command_id(session)
+        )
+    return _writer(session).signal_many(flt, name, payload)
 
 
 def save_schedule(session: Any, schedule: WorkflowSchedule) -> ScheduleRow:

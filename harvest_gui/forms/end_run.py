@@ -55,6 +55,7 @@ class EndRunDialog(RunActionDialog):
     """
 
     client_ok = True
+    follows_tail = " and clears its confirmation"
 
     def __init__(
         self, session: Any, exec_id: str, action: str, parent: QWidget | None = None

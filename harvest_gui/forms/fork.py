@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox, QLabel, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QLabel, QLineEdit, QSpinBox, QWidget
 
 from harvest_gui.forms.commands import fork_run
 from harvest_gui.forms.run_form import RunActionDialog
@@ -29,6 +29,7 @@ class ForkDialog(RunActionDialog):
     """
 
     client_ok = True
+    follows_tail = " and lists its steps"
 
     def __init__(
         self,
@@ -40,13 +41,10 @@ class ForkDialog(RunActionDialog):
         super().__init__(
             session, exec_id, "Fork run", "&Fork run", "forkRunDialog", parent
         )
-        self.buttons.removeButton(self.submit_button)
-        self.buttons.addButton(
-            self.submit_button, QDialogButtonBox.ButtonRole.ActionRole
-        )
-        self.submit_button.setDefault(False)
-        self.submit_button.setAutoDefault(False)
+        self.submit_not_default()
         self.steps = steps
+        self.steps_of = exec_id
+        """The run `steps` were read from (a retarget reads the new run's)."""
         self.explain = QLabel(
             "Start a new run that keeps the results of the steps before the chosen one "
             "without running them, and runs the chosen step and what follows with "
@@ -74,6 +72,19 @@ class ForkDialog(RunActionDialog):
         self.form.addRow("", self.step_label)
         self.form.addRow("New &workflow id", self.workflow_id)
         self.check_writable()
+        self.show_step()
+        self.refresh_submit()
+
+    def on_run_changed(self) -> None:
+        """List the run's steps again; another run's last step is preselected."""
+        chosen = self.from_step.value() if self.steps_of == self.exec_id else 0
+        try:
+            self.steps = activity_steps(self.session.load_history(self.exec_id))
+        except Exception:  # a purged run: no step; the fork would report it
+            self.steps = []
+        self.steps_of = self.exec_id
+        self.from_step.setRange(1, max(1, len(self.steps) + 1))
+        self.from_step.setValue(chosen or max(1, len(self.steps)))
         self.show_step()
         self.refresh_submit()
 

@@ -26,6 +26,7 @@ class HandlerCallDialog(RunActionDialog):
     """
 
     client_ok = True
+    follows_tail = " and offers its handler names"
 
     kind = "query"
 

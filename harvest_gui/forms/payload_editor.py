@@ -32,6 +32,7 @@ from harvest_gui.forms.payload_input import (
     parse_typed,
     skeleton,
 )
+from harvest_gui.theme import error_style
 
 
 class PayloadEditor(QWidget):
@@ -93,6 +94,11 @@ class PayloadEditor(QWidget):
         layout.addWidget(self.template_button)
         layout.addWidget(self.stack)
         layout.addWidget(self.status)
+        # Tab reaches the box before the offer above it: Tab then typing must type,
+        # not land on "Fill in …" whose Space would replace what was typed (found
+        # under Xvfb: the start form sent the last run's input instead).
+        QWidget.setTabOrder(self.raw, self.template_button)
+        self.template_button.setAutoDefault(False)
         self._valid = True
         self.on_changed()
 
@@ -118,6 +124,12 @@ class PayloadEditor(QWidget):
             widget.setAccessibleName(spec.name)
             self.field_widgets[spec.name] = widget
             self.fields_layout.addRow(spec.label, widget)
+        # Made after the form, the fields went to the end of its Tab chain: Tab from
+        # "Raw JSON" skipped them to the next row (found under Xvfb). In order here.
+        previous: QWidget = self.raw_toggle
+        for widget in self.field_widgets.values():
+            QWidget.setTabOrder(previous, widget)
+            previous = widget
         has_fields = bool(self.specs)
         self.raw_toggle.setVisible(has_fields)
         self.raw_toggle.blockSignals(True)
@@ -219,7 +231,7 @@ class PayloadEditor(QWidget):
             self.status.setStyleSheet("color: palette(mid);")
         else:
             self.status.setText(parsed.error or "")
-            self.status.setStyleSheet("color: #c62828;")
+            self.status.setStyleSheet(error_style())
         if parsed.ok != self._valid:
             self._valid = parsed.ok
             self.validity_changed.emit(parsed.ok)

@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 
 FOLLOWS_NOTE = (
     "Follows the run selected in the main window: selecting another run there "
-    "points this form at it (and clears any confirmation)."
+    "points this form at it"
 )
+"""The note under the "Run" line, ended by each form's `follows_tail` and a full stop."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,13 @@ class RunTarget:
         )
 
     @property
+    def name(self) -> str:
+        """``order-1 · typed_order``: how a window names the run (its exec id once it is gone)."""
+        return (
+            f"{self.workflow_id} · {self.workflow_name}" if self.found else self.exec_id
+        )
+
+    @property
     def short(self) -> str:
         """The workflow id (the exec id when the run is gone): for a window title."""
         return self.workflow_id if self.found else self.exec_id
@@ -66,9 +74,12 @@ def read_target(session: Any, exec_id: str) -> RunTarget:
 class RunActionDialog(ActionDialog):
     """An `ActionDialog` about one run: a "Run" line naming it, retargeted with the selection.
 
-    Subclasses place `run_line` in their form and redo what depends on the
-    run in `on_run_changed`.
+    Subclasses place `run_line` in their form, redo what depends on the
+    run in `on_run_changed` and say what that redoes in `follows_tail`.
     """
+
+    follows_tail = ""
+    """What the note adds about a change of run (" and clears its confirmation")."""
 
     def __init__(
         self,
@@ -88,7 +99,7 @@ class RunActionDialog(ActionDialog):
         self.run_line.setAccessibleName("Run")
         self.run_line.setReadOnly(True)
         self.run_line.setCursorPosition(0)
-        self.follows = QLabel(FOLLOWS_NOTE)
+        self.follows = QLabel(FOLLOWS_NOTE + self.follows_tail + ".")
         self.follows.setObjectName("followsNote")
         self.follows.setTextFormat(Qt.TextFormat.PlainText)
         self.follows.setWordWrap(True)

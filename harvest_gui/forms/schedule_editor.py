@@ -24,6 +24,7 @@ from harvest_gui.forms.schedule_spec import (
     read_spec,
 )
 from harvest_gui.inspect.formatting import json_text, when
+from harvest_gui.theme import error_style
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -184,7 +185,7 @@ class ScheduleEditorDialog(ScheduleEditorFields, ActionDialog):
         self.preview.clear()
         if self.check.schedule is None:
             self.spec_status.setText(self.check.error or "")
-            self.spec_status.setStyleSheet("color: #c62828;")
+            self.spec_status.setStyleSheet(error_style())
         else:
             self.spec_status.setText(f"valid: {self.check.schedule.describe()}")
             self.spec_status.setStyleSheet("color: palette(mid);")

@@ -21,6 +21,7 @@ class SignalDialog(RunActionDialog):
     """
 
     client_ok = True
+    follows_tail = " and suggests its signal names"
 
     def __init__(
         self, session: Any, exec_id: str, parent: QWidget | None = None

@@ -10,8 +10,10 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QPlainTextEdit, QVBoxLayout, 
 
 from harvest_gui.forms.commands import NO_CODE_REASON, runtime_of
 from harvest_gui.forms.error_text import describe_error
-from harvest_gui.inspect.formatting import json_text
+from harvest_gui.forms.run_form import read_target
+from harvest_gui.inspect.formatting import json_text, middle
 from harvest_gui.inspect.replay_check import ReplayVerdict, check_determinism
+from harvest_gui.theme import error_style, ok_style
 
 
 def _box(name: str) -> QPlainTextEdit:
@@ -28,7 +30,8 @@ class DeterminismView(QWidget):
     def __init__(self, session: Any, exec_id: str) -> None:
         super().__init__()
         self.setObjectName("determinismView")
-        self.setWindowTitle(f"Determinism check — {exec_id}")
+        name = middle(read_target(session, exec_id).name)
+        self.setWindowTitle(f"Determinism check — {name}")  # as the user knows the run
         self.session = session
         self.exec_id = exec_id
         self.verdict_label = QLabel()
@@ -83,7 +86,7 @@ class DeterminismView(QWidget):
         self.verdict = check_determinism(rt.registry.workflows.values(), history)
         self.verdict_label.setText(self.verdict.text)
         self.verdict_label.setStyleSheet(
-            "color: #2e7d32;" if self.verdict.clean else "color: #c62828;"
+            ok_style() if self.verdict.clean else error_style()
         )
         self.sides.setVisible(not self.verdict.clean and bool(self.verdict.recorded))
         self.recorded.setPlainText(self.verdict.recorded)

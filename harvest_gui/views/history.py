@@ -36,13 +36,13 @@ from harvest_gui.inspect.history_filter import (
     page_of_seq,
 )
 from harvest_gui.models.history import HistoryModel
+from harvest_gui.theme import error_style
 from harvest_gui.views.payload import PayloadView
 
 if TYPE_CHECKING:
     from harvest_engine import HistoryEvent
 
 ALL_TYPES = "All event types"
-ERROR_STYLE = "color: #c62828;"
 
 
 class HistoryView(QWidget):
@@ -85,7 +85,7 @@ class HistoryView(QWidget):
         self.filter_error = QLabel()
         self.filter_error.setObjectName("historyFilterError")
         self.filter_error.setTextFormat(Qt.TextFormat.PlainText)
-        self.filter_error.setStyleSheet(ERROR_STYLE)
+        self.filter_error.setStyleSheet(error_style())
         self.filter_error.setWordWrap(True)
         self.filter_error.hide()
         self.count = QLabel()

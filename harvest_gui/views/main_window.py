@@ -287,7 +287,7 @@ class MainWindow(QMainWindow):
         self.status.say(f"Drive: {text}", 8000)
 
     def show_page(self, index: int) -> None:
-        """Ctrl+1 / Ctrl+2: show page `index` (0: Runs, 1: Schedules) of the open file."""
+        """Ctrl+1 / 2 / 3: show page `index` (0: Runs, 1: Schedules, 2: Queues) of the open file."""
         if self.run_list is not None:
             self.pages.setCurrentIndex(index)
 

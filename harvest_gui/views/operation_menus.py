@@ -39,7 +39,7 @@ class OperationCommands(Protocol):
         """Run ▸ Fork run from a step."""
 
     def on_bulk(self, action: str) -> None:
-        """Run ▸ Runs matching the filter ▸ `action` (cancel, terminate, pause, unpause)."""
+        """Run ▸ Runs matching the filter ▸ `action` (cancel, terminate, pause, unpause, signal, reset)."""
 
     def on_auto_drive(self, on: bool) -> None:
         """Run ▸ Auto-drive."""
@@ -170,6 +170,8 @@ def build_menus(
         ("terminate", "&Terminate the matching runs…", "Ctrl+Alt+T"),
         ("pause", "&Pause the matching runs…", "Ctrl+Alt+H"),
         ("unpause", "&Unpause the matching runs…", "Ctrl+Alt+G"),
+        ("signal", "&Signal the matching runs…", "Ctrl+Alt+S"),
+        ("reset", "&Reset the matching runs…", "Ctrl+Alt+R"),
     ):
         add(bulk, f"{kind}_many", text, lambda _=False, k=kind: ops.on_bulk(k), keys)
     m.addSeparator()

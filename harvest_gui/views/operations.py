@@ -112,6 +112,8 @@ class Operations(QObject):
             "terminate_many",
             "pause_many",
             "unpause_many",
+            "signal_many",
+            "reset_many",
         ):
             self.actions[key].setEnabled(has)
         for key in ("signal", "query", "update", "determinism"):
@@ -222,7 +224,7 @@ class Operations(QObject):
             repair_actions.open_fork(self, exec_id)
 
     def on_bulk(self, action: str) -> None:
-        """Run ▸ Runs matching the filter ▸ Cancel / Terminate / Pause / Unpause…."""
+        """Run ▸ Runs matching the filter ▸ Cancel / Terminate / Pause / Unpause / Signal / Reset…."""
         repair_actions.open_bulk(self, action)
 
     def on_auto_drive(self, on: bool) -> None:
@@ -284,8 +286,15 @@ class Operations(QObject):
         """Run ▸ Time travel."""
         if (exec_id := self._need_run()) is not None:
             self.opened.open_form(
-                "time_travel", lambda: TimeTravelView(self.session, exec_id), exec_id
+                "time_travel", lambda: self._time_travel(exec_id), exec_id
             )
+
+    def _time_travel(self, exec_id: str) -> TimeTravelView:
+        view = TimeTravelView(self.session, exec_id)
+        view.reset_requested.connect(
+            lambda seq: repair_actions.open_reset_at(self, view.exec_id, seq)
+        )
+        return view
 
     def on_diff(self) -> None:
         """Run ▸ Diff with another run."""

@@ -1,7 +1,7 @@
 """Opening the repair forms of the Run menu: reset, fork and the actions on every filtered run.
 
 Each form opens on what the window shows: reset at the event selected in
-the History tab, fork with the run's activity steps, a bulk action with the
+the History tab or on the time-travel slider, fork with the run's activity steps, a bulk action with the
 run list's filter. A form opened for other inputs is closed first, so its
 text never names a point, a step or a filter the user has left.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harvest_gui.forms.bulk import BulkRunsDialog
+from harvest_gui.forms.bulk_signal import BulkSignalDialog
 from harvest_gui.forms.fork import ForkDialog, activity_steps
 from harvest_gui.forms.reset import ResetDialog
 
@@ -44,7 +45,14 @@ def open_reset(ops: Operations, exec_id: str) -> None:
     """Reset at the event selected in the History tab (none: the engine's default point)."""
     detail = ops.host.detail
     event = detail.history.current_event() if detail is not None else None
-    seq = event.seq if event is not None else None
+    open_reset_at(ops, exec_id, event.seq if event is not None else None)
+
+
+def open_reset_at(ops: Operations, exec_id: str, seq: int | None) -> None:
+    """Reset `exec_id` at event `seq` (the time-travel slider's; None: the default point)."""
+    if ops.session is None:
+        ops.say("Open a file first (Ctrl+O).")
+        return
     _fresh(ops, "reset")
     ops.opened.open_form(
         "reset", lambda: ResetDialog(ops.session, exec_id, seq), exec_id
@@ -69,5 +77,11 @@ def open_bulk(ops: Operations, action: str) -> None:
     flt = run_list.model.filter
     _fresh(ops, f"{action}_many")
     ops.opened.open_form(
-        f"{action}_many", lambda: BulkRunsDialog(ops.session, flt, action), None
+        f"{action}_many",
+        lambda: (
+            BulkSignalDialog(ops.session, flt)
+            if action == "signal"
+            else BulkRunsDialog(ops.session, flt, action)
+        ),
+        None,
     )

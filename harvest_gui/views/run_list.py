@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
-    QEvent,
     QItemSelectionModel,
     QModelIndex,
-    QObject,
     QSortFilterProxyModel,
     Qt,
     Signal,
@@ -16,7 +14,6 @@ from PySide6.QtCore import (
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -36,6 +33,7 @@ from harvest_gui.models.run_list import (
     RunListModel,
 )
 from harvest_gui.theme import state_colour
+from harvest_gui.views.new_runs_hold import NewRunsHold
 from harvest_gui.views.run_list_filters import RunFilterBar
 from harvest_gui.views.tables import fit_columns_to_titles, record_table
 
@@ -46,12 +44,6 @@ EXEC_ID_SAMPLE = "00000000-0000-0000-0000-000000000000"
 VISUAL_ORDER = (1, 3, 4, 5, 6, 0, 8, 2, 7, 9)
 """Model columns in the order shown: Workflow ID, State, Started, Closed, Duration,
 Workflow, Summary (the run's label), Exec ID, Attempt, Search attributes."""
-TOUCHES = (
-    QEvent.Type.MouseButtonPress,
-    QEvent.Type.KeyPress,
-    QEvent.Type.Wheel,
-)
-"""Events that show a hand on the run list (new runs are held from then on)."""
 SORT_TIP = (
     "Click a title to sort by it (again: the other way). The file lists runs newest "
     f"first, so a sort loads the matching runs first (up to {SORT_LOAD_CAP:,}) and "
@@ -73,10 +65,6 @@ class RunListView(RunFilterBar, QWidget):
         self.setObjectName("runList")
         self.session = session
         self.model = RunListModel(session)
-        # Nothing is held back until the user touches the list: at first open new
-        # runs simply go in, so counts and rows agree and no bar greets a newcomer
-        # (issue 31 §14); once a hand is on the list, rows stay under it (issue 17 §3).
-        self.model.hold_new = False
         self.proxy = QSortFilterProxyModel()
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
@@ -119,7 +107,6 @@ class RunListView(RunFilterBar, QWidget):
         # A cut id keeps both ends readable: "86dc6b02-e9…b248b", never a bare prefix.
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.selectionModel().currentRowChanged.connect(self.on_current_changed)
-        self.model.rowsInserted.connect(self.on_rows_inserted)
         for signal in (
             self.model.modelReset,
             self.model.rowsInserted,
@@ -134,12 +121,8 @@ class RunListView(RunFilterBar, QWidget):
         layout.addWidget(self.empty_note)
         layout.addWidget(self.sort_note)
         layout.addWidget(self.table, 1)
-        # Floats over the table's top edge, outside the layout: when it appears no
-        # row moves, so a click aimed at a run lands on that run (issue 31 §5).
-        self.new_runs_bar.setParent(self.table)
-        self.table.installEventFilter(self)
-        self.table.viewport().installEventFilter(self)
-        self.table.verticalScrollBar().valueChanged.connect(self.on_scrolled)
+        self.new_runs = NewRunsHold(self.table, self.model, self.proxy)
+        self.new_runs_bar = self.new_runs.bar
         self.session.counts_ready.connect(self.show_counts)
         self.update_counts()
         self.update_empty_note()
@@ -147,7 +130,7 @@ class RunListView(RunFilterBar, QWidget):
     # -- building -----------------------------------------------------------------------
 
     def _build_notes(self) -> None:
-        """The lines between the filters and the table: errors, the empty note, new runs."""
+        """The lines between the filters and the table: errors, the empty note, the sort note."""
         self.message = QLabel()
         self.message.setObjectName("filterMessage")
         self.message.setTextFormat(Qt.TextFormat.PlainText)
@@ -164,15 +147,6 @@ class RunListView(RunFilterBar, QWidget):
         self.sort_note.setTextFormat(Qt.TextFormat.PlainText)
         self.sort_note.setWordWrap(True)
         self.sort_note.hide()
-        self.new_runs_bar = QPushButton()
-        self.new_runs_bar.setObjectName("newRunsBar")
-        self.new_runs_bar.setAccessibleName("Show the new runs")
-        self.new_runs_bar.setToolTip(
-            "New runs are held here instead of pushing the rows down under the pointer"
-        )
-        self.new_runs_bar.clicked.connect(self.show_new_runs)
-        self.new_runs_bar.hide()
-        self.model.held_changed.connect(self.on_held_changed)
         self.restyle()
 
     def restyle(self) -> None:
@@ -318,50 +292,9 @@ class RunListView(RunFilterBar, QWidget):
             self.message.setText(hint)
             self.message.show()
 
-    def on_held_changed(self, count: int) -> None:
-        """Show (or hide) the "N new runs" bar floating over the table's top edge."""
-        if count:
-            self.new_runs_bar.setText(
-                f"▲ {count:,} new run{'s' if count != 1 else ''}: click to show"
-            )
-            self._place_new_runs_bar()
-        self.new_runs_bar.setVisible(count > 0)
-        self.new_runs_bar.raise_()
-
-    def _place_new_runs_bar(self) -> None:
-        """Centre the bar under the header, over the first rows (never in the layout)."""
-        bar, table = self.new_runs_bar, self.table
-        bar.adjustSize()
-        width = min(bar.sizeHint().width() + 24, max(80, table.width() - 8))
-        top = table.horizontalHeader().height() + 2
-        bar.setGeometry(
-            (table.width() - width) // 2, top, width, bar.sizeHint().height()
-        )
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Keep the floating bar centred when the table resizes."""
-        kind = event.type()
-        if watched is self.table and kind == QEvent.Type.Resize:
-            self._place_new_runs_bar()
-        elif kind in TOUCHES:
-            self.model.hold_new = True
-        return super().eventFilter(watched, event)
-
-    def on_scrolled(self, value: int) -> None:
-        """A scrolled list is a touched one: from now on new runs are held."""
-        if value > 0:
-            self.model.hold_new = True
-
     def show_new_runs(self) -> None:
-        """Put the held new runs in the list, keep the selection, scroll to the top."""
-        if self.model.show_held():
-            self.table.scrollToTop()
-
-    def on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
-        """Rows went in above the viewport: keep showing the same rows."""
-        bar = self.table.verticalScrollBar()
-        if first == 0 and bar.value() > 0 and self.proxy.sortColumn() < 0:
-            bar.setValue(bar.value() + (last - first + 1) * self.table.rowHeight(0))
+        """Put the held new runs in the list (the bar's click, F5)."""
+        self.new_runs.show_new_runs()
 
     # -- selection -----------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QComboBox,
@@ -25,8 +25,10 @@ from PySide6.QtWidgets import (
 from harvest_gui.forms.commands import handler_names, runtime_of
 from harvest_gui.forms.error_text import describe_error
 from harvest_gui.forms.payload_input import parse_json
+from harvest_gui.forms.run_form import read_target
 from harvest_gui.inspect import formatting
 from harvest_gui.inspect.history_as_of import RunAsOf, query_as_of, state_as_of
+from harvest_gui.inspect.reset_points import point_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -66,12 +68,24 @@ def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
 
 
 class TimeTravelView(QWidget):
-    """Drag the slider (or use the arrow keys) to replay the run to any event."""
+    """Drag the slider (or use the arrow keys) to replay the run to any event.
+
+    "Reset to this event…" asks for a reset of the run at the slider's
+    event (the window opens the reset form there); it is offered only at an
+    event a reset may start from, and the line beside it says why not.
+
+    Signals:
+        reset_requested(int): the event seq to reset the run to.
+    """
+
+    reset_requested = Signal(int)
 
     def __init__(self, session: Any, exec_id: str) -> None:
         super().__init__()
         self.setObjectName("timeTravelView")
-        self.setWindowTitle(f"Time travel — {exec_id}")
+        # Named as the user knows the run (issue 31 §8), not by its exec id.
+        name = formatting.middle(read_target(session, exec_id).name)
+        self.setWindowTitle(f"Time travel — {name}")
         self.session = session
         self.exec_id = exec_id
         self.history: list[HistoryEvent] = []
@@ -90,6 +104,14 @@ class TimeTravelView(QWidget):
         self.state = QLabel()
         self.state.setObjectName("timeState")
         self.state.setTextFormat(Qt.TextFormat.PlainText)
+        self.reset_note = QLabel()
+        self.reset_note.setObjectName("timeResetNote")
+        self.reset_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.reset_note.setWordWrap(True)
+        self.reset_button = QPushButton("&Reset to this event…")
+        self.reset_button.setObjectName("timeResetButton")
+        self.reset_button.setAccessibleName("Reset the run to this event")
+        self.reset_button.clicked.connect(self.ask_reset)
         self.input = _text("timeInput")
         self.outcome = _text("timeOutcome")
         self.attributes = _text("timeAttributes")
@@ -125,9 +147,13 @@ class TimeTravelView(QWidget):
         nav.addWidget(self.prev_button)
         nav.addWidget(self.slider, 1)
         nav.addWidget(self.next_button)
+        reset_row = QHBoxLayout()
+        reset_row.addWidget(self.reset_note, 1)
+        reset_row.addWidget(self.reset_button)
         layout = QVBoxLayout(self)
         layout.addLayout(nav)
         layout.addWidget(self.position)
+        layout.addLayout(reset_row)
         layout.addWidget(body, 1)
         self.slider.valueChanged.connect(self.show_seq)
         self.prev_button.clicked.connect(
@@ -140,6 +166,9 @@ class TimeTravelView(QWidget):
         self.resize(1000, 680)
         self.reload()
         self._offer_queries()
+        # The keyboard on the slider (found under Xvfb: the arrow keys did nothing,
+        # the first button had it), so ← and → step through the events at once.
+        self.slider.setFocus(Qt.FocusReason.OtherFocusReason)
 
     # -- queries as of the event -------------------------------------------------------
 
@@ -255,6 +284,7 @@ class TimeTravelView(QWidget):
         except Exception as exc:  # a purged run, in words
             self.position.setText(describe_error(exc))
             self.slider.setEnabled(False)
+            self.reset_button.setEnabled(False)
             return
         last = self.history[-1].seq if self.history else 1
         at_end = self.slider.value() >= self.slider.maximum()
@@ -262,6 +292,11 @@ class TimeTravelView(QWidget):
         if at_end or self.current is None:
             self.slider.setValue(last)
         self.show_seq(self.slider.value())
+
+    def ask_reset(self) -> None:
+        """Ask the window for the reset form at the slider's event."""
+        if self.current is not None:
+            self.reset_requested.emit(self.current.seq)
 
     def show_seq(self, seq: int) -> None:
         """Show the run as it stood after event `seq`."""
@@ -290,6 +325,10 @@ class TimeTravelView(QWidget):
             for q, n, v in s.signals
         ]
         _fill(self.results, sorted(rows, key=lambda r: int(r[0])))
+        ok, note = point_text(self.history, s.seq)
+        self.reset_note.setText(note)
+        self.reset_button.setEnabled(ok)
+        self.reset_button.setToolTip("" if ok else note)
         self.prev_button.setEnabled(seq > 1)
         self.next_button.setEnabled(seq < self.slider.maximum())
         if self._asked:

@@ -86,7 +86,7 @@ class WindowHost(Protocol):
         """Go to the run filters."""
 
     def show_page(self, index: int) -> None:
-        """Show page `index` (0: Runs, 1: Schedules) of the open file."""
+        """Show page `index` (0: Runs, 1: Schedules, 2: Queues) of the open file."""
 
     def on_theme(self, key: str) -> None:
         """Switch the palette."""

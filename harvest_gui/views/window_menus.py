@@ -34,6 +34,8 @@ class WindowActions:
     filter_runs: QAction
     runs_page: QAction
     schedules_page: QAction
+    queues_page: QAction
+    """View ▸ Queues (Ctrl+3): the page had no menu entry nor key (found under Xvfb)."""
     about: QAction
     about_qt: QAction
     theme_group: QActionGroup
@@ -50,6 +52,7 @@ class WindowActions:
             self.filter_runs,
             self.runs_page,
             self.schedules_page,
+            self.queues_page,
         ):
             action.setEnabled(has_file)
 
@@ -103,6 +106,8 @@ def build_actions(host: WindowHost) -> WindowActions:
     runs_page.triggered.connect(lambda: host.show_page(0))
     schedules_page = _action(host, "&Schedules", "actionSchedules", "Ctrl+2")
     schedules_page.triggered.connect(lambda: host.show_page(1))
+    queues_page = _action(host, "&Queues", "actionQueues", "Ctrl+3")
+    queues_page.triggered.connect(lambda: host.show_page(2))
     about = _action(
         host,
         "&About harvest inspector",
@@ -135,6 +140,7 @@ def build_actions(host: WindowHost) -> WindowActions:
         filter_runs=filter_runs,
         runs_page=runs_page,
         schedules_page=schedules_page,
+        queues_page=queues_page,
         about=about,
         about_qt=about_qt,
         theme_group=theme_group,
@@ -163,6 +169,7 @@ def build_menus(host: WindowHost, actions: WindowActions) -> QMenu:
     view_menu.addSeparator()
     view_menu.addAction(actions.runs_page)
     view_menu.addAction(actions.schedules_page)
+    view_menu.addAction(actions.queues_page)
     theme_menu = view_menu.addMenu("&Theme")
     for action in actions.themes.values():
         theme_menu.addAction(action)

@@ -94,3 +94,30 @@ def test_a_disabled_input_looks_disabled_in_the_dark_theme(
     )
     assert disabled < enabled / 2  # plainly greyed out
     assert disabled >= 2.0  # still legible
+
+
+def test_a_forms_error_line_in_the_dark_theme_is_readable(
+    qtbot: Any, dark: Any, tmp_path: Any
+) -> None:
+    """Found under Xvfb: the reset form's refusal was dark red on dark grey (2.4:1)."""
+    from harvest_gui.forms.reset import ResetDialog
+    from harvest_gui.session import WriterSession
+    from tests.gui.helpers import make_runs
+
+    path = tmp_path / "runs.db"
+    (exec_id,) = make_runs(path, 1, finish=1)
+    session = WriterSession.open(path, "tests.gui.helpers")
+    try:
+        form = ResetDialog(session, exec_id, 3)  # the run's end: no reset point
+        qtbot.addWidget(form)
+        form.show()
+        form.show_error("an engine error")
+        window = form.palette().color(Role.Window)
+        for label in (form.point_note, form.error_label):
+            assert label.text()
+            colour = QColor(label.styleSheet().removeprefix("color: ").rstrip(";"))
+            assert colour.isValid(), label.styleSheet()
+            assert contrast(colour, window) >= 4.5, (label.objectName(), colour.name())
+        form.close()
+    finally:
+        session.close()

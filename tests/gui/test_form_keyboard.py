@@ -171,3 +171,27 @@ def test_the_editor_opens_on_the_chosen_kind_and_asks_on_a_row_of_its_own(
     # The whole question shows: it is not squeezed beside the other buttons.
     assert question.width() >= question.sizeHint().width()
     assert question.y() > dlg.delete_button.y()
+
+
+def test_tab_from_the_workflow_lands_in_the_input_and_a_space_types_a_space(
+    qtbot: Any, runs_writer: WriterSession
+) -> None:
+    """Tab then typing types into the input (found under Xvfb).
+
+    Tab went to "Fill in the input of the last run", whose Space pressed it,
+    so the typed JSON was dropped and the last run's input was started.
+    """
+    from harvest_gui.forms.start import StartWorkflowDialog
+
+    dlg = shown(qtbot, StartWorkflowDialog(runs_writer))
+    dlg.workflow.setCurrentText("waits_for_go")
+    assert dlg.input.template_button.isVisibleTo(dlg)  # the last run's input offered
+    dlg.workflow.setFocus()
+    press(qtbot, dlg, Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is dlg.input.raw
+    for key in (Qt.Key.Key_1, Qt.Key.Key_Space, Qt.Key.Key_2):
+        press(qtbot, dlg, key)
+    assert dlg.input.raw.toPlainText() == "1 2"
+    press(qtbot, dlg, Qt.Key.Key_Tab)  # the offer comes after the box
+    assert QApplication.focusWidget() is dlg.input.template_button
+    dlg.close()

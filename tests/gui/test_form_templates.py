@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from harvest_engine import SqliteRuntime
 from harvest_gui.demo.seed import DEMO_ORDERS, register
@@ -164,3 +165,28 @@ def test_the_demo_has_an_update_to_try_and_an_error_clears_the_old_answer(
         assert dlg.result_view.isHidden()  # the old answer does not stay under it
 
     qloop.run_until_complete(body())
+
+
+def test_tab_goes_through_a_typed_signals_fields_in_order(
+    qtbot: Any, writer: WriterSession, signals_file: tuple[Path, str]
+) -> None:
+    """Found under Xvfb: Tab from "Raw JSON" skipped the fields to the key."""
+    dlg = SignalDialog(writer, signals_file[1])
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.activateWindow()
+    qtbot.waitUntil(dlg.isActiveWindow)
+    dlg.name.setCurrentText("approve")
+    qtbot.waitUntil(dlg.payload.field_widgets["by"].isVisible)  # shown by a queued call
+    dlg.name.setFocus()
+    order = []
+    for _ in range(4):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        order.append(QApplication.focusWidget().objectName())
+    assert order == [
+        "signalPayloadRawToggle",
+        "signalPayloadField_approved",
+        "signalPayloadField_by",
+        "signalKeyEdit",
+    ]
+    dlg.close()

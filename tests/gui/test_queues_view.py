@@ -6,11 +6,14 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QCheckBox, QLabel
 
 from harvest_engine import Queue, SqliteRuntime, StartOptions
 from harvest_gui.client_session import ClientSession
 from harvest_gui.session import WriterSession
+from harvest_gui.views.main_window import MainWindow
 from harvest_gui.views.queues import QueuesView
 from harvest_gui.views.run_detail import RunDetailView
 from harvest_gui.views.run_list import RunListView
@@ -106,3 +109,27 @@ def test_a_client_window_shows_queues_and_where_a_run_waits(
         check_window(qtbot, session, ids)
     finally:
         session.close()
+
+
+def test_view_queues_and_ctrl_3_open_the_queues_page(
+    qtbot: Any, settings: Any, db_file: Path
+) -> None:
+    """Found under Xvfb: the page had neither a View menu entry nor a key."""
+    window = MainWindow(settings)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    try:
+        assert window.open_path(db_file)
+        action = window.findChild(QAction, "actionQueues")
+        assert action is not None
+        assert action.text() == "&Queues"
+        assert action.shortcut().toString() == "Ctrl+3"
+        assert action.isEnabled()
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow)
+        target = window.focusWidget() or window  # the run table: keys go where focus is
+        qtbot.keyClick(target, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+        assert window.pages.tabText(window.pages.currentIndex()) == "Queues"
+    finally:
+        window.close_session()

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QEnterEvent, QMouseEvent
+from PySide6.QtWidgets import QApplication
 
 from harvest_engine import SqliteRuntime
 from harvest_gui.models.run_list import EXEC_ID_ROLE
@@ -112,4 +114,57 @@ def test_following_a_link_to_a_held_run_shows_it(qtbot: Any, listed: Any) -> Non
     assert view.select_exec_id(new)
 
     assert view.selected_exec_id() == new
+    assert view.new_runs_bar.isHidden()
+
+
+def test_a_pointer_moving_over_the_untouched_list_holds_new_runs_until_it_leaves(
+    qtbot: Any, listed: Any
+) -> None:
+    """Found under Xvfb: two children started while the pointer moved to ORD-1003 (issue 31 §5).
+
+    Before any click the list takes new runs in at once (no bar at first
+    open); the click then landed on ORD-1005, two rows lower.
+    """
+    path, view = listed
+    viewport = view.table.viewport()
+    aim = centre_of_row(view, 4)
+    meant = under(view, aim)
+    start_runs(path, 1)
+    view.refresh()  # untouched, no pointer: the new run simply goes in
+    assert view.new_runs_bar.isHidden()
+    meant = under(view, aim)
+
+    # The window opening under a resting pointer holds nothing (issue 31 §14) ...
+    QApplication.sendEvent(
+        viewport, QEnterEvent(QPointF(aim), QPointF(aim), QPointF(aim))
+    )
+    start_runs(path, 1)
+    view.refresh()
+    assert view.new_runs_bar.isHidden()
+    meant = under(view, aim)
+    # ... a pointer moving to aim at a row does.
+    QApplication.sendEvent(
+        viewport,
+        QMouseEvent(
+            QEvent.Type.MouseMove,
+            QPointF(aim),
+            QPointF(view.table.viewport().mapToGlobal(aim)),
+            Qt.MouseButton.NoButton,
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+        ),
+    )
+    new = start_runs(path, 2)
+    view.refresh()
+    assert under(view, aim) == meant  # the row under the pointer stays
+    assert view.new_runs_bar.text() == "▲ 2 new runs: click to show"
+    qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=aim)
+    assert view.selected_exec_id() == meant
+
+    # A pointer that only rested there lets the held runs in when it leaves.
+    QApplication.sendEvent(viewport, QEvent(QEvent.Type.Leave))
+    assert view.model.row_of(new[0]) < 0  # the click made it a touched list
+    view.new_runs.hover_hold = True  # (as if it had only moved over it)
+    QApplication.sendEvent(viewport, QEvent(QEvent.Type.Leave))
+    assert view.model.row_of(new[0]) >= 0
     assert view.new_runs_bar.isHidden()

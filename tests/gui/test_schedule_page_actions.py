@@ -110,6 +110,13 @@ def test_a_writer_window_triggers_and_backfills_a_schedule_and_lists_its_runs(
         assert row[0].startswith("sched:quick:")
         assert "trigger-" in row[0]
         dialog = backfill(qtbot, view)
+        # Enter in a date field starts nothing: the slots are read, then the button
+        # (found under Xvfb: "Start 3 runs" was the default button).
+        assert not dialog.submit_button.isDefault()
+        qtbot.keyClick(dialog.start_edit, Qt.Key.Key_Return)
+        assert dialog.isVisible()
+        assert not dialog.result_view.toPlainText()
+        assert len(runs(view)) == 1
         qtbot.mouseClick(dialog.submit_button, Qt.MouseButton.LeftButton)
         assert dialog.result_view.toPlainText().startswith("Started 3 runs of quick:")
         # The same range again: every slot has its run, nothing would start.
