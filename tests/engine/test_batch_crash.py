@@ -80,9 +80,11 @@ def _collect_then_kill(target: str, at_least: int) -> tuple[int, set[str]]:
             ids.add(exec_id)
     finally:
         proc.send_signal(signal.SIGKILL)  # mid-collection, maybe mid-transaction
-        # Reaps it; what it printed before the kill and we had not read yet was
-        # acknowledged too (the child goes on committing while we read).
-        rest, _ = proc.communicate(timeout=10)
+        # What it printed before the kill and we had not read yet was acknowledged
+        # too (the child goes on committing while we read). Read through the
+        # text stream: `communicate` would skip the lines its buffer already holds.
+        rest = proc.stdout.read()
+        proc.communicate(timeout=10)  # reaps it and closes its pipes
     for line in rest.splitlines():
         fields = line.split()
         if len(fields) == 2:  # a line the kill cut short was never acknowledged
