@@ -100,11 +100,13 @@ class CommandRoundTrip:
         deadline = loop.time() + seconds
         queued = False
 
-        def submit() -> None:
+        def submit() -> bool:
             nonlocal queued
-            if not queued:
-                self._queue.submit(command_id, kind, text, datetime.now(UTC))
-                queued = True
+            if queued:
+                return False
+            self._queue.submit(command_id, kind, text, datetime.now(UTC))
+            queued = True
+            return True
 
         while True:
             # Await the reply a second at a time; between, a store nobody

@@ -15,8 +15,10 @@ decision reads what its own transaction just wrote or could not have changed:
   the flags;
 - the rows of the runs a batch locked together (`batch_locks`), as this
   transaction's own writes changed them, and which runs of the batch it
-  skips; the tasks it locked with them, whose DELETE then needs no answer
-  (its row count is checked with the appends');
+  skips; a held row's next_seq says where its history ends, so a decision
+  of a cached instance reads no events; the tasks it locked with them,
+  whose DELETE then needs no answer (its row count is checked with the
+  appends');
 - appends are counted together before the commit (`verify`);
 - task ids come from a block reserved from the sequence, so inserting a
   claimed task needs no answer.
@@ -147,6 +149,12 @@ class TxnMemory:
             values["next_seq"] = end
             values["history_bytes"] = row.history_bytes + size
         self.rows[exec_id] = replace(row, **values)
+
+    def staged(self, exec_id: str) -> None:
+        """A signal was staged on the run: it has staged signals now, nothing else changed."""
+        quiet = self.quiet.get(exec_id)
+        if quiet is not None:
+            self.quiet[exec_id] = quiet._replace(signals=False)
 
     def forget_children(self) -> None:
         """A run came back to RUNNING: no locked run is known childless any more."""

@@ -49,7 +49,7 @@ class SignalsAndTimers(TxnState):
     def stage_signal(
         self, exec_id: str, name: str, payload: str, key: str | None, at: datetime
     ) -> bool:
-        self.memory.quiet.pop(exec_id, None)
+        self.memory.staged(exec_id)
         row = self._conn.execute(
             "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
             "received_at) VALUES (%s, %s, %s, %s, %s) "
@@ -66,7 +66,7 @@ class SignalsAndTimers(TxnState):
         return True
 
     def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
-        self.memory.quiet.pop(to_exec, None)
+        self.memory.staged(to_exec)
         self._conn.execute(
             "UPDATE harvest_signals SET exec_id = %s WHERE exec_id = %s AND delivered = 0",
             (to_exec, from_exec),
