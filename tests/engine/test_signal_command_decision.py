@@ -12,18 +12,22 @@ and a cached instance's decision reads no events: the round trips are counted.
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from psycopg import pq
 
-from harvest_engine import ManualClock, WorkflowContext, workflow
+from harvest_engine import ManualClock, SqliteRuntime, WorkflowContext, workflow
 from harvest_engine.runtime.serving import commands
 from harvest_engine.store.postgres.store import PostgresStore
+from harvest_engine.store.sql.commands import SQLITE_COMMANDS
+from harvest_engine.store.sqlite.client_queue import CommandQueue
 from tests.engine.served_store import ServedStore, served_store
 from tests.engine.test_postgres_statement_cost import sent_messages
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Iterator
     from pathlib import Path
 
@@ -132,3 +136,29 @@ async def test_a_signal_command_and_its_decision_take_few_round_trips_on_postgre
     round_trips = sent["Sync"] + sent["Flush"]
     assert statements <= SIGNAL_STATEMENTS, sent
     assert round_trips <= SIGNAL_ROUND_TRIPS, sent
+
+
+def test_a_queued_command_is_not_synced_on_its_own_but_a_withdrawal_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The serving process's FULL commit of the reply syncs the WAL up to the
+    # command (client_queue.QUEUE_SYNCHRONOUS); a withdrawal is told at once.
+    path = tmp_path / "queue.db"
+    SqliteRuntime.open(path).close()
+    queue = CommandQueue.open(path)
+    seen: list[int] = []
+    withdraw = SQLITE_COMMANDS.withdraw
+
+    def watched(conn: sqlite3.Connection, command_id: str) -> bool:
+        seen.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+        return withdraw(conn, command_id)
+
+    monkeypatch.setattr(SQLITE_COMMANDS, "withdraw", watched)
+    try:
+        assert queue._conn.execute("PRAGMA synchronous").fetchone() == (1,)  # noqa: SLF001
+        queue.submit("c-1", "send_signal", "{}", datetime.now(UTC))
+        assert queue.withdraw("c-1")
+        assert seen == [2]  # FULL while withdrawing
+        assert queue._conn.execute("PRAGMA synchronous").fetchone() == (1,)  # noqa: SLF001
+    finally:
+        queue.close()
