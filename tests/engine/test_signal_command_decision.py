@@ -18,10 +18,17 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from psycopg import pq
 
-from harvest_engine import ManualClock, SqliteRuntime, WorkflowContext, workflow
+from harvest_engine import (
+    ManualClock,
+    PostgresRuntime,
+    SqliteRuntime,
+    WorkflowContext,
+    workflow,
+)
 from harvest_engine.runtime.serving import commands
+from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
 from harvest_engine.store.postgres.store import PostgresStore
-from harvest_engine.store.sql.commands import SQLITE_COMMANDS
+from harvest_engine.store.sql.commands import POSTGRES_COMMANDS, SQLITE_COMMANDS
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 from tests.engine.served_store import ServedStore, served_store
 from tests.engine.test_postgres_statement_cost import sent_messages
@@ -160,5 +167,32 @@ def test_a_queued_command_is_not_synced_on_its_own_but_a_withdrawal_is(
         assert queue.withdraw("c-1")
         assert seen == [2]  # FULL while withdrawing
         assert queue._conn.execute("PRAGMA synchronous").fetchone() == (1,)  # noqa: SLF001
+    finally:
+        queue.close()
+
+
+def test_a_queued_command_waits_for_no_wal_flush_on_postgres_but_a_withdrawal_does(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    PostgresRuntime.connect(pg_dsn).close()
+    queue = PostgresCommandQueue.connect(pg_dsn)
+    seen: list[str] = []
+    withdraw = POSTGRES_COMMANDS.withdraw
+
+    def watched(conn: Any, command_id: str) -> bool:
+        seen.append(conn.execute("SHOW synchronous_commit").fetchone()[0])
+        return withdraw(conn, command_id)
+
+    monkeypatch.setattr(POSTGRES_COMMANDS, "withdraw", watched)
+
+    def setting() -> str:
+        return str(queue._conn.execute("SHOW synchronous_commit").fetchone()[0])  # noqa: SLF001
+
+    try:
+        assert setting() == "off"
+        queue.submit("c-1", "send_signal", "{}", datetime.now(UTC))
+        assert queue.withdraw("c-1")
+        assert seen == ["on"]
+        assert setting() == "off"
     finally:
         queue.close()
