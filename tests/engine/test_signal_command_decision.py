@@ -42,11 +42,11 @@ if TYPE_CHECKING:
 
 # Applying one signal command and the decision it unblocks on Postgres, the
 # worker connection's messages, the pending-commands read included (measured:
-# 17 statements, 10 round trips, now and then 11; the command alone and then
+# 16 statements, 8-9 round trips, now and then 10; the command alone and then
 # a pass deciding the run took 23 and 16, the serving loop's own reads
 # besides).
-SIGNAL_STATEMENTS = 17
-SIGNAL_ROUND_TRIPS = 11
+SIGNAL_STATEMENTS = 16
+SIGNAL_ROUND_TRIPS = 10
 
 
 @workflow

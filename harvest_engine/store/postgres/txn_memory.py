@@ -38,6 +38,7 @@ from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.postgres import pipelined
+from harvest_engine.store.records import StagedSignal
 from harvest_engine.store.rows import ExecutionRecord
 from harvest_engine.timestamps import from_micros, micros
 
@@ -88,6 +89,10 @@ class TxnMemory:
     # Rows of runs locked by the transaction itself (not a savepoint), as
     # its writes left them; None: no such run.
     rows: dict[str, ExecutionRecord | None] = field(default_factory=dict)
+    # exec_id -> its undelivered signals (each with its payload's length),
+    # when this transaction staged them all (none were staged when its row
+    # was locked: `Quiet.signals`).
+    signals: dict[str, list[tuple[StagedSignal, int]]] = field(default_factory=dict)
     # Runs of a decision batch that another worker holds or that need no decision.
     skipped: set[str] = field(default_factory=set)
     # Task id -> run, of tasks locked (present) by the transaction itself.
@@ -169,6 +174,7 @@ class TxnMemory:
         self.tails.clear()
         self.quiet.clear()
         self.rows.clear()
+        self.signals.clear()
 
     def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         """Raise (so the transaction rolls back) if an append wrote fewer events than given."""
