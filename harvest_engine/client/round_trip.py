@@ -101,12 +101,13 @@ class CommandRoundTrip:
         queued = False
 
         def submit() -> bool:
+            """Queue the row once; True when it was queued just now (not a retry's)."""
             nonlocal queued
             if queued:
                 return False
-            self._queue.submit(command_id, kind, text, datetime.now(UTC))
+            fresh = self._queue.submit(command_id, kind, text, datetime.now(UTC))
             queued = True
-            return True
+            return fresh
 
         while True:
             # Await the reply a second at a time; between, a store nobody

@@ -66,8 +66,8 @@ async def command_reply(
 ) -> Reply | None:
     """Queue the command (`submit`, idempotent) and await its reply; None when `deadline` (loop time) passed.
 
-    `submit` returns True when it queued the row just now (a later call
-    finds it queued).
+    `submit` returns True when it queued the row just now (not when an
+    earlier call or a retry under the same id did: its reply may be there).
 
     On a file the command is queued before the server is told (its datagram
     sends the applier looking); on Postgres the client listens first, so the

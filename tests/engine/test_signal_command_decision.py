@@ -12,6 +12,7 @@ and a cached instance's decision reads no events: the round trips are counted.
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from harvest_engine import (
     WorkflowContext,
     workflow,
 )
+from harvest_engine.client.wakes import SAFETY_RECHECK_SECONDS
 from harvest_engine.runtime.serving import commands
 from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
 from harvest_engine.store.postgres.store import PostgresStore
@@ -196,3 +198,34 @@ def test_a_queued_command_waits_for_no_wal_flush_on_postgres_but_a_withdrawal_do
         assert setting() == "off"
     finally:
         queue.close()
+
+
+async def test_a_postgres_client_reads_its_reply_once_its_notice_came(
+    pg_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Listening before it queues, the client reads the reply after the notice
+    # only (it read once in vain first); a retry under an id already applied
+    # reads at once, with no notice to wait for.
+    reads: list[str] = []
+    real = POSTGRES_COMMANDS.reply
+
+    def counted(conn: Any, command_id: str) -> Any:
+        reads.append(command_id)
+        return real(conn, command_id)
+
+    monkeypatch.setattr(POSTGRES_COMMANDS, "reply", counted)
+    dsn = pg_server.create_database()
+    found = ServedStore(dsn, postgres=True)
+    try:
+        found.rt.register_workflow(until_go)
+        with found.client() as client:
+            async with found.serving():
+                exec_id = await client.start_workflow("until_go", command_id="s-1")
+                assert reads == ["s-1"]
+                began = time.monotonic()
+                again = await client.start_workflow("until_go", command_id="s-1")
+                assert time.monotonic() - began < SAFETY_RECHECK_SECONDS
+        assert again == exec_id
+    finally:
+        found.rt.close()
+        pg_server.drop_database(dsn)
