@@ -100,11 +100,14 @@ class CommandRoundTrip:
         deadline = loop.time() + seconds
         queued = False
 
-        def submit() -> None:
+        def submit() -> bool:
+            """Queue the row once; True when it was queued just now (not a retry's)."""
             nonlocal queued
-            if not queued:
-                self._queue.submit(command_id, kind, text, datetime.now(UTC))
-                queued = True
+            if queued:
+                return False
+            fresh = self._queue.submit(command_id, kind, text, datetime.now(UTC))
+            queued = True
+            return fresh
 
         while True:
             # Await the reply a second at a time; between, a store nobody

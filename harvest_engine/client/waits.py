@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harvest_engine.client.wakes import SAFETY_RECHECK_SECONDS, ClientWakes, watching
+from harvest_engine.client.wakes import (
+    SAFETY_RECHECK_SECONDS,
+    ClientWakes,
+    NoticePause,
+    watching,
+)
 from harvest_engine.errors import ExecutionNotFound
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 
@@ -61,6 +66,9 @@ async def command_reply(
 ) -> Reply | None:
     """Queue the command (`submit`, idempotent) and await its reply; None when `deadline` (loop time) passed.
 
+    `submit` returns True when it queued the row just now (not when an
+    earlier call or a retry under the same id did: its reply may be there).
+
     On a file the command is queued before the server is told (its datagram
     sends the applier looking); on Postgres the client listens first, so the
     reply's notice cannot come before it hears.
@@ -68,7 +76,16 @@ async def command_reply(
     if isinstance(queue, CommandQueue):
         submit()
     with watching(queue, wakes, command_id, queue.data_version, command=True) as pause:
-        submit()
+        queued_now = submit() is True
+        # Listening since before the row was queued: the reply's notice comes
+        # after it commits, so a read before it would find nothing.
+        if (
+            queued_now
+            and isinstance(pause, NoticePause)
+            and pause.notified
+            and not await pause.pause(deadline, REPLY_POLL_SECONDS)
+        ):
+            return None
         while True:
             got = queue.reply(command_id)
             if got is not None and got[0]:

@@ -154,13 +154,19 @@ class _FilePause:
                 return True
 
 
-class _NoticePause:
+class NoticePause:
     """A waiter on Postgres: a notice for its key, or the poll tick while notices are down."""
 
     def __init__(self, watch: Watch) -> None:
         self._watch = watch
 
+    @property
+    def notified(self) -> bool:
+        """Whether a notice for the key will wake this waiter (the LISTEN is up)."""
+        return self._watch.live
+
     async def pause(self, deadline: float | None, poll: float) -> bool:
+        """Return at a notice for the key or a re-check; False once past `deadline`."""
         loop = asyncio.get_running_loop()
         now = loop.time()
         if deadline is not None and now >= deadline:
@@ -189,4 +195,4 @@ def watching(
             yield pause
     else:
         with queue.watch(key) as watch:
-            yield _NoticePause(watch)
+            yield NoticePause(watch)

@@ -109,3 +109,54 @@ async def test_without_a_watch_the_server_polls_data_version(
         finally:
             stop.set()
             await asyncio.wait_for(server, timeout=10)
+
+
+@linux_only
+async def test_a_change_heard_while_the_server_sleeps_its_tick_runs_the_watch_once(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A level-triggered reader left undrained would run on every turn of the
+    # event loop until the tick ends: the serving process spun a core after
+    # each commit it heard (its own included) instead of sleeping.
+    heard: list[int] = []
+    with SqliteRuntime.open(db_path) as rt:
+        opened = rt.store.open_commit_watch
+        watches: list[Any] = []
+
+        def kept_watch() -> Any:
+            watch = opened()
+            watches.append(watch)
+            return watch
+
+        monkeypatch.setattr(rt.store, "open_commit_watch", kept_watch)
+        loop = asyncio.get_running_loop()
+        add_reader = loop.add_reader
+
+        def counting_reader(fd: int, callback: Any, *args: Any) -> None:
+            def counted(*inner: Any) -> None:
+                if watches and fd == watches[0].fd:
+                    heard.append(1)
+                callback(*inner)
+
+            add_reader(fd, counted, *args)
+
+        monkeypatch.setattr(loop, "add_reader", counting_reader)
+        stop = asyncio.Event()
+        server = asyncio.create_task(rt.serve(stop, poll_interval="300ms"))
+        other = sqlite3.connect(db_path)
+        try:
+            await asyncio.sleep(0.1)  # the server reads its first data_version
+            other.execute("CREATE TABLE scratch (x)")
+            other.commit()
+            await asyncio.sleep(0.05)  # heard: the server now sleeps its tick
+            heard.clear()
+            other.execute("INSERT INTO scratch VALUES (1)")
+            other.commit()
+            await asyncio.sleep(0.15)  # still within the tick
+        finally:
+            other.close()
+            stop.set()
+            await asyncio.wait_for(server, timeout=10)
+    assert watches
+    assert watches[0] is not None
+    assert 1 <= len(heard) <= 5, len(heard)

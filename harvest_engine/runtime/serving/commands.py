@@ -12,6 +12,7 @@ changes and commits only the reply carrying its typed error.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from harvest_engine.calls import (
     UpdateWithStart,
     WorkflowIdReusePolicy,
 )
+from harvest_engine.errors import HarvestError
 from harvest_engine.interceptors import carrying
 from harvest_engine.runtime.operating import operate
 from harvest_engine.runtime.repairing import commands as repairs
@@ -32,6 +34,9 @@ from harvest_engine.schedules import Schedule, WorkflowSchedule
 if TYPE_CHECKING:
     from harvest_engine.runtime.engine import Engine
     from harvest_engine.store.rows import CommandRecord
+    from harvest_engine.store.txn_protocol import WriteTxn
+
+log = logging.getLogger("harvest_engine.serving")
 
 # Commands applied per round, so a flood of commands still lets runs move.
 APPLY_BATCH = 64
@@ -55,11 +60,15 @@ REFUSED_RETENTION = timedelta(minutes=1)
 HEARTBEAT_EVERY = 1.0
 
 
-def apply_pending(engine: Engine) -> int:
-    """Apply up to APPLY_BATCH queued commands in arrival order; how many were taken."""
+def apply_pending(engine: Engine, *, decide: bool = False) -> int:
+    """Apply up to APPLY_BATCH queued commands in arrival order; how many were taken.
+
+    With `decide` (the serving loop), a signal's run is decided in the
+    signal's own transaction (`apply_one`).
+    """
     pending = engine.store.pending_commands(APPLY_BATCH)
     for command in pending:
-        apply_one(engine, command)
+        apply_one(engine, command, decide=decide)
     return len(pending)
 
 
@@ -75,29 +84,86 @@ def purge_applied(engine: Engine) -> int:
         )
 
 
-def apply_one(engine: Engine, command: CommandRecord) -> None:
+def apply_one(engine: Engine, command: CommandRecord, *, decide: bool = False) -> None:
     """Run one command and write its reply in the same transaction.
 
     A storage failure propagates and rolls everything back: the command
-    stays queued and is applied by a later round.
+    stays queued and is applied by a later round. With `decide`, a signal
+    that was staged is followed by its run's decision in a savepoint of the
+    same transaction (`signal_decision`): one commit, and one wake of the
+    client, carry both the reply and what the signal unblocked.
     """
-    with engine.store.write_together() as txn:
-        if not txn.claim_command(command.id):
-            return  # applied meanwhile, or another serving worker is applying it
-        record: wire.Command | None = None
-        try:
-            record = wire.command(command.kind, command.args)
-            with carrying(wire.command_headers(command.args)):
-                value = run(engine, record)
-            reply = wire.ok_reply(record, value)
-            touched = _touched(value, record)
-        except engine.store.storage_errors:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every other failure is the command's reply
-            reply = wire.error_reply(exc)
-            named = getattr(record, "exec_id", None)
-            touched = _text(named) or _text(getattr(exc, "exec_id", None))
-        txn.finish_command(command.id, reply, touched, engine.clock.now())
+    unblocked: str | None = None
+    try:
+        with engine.store.write_together() as txn:
+            if not txn.claim_command(command.id):
+                return  # applied meanwhile, or another serving worker is applying it
+            record: wire.Command | None = None
+            try:
+                record = wire.command(command.kind, command.args)
+                if decide:
+                    hold_signalled(txn, record)
+                with carrying(wire.command_headers(command.args)):
+                    value = run(engine, record)
+                reply = wire.ok_reply(record, value)
+                touched = _touched(value, record)
+                if decide:
+                    unblocked = signalled_run(record, value, touched)
+            except engine.store.storage_errors:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every other failure is the command's reply
+                reply = wire.error_reply(exc)
+                named = getattr(record, "exec_id", None)
+                touched = _text(named) or _text(getattr(exc, "exec_id", None))
+            txn.finish_command(command.id, reply, touched, engine.clock.now())
+            if unblocked is not None:
+                signal_decision(engine, unblocked)
+    except BaseException:
+        if unblocked is not None:
+            engine.cache.evict(unblocked)  # its decision did not commit
+        raise
+
+
+def signalled_run(record: wire.Command, value: Any, touched: str | None) -> str | None:
+    """The run a signal command staged a signal on (its decision is due), or None.
+
+    A duplicate (an idempotency key the run already holds) staged nothing.
+    """
+    match record:
+        case wire.SendSignal() | wire.SendSignalIdempotent():
+            return touched if value is not False else None
+        case wire.SendSignalByWorkflowId():
+            return touched if getattr(value, "delivered", False) else None
+    return None
+
+
+def hold_signalled(txn: WriteTxn, record: wire.Command) -> None:
+    """Lock and keep the row of the run a signal names, before the signal reads it.
+
+    On a shared store the signal's check and the decision that follows it
+    then read the row from the transaction's memory (one round trip for
+    both instead of one each); a single writer takes nothing.
+    """
+    if isinstance(record, wire.SendSignal | wire.SendSignalIdempotent):
+        txn.lock_runs([record.exec_id])
+
+
+def signal_decision(engine: Engine, exec_id: str) -> None:
+    """Decide a signalled run in a savepoint of the command's transaction.
+
+    The serving loop would decide it next, after a commit, a wake and a
+    pass's reads; here it takes none of them. A failure of the decision
+    stays its own (rolled back to its savepoint, left flagged for the loop);
+    tasks it schedules stay PENDING for the loop's next pass to claim. A
+    storage failure propagates: nothing of the transaction commits and the
+    command is applied again later.
+    """
+    try:
+        engine.decider.decide(exec_id, engine.clock.now())
+    except engine.store.storage_errors:
+        raise
+    except HarvestError as exc:
+        log.debug("decision of %s after its signal: %s", exec_id, exc)
 
 
 def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one return per kind

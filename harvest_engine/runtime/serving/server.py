@@ -4,7 +4,8 @@
 with ready work) while rounds make progress, then sleeps until
 `next_wakeup()`, an in-process call's wake, or the stop event. A round
 waiting on activity bodies stays in flight while others start beside it.
-Client commands are applied by one applier as they arrive; another
+Client commands are applied by one applier as they arrive (a signal
+with the decision it unblocks, in one commit: `commands.apply_one`); another
 process's commit is seen by one poller of `data_version` every
 `poll_interval`. A round that fails for one run logs the error under the
 ``harvest_engine`` logger and backs off; the server keeps running. A
@@ -29,7 +30,7 @@ from harvest_engine.runtime.serving.serving_errors import (
     backoff_after,
     warn_storage,
 )
-from harvest_engine.runtime.serving.wake_channel import serve_wake_channel
+from harvest_engine.runtime.serving.wake_channel import drain_then, serve_wake_channel
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -187,7 +188,10 @@ class Server:
             return done
         if self.wake.is_set():
             return {t for t in inflight if t.done()}
-        delay = None if inflight and self._busy() else self._delay()
+        asked = self.driver.clock.now()
+        due = self._next_due()  # read once: is a round on it, and how long to sleep
+        busy = due is not None and due <= self.driver.clock.now()
+        delay = None if inflight and busy else self._delay(due, asked)
         loop = asyncio.get_running_loop()
         deadline = None if delay is None else loop.time() + delay
         waker = asyncio.create_task(self.wake.wait())
@@ -214,11 +218,6 @@ class Server:
                     return set()
         finally:
             waker.cancel()
-
-    def _busy(self) -> bool:
-        """Whether the next due time is already due (a round in flight is on it)."""
-        due = self._next_due()
-        return due is not None and due <= self.driver.clock.now()
 
     def _next_due(self) -> datetime | None:
         """The runtime's next due time; now while the database does not answer.
@@ -247,7 +246,7 @@ class Server:
         while not self.stopping:
             self.commit.clear()
             try:
-                applied = commands.apply_pending(self.driver.engine)
+                applied = commands.apply_pending(self.driver.engine, decide=True)
                 failures = 0
             except HarvestError as exc:  # storage: the commands stay queued
                 failures += 1
@@ -308,7 +307,7 @@ class Server:
         changed = asyncio.Event()
         if watch is not None:
             try:
-                loop.add_reader(watch.fd, changed.set)
+                loop.add_reader(watch.fd, drain_then, watch, changed.set)
             except (NotImplementedError, OSError, RuntimeError):
                 watch.close()  # a loop without readers (Windows' proactor)
                 watch = None
@@ -322,7 +321,6 @@ class Server:
                         async with asyncio.timeout(WATCH_SAFETY_POLL):
                             await changed.wait()
                     changed.clear()
-                    watch.drain()
                 seen = self._data_version(version)
                 if seen != version:
                     version = seen
@@ -369,10 +367,8 @@ class Server:
             return False, [*errors, exc]
         return fired or passed, errors + pass_errors
 
-    def _delay(self) -> float | None:
-        """Seconds until the next due time (None: only a wake); never 0 after an idle round."""
-        asked = self.driver.clock.now()
-        due = self._next_due()
+    def _delay(self, due: datetime | None, asked: datetime) -> float | None:
+        """Seconds until `due` (read at `asked`; None: only a wake); never 0 after an idle round."""
         backoff = self.errors.backoff()
         if due is None:
             return backoff or None

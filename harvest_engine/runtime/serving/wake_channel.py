@@ -17,7 +17,7 @@ from harvest_engine.errors import HarvestError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from harvest_engine.store.protocol import DurableStore
+    from harvest_engine.store.protocol import CommitWatcher, DurableStore
 
 
 def serve_wake_channel(
@@ -55,3 +55,14 @@ def serve_wake_channel(
         channel.close()
 
     return close
+
+
+def drain_then(watch: CommitWatcher, then: Callable[[], object]) -> None:
+    """The serving loop's reader of its commit watch: drain the events, then `then()`.
+
+    Drained at once: a reader is level-triggered, so events left unread (the
+    server's own commits while it sleeps its poll tick) would run it on
+    every turn of the event loop, a core spinning until the tick ends.
+    """
+    watch.drain()
+    then()

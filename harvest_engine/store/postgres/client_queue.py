@@ -39,6 +39,15 @@ _SUBMIT = (
 )
 
 
+# A queued command's commit does not wait for its WAL flush: nobody is told
+# of the command before its reply, and the worker commits the reply with
+# synchronous_commit on, which flushes the WAL up to its own commit record,
+# the command's earlier records with it. A server crash before that loses a
+# command no caller was answered for (a retry under its id queues it again).
+# A withdrawal waits for its flush (`withdraw`).
+QUEUE_SYNCHRONOUS_COMMIT = "off"
+
+
 def submit(
     conn: psycopg.Connection[tuple[Any, ...]],
     command_id: str,
@@ -100,6 +109,11 @@ class PostgresCommandQueue:
         if version > SCHEMA_VERSION:
             conn.close()
             raise SchemaTooNew(path=where, found=version, supported=SCHEMA_VERSION)
+        try:
+            conn.execute(f"SET synchronous_commit = {QUEUE_SYNCHRONOUS_COMMIT}")
+        except psycopg.Error as exc:
+            conn.close()
+            raise NotAHarvestDatabase(path=where, reason=str(exc).strip()) from exc
         return cls(where, conn, dsn)
 
     def watch(self, key: str) -> AbstractContextManager[Watch]:
@@ -129,9 +143,19 @@ class PostgresCommandQueue:
             self._fail(exc)
 
     def withdraw(self, command_id: str) -> bool:
-        """Remove the command if no worker applied it yet; False when no queued row went."""
+        """Remove the command if no worker applied it yet; False when no queued row went.
+
+        Flushed before it returns: a withdrawal the caller was told of must
+        not come undone.
+        """
         try:
-            return POSTGRES_COMMANDS.withdraw(self._conn, command_id)
+            self._conn.execute("SET synchronous_commit = on")
+            try:
+                return POSTGRES_COMMANDS.withdraw(self._conn, command_id)
+            finally:
+                self._conn.execute(
+                    f"SET synchronous_commit = {QUEUE_SYNCHRONOUS_COMMIT}"
+                )
         except psycopg.Error as exc:
             self._fail(exc)
 

@@ -15,8 +15,10 @@ decision reads what its own transaction just wrote or could not have changed:
   the flags;
 - the rows of the runs a batch locked together (`batch_locks`), as this
   transaction's own writes changed them, and which runs of the batch it
-  skips; the tasks it locked with them, whose DELETE then needs no answer
-  (its row count is checked with the appends');
+  skips; a held row's next_seq says where its history ends, so a decision
+  of a cached instance reads no events; the tasks it locked with them,
+  whose DELETE then needs no answer (its row count is checked with the
+  appends');
 - appends are counted together before the commit (`verify`);
 - task ids come from a block reserved from the sequence, so inserting a
   claimed task needs no answer.
@@ -36,6 +38,7 @@ from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.postgres import pipelined
+from harvest_engine.store.records import StagedSignal
 from harvest_engine.store.rows import ExecutionRecord
 from harvest_engine.timestamps import from_micros, micros
 
@@ -86,6 +89,10 @@ class TxnMemory:
     # Rows of runs locked by the transaction itself (not a savepoint), as
     # its writes left them; None: no such run.
     rows: dict[str, ExecutionRecord | None] = field(default_factory=dict)
+    # exec_id -> its undelivered signals (each with its payload's length),
+    # when this transaction staged them all (none were staged when its row
+    # was locked: `Quiet.signals`).
+    signals: dict[str, list[tuple[StagedSignal, int]]] = field(default_factory=dict)
     # Runs of a decision batch that another worker holds or that need no decision.
     skipped: set[str] = field(default_factory=set)
     # Task id -> run, of tasks locked (present) by the transaction itself.
@@ -148,6 +155,12 @@ class TxnMemory:
             values["history_bytes"] = row.history_bytes + size
         self.rows[exec_id] = replace(row, **values)
 
+    def staged(self, exec_id: str) -> None:
+        """A signal was staged on the run: it has staged signals now, nothing else changed."""
+        quiet = self.quiet.get(exec_id)
+        if quiet is not None:
+            self.quiet[exec_id] = quiet._replace(signals=False)
+
     def forget_children(self) -> None:
         """A run came back to RUNNING: no locked run is known childless any more."""
         for exec_id, quiet in self.quiet.items():
@@ -161,6 +174,7 @@ class TxnMemory:
         self.tails.clear()
         self.quiet.clear()
         self.rows.clear()
+        self.signals.clear()
 
     def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         """Raise (so the transaction rolls back) if an append wrote fewer events than given."""

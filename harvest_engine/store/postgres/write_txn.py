@@ -213,6 +213,12 @@ class PostgresWriteTxn(
         known = self.memory.events_after(exec_id, after_seq)
         if known is not None:
             return known  # this transaction appended every one of them
+        held = self.memory.rows.get(exec_id)
+        if held is not None and after_seq >= held.next_seq - 1:
+            # The locked row (kept as this transaction's appends moved it)
+            # says the history ends there: a cached instance's decision
+            # reads nothing, so it asks nothing.
+            return []
         return POSTGRES_READS.load_events(self._conn, exec_id, after_seq)
 
     def append_events(

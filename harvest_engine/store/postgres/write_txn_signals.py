@@ -10,14 +10,16 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.store.postgres.txn_memory import NOISY
 from harvest_engine.store.postgres.txn_state import TxnState
+from harvest_engine.store.records import StagedSignal
+from harvest_engine.store.sql.columns import stored_json
 from harvest_engine.store.sql.reads import POSTGRES_READS
-from harvest_engine.timestamps import micros
+from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from harvest_engine.store.records import StagedSignal, TimerRow
+    from harvest_engine.store.records import TimerRow
 
 _STAGE = (
     "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
@@ -46,12 +48,18 @@ class SignalsAndTimers(TxnState):
     ) -> list[StagedSignal]:
         if self.memory.quiet.get(exec_id, NOISY).signals:
             return []  # none when its row was locked, and none staged since
+        known = self.memory.signals.get(exec_id)
+        if known is not None:  # none when its row was locked: these staged since
+            return within(known, limit, max_bytes)
         return POSTGRES_READS.staged_signals(self._conn, exec_id, limit, max_bytes)
 
     def mark_signals_delivered(self, exec_id: str, signal_ids: Sequence[int]) -> None:
         ids = list(signal_ids)
         if not ids:
             return
+        known = self.memory.signals.get(exec_id)
+        if known is not None:
+            known[:] = [k for k in known if k[0].signal_id not in ids]
         self._conn.execute(
             "DELETE FROM harvest_signals WHERE exec_id = %s AND id = ANY(%s) "
             "AND idempotency_key IS NULL",
@@ -71,22 +79,36 @@ class SignalsAndTimers(TxnState):
         at: datetime,
         headers: str | None = None,
     ) -> bool:
-        self.memory.quiet.pop(exec_id, None)
+        quiet = self.memory.quiet.get(exec_id, NOISY).signals
+        known = self.memory.signals.pop(exec_id, [] if quiet else None)
+        self.memory.staged(exec_id)
         args = (exec_id, name, payload, key, micros(at))
         if headers is None:
             row = self._conn.execute(_STAGE, args).fetchone()
         else:
             row = self._conn.execute(_STAGE_WITH_HEADERS, (*args, headers)).fetchone()
         if row is None:
+            if known is not None:
+                self.memory.signals[exec_id] = known
             return False
         self._conn.execute(
             "UPDATE harvest_executions SET needs_decision = 1 WHERE exec_id = %s",
             (exec_id,),
         )
+        if known is not None:
+            # The run had none staged when its row was locked: every one it
+            # has now is staged here, so its decision need not read them.
+            staged = StagedSignal(
+                int(row[0]), name, stored_json(payload), key, from_micros(micros(at))
+            )
+            known.append((staged, len(payload)))
+            self.memory.signals[exec_id] = known
         return True
 
     def move_staged_signals(self, from_exec: str, to_exec: str) -> None:
-        self.memory.quiet.pop(to_exec, None)
+        self.memory.staged(to_exec)
+        self.memory.signals.pop(from_exec, None)
+        self.memory.signals.pop(to_exec, None)
         self._conn.execute(
             "UPDATE harvest_signals SET exec_id = %s WHERE exec_id = %s AND delivered = 0",
             (to_exec, from_exec),
@@ -117,3 +139,18 @@ class SignalsAndTimers(TxnState):
                 "DELETE FROM harvest_timers WHERE exec_id = %s AND timer_id = ANY(%s)",
                 (exec_id, ids),
             )
+
+
+def within(
+    known: list[tuple[StagedSignal, int]], limit: int, max_bytes: int | None
+) -> list[StagedSignal]:
+    """`known` (each with its payload's length) cut as `staged_signals` reads the table."""
+    taken = known if limit < 0 else known[:limit]
+    out: list[StagedSignal] = []
+    loaded = 0
+    for signal, size in taken:
+        out.append(signal)
+        loaded += size
+        if max_bytes is not None and loaded >= max_bytes:
+            break
+    return out

@@ -28,6 +28,16 @@ if TYPE_CHECKING:
     from harvest_engine.codecs import PayloadCodec
 
 
+# A queued command's commit needs no fsync of its own: nobody is told of
+# the command before its reply, and the serving process commits the reply
+# with synchronous=FULL, whose fsync of the WAL takes the command's frames
+# with it (they come before the reply's in the file). A power loss before
+# that loses a command no caller was answered for, as a client killed
+# before queueing it would; a retry under its id queues it again. Saved:
+# one fsync on every client round trip. A withdrawal is synced (`withdraw`).
+QUEUE_SYNCHRONOUS = "NORMAL"
+
+
 @guard_public_methods()
 class CommandQueue:
     """The command table of one file, as a client in another process sees it."""
@@ -59,7 +69,9 @@ class CommandQueue:
                 reason=f"its schema (version {version}) has no command queue; open it "
                 "once with SqliteRuntime (a serving process does) to upgrade it",
             )
-        return cls(str(path), connect(path, codec=codec))
+        conn = connect(path, codec=codec)
+        conn.execute(f"PRAGMA synchronous = {QUEUE_SYNCHRONOUS}")
+        return cls(str(path), conn)
 
     def submit(self, command_id: str, kind: str, args: str, now: datetime) -> bool:
         """Queue one command (one short transaction); False when its id was queued already.
@@ -88,8 +100,15 @@ class CommandQueue:
         return SQLITE_COMMANDS.reply(self._conn, command_id)
 
     def withdraw(self, command_id: str) -> bool:
-        """Remove the command if no one applied it yet; False when no queued row went."""
-        return self._short(lambda conn: SQLITE_COMMANDS.withdraw(conn, command_id))
+        """Remove the command if no one applied it yet; False when no queued row went.
+
+        Synced: a withdrawal the caller was told of must not come undone.
+        """
+        self._conn.execute("PRAGMA synchronous = FULL")
+        try:
+            return self._short(lambda conn: SQLITE_COMMANDS.withdraw(conn, command_id))
+        finally:
+            self._conn.execute(f"PRAGMA synchronous = {QUEUE_SYNCHRONOUS}")
 
     def settle_refused(self, command_id: str) -> bool:
         """Remove a refused command once its reply was read; False when it is not one."""

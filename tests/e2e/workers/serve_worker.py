@@ -32,8 +32,10 @@ def slow_down(seconds: float) -> None:
     """Pause after each command commits (test-only: widens the window for a kill)."""
     apply_one = commands.apply_one
 
-    def slowly(engine: Engine, command: commands.CommandRecord) -> None:
-        apply_one(engine, command)
+    def slowly(
+        engine: Engine, command: commands.CommandRecord, *, decide: bool = False
+    ) -> None:
+        apply_one(engine, command, decide=decide)
         time.sleep(seconds)
 
     commands.apply_one = slowly  # type: ignore[assignment]
