@@ -126,8 +126,8 @@ def test_clients_reset_pause_and_start_into_the_queue_and_each_is_checked() -> N
 @pytest.mark.parametrize(
     ("mutation", "seed", "found"),
     [
-        ("admit-past-concurrency", 0, "RUNNING admitted runs, concurrency 2"),
-        ("ignore-queue-rate", 5, "the rate spaces them 20 s"),
+        ("admit-past-concurrency", 99, "RUNNING admitted runs, concurrency 2"),
+        ("ignore-queue-rate", 0, "the rate spaces them 20 s"),
         ("skip-enqueue-dedup", 7, "dedup id d1 has 2 ENQUEUED/RUNNING runs"),
         ("decide-while-paused", 0, "paused, yet recorded"),
     ],

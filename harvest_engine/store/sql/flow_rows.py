@@ -74,6 +74,8 @@ class WaitRow:
     enqueued_at: datetime
     due_at: datetime
     order: int
+    run_state: str | None = None
+    """The run's state, where the read asked for it (an admission's candidates)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ WAIT_COLUMNS = (
 
 
 def wait_from_row(row: Sequence[Any]) -> WaitRow:
-    """A WaitRow from a row selected with WAIT_COLUMNS."""
+    """A WaitRow from a row selected with WAIT_COLUMNS (and the run's state after them)."""
     return WaitRow(
         exec_id=str(row[0]),
         queue=str(row[1]),
@@ -104,4 +106,5 @@ def wait_from_row(row: Sequence[Any]) -> WaitRow:
         enqueued_at=from_micros(int(row[6])),
         due_at=from_micros(int(row[7])),
         order=int(row[8]),
+        run_state=None if len(row) < 10 else row[9],
     )
