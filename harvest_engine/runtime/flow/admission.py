@@ -146,10 +146,18 @@ class Admission(NamedTuple):
     """When the queue's next rate token is due (None without a rate)."""
     locked: bool = True
     """False: another worker held the queue's row and nothing was looked at."""
+    names: dict[str, str] | None = None
+    """The admitted runs' workflow names, by exec_id."""
 
 
 def admit_queue(
-    registry: Registry, txn: WriteTxn, queue: str, now: datetime, *, wait: bool = True
+    registry: Registry,
+    txn: WriteTxn,
+    queue: str,
+    now: datetime,
+    *,
+    wait: bool = True,
+    freed: int | None = None,
 ) -> Admission:
     """Admit what the queue's limits let in now.
 
@@ -157,13 +165,13 @@ def admit_queue(
     runs picked are locked next (a run a cancel ended meanwhile drops out)
     and flipped RUNNING. Without `wait` (a transaction that holds other runs
     already), a queue or a run another worker holds is passed over instead
-    of waited for.
+    of waited for. `freed`: how many slots the caller's ends freed, to read
+    only as many candidates as those slots need (a queue of partitions reads
+    further, to find partitions not full).
     """
     tables = txn.flow()
-    declared = registry.queues.get(queue)
-    sized = 0 if declared is None else declared.concurrency or 0
     row = tables.open_admission(
-        queue, now, max(MIN_CANDIDATES, sized * LOOKAHEAD), wait=wait
+        queue, now, _candidates_to_read(registry, queue, freed), wait=wait
     )
     if row is None:
         # A queue no process stored (yet): its runs wait; or another worker's.
@@ -214,7 +222,18 @@ def admit_queue(
         held = None  # a slot counted for a run that dropped out: look again
     else:
         held = limiter.held_by() or held
-    return Admission(admitted, held, limiter.next_token)
+    return Admission(admitted, held, limiter.next_token, names=locked)
+
+
+def _candidates_to_read(registry: Registry, queue: str, freed: int | None) -> int:
+    """How many waiting runs an admission reads before it knows the free slots."""
+    declared = registry.queues.get(queue)
+    if declared is None:
+        return MIN_CANDIDATES
+    if freed is not None and declared.partition_concurrency is None:
+        # A run that ended while it waited is passed over: read a few more.
+        return freed + LOOKAHEAD
+    return max(MIN_CANDIDATES, (declared.concurrency or 0) * LOOKAHEAD)
 
 
 def _workflow_limiter(

@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import functools
 import time
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from harvest_engine.runtime.flow import gates
-from harvest_engine.runtime.flow.admission import admit_queue
+from harvest_engine.runtime.flow.admission import Admission, admit_queue
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
     from harvest_engine.runtime.engine import Engine
     from harvest_engine.runtime.flow.gates import TimeOut
     from harvest_engine.runtime.registry import RegisteredActivity
-    from harvest_engine.store.sql.flow_rows import WaitingTask, WaitRow
+    from harvest_engine.store.sql.flow_rows import WaitingTask
     from harvest_engine.store.txn_protocol import WriteTxn
 
 RECHECK_EVERY = 0.25
@@ -45,9 +47,16 @@ _SLOT_LIMITS = frozenset({"concurrency", "worker_concurrency", "partition_concur
 class Gatekeeper:
     """Admits waiting runs and attempts for one runtime; knows when next to."""
 
-    def __init__(self, engine: Engine, on_timeout: TimeOut) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        on_timeout: TimeOut,
+        knows_name: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.engine = engine
         self.on_timeout = on_timeout
+        # Told each admitted run's workflow name (its activities' context).
+        self.knows_name = knows_name
         self._stored: bool | None = None
         # What held each queue at its last admission: a slot, or a rate token's time.
         self._held: dict[str, datetime | str] = {}
@@ -92,7 +101,7 @@ class Gatekeeper:
                 if sweep:
                     txn.flow().drop_waiting_ended(queue)
                 got = admit_queue(registry, txn, queue, now)
-            self._admitted(got.admitted)
+            self._admitted(got)
             self._note(queue, len(got.admitted), got.held, got.token, runs=True)
             self._looked[queue] = (marks, time.monotonic() + RECHECK_EVERY)
             moved = moved or bool(got.admitted)
@@ -130,21 +139,26 @@ class Gatekeeper:
         admitted: list[str] = []
         registry = self.engine.registry
         marks = (self.engine.cache.evictions, self.engine.waker.wakes)
-        for queue in sorted({q for queues in freed.values() for q in queues}):
-            got = admit_queue(registry, txn, queue, now, wait=False)
+        slots = Counter(q for queues in freed.values() for q in queues)
+        for queue in sorted(slots):
+            got = admit_queue(registry, txn, queue, now, wait=False, freed=slots[queue])
             if not got.locked:
                 continue  # another worker admits into it now
-            self._admitted(got.admitted)
+            self._admitted(got)
             self._note(queue, len(got.admitted), got.held, got.token, runs=True)
             self._looked[queue] = (marks, time.monotonic() + RECHECK_EVERY)
             txn.on_rollback(functools.partial(self._forget_queue, queue))
             admitted += [w.exec_id for w in got.admitted]
         return admitted
 
-    def _admitted(self, waits: list[WaitRow]) -> None:
+    def _admitted(self, got: Admission) -> None:
         """Remember which queues' slots these runs hold, for the transaction that ends them."""
+        waits = got.admitted
         if len(self._slots) + len(waits) > MAX_SLOTS_KNOWN:
             self._slots.clear()  # runs that ended elsewhere: their ends are swept
+        if self.knows_name is not None and got.names:
+            for exec_id, name in got.names.items():
+                self.knows_name(exec_id, name)
         for wait in waits:
             also = () if wait.workflow_queue is None else (wait.workflow_queue,)
             self._slots[wait.exec_id] = (wait.queue, *also)

@@ -59,7 +59,9 @@ class Driver:
         self.code_waits = schedules.CodeWaits()
         # Flow control: admits waiting runs and attempts at the start of each
         # pass, and into the slots a batch's ended runs free, in its commit.
-        self.gatekeeper = Gatekeeper(engine, self.tasks.time_out_waiting)
+        self.gatekeeper = Gatekeeper(
+            engine, self.tasks.time_out_waiting, self.tasks.names.remember
+        )
         self.group = GroupCommit(
             engine.store,
             engine.decider,

@@ -155,23 +155,29 @@ class FlowTables:
         The reads travel behind the lock (a pipelined store runs them in
         order, after the lock is granted) and are kept for this admission's
         `running`, `running_here`, `running_partitions` and `candidates`.
-        Without `wait`, a queue another worker holds is passed over (None),
-        and nothing else is read: this transaction waits for nobody.
+        Without `wait`, a queue another worker holds is passed over (None):
+        this transaction waits for nobody, and what it sent behind the lock
+        changes nothing then (the releases check that the lock is held).
         """
         sql, conn = self._sql, self._conn
         self._counted.pop(queue, None)
-        lock = conn.execute(sql.lock_queue if wait else sql.try_lock_queue, (queue,))
-        row = None if wait else lock.fetchone()
-        if not wait and row is None:
-            return None
-        conn.execute(sql.release_ended, (queue,))
-        conn.execute(sql.release_ended_also, (queue,))
+        if wait:
+            lock = conn.execute(sql.lock_queue, (queue,))
+            conn.execute(sql.release_ended, (queue,))
+            conn.execute(sql.release_ended_also, (queue,))
+        else:
+            lock = conn.execute(sql.try_lock_queue, (queue,))
+            conn.execute(sql.try_release_ended, (queue, queue))
+            conn.execute(sql.try_release_ended_also, (queue, queue))
         running = conn.execute(sql.running, (queue, queue))
         here = conn.execute(sql.running_by, (queue, self.worker_id))
         parts = conn.execute(sql.running_partitions, (queue,))
         waits = conn.execute(sql.candidates, (queue, micros(now), limit))
-        if wait:
-            row = lock.fetchone()
+        row = lock.fetchone()
+        if row is None:
+            for unread in (running, here, parts, waits):
+                unread.fetchall()
+            return None
         self._counted[queue] = _Counted(
             int(running.fetchone()[0]),
             int(here.fetchone()[0]),

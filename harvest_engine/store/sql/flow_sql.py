@@ -69,6 +69,23 @@ class FlowSql:
             "DELETE FROM harvest_flow_waits WHERE workflow_queue = ? "
             "AND admitted_at IS NOT NULL" + ended
         )
+        # The same, sent right behind `try_lock_queue` before its answer is
+        # read: they delete only while this transaction holds the queue's row
+        # (the guard takes it, or finds it held by another and skips).
+        held = (
+            " AND EXISTS (SELECT 1 FROM harvest_flow_queues WHERE name = ?"
+            + dialect.skip_locked
+            + ")"
+        )
+        self.try_release_ended = r(
+            "DELETE FROM harvest_flow_waits WHERE queue = ? AND admitted_at IS NOT NULL"
+            + ended
+            + held
+        )
+        self.try_release_ended_also = r(
+            "DELETE FROM harvest_flow_waits WHERE workflow_queue = ? "
+            "AND admitted_at IS NOT NULL" + ended + held
+        )
         self.drop_waiting_ended = r(
             "DELETE FROM harvest_flow_waits WHERE admitted_at IS NULL AND queue = ? "
             "AND NOT EXISTS (SELECT 1 FROM harvest_executions e WHERE "
