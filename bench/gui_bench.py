@@ -35,6 +35,7 @@ import qasync
 from PySide6.QtCore import QSettings, QTimer
 
 from harvest_engine import HistoryEvent, SqliteRuntime, payloads
+from harvest_engine.store.sqlite.schema import SCHEMA_VERSION
 from harvest_gui.app import DEMO_APP, make_application
 from harvest_gui.demo.seed import DEMO_ORDERS, register
 from harvest_gui.settings import Settings
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 BUDGET_OPEN_S = 1.0
 BUDGET_TIMELINE_S = 1.0
 BUDGET_STALL_MS = 50.0
-BIG_FILE_FORMAT = 3  # 3: made with the 1 KiB pages of a new file
+BIG_FILE_FORMAT = 3  # 3: made with the 1 KiB pages of a new file (rebuilt too when its schema is older)
 """Bumped when `make_big_file` writes different rows, so a stale cached file is rebuilt."""
 STATES = ("COMPLETED",) * 6 + ("RUNNING", "FAILED", "CANCELLED", "TIMED_OUT")
 BATCH = 50_000
@@ -97,9 +98,10 @@ def make_big_file(path: Path, runs: int) -> bool:
                 have = conn.execute(
                     "SELECT max(id) FROM harvest_executions"
                 ).fetchone()[0]
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
             except sqlite3.DatabaseError:
-                have = None
-        if have == runs:
+                have = version = None
+        if have == runs and version == SCHEMA_VERSION:
             return False
     for leftover in (
         path,

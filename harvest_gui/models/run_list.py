@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 PAGE_SIZE = 200
 REFRESH_PAGE = 1000
+REFRESH_MARGIN = 50
+"""Rows a refresh reads past the loaded ones, for runs that arrived since."""
 SORT_LOAD_CAP = 5_000
 """Rows a sort loads at most: the engine lists newest first only, so a sort by any
 column is done here over the loaded rows, and loads the list up to this many first.
@@ -186,7 +188,13 @@ class RunListModel(QAbstractTableModel):
         cursor: int | None = None
         next_cursor: int | None = None
         while True:
-            limit = REFRESH_PAGE if bottom is not None else self.page_size
+            # The loaded range plus room for a few new runs: a refresh that reads
+            # 1,000 rows to re-check 200 costs the UI thread tens of ms per commit.
+            limit = (
+                min(REFRESH_PAGE, len(self.rows) + REFRESH_MARGIN)
+                if bottom is not None
+                else self.page_size
+            )
             page = self.session.list_executions(
                 self._filter.limit(limit).before(cursor)
             )

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QPersistentModelIndex, Qt
 
 from harvest_engine import ExecutionFilter, SqliteRuntime
+from harvest_gui.models import run_list as run_list_model
 from harvest_gui.models.run_list import (
     COL_STATE,
     COLUMNS,
@@ -211,3 +212,35 @@ def test_a_paused_run_is_marked_in_the_state_cell(tmp_path: Path, qapp: object) 
     finally:
         session.close()
     assert states == {"wf-00000": f"RUNNING {PAUSED_MARK}", "wf-00001": "RUNNING"}
+
+
+def test_a_refresh_reads_the_loaded_rows_and_a_margin_not_a_thousand(
+    qapp: object, many: Path, session: ReaderSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each commit by another process re-reads the list on the UI thread: only what is shown."""
+    model = RunListModel(session, page_size=10)
+    asked: list[int] = []
+    listing = session.list_executions
+
+    def spy(flt: ExecutionFilter) -> object:
+        asked.append(flt.page_size)
+        return listing(flt)
+
+    monkeypatch.setattr(session, "list_executions", spy)
+    model.refresh()
+    assert asked == [10 + run_list_model.REFRESH_MARGIN]
+    # More new runs than the margin: the refresh pages on until it meets the loaded rows.
+    monkeypatch.setattr(run_list_model, "REFRESH_MARGIN", 1)
+    rt = SqliteRuntime.open(many)
+    try:
+        rt.register_workflow(waits_for_go)
+        rt.register_workflow(quick)
+        for n in range(3):
+            rt.start_workflow_with_id("quick", f"late-{n}", n)
+    finally:
+        rt.close()
+    asked.clear()
+    model.refresh()
+    assert [r.workflow_id for r in model.held] == ["late-2", "late-1", "late-0"]
+    assert len(asked) > 1
+    assert model.rowCount() == 10

@@ -187,6 +187,25 @@ _SEARCH: dict[str, Callable[[str, SearchValue], tuple[str, list[Any]]]] = {
 }
 
 
+def runs_table(
+    flt: ExecutionFilter, dialect: Dialect, available: Collection[str] | None = None
+) -> str:
+    """The table a listing reads, with SQLite's hint to the paused runs' index when asked for them.
+
+    Paused runs are few, but SQLite's planner prefers the state index (every
+    RUNNING run) to the partial index of paused ones: 130 ms on a million runs
+    instead of 0.04 ms, each time the inspector counts its PAUSED box.
+    """
+    wants_paused = flt.paused_flag and (
+        available is None or "pause_reason" in available
+    )
+    if not wants_paused:
+        return "harvest_executions"
+    return "harvest_executions" + dialect.indexed_by.format(
+        index="harvest_executions_paused"
+    )
+
+
 def list_executions(
     conn: Executes,
     dialect: Dialect,
@@ -197,7 +216,8 @@ def list_executions(
     where, args = where_clause(flt, dialect, available)
     with dialect.tolerant(conn):
         rows = conn.execute(
-            f"SELECT {select_list(SUMMARY_COLUMNS, available)} FROM harvest_executions"
+            f"SELECT {select_list(SUMMARY_COLUMNS, available)} "
+            f"FROM {runs_table(flt, dialect, available)}"
             f"{where} ORDER BY id DESC LIMIT {dialect.mark}",
             (*args, flt.page_size + 1),
         ).fetchall()
@@ -222,7 +242,8 @@ def visit_executions(
     where, args = where_clause(flt, dialect, available)
     with dialect.tolerant(conn):
         cursor = conn.execute(
-            f"SELECT {select_list(DETAIL_COLUMNS, available)} FROM harvest_executions"
+            f"SELECT {select_list(DETAIL_COLUMNS, available)} "
+            f"FROM {runs_table(flt, dialect, available)}"
             f"{where} ORDER BY id DESC LIMIT {dialect.mark}",
             (*args, flt.page_size),
         )
