@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import time
 from collections import Counter
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harvest_engine.runtime.flow import gates
@@ -22,7 +23,6 @@ from harvest_engine.runtime.flow.admission import Admission, admit_queue
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from datetime import datetime
 
     from harvest_engine.runtime.engine import Engine
     from harvest_engine.runtime.flow.gates import TimeOut
@@ -141,6 +141,9 @@ class Gatekeeper:
         marks = (self.engine.cache.evictions, self.engine.waker.wakes)
         slots = Counter(q for queues in freed.values() for q in queues)
         for queue in sorted(slots):
+            token = self._held.get(queue)
+            if isinstance(token, datetime) and token > now:
+                continue  # its rate holds it: admitted when the token is due
             got = admit_queue(registry, txn, queue, now, wait=False, freed=slots[queue])
             if not got.locked:
                 continue  # another worker admits into it now

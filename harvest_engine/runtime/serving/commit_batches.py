@@ -146,13 +146,18 @@ class CommitBatches:
         return decided
 
     def _decide(
-        self, exec_ids: Iterable[str], now: Now, errors: list[HarvestError]
+        self,
+        exec_ids: Iterable[str],
+        now: Now,
+        errors: list[HarvestError],
+        *,
+        claim: bool = True,
     ) -> list[Decision]:
         """Decide each run in its own savepoint of the open batch; collect claims."""
         decisions: list[Decision] = []
         for exec_id in exec_ids:
             try:
-                decision = self.decider.decide(exec_id, now(), claim=True)
+                decision = self.decider.decide(exec_id, now(), claim=claim)
                 if decision.stuck:
                     raise Stuck(exec_id=exec_id)
             except HarvestError as exc:
@@ -182,6 +187,10 @@ class CommitBatches:
         ) -> list[Decision]:
             decided: list[Decision] = []
             ended = [d.exec_id for d in decisions if d.terminal]
+            if not ended:
+                return decided
+            share = self.settings.share_successors
+            claim = share is None or not share()
             while ended and len(decided) < SUCCESSORS_PER_BATCH:
                 admitted = successors(txn, ended, now())
                 if not admitted:
@@ -189,7 +198,7 @@ class CommitBatches:
                 taken.extend(admitted)
                 left_out = txn.lock_runs(admitted, deciding_at=now())
                 fresh = [e for e in admitted if e not in left_out]
-                more = self._decide(fresh, now, errors)
+                more = self._decide(fresh, now, errors, claim=claim)
                 decided += more
                 ended = [d.exec_id for d in more if d.terminal]
             return decided
