@@ -109,11 +109,15 @@ class FlowSql:
         # state is read after the LIMIT (a derived table with a LIMIT is never
         # flattened): one primary-key seek per candidate; the caller passes
         # over a run that ended while it waited.
+        # The (queue, admitted_at, priority, id) index hands them over in
+        # order, so the LIMIT stops the walk; SQLite chose the due index and
+        # sorted every waiting run (3.5 ms per admission at 1,000 waiting).
+        in_order = dialect.indexed_by.format(index="harvest_flow_waits_queue")
         self.candidates = r(
             "SELECT w.*, (SELECT e.state FROM harvest_executions e WHERE "
             f"e.exec_id = w.exec_id) FROM (SELECT {WAIT_COLUMNS} FROM "
-            "harvest_flow_waits WHERE queue = ? AND admitted_at IS NULL AND "
-            "due_at <= ? ORDER BY priority, id LIMIT ?) w ORDER BY priority, id"
+            f"harvest_flow_waits{in_order} WHERE queue = ? AND admitted_at IS NULL "
+            "AND due_at <= ? ORDER BY priority, id LIMIT ?) w ORDER BY priority, id"
         )
         # An admission's pick, locked before it is flipped RUNNING: a run a
         # cancel ended meanwhile is not returned (the lock re-reads the row).
