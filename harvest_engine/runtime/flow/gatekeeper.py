@@ -40,8 +40,10 @@ MAX_SLOTS_KNOWN = 100_000
 """Admitted runs whose queues are remembered; past it the memory starts again."""
 
 _SLOT = "slot"
-_SLOT_LIMITS = frozenset({"concurrency", "worker_concurrency", "partition_concurrency"})
 """A queue held for a slot: nothing to wake for until a run or an attempt ends."""
+
+_SLOT_LIMITS = frozenset({"concurrency", "worker_concurrency", "partition_concurrency"})
+"""The limits a run's end (or a wake) frees, not the clock."""
 
 
 class Gatekeeper:

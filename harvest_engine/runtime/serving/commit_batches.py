@@ -173,7 +173,8 @@ class CommitBatches:
         """A batch's `after`: admit into the slots its ended runs freed, and decide the runs let in.
 
         The successors' first decisions join the same commit and claim their
-        first activities, carried to the next pass like every claim: the
+        first activities, carried to the next pass like every claim (unless
+        other workers serve the database: `Settings.share_successors`): the
         slot-freeing commit starts the next run, with no admission pass or
         commit between. A successor that ends at once frees its slot again,
         up to SUCCESSORS_PER_BATCH runs.
