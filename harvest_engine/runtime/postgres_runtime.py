@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 INSTALL_HINT = "psycopg is not installed: pip install 'harvest[postgres]'"
 
+PEERS_HEARD_WITHIN = 3.0
+"""Seconds since another worker's last commit (each beats every second) that it counts as serving."""
+
 
 def open_store(
     dsn: str,
@@ -96,8 +99,14 @@ class PostgresRuntime(Runtime):
             rt.waker.wake_all()
             rt.changes.committed()  # in-process readers of events and streams
 
+        from harvest_engine.store.postgres.notify import Peers  # noqa: PLC0415
+
+        peers = Peers()
+        # With other workers serving, a queue's successors are left to
+        # whichever worker claims first (Settings.share_successors).
+        rt.settings.share_successors = lambda: peers.recently(PEERS_HEARD_WITHIN)
         try:
-            store.listen(heard)  # LISTEN/NOTIFY: at once, not at a poll
+            store.listen(heard, peers)  # LISTEN/NOTIFY: at once, not at a poll
         except BaseException:
             rt.close()
             raise

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from harvest_engine.workflow.defaults import CONTINUE_AS_NEW_ADVICE_EVENTS
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.rows import ExecutionRecord
@@ -75,6 +75,13 @@ class Settings:
         # ... and stops taking more runs once it has held the thread this
         # long (seconds), whatever the count.
         self.group_commit_seconds = 0.010
+        # A queued run admitted into the slot of a run that ended is decided
+        # in the commit that ended it, and its first activity claimed there
+        # too (the ending worker runs it), unless this answers True: other
+        # workers serve the same database (PostgresRuntime), and the
+        # activity is left for whichever worker claims it first, so a
+        # queue's work spreads over them.
+        self.share_successors: Callable[[], bool] | None = None
 
     def set_caps(self, caps: HistoryCaps) -> None:
         """Replace the history caps; runs started from now on follow a lowered cap's advice.

@@ -127,7 +127,7 @@ def test_clients_reset_pause_and_start_into_the_queue_and_each_is_checked() -> N
     ("mutation", "seed", "found"),
     [
         ("admit-past-concurrency", 1, "RUNNING admitted runs, concurrency 2"),
-        ("ignore-queue-rate", 0, "the rate spaces them 20 s"),
+        ("ignore-queue-rate", 12, "the rate spaces them 20 s"),
         ("skip-enqueue-dedup", 7, "dedup id d1 has 2 ENQUEUED/RUNNING runs"),
         ("decide-while-paused", 0, "paused, yet recorded"),
     ],

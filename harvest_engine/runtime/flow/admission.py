@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict, deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from harvest_engine.timestamps import from_micros, micros
 
@@ -23,9 +23,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.runtime.registry import Registry
-    from harvest_engine.store.rows import ExecutionRecord
     from harvest_engine.store.sql.flow import FlowTables
-    from harvest_engine.store.sql.flow_rows import QueueRow, WaitRow
+    from harvest_engine.store.sql.flow_rows import LockedRun, QueueRow, WaitRow
     from harvest_engine.store.txn_protocol import WriteTxn
 
 # How many candidates one admission reads per free slot, so round robin over
@@ -136,53 +135,106 @@ def round_robin(waits: list[WaitRow]) -> list[WaitRow]:
     return order
 
 
+class Admission(NamedTuple):
+    """What one admission into a queue did."""
+
+    admitted: list[WaitRow]
+    """The waits of the runs it flipped RUNNING, in admission order."""
+    held: str | None
+    """The limit holding the rest (None when none waits)."""
+    token: datetime | None
+    """When the queue's next rate token is due (None without a rate)."""
+    locked: bool = True
+    """False: another worker held the queue's row and nothing was looked at."""
+    names: dict[str, str] | None = None
+    """The admitted runs' workflow names, by exec_id."""
+
+
 def admit_queue(
-    registry: Registry, txn: WriteTxn, queue: str, now: datetime
-) -> tuple[int, str | None, datetime | None]:
+    registry: Registry,
+    txn: WriteTxn,
+    queue: str,
+    now: datetime,
+    *,
+    wait: bool = True,
+    freed: int | None = None,
+) -> Admission:
     """Admit what the queue's limits let in now.
 
-    Returns how many runs were admitted, the limit holding the rest (None
-    when none waits), and when the queue's next rate token is due.
+    The queue's row is locked first and everything counted behind it; the
+    runs picked are locked next (a run a cancel ended meanwhile drops out)
+    and flipped RUNNING. Without `wait` (a transaction that holds other runs
+    already), a queue or a run another worker holds is passed over instead
+    of waited for. `freed`: how many slots the caller's ends freed, to read
+    only as many candidates as those slots need (a queue of partitions reads
+    further, to find partitions not full).
     """
     tables = txn.flow()
-    row = tables.queue(queue, lock=True)
+    row = tables.open_admission(
+        queue, now, _candidates_to_read(registry, queue, freed), wait=wait
+    )
     if row is None:
-        return 0, _SLOT_LIMIT, None  # a queue no process stored (yet): its runs wait
+        # A queue no process stored (yet): its runs wait; or another worker's.
+        return Admission([], _SLOT_LIMIT, None, locked=wait)
     limiter = Limiter.for_runs(tables, row, now)
     held = limiter.held_by()
     if held in _WHOLE_QUEUE:
-        return 0, held, limiter.next_token
+        return Admission([], held, limiter.next_token)
     wanted = limiter.free if limiter.free != math.inf else MIN_CANDIDATES
     limit = int(max(MIN_CANDIDATES, wanted * LOOKAHEAD))
-    admitted = 0
     others: dict[str, Limiter | None] = {}
-    for wait in round_robin(tables.candidates(queue, now, limit)):
-        held = limiter.held_by(wait.partition_key)
+    picked: list[WaitRow] = []
+    for wait_row in round_robin(tables.candidates(queue, now, limit)):
+        held = limiter.held_by(wait_row.partition_key)
         if held in _WHOLE_QUEUE:
             break
         if held is not None:
             continue  # its partition is full: the next partition's turn
-        run = txn.execution(wait.exec_id)
-        if run is None or run.state != "ENQUEUED":
-            tables.drop_wait(wait.exec_id)  # it ended while it waited
+        if wait_row.run_state != "ENQUEUED":
+            tables.drop_wait(wait_row.exec_id)  # it ended while it waited
             continue
-        also = _workflow_limiter(tables, others, wait.workflow_queue, now)
+        also, busy = _workflow_limiter(
+            tables, others, wait_row.workflow_queue, now, wait=wait
+        )
+        if busy:
+            held = None  # its workflow's queue is another worker's now: look again
+            break
         if also is not None:
             held = also.held_by()
             if held is not None:
                 continue
-        if not tables.admit(wait.exec_id, now):
-            continue
-        _run_admitted(registry, txn, run, wait, now)
-        limiter.take(wait.partition_key)
+        picked.append(wait_row)
+        limiter.take(wait_row.partition_key)
         if also is not None:
             also.take()
-        admitted += 1
+    locked = tables.lock_enqueued([w.exec_id for w in picked], wait=wait)
+    for wait_row in picked:
+        run = locked.get(wait_row.exec_id)
+        if run is not None:
+            tables.admit(wait_row.exec_id, now)
+            _run_admitted(registry, txn, wait_row, run, now)
     limiter.save()
     for other in others.values():
         if other is not None:
             other.save()
-    return admitted, limiter.held_by() or held, limiter.next_token
+    admitted = [w for w in picked if w.exec_id in locked]
+    if len(admitted) < len(picked):
+        held = None  # a slot counted for a run that dropped out: look again
+    else:
+        held = limiter.held_by() or held
+    names = {exec_id: run.workflow_name for exec_id, run in locked.items()}
+    return Admission(admitted, held, limiter.next_token, names=names)
+
+
+def _candidates_to_read(registry: Registry, queue: str, freed: int | None) -> int:
+    """How many waiting runs an admission reads before it knows the free slots."""
+    declared = registry.queues.get(queue)
+    if declared is None:
+        return MIN_CANDIDATES
+    if freed is not None and declared.partition_concurrency is None:
+        # A run that ended while it waited is passed over: read a few more.
+        return freed + LOOKAHEAD
+    return max(MIN_CANDIDATES, (declared.concurrency or 0) * LOOKAHEAD)
 
 
 def _workflow_limiter(
@@ -190,21 +242,28 @@ def _workflow_limiter(
     known: dict[str, Limiter | None],
     name: str | None,
     now: datetime,
-) -> Limiter | None:
-    """The limiter of a workflow's own queue a run of another queue also obeys."""
+    *,
+    wait: bool,
+) -> tuple[Limiter | None, bool]:
+    """The limiter of a workflow's own queue a run of another queue also obeys.
+
+    The flag says another worker holds that queue's row (only without `wait`).
+    """
     if name is None:
-        return None
+        return None, False
     if name not in known:
-        row = tables.queue(name, lock=True)
+        row = tables.queue(name, lock=True, wait=wait)
+        if row is None and not wait and tables.queue(name) is not None:
+            return None, True
         known[name] = None if row is None else Limiter.for_runs(tables, row, now)
-    return known[name]
+    return known[name], False
 
 
 def _run_admitted(
     registry: Registry,
     txn: WriteTxn,
-    run: ExecutionRecord,
     wait: WaitRow,
+    locked: LockedRun,
     now: datetime,
 ) -> None:
     """Flip an admitted run RUNNING, due for its first decision; its deadline starts now.
@@ -213,11 +272,11 @@ def _run_admitted(
     execution_timeout) has it moved on by the wait; else the workflow's.
     """
     deadline = None
-    info = registry.workflows.get(run.workflow_name)
-    if run.deadline is not None:
-        deadline = run.deadline + (now - wait.enqueued_at)
+    info = registry.workflows.get(locked.workflow_name)
+    if locked.deadline is not None:
+        deadline = locked.deadline + (now - wait.enqueued_at)
     elif info is not None and info.execution_timeout is not None:
         deadline = now + info.execution_timeout
     txn.update_execution(
-        run.exec_id, state="RUNNING", needs_decision=1, deadline=deadline
+        wait.exec_id, state="RUNNING", needs_decision=1, deadline=deadline
     )

@@ -206,4 +206,7 @@ class BodyRounds(CommitBatches):
             ids = [item.task.id for run in batch for item in by_run.get(run, [])]
             return txn.lock_runs(batch, task_ids=ids)
 
-        return await self._in_batches(runs, record, carry=carry, lock=lock)
+        # Only claims carried to the next pass may come with successors: a
+        # caller driving one run runs its own claims, not other runs'.
+        after = self._successors(now, errors) if carry else None
+        return await self._in_batches(runs, record, carry=carry, lock=lock, after=after)

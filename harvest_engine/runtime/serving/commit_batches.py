@@ -35,6 +35,15 @@ if TYPE_CHECKING:
 
 Now = Callable[[], datetime]
 
+Successors = Callable[["WriteTxn", list[str], datetime], list[str]]
+"""Admits, in the transaction that ended runs, the queued runs waiting for their slots."""
+
+After = Callable[["WriteTxn", list["Decision"], list[str]], list["Decision"]]
+"""More work a batch does in its own transaction after its runs' (successors' decisions)."""
+
+SUCCESSORS_PER_BATCH = 64
+"""Queued runs a batch admits and decides at most, beyond its own runs."""
+
 
 class CommitBatches:
     """`GroupCommit`'s state and its batches: many runs' work per transaction."""
@@ -46,8 +55,11 @@ class CommitBatches:
         tasks: TaskRunner,
         cache: InstanceCache,
         settings: Settings,
+        successors: Successors | None = None,
     ) -> None:
         self.store = store
+        # Flow control's admission of the runs an ending run's slot lets in.
+        self.successors = successors
         self.decider = decider
         self.tasks = tasks
         self.cache = cache
@@ -70,6 +82,7 @@ class CommitBatches:
         carry: bool,
         lock: Callable[[WriteTxn, list[str]], set[str]],
         chunk: int | None = None,
+        after: After | None = None,
     ) -> list[Decision]:
         """`per_run` for each run, many runs per transaction, yielding between transactions.
 
@@ -79,13 +92,24 @@ class CommitBatches:
         changes no history. `lock` takes the next runs of a transaction
         together, `chunk` at a time (default: all it may take), before their
         turn (`WriteTxn.lock_runs`); the runs it leaves out are passed over.
+        `after` does more in each transaction once its runs are done (it
+        adds the runs it decides to the batch's, to forget them if it fails).
         """
         if len(exec_ids) == 1:
             # One run: its writes share the commit with nobody else's.
             exec_id = exec_ids[0]
-            return self._in_batch(
-                exec_ids, lambda txn: per_run(txn, exec_id), carry=carry, alone=True
-            )
+            alone = [exec_id]
+
+            def one(txn: WriteTxn) -> list[Decision]:
+                del alone[1:]  # a second try (with savepoints) starts again
+                decisions = per_run(txn, exec_id)
+                return (
+                    decisions
+                    if after is None
+                    else decisions + after(txn, decisions, alone)
+                )
+
+            return self._in_batch(alone, one, carry=carry, alone=True)
         size = max(1, self.settings.group_commit_size)
         step = size if chunk is None else max(1, chunk)
         budget = self.settings.group_commit_seconds
@@ -112,6 +136,8 @@ class CommitBatches:
                     decisions += per_run(txn, exec_id)
                     if time.monotonic() >= deadline:
                         break
+                if after is not None:
+                    decisions += after(txn, decisions, taken)
                 return decisions
 
             decided += self._in_batch(taken, work, carry=carry)
@@ -120,13 +146,18 @@ class CommitBatches:
         return decided
 
     def _decide(
-        self, exec_ids: Iterable[str], now: Now, errors: list[HarvestError]
+        self,
+        exec_ids: Iterable[str],
+        now: Now,
+        errors: list[HarvestError],
+        *,
+        claim: bool = True,
     ) -> list[Decision]:
         """Decide each run in its own savepoint of the open batch; collect claims."""
         decisions: list[Decision] = []
         for exec_id in exec_ids:
             try:
-                decision = self.decider.decide(exec_id, now(), claim=True)
+                decision = self.decider.decide(exec_id, now(), claim=claim)
                 if decision.stuck:
                     raise Stuck(exec_id=exec_id)
             except HarvestError as exc:
@@ -137,6 +168,43 @@ class CommitBatches:
                 continue
             decisions.append(decision)
         return decisions
+
+    def _successors(self, now: Now, errors: list[HarvestError]) -> After | None:
+        """A batch's `after`: admit into the slots its ended runs freed, and decide the runs let in.
+
+        The successors' first decisions join the same commit and claim their
+        first activities, carried to the next pass like every claim (unless
+        other workers serve the database: `Settings.share_successors`): the
+        slot-freeing commit starts the next run, with no admission pass or
+        commit between. A successor that ends at once frees its slot again,
+        up to SUCCESSORS_PER_BATCH runs.
+        """
+        successors = self.successors
+        if successors is None:
+            return None
+
+        def after(
+            txn: WriteTxn, decisions: list[Decision], taken: list[str]
+        ) -> list[Decision]:
+            decided: list[Decision] = []
+            ended = [d.exec_id for d in decisions if d.terminal]
+            if not ended:
+                return decided
+            share = self.settings.share_successors
+            claim = share is None or not share()
+            while ended and len(decided) < SUCCESSORS_PER_BATCH:
+                admitted = successors(txn, ended, now())
+                if not admitted:
+                    break
+                taken.extend(admitted)
+                left_out = txn.lock_runs(admitted, deciding_at=now())
+                fresh = [e for e in admitted if e not in left_out]
+                more = self._decide(fresh, now, errors, claim=claim)
+                decided += more
+                ended = [d.exec_id for d in more if d.terminal]
+            return decided
+
+        return after
 
     def _in_batch(
         self,

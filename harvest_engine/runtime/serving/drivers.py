@@ -57,11 +57,19 @@ class Driver:
         # Due schedule slots whose workflow is not registered yet: logged once,
         # not woken for, fired once the code registers (`Runtime.register_workflow`).
         self.code_waits = schedules.CodeWaits()
-        self.group = GroupCommit(
-            engine.store, engine.decider, self.tasks, engine.cache, engine.settings
+        # Flow control: admits waiting runs and attempts at the start of each
+        # pass, and into the slots a batch's ended runs free, in its commit.
+        self.gatekeeper = Gatekeeper(
+            engine, self.tasks.time_out_waiting, self.tasks.names.remember
         )
-        # Flow control: admits waiting runs and attempts at the start of each pass.
-        self.gatekeeper = Gatekeeper(engine, self.tasks.time_out_waiting)
+        self.group = GroupCommit(
+            engine.store,
+            engine.decider,
+            self.tasks,
+            engine.cache,
+            engine.settings,
+            successors=self.gatekeeper.admit_successors,
+        )
 
     async def run_until_blocked(self, exec_id: str | ExecutionId) -> RunState:
         """Drive one run until it ends or waits (the facade's `run_until_blocked`)."""

@@ -124,7 +124,12 @@ class GroupCommit(BodyRounds):
         # time budget then holds few runs it did not decide (another worker
         # skips the runs it holds).
         decisions = await self._in_batches(
-            exec_ids, decide, carry=True, lock=lock, chunk=DECISION_LOCKS
+            exec_ids,
+            decide,
+            carry=True,
+            lock=lock,
+            chunk=DECISION_LOCKS,
+            after=self._successors(now, errors),
         )
         return any(d.progressed for d in decisions)
 

@@ -29,6 +29,7 @@ from harvest_engine.runtime.deciding import local_activities
 from harvest_engine.runtime.flow import gates
 from harvest_engine.runtime.registry import RegisteredActivity
 from harvest_engine.runtime.serving import breakers, intercepted_attempts
+from harvest_engine.runtime.serving.run_names import RunNames
 from harvest_engine.states import ErrorInfo
 from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord
 from harvest_engine.tracebacks import log_failed_attempt
@@ -40,9 +41,6 @@ if TYPE_CHECKING:
     from harvest_engine.store.txn_protocol import WriteTxn
 
 Clock = Callable[[], datetime]
-
-# How many runs' workflow names the runner remembers before it starts over.
-NAME_MEMORY = 4096
 
 
 @dataclass(frozen=True)
@@ -73,7 +71,8 @@ class TaskRunner:
         self.registry = registry
         # Where a cancel finds a running body (runtime/attempts.py).
         self.attempts = RunningAttempts() if attempts is None else attempts
-        self._names: dict[str, str] = {}
+        # Each run's workflow name, for its activities' contexts.
+        self.names = RunNames(store)
 
     async def run(self, task: TaskRecord, clock: Clock) -> bool:
         """Run one attempt of `task`; False when it was gone or not ready."""
@@ -136,7 +135,7 @@ class TaskRunner:
                     self.registry,
                     self.store,
                     claimed,
-                    lambda: self._workflow_name(claimed.exec_id),
+                    lambda: self.names.of(claimed.exec_id),
                     (activity, args),
                     (budget, cancel),
                     started,
@@ -192,7 +191,7 @@ class TaskRunner:
                 queue=task.queue,
                 task_id=task.id,
                 activity_id=task.activity_id,
-                workflow_name=self._workflow_name(task.exec_id),
+                workflow_name=self.names.of(task.exec_id),
             ),
             idempotency_key=task.idempotency_key,
             heartbeat_details=heartbeat,
@@ -200,17 +199,6 @@ class TaskRunner:
             save_heartbeat=lambda text: self.store.save_heartbeat(task.id, text),
             cancel=cancel,
         )
-
-    def _workflow_name(self, exec_id: str) -> str:
-        """The run's workflow name; remembered, since a run never changes it."""
-        name = self._names.get(exec_id)
-        if name is None:
-            row = self.store.execution(exec_id)
-            name = row.workflow_name if row else ""
-            if len(self._names) >= NAME_MEMORY:
-                self._names.clear()
-            self._names[exec_id] = name
-        return name
 
     @staticmethod
     def _args(

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -109,6 +111,17 @@ class CancelListeners:
             listener(attempts, reason)
 
 
+class Peers:
+    """When this worker last heard another serving worker commit (every one beats each second)."""
+
+    def __init__(self) -> None:
+        self.heard_at = -math.inf
+
+    def recently(self, within: float) -> bool:
+        """Whether another worker committed in the last `within` seconds."""
+        return time.monotonic() - self.heard_at < within
+
+
 class Listener:
     """A daemon thread that calls `on_wake()` for each notice another worker or a client sends.
 
@@ -128,11 +141,17 @@ class Listener:
         self._on_wake = on_wake
         self._on_cancel = on_cancel
         self._stop = threading.Event()
+        self._peers: Peers | None = None
         self._conn = self._listen()
         self._thread = threading.Thread(
             target=self._loop, name="harvest-listener", daemon=True
         )
         self._thread.start()
+
+    def told(self, peers: Peers) -> Listener:
+        """Note in `peers` each notice of another worker (a client's command is none)."""
+        self._peers = peers
+        return self
 
     def _listen(self, *, again: bool = False) -> psycopg.Connection[tuple[Any, ...]]:
         conn = reconnect(self._dsn) if again else connect(self._dsn)
@@ -149,6 +168,8 @@ class Listener:
                     if notice.channel == CANCEL_CHANNEL:
                         self._cancelled(notice.payload)
                     elif notice.payload != self._me:
+                        if self._peers is not None and notice.payload != "command":
+                            self._peers.heard_at = time.monotonic()
                         self._on_wake()
                 failures = 0
             except psycopg.Error:

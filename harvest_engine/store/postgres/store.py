@@ -275,10 +275,10 @@ class PostgresStore(StoreReads):
             finally:
                 self._joinable = joined
 
-    def listen(self, on_wake: Callable[[], None]) -> None:
+    def listen(self, on_wake: Callable[[], None], peers: notify.Peers) -> None:
         """Call `on_wake()` (from a thread) when another worker or a client commits; hear cancels."""
         listener = notify.Listener(self.dsn, self.worker_id, on_wake, self._cancels)
-        self._listeners.append(listener)
+        self._listeners.append(listener.told(peers))
 
     def add_cancel_listener(self, fn: notify.OnCancel) -> None:
         self._cancels.add(fn)  # heard through `listen`'s thread, from every worker

@@ -10,161 +10,32 @@ same free slot (never check-then-act); SQLite's one writer holds the file.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harvest_engine.store.sql.dialect import POSTGRES, SQLITE, Dialect
 from harvest_engine.store.sql.flow_rows import (
-    QUEUE_COLUMNS,
-    WAIT_COLUMNS,
+    LockedRun,
     QueueRow,
     WaitRow,
     wait_from_row,
 )
-from harvest_engine.timestamps import micros
+from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.store.sql.executes import Executes
-
-# A task's slot in an activity's own queue is any of its live rows; in a named
-# queue, any live row of that queue. WAITING rows wait for one.
-_HOLDING = "status IN ('PENDING', 'RUNNING')"
+    from harvest_engine.store.sql.flow_sql import FlowSql
 
 
-class FlowSql:
-    """One dialect's flow-control statements, rendered once (built at import)."""
+@dataclass(frozen=True)
+class _Counted:
+    """A queue's slots held and waiting candidates, read under its row's lock."""
 
-    def __init__(self, dialect: Dialect) -> None:
-        r = dialect.render
-        self.dialect = dialect
-        self.put_queue = r(
-            "INSERT INTO harvest_flow_queues (name, concurrency, worker_concurrency, "
-            "rate_limit, rate_per, partition_concurrency, priority, quota_limit, "
-            "quota_per, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (name) DO UPDATE SET concurrency = excluded.concurrency, "
-            "worker_concurrency = excluded.worker_concurrency, "
-            "rate_limit = excluded.rate_limit, rate_per = excluded.rate_per, "
-            "partition_concurrency = excluded.partition_concurrency, "
-            "priority = excluded.priority, quota_limit = excluded.quota_limit, "
-            "quota_per = excluded.quota_per, updated_at = excluded.updated_at"
-        )
-        self.queue = r(
-            f"SELECT {QUEUE_COLUMNS} FROM harvest_flow_queues WHERE name = ?"
-        )
-        self.lock_queue = self.queue + dialect.for_update
-        self.all_queues = (
-            f"SELECT {QUEUE_COLUMNS} FROM harvest_flow_queues ORDER BY name"
-        )
-        self.set_token = r(
-            "UPDATE harvest_flow_queues SET next_token_at = ? WHERE name = ?"
-        )
-        self.set_quota = r(
-            "UPDATE harvest_flow_queues SET quota_start = ?, quota_used = ? WHERE name = ?"
-        )
-        self.enqueue = r(
-            "INSERT INTO harvest_flow_waits (exec_id, queue, workflow_queue, priority, "
-            "partition_key, dedup_id, enqueued_at, due_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        )
-        self.dedup_holder = r(
-            "SELECT w.exec_id, (SELECT e.state FROM harvest_executions e "
-            "WHERE e.exec_id = w.exec_id) AS state FROM harvest_flow_waits w "
-            "WHERE w.queue = ? AND w.dedup_id = ?"
-        )
-        # Admitted rows of runs that ended (or were purged) hold no slot: dropped.
-        # Each statement seeks one index (`queue` and `workflow_queue` apart).
-        ended = (
-            " AND NOT EXISTS (SELECT 1 FROM harvest_executions e WHERE "
-            "e.exec_id = harvest_flow_waits.exec_id AND e.state = 'RUNNING')"
-        )
-        self.release_ended = r(
-            "DELETE FROM harvest_flow_waits WHERE queue = ? AND admitted_at IS NOT NULL"
-            + ended
-        )
-        self.release_ended_also = r(
-            "DELETE FROM harvest_flow_waits WHERE workflow_queue = ? "
-            "AND admitted_at IS NOT NULL" + ended
-        )
-        self.drop_waiting_ended = r(
-            "DELETE FROM harvest_flow_waits WHERE admitted_at IS NULL AND queue = ? "
-            "AND NOT EXISTS (SELECT 1 FROM harvest_executions e WHERE "
-            "e.exec_id = harvest_flow_waits.exec_id AND e.state = 'ENQUEUED')"
-        )
-        self.running = r(
-            "SELECT (SELECT COUNT(*) FROM harvest_flow_waits WHERE queue = ? "
-            "AND admitted_at IS NOT NULL) + (SELECT COUNT(*) FROM harvest_flow_waits "
-            "WHERE workflow_queue = ? AND admitted_at IS NOT NULL)"
-        )
-        self.running_by = r(
-            "SELECT COUNT(*) FROM harvest_flow_waits WHERE admitted_at IS NOT NULL "
-            "AND queue = ? AND admitted_by = ?"
-        )
-        self.running_partitions = r(
-            "SELECT partition_key, COUNT(*) FROM harvest_flow_waits WHERE "
-            "admitted_at IS NOT NULL AND queue = ? GROUP BY partition_key"
-        )
-        # No join: a planner without statistics (a young Postgres table) may
-        # scan every waiting run's row per candidate. The caller reads each
-        # candidate's run and passes over one that ended while it waited.
-        self.candidates = r(
-            f"SELECT {WAIT_COLUMNS} FROM harvest_flow_waits WHERE queue = ? "
-            "AND admitted_at IS NULL AND due_at <= ? ORDER BY priority, id LIMIT ?"
-        )
-        self.drop_wait = r("DELETE FROM harvest_flow_waits WHERE exec_id = ?")
-        self.admit = r(
-            "UPDATE harvest_flow_waits SET admitted_at = ?, admitted_by = ? "
-            "WHERE exec_id = ? AND admitted_at IS NULL"
-        )
-        self.wait_of = r(
-            f"SELECT {WAIT_COLUMNS} FROM harvest_flow_waits WHERE exec_id = ?"
-        )
-        self.ahead = r(
-            "SELECT COUNT(*) FROM harvest_flow_waits WHERE queue = ? AND "
-            "admitted_at IS NULL AND (priority < ? OR (priority = ? AND id < ?))"
-        )
-        # One index seek per queue (harvest_flow_waits_due), not a scan of the waits.
-        self.waiting_queues = (
-            "SELECT name, (SELECT MIN(w.due_at) FROM harvest_flow_waits w "
-            "WHERE w.queue = q.name AND w.admitted_at IS NULL) FROM harvest_flow_queues q"
-        )
-        self.hold_task = r("UPDATE harvest_tasks SET status = 'WAITING' WHERE id = ?")
-        self.open_task = r(
-            "UPDATE harvest_tasks SET status = 'PENDING' WHERE id = ? AND status = 'WAITING'"
-        )
-        self.waiting_tasks = (
-            "SELECT id, activity_name, queue, ready_at FROM harvest_tasks "
-            "WHERE status = 'WAITING' ORDER BY ready_at, id"
-        )
-        self.activity_holding = r(
-            f"SELECT COUNT(*) FROM harvest_tasks WHERE activity_name = ? AND {_HOLDING}"
-        )
-        self.queue_holding = r(
-            f"SELECT COUNT(*) FROM harvest_tasks WHERE queue = ? AND {_HOLDING}"
-        )
-        # What `queues()` reports: slots held and waits, by queue.
-        self.run_counts = (
-            "SELECT w.queue, SUM(CASE WHEN w.admitted_at IS NOT NULL AND "
-            "e.state = 'RUNNING' THEN 1 ELSE 0 END), SUM(CASE WHEN w.admitted_at "
-            "IS NULL AND e.state = 'ENQUEUED' THEN 1 ELSE 0 END), MIN(CASE WHEN "
-            "w.admitted_at IS NULL AND e.state = 'ENQUEUED' THEN w.enqueued_at END) "
-            "FROM harvest_flow_waits w JOIN harvest_executions e ON "
-            "e.exec_id = w.exec_id GROUP BY w.queue"
-        )
-        self.task_counts = (
-            "SELECT activity_name, queue, SUM(CASE WHEN status = 'WAITING' THEN 0 "
-            "ELSE 1 END), SUM(CASE WHEN status = 'WAITING' THEN 1 ELSE 0 END), "
-            "MIN(CASE WHEN status = 'WAITING' THEN ready_at END) FROM harvest_tasks "
-            "GROUP BY activity_name, queue"
-        )
-
-
-SQLITE_FLOW = FlowSql(SQLITE)
-POSTGRES_FLOW = FlowSql(POSTGRES)
-
-
-def flow_sql(dialect: Dialect) -> FlowSql:
-    """The statements of `dialect`."""
-    return POSTGRES_FLOW if dialect.name == POSTGRES.name else SQLITE_FLOW
+    running: int
+    here: int
+    partitions: dict[str | None, int]
+    candidates: list[WaitRow]
 
 
 class FlowTables:
@@ -174,6 +45,8 @@ class FlowTables:
         self._sql = sql
         self._conn = conn
         self.worker_id = worker_id
+        # What `open_admission` read, by queue, for the admission that follows.
+        self._counted: dict[str, _Counted] = {}
 
     # -- queues -------------------------------------------------------------
 
@@ -206,9 +79,16 @@ class FlowTables:
             ),
         )
 
-    def queue(self, name: str, *, lock: bool = False) -> QueueRow | None:
-        """A queue's row; with `lock`, held until the transaction ends (Postgres)."""
-        sql = self._sql.lock_queue if lock else self._sql.queue
+    def queue(
+        self, name: str, *, lock: bool = False, wait: bool = True
+    ) -> QueueRow | None:
+        """A queue's row; with `lock`, held until the transaction ends (Postgres).
+
+        A lock without `wait` reads None when another worker holds the row.
+        """
+        sql = self._sql.queue
+        if lock:
+            sql = self._sql.lock_queue if wait else self._sql.try_lock_queue
         row = self._conn.execute(sql, (name,)).fetchone()
         return None if row is None else QueueRow.from_row(row)
 
@@ -259,6 +139,8 @@ class FlowTables:
 
     def release_ended(self, queue: str) -> None:
         """Drop the admitted rows of the queue's runs that ended (their slots are free)."""
+        if queue in self._counted:
+            return  # done by `open_admission`
         self._conn.execute(self._sql.release_ended, (queue,))
         self._conn.execute(self._sql.release_ended_also, (queue,))
 
@@ -275,33 +157,102 @@ class FlowTables:
         row = self._conn.execute(self._sql.wait_of, (exec_id,)).fetchone()
         return None if row is None else wait_from_row(row)
 
+    def open_admission(
+        self, queue: str, now: datetime, limit: int, *, wait: bool = True
+    ) -> QueueRow | None:
+        """Lock the queue's row, then read its slots and `limit` candidates: one round trip.
+
+        The reads travel behind the lock (a pipelined store runs them in
+        order, after the lock is granted) and are kept for this admission's
+        `running`, `running_here`, `running_partitions` and `candidates`.
+        Without `wait`, a queue another worker holds is passed over (None):
+        this transaction waits for nobody, and what it sent behind the lock
+        changes nothing then (the releases check that the lock is held).
+        """
+        sql, conn = self._sql, self._conn
+        self._counted.pop(queue, None)
+        if wait:
+            lock = conn.execute(sql.lock_queue, (queue,))
+            conn.execute(sql.release_ended, (queue,))
+            conn.execute(sql.release_ended_also, (queue,))
+        else:
+            lock = conn.execute(sql.try_lock_queue, (queue,))
+            conn.execute(sql.try_release_ended, (queue, queue))
+            conn.execute(sql.try_release_ended_also, (queue, queue))
+        running = conn.execute(sql.running, (queue, queue))
+        here = conn.execute(sql.running_by, (queue, self.worker_id))
+        parts = conn.execute(sql.running_partitions, (queue,))
+        waits = conn.execute(sql.candidates, (queue, micros(now), limit))
+        row = lock.fetchone()
+        if row is None:
+            for unread in (running, here, parts, waits):
+                unread.fetchall()
+            return None
+        self._counted[queue] = _Counted(
+            int(running.fetchone()[0]),
+            int(here.fetchone()[0]),
+            {key: int(count) for key, count in parts.fetchall()},
+            [wait_from_row(w) for w in waits.fetchall()],
+        )
+        return None if row is None else QueueRow.from_row(row)
+
     def running(self, queue: str) -> int:
         """Runs holding a slot of `queue` (also as their workflow's own queue)."""
+        counted = self._counted.get(queue)
+        if counted is not None:
+            return counted.running
         row = self._conn.execute(self._sql.running, (queue, queue)).fetchone()
         return int(row[0])
 
     def running_here(self, queue: str) -> int:
         """Runs of `queue` this worker admitted that still hold their slot."""
+        counted = self._counted.get(queue)
+        if counted is not None:
+            return counted.here
         args = (queue, self.worker_id)
         return int(self._conn.execute(self._sql.running_by, args).fetchone()[0])
 
     def running_partitions(self, queue: str) -> dict[str | None, int]:
         """Slots held in `queue`, by partition key."""
+        counted = self._counted.get(queue)
+        if counted is not None:
+            return dict(counted.partitions)
         rows = self._conn.execute(self._sql.running_partitions, (queue,)).fetchall()
         return {key: int(count) for key, count in rows}
 
     def candidates(self, queue: str, now: datetime, limit: int) -> list[WaitRow]:
-        """Waiting runs of `queue` due by `now`, by priority then arrival."""
+        """Waiting runs of `queue` due by `now`, by priority then arrival, with their run's state."""
+        counted = self._counted.get(queue)
+        if counted is not None:
+            return counted.candidates
         rows = self._conn.execute(
             self._sql.candidates, (queue, micros(now), limit)
         ).fetchall()
         return [wait_from_row(row) for row in rows]
 
-    def admit(self, exec_id: str, now: datetime) -> bool:
-        """Mark the run's wait admitted by this worker; False when it was not waiting."""
+    def lock_enqueued(
+        self, exec_ids: list[str], *, wait: bool = True
+    ) -> dict[str, LockedRun]:
+        """Lock the runs still ENQUEUED among `exec_ids`: their names and deadlines, by exec_id.
+
+        One statement per run, in exec_id order (as every batch lock takes
+        runs), sent together: one round trip. Without `wait`, a run another
+        transaction holds is left out, as is a run that is no longer ENQUEUED.
+        """
+        sql = self._sql.lock_enqueued if wait else self._sql.try_lock_enqueued
+        cursors = [self._conn.execute(sql, (e,)) for e in sorted(exec_ids)]
+        found = {}
+        for cursor in cursors:
+            row = cursor.fetchone()
+            if row is not None:
+                deadline = None if row[2] is None else from_micros(int(row[2]))
+                found[str(row[0])] = LockedRun(str(row[1]), deadline)
+        return found
+
+    def admit(self, exec_id: str, now: datetime) -> None:
+        """Mark the run's wait admitted by this worker (its run is locked: it waits)."""
         args = (micros(now), self.worker_id, exec_id)
-        cursor = self._sql.dialect.settled(self._conn, self._sql.admit, args)
-        return bool(cursor.rowcount == 1)
+        self._conn.execute(self._sql.admit, args)
 
     def hold_task(self, task_id: int) -> None:
         """Make an activity task wait for a slot (status WAITING)."""

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.store.sql.executes import Executes
-    from harvest_engine.store.sql.flow import FlowSql
+    from harvest_engine.store.sql.flow_sql import FlowSql
 
 
 class FlowReads:
@@ -38,24 +38,25 @@ class FlowReads:
         rows = self._conn.execute(self._sql.all_queues).fetchall()
         return [QueueRow.from_row(row) for row in rows]
 
-    def waiting_queues(self) -> list[tuple[str, datetime]]:
-        """The queues with waiting runs, each with its earliest due time."""
-        out = []
-        for name, due in self._conn.execute(self._sql.waiting_queues).fetchall():
-            at = opt_time(due)
-            if at is not None:
-                out.append((str(name), at))
-        return out
+    def waiting(self) -> tuple[list[tuple[str, datetime]], list[WaitingTask]]:
+        """What waits, in one read: queues with waiting runs, and attempts waiting for a slot.
 
-    def waiting_tasks(self) -> list[WaitingTask]:
-        """Every activity task waiting for a slot, oldest first."""
-        out = []
-        for task_id, name, queue, ready in self._conn.execute(
-            self._sql.waiting_tasks
+        Each queue comes with its earliest due time; the attempts oldest first.
+        """
+        queues: list[tuple[str, datetime]] = []
+        tasks: list[WaitingTask] = []
+        for kind, name, at, task_id, queue in self._conn.execute(
+            self._sql.waiting
         ).fetchall():
-            at = from_micros(int(ready))
-            out.append(WaitingTask(int(task_id), str(name), str(queue), at))
-        return out
+            if kind == "t":
+                tasks.append(
+                    WaitingTask(
+                        int(task_id), str(name), str(queue), from_micros(int(at))
+                    )
+                )
+            elif at is not None:
+                queues.append((str(name), from_micros(int(at))))
+        return queues, tasks
 
     def run_counts(self) -> dict[str, tuple[int, int, datetime | None]]:
         """(running, waiting, oldest wait) of runs, by queue."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from harvest_engine.timestamps import from_micros
 
@@ -61,6 +61,14 @@ class QueueRow:
         return max(1, round(self.rate_per * 1_000_000 / self.rate_limit))
 
 
+class LockedRun(NamedTuple):
+    """A run an admission locked while it was still ENQUEUED."""
+
+    workflow_name: str
+    deadline: datetime | None
+    """The deadline it kept while it waited (a child's own timeout), else None."""
+
+
 @dataclass(frozen=True)
 class WaitRow:
     """A run waiting in (or admitted by) a queue."""
@@ -74,6 +82,8 @@ class WaitRow:
     enqueued_at: datetime
     due_at: datetime
     order: int
+    run_state: str | None = None
+    """The run's state, where the read asked for it (an admission's candidates)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +103,7 @@ WAIT_COLUMNS = (
 
 
 def wait_from_row(row: Sequence[Any]) -> WaitRow:
-    """A WaitRow from a row selected with WAIT_COLUMNS."""
+    """A WaitRow from a row selected with WAIT_COLUMNS (and the run's state after them)."""
     return WaitRow(
         exec_id=str(row[0]),
         queue=str(row[1]),
@@ -104,4 +114,5 @@ def wait_from_row(row: Sequence[Any]) -> WaitRow:
         enqueued_at=from_micros(int(row[6])),
         due_at=from_micros(int(row[7])),
         order=int(row[8]),
+        run_state=None if len(row) < 10 else row[9],
     )

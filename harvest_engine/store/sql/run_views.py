@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Self
 from harvest_engine.errors import InvalidFilter
 from harvest_engine.filters import ExecutionFilter
 from harvest_engine.store.sql import listing
-from harvest_engine.store.sql.flow import flow_sql
 from harvest_engine.store.sql.flow_reads import FlowReads
+from harvest_engine.store.sql.flow_sql import flow_sql
 from harvest_engine.store.sql.progress import ProgressSql
 
 if TYPE_CHECKING:

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS, SQLITE_COMMANDS
 from harvest_engine.store.sql.dialect import POSTGRES, SQLITE, Dialect
-from harvest_engine.store.sql.flow import FlowTables, flow_sql
+from harvest_engine.store.sql.flow import FlowTables
+from harvest_engine.store.sql.flow_sql import flow_sql
 from harvest_engine.store.sql.headers import HeaderSql
 from harvest_engine.store.sql.retention import POSTGRES_RETENTION, SQLITE_RETENTION
 from harvest_engine.store.sql.schedules import POSTGRES_SCHEDULES, SQLITE_SCHEDULES

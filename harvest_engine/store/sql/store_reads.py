@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.sql import listing, shaping
 from harvest_engine.store.sql.columns import opt_time
-from harvest_engine.store.sql.flow import flow_sql
 from harvest_engine.store.sql.flow_reads import FlowReads
+from harvest_engine.store.sql.flow_sql import flow_sql
 from harvest_engine.store.sql.headers import HeaderSql
 from harvest_engine.store.sql.progress import ProgressSql
 from harvest_engine.store.sql.wakeups import (
