@@ -60,6 +60,7 @@ async def parent_of_queued(ctx: WorkflowContext, n: int) -> Any:
 
 @workflow(concurrency=1)
 async def solo(ctx: WorkflowContext, value: Any) -> Any:
+    await ctx.wait_for_signal("go")
     return value
 
 
@@ -183,13 +184,19 @@ async def test_a_child_of_a_workflow_with_concurrency_waits_for_its_slot(
     for fn in (solo, parent_of_solo):
         rt.register_workflow(fn)
     parent = rt.start_workflow("parent_of_solo", 3)
-    await rt.poll_once()
-    kids = [r for r in _runs(rt) if r.workflow_name == "solo"]
-    assert [r.state for r in kids] == ["ENQUEUED"] * 3  # admitted by the next pass
-    await rt.poll_once()
-    kids = [r for r in _runs(rt) if r.workflow_name == "solo"]
-    assert sorted(r.state for r in kids) == ["COMPLETED", "ENQUEUED", "ENQUEUED"]
     await rt.run_until_idle()
+    kids = [r for r in _runs(rt) if r.workflow_name == "solo"]
+    assert sorted(r.state for r in kids) == ["ENQUEUED", "ENQUEUED", "RUNNING"]
+    for _ in range(3):
+        [live] = [
+            r for r in _runs(rt) if r.workflow_name == "solo" and r.state == "RUNNING"
+        ]
+        rt.send_signal(live.exec_id, "go", None)
+        await rt.run_until_idle()
+        running = [
+            r for r in _runs(rt) if r.workflow_name == "solo" and r.state == "RUNNING"
+        ]
+        assert len(running) <= 1  # the workflow's concurrency holds for its children
     assert rt.outcome(parent) == ExecutionOutcome.Completed(output=[0, 1, 2])
 
 
@@ -277,13 +284,23 @@ async def test_a_continue_as_new_successor_keeps_its_queue_and_options(
 ) -> None:
     rt = open_rt()
     rt.register_workflow(looping_in_queue)
+    rt.register_workflow(leaf)
     rt.register_queue(Queue("lane", concurrency=1, priority=True))
+    ahead = StartOptions(queue="lane", priority=1, partition_key="k")
+    first_blocker = rt.start_workflow_with_options("leaf", 1, ahead)
+    await rt.run_until_idle()  # holds the lane's one slot
     started = rt.start_workflow_with_options(
         "looping_in_queue",
         1,
         StartOptions(queue="lane", priority=7, partition_key="k", dedup_id="once"),
     )
-    await rt.poll_once()
+    # Same priority, earlier than the successor will be: admitted when the loop ends.
+    second_blocker = rt.start_workflow_with_options(
+        "leaf", 2, StartOptions(queue="lane", priority=7, partition_key="k")
+    )
+    rt.send_signal(first_blocker.exec_id, "go", None)
+    await rt.run_until_idle()
+    assert rt.describe(second_blocker.exec_id).state == "RUNNING"
     successor = rt.describe(started.exec_id).successor
     assert successor is not None
     assert rt.describe(successor).state == "ENQUEUED"
@@ -296,6 +313,7 @@ async def test_a_continue_as_new_successor_keeps_its_queue_and_options(
         "k",
         "once",
     )
+    rt.send_signal(second_blocker.exec_id, "go", None)
     await rt.run_until_idle()
     assert rt.outcome(successor) == ExecutionOutcome.Completed(output="done")
 
