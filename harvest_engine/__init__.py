@@ -92,6 +92,7 @@ from harvest_engine.interceptors import Interceptor
 from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.postgres_runtime import PostgresRuntime
 from harvest_engine.runtime.registry import ActivitySpec
+from harvest_engine.runtime.repairing.points import reset_points
 from harvest_engine.runtime.runtime import Runtime
 from harvest_engine.runtime.settings import HistoryCaps, WorkflowLogPolicy
 from harvest_engine.runtime.sqlite_runtime import SqliteRuntime
@@ -269,6 +270,7 @@ __all__ = [
     "errors",
     "next_fire_times",
     "query",
+    "reset_points",
     "update",
     "workflow",
 ]

@@ -142,6 +142,7 @@ EXTRA_NAMES = {
     "RunInfo",
     "RunWait",
     "Runtime",
+    "reset_points",  # the event seqs a reset accepts, for tools that offer them
     "ScheduleNotFound",
     "ScheduleRow",
     "StackFrame",

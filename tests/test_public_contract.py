@@ -408,6 +408,8 @@ WORKFLOWCONTEXT = {
 ALL = sorted([*ALL, "Runtime"])
 # Cancellation that stops work (issue 27): the typed error a cancelled attempt raises.
 ALL = sorted([*ALL, "ActivityCancelled", "ActivityCancellationType", "ActivityHandle"])
+# The reset points a tool may offer (the inspector's slider): the engine's own rule.
+ALL = sorted([*ALL, "reset_points"])
 OPENERS = ("open", "open_in_memory")
 POSTGRESRUNTIME = {k: v for k, v in POSTGRESRUNTIME.items() if k not in OPENERS}
 RUNTIME = {k: v for k, v in SQLITERUNTIME.items() if k not in OPENERS}

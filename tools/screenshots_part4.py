@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication
 
-from harvest_engine import ExecutionFilter
+from harvest_engine import ExecutionFilter, reset_points
 from harvest_gui.app import DEMO_APP
 from harvest_gui.demo.seed import DEMO_ORDERS, seed
 from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.forms.bulk_signal import BulkSignalDialog
 from harvest_gui.forms.reset import ResetDialog
-from harvest_gui.inspect.reset_points import reset_points
 from harvest_gui.session import WriterSession
 from harvest_gui.settings import Settings
 from harvest_gui.views.main_window import MainWindow

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from harvest_engine import HistoryEvent
 
-_ENDINGS = {
+ENDINGS = {  # the events that end a run, and the state each leaves
     "WorkflowCompleted": "COMPLETED",
     "WorkflowFailed": "FAILED",
     "WorkflowCancelled": "CANCELLED",
@@ -95,8 +95,8 @@ def state_as_of(history: Sequence[HistoryEvent], seq: int) -> RunAsOf:
         if t == "WorkflowStarted":
             inp = a.get("input")
             attrs_seen.update(a.get("search_attributes") or {})
-        elif t in _ENDINGS:
-            state = _ENDINGS[t]
+        elif t in ENDINGS:
+            state = ENDINGS[t]
             output = a.get("output")
             error = a.get("error") or a.get("reason")
         elif t == "SearchAttributesUpserted":

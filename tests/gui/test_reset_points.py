@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from harvest_engine import InvalidResetPoint, SqliteRuntime
-from harvest_gui.inspect.reset_points import point_text, reset_points
+from harvest_engine import InvalidResetPoint, SqliteRuntime, reset_points
+from harvest_gui.inspect.reset_points import point_text
 from tests.gui.helpers import stamp, three_steps, waits_for_go
 
 if TYPE_CHECKING:

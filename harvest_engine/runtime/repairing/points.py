@@ -67,6 +67,16 @@ def boundaries(events: Sequence[HistoryEvent]) -> list[int]:
     return found
 
 
+def reset_points(events: Sequence[HistoryEvent]) -> list[int]:
+    """The event seqs `reset(to_event=)` accepts for this history, ascending.
+
+    Public, so a tool (the inspector's time-travel slider, a web page) can
+    offer only the points a reset takes instead of learning it from a
+    refusal; empty for a run never decided (its history is its start).
+    """
+    return [] if len(events) <= 1 else boundaries(events)
+
+
 def _key(
     event: HistoryEvent, table: dict[str, tuple[str, str]]
 ) -> tuple[str, str] | None:
