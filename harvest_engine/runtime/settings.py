@@ -75,6 +75,11 @@ class Settings:
         # ... and stops taking more runs once it has held the thread this
         # long (seconds), whatever the count.
         self.group_commit_seconds = 0.010
+        # When a body of a pass finishes while others still run (plain
+        # bodies run in threads and finish apart), its record waits up to
+        # this long (seconds) for the others, so they share one commit: on
+        # Postgres every commit waits for a WAL flush. 0: record at once.
+        self.record_window_seconds = 0.002
         # A queued run admitted into the slot of a run that ended is decided
         # in the commit that ended it, and its first activity claimed there
         # too (the ending worker runs it), unless this answers True: other

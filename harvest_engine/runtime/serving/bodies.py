@@ -141,6 +141,7 @@ class BodyRounds(CommitBatches):
                 done, _ = await asyncio.wait(
                     running, return_when=asyncio.FIRST_COMPLETED
                 )
+                done |= await self._window(running, done)
             ended = early[:] + [(running.pop(f), f.result()) for f in done]
             early.clear()
             ended.sort(key=lambda item: order[item[0]])
@@ -155,6 +156,23 @@ class BodyRounds(CommitBatches):
             while waiting and len(running) + len(early) < limit:
                 start(waiting.popleft())
         return decided
+
+    async def _window(
+        self,
+        running: dict[asyncio.Future[Finished | None], str],
+        done: set[asyncio.Future[Finished | None]],
+    ) -> set[asyncio.Future[Finished | None]]:
+        """The bodies still running that finish within the record window (group commit).
+
+        Bodies in threads finish a little apart: recording the first alone
+        and the rest a moment later costs two commits where one would do.
+        """
+        window = self.settings.record_window_seconds
+        rest = [f for f in running if f not in done]
+        if window <= 0 or not rest:
+            return set()
+        more, _ = await asyncio.wait(rest, timeout=window)
+        return more
 
     async def _execute(
         self, task: TaskRecord, now: Now, errors: list[HarvestError]
