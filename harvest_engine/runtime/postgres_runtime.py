@@ -106,7 +106,9 @@ class PostgresRuntime(Runtime):
         # whichever worker claims first (Settings.share_successors).
         rt.settings.share_successors = lambda: peers.recently(PEERS_HEARD_WITHIN)
         try:
-            store.listen(heard, peers)  # LISTEN/NOTIFY: at once, not at a poll
+            # LISTEN/NOTIFY: at once, not at a poll; a client's command wakes
+            # only the applier (the run loop follows its commit).
+            store.listen(heard, peers, rt.waker.wake_commands)
         except BaseException:
             rt.close()
             raise

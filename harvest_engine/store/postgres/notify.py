@@ -122,11 +122,19 @@ class Peers:
         return time.monotonic() - self.heard_at < within
 
 
+COMMAND_NOTICE = "command"
+"""The payload of a client's notice that it queued a command (client_queue.py)."""
+
+
 class Listener:
     """A daemon thread that calls `on_wake()` for each notice another worker or a client sends.
 
-    And `on_cancel(attempts, reason)` for each attempt cancel any worker
-    announced, its own included.
+    A client's command notice calls `on_command()` instead when given: only
+    the command applier needs to look (it wakes the run loop itself after
+    applying), and a run loop woken beside it would take the worker's
+    connection for a pass's reads just when the command's transaction
+    wants it. And `on_cancel(attempts, reason)` for each attempt cancel
+    any worker announced, its own included.
     """
 
     def __init__(
@@ -135,10 +143,12 @@ class Listener:
         worker_id: str,
         on_wake: Callable[[], None],
         on_cancel: OnCancel | None = None,
+        on_command: Callable[[], None] | None = None,
     ) -> None:
         self._dsn = dsn
         self._me = worker_id
         self._on_wake = on_wake
+        self._on_command = on_command or on_wake
         self._on_cancel = on_cancel
         self._stop = threading.Event()
         self._peers: Peers | None = None
@@ -167,8 +177,10 @@ class Listener:
                 for notice in self._conn.notifies(timeout=STOP_CHECK):
                     if notice.channel == CANCEL_CHANNEL:
                         self._cancelled(notice.payload)
+                    elif notice.payload == COMMAND_NOTICE:
+                        self._on_command()
                     elif notice.payload != self._me:
-                        if self._peers is not None and notice.payload != "command":
+                        if self._peers is not None:
                             self._peers.heard_at = time.monotonic()
                         self._on_wake()
                 failures = 0
