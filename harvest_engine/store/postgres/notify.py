@@ -49,13 +49,34 @@ NOTIFY_PROGRESS = f"SELECT pg_notify('{PROGRESS_CHANNEL}', %s)"
 """Sent (at commit) by a transaction that wrote a run's events, stream or details,
 with the run's id: a client reading them re-reads at once."""
 
+# A reply notice carries the reply itself when it fits a NOTIFY payload
+# (under 8000 bytes): the client then reads nothing after its wake.
+REPLY_NOTICE_BYTES = 7600
+
 FINISH_COMMAND = (
     "WITH done AS ("
     + POSTGRES_COMMANDS.finish_sql
-    + f" RETURNING command_id) SELECT pg_notify('{REPLY_CHANNEL}', command_id) FROM done"
+    + f" RETURNING command_id, reply) SELECT pg_notify('{REPLY_CHANNEL}', "
+    "length(command_id) || ':' || command_id || CASE WHEN "
+    f"octet_length(command_id) + octet_length(reply) <= {REPLY_NOTICE_BYTES} "
+    "THEN reply ELSE '' END) FROM done"
 )
 """Mark a command applied (`Commands.finish_sql`) and notify its waiting client,
-which hears it when the transaction commits."""
+which hears it when the transaction commits: `reply_notice` reads the payload
+(the command id, length-prefixed, then the reply or nothing when too long)."""
+
+
+def reply_notice(payload: str) -> tuple[str, str | None]:
+    """(command id, reply JSON or None) of a `FINISH_COMMAND` notice's payload.
+
+    A payload not in that form (an older worker's: the bare id) is the id.
+    """
+    size, colon, rest = payload.partition(":")
+    if not colon or not size.isdigit() or int(size) > len(rest):
+        return payload, None
+    n = int(size)
+    return rest[:n], rest[n:] or None
+
 
 # How often the listening thread checks that it should stop (seconds).
 STOP_CHECK = 0.2
