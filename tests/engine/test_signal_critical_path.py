@@ -43,7 +43,9 @@ def _heard(event: threading.Event, seconds: float = 5.0) -> bool:
 
 def test_a_clients_command_notice_calls_on_command_not_on_wake(pg_dsn: str) -> None:
     woke, commanded = threading.Event(), threading.Event()
-    listener = notify.Listener(pg_dsn, "me", woke.set, on_command=commanded.set)
+    # The serving runtime's way: its Peers name the applier's wake.
+    peers = notify.Peers(on_command=commanded.set)
+    listener = notify.Listener(pg_dsn, "me", woke.set).told(peers)
     try:
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             conn.execute(

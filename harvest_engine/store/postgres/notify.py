@@ -133,15 +133,23 @@ class CancelListeners:
 
 
 class Peers:
-    """When this worker last heard another serving worker commit (every one beats each second)."""
+    """When this worker last heard another serving worker commit (every one beats each second).
 
-    def __init__(self) -> None:
+    And what a client's command notice calls instead of the wake, if set
+    (`on_command`: the serving worker's applier alone).
+    """
+
+    def __init__(self, on_command: Wake | None = None) -> None:
         self.heard_at = -math.inf
+        self.on_command = on_command
 
     def recently(self, within: float) -> bool:
         """Whether another worker committed in the last `within` seconds."""
         return time.monotonic() - self.heard_at < within
 
+
+Wake = Callable[[], None]
+"""What a notice calls (from the listener's thread)."""
 
 COMMAND_NOTICE = "command"
 """The payload of a client's notice that it queued a command (client_queue.py)."""
@@ -180,8 +188,13 @@ class Listener:
         self._thread.start()
 
     def told(self, peers: Peers) -> Listener:
-        """Note in `peers` each notice of another worker (a client's command is none)."""
+        """Note in `peers` each notice of another worker (a client's command is none).
+
+        A client's command notice calls `peers.on_command` when set.
+        """
         self._peers = peers
+        if peers.on_command is not None:
+            self._on_command = peers.on_command
         return self
 
     def _listen(self, *, again: bool = False) -> psycopg.Connection[tuple[Any, ...]]:

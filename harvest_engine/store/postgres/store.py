@@ -275,19 +275,9 @@ class PostgresStore(StoreReads):
             finally:
                 self._joinable = joined
 
-    def listen(
-        self,
-        on_wake: Callable[[], None],
-        peers: notify.Peers,
-        on_command: Callable[[], None] | None = None,
-    ) -> None:
-        """Call `on_wake()` (from a thread) when another worker commits; hear cancels.
-
-        A client's queued command calls `on_command()` (default `on_wake`).
-        """
-        listener = notify.Listener(
-            self.dsn, self.worker_id, on_wake, self._cancels, on_command
-        )
+    def listen(self, on_wake: Callable[[], None], peers: notify.Peers) -> None:
+        """Call `on_wake()` (from a thread) when another worker or a client commits; hear cancels."""
+        listener = notify.Listener(self.dsn, self.worker_id, on_wake, self._cancels)
         self._listeners.append(listener.told(peers))
 
     def add_cancel_listener(self, fn: notify.OnCancel) -> None:
