@@ -84,7 +84,11 @@ def test_the_reply_notice_carries_a_reply_that_fits(pg_dsn: str) -> None:
     heard = []
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         conn.execute(f"LISTEN {notify.REPLY_CHANNEL}")
-        for command_id, reply in (("id:1", '{"ok":null}'), ("id:2", long_reply)):
+        for command_id, reply in (
+            ("id:1", '{"ok":null}'),
+            ("id:2", long_reply),
+            ("id:3", "~hc1:c2VhbGVk"),  # a codec's: the client's connection decodes it
+        ):
             row = conn.execute(
                 "INSERT INTO harvest_commands (command_id, kind, args, submitted_at) "
                 "VALUES (%s, 'k', '{}', 0) RETURNING id",
@@ -96,4 +100,5 @@ def test_the_reply_notice_carries_a_reply_that_fits(pg_dsn: str) -> None:
     assert [notify.reply_notice(p) for p in heard] == [
         ("id:1", '{"ok":null}'),
         ("id:2", None),  # too long for a notice: the client reads its row
+        ("id:3", None),
     ]

@@ -57,13 +57,14 @@ FINISH_COMMAND = (
     "WITH done AS ("
     + POSTGRES_COMMANDS.finish_sql
     + f" RETURNING command_id, reply) SELECT pg_notify('{REPLY_CHANNEL}', "
-    "length(command_id) || ':' || command_id || CASE WHEN "
-    f"octet_length(command_id) + octet_length(reply) <= {REPLY_NOTICE_BYTES} "
+    "length(command_id) || ':' || command_id || CASE WHEN left(reply, 1) = '{' "
+    f"AND octet_length(command_id) + octet_length(reply) <= {REPLY_NOTICE_BYTES} "
     "THEN reply ELSE '' END) FROM done"
 )
 """Mark a command applied (`Commands.finish_sql`) and notify its waiting client,
 which hears it when the transaction commits: `reply_notice` reads the payload
-(the command id, length-prefixed, then the reply or nothing when too long)."""
+(the command id, length-prefixed, then the reply, or nothing when it is too
+long or encoded by a payload codec: the client's codec connection reads it)."""
 
 
 def reply_notice(payload: str) -> tuple[str, str | None]:
