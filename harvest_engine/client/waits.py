@@ -87,7 +87,9 @@ async def command_reply(
         ):
             return None
         while True:
-            got = queue.reply(command_id)
+            # The reply's notice carries the reply (committed with it): no read.
+            heard = pause.reply() if isinstance(pause, NoticePause) else None
+            got = (True, heard) if heard is not None else queue.reply(command_id)
             if got is not None and got[0]:
                 return got
             if not await pause.pause(deadline, REPLY_POLL_SECONDS):

@@ -165,6 +165,10 @@ class NoticePause:
         """Whether a notice for the key will wake this waiter (the LISTEN is up)."""
         return self._watch.live
 
+    def reply(self) -> str | None:
+        """The reply JSON a command's notice carried, once heard; else None (read it)."""
+        return self._watch.reply()
+
     async def pause(self, deadline: float | None, poll: float) -> bool:
         """Return at a notice for the key or a re-check; False once past `deadline`."""
         loop = asyncio.get_running_loop()

@@ -101,7 +101,8 @@ class PostgresRuntime(Runtime):
 
         from harvest_engine.store.postgres.notify import Peers  # noqa: PLC0415
 
-        peers = Peers()
+        # A client's command wakes only the applier (the run loop follows its commit).
+        peers = Peers(on_command=rt.waker.wake_commands)
         # With other workers serving, a queue's successors are left to
         # whichever worker claims first (Settings.share_successors).
         rt.settings.share_successors = lambda: peers.recently(PEERS_HEARD_WITHIN)

@@ -56,7 +56,16 @@ class Waker:
         """Wake the serving loop and its command applier (another process committed)."""
         self._set(everyone=True)
 
-    def _set(self, *, everyone: bool) -> None:
+    def wake_commands(self) -> None:
+        """Wake only the command applier (a client queued a command).
+
+        The applier wakes the run loop after it applied what came; the run
+        loop woken at once too would read its lists on the same connection
+        before the command's transaction.
+        """
+        self._set(everyone=True, loop_too=False)
+
+    def _set(self, *, everyone: bool, loop_too: bool = True) -> None:
         self.wakes += 1
         with self._guard:
             events, loop = self._events, self._loop
@@ -64,6 +73,8 @@ class Waker:
             return
         if not everyone:
             events = events[:1]
+        elif not loop_too:
+            events = events[1:]
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:

@@ -34,6 +34,7 @@ from harvest_engine.store.postgres.notify import (
     DONE_CHANNEL,
     PROGRESS_CHANNEL,
     REPLY_CHANNEL,
+    reply_notice,
 )
 
 if TYPE_CHECKING:
@@ -51,9 +52,18 @@ REVIVE_EVERY = 1.0
 class Watch:
     """One waiter's view: its event (set by a notice for its key) and whether notices come."""
 
-    def __init__(self, notices: Notices, event: asyncio.Event) -> None:
+    def __init__(self, notices: Notices, event: asyncio.Event, key: str) -> None:
         self._notices = notices
         self.event = event
+        self._key = key
+
+    def reply(self) -> str | None:
+        """The reply a command's notice carried (its key a command id), else None.
+
+        The notice comes at the reply's commit, so the reply is the row's:
+        the caller needs no read.
+        """
+        return self._notices.replies.get(self._key)
 
     @property
     def live(self) -> bool:
@@ -83,6 +93,8 @@ class Notices:
         self._guard = threading.Lock()
         self._starting = threading.Lock()
         self._waiters: dict[str, set[Waiter]] = {}
+        self.replies: dict[str, str] = {}
+        """Replies heard in notices, by command id, while someone waits on it."""
         self._reader: _Reader | None = None
         self._revive_at = 0.0
         self.closed = False
@@ -106,7 +118,7 @@ class Notices:
         with self._guard:
             self._waiters.setdefault(key, set()).add(waiter)
         try:
-            yield Watch(self, waiter[1])
+            yield Watch(self, waiter[1], key)
         finally:
             with self._guard:
                 waiters = self._waiters.get(key)
@@ -114,6 +126,7 @@ class Notices:
                     waiters.discard(waiter)
                     if not waiters:
                         del self._waiters[key]
+                        self.replies.pop(key, None)
 
     def revive(self) -> None:
         """Listen again after the connection broke (at most every REVIVE_EVERY seconds)."""
@@ -142,13 +155,18 @@ class Notices:
             except Exception as exc:  # noqa: BLE001 - no notices: the waiters poll
                 log.warning("client LISTEN unavailable (%s); polling instead", exc)
 
-    def _dispatch(self, key: str | None) -> None:
-        """Wake the waiters of `key` (None: every waiter, the connection broke)."""
+    def _dispatch(self, key: str | None, reply: str | None = None) -> None:
+        """Wake the waiters of `key` (None: every waiter, the connection broke).
+
+        A command's `reply` carried in its notice is kept for its waiters.
+        """
         with self._guard:
             if key is None:
                 waiters = [w for found in self._waiters.values() for w in found]
             else:
                 waiters = list(self._waiters.get(key, ()))
+                if reply is not None and waiters:
+                    self.replies[key] = reply
         for loop, event in waiters:
             if not loop.is_closed():
                 with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
@@ -158,7 +176,9 @@ class Notices:
 class _Reader:
     """The connection and the daemon thread reading its notices, until stopped or broken."""
 
-    def __init__(self, dsn: str, dispatch: Callable[[str | None], None]) -> None:
+    def __init__(
+        self, dsn: str, dispatch: Callable[[str | None, str | None], None]
+    ) -> None:
         conn = reconnect(dsn)
         try:
             conn.execute(
@@ -186,12 +206,16 @@ class _Reader:
                     return
                 pgconn.consume_input()
                 while (notice := pgconn.notifies()) is not None:
-                    self._dispatch(notice.extra.decode())
+                    payload = notice.extra.decode()
+                    if notice.relname.decode() == REPLY_CHANNEL:
+                        self._dispatch(*reply_notice(payload))
+                    else:
+                        self._dispatch(payload, None)
         except (psycopg.Error, OSError, ValueError) as exc:
             log.warning("client LISTEN connection lost (%s)", exc)
         finally:
             self.alive = False
-            self._dispatch(None)  # every waiter re-reads now, then polls
+            self._dispatch(None, None)  # every waiter re-reads now, then polls
 
     def stop(self) -> None:
         """End the thread and close the connection."""

@@ -19,6 +19,7 @@ from harvest_engine.store.postgres import heartbeat
 from harvest_engine.store.postgres.client_notices import Notices
 from harvest_engine.store.postgres.connection import connect, redact
 from harvest_engine.store.postgres.migrations import read_version
+from harvest_engine.store.postgres.notify import COMMAND_NOTICE
 from harvest_engine.store.postgres.schema import SCHEMA_VERSION
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
 from harvest_engine.timestamps import micros
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 _SUBMIT = (
     "WITH queued AS ("
     + POSTGRES_COMMANDS.insert
-    + " RETURNING 1) SELECT pg_notify('harvest_wake', 'command') FROM queued"
+    + f" RETURNING 1) SELECT pg_notify('harvest_wake', '{COMMAND_NOTICE}') FROM queued"
 )
 
 

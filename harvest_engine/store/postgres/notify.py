@@ -49,13 +49,35 @@ NOTIFY_PROGRESS = f"SELECT pg_notify('{PROGRESS_CHANNEL}', %s)"
 """Sent (at commit) by a transaction that wrote a run's events, stream or details,
 with the run's id: a client reading them re-reads at once."""
 
+# A reply notice carries the reply itself when it fits a NOTIFY payload
+# (under 8000 bytes): the client then reads nothing after its wake.
+REPLY_NOTICE_BYTES = 7600
+
 FINISH_COMMAND = (
     "WITH done AS ("
     + POSTGRES_COMMANDS.finish_sql
-    + f" RETURNING command_id) SELECT pg_notify('{REPLY_CHANNEL}', command_id) FROM done"
+    + f" RETURNING command_id, reply) SELECT pg_notify('{REPLY_CHANNEL}', "
+    "length(command_id) || ':' || command_id || CASE WHEN left(reply, 1) = '{' "
+    f"AND octet_length(command_id) + octet_length(reply) <= {REPLY_NOTICE_BYTES} "
+    "THEN reply ELSE '' END) FROM done"
 )
 """Mark a command applied (`Commands.finish_sql`) and notify its waiting client,
-which hears it when the transaction commits."""
+which hears it when the transaction commits: `reply_notice` reads the payload
+(the command id, length-prefixed, then the reply, or nothing when it is too
+long or encoded by a payload codec: the client's codec connection reads it)."""
+
+
+def reply_notice(payload: str) -> tuple[str, str | None]:
+    """(command id, reply JSON or None) of a `FINISH_COMMAND` notice's payload.
+
+    A payload not in that form (an older worker's: the bare id) is the id.
+    """
+    size, colon, rest = payload.partition(":")
+    if not colon or not size.isdigit() or int(size) > len(rest):
+        return payload, None
+    n = int(size)
+    return rest[:n], rest[n:] or None
+
 
 # How often the listening thread checks that it should stop (seconds).
 STOP_CHECK = 0.2
@@ -112,21 +134,37 @@ class CancelListeners:
 
 
 class Peers:
-    """When this worker last heard another serving worker commit (every one beats each second)."""
+    """When this worker last heard another serving worker commit (every one beats each second).
 
-    def __init__(self) -> None:
+    And what a client's command notice calls instead of the wake, if set
+    (`on_command`: the serving worker's applier alone).
+    """
+
+    def __init__(self, on_command: Wake | None = None) -> None:
         self.heard_at = -math.inf
+        self.on_command = on_command
 
     def recently(self, within: float) -> bool:
         """Whether another worker committed in the last `within` seconds."""
         return time.monotonic() - self.heard_at < within
 
 
+Wake = Callable[[], None]
+"""What a notice calls (from the listener's thread)."""
+
+COMMAND_NOTICE = "command"
+"""The payload of a client's notice that it queued a command (client_queue.py)."""
+
+
 class Listener:
     """A daemon thread that calls `on_wake()` for each notice another worker or a client sends.
 
-    And `on_cancel(attempts, reason)` for each attempt cancel any worker
-    announced, its own included.
+    A client's command notice calls `on_command()` instead when given: only
+    the command applier needs to look (it wakes the run loop itself after
+    applying), and a run loop woken beside it would take the worker's
+    connection for a pass's reads just when the command's transaction
+    wants it. And `on_cancel(attempts, reason)` for each attempt cancel
+    any worker announced, its own included.
     """
 
     def __init__(
@@ -135,10 +173,12 @@ class Listener:
         worker_id: str,
         on_wake: Callable[[], None],
         on_cancel: OnCancel | None = None,
+        on_command: Callable[[], None] | None = None,
     ) -> None:
         self._dsn = dsn
         self._me = worker_id
         self._on_wake = on_wake
+        self._on_command = on_command or on_wake
         self._on_cancel = on_cancel
         self._stop = threading.Event()
         self._peers: Peers | None = None
@@ -149,8 +189,13 @@ class Listener:
         self._thread.start()
 
     def told(self, peers: Peers) -> Listener:
-        """Note in `peers` each notice of another worker (a client's command is none)."""
+        """Note in `peers` each notice of another worker (a client's command is none).
+
+        A client's command notice calls `peers.on_command` when set.
+        """
         self._peers = peers
+        if peers.on_command is not None:
+            self._on_command = peers.on_command
         return self
 
     def _listen(self, *, again: bool = False) -> psycopg.Connection[tuple[Any, ...]]:
@@ -167,8 +212,10 @@ class Listener:
                 for notice in self._conn.notifies(timeout=STOP_CHECK):
                     if notice.channel == CANCEL_CHANNEL:
                         self._cancelled(notice.payload)
+                    elif notice.payload == COMMAND_NOTICE:
+                        self._on_command()
                     elif notice.payload != self._me:
-                        if self._peers is not None and notice.payload != "command":
+                        if self._peers is not None:
                             self._peers.heard_at = time.monotonic()
                         self._on_wake()
                 failures = 0

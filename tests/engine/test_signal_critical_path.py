@@ -1,0 +1,104 @@
+"""The hops of a client's signal round trip on Postgres carry no needless wake or read.
+
+A client's command notice wakes only the serving worker's command applier
+(the run loop follows the applier's commit, so it does not take the
+worker's connection for a pass's reads ahead of the command's transaction).
+The reply's notice carries the reply, so the client reads nothing after
+its wake (one that does not fit is read as before).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import TYPE_CHECKING
+
+import psycopg
+
+from harvest_engine import HarvestClient, PostgresRuntime
+from harvest_engine.runtime.waker import Waker
+from harvest_engine.store.postgres import notify
+from tests.engine.test_postgres_client_notices import Reads, Serving
+
+if TYPE_CHECKING:
+    import pytest
+
+
+async def test_wake_commands_sets_only_the_appliers_event() -> None:
+    waker = Waker()
+    applier = asyncio.Event()
+    run_loop = waker.attach(applier)
+    waker.wake_commands()
+    assert applier.is_set()
+    assert not run_loop.is_set()
+    waker.wake_all()
+    assert run_loop.is_set()
+    waker.detach()
+
+
+def _heard(event: threading.Event, seconds: float = 5.0) -> bool:
+    return event.wait(seconds)
+
+
+def test_a_clients_command_notice_calls_on_command_not_on_wake(pg_dsn: str) -> None:
+    woke, commanded = threading.Event(), threading.Event()
+    # The serving runtime's way: its Peers name the applier's wake.
+    peers = notify.Peers(on_command=commanded.set)
+    listener = notify.Listener(pg_dsn, "me", woke.set).told(peers)
+    try:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_notify(%s, %s)", (notify.CHANNEL, notify.COMMAND_NOTICE)
+            )
+            assert _heard(commanded)
+            time.sleep(0.1)
+            assert not woke.is_set()
+            conn.execute("SELECT pg_notify(%s, 'another worker')", (notify.CHANNEL,))
+            assert _heard(woke)
+    finally:
+        listener.stop()
+
+
+def test_reply_notice_payloads_read_back() -> None:
+    assert notify.reply_notice('3:a:b{"ok":1}') == ("a:b", '{"ok":1}')
+    assert notify.reply_notice("3:a:b") == ("a:b", None)  # too long to carry
+    assert notify.reply_notice("abc") == ("abc", None)  # an older worker's bare id
+    assert notify.reply_notice("9:abc") == ("9:abc", None)
+
+
+async def test_a_signals_reply_comes_in_its_notice_with_no_read(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with Serving(pg_dsn):
+        with HarvestClient.connect(pg_dsn) as client:
+            exec_id = await client.start_workflow("parked", timeout="5s")
+            reads = Reads(monkeypatch, client._queue, "reply")
+            await client.send_signal(exec_id, "go", 7, timeout="5s")
+            assert reads.count == 0
+
+
+def test_the_reply_notice_carries_a_reply_that_fits(pg_dsn: str) -> None:
+    PostgresRuntime.connect(pg_dsn).close()  # the schema
+    long_reply = '{"ok":"' + "x" * notify.REPLY_NOTICE_BYTES + '"}'
+    heard = []
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"LISTEN {notify.REPLY_CHANNEL}")
+        for command_id, reply in (
+            ("id:1", '{"ok":null}'),
+            ("id:2", long_reply),
+            ("id:3", "~hc1:c2VhbGVk"),  # a codec's: the client's connection decodes it
+        ):
+            row = conn.execute(
+                "INSERT INTO harvest_commands (command_id, kind, args, submitted_at) "
+                "VALUES (%s, 'k', '{}', 0) RETURNING id",
+                (command_id,),
+            ).fetchone()
+            assert row is not None
+            conn.execute(notify.FINISH_COMMAND, (1, reply, None, row[0]))
+            heard += [n.payload for n in conn.notifies(timeout=2, stop_after=1)]
+    assert [notify.reply_notice(p) for p in heard] == [
+        ("id:1", '{"ok":null}'),
+        ("id:2", None),  # too long for a notice: the client reads its row
+        ("id:3", None),
+    ]
