@@ -9,17 +9,13 @@ name is known from its admission.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
-from psycopg import pq
-
-from harvest_engine import PostgresReader, PostgresRuntime, Queue, StartOptions
-from harvest_engine.store.postgres.store import PostgresStore
+from harvest_engine import PostgresRuntime, Queue, StartOptions
 from tests.engine.test_postgres_statement_cost import (
     add_one,
-    sent_messages,
     three_steps,
+    traced_passes,
 )
 
 if TYPE_CHECKING:
@@ -45,34 +41,16 @@ def test_a_queued_run_costs_few_round_trips_and_commits_on_postgres(
         rt.register_workflow(three_steps)
         rt.register_queue(Queue("q", concurrency=4))
         runs = [
-            rt.start_workflow_with_options(
-                "three_steps", i, StartOptions(queue="q")
-            ).exec_id
+            str(
+                rt.start_workflow_with_options(
+                    "three_steps", i, StartOptions(queue="q")
+                ).exec_id
+            )
             for i in range(RUNS)
         ]
-        store = rt.store
-        assert isinstance(store, PostgresStore)
-        pgconn = store.connection.pgconn
-        with trace.open("w") as out, PostgresReader.connect(pg_dsn) as reader:
-            pgconn.trace(out.fileno())
-            pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-
-            async def drive() -> None:
-                for _ in range(200):
-                    await rt.poll_once()
-                    if reader.counts_by_state()["COMPLETED"] == RUNS:
-                        return
-                raise AssertionError("the runs did not complete")
-
-            try:
-                asyncio.run(drive())
-            finally:
-                pgconn.untrace()
-            outputs = [reader.describe(str(run)).output.value for run in runs]
-            assert outputs == [i + 3 for i in range(RUNS)]
+        sent = traced_passes(rt, pg_dsn, runs, trace, passes=200)
     finally:
         rt.close()
-    sent = sent_messages(trace)
     commits = sum(
         line.startswith("F") and '"COMMIT"' in line
         for line in trace.read_text().splitlines()

@@ -69,29 +69,36 @@ def drive_traced(dsn: str, trace: Path) -> collections.Counter[str]:
         rt.settings.group_commit_seconds = 60.0
         rt.register_activity(add_one)
         rt.register_workflow(three_steps)
-        runs = [rt.start_workflow("three_steps", i) for i in range(RUNS)]
-        store = rt.store
-        assert isinstance(store, PostgresStore)
-        pgconn = store.connection.pgconn
-        with trace.open("w") as out, PostgresReader.connect(dsn) as reader:
-            pgconn.trace(out.fileno())
-            pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-
-            async def drive() -> None:
-                for _ in range(100):
-                    await rt.poll_once()
-                    if reader.counts_by_state()["COMPLETED"] == RUNS:
-                        return
-                raise AssertionError("the runs did not complete")
-
-            try:
-                asyncio.run(drive())
-            finally:
-                pgconn.untrace()
-            outputs = [reader.describe(str(run)).output.value for run in runs]
-            assert outputs == [i + 3 for i in range(RUNS)]
+        runs = [str(rt.start_workflow("three_steps", i)) for i in range(RUNS)]
+        return traced_passes(rt, dsn, runs, trace, passes=100)
     finally:
         rt.close()
+
+
+def traced_passes(
+    rt: PostgresRuntime, dsn: str, runs: list[str], trace: Path, *, passes: int
+) -> collections.Counter[str]:
+    """Drive `runs` (n -> n + 3) pass by pass to completion, the worker's connection traced."""
+    store = rt.store
+    assert isinstance(store, PostgresStore)
+    pgconn = store.connection.pgconn
+    with trace.open("w") as out, PostgresReader.connect(dsn) as reader:
+        pgconn.trace(out.fileno())
+        pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+
+        async def drive() -> None:
+            for _ in range(passes):
+                await rt.poll_once()
+                if reader.counts_by_state()["COMPLETED"] == len(runs):
+                    return
+            raise AssertionError("the runs did not complete")
+
+        try:
+            asyncio.run(drive())
+        finally:
+            pgconn.untrace()
+        outputs = [reader.describe(run).output.value for run in runs]
+        assert outputs == [i + 3 for i in range(len(runs))]
     return sent_messages(trace)
 
 
