@@ -11,10 +11,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QSettings
-
 from harvest_engine import WorkflowContext, workflow
-from harvest_gui.app import DEMO_APP
 from harvest_gui.demo.seed import DEMO_ORDERS, seed
 from harvest_gui.forms.end_run import EndRunDialog
 from harvest_gui.forms.handler_call import QueryDialog, UpdateDialog
@@ -22,15 +19,12 @@ from harvest_gui.forms.purge import PurgeDialog
 from harvest_gui.forms.schedule_editor import ScheduleEditorDialog
 from harvest_gui.forms.signal import SignalDialog
 from harvest_gui.forms.start import StartWorkflowDialog
-from harvest_gui.session import WriterSession
-from harvest_gui.settings import Settings
 from harvest_gui.views.crash_demo import CrashDemoView
 from harvest_gui.views.determinism import DeterminismView
 from harvest_gui.views.diff import DiffView
-from harvest_gui.views.main_window import MainWindow
 from harvest_gui.views.storage import StorageView
 from harvest_gui.views.time_travel import TimeTravelView
-from tools.screenshot_runner import run_shots
+from tools.screenshot_runner import open_demo_window, run_shots, save_shot
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -58,14 +52,6 @@ async def _settle(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-async def _save(widget: QWidget, out: Path, name: str) -> Path:
-    await _settle(0.3)
-    path = out / f"{name}.png"
-    widget.grab().save(str(path))
-    print(path)
-    return path
-
-
 def _exec_of(session: Any, workflow_id: str) -> str:
     from harvest_engine import ExecutionFilter
 
@@ -75,16 +61,7 @@ def _exec_of(session: Any, workflow_id: str) -> str:
 
 async def shoot(out: Path, work: Path) -> list[Path]:
     """Seed a demo file, then open and photograph each part-2 window."""
-    settings = Settings(
-        QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
-    )
-    window = MainWindow(settings, app_module=DEMO_APP)
-    window.resize(1366, 768)  # MainWindow fits it to the 1366x768 screen's room
-    window.show()
-    window.open_path(work / "demo.harvest.db")
-    session = window.session
-    if not isinstance(session, WriterSession):
-        raise RuntimeError("the demo file did not open as writer")
+    window, session = open_demo_window(work)
     session.runtime.register_workflow(restock)
     seed(session.runtime)
     big_input = next(o for o in DEMO_ORDERS if o["id"] == "ORD-1003")
@@ -106,7 +83,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
         shown.append(widget)
         widget.show()
         widget.resize(w, h or widget.sizeHint().height())
-        saved.append(await _save(widget, out, name))
+        saved.append(await save_shot(widget, out, name))
 
     start = StartWorkflowDialog(session)
     start.workflow.setCurrentText("restock")
@@ -149,7 +126,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     shown.append(storage)
     storage.show()
     await storage.measure()
-    saved.append(await _save(storage, out, "storage"))
+    saved.append(await save_shot(storage, out, "storage"))
     diff = DiffView(session, _exec_of(session, "ORD-1003-twin"), big)
     await snap(diff, "diff", 1180, 560)
     travel = TimeTravelView(session, flaky)
@@ -167,11 +144,11 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     task = demo.start()
     while demo.steps.count() < 5 and not task.done():
         await _settle(0.05)
-    saved.append(await _save(demo, out, "crash-demo-stranded"))
+    saved.append(await save_shot(demo, out, "crash-demo-stranded"))
     await task
     await _settle(0.5)
     demo.refresh_views()
-    saved.append(await _save(demo, out, "crash-demo"))
+    saved.append(await save_shot(demo, out, "crash-demo"))
     await demo.aclose()
     demo.close()
     demo.deleteLater()

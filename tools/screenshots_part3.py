@@ -11,44 +11,22 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QDateTime, QSettings, QTimeZone
+from PySide6.QtCore import QDateTime, QTimeZone
 
 from harvest_engine import ExecutionFilter, Queue, StartOptions
-from harvest_gui.app import DEMO_APP
 from harvest_gui.demo.seed import DEMO_ORDERS, seed
 from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.forms.fork import ForkDialog, activity_steps
-from harvest_gui.session import WriterSession
-from harvest_gui.settings import Settings
-from harvest_gui.views.main_window import MainWindow
 from harvest_gui.views.run_detail import TAB_PROGRESS
-from tools.screenshot_runner import run_shots
+from tools.screenshot_runner import open_demo_window, run_shots, save_shot
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from PySide6.QtWidgets import QWidget
-
-
-async def _save(widget: QWidget, out: Path, name: str) -> Path:
-    await asyncio.sleep(0.3)
-    path = out / f"{name}.png"
-    widget.grab().save(str(path))
-    print(path)
-    return path
-
 
 async def shoot(out: Path, work: Path) -> list[Path]:
     """Seed the demo, fire its schedule by hand, and photograph the new views."""
-    settings = Settings(
-        QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
-    )
-    window = MainWindow(settings, app_module=DEMO_APP)
-    window.resize(1366, 768)
-    window.show()
-    window.open_path(work / "demo.harvest.db")
-    session = window.session
-    assert isinstance(session, WriterSession)
+    window, session = open_demo_window(work)
     rt = session.runtime
     seed(rt)
     rt.trigger_schedule("nightly_report")
@@ -78,17 +56,17 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     ).executions[0]
     window.on_open_run(str(report.exec_id))
     detail.tabs.setCurrentIndex(TAB_PROGRESS)
-    saved.append(await _save(window, out, "progress"))
+    saved.append(await save_shot(window, out, "progress"))
     window.on_open_run(str(queued[-1]))
     detail.tabs.setCurrentIndex(0)
-    saved.append(await _save(window, out, "queued-run"))
+    saved.append(await save_shot(window, out, "queued-run"))
     window.pages.setCurrentIndex(2)
-    saved.append(await _save(window, out, "queues"))
+    saved.append(await save_shot(window, out, "queues"))
     bulk = BulkRunsDialog(
         session, ExecutionFilter().workflow_name("process_order"), "cancel", window
     )
     bulk.show()
-    saved.append(await _save(bulk, out, "bulk-cancel"))
+    saved.append(await save_shot(bulk, out, "bulk-cancel"))
     bulk.close()
     done = session.list_executions(
         ExecutionFilter().workflow_name("process_order").state("COMPLETED").limit(1)
@@ -100,12 +78,12 @@ async def shoot(out: Path, work: Path) -> list[Path]:
         window,
     )
     fork.show()
-    saved.append(await _save(fork, out, "fork"))
+    saved.append(await save_shot(fork, out, "fork"))
     fork.close()
     window.pages.setCurrentIndex(1)
     schedules.select_schedule("nightly_report")
     schedules.trigger_button.click()
-    saved.append(await _save(window, out, "schedule-runs"))
+    saved.append(await save_shot(window, out, "schedule-runs"))
     schedules.backfill_button.click()
     dialog = schedules.backfill_dialog
     assert dialog is not None
@@ -113,7 +91,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     dialog.start_edit.setDateTime(
         QDateTime.fromSecsSinceEpoch(int(start.timestamp()), QTimeZone.utc())
     )
-    saved.append(await _save(dialog, out, "backfill"))
+    saved.append(await save_shot(dialog, out, "backfill"))
     dialog.close()
     window.close()
     await asyncio.sleep(0.2)

@@ -12,49 +12,21 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSettings
-from PySide6.QtGui import QGuiApplication
-
 from harvest_engine import ExecutionFilter, reset_points
-from harvest_gui.app import DEMO_APP
 from harvest_gui.demo.seed import DEMO_ORDERS, seed
 from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.forms.bulk_signal import BulkSignalDialog
 from harvest_gui.forms.reset import ResetDialog
-from harvest_gui.session import WriterSession
-from harvest_gui.settings import Settings
-from harvest_gui.views.main_window import MainWindow
 from harvest_gui.views.time_travel import TimeTravelView
-from tools.screenshot_runner import run_shots
+from tools.screenshot_runner import open_demo_window, run_shots, save_shot
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from PySide6.QtWidgets import QWidget
-
-
-async def _save(widget: QWidget, out: Path, name: str, *, screen: bool = False) -> Path:
-    await asyncio.sleep(0.4)
-    path = out / f"{name}.png"
-    if screen and QGuiApplication.platformName() == "xcb":
-        widget.screen().grabWindow(0).save(str(path))
-    else:
-        widget.grab().save(str(path))
-    print(path)
-    return path
-
 
 async def shoot(out: Path, work: Path) -> list[Path]:
     """Seed the demo with a few declined orders, then photograph the three views."""
-    settings = Settings(
-        QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
-    )
-    window = MainWindow(settings, app_module=DEMO_APP)
-    window.resize(1366, 768)
-    window.show()
-    window.open_path(work / "demo.harvest.db")
-    session = window.session
-    assert isinstance(session, WriterSession)
+    window, session = open_demo_window(work)
     rt = session.runtime
     seed(rt)
     for i in range(1, 4):  # more failed orders, for the bulk reset
@@ -82,7 +54,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     form.move(620, 250)
     form.reason.setText("replay the charge with the fixed card client")
     form.confirm.setChecked(True)
-    saved.append(await _save(view, out, "slider-reset", screen=True))
+    saved.append(await save_shot(view, out, "slider-reset", screen=True, settle=0.4))
     form.close()
     view.close()
     orders = ExecutionFilter().workflow_name("process_order")
@@ -90,12 +62,12 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     signal.show()
     signal.name.setCurrentText("approve")
     signal.payload.set_text('{"approved": true, "by": "ops", "note": "weekend batch"}')
-    saved.append(await _save(signal, out, "bulk-signal"))
+    saved.append(await save_shot(signal, out, "bulk-signal", settle=0.4))
     signal.close()
     reset = BulkRunsDialog(session, orders.state("FAILED"), "reset", window)
     reset.show()
     reset.reason.setText("card client fixed")
-    saved.append(await _save(reset, out, "bulk-reset"))
+    saved.append(await save_shot(reset, out, "bulk-reset", settle=0.4))
     reset.close()
     window.close()
     await asyncio.sleep(0.2)
