@@ -17,6 +17,7 @@ import contextlib
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol
 
+from harvest_engine.loop_readers import read_when_ready
 from harvest_engine.store.sqlite.client_queue import CommandQueue
 from harvest_engine.store.sqlite.wake_channel import COMMAND, READER, WakeClient
 
@@ -64,10 +65,8 @@ class ClientWakes:
         if self._loop is not loop:
             if self._loop is not None and not self._loop.is_closed():
                 return None  # another loop reads it: this one polls
-            try:
-                loop.add_reader(self._channel.fd, self._readable)
-            except (NotImplementedError, RuntimeError, OSError):
-                return None
+            if not read_when_ready(loop, self._channel.fd, self._readable):
+                return None  # a loop without readers: this client polls
             self._loop = loop
         return self._channel
 

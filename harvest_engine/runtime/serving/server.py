@@ -17,12 +17,14 @@ is a warning and a short backoff in every part of the loop, never its end
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from harvest_engine.durations import Duration, to_timedelta
 from harvest_engine.errors import HarvestError
+from harvest_engine.loop_readers import read_when_ready
 from harvest_engine.runtime.serving import commands
 from harvest_engine.runtime.serving.serving_errors import (
     STORAGE_BACKOFF_CAP,
@@ -306,10 +308,9 @@ class Server:
         watch = self.driver.store.open_commit_watch()
         changed = asyncio.Event()
         if watch is not None:
-            try:
-                loop.add_reader(watch.fd, drain_then, watch, changed.set)
-            except (NotImplementedError, OSError, RuntimeError):
-                watch.close()  # a loop without readers (Windows' proactor)
+            reader = functools.partial(drain_then, watch, changed.set)
+            if not read_when_ready(loop, watch.fd, reader):
+                watch.close()  # a loop without readers (Windows' proactor): poll
                 watch = None
         try:
             version = self._data_version(-1)

@@ -13,6 +13,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestError
+from harvest_engine.loop_readers import read_when_ready
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,9 +42,7 @@ def serve_wake_channel(
         if channel.heard():
             on_command()
 
-    try:
-        loop.add_reader(channel.fd, heard)
-    except (NotImplementedError, OSError, RuntimeError):
+    if not read_when_ready(loop, channel.fd, heard):
         channel.close()
         return None
     remove = store.add_commit_listener(channel.committed)
