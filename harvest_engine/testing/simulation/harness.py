@@ -240,7 +240,8 @@ class Simulation:
 
     def apply(self) -> None:
         """The server applies queued commands; the clients read their replies."""
-        applied = commands.apply_pending(self.rt._engine)  # noqa: SLF001
+        # As the serving loop does: a signal is decided in its command's transaction.
+        applied = commands.apply_pending(self.rt._engine, decide=True)  # noqa: SLF001
         self.trace(f"  applied {applied}")
         self._read_replies()
 
