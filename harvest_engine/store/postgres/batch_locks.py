@@ -36,7 +36,8 @@ from harvest_engine.store.sql.wakeups import PANIC_BACKOFF
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harvest_engine.store.postgres.txn_memory import Stored, TxnMemory
+    from harvest_engine.store.postgres.deferred import Stored
+    from harvest_engine.store.postgres.txn_memory import TxnMemory
     from harvest_engine.store.rows import ExecutionRecord
 
 Conn = psycopg.Connection[tuple[Any, ...]]

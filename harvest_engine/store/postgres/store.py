@@ -200,6 +200,7 @@ class PostgresStore(StoreReads):
             self._depth += 1
             memory = joined.memory
             checks = (len(memory.appends), len(memory.counted))
+            opened = memory.held.now()
             try:
                 with pipelined.savepoint(self._conn, f"harvest_{self._depth}"):
                     yield joined
@@ -207,6 +208,7 @@ class PostgresStore(StoreReads):
                 # Its writes are undone: nothing of them is checked at the commit.
                 del memory.appends[checks[0] :], memory.counted[checks[1] :]
                 memory.forget()
+                memory.held.rolled_back(opened)
                 for undo in reversed(joined.undo):
                     undo()
                 raise

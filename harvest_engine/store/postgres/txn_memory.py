@@ -21,7 +21,8 @@ decision reads what its own transaction just wrote or could not have changed:
   appends');
 - appends are counted together before the commit (`verify`);
 - task ids come from a block reserved from the sequence, so inserting a
-  claimed task needs no answer.
+  claimed task needs no answer;
+- the writes held back to travel with the run's next ones (`deferred`).
 A savepoint that rolls back forgets the tails and the flags (its writes are
 undone); a transaction that fails is thrown away with all of it.
 """
@@ -37,7 +38,8 @@ import psycopg
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
-from harvest_engine.store.postgres import pipelined
+from harvest_engine.store.postgres import deferred, pipelined
+from harvest_engine.store.postgres.deferred import Held, Stored
 from harvest_engine.store.records import StagedSignal
 from harvest_engine.store.rows import ExecutionRecord
 from harvest_engine.timestamps import from_micros, micros
@@ -55,6 +57,7 @@ class Append:
     exec_id: str
     first: int
     count: int
+    tasks: tuple[int, ...] = ()  # held tasks its statement deletes (`deferred`)
 
 
 class Quiet(NamedTuple):
@@ -73,9 +76,6 @@ NOISY = Quiet(signals=False, timers=False, mutexes=False, children=False)
 # Task ids reserved at once (a sequence value is never handed out twice; an
 # unused one is a gap, as a rolled-back insert leaves).
 TASK_ID_BLOCK = 64
-
-# An appended event as stored: seq, type, at (micros), attrs (JSON text).
-Stored = tuple[int, str, int, str]
 
 
 @dataclass
@@ -104,6 +104,8 @@ class TxnMemory:
     # Task ids reserved from the table's sequence, shared by the store's
     # transactions: a task inserted with one needs no RETURNING round trip.
     task_ids: collections.deque[int] = field(default_factory=collections.deque)
+    # Writes held back to travel with the run's next ones (`deferred`).
+    held: Held = field(default_factory=Held)
 
     def next_task_id(self, conn: psycopg.Connection[tuple[Any, ...]]) -> int:
         """A fresh task id (a block of TASK_ID_BLOCK is reserved when none is left)."""
@@ -116,14 +118,24 @@ class TxnMemory:
             self.task_ids.extend(sorted(int(r[0]) for r in rows))
         return self.task_ids.popleft()
 
-    def appended(self, append: Append, rows: list[Stored]) -> None:
-        """Note an append: counted before the commit, its events kept as the run's tail."""
-        self.appends.append(append)
-        tail = self.tails.get(append.exec_id)
+    def tail(self, exec_id: str, rows: list[Stored]) -> None:
+        """Keep an append's events as the run's tail (this transaction wrote them)."""
+        tail = self.tails.get(exec_id)
         if tail is not None and tail[-1][0] + 1 == rows[0][0]:
             tail.extend(rows)
         else:
-            self.tails[append.exec_id] = list(rows)
+            self.tails[exec_id] = list(rows)
+
+    def count_append(
+        self,
+        cursor: psycopg.Cursor[tuple[Any, ...]],
+        exec_id: str,
+        first: int,
+        count: int,
+        tasks: tuple[int, ...],
+    ) -> None:
+        """Count a held append's statement (with the held tasks it deletes) before the commit."""
+        self.appends.append(Append(cursor, exec_id, first, count, tasks))
 
     def events_after(self, exec_id: str, after_seq: int) -> list[HistoryEvent] | None:
         """The run's events after `after_seq` when this transaction wrote all of them; else None."""
@@ -178,6 +190,8 @@ class TxnMemory:
 
     def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         """Raise (so the transaction rolls back) if an append wrote fewer events than given."""
+        if self.held.pending:
+            deferred.send(conn, self)
         if not self.appends and not self.counted:
             return
         pipelined.sync(conn)
@@ -194,6 +208,10 @@ class TxnMemory:
             if row is None:
                 raise HarvestInternalError(
                     f"append_events to unknown run {append.exec_id}"
+                )
+            if append.tasks and row[0] == append.first:
+                raise HarvestInternalError(
+                    f"tasks {list(append.tasks)} of run {append.exec_id} were gone"
                 )
             raise HarvestInternalError(
                 f"event seq {append.first} does not continue run {append.exec_id} "

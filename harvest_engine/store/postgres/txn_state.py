@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.store.postgres import deferred
 from harvest_engine.store.postgres.notify import NOTIFY_CANCEL, cancel_notices
 
 if TYPE_CHECKING:
@@ -54,7 +55,10 @@ class TxnState:
 
     @property
     def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """The connection for a statement: the held writes go first (`deferred`)."""
         self._locked_row = None
+        if self.memory.held.pending:
+            deferred.send(self._raw, self.memory)
         return self._raw
 
     def on_rollback(self, fn: Callable[[], None]) -> None:

@@ -16,12 +16,13 @@ import psycopg
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.postgres import deferred
 from harvest_engine.store.postgres.notify import (
     DONE_CHANNEL,
     FINISH_COMMAND,
     NOTIFY_PROGRESS,
 )
-from harvest_engine.store.postgres.txn_memory import NOISY, Append, Stored
+from harvest_engine.store.postgres.txn_memory import NOISY
 from harvest_engine.store.postgres.write_txn_locks import RowLocks
 from harvest_engine.store.postgres.write_txn_signals import SignalsAndTimers
 from harvest_engine.store.postgres.write_txn_tasks import TaskTable
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
+    from harvest_engine.store.postgres.deferred import Stored
     from harvest_engine.store.rows import ExecutionRecord, NewExecution
 
 _assignments = Assignments(POSTGRES)
@@ -230,7 +232,9 @@ class PostgresWriteTxn(
         next_seq only if it was the first event's seq, and feeds the INSERT
         of every event; the rows written are counted before the commit
         (`txn_memory`), so a run that is unknown or whose next seq is another
-        fails the transaction with nothing written.
+        fails the transaction with nothing written. An append that sets no
+        field but `needs_decision` is held and travels in one statement with
+        the run's next writes (`deferred`): a completion's with the decision's.
         """
         if not events:
             self.update_execution(exec_id, **fields)
@@ -241,13 +245,8 @@ class PostgresWriteTxn(
                 "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
                 exec_id,
             )
-        _, values = _assignments(fields)  # refuses an unknown column
-        sets = "".join(f", {name} = %(f{i})s" for i, name in enumerate(fields))
+        _assignments(fields)  # refuses an unknown column
         first = events[0].seq
-        seqs: list[int] = []
-        types: list[str] = []
-        ats: list[int] = []
-        attrs: list[str] = []
         stored: list[Stored] = []
         for offset, event in enumerate(events):
             if event.seq != first + offset:
@@ -255,36 +254,19 @@ class PostgresWriteTxn(
                     f"event seq {event.seq} does not continue run {exec_id} "
                     f"(next is {first + offset})"
                 )
-            seqs.append(event.seq)
-            types.append(event.type)
-            ats.append(micros(event.at))
-            attrs.append(payloads.dumps(event.attrs))
-            stored.append((seqs[-1], types[-1], ats[-1], attrs[-1]))
-        args: dict[str, object] = {f"f{i}": v for i, v in enumerate(values)}
-        args_size = sum(len(a) for a in attrs)
-        cursor = self._conn.execute(
-            "WITH moved AS (UPDATE harvest_executions SET next_seq = %(end)s, "
-            f"history_bytes = history_bytes + %(size)s{sets} "
-            "WHERE exec_id = %(id)s AND next_seq = %(first)s RETURNING exec_id) "
-            "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
-            "SELECT moved.exec_id, e.seq, e.type, e.at, e.attrs FROM moved, "
-            "unnest(%(seqs)s::integer[], %(types)s::text[], %(ats)s::bigint[], "
-            "%(attrs)s::text[]) AS e(seq, type, at, attrs)",
-            {
-                **args,
-                "end": first + len(events),
-                "size": args_size,
-                "id": exec_id,
-                "first": first,
-                "seqs": seqs,
-                "types": types,
-                "ats": ats,
-                "attrs": attrs,
-            },
+            stored.append(
+                (event.seq, event.type, micros(event.at), payloads.dumps(event.attrs))
+            )
+        size = sum(len(e[3]) for e in stored)
+        held = self.memory.held
+        held.pending.append(
+            deferred.Piece(exec_id, held.now(), events=stored, fields=fields, size=size)
         )
-        # Counted with the others before the commit (no round trip per append).
-        self.memory.appended(Append(cursor, exec_id, first, len(events)), stored)
-        self.memory.changed(exec_id, fields, first + len(events), args_size)
+        self.memory.tail(exec_id, stored)
+        self.memory.changed(exec_id, fields, first + len(events), size)
+        if not fields.keys() <= deferred.HELD_FIELDS:
+            # Sent now, with the run's held writes (counted before the commit).
+            deferred.send(self._raw, self.memory)
         if "state" in fields or "successor" in fields:
             # A client awaiting the run's end hears it at the commit.
             self._conn.execute("SELECT pg_notify(%s, %s)", (DONE_CHANNEL, exec_id))

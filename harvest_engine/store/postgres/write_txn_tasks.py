@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.postgres import leases
+from harvest_engine.store.postgres import deferred, leases
 from harvest_engine.store.postgres.txn_state import TxnState
 from harvest_engine.store.sql import columns
 from harvest_engine.store.sql.dialect import POSTGRES
@@ -97,22 +97,17 @@ class TaskTable(TxnState):
         task_id = self.memory.next_task_id(self._raw)
         self.claimed.append(task_id)
         values = _task_values(task)
-        self._conn.execute(
-            "INSERT INTO harvest_tasks (id, exec_id, activity_id, activity_name, input, "
-            "queue, max_attempts, ready_at, scheduled_at, retry_policy, start_to_close, "
-            "schedule_to_close_at, idempotency_key, local, heartbeat_timeout, status, "
-            "claimed_at, worker_id, lease_expires_at) VALUES "
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'RUNNING', %s, "
-            "%s, clock_timestamp() + COALESCE(make_interval(secs => %s), %s::interval))",
-            (
-                task_id,
-                *values,
-                micros(now),
-                self.worker_id,
-                task.heartbeat_timeout,
-                self.lease,
-            ),
+        # Written with the run's next writes (`deferred`): its append, say.
+        held = self.memory.held
+        claimed = (
+            task_id,
+            *values,
+            micros(now),
+            self.worker_id,
+            task.heartbeat_timeout,
+            self.lease,
         )
+        held.pending.append(deferred.Piece(task.exec_id, held.now(), claimed=claimed))
         return columns.task_from_row(
             (
                 task_id,
@@ -137,13 +132,13 @@ class TaskTable(TxnState):
         )
 
     def delete_task(self, task_id: int) -> bool:
-        if self.memory.held_tasks.pop(task_id, None) is not None:
+        exec_id = self.memory.held_tasks.pop(task_id, None)
+        if exec_id is not None:
             # Locked by this transaction and still there: the DELETE needs no
-            # answer now; its row count is checked before the commit.
-            cursor = self._conn.execute(
-                "DELETE FROM harvest_tasks WHERE id = %s", (task_id,)
-            )
-            self.memory.counted.append((cursor, 1, f"deleting task {task_id}"))
+            # answer now; it travels with the run's next writes (`deferred`),
+            # its row count checked before the commit.
+            held = self.memory.held
+            held.pending.append(deferred.Piece(exec_id, held.now(), task=task_id))
             return True
         # RETURNING: the answer arrives with a fetch (rowcount would need a sync).
         return (
@@ -165,11 +160,10 @@ class TaskTable(TxnState):
         return moved is not None
 
     def record_attempt(self, attempt: AttemptRecord) -> None:
-        self._conn.execute(
-            "INSERT INTO harvest_activity_attempts (exec_id, activity_id, activity_name, "
-            "attempt, started_at, ended_at, outcome, error) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            attempt_values(attempt),
+        # Written with the run's next writes (`deferred`): nobody reads it here.
+        held = self.memory.held
+        held.pending.append(
+            deferred.Piece(attempt.exec_id, held.now(), attempt=attempt_values(attempt))
         )
 
     def pending_task_count(self, exec_id: str) -> int:

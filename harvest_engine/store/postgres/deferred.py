@@ -1,0 +1,231 @@
+"""A run's writes held back until the transaction's next statement, then sent as one.
+
+Recording an activity's outcome writes three rows (its task deleted, its
+attempt logged, its completion appended) and the run's follow-up decision,
+in the same transaction, appends the next events: each was a statement of
+its own (~130 us of the worker's Python and a server call apiece). A write
+whose answer nobody needs now is kept here instead and sent with the run's
+next ones, as one statement, just before the transaction's next statement
+of any kind (`TxnState._conn`), a savepoint's rollback aside, or before the
+commit: the server sees the same writes in the same order relative to every
+other statement, only fewer statements.
+
+What is held: the DELETE of a task the transaction locked (`held_tasks`), an
+attempt's log row, and an append whose fields are `needs_decision` at most
+(no client or flow read in the transaction looks at them). The guards stay:
+the run's row moves only if its next seq is the first event's and every
+held task was still there (the statement's events are counted before the
+commit: a task gone or a seq moved fails the transaction, as the separate
+statements' counts did).
+
+Savepoints: a piece written before a savepoint but sent inside it (its
+statement merged with the block's) is held again when the block rolls back,
+and sent later; a piece written inside a block that rolls back is dropped.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harvest_engine.store.sql.dialect import POSTGRES
+from harvest_engine.store.sql.run_rows import Assignments
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import psycopg
+
+    from harvest_engine.store.postgres.txn_memory import TxnMemory
+
+# An appended event as stored: seq, type, at (micros), attrs (JSON text).
+Stored = tuple[int, str, int, str]
+
+HELD_FIELDS = frozenset({"needs_decision", "panic_count"})
+"""An append that sets no other field of the run's row may wait for the next statement."""
+
+_ATTEMPT_COLUMNS = (
+    "exec_id, activity_id, activity_name, attempt, started_at, ended_at, outcome, error"
+)
+_TASK_COLUMNS = (
+    "id, exec_id, activity_id, activity_name, input, queue, max_attempts, ready_at, "
+    "scheduled_at, retry_policy, start_to_close, schedule_to_close_at, idempotency_key, "
+    "local, heartbeat_timeout, status, claimed_at, worker_id, lease_expires_at"
+)
+
+
+def _task_marks(mark: Callable[[int], str]) -> str:
+    """A claimed task's VALUES row: 15 columns, RUNNING, claimed at, by, its lease's end."""
+    plain = ", ".join(mark(j) for j in range(15))
+    return (
+        f"({plain}, 'RUNNING', {mark(15)}, {mark(16)}, clock_timestamp() + "
+        f"COALESCE(make_interval(secs => {mark(17)}), {mark(18)}::interval))"
+    )
+
+
+CLAIMED_TASK = (
+    f"INSERT INTO harvest_tasks ({_TASK_COLUMNS}) VALUES {_task_marks(lambda _j: '%s')}"
+)
+"""A claimed task's row, alone (19 values: `Piece.claimed`)."""
+ATTEMPT = (
+    f"INSERT INTO harvest_activity_attempts ({_ATTEMPT_COLUMNS}) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+)
+"""An attempt's row, alone (8 values: `Piece.attempt`)."""
+_assignments = Assignments(POSTGRES)
+
+
+@dataclass
+class Piece:
+    """One write of a run not sent yet: a task's delete, an attempt's row, or an append."""
+
+    exec_id: str
+    born: int  # memory.clock when written (savepoints compare it)
+    task: int | None = None
+    attempt: tuple[Any, ...] | None = None
+    claimed: tuple[Any, ...] | None = None  # a new claimed task's values (CLAIMED_TASK)
+    events: list[Stored] = field(default_factory=list)
+    fields: dict[str, Any] = field(default_factory=dict)
+    size: int = 0
+
+
+@dataclass
+class Held:
+    """The transaction's pieces not sent yet, and those sent (for a savepoint's rollback)."""
+
+    pending: list[Piece] = field(default_factory=list)
+    sent: list[tuple[Piece, int]] = field(
+        default_factory=list
+    )  # (piece, clock when sent)
+    clock: itertools.count[int] = field(default_factory=itertools.count)
+
+    def now(self) -> int:
+        """A new tick: pieces and savepoints are ordered by it."""
+        return next(self.clock)
+
+    def rolled_back(self, opened: int) -> None:
+        """A savepoint opened at tick `opened` rolled back: drop its pieces, hold again the older ones it sent."""
+        again = [p for p, at in self.sent if at > opened and p.born <= opened]
+        self.sent = [(p, at) for p, at in self.sent if at <= opened]
+        kept = [p for p in self.pending if p.born <= opened]
+        self.pending = sorted(again + kept, key=lambda p: p.born)
+
+
+def send(conn: psycopg.Connection[tuple[Any, ...]], memory: TxnMemory) -> None:
+    """Send every held piece: one statement per run (its appends, deletes and attempts)."""
+    held = memory.held
+    pieces, held.pending = held.pending, []
+    at = held.now()
+    held.sent.extend((p, at) for p in pieces)
+    by_run: dict[str, list[Piece]] = {}
+    for piece in pieces:
+        by_run.setdefault(piece.exec_id, []).append(piece)
+    for exec_id, run_pieces in by_run.items():
+        tasks = [p.task for p in run_pieces if p.task is not None]
+        attempts = [p.attempt for p in run_pieces if p.attempt is not None]
+        claimed = [p.claimed for p in run_pieces if p.claimed is not None]
+        events = [e for p in run_pieces for e in p.events]
+        if not events:
+            for task_id in tasks:
+                cursor = conn.execute(
+                    "DELETE FROM harvest_tasks WHERE id = %s", (task_id,)
+                )
+                memory.counted.append((cursor, 1, f"deleting task {task_id}"))
+            for values in attempts:
+                conn.execute(ATTEMPT, values)
+            for values in claimed:
+                conn.execute(CLAIMED_TASK, values)
+            continue
+        fields: dict[str, Any] = {}
+        for piece in run_pieces:
+            fields.update(piece.fields)
+        sql, args = _statement(exec_id, tasks, attempts, claimed, events, fields)
+        args["size"] = sum(p.size for p in run_pieces)
+        cursor = conn.execute(sql, args)
+        memory.count_append(cursor, exec_id, events[0][0], len(events), tuple(tasks))
+
+
+_SHAPES: dict[tuple[int, int, int, tuple[str, ...]], str] = {}
+
+
+def _statement(
+    exec_id: str,
+    tasks: list[int],
+    attempts: list[tuple[Any, ...]],
+    claimed: list[tuple[Any, ...]],
+    events: list[Stored],
+    fields: dict[str, Any],
+) -> tuple[str, dict[str, Any]]:
+    """The one statement of a run's pieces, and its arguments (its text cached by shape)."""
+    first = events[0][0]
+    for offset, event in enumerate(events):
+        if event[0] != first + offset:
+            raise ValueError(f"held events of {exec_id} are not contiguous")
+    _, values = _assignments(fields)  # refuses an unknown column
+    shape = (len(tasks), len(attempts), len(claimed), tuple(fields))
+    sql = _SHAPES.get(shape)
+    if sql is None:
+        sql = _SHAPES[shape] = _text(*shape)
+    args: dict[str, Any] = {f"f{i}": v for i, v in enumerate(values)}
+    args.update(id=exec_id, first=first, end=first + len(events))
+    if len(tasks) == 1:
+        args["task"] = tasks[0]
+    elif tasks:
+        args["tasks"] = tasks
+    for i, row in enumerate(attempts):
+        for j, value in enumerate(row):
+            args[f"a{i}_{j}"] = value
+    for i, row in enumerate(claimed):
+        for j, value in enumerate(row):
+            args[f"t{i}_{j}"] = value
+    args.update(
+        seqs=[e[0] for e in events],
+        types=[e[1] for e in events],
+        ats=[e[2] for e in events],
+        attrs=[e[3] for e in events],
+    )
+    return sql, args
+
+
+def _named(prefix: str) -> Callable[[int], str]:
+    """Marks %(<prefix>_<j>)s for the j-th value of a row."""
+    return lambda j: f"%({prefix}_{j})s"
+
+
+def _text(tasks: int, attempts: int, claimed: int, names: tuple[str, ...]) -> str:
+    ctes: list[str] = []
+    guard = ""
+    if tasks:
+        which = "id = %(task)s" if tasks == 1 else "id = ANY(%(tasks)s::bigint[])"
+        ctes.append(f"gone AS (DELETE FROM harvest_tasks WHERE {which} RETURNING id)")
+        guard = f" AND (SELECT COUNT(*) FROM gone) = {tasks}"
+    if attempts:
+        rows = ", ".join(
+            "(" + ", ".join(f"%(a{i}_{j})s" for j in range(8)) + ")"
+            for i in range(attempts)
+        )
+        ctes.append(
+            f"tried AS (INSERT INTO harvest_activity_attempts ({_ATTEMPT_COLUMNS}) "
+            f"VALUES {rows})"
+        )
+    if claimed:
+        rows = ", ".join(_task_marks(_named(f"t{i}")) for i in range(claimed))
+        ctes.append(
+            f"made AS (INSERT INTO harvest_tasks ({_TASK_COLUMNS}) VALUES {rows})"
+        )
+    sets = "".join(f", {name} = %(f{i})s" for i, name in enumerate(names))
+    ctes.append(
+        "moved AS (UPDATE harvest_executions SET next_seq = %(end)s, "
+        f"history_bytes = history_bytes + %(size)s{sets} "
+        f"WHERE exec_id = %(id)s AND next_seq = %(first)s{guard} RETURNING exec_id)"
+    )
+    # The events as arrays (unnest): a payload codec finds their attrs there.
+    return (
+        "WITH "
+        + ", ".join(ctes)
+        + " INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
+        "SELECT moved.exec_id, e.seq, e.type, e.at, e.attrs FROM moved, "
+        "unnest(%(seqs)s::integer[], %(types)s::text[], %(ats)s::bigint[], "
+        "%(attrs)s::text[]) AS e(seq, type, at, attrs)"
+    )
