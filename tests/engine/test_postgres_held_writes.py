@@ -3,8 +3,9 @@
 A task's delete, an attempt's row and an append of `needs_decision` wait
 for the transaction's next statement and travel in one statement per run:
 these tests pin that the guards of the separate statements hold (a task
-gone fails the transaction with nothing written) and that a savepoint's
-rollback keeps what was written before it, even when it was sent inside.
+gone fails the transaction with nothing written) and that a joined write's
+savepoint, itself sent only before the block's first statement, still
+undoes the block alone: what was written before it travels before it.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def attempt(exec_id: str, activity_id: int) -> AttemptRecord:
     )
 
 
-def test_writes_held_before_a_savepoint_survive_its_rollback_even_if_sent_inside_it(
+def test_a_failing_block_undoes_its_own_writes_and_keeps_those_held_before_it(
     rt: PostgresRuntime, pg_dsn: str
 ) -> None:
     exec_id = str(rt.start_workflow("parked"))
@@ -79,12 +80,13 @@ def test_writes_held_before_a_savepoint_survive_its_rollback_even_if_sent_inside
     with store.write() as txn:
         (task,) = [txn.add_claimed_task(new_task(exec_id, 1), AT)]
 
-    def decision_that_fails() -> None:
+    def decision_that_fails(*, sends: bool) -> None:
         with store.write() as inner:
             inner.append_events(exec_id, [event(3, "Undone")], needs_decision=0)
-            # Any statement sends the held writes: the completion's with
-            # this block's append, as one statement inside its savepoint.
-            inner.add_timer(exec_id, "undone", AT)
+            if sends:
+                # A statement sends the held writes: the completion's first,
+                # then the block's savepoint, then the block's own.
+                inner.add_timer(exec_id, "undone", AT)
             raise ValueError("workflow code failed")
 
     with store.write_together() as txn:
@@ -92,8 +94,9 @@ def test_writes_held_before_a_savepoint_survive_its_rollback_even_if_sent_inside
         assert txn.delete_task(task.id)  # held: the task was locked above
         txn.record_attempt(attempt(exec_id, 1))
         txn.append_events(exec_id, [event(2, "Completed")], needs_decision=1)
-        with pytest.raises(ValueError, match="workflow code"):
-            decision_that_fails()
+        for sends in (False, True):
+            with pytest.raises(ValueError, match="workflow code"):
+                decision_that_fails(sends=sends)
         txn.append_events(exec_id, [event(3, "Next")], needs_decision=0)
     assert [e.type for e in rt.load_history(exec_id)] == [
         "WorkflowStarted",

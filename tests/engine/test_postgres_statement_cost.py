@@ -7,7 +7,7 @@ is a Sync or a Flush, after which the worker waits for the server. The
 budgets hold the batch locks (batch_locks.py): a decision batch and a
 record batch each lock their runs in one round trip, and the rows, flags
 and short histories read with the locks spare each decision its own reads;
-and a decision's savepoint is not released (pipelined.savepoint).
+and a decision's savepoint is not released (pipelined.roll_back_to).
 """
 
 from __future__ import annotations
@@ -33,11 +33,12 @@ if TYPE_CHECKING:
 
 RUNS = 20
 # Per run, every run queued before the passes, the passes' own reads included
-# (measured: 12.2 statements, 2.8 round trips; before the held writes, a
+# (measured: 10.2 statements, 3.0 round trips; before the held writes, a
 # completion's task delete, attempt and append sent with its run's next
-# decision as one statement (store/postgres/deferred.py), 24.0; before the
+# decision as one statement, and a decision's savepoint sent only if the
+# decision sends a statement (store/postgres/deferred.py), 24.0; before the
 # batch locks and the open savepoints, at 190d3af, 37.4 and 16.0).
-STATEMENTS_PER_RUN = 13
+STATEMENTS_PER_RUN = 11
 ROUND_TRIPS_PER_RUN = 4
 
 

@@ -18,9 +18,10 @@ held task was still there (the statement's events are counted before the
 commit: a task gone or a seq moved fails the transaction, as the separate
 statements' counts did).
 
-Savepoints: a piece written before a savepoint but sent inside it (its
-statement merged with the block's) is held again when the block rolls back,
-and sent later; a piece written inside a block that rolls back is dropped.
+Savepoints: a joined write's (a decision's) SAVEPOINT is held too, and sent
+only before the block's first statement, after the pieces written before
+the block: a decision whose writes are all held sends none, and if it fails
+its pieces are dropped with nothing to undo on the server.
 """
 
 from __future__ import annotations
@@ -91,33 +92,65 @@ class Piece:
 
 
 @dataclass
+class Block:
+    """A joined write's savepoint: sent only once the block sends a statement."""
+
+    name: str
+    opened: int  # memory clock when the block began
+    sent: bool = False
+
+
+@dataclass
 class Held:
-    """The transaction's pieces not sent yet, and those sent (for a savepoint's rollback)."""
+    """The transaction's pieces not sent yet, and the savepoints of its open blocks."""
 
     pending: list[Piece] = field(default_factory=list)
-    sent: list[tuple[Piece, int]] = field(
-        default_factory=list
-    )  # (piece, clock when sent)
+    blocks: list[Block] = field(default_factory=list)  # outermost first
     clock: itertools.count[int] = field(default_factory=itertools.count)
 
     def now(self) -> int:
-        """A new tick: pieces and savepoints are ordered by it."""
+        """A new tick: pieces and blocks are ordered by it."""
         return next(self.clock)
 
-    def rolled_back(self, opened: int) -> None:
-        """A savepoint opened at tick `opened` rolled back: drop its pieces, hold again the older ones it sent."""
-        again = [p for p, at in self.sent if at > opened and p.born <= opened]
-        self.sent = [(p, at) for p, at in self.sent if at <= opened]
-        kept = [p for p in self.pending if p.born <= opened]
-        self.pending = sorted(again + kept, key=lambda p: p.born)
+    @property
+    def waiting(self) -> bool:
+        """Whether a statement must first send held pieces or a savepoint."""
+        return bool(self.pending) or (bool(self.blocks) and not self.blocks[-1].sent)
+
+    def open_block(self, name: str) -> Block:
+        """A joined write begins: its savepoint waits for its first statement."""
+        block = Block(name, self.now())
+        self.blocks.append(block)
+        return block
+
+    def close_block(self, block: Block, *, failed: bool) -> None:
+        """A joined write ended; if it failed, its pieces not sent are dropped."""
+        self.blocks.remove(block)
+        if failed:
+            self.pending = [p for p in self.pending if p.born < block.opened]
 
 
 def send(conn: psycopg.Connection[tuple[Any, ...]], memory: TxnMemory) -> None:
-    """Send every held piece: one statement per run (its appends, deletes and attempts)."""
+    """Send the held pieces, one statement per run, and the open blocks' savepoints.
+
+    A piece written before a block's savepoint travels before it: a block's
+    rollback undoes only what the block wrote.
+    """
     held = memory.held
+    for block in held.blocks:
+        if not block.sent:
+            before = [p for p in held.pending if p.born < block.opened]
+            held.pending = [p for p in held.pending if p.born > block.opened]
+            _send(conn, memory, before)
+            conn.execute(f"SAVEPOINT {block.name}", prepare=False)
+            block.sent = True
     pieces, held.pending = held.pending, []
-    at = held.now()
-    held.sent.extend((p, at) for p in pieces)
+    _send(conn, memory, pieces)
+
+
+def _send(
+    conn: psycopg.Connection[tuple[Any, ...]], memory: TxnMemory, pieces: list[Piece]
+) -> None:
     by_run: dict[str, list[Piece]] = {}
     for piece in pieces:
         by_run.setdefault(piece.exec_id, []).append(piece)

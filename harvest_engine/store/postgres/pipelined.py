@@ -17,7 +17,8 @@ What this changes and what it does not:
   has not fully received.
 - Savepoints are plain SAVEPOINT / ROLLBACK TO / RELEASE statements, queued
   like the rest (psycopg's `transaction()` syncs on entering and leaving one);
-  one whose block succeeded is left open, not released (see `savepoint`).
+  one whose block succeeded is left open, not released (see `roll_back_to`),
+  and one is sent only once its block sends a statement (`deferred`).
 """
 
 from __future__ import annotations
@@ -81,29 +82,26 @@ def _end_failed(conn: Conn) -> None:
             conn.execute("ROLLBACK", prepare=False)
 
 
-@contextmanager
-def savepoint(conn: Conn, name: str) -> Iterator[None]:
-    """A savepoint in the open pipelined transaction: an error undoes only the block's changes."""
-    conn.execute(f"SAVEPOINT {name}", prepare=False)
-    try:
-        yield
-    except BaseException:
-        # A statement of the block that failed (its error is the one raised,
-        # e.g. a NOWAIT lock refused) left the pipeline aborted: sync past it,
-        # then undo the block. Errors met here are the block's own, which
-        # the rollback undoes; if the savepoint itself is gone (an earlier
-        # statement failed), the ROLLBACK TO fails and the transaction with it.
-        with suppress(psycopg.Error):
-            sync(conn)
-        conn.execute(f"ROLLBACK TO SAVEPOINT {name}", prepare=False)
-        conn.execute(f"RELEASE SAVEPOINT {name}", prepare=False)
+def roll_back_to(conn: Conn, name: str) -> None:
+    """Undo a failed block's changes: back to its savepoint, which then goes.
+
+    A statement of the block that failed (its error is the one raised, e.g.
+    a NOWAIT lock refused) left the pipeline aborted: sync past it, then
+    undo the block. Errors met here are the block's own, which the rollback
+    undoes; if the savepoint itself is gone (an earlier statement failed),
+    the ROLLBACK TO fails and the transaction with it.
+
+    A block that succeeded is not released: its changes join the
+    transaction at its COMMIT all the same, and a RELEASE is a statement
+    per decision. The next savepoint of the same name nests inside it;
+    ROLLBACK TO names the newest, so a failing block still undoes only its
+    own changes (and those of blocks nested in it).
+    """
+    with suppress(psycopg.Error):
         sync(conn)
-        raise
-    # Not released: the block's changes join the transaction at its COMMIT
-    # all the same, and a RELEASE is a statement per decision. The next
-    # savepoint of the same name nests inside this one; ROLLBACK TO names
-    # the newest, so a failing block still undoes only its own changes
-    # (and those of blocks nested in it).
+    conn.execute(f"ROLLBACK TO SAVEPOINT {name}", prepare=False)
+    conn.execute(f"RELEASE SAVEPOINT {name}", prepare=False)
+    sync(conn)
 
 
 def settled(

@@ -200,18 +200,22 @@ class PostgresStore(StoreReads):
             self._depth += 1
             memory = joined.memory
             checks = (len(memory.appends), len(memory.counted))
-            opened = memory.held.now()
+            # Its SAVEPOINT waits for its first statement (`deferred`).
+            block = memory.held.open_block(f"harvest_{self._depth}")
             try:
-                with pipelined.savepoint(self._conn, f"harvest_{self._depth}"):
-                    yield joined
+                yield joined
             except BaseException:
+                memory.held.close_block(block, failed=True)
+                if block.sent:
+                    pipelined.roll_back_to(self._conn, block.name)
                 # Its writes are undone: nothing of them is checked at the commit.
                 del memory.appends[checks[0] :], memory.counted[checks[1] :]
                 memory.forget()
-                memory.held.rolled_back(opened)
                 for undo in reversed(joined.undo):
                     undo()
                 raise
+            else:
+                memory.held.close_block(block, failed=False)
             finally:
                 self._depth -= 1
             return

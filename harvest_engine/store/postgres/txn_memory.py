@@ -190,7 +190,7 @@ class TxnMemory:
 
     def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         """Raise (so the transaction rolls back) if an append wrote fewer events than given."""
-        if self.held.pending:
+        if self.held.waiting:
             deferred.send(conn, self)
         if not self.appends and not self.counted:
             return

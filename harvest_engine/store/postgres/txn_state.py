@@ -57,7 +57,7 @@ class TxnState:
     def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
         """The connection for a statement: the held writes go first (`deferred`)."""
         self._locked_row = None
-        if self.memory.held.pending:
+        if self.memory.held.waiting:
             deferred.send(self._raw, self.memory)
         return self._raw
 
