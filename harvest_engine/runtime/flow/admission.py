@@ -208,10 +208,10 @@ def admit_queue(
         if also is not None:
             also.take()
     locked = tables.lock_enqueued([w.exec_id for w in picked], wait=wait)
+    tables.admit([w.exec_id for w in picked if w.exec_id in locked], now)
     for wait_row in picked:
         run = locked.get(wait_row.exec_id)
         if run is not None:
-            tables.admit(wait_row.exec_id, now)
             _run_admitted(registry, txn, wait_row, run, now)
     limiter.save()
     for other in others.values():

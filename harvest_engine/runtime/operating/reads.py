@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine.errors import ExecutionNotFound
 from harvest_engine.runtime.deciding import runs
+from harvest_engine.runtime.engine import id_text
 from harvest_engine.runtime.flow import waiting as flow_waiting
 from harvest_engine.runtime.operating import listing
 from harvest_engine.runtime.talking import waiting
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 
 
 def outcome(engine: Engine, exec_id: str | ExecutionId) -> ExecutionOutcome:
-    """The stored outcome, without driving."""
-    row = engine.store.execution(engine.require(exec_id))
+    """The stored outcome, without driving (one read of the row: none, no such run)."""
+    row = engine.store.execution(id_text(exec_id))
     if row is None:
         raise ExecutionNotFound(exec_id=exec_id)
     if row.state == "ENQUEUED":

@@ -235,24 +235,28 @@ class FlowTables:
     ) -> dict[str, LockedRun]:
         """Lock the runs still ENQUEUED among `exec_ids`: their names and deadlines, by exec_id.
 
-        One statement per run, in exec_id order (as every batch lock takes
-        runs), sent together: one round trip. Without `wait`, a run another
-        transaction holds is left out, as is a run that is no longer ENQUEUED.
+        One statement, locking in exec_id order (as every batch lock takes
+        runs). Without `wait`, a run another transaction holds is left out,
+        as is a run that is no longer ENQUEUED.
         """
+        if not exec_ids:
+            return {}
         sql = self._sql.lock_enqueued if wait else self._sql.try_lock_enqueued
-        cursors = [self._conn.execute(sql, (e,)) for e in sorted(exec_ids)]
+        ids, args = self._sql.dialect.in_list(sorted(exec_ids))
         found = {}
-        for cursor in cursors:
-            row = cursor.fetchone()
-            if row is not None:
-                deadline = None if row[2] is None else from_micros(int(row[2]))
-                found[str(row[0])] = LockedRun(str(row[1]), deadline)
+        for row in self._conn.execute(sql.format(ids=ids), args).fetchall():
+            deadline = None if row[2] is None else from_micros(int(row[2]))
+            found[str(row[0])] = LockedRun(str(row[1]), deadline)
         return found
 
-    def admit(self, exec_id: str, now: datetime) -> None:
-        """Mark the run's wait admitted by this worker (its run is locked: it waits)."""
-        args = (micros(now), self.worker_id, exec_id)
-        self._conn.execute(self._sql.admit, args)
+    def admit(self, exec_ids: list[str], now: datetime) -> None:
+        """Mark the runs' waits admitted by this worker (their runs are locked: they wait)."""
+        if not exec_ids:
+            return
+        ids, args = self._sql.dialect.in_list(exec_ids)
+        self._conn.execute(
+            self._sql.admit.format(ids=ids), (micros(now), self.worker_id, *args)
+        )
 
     def hold_task(self, task_id: int) -> None:
         """Make an activity task wait for a slot (status WAITING)."""

@@ -119,18 +119,21 @@ class FlowSql:
             f"harvest_flow_waits{in_order} WHERE queue = ? AND admitted_at IS NULL "
             "AND due_at <= ? ORDER BY priority, id LIMIT ?) w ORDER BY priority, id"
         )
-        # An admission's pick, locked before it is flipped RUNNING: a run a
-        # cancel ended meanwhile is not returned (the lock re-reads the row).
-        lock_run = (
+        # An admission's picks, locked before they are flipped RUNNING, in
+        # one statement, in exec_id order (as every batch lock takes runs): a
+        # run a cancel ended meanwhile is not returned (the lock re-reads the
+        # row). `{ids}`: `Dialect.in_list`'s text.
+        in_order = ' COLLATE "C"' if dialect.name == "postgres" else ""
+        lock_runs = (
             "SELECT exec_id, workflow_name, deadline FROM harvest_executions "
-            "WHERE exec_id = ? AND state = 'ENQUEUED'"
+            f"WHERE exec_id {{ids}} AND state = 'ENQUEUED' ORDER BY exec_id{in_order}"
         )
-        self.lock_enqueued = r(lock_run + dialect.for_update)
-        self.try_lock_enqueued = r(lock_run + dialect.skip_locked)
+        self.lock_enqueued = r(lock_runs + dialect.for_update)
+        self.try_lock_enqueued = r(lock_runs + dialect.skip_locked)
         self.drop_wait = r("DELETE FROM harvest_flow_waits WHERE exec_id = ?")
         self.admit = r(
             "UPDATE harvest_flow_waits SET admitted_at = ?, admitted_by = ? "
-            "WHERE exec_id = ? AND admitted_at IS NULL"
+            "WHERE exec_id {ids} AND admitted_at IS NULL"
         )
         self.wait_of = r(
             f"SELECT {WAIT_COLUMNS} FROM harvest_flow_waits WHERE exec_id = ?"
