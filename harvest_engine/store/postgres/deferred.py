@@ -11,8 +11,10 @@ commit: the server sees the same writes in the same order relative to every
 other statement, only fewer statements.
 
 What is held: the DELETE of a task the transaction locked (`held_tasks`), an
-attempt's log row, and an append whose fields are `needs_decision` at most
-(no client or flow read in the transaction looks at them). The guards stay:
+attempt's log row, a claimed task's new row (its id reserved ahead), an
+append whose fields are `needs_decision` and `panic_count` at most (no
+client or flow read in the transaction looks at them), and a run's end
+(`SEAL`), which goes after the run's other held writes. The guards stay:
 the run's row moves only if its next seq is the first event's and every
 held task was still there (the statement's events are counted before the
 commit: a task gone or a seq moved fails the transaction, as the separate
@@ -30,6 +32,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harvest_engine.store.postgres.notify import DONE_CHANNEL
 from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.run_rows import Assignments
 
@@ -74,6 +77,21 @@ ATTEMPT = (
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
 )
 """An attempt's row, alone (8 values: `Piece.attempt`)."""
+SEAL = (
+    "WITH sealed AS (UPDATE harvest_executions SET state = %(state)s, "
+    "closed_at = %(closed)s, output = %(output)s, error = %(error)s, "
+    "needs_decision = 0 WHERE exec_id = %(id)s RETURNING exec_id), "
+    "tasks AS (DELETE FROM harvest_tasks WHERE exec_id = %(id)s), "
+    "timers AS (DELETE FROM harvest_timers WHERE exec_id = %(id)s), "
+    "dropped AS (DELETE FROM harvest_signals WHERE exec_id = %(id)s "
+    "AND idempotency_key IS NULL), "
+    "kept AS (UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %(id)s "
+    "AND delivered = 0 AND idempotency_key IS NOT NULL) "
+    f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM sealed"
+)
+"""A run's end: its row, its tasks, timers and signals (the keyed signals stay,
+delivered, for their idempotency); its notice tells a client waiting on the
+run's result (at commit). Arguments: `Piece.seal`."""
 _assignments = Assignments(POSTGRES)
 
 
@@ -86,6 +104,7 @@ class Piece:
     task: int | None = None
     attempt: tuple[Any, ...] | None = None
     claimed: tuple[Any, ...] | None = None  # a new claimed task's values (CLAIMED_TASK)
+    seal: dict[str, Any] | None = None  # the run's end (SEAL's arguments): sent last
     events: list[Stored] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)
     size: int = 0
@@ -151,32 +170,51 @@ def send(conn: psycopg.Connection[tuple[Any, ...]], memory: TxnMemory) -> None:
 def _send(
     conn: psycopg.Connection[tuple[Any, ...]], memory: TxnMemory, pieces: list[Piece]
 ) -> None:
+    """Each run's pieces in order: one statement for those up to its end, then the end."""
     by_run: dict[str, list[Piece]] = {}
     for piece in pieces:
         by_run.setdefault(piece.exec_id, []).append(piece)
     for exec_id, run_pieces in by_run.items():
-        tasks = [p.task for p in run_pieces if p.task is not None]
-        attempts = [p.attempt for p in run_pieces if p.attempt is not None]
-        claimed = [p.claimed for p in run_pieces if p.claimed is not None]
-        events = [e for p in run_pieces for e in p.events]
-        if not events:
-            for task_id in tasks:
-                cursor = conn.execute(
-                    "DELETE FROM harvest_tasks WHERE id = %s", (task_id,)
-                )
-                memory.counted.append((cursor, 1, f"deleting task {task_id}"))
-            for values in attempts:
-                conn.execute(ATTEMPT, values)
-            for values in claimed:
-                conn.execute(CLAIMED_TASK, values)
-            continue
-        fields: dict[str, Any] = {}
+        written: list[Piece] = []
         for piece in run_pieces:
-            fields.update(piece.fields)
-        sql, args = _statement(exec_id, tasks, attempts, claimed, events, fields)
-        args["size"] = sum(p.size for p in run_pieces)
-        cursor = conn.execute(sql, args)
-        memory.count_append(cursor, exec_id, events[0][0], len(events), tuple(tasks))
+            if piece.seal is None:
+                written.append(piece)
+                continue
+            _send_run(conn, memory, exec_id, written)
+            written = []
+            conn.execute(SEAL, piece.seal)
+        _send_run(conn, memory, exec_id, written)
+
+
+def _send_run(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    memory: TxnMemory,
+    exec_id: str,
+    run_pieces: list[Piece],
+) -> None:
+    """One run's held writes (no end among them): one statement if they append events."""
+    if not run_pieces:
+        return
+    tasks = [p.task for p in run_pieces if p.task is not None]
+    attempts = [p.attempt for p in run_pieces if p.attempt is not None]
+    claimed = [p.claimed for p in run_pieces if p.claimed is not None]
+    events = [e for p in run_pieces for e in p.events]
+    if not events:
+        for task_id in tasks:
+            cursor = conn.execute("DELETE FROM harvest_tasks WHERE id = %s", (task_id,))
+            memory.counted.append((cursor, 1, f"deleting task {task_id}"))
+        for values in attempts:
+            conn.execute(ATTEMPT, values)
+        for values in claimed:
+            conn.execute(CLAIMED_TASK, values)
+        return
+    fields: dict[str, Any] = {}
+    for piece in run_pieces:
+        fields.update(piece.fields)
+    sql, args = _statement(exec_id, tasks, attempts, claimed, events, fields)
+    args["size"] = sum(p.size for p in run_pieces)
+    cursor = conn.execute(sql, args)
+    memory.count_append(cursor, exec_id, events[0][0], len(events), tuple(tasks))
 
 
 _SHAPES: dict[tuple[int, int, int, tuple[str, ...]], str] = {}

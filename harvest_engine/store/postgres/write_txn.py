@@ -171,36 +171,30 @@ class PostgresWriteTxn(
         output: str | None = None,
         error: str | None = None,
     ) -> None:
-        conn = self._conn
         self.memory.rows.pop(exec_id, None)
-        held = self.memory.held_tasks
-        for task_id in [t for t, run in held.items() if run == exec_id]:
-            del held[task_id]  # deleted below
-        # One statement for the run's row, its tasks, timers and signals (the
-        # keyed signals stay, delivered, for their idempotency); its notice
-        # tells a client waiting on the run's result (at commit).
-        conn.execute(
-            "WITH sealed AS (UPDATE harvest_executions SET state = %(state)s, "
-            "closed_at = %(closed)s, output = %(output)s, error = %(error)s, "
-            "needs_decision = 0 WHERE exec_id = %(id)s RETURNING exec_id), "
-            "tasks AS (DELETE FROM harvest_tasks WHERE exec_id = %(id)s), "
-            "timers AS (DELETE FROM harvest_timers WHERE exec_id = %(id)s), "
-            "dropped AS (DELETE FROM harvest_signals WHERE exec_id = %(id)s "
-            "AND idempotency_key IS NULL), "
-            "kept AS (UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %(id)s "
-            "AND delivered = 0 AND idempotency_key IS NOT NULL) "
-            f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM sealed",
-            {
-                "state": state,
-                "closed": micros(closed_at),
-                "output": output,
-                "error": error,
-                "id": exec_id,
-            },
+        locked = self.memory.held_tasks
+        for task_id in [t for t, run in locked.items() if run == exec_id]:
+            del locked[task_id]  # deleted with the run's end
+        # One statement for the run's row, its tasks, timers and signals
+        # (deferred.SEAL), held to travel after the run's other held writes:
+        # a decision that ends its run then sends nothing, so takes no savepoint.
+        held = self.memory.held
+        held.pending.append(
+            deferred.Piece(
+                exec_id,
+                held.now(),
+                seal={
+                    "state": state,
+                    "closed": micros(closed_at),
+                    "output": output,
+                    "error": error,
+                    "id": exec_id,
+                },
+            )
         )
         if self.memory.quiet.get(exec_id, NOISY).mutexes:
             return  # no mutex entry when its row was locked, and none queued since
-        keys = conn.execute(
+        keys = self._conn.execute(
             "SELECT key FROM harvest_mutexes WHERE exec_id = %s ORDER BY key",
             (exec_id,),
         ).fetchall()
