@@ -13,6 +13,7 @@ from harvest_engine.store.postgres.txn_state import TxnState
 from harvest_engine.store.records import StagedSignal
 from harvest_engine.store.sql.columns import stored_json
 from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.side_tables import POSTGRES_SIDE
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ class SignalsAndTimers(TxnState):
             "UPDATE harvest_signals SET exec_id = %s WHERE exec_id = %s AND delivered = 0",
             (to_exec, from_exec),
         )
+        POSTGRES_SIDE.headers.move_signals(self._conn, from_exec, to_exec)
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
         return POSTGRES_READS.signal_key_holder(self._conn, exec_ids, key)

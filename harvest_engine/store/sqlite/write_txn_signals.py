@@ -11,6 +11,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from harvest_engine.store.sql.reads import SQLITE_READS
+from harvest_engine.store.sql.side_tables import SQLITE_SIDE
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
 from harvest_engine.timestamps import micros
 
@@ -145,6 +146,10 @@ class SignalsAndTimers(DecisionMarks):
             "UPDATE harvest_signals SET exec_id = ? WHERE exec_id = ? AND delivered = 0",
             (to_exec, from_exec),
         )
+        if self._runs.signal_headers is None:
+            self._runs.signal_headers = signal_headers_written(self._conn)
+        if self._runs.signal_headers:
+            SQLITE_SIDE.headers.move_signals(self._conn, from_exec, to_exec)
         for exec_id in (from_exec, to_exec):
             run = self._runs.get(exec_id)
             if run is not None:
