@@ -86,12 +86,17 @@ SEAL = (
     "dropped AS (DELETE FROM harvest_signals WHERE exec_id = %(id)s "
     "AND idempotency_key IS NULL), "
     "kept AS (UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %(id)s "
-    "AND delivered = 0 AND idempotency_key IS NOT NULL) "
+    "AND delivered = 0 AND idempotency_key IS NOT NULL), "
+    "watchers AS (DELETE FROM harvest_run_watchers WHERE exec_id = %(id)s "
+    "RETURNING watcher), "
+    "woken AS (UPDATE harvest_executions SET needs_decision = 1 "
+    "WHERE exec_id IN (SELECT watcher FROM watchers) AND state = 'RUNNING') "
     f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM sealed"
 )
 """A run's end: its row, its tasks, timers and signals (the keyed signals stay,
-delivered, for their idempotency); its notice tells a client waiting on the
-run's result (at commit). Arguments: `Piece.seal`."""
+delivered, for their idempotency) and the runs watching it (flagged, their
+links gone); its notice tells a client waiting on the run's result (at
+commit). Arguments: `Piece.seal`."""
 _assignments = Assignments(POSTGRES)
 
 
@@ -170,20 +175,22 @@ def send(conn: psycopg.Connection[tuple[Any, ...]], memory: TxnMemory) -> None:
 def _send(
     conn: psycopg.Connection[tuple[Any, ...]], memory: TxnMemory, pieces: list[Piece]
 ) -> None:
-    """Each run's pieces in order: one statement for those up to its end, then the end."""
+    """The pieces in order, one statement per run between runs' ends.
+
+    A run's end also flags the runs watching it, so it is a barrier: every
+    piece held before it (of any run) goes first, every later one after.
+    """
     by_run: dict[str, list[Piece]] = {}
     for piece in pieces:
-        by_run.setdefault(piece.exec_id, []).append(piece)
+        if piece.seal is None:
+            by_run.setdefault(piece.exec_id, []).append(piece)
+            continue
+        for exec_id, run_pieces in by_run.items():
+            _send_run(conn, memory, exec_id, run_pieces)
+        by_run = {}
+        conn.execute(SEAL, piece.seal)
     for exec_id, run_pieces in by_run.items():
-        written: list[Piece] = []
-        for piece in run_pieces:
-            if piece.seal is None:
-                written.append(piece)
-                continue
-            _send_run(conn, memory, exec_id, written)
-            written = []
-            conn.execute(SEAL, piece.seal)
-        _send_run(conn, memory, exec_id, written)
+        _send_run(conn, memory, exec_id, run_pieces)
 
 
 def _send_run(

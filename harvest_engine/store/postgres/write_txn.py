@@ -175,8 +175,8 @@ class PostgresWriteTxn(
         locked = self.memory.held_tasks
         for task_id in [t for t, run in locked.items() if run == exec_id]:
             del locked[task_id]  # deleted with the run's end
-        # One statement for the run's row, its tasks, timers and signals
-        # (deferred.SEAL), held to travel after the run's other held writes:
+        # One statement for the run's row, its tasks, timers, signals and
+        # watchers (deferred.SEAL), held to travel after the run's other held writes:
         # a decision that ends its run then sends nothing, so takes no savepoint.
         held = self.memory.held
         held.pending.append(
