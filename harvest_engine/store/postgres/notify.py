@@ -29,6 +29,7 @@ from typing import Any
 import psycopg
 
 from harvest_engine.store.postgres.connection import connect, reconnect
+from harvest_engine.store.postgres.notice_watch import NoticeWatch
 from harvest_engine.store.rows import AttemptKey
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
 
@@ -182,6 +183,8 @@ class Listener:
         self._on_cancel = on_cancel
         self._stop = threading.Event()
         self._peers: Peers | None = None
+        # Serving loops' commit watches, poked at each notice of another process.
+        self.watches: list[NoticeWatch] = []
         self._conn = self._listen()
         self._thread = threading.Thread(
             target=self._loop, name="harvest-listener", daemon=True
@@ -214,10 +217,12 @@ class Listener:
                         self._cancelled(notice.payload)
                     elif notice.payload == COMMAND_NOTICE:
                         self._on_command()
+                        self._poke()
                     elif notice.payload != self._me:
                         if self._peers is not None:
                             self._peers.heard_at = time.monotonic()
                         self._on_wake()
+                        self._poke()
                 failures = 0
             except psycopg.Error:
                 # The server went away: reconnect with backoff; wake once, since
@@ -229,8 +234,22 @@ class Listener:
                 try:
                     self._conn = self._listen(again=True)
                     self._on_wake()
+                    self._poke()
                 except Exception as exc:  # noqa: BLE001 - retried with the next backoff
                     log.warning("LISTEN reconnect failed (%s); retrying", exc)
+
+    def _poke(self) -> None:
+        for watch in list(self.watches):
+            if watch.closed:
+                self.watches.remove(watch)
+            else:
+                watch.poke()
+
+    def watch(self) -> NoticeWatch:
+        """A commit watch poked at each notice this listener hears from another process."""
+        watch = NoticeWatch()
+        self.watches.append(watch)
+        return watch
 
     def _cancelled(self, payload: str) -> None:
         read = read_cancel_notice(payload)

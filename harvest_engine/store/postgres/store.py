@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
     from harvest_engine.codecs import PayloadCodec
     from harvest_engine.filters import ExecutionFilter
+    from harvest_engine.store.postgres.notice_watch import NoticeWatch
     from harvest_engine.store.records import ExecutionDetail
     from harvest_engine.store.rows import TaskRecord
 
@@ -198,24 +199,13 @@ class PostgresStore(StoreReads):
                 self._outer.claimed,
             )
             self._depth += 1
-            memory = joined.memory
-            checks = (len(memory.appends), len(memory.counted))
-            # Its SAVEPOINT waits for its first statement (`deferred`).
-            block = memory.held.open_block(f"harvest_{self._depth}")
             try:
-                yield joined
+                with joined.memory.block(self._conn, f"harvest_{self._depth}"):
+                    yield joined
             except BaseException:
-                memory.held.close_block(block, failed=True)
-                if block.sent:
-                    pipelined.roll_back_to(self._conn, block.name)
-                # Its writes are undone: nothing of them is checked at the commit.
-                del memory.appends[checks[0] :], memory.counted[checks[1] :]
-                memory.forget()
                 for undo in reversed(joined.undo):
                     undo()
                 raise
-            else:
-                memory.held.close_block(block, failed=False)
             finally:
                 self._depth -= 1
             return
@@ -319,8 +309,9 @@ class PostgresStore(StoreReads):
         with self.write():
             heartbeat.beat(self._conn)
 
-    def open_commit_watch(self) -> None:
-        return None  # LISTEN/NOTIFY wakes the serving workers (`listen`): no file
+    def open_commit_watch(self) -> NoticeWatch | None:
+        # Poked by the LISTEN thread (notice_watch.py); without one, polled.
+        return self._listeners[0].watch() if self._listeners else None
 
     def open_wake_channel(self) -> None:
         return None  # NOTIFY wakes a Postgres client (client_notices.py)

@@ -30,8 +30,9 @@ undone); a transaction that fails is thrown away with all of it.
 from __future__ import annotations
 
 import collections
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import psycopg
 
@@ -43,6 +44,9 @@ from harvest_engine.store.postgres.deferred import Held, Stored
 from harvest_engine.store.records import StagedSignal
 from harvest_engine.store.rows import ExecutionRecord
 from harvest_engine.timestamps import from_micros, micros
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _TIMES = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 # Columns of the row a held ExecutionRecord does not carry.
@@ -187,6 +191,28 @@ class TxnMemory:
         self.quiet.clear()
         self.rows.clear()
         self.signals.clear()
+
+    @contextmanager
+    def block(
+        self, conn: psycopg.Connection[tuple[Any, ...]], name: str
+    ) -> Iterator[None]:
+        """A joined write: its SAVEPOINT `name` waits for its first statement (`deferred`).
+
+        If it fails, what it sent is rolled back, its held writes are
+        dropped, and nothing it wrote is checked at the commit.
+        """
+        checks = (len(self.appends), len(self.counted))
+        block = self.held.open_block(name)
+        try:
+            yield
+        except BaseException:
+            self.held.close_block(block, failed=True)
+            if block.sent:
+                pipelined.roll_back_to(conn, block.name)
+            del self.appends[checks[0] :], self.counted[checks[1] :]
+            self.forget()
+            raise
+        self.held.close_block(block, failed=False)
 
     def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         """Raise (so the transaction rolls back) if an append wrote fewer events than given."""
