@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harvest_engine.store.postgres.notify import DONE_CHANNEL
 from harvest_engine.store.sql.dialect import POSTGRES
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
     import psycopg
 
-    from harvest_engine.store.postgres.txn_memory import TxnMemory
 
 # An appended event as stored: seq, type, at (micros), attrs (JSON text).
 Stored = tuple[int, str, int, str]
@@ -154,7 +153,25 @@ class Held:
             self.pending = [p for p in self.pending if p.born < block.opened]
 
 
-def send(conn: psycopg.Connection[tuple[Any, ...]], memory: TxnMemory) -> None:
+class Memory(Protocol):
+    """What sending needs of the transaction's memory (txn_memory.TxnMemory)."""
+
+    held: Held
+    counted: list[tuple[psycopg.Cursor[tuple[Any, ...]], int, str]]
+
+    def count_append(
+        self,
+        cursor: psycopg.Cursor[tuple[Any, ...]],
+        exec_id: str,
+        first: int,
+        count: int,
+        tasks: tuple[int, ...],
+    ) -> None:
+        """Count an append's statement before the commit."""
+        ...
+
+
+def send(conn: psycopg.Connection[tuple[Any, ...]], memory: Memory) -> None:
     """Send the held pieces, one statement per run, and the open blocks' savepoints.
 
     A piece written before a block's savepoint travels before it: a block's
@@ -173,7 +190,7 @@ def send(conn: psycopg.Connection[tuple[Any, ...]], memory: TxnMemory) -> None:
 
 
 def _send(
-    conn: psycopg.Connection[tuple[Any, ...]], memory: TxnMemory, pieces: list[Piece]
+    conn: psycopg.Connection[tuple[Any, ...]], memory: Memory, pieces: list[Piece]
 ) -> None:
     """The pieces in order, one statement per run between runs' ends.
 
@@ -195,7 +212,7 @@ def _send(
 
 def _send_run(
     conn: psycopg.Connection[tuple[Any, ...]],
-    memory: TxnMemory,
+    memory: Memory,
     exec_id: str,
     run_pieces: list[Piece],
 ) -> None:
