@@ -6,19 +6,22 @@ in the same transaction, appends the next events: each was a statement of
 its own (~130 us of the worker's Python and a server call apiece). A write
 whose answer nobody needs now is kept here instead and sent with the run's
 next ones, as one statement, just before the transaction's next statement
-of any kind (`TxnState._conn`), a savepoint's rollback aside, or before the
-commit: the server sees the same writes in the same order relative to every
-other statement, only fewer statements.
+of any kind (`TxnState._conn`) or before the commit: the server sees the
+same writes in the same order relative to every other statement (a run's
+writes in their order, any run's end after every write held before it),
+only fewer statements.
 
 What is held: the DELETE of a task the transaction locked (`held_tasks`), an
 attempt's log row, a claimed task's new row (its id reserved ahead), an
 append whose fields are `needs_decision` and `panic_count` at most (no
 client or flow read in the transaction looks at them), and a run's end
-(`SEAL`), which goes after the run's other held writes. The guards stay:
-the run's row moves only if its next seq is the first event's and every
-held task was still there (the statement's events are counted before the
-commit: a task gone or a seq moved fails the transaction, as the separate
-statements' counts did).
+(`SEAL`), which goes after the run's other held writes. (The flow tables,
+store/sql/flow.py, keep the connection `txn.flow()` gave them, which sent
+what was held then; what their later reads count is never held.) The
+guards stay: the run's row moves only if its next seq is the first
+event's and every held task was still there (the statement's events are
+counted before the commit: a task gone or a seq moved fails the
+transaction, as the separate statements' counts did).
 
 Savepoints: a joined write's (a decision's) SAVEPOINT is held too, and sent
 only before the block's first statement, after the pieces written before
