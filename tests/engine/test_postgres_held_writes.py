@@ -132,3 +132,17 @@ def test_a_held_delete_of_a_task_gone_meanwhile_fails_the_transaction_with_nothi
     assert [e.type for e in rt.load_history(exec_id)] == ["WorkflowStarted"]
     assert count(pg_dsn, "harvest_tasks") == 1
     assert count(pg_dsn, "harvest_activity_attempts") == 0
+
+
+def test_a_store_read_inside_the_transaction_sees_its_held_writes(
+    rt: PostgresRuntime,
+) -> None:
+    exec_id = str(rt.start_workflow("parked"))
+    store = store_of(rt)
+    with store.write() as txn:
+        txn.append_events(exec_id, [event(2, "Held")], needs_decision=1)
+        # The store's own reads share the transaction's connection.
+        row = store.execution(exec_id)
+        assert row is not None
+        assert row.next_seq == 3
+        assert [e.type for e in store.load_events(exec_id)][1:] == ["Held"]

@@ -164,11 +164,13 @@ class PostgresStore(StoreReads):
             self._lease_conn.close()
 
     def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
-        """The connection, replaced first when the server or the network broke it."""
+        """The connection, replaced if broken; held writes of the open transaction sent first."""
         if self.closed:
             raise DatabaseClosed(path=self.path)
         if self._conn.broken or self._conn.closed:
             self._conn = reconnect(self.dsn, self._codec)
+        elif self._outer is not None and self._outer.memory.held.waiting:
+            self._outer.memory.flush(self._conn)
         return self._conn
 
     def _lease_live(self) -> psycopg.Connection[tuple[Any, ...]]:

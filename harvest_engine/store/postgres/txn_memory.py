@@ -214,6 +214,10 @@ class TxnMemory:
             raise
         self.held.close_block(block, failed=False)
 
+    def flush(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+        """Send the held writes (and the open blocks' savepoints) now."""
+        deferred.send(conn, self)
+
     def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         """Raise (so the transaction rolls back) if an append wrote fewer events than given."""
         if self.held.waiting:
