@@ -10,6 +10,8 @@ from __future__ import annotations
 import select
 from typing import Any
 
+import pytest
+
 from harvest_engine import PostgresRuntime, WorkflowContext, workflow
 from harvest_engine.runtime.postgres_runtime import open_store
 from harvest_engine.store.postgres.store import PostgresStore
@@ -53,5 +55,27 @@ def test_a_store_that_does_not_listen_has_no_watch_and_is_polled(pg_dsn: str) ->
     store = open_store(pg_dsn, worker_id=None, lease=None)
     try:
         assert store.open_commit_watch() is None
+    finally:
+        store.close()
+
+
+def test_a_committed_cancel_is_told_to_this_process_at_the_commit(pg_dsn: str) -> None:
+    # No LISTEN thread here: what is told comes from the commit itself.
+    store = open_store(pg_dsn, worker_id=None, lease=None)
+    heard: list[tuple[list[Any], str]] = []
+    store.add_cancel_listener(lambda attempts, reason: heard.append((attempts, reason)))
+    try:
+        with store.write_together() as txn:
+            txn.announce_cancels([("run-1", 1, 1)], "kept")
+
+            def failing_block() -> None:
+                with store.write() as inner:
+                    inner.announce_cancels([("run-2", 1, 1)], "undone")
+                    raise ValueError("workflow code failed")
+
+            with pytest.raises(ValueError, match="workflow code"):
+                failing_block()
+            assert heard == []  # not before the commit
+        assert heard == [([("run-1", 1, 1)], "kept")]
     finally:
         store.close()

@@ -237,6 +237,8 @@ class PostgresStore(StoreReads):
                 raise typed from exc
             else:
                 self._released_claims.clear()
+                for attempts, reason in memory.announced:  # before its own NOTIFY
+                    self._cancels(attempts, reason)
                 for listener in self.commit_listeners.fns:
                     listener()
             finally:

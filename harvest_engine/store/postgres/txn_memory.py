@@ -42,7 +42,7 @@ from harvest_engine.events import HistoryEvent
 from harvest_engine.store.postgres import deferred, pipelined
 from harvest_engine.store.postgres.deferred import Held, Stored
 from harvest_engine.store.records import StagedSignal
-from harvest_engine.store.rows import ExecutionRecord
+from harvest_engine.store.rows import AttemptKey, ExecutionRecord
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -110,6 +110,8 @@ class TxnMemory:
     task_ids: collections.deque[int] = field(default_factory=collections.deque)
     # Writes held back to travel with the run's next ones (`deferred`).
     held: Held = field(default_factory=Held)
+    # Attempt cancels announced, told to this process's listeners at the commit.
+    announced: list[tuple[list[AttemptKey], str]] = field(default_factory=list)
 
     def next_task_id(self, conn: psycopg.Connection[tuple[Any, ...]]) -> int:
         """A fresh task id (a block of TASK_ID_BLOCK is reserved when none is left)."""
@@ -201,7 +203,7 @@ class TxnMemory:
         If it fails, what it sent is rolled back, its held writes are
         dropped, and nothing it wrote is checked at the commit.
         """
-        checks = (len(self.appends), len(self.counted))
+        checks = (len(self.appends), len(self.counted), len(self.announced))
         block = self.held.open_block(name)
         try:
             yield
@@ -210,6 +212,7 @@ class TxnMemory:
             if block.sent:
                 pipelined.roll_back_to(conn, block.name)
             del self.appends[checks[0] :], self.counted[checks[1] :]
+            del self.announced[checks[2] :]
             self.forget()
             raise
         self.held.close_block(block, failed=False)

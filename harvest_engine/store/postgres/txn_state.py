@@ -66,6 +66,11 @@ class TxnState:
         self.undo.append(fn)
 
     def announce_cancels(self, attempts: Sequence[AttemptKey], reason: str) -> None:
-        """Notify CANCEL_CHANNEL (delivered at the commit, dropped on rollback)."""
+        """Notify CANCEL_CHANNEL (delivered at the commit, dropped on rollback).
+
+        This process hears them at the commit too, not only once its LISTEN
+        thread does: a waiting attempt it claims next then starts cancelled.
+        """
         for payload in cancel_notices(list(attempts), reason):
             self._conn.execute(NOTIFY_CANCEL, (payload,))
+        self.memory.announced.append((list(attempts), reason))
