@@ -27,7 +27,13 @@ from harvest_engine.errors import HarvestError
 from harvest_engine.interceptors import carrying
 from harvest_engine.runtime.operating import operate
 from harvest_engine.runtime.repairing import commands as repairs
-from harvest_engine.runtime.talking import hooked, queries, talk, updates
+from harvest_engine.runtime.talking import (
+    held_starts,
+    hooked,
+    queries,
+    talk,
+    updates,
+)
 from harvest_engine.runtime.talking.update_with_start import update_with_start
 from harvest_engine.schedules import Schedule, WorkflowSchedule
 
@@ -89,9 +95,12 @@ def apply_one(engine: Engine, command: CommandRecord, *, decide: bool = False) -
 
     A storage failure propagates and rolls everything back: the command
     stays queued and is applied by a later round. With `decide`, a signal
-    that was staged is followed by its run's decision in a savepoint of the
-    same transaction (`signal_decision`): one commit, and one wake of the
-    client, carry both the reply and what the signal unblocked.
+    that was staged, or a run the command started, is followed by that
+    run's decision in a savepoint of the same transaction
+    (`signal_decision`): one commit, and one wake of the client, carry both
+    the reply and what the command made due, and the serving loop has no
+    second transaction to run for it (where a signal that follows a start
+    would wait behind it).
     """
     unblocked: str | None = None
     try:
@@ -108,7 +117,9 @@ def apply_one(engine: Engine, command: CommandRecord, *, decide: bool = False) -
                 reply = wire.ok_reply(record, value)
                 touched = _touched(value, record)
                 if decide:
-                    unblocked = signalled_run(record, value, touched)
+                    unblocked = signalled_run(record, value, touched) or started_run(
+                        engine, record, value, touched
+                    )
             except engine.store.storage_errors:
                 raise
             except Exception as exc:  # noqa: BLE001 - every other failure is the command's reply
@@ -135,6 +146,29 @@ def signalled_run(record: wire.Command, value: Any, touched: str | None) -> str 
         case wire.SendSignalByWorkflowId():
             return touched if getattr(value, "delivered", False) else None
     return None
+
+
+def started_run(
+    engine: Engine, record: wire.Command, value: Any, touched: str | None
+) -> str | None:
+    """The run a start command created just now (its first decision is due), or None.
+
+    Not a run it attached to (no decision is due there), nor a held start
+    (debounce, batch: its run does not exist yet).
+    """
+    match record:
+        case wire.StartWorkflow():
+            fresh = True
+        case wire.StartWorkflowWithReusePolicy() | wire.StartWorkflowWithOptions():
+            fresh = bool(getattr(value, "started_fresh", False))
+        case wire.SignalWithStartCommand():
+            # Fresh or attached, the signal it staged makes a decision due.
+            return touched if getattr(value, "signal_delivered", False) else None
+        case _:
+            return None
+    if not fresh or held_starts.holds(engine, record.name):
+        return None
+    return touched
 
 
 def hold_signalled(txn: WriteTxn, record: wire.Command) -> None:
