@@ -44,11 +44,13 @@ if TYPE_CHECKING:
 
 # Applying one signal command and the decision it unblocks on Postgres, the
 # worker connection's messages, the pending-commands read included (measured:
-# 16 statements, 8-9 round trips, now and then 10; the command alone and then
-# a pass deciding the run took 23 and 16, the serving loop's own reads
-# besides).
+# 16 statements, 5 round trips, now and then 6: the pending read, the claim
+# with the run's lock, the signal's insert, the appends' check, the commit;
+# before sig3 8-9, the claim and the lock apart and every check two syncs;
+# the command alone and then a pass deciding the run took 23 and 16, the
+# serving loop's own reads besides).
 SIGNAL_STATEMENTS = 16
-SIGNAL_ROUND_TRIPS = 10
+SIGNAL_ROUND_TRIPS = 6
 
 
 @workflow

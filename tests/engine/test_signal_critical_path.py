@@ -15,13 +15,17 @@ import time
 from typing import TYPE_CHECKING
 
 import psycopg
+from psycopg import pq
 
 from harvest_engine import HarvestClient, PostgresRuntime
 from harvest_engine.runtime.waker import Waker
-from harvest_engine.store.postgres import notify
+from harvest_engine.store.postgres import notify, pipelined
 from tests.engine.test_postgres_client_notices import Reads, Serving
+from tests.engine.test_postgres_statement_cost import sent_messages
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pytest
 
 
@@ -102,3 +106,22 @@ def test_the_reply_notice_carries_a_reply_that_fits(pg_dsn: str) -> None:
         ("id:2", None),  # too long for a notice: the client reads its row
         ("id:3", None),
     ]
+
+
+def test_a_pipelined_sync_is_one_round_trip(pg_dsn: str, tmp_path: Path) -> None:
+    # A nested pipeline synced twice (entering, then leaving with nothing
+    # more to send): every transaction's check of its appends paid two.
+    trace = tmp_path / "libpq.trace"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn, conn.pipeline():
+        first = conn.execute("SELECT 1")
+        with trace.open("w") as out:
+            conn.pgconn.trace(out.fileno())
+            conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            try:
+                pipelined.sync(conn)
+                second = pipelined.settled(conn, "SELECT 2")
+            finally:
+                conn.pgconn.untrace()
+        assert first.fetchone() == (1,)
+        assert second.fetchone() == (2,)
+    assert sent_messages(trace)["Sync"] == 2  # one each

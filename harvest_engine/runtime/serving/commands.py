@@ -40,7 +40,6 @@ from harvest_engine.schedules import Schedule, WorkflowSchedule
 if TYPE_CHECKING:
     from harvest_engine.runtime.engine import Engine
     from harvest_engine.store.rows import CommandRecord
-    from harvest_engine.store.txn_protocol import WriteTxn
 
 log = logging.getLogger("harvest_engine.serving")
 
@@ -104,14 +103,19 @@ def apply_one(engine: Engine, command: CommandRecord, *, decide: bool = False) -
     """
     unblocked: str | None = None
     try:
+        record: wire.Command | None = None
+        unread: Exception | None = None
+        try:
+            record = wire.command(command.kind, command.args)
+        except Exception as exc:  # noqa: BLE001 - the command's reply, once claimed
+            unread = exc
         with engine.store.write_together() as txn:
-            if not txn.claim_command(command.id):
+            hold = signalled(record) if decide else ()
+            if not txn.claim_command(command.id, hold):
                 return  # applied meanwhile, or another serving worker is applying it
-            record: wire.Command | None = None
             try:
-                record = wire.command(command.kind, command.args)
-                if decide:
-                    hold_signalled(txn, record)
+                if record is None:
+                    raise unread or ValueError(f"unreadable command {command.kind!r}")
                 with carrying(wire.command_headers(command.args)):
                     value = run(engine, record)
                 reply = wire.ok_reply(record, value)
@@ -171,15 +175,16 @@ def started_run(
     return touched
 
 
-def hold_signalled(txn: WriteTxn, record: wire.Command) -> None:
-    """Lock and keep the row of the run a signal names, before the signal reads it.
+def signalled(record: wire.Command | None) -> tuple[str, ...]:
+    """The run a signal command names, for its claim to lock and keep (`claim_command`'s hold).
 
     On a shared store the signal's check and the decision that follows it
-    then read the row from the transaction's memory (one round trip for
-    both instead of one each); a single writer takes nothing.
+    then read the row from the transaction's memory, and the lock travels
+    with the claim: one round trip for the three instead of one each.
     """
     if isinstance(record, wire.SendSignal | wire.SendSignalIdempotent):
-        txn.lock_runs([record.exec_id])
+        return (record.exec_id,)
+    return ()
 
 
 def signal_decision(engine: Engine, exec_id: str) -> None:

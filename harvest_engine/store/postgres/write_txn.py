@@ -107,6 +107,9 @@ class PostgresWriteTxn(
     def _purging(self) -> None:
         pass  # the purged runs are locked (SKIP LOCKED): no decision holds one
 
+    def _command_holds(self, exec_ids: Sequence[str]) -> None:
+        self.lock_runs(exec_ids)  # queued behind the claim: one round trip for both
+
     def finish_command(
         self, row_id: int, reply: str, exec_id: str | None, now: datetime
     ) -> None:
