@@ -1,20 +1,32 @@
-"""The hops of a client's signal round trip on a file: no needless sleep, wake or read on the way."""
+"""The hops of a client's signal round trip: no needless sleep, wake or read on the way."""
 
 from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harvest_engine import SqliteRuntime
+from harvest_engine import (
+    ExecutionOutcome,
+    SqliteRuntime,
+    WorkflowContext,
+    workflow,
+)
+from harvest_engine.client import waits
 from harvest_engine.errors import HarvestError
 from harvest_engine.store.sqlite import client_queue
 from harvest_engine.store.sqlite.client_queue import CommandQueue
+from tests.engine.served_store import ServedStore
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+
+@workflow
+async def done_at_once(ctx: WorkflowContext, n: int) -> int:
+    return n + 1
 
 
 def _made(tmp_path: Path) -> Path:
@@ -65,3 +77,23 @@ def test_a_queue_busy_past_the_timeout_fails_typed_and_queues_nothing(
     finally:
         queue.close()
         writer.close()
+
+
+async def test_the_result_of_an_ended_run_on_a_file_is_read_without_watching_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signal's reply comes in the commit that ended its run: result() then reads once, tells no server."""
+    served = ServedStore(str(tmp_path / "r.db"), postgres=False)
+    served.rt.register_workflow(done_at_once)
+    exec_id = served.rt.start_workflow("done_at_once", 1)
+    await served.rt.run_until_blocked(exec_id)
+
+    def no_watch(*_: Any, **__: Any) -> Any:
+        raise AssertionError("an ended run was watched")
+
+    monkeypatch.setattr(waits, "watching", no_watch)
+    try:
+        with served.client() as client:
+            assert await client.result(exec_id) == ExecutionOutcome.Completed(output=2)
+    finally:
+        served.rt.close()
