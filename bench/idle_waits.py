@@ -1,9 +1,10 @@
-"""Idle cost of waiters: serve() with 20 runs on a held mutex and 20 parents on their children.
+"""Idle cost of waiters: serve() with 20 runs on a held mutex, 20 parents on their children, 20 watchers.
 
 ``python -m bench.idle_waits``: the CPU time and the serving passes of 3 s of
 waiting (nothing can move until a signal). A loop that re-decides such
-waiters each poll tick spends its passes on them; one woken by the release
-or the child's end spends none.
+waiters each poll tick spends its passes on them; one woken by the release,
+the child's end or the watched run's seal spends none. The watchers await
+(`await_external_workflow`) one run that is not their child.
 """
 
 from __future__ import annotations
@@ -36,18 +37,26 @@ async def parent_waits(ctx: WorkflowContext, value: Any) -> Any:
     return await ctx.spawn_child_workflow(child_waits, value)
 
 
+@workflow
+async def watcher(ctx: WorkflowContext, exec_id: str) -> Any:
+    return await ctx.await_external_workflow(exec_id)
+
+
 async def idle_cost() -> tuple[float, int]:
     """(CPU seconds, passes) of IDLE_SECONDS of serving the waiting runs."""
     with (
         tempfile.TemporaryDirectory() as folder,
         SqliteRuntime.open(Path(folder) / "idle.db") as rt,
     ):
-        for fn in (holds_key, child_waits, parent_waits):
+        for fn in (holds_key, child_waits, parent_waits, watcher):
             rt.register_workflow(fn)
         for _ in range(WAITERS + 1):  # one holds the key, the rest wait for it
             rt.start_workflow("holds_key", "k")
         for n in range(WAITERS):
             rt.start_workflow("parent_waits", n)
+        watched = rt.start_workflow("child_waits", None)
+        for _ in range(WAITERS):
+            rt.start_workflow("watcher", str(watched))
         await rt.run_until_idle()
         passes = 0
         real_pass = rt._driver.one_pass
@@ -72,7 +81,8 @@ async def idle_cost() -> tuple[float, int]:
 def main() -> None:
     used, made = asyncio.run(idle_cost())
     print(
-        f"{WAITERS} mutex waiters + {WAITERS} parents on children, "
+        f"{WAITERS} mutex waiters + {WAITERS} parents on children "
+        f"+ {WAITERS} watchers of a run, "
         f"{IDLE_SECONDS:g} s idle: {used * 1000:.0f} ms CPU, {made} passes"
     )
 

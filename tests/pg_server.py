@@ -17,6 +17,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import psycopg
@@ -28,6 +29,11 @@ _SERVER_OPTIONS = (
     "-c full_page_writes=off -c shared_buffers=16MB -c max_connections=200"
 )
 SUPERUSER = "harvest"
+PREFIX = "harvest-pg-"
+OWNER = "owner.pid"
+"""The file in a server's folder naming the process that started it."""
+UNOWNED_GRACE = 600.0
+"""Seconds a folder with no owner file is left alone (it may be starting)."""
 
 
 def postgres_bin() -> Path | None:
@@ -55,6 +61,82 @@ def _server_user() -> str | None:
     raise RuntimeError("running as root and neither 'postgres' nor 'nobody' exists")
 
 
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead but not reaped yet, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        pass
+    with contextlib.suppress(OSError):
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    return True
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _abandoned(root: Path) -> bool:
+    """Whether the process that started the server in `root` is gone.
+
+    A folder from before owner files (or one caught between its creation
+    and its owner file) counts once it is old and no postmaster runs in it.
+    """
+    owner = _read_pid(root / OWNER)
+    if owner is not None:
+        return not _alive(owner)
+    try:
+        age = time.time() - root.stat().st_mtime
+    except OSError:
+        return False
+    postmaster = _read_pid(root / "data" / "postmaster.pid")
+    return age > UNOWNED_GRACE and (postmaster is None or not _alive(postmaster))
+
+
+def sweep_abandoned(bindir: Path, where: Path | None = None) -> list[Path]:
+    """Stop and remove the servers of test runs that were killed; the folders removed.
+
+    `stop()` runs at a clean exit only: a SIGKILLed or interrupted run left
+    its server running and its folder (~150 MB) behind, one more each time.
+    """
+    removed = []
+    for root in Path(where or tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        if not root.is_dir() or not _abandoned(root):
+            continue
+        data = root / "data"
+        postmaster = _read_pid(data / "postmaster.pid")
+        if postmaster is not None and _alive(postmaster):
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                _as_server_user(
+                    [
+                        str(bindir / "pg_ctl"),
+                        "stop",
+                        "-m",
+                        "immediate",
+                        "-D",
+                        str(data),
+                    ],
+                    root,
+                )
+        shutil.rmtree(root, ignore_errors=True)
+        removed.append(root)
+    return removed
+
+
+def _as_server_user(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    user = _server_user()
+    if user is not None:
+        command = ["runuser", "-u", user, "--", *command]
+    return subprocess.run(
+        command, capture_output=True, text=True, check=False, cwd=cwd, timeout=60
+    )
+
+
 class PostgresServer:
     """One server on a Unix socket in its own temp folder; `stop()` removes it all."""
 
@@ -62,7 +144,9 @@ class PostgresServer:
         """Start it; `options` are the server's ``-c`` settings (the tests' skip fsync)."""
         self._bin = bindir
         self._user = _server_user()
-        self.root = Path(tempfile.mkdtemp(prefix="harvest-pg-"))
+        sweep_abandoned(bindir)
+        self.root = Path(tempfile.mkdtemp(prefix=PREFIX))
+        (self.root / OWNER).write_text(str(os.getpid()))
         self.data = self.root / "data"
         self.socket_dir = self.root
         self._names = itertools.count(1)
@@ -110,12 +194,7 @@ class PostgresServer:
         self._run("pg_ctl", "stop", "-w", "-m", mode, "-D", str(self.data))
 
     def _run(self, tool: str, *args: str) -> None:
-        command = [str(self._bin / tool), *args]
-        if self._user is not None:
-            command = ["runuser", "-u", self._user, "--", *command]
-        result = subprocess.run(
-            command, capture_output=True, text=True, check=False, cwd=self.root
-        )
+        result = _as_server_user([str(self._bin / tool), *args], self.root)
         if result.returncode != 0:
             log = self.root / "server.log"
             tail = log.read_text()[-2000:] if log.exists() else ""

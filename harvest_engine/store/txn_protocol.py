@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from harvest_engine.store.txn_progress import ProgressTxn
 from harvest_engine.store.txn_shaping import ShapingTxn
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class RunBusy(Exception):  # noqa: N818 - a signal to stand back, not a failure
         self.exec_id = exec_id
 
 
-class WriteTxn(ShapingTxn, Protocol):
+class WriteTxn(ShapingTxn, ProgressTxn, Protocol):
     """The operations available inside one write transaction."""
 
     def lock_for_decision(self, exec_id: str) -> bool:
@@ -248,7 +249,20 @@ class WriteTxn(ShapingTxn, Protocol):
         """End a run: set its state and close time, drop its open rows.
 
         Pending tasks, unfired timers, mutex places and unkeyed staged
-        signals go; keyed signals stay so their keys still dedupe.
+        signals go; keyed signals stay so their keys still dedupe. Each
+        RUNNING run watching it (`watch_runs`) is flagged for a decision,
+        and the links go.
+        """
+        ...
+
+    def watch_runs(self, watcher: str, targets: Sequence[str]) -> bool:
+        """Link `watcher` to each of `targets` it awaits, so their seal wakes it.
+
+        True when every target is live (RUNNING or ENQUEUED) and linked:
+        the watcher needs no decision flag while it waits. False when one
+        could not be linked (it ended meanwhile, or on Postgres another
+        transaction holds its row): the watcher keeps its flag and checks
+        again at the next pass.
         """
         ...
 
@@ -372,28 +386,6 @@ class WriteTxn(ShapingTxn, Protocol):
 
     def expedite_local_tasks(self, exec_id: str, now: datetime) -> None:
         """Make the run's local activity retries ready at once (a pending cancel skips the wait)."""
-        ...
-
-    # -- progress rows (store/sql/progress.py) ---------------------------------
-
-    def set_run_event(self, exec_id: str, key: str, value: object, seq: int) -> None:
-        """Set event `key` of the run to `value` (recorded by the event at `seq`)."""
-        ...
-
-    def put_stream_item(
-        self, exec_id: str, key: str, position: int, value: object, *, closed: bool
-    ) -> None:
-        """Write a stream's value at `position`, or (closed) its closing row."""
-        ...
-
-    def set_run_labels(
-        self, exec_id: str, summary: str | None, details: str | None
-    ) -> None:
-        """Label a run with its start's summary and details."""
-        ...
-
-    def set_current_details(self, exec_id: str, text: str | None) -> None:
-        """Store what the run says it is doing now."""
         ...
 
     def flow(self) -> FlowTables:

@@ -258,10 +258,11 @@ class WorkflowEnvironment:
     def _only_polling(self) -> bool:
         """Due now, yet rounds in a row moved nothing and nothing new came.
 
-        A run awaiting a run that is not its child (`await_external_workflow`)
-        keeps its decision flag, so the next wakeup reads as now while it
-        waits; time must still skip to the timer that will move things. (A
-        mutex waiter and a parent on its child keep none: they are woken.)
+        A run that keeps its decision flag while it waits (staged signals
+        past the byte room; an await whose target's row another Postgres
+        transaction held) makes the next wakeup read as now; time must
+        still skip to the timer that will move things. (A mutex waiter, a
+        parent on its child and a watcher of a run keep none: they are woken.)
         """
         server = self._server
         assert server is not None

@@ -13,7 +13,7 @@ import collections
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.workflow.child_options import FLOW, refusal_error
+from harvest_engine.workflow.child_options import refusal_error
 from harvest_engine.workflow.commands import (
     SOLO_COMMANDS,
     Command,
@@ -130,9 +130,10 @@ class CommandEmitter:
         """Emit ChildWorkflowStarted; the child's id and a future.
 
         Attached: the future of the child's result (failed at once when the
-        start is refused). Detached with a workflow id: the future of the
-        recorded start, whose attrs say whether it was refused. Detached
-        without one: no future (its id never clashes).
+        start is refused). Detached: the future of the recorded start, whose
+        attrs say whether it was refused - by a held workflow id, its queue,
+        or the child workflow's own quota, which only the registry knows.
+        The code resumes within the same decision (the start answers it).
         """
         command_id = self.next_command_id()
         child = str(uuid.uuid5(_CHILD_NAMESPACE, f"{self._exec_id}:{command_id}"))
@@ -152,8 +153,7 @@ class CommandEmitter:
                     entry[1].set_exception(error)
 
             on_recorded = refused
-        elif "workflow_id" in attrs or FLOW in attrs:
-            # Its start may be refused (a held id, its queue): it is awaited.
+        else:
             future = self._loop.create_future()
         self.emit(
             Command(

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from harvest_engine import (
+    ChildWorkflowError,
     ExecutionOutcome,
     InvalidFlowOption,
     ManualClock,
@@ -43,6 +44,19 @@ async def throttled(ctx: WorkflowContext, _: Any) -> Any:
 @workflow(quota=Rate(2, "1m"))
 async def metered(ctx: WorkflowContext, _: Any) -> Any:
     return "ok"
+
+
+@workflow
+async def spawns_three_metered(ctx: WorkflowContext, _: Any) -> Any:
+    """Three detached children of a workflow whose quota is two; what each spawn gave."""
+    got = []
+    for i in range(3):
+        try:
+            await ctx.spawn_child_workflow_detached(metered, i)
+            got.append("started")
+        except ChildWorkflowError as exc:
+            got.append(exc.type)
+    return got
 
 
 BODIES: list[str] = []
@@ -177,6 +191,23 @@ def test_a_start_over_the_quota_is_refused_and_writes_nothing(
     clock.advance("61s")
     rt.start_workflow("metered", 4)
     assert sum(rt.counts_by_state().values()) == 3
+
+
+async def test_a_detached_child_over_its_workflows_quota_raises_in_the_parent(
+    open_rt: Open,
+) -> None:
+    # The quota is the child workflow's own (no option of the spawn names
+    # it): the parent's code still learns its start was refused.
+    rt = open_rt()
+    rt.register_workflow(metered)
+    rt.register_workflow(spawns_three_metered)
+    parent = rt.start_workflow("spawns_three_metered")
+    await rt.run_until_idle()
+    assert rt.outcome(parent) == ExecutionOutcome.Completed(
+        output=["started", "started", "QuotaExceeded"]
+    )
+    names = [r.workflow_name for r in rt.list_executions().executions]
+    assert names.count("metered") == 2
 
 
 async def test_max_concurrent_lets_two_attempts_hold_slots_at_once(

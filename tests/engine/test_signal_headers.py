@@ -10,6 +10,8 @@ import psycopg
 import pytest
 
 from harvest_engine import (
+    ExecutionOutcome,
+    HistoryCaps,
     PostgresRuntime,
     RunState,
     SqliteRuntime,
@@ -143,3 +145,39 @@ async def test_a_later_signal_never_takes_a_delivered_ones_headers(
         rt.send_signal(run, "note", "second")
         await rt.run_until_blocked(run)
         assert stamp.seen == [[]]
+
+
+@workflow
+async def hand_off(ctx: WorkflowContext, seen: list[Any]) -> Any:
+    got = await ctx.wait_for_signal("item")
+    if got == "last":
+        return [*seen, got]
+    ctx.continue_as_new([*seen, got])
+
+
+def _stamped(databases: Databases, db_path: Path, stamp: Stamp) -> Runtime:
+    if databases.server is None:
+        return SqliteRuntime.open(db_path, interceptors=[stamp])
+    return PostgresRuntime.connect(databases.dsn(db_path), interceptors=[stamp])
+
+
+async def test_a_signal_handed_to_a_successor_keeps_its_headers(
+    databases: Databases, db_path: Path
+) -> None:
+    # Room for three signals in the hand-off decision: "last" is backlog and
+    # moves to the successor run; its header row moved with it.
+    stamp = Stamp("A")
+    with _stamped(databases, db_path, stamp) as rt:
+        rt.register_workflow(hand_off)
+        rt.set_history_caps(HistoryCaps(max_events=4, max_bytes=None))
+        first = rt.start_workflow("hand_off", [])
+        for item in ("a", "b", "c", "last"):
+            rt.send_signal(first, "item", item)
+        stamp.who = ""
+        stamp.seen.clear()
+        await rt.run_until_blocked(first)
+        successor = rt.successor(first)
+        assert successor is not None
+        await rt.run_until_blocked(successor)
+        assert stamp.seen[-1] == [{"who": "A"}]
+        assert rt.outcome(successor) == ExecutionOutcome.Completed(output=["a", "last"])

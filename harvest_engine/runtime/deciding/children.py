@@ -5,7 +5,7 @@ one file holds every run, so there is no outbox. An await of a RUNNING (or
 ENQUEUED) target stays open and each later cycle of the waiter checks it
 again. A parent waiting on its child keeps no decision flag: the child's
 seal flags it (`seal_run`). A waiter on another run (`await_external_workflow`)
-keeps its flag, so each pass re-checks it: nothing links the target to it.
+links itself to that run (`WriteTxn.watch_runs`), whose seal flags it.
 """
 
 from __future__ import annotations

@@ -57,13 +57,15 @@ class Decision:
 
     @property
     def keeps_checking(self) -> bool:
-        """Parked on a run that is not its child, or staged signals left past the byte room.
+        """Parked on a run it could not watch, or staged signals left past the byte room.
 
         Every pass checks such a run again; a run whose ingest stopped at
         the byte cap's room meets the cap on its next cycle. A run waiting
-        on a mutex or on its own child keeps no flag: the release (or the
-        seal of the holder) and the child's end flag it (`children.seal_run`,
-        the stores' mutex wake), so it costs nothing while it waits.
+        on a mutex, on its own child or on a run it watches
+        (`WriteTxn.watch_runs`) keeps no flag: the release (or the seal of
+        the holder), the child's end and the watched run's seal flag it
+        (`children.seal_run`, the stores' mutex wake, `WriteTxn.seal`), so
+        it costs nothing while it waits.
         """
         return self.awaits_external or self.inputs_left
 

@@ -260,7 +260,15 @@ class Outcomes:
         names = instance.signals.waiting_names()
         waits = instance.waiting_workflows()
         key = mutex.waiting_key(instance)
-        decision.awaits_external = any(kind != "child" for kind, _, _ in waits)
+        awaited = [
+            children.waited_run(cycle.txn, target)
+            for kind, _, target in waits
+            if kind != "child"
+        ]
+        # Linked to what it awaits, the run keeps no flag: the seal wakes it.
+        decision.awaits_external = bool(awaited) and not cycle.txn.watch_runs(
+            cycle.row.exec_id, awaited
+        )
         if names:
             decision.waiting_signal = names[0]
         elif key is not None:

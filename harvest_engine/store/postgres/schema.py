@@ -9,7 +9,7 @@ clock so workers on several machines agree).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # Version 1: the whole engine. Later versions append steps to MIGRATIONS.
 V1 = """
@@ -350,5 +350,17 @@ CREATE INDEX IF NOT EXISTS harvest_executions_paused ON harvest_executions (id)
     WHERE pause_reason IS NOT NULL;
 """
 
+# Step 7: runs watching a run that is not their child
+# (`await_external_workflow`), as SQLite's V10. A waiter links itself to the
+# run it waits on (`exec_id`) and keeps no decision flag; the run's seal
+# deletes its links and flags each RUNNING watcher.
+V7 = RUN_WATCHERS = """
+CREATE TABLE IF NOT EXISTS harvest_run_watchers (
+    exec_id TEXT NOT NULL,
+    watcher TEXT NOT NULL,
+    PRIMARY KEY (exec_id, watcher)
+);
+"""
+
 # MIGRATIONS[n] takes a database from version n to n + 1 (index 0 creates it).
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)

@@ -178,8 +178,9 @@ class PostgresWriteTxn(
         for task_id in [t for t, run in held.items() if run == exec_id]:
             del held[task_id]  # deleted below
         # One statement for the run's row, its tasks, timers and signals (the
-        # keyed signals stay, delivered, for their idempotency); its notice
-        # tells a client waiting on the run's result (at commit).
+        # keyed signals stay, delivered, for their idempotency) and the runs
+        # watching it (flagged, their links gone); its notice tells a client
+        # waiting on the run's result (at commit).
         conn.execute(
             "WITH sealed AS (UPDATE harvest_executions SET state = %(state)s, "
             "closed_at = %(closed)s, output = %(output)s, error = %(error)s, "
@@ -189,7 +190,11 @@ class PostgresWriteTxn(
             "dropped AS (DELETE FROM harvest_signals WHERE exec_id = %(id)s "
             "AND idempotency_key IS NULL), "
             "kept AS (UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %(id)s "
-            "AND delivered = 0 AND idempotency_key IS NOT NULL) "
+            "AND delivered = 0 AND idempotency_key IS NOT NULL), "
+            "watchers AS (DELETE FROM harvest_run_watchers WHERE exec_id = %(id)s "
+            "RETURNING watcher), "
+            "woken AS (UPDATE harvest_executions SET needs_decision = 1 "
+            "WHERE exec_id IN (SELECT watcher FROM watchers) AND state = 'RUNNING') "
             f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM sealed",
             {
                 "state": state,

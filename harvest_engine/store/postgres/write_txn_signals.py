@@ -1,4 +1,4 @@
-"""Signals and timers of a Postgres write transaction: the rows a decision wakes on.
+"""Signals, timers and run watchers of a Postgres write transaction: the rows a decision wakes on.
 
 `PostgresWriteTxn` (write_txn.py) inherits these; they need only its
 connection and its memory (which says when a locked run holds none).
@@ -13,6 +13,7 @@ from harvest_engine.store.postgres.txn_state import TxnState
 from harvest_engine.store.records import StagedSignal
 from harvest_engine.store.sql.columns import stored_json
 from harvest_engine.store.sql.reads import POSTGRES_READS
+from harvest_engine.store.sql.side_tables import POSTGRES_SIDE
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
@@ -35,6 +36,19 @@ _STAGE_WITH_HEADERS = (
     "SELECT exec_id, 'signal', id::text, %s FROM staged "
     "ON CONFLICT (exec_id, kind, ref) DO UPDATE SET headers = excluded.headers) "
     "SELECT id FROM staged"
+)
+
+# Links a watcher to the targets still live, each row share-locked so a seal
+# waits for this commit (then its DELETE sees the link) or, when a seal holds
+# the row already, skipped: never a wait on a row another worker may be
+# sealing while it waits for the watcher's row (no deadlock); the watcher
+# keeps its flag and links at its next decision.
+_WATCH = (
+    "WITH live AS (SELECT exec_id FROM harvest_executions WHERE exec_id = ANY(%s) "
+    "AND state IN ('RUNNING', 'ENQUEUED') FOR SHARE SKIP LOCKED), "
+    "linked AS (INSERT INTO harvest_run_watchers (exec_id, watcher) "
+    "SELECT exec_id, %s FROM live ON CONFLICT DO NOTHING) "
+    "SELECT count(*) FROM live"
 )
 
 
@@ -113,9 +127,17 @@ class SignalsAndTimers(TxnState):
             "UPDATE harvest_signals SET exec_id = %s WHERE exec_id = %s AND delivered = 0",
             (to_exec, from_exec),
         )
+        POSTGRES_SIDE.headers.move_signals(self._conn, from_exec, to_exec)
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
         return POSTGRES_READS.signal_key_holder(self._conn, exec_ids, key)
+
+    # -- run watchers ---------------------------------------------------------
+
+    def watch_runs(self, watcher: str, targets: Sequence[str]) -> bool:
+        wanted = sorted(set(targets))
+        row = self._conn.execute(_WATCH, (wanted, watcher)).fetchone()
+        return row is not None and int(row[0]) == len(wanted)
 
     # -- timers -------------------------------------------------------------
 

@@ -25,6 +25,12 @@ class HeaderSql:
             "ON h.exec_id = s.exec_id AND h.kind = 'signal' AND h.ref = CAST(s.id AS TEXT) "
             "WHERE s.exec_id = ? AND s.delivered = 0 ORDER BY s.id"
         )
+        # After continue-as-new moved the undelivered signals: their header
+        # rows follow them (a signal keeps its id, so its `ref`).
+        self._move_signals = r(
+            "UPDATE harvest_headers SET exec_id = ? WHERE exec_id = ? AND kind = 'signal' "
+            "AND ref IN (SELECT CAST(id AS TEXT) FROM harvest_signals WHERE exec_id = ?)"
+        )
         self._get = r(
             "SELECT headers FROM harvest_headers WHERE exec_id = ? AND kind = ? AND ref = ?"
         )
@@ -38,6 +44,10 @@ class HeaderSql:
         return [
             str(row[0]) for row in conn.execute(self._staged, (exec_id,)).fetchall()
         ]
+
+    def move_signals(self, conn: Executes, from_exec: str, to_exec: str) -> None:
+        """Move the header rows of signals just handed from `from_exec` to `to_exec`."""
+        conn.execute(self._move_signals, (to_exec, from_exec, to_exec))
 
     def get(self, conn: Executes, exec_id: str, kind: str, ref: str) -> str | None:
         """The stored JSON text, or None."""

@@ -24,6 +24,7 @@ RUN_TABLES = (
     "harvest_mutexes",
     "harvest_commands",
     "harvest_headers",
+    "harvest_run_watchers",
     "harvest_run_events",
     "harvest_streams",
     "harvest_executions",

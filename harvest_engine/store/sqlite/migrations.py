@@ -24,6 +24,7 @@ from harvest_engine.store.sqlite.schema import (
     V7,
     V8,
     V9,
+    V10,
 )
 
 Step = Callable[[sqlite3.Connection], None]
@@ -101,6 +102,11 @@ def _to_v9(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+def _to_v10(conn: sqlite3.Connection) -> None:
+    for statement in _split(V10):
+        conn.execute(statement)
+
+
 # Columns (and their index) that the first v1 files lacked, the guide's "runs
 # written before issue #2027": a runtime adds them, so it can write the file,
 # and the old rows read them as NULL (no close time, so purge keeps them).
@@ -147,7 +153,7 @@ def create_new(conn: sqlite3.Connection) -> None:
         "INSERT INTO harvest_meta (key, value) VALUES ('application', ?)",
         (APPLICATION_MARK,),
     )
-    for script in (V2, V3, V4, V5, V6, V7, V8, V9):
+    for script in (V2, V3, V4, V5, V6, V7, V8, V9, V10):
         for statement in _split(script):
             conn.execute(statement)
 
@@ -163,6 +169,7 @@ STEPS: list[Step] = [
     _to_v7,
     _to_v8,
     _to_v9,
+    _to_v10,
 ]
 
 

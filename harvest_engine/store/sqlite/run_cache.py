@@ -207,6 +207,9 @@ class RunCache(dict[str, CachedRun]):
         # This connection is the file's only writer while it is open, so once
         # known it stays true of the file; a rolled-back write leaves it true.
         self.signal_headers: bool | None = None
+        # Whether the file may hold run watchers' links (None: not read yet),
+        # known as `signal_headers` is.
+        self.watchers: bool | None = None
 
     def begin(self, conn: sqlite3.Connection) -> None:
         """A transaction begins: keep the last commit's rows only if nothing else wrote since."""

@@ -8,7 +8,7 @@ from.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 APPLICATION_MARK = "harvest"
 
 # Version 1: the whole engine. Later versions append steps in migrations.py.
@@ -366,6 +366,18 @@ ALTER TABLE harvest_executions ADD COLUMN reset_to TEXT;
 ALTER TABLE harvest_executions ADD COLUMN forked_from TEXT;
 CREATE INDEX IF NOT EXISTS harvest_executions_paused ON harvest_executions (id)
     WHERE pause_reason IS NOT NULL;
+"""
+
+# Version 10: runs watching a run that is not their child
+# (`await_external_workflow`). A waiter links itself to the run it waits on
+# (`exec_id`) and keeps no decision flag; the run's seal deletes its links
+# and flags each RUNNING watcher, so a waiter costs nothing while it waits.
+V10 = RUN_WATCHERS = """
+CREATE TABLE IF NOT EXISTS harvest_run_watchers (
+    exec_id TEXT NOT NULL,
+    watcher TEXT NOT NULL,
+    PRIMARY KEY (exec_id, watcher)
+) WITHOUT ROWID;
 """
 
 # Created on every open, so a file from before the guard gains it (guide §7).

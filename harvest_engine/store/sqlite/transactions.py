@@ -20,7 +20,10 @@ from harvest_engine.store.sqlite.decision_marks import write_marks
 from harvest_engine.store.sqlite.faults import TRANSLATED, translate
 from harvest_engine.store.sqlite.run_cache import RunCache
 from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
-from harvest_engine.store.sqlite.write_txn_signals import signal_headers_written
+from harvest_engine.store.sqlite.write_txn_signals import (
+    signal_headers_written,
+    watchers_written,
+)
 from harvest_engine.store.txn_protocol import JoinedWriteFailed
 
 if TYPE_CHECKING:
@@ -58,6 +61,7 @@ class WriteTransactions:
         self._runs = RunCache()
         # Read here, not at the first delivery: a signal's statements stay its own.
         self._runs.signal_headers = signal_headers_written(conn)
+        self._runs.watchers = watchers_written(conn)
         self._marks: set[str] = set()  # needs_decision = 1 kept to the commit
         self._joinable = False
         self._bare = False  # joined writes take no savepoint (write_together)

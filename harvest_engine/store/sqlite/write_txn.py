@@ -192,6 +192,8 @@ class SqliteWriteTxn(
             (state, micros(closed_at), output, error, exec_id),
         )
         self._flag_written(exec_id)
+        if self._runs.watchers:
+            self._wake_watchers(exec_id)
         # What the transaction knows the run does not hold needs no delete.
         run = self._runs.get(exec_id)
         if run is None or run.tasks:

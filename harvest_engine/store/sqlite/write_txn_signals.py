@@ -1,4 +1,4 @@
-"""Signals and timers of a SQLite write transaction: the rows a decision wakes on.
+"""Signals, timers and run watchers of a SQLite write transaction: the rows a decision wakes on.
 
 `SqliteWriteTxn` (write_txn.py) inherits these; they use only the
 connection and the run cache (which says when a run holds none, so no read)
@@ -11,6 +11,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from harvest_engine.store.sql.reads import SQLITE_READS
+from harvest_engine.store.sql.side_tables import SQLITE_SIDE
 from harvest_engine.store.sqlite.decision_marks import DecisionMarks
 from harvest_engine.timestamps import micros
 
@@ -26,6 +27,12 @@ def signal_headers_written(conn: sqlite3.Connection) -> bool:
     found = conn.execute(
         "SELECT 1 FROM harvest_headers WHERE kind = 'signal' LIMIT 1"
     ).fetchone()
+    return found is not None
+
+
+def watchers_written(conn: sqlite3.Connection) -> bool:
+    """Whether the file holds any run watcher's link (read once, when the store opens)."""
+    found = conn.execute("SELECT 1 FROM harvest_run_watchers LIMIT 1").fetchone()
     return found is not None
 
 
@@ -145,6 +152,10 @@ class SignalsAndTimers(DecisionMarks):
             "UPDATE harvest_signals SET exec_id = ? WHERE exec_id = ? AND delivered = 0",
             (to_exec, from_exec),
         )
+        if self._runs.signal_headers is None:
+            self._runs.signal_headers = signal_headers_written(self._conn)
+        if self._runs.signal_headers:
+            SQLITE_SIDE.headers.move_signals(self._conn, from_exec, to_exec)
         for exec_id in (from_exec, to_exec):
             run = self._runs.get(exec_id)
             if run is not None:
@@ -153,6 +164,37 @@ class SignalsAndTimers(DecisionMarks):
 
     def signal_key_exists(self, exec_ids: Sequence[str], key: str) -> str | None:
         return SQLITE_READS.signal_key_holder(self._conn, exec_ids, key)
+
+    # -- run watchers ---------------------------------------------------------
+
+    def watch_runs(self, watcher: str, targets: Sequence[str]) -> bool:
+        # The one writer read each target live in this transaction.
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO harvest_run_watchers (exec_id, watcher) VALUES (?, ?)",
+            [(target, watcher) for target in targets],
+        )
+        self._runs.watchers = True
+        return True
+
+    def _wake_watchers(self, exec_id: str) -> None:
+        """Flag each RUNNING run watching `exec_id` (being sealed); the links go.
+
+        Called only when the file may hold links (`RunCache.watchers`): a
+        file no watcher was ever linked in runs no statement for it.
+        """
+        watchers = self._conn.execute(
+            "DELETE FROM harvest_run_watchers WHERE exec_id = ? RETURNING watcher",
+            (exec_id,),
+        ).fetchall()
+        for (watcher,) in watchers:
+            woken = self._conn.execute(
+                "UPDATE harvest_executions SET needs_decision = 1 "
+                "WHERE exec_id = ? AND state = 'RUNNING'",
+                (watcher,),
+            )
+            if woken.rowcount:
+                self._flag_written(watcher)
+                self._runs.changed(watcher, {"needs_decision": 1})
 
     # -- timers -------------------------------------------------------------
 
