@@ -5,7 +5,8 @@ round of its own: a second commit, and a signal the client sends right after
 the start waited behind it (on a file, for the write lock). Now the run's
 first decision runs in a savepoint of the start command's transaction, as a
 signal's does (`commands.started_run`). A start that attached to a running
-run, or a held start (debounce), decides nothing there.
+run, or a held start (debounce), decides nothing there. A run so decided
+and parked with no work leaves the serving loop nothing: it makes no pass.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ import pytest
 from harvest_engine import ManualClock, StartOptions, WorkflowContext, workflow
 from harvest_engine.calls import WorkflowIdReusePolicy
 from harvest_engine.runtime.serving import commands
+from harvest_engine.runtime.serving.server import Server
 from tests.engine.served_store import ServedStore, served_store
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Iterator
     from pathlib import Path
+
+    from harvest_engine.errors import HarvestError
 
 
 @workflow
@@ -99,3 +103,28 @@ async def test_an_attached_or_held_start_decides_nothing_in_its_commit(
             served.rows(f"SELECT 1 FROM harvest_executions WHERE exec_id = '{held}'")
             == []
         )
+
+
+async def test_a_start_its_transaction_parked_leaves_the_run_loop_asleep(
+    served: ServedStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing is left for a pass: the serving loop makes none, and idles for the next command."""
+    rounds: list[int] = []
+    real = Server._round
+
+    async def counted(self: Server) -> tuple[bool, list[HarvestError]]:
+        rounds.append(1)
+        return await real(self)
+
+    monkeypatch.setattr(Server, "_round", counted)
+    with served.client() as client:
+        async with served.serving():
+            await asyncio.sleep(0.2)  # the first rounds of the serve
+            rounds.clear()
+            exec_id = await client.start_workflow("parks", timeout="5s")
+            await asyncio.sleep(0.2)
+            assert rounds == []
+            assert _waiting(served, exec_id) == [("RUNNING", 0)]
+            await client.send_signal(exec_id, "go", 3, timeout="5s")  # it ends: a pass
+            await asyncio.sleep(0.2)
+            assert rounds != []
