@@ -56,6 +56,15 @@ ROWS_AND_FLAGS = (
     "WHERE exec_id = ANY(%s)"
 )
 
+# One run by `exec_id = %s`: Postgres keeps a prepared statement's generic
+# plan for these, where one by `= ANY(array)` is planned again at every
+# execution (its generic plan guesses many rows): ~0.2 ms a command.
+ROW_AND_FLAGS = (
+    f"SELECT {columns.EXECUTION_COLUMNS}, {FLAGS} FROM harvest_executions e "
+    "WHERE exec_id = %s"
+)
+_LOCK_ONE = "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE"
+
 SHORT = 8
 """A run with at most this many events has its history read with its batch's lock."""
 
@@ -123,11 +132,15 @@ def lock_runs(
         memory.skipped.difference_update(taken)
         memory.skipped.update(e for e in ids if e not in taken)
         return memory.skipped & set(exec_ids)
-    conn.execute(
-        "SELECT 1 FROM harvest_executions WHERE exec_id = ANY(%s) "
-        'ORDER BY exec_id COLLATE "C" FOR UPDATE',
-        (ids,),
-    )
+    one = len(ids) == 1
+    if one:  # a client command's run: statements a prepared plan serves
+        conn.execute(_LOCK_ONE, (ids[0],))
+    else:
+        conn.execute(
+            "SELECT 1 FROM harvest_executions WHERE exec_id = ANY(%s) "
+            'ORDER BY exec_id COLLATE "C" FOR UPDATE',
+            (ids,),
+        )
     tasks = None
     if task_ids:
         tasks = conn.execute(
@@ -135,7 +148,9 @@ def lock_runs(
             "ORDER BY id FOR UPDATE",
             (list(task_ids),),
         )
-    rows = conn.execute(ROWS_AND_FLAGS, (ids,))
+    rows = conn.execute(
+        ROW_AND_FLAGS if one else ROWS_AND_FLAGS, (ids[0] if one else ids,)
+    )
     found = rows.fetchall()
     for exec_id in ids:
         memory.rows[exec_id] = None  # no such run, unless read below
