@@ -5,20 +5,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from harvest_gui.forms.note_label import NoteLabel
 from harvest_gui.forms.payload_input import (
     KIND_BOOL,
     FieldSpec,
@@ -33,6 +34,9 @@ from harvest_gui.forms.payload_input import (
     skeleton,
 )
 from harvest_gui.theme import error_style
+
+RAW_MIN_HEIGHT = 56
+"""The raw JSON box's least height: three lines."""
 
 
 class PayloadEditor(QWidget):
@@ -62,7 +66,7 @@ class PayloadEditor(QWidget):
         self.raw.setAccessibleName(f"{name} JSON")
         self.raw.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.raw.setTabChangesFocus(True)
-        self.raw.setMinimumHeight(56)
+        self.raw.setMinimumHeight(RAW_MIN_HEIGHT)
         self.raw.setMaximumHeight(150)
         self.raw.textChanged.connect(self.on_changed)
         self.fields_page = QWidget()
@@ -84,10 +88,8 @@ class PayloadEditor(QWidget):
         self.template_button.setStyleSheet("text-align: left; color: palette(link);")
         self.template_button.clicked.connect(self.use_template)
         self.template_button.hide()
-        self.status = QLabel()
+        self.status = NoteLabel()
         self.status.setObjectName(f"{name}Status")
-        self.status.setTextFormat(Qt.TextFormat.PlainText)
-        self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.raw_toggle)
@@ -138,7 +140,7 @@ class PayloadEditor(QWidget):
         if has_fields:
             self._fill_fields(parse_json(skeleton(hint)).value)
         self.raw.setPlainText(skeleton(hint) if has_fields else "")
-        self.stack.setCurrentIndex(1 if has_fields else 0)
+        self._show_page(self.fields_page if has_fields else self.raw)
         self.on_changed()
 
     def set_template(self, text: str, what: str) -> None:
@@ -189,8 +191,27 @@ class PayloadEditor(QWidget):
             parsed = parse_json(self.raw.toPlainText())
             if parsed.ok:
                 self._fill_fields(parsed.value)
-        self.stack.setCurrentIndex(0 if raw else 1)
+        self._show_page(self.raw if raw else self.fields_page)
         self.on_changed()
+
+    def _show_page(self, page: QWidget) -> None:
+        """Show `page` at its own height.
+
+        A stack is as tall as its tallest page: the fields sat over the raw
+        box's empty height, a gap before the status line (found under Xvfb).
+        The page not shown is ignored by the layout; the one shown keeps its
+        own policy (the raw box grows, the fields do not).
+        """
+        for other, policy in (
+            (self.raw, QSizePolicy.Policy.Expanding),
+            (self.fields_page, QSizePolicy.Policy.Preferred),
+        ):
+            shown = policy if other is page else QSizePolicy.Policy.Ignored
+            other.setSizePolicy(shown, shown)
+        # A minimum holds even when ignored: the raw box's only while it shows.
+        self.raw.setMinimumHeight(RAW_MIN_HEIGHT if page is self.raw else 0)
+        self.stack.setCurrentWidget(page)
+        self.stack.updateGeometry()
 
     # -- value --------------------------------------------------------------------------
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QLineEdit
+from PySide6.QtWidgets import QLineEdit
 
 from harvest_gui.forms.base import ActionDialog
+from harvest_gui.forms.note_label import NoteLabel
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -99,10 +99,8 @@ class RunActionDialog(ActionDialog):
         self.run_line.setAccessibleName("Run")
         self.run_line.setReadOnly(True)
         self.run_line.setCursorPosition(0)
-        self.follows = QLabel(FOLLOWS_NOTE + self.follows_tail + ".")
+        self.follows = NoteLabel(FOLLOWS_NOTE + self.follows_tail + ".")
         self.follows.setObjectName("followsNote")
-        self.follows.setTextFormat(Qt.TextFormat.PlainText)
-        self.follows.setWordWrap(True)
         self.follows.setStyleSheet("color: palette(mid);")
         self._show_target()
         changed = getattr(session, "changed", None)

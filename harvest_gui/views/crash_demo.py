@@ -271,9 +271,19 @@ class CrashDemoView(CrashDemoScript, QWidget):
             self.say(f"The demo stopped: {describe_error(exc)}")
         finally:
             self.kill_worker()
-            self.run_button.setEnabled(True)
+            self._ended()
             self.finished.emit(ok)
         return self.result
+
+    def _ended(self) -> None:
+        """The demo is over: say so, and leave no Continue or Step with nothing to go on to.
+
+        Pause stays enabled: checked before Run, it holds the next run at
+        its first stage.
+        """
+        self.pause_button.setChecked(False)
+        self.stage_label.setText(f"Stage {self.stage} of {STAGES}: done")
+        self.run_button.setEnabled(True)
 
     # -- closing --------------------------------------------------------------------------
 

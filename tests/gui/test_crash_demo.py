@@ -87,7 +87,11 @@ def test_a_paused_demo_holds_at_each_of_its_seven_stages_until_step(
     qloop.run_until_complete(body())
     assert held == [(s, f"Stage {s} of 7: paused, Step goes on") for s in range(1, 7)]
     assert view.steps.count() == 7
-    assert view.stage_label.text() == "Stage 7 of 7"
+    # Over: no Continue or Step left with nothing to go on to.
+    assert view.stage_label.text() == "Stage 7 of 7: done"
+    assert view.pause_button.text() == "&Pause"
+    assert not view.pause_button.isChecked()
+    assert not view.step_button.isEnabled()
     # Held at stage 3 for a second with a 1.5 s step: the worker was frozen, so the
     # SIGKILL still came mid-activity and the stranded task was seen.
     assert view.result.killed_mid_activity
