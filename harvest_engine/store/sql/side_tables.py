@@ -131,8 +131,8 @@ class SideTables(ABC):
         """Flag a RUNNING run for a decision (a mutex it waits for came free)."""
 
     @abstractmethod
-    def _command_holds(self, exec_ids: Sequence[str]) -> None:
-        """Lock the runs a client command is about to change (`claim_command`'s `hold`)."""
+    def _command_holds(self, row_id: int, exec_ids: Sequence[str]) -> None:
+        """Lock the runs client command `row_id` is about to change (`claim_command`'s `hold`)."""
 
     @abstractmethod
     def _purging(self) -> None:
@@ -263,7 +263,7 @@ class SideTables(ABC):
     def claim_command(self, row_id: int, hold: Sequence[str] = ()) -> bool:
         claimed = self._side.commands.claim(self._side_conn(), row_id)
         if hold:
-            self._command_holds(hold)  # its read brings the claim's answer too
+            self._command_holds(row_id, hold)  # its read brings the claim's answer
         return claimed.fetchone() is not None
 
     def finish_command(
