@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harvest_engine import ManualClock, StartOptions, WorkflowContext, workflow
+from harvest_engine import (
+    ExecutionOutcome,
+    ManualClock,
+    StartOptions,
+    WorkflowContext,
+    workflow,
+)
 from harvest_engine.calls import WorkflowIdReusePolicy
 from harvest_engine.runtime.serving import commands
 from harvest_engine.runtime.serving.server import Server
@@ -128,3 +134,24 @@ async def test_a_start_its_transaction_parked_leaves_the_run_loop_asleep(
             await client.send_signal(exec_id, "go", 3, timeout="5s")  # it ends: a pass
             await asyncio.sleep(0.2)
             assert rounds != []
+
+
+@workflow(execution_timeout="300ms")
+async def parks_briefly(ctx: WorkflowContext, _: Any) -> Any:
+    return await ctx.wait_for_signal("go")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def timed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServedStore]:
+    for found in served_store(request, tmp_path):  # the system clock
+        found.rt.register_workflow(parks_briefly)
+        yield found
+
+
+async def test_a_resting_starts_deadline_still_ends_its_run(timed: ServedStore) -> None:
+    """No pass follows the start, yet the loop reads its next due time again: the deadline."""
+    with timed.client() as client:
+        async with timed.serving():
+            exec_id = await client.start_workflow("parks_briefly", timeout="5s")
+            outcome = await client.result(exec_id, timeout="10s")
+    assert outcome == ExecutionOutcome.Terminated(state="TIMED_OUT")

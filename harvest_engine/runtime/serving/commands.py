@@ -162,7 +162,9 @@ def rests(decision: Decision) -> bool:
     It recorded nothing (a first decision that parks on a signal at once: no
     task, timer or child was made, no run was woken) and waits on no timer,
     mutex or other run. A decision that recorded something may have made
-    work elsewhere (a child to start, a parent to wake): not resting.
+    work elsewhere (a child to start, a parent to wake): not resting. The
+    serving loop, its wake dropped, still reads its next due time again
+    before it sleeps (a new run's deadline counts).
     """
     return not (
         decision.state is not None
