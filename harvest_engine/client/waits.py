@@ -105,10 +105,22 @@ async def run_end(
 ) -> tuple[str, ExecutionDetail | None]:
     """Await the end of the chain from `exec_id`: (last run's id, its detail, None on timeout).
 
-    Follows continue-as-new and retry successors to the last run.
+    Follows continue-as-new and retry successors to the last run. On a
+    file each run is read once before it is watched: one that ended already
+    (a signal's reply came in the commit that ended it) needs no wake, so
+    the client sends the serving process no datagram (which would wake it).
+    On Postgres a watch costs no round trip: it is read inside the watch only.
     """
     current = exec_id
     while True:
+        detail = (
+            _described(reader, current) if isinstance(queue, CommandQueue) else None
+        )
+        if detail is not None and detail.successor is not None:
+            current = str(detail.successor)
+            continue
+        if detail is not None and detail.state not in _LIVE:
+            return current, detail
         with watching(queue, wakes, current, reader.data_version) as pause:
             while True:
                 detail = _described(reader, current)

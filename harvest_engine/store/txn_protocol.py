@@ -329,11 +329,13 @@ class WriteTxn(ShapingTxn, ProgressTxn, Protocol):
         """RUNNING runs of a schedule and their successors, not past deadline nor cancelled."""
         ...
 
-    def claim_command(self, row_id: int) -> bool:
+    def claim_command(self, row_id: int, hold: Sequence[str] = ()) -> bool:
         """Take a queued command for this transaction; False if it is applied or being applied.
 
         With several serving workers on one store, each command is applied by
-        the one worker whose transaction takes it.
+        the one worker whose transaction takes it. `hold` names the runs the
+        command will change: a shared store locks them as `lock_runs` does,
+        in the claim's round trip (a single writer takes nothing).
         """
         ...
 

@@ -10,6 +10,7 @@ import asyncio
 import sys
 
 from harvest_engine import PostgresRuntime, SqliteRuntime, WorkflowContext, workflow
+from harvest_engine.store.sqlite.wake_channel import SERVER_NAME, wake_dir
 
 
 @workflow
@@ -37,8 +38,22 @@ async def serve(path: str) -> None:
     with opened as rt:
         rt.register_workflow(chatter)
         server = asyncio.create_task(rt.serve(poll_interval="5ms"))
+        await _listening(path)
         print("serving", flush=True)
         await server
+
+
+async def _listening(path: str) -> None:
+    """Return once a client's first datagram is heard (the file's wake channel is bound).
+
+    A client told nothing at its first command polls instead: at the tests'
+    minute-long polls (test_wake_channel) that was a hang under load.
+    """
+    folder = None if path.startswith("postgresql://") else wake_dir(path)
+    for _ in range(1000):
+        await asyncio.sleep(0.005)
+        if folder is None or (folder / SERVER_NAME).exists():
+            return
 
 
 if __name__ == "__main__":

@@ -44,11 +44,13 @@ if TYPE_CHECKING:
 
 # Applying one signal command and the decision it unblocks on Postgres, the
 # worker connection's messages, the pending-commands read included (measured:
-# 16 statements, 8-9 round trips, now and then 10; the command alone and then
-# a pass deciding the run took 23 and 16, the serving loop's own reads
-# besides).
+# 16 statements, 5 round trips, now and then 6: the pending read, the claim
+# with the run's lock, the signal's insert, the appends' check, the commit;
+# before sig3 8-9, the claim and the lock apart and every check two syncs;
+# the command alone and then a pass deciding the run took 23 and 16, the
+# serving loop's own reads besides).
 SIGNAL_STATEMENTS = 16
-SIGNAL_ROUND_TRIPS = 10
+SIGNAL_ROUND_TRIPS = 6
 
 
 @workflow
@@ -145,6 +147,9 @@ async def test_a_signal_command_and_its_decision_take_few_round_trips_on_postgre
     round_trips = sent["Sync"] + sent["Flush"]
     assert statements <= SIGNAL_STATEMENTS, sent
     assert round_trips <= SIGNAL_ROUND_TRIPS, sent
+    # The run is locked and read by `exec_id = $1`, whose prepared plan
+    # Postgres keeps; by `= ANY($1)` each execution was planned again.
+    assert "exec_id = ANY" not in trace.read_text()
 
 
 def test_a_queued_command_is_not_synced_on_its_own_but_a_withdrawal_is(

@@ -12,16 +12,22 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import psycopg
+from psycopg import pq
 
 from harvest_engine import HarvestClient, PostgresRuntime
 from harvest_engine.runtime.waker import Waker
-from harvest_engine.store.postgres import notify
-from tests.engine.test_postgres_client_notices import Reads, Serving
+from harvest_engine.store.postgres import notify, pipelined
+from harvest_engine.store.postgres.client_queue import PostgresCommandQueue
+from tests.engine.test_postgres_client_notices import Reads, Serving, parked
+from tests.engine.test_postgres_statement_cost import sent_messages
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pytest
 
 
@@ -102,3 +108,62 @@ def test_the_reply_notice_carries_a_reply_that_fits(pg_dsn: str) -> None:
         ("id:2", None),  # too long for a notice: the client reads its row
         ("id:3", None),
     ]
+
+
+def test_a_pipelined_sync_is_one_round_trip(pg_dsn: str, tmp_path: Path) -> None:
+    # A nested pipeline synced twice (entering, then leaving with nothing
+    # more to send): every transaction's check of its appends paid two.
+    trace = tmp_path / "libpq.trace"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn, conn.pipeline():
+        first = conn.execute("SELECT 1")
+        with trace.open("w") as out:
+            conn.pgconn.trace(out.fileno())
+            conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            try:
+                pipelined.sync(conn)
+                second = pipelined.settled(conn, "SELECT 2")
+            finally:
+                conn.pgconn.untrace()
+        assert first.fetchone() == (1,)
+        assert second.fetchone() == (2,)
+    assert sent_messages(trace)["Sync"] == 2  # one each
+
+
+def test_a_worker_that_lost_a_commands_claim_does_not_wait_for_its_run(
+    pg_dsn: str,
+) -> None:
+    # The claim and the run's lock travel in one round trip; the lock is
+    # taken only by the claim's winner, so the loser moves on at once.
+    rt = PostgresRuntime.connect(pg_dsn)
+    try:
+        rt.register_workflow(parked)
+        exec_id = str(rt.start_workflow("parked"))
+        queue = PostgresCommandQueue.connect(pg_dsn)
+        queue.submit("c-1", "send_signal", "{}", datetime.now(UTC))
+        queue.close()
+        with psycopg.connect(pg_dsn) as winner:
+            (row_id,) = winner.execute(
+                "SELECT id FROM harvest_commands WHERE command_id = 'c-1' FOR UPDATE"
+            ).fetchone()
+            winner.execute(
+                "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
+                (exec_id,),
+            )
+            claimed: list[bool] = []
+
+            def loser() -> None:
+                with rt.store.write_together() as txn:
+                    claimed.append(txn.claim_command(row_id, [exec_id]))
+
+            thread = threading.Thread(target=loser)
+            thread.start()
+            thread.join(2.0)
+            finished = not thread.is_alive()
+            winner.rollback()  # (before, the loser waited for this)
+            thread.join()
+            assert finished
+            assert claimed == [False]
+        with rt.store.write_together() as txn:  # the winner gave up: taken now
+            assert txn.claim_command(row_id, [exec_id])
+    finally:
+        rt.close()

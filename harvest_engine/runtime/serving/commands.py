@@ -27,14 +27,20 @@ from harvest_engine.errors import HarvestError
 from harvest_engine.interceptors import carrying
 from harvest_engine.runtime.operating import operate
 from harvest_engine.runtime.repairing import commands as repairs
-from harvest_engine.runtime.talking import hooked, queries, talk, updates
+from harvest_engine.runtime.talking import (
+    held_starts,
+    hooked,
+    queries,
+    talk,
+    updates,
+)
 from harvest_engine.runtime.talking.update_with_start import update_with_start
 from harvest_engine.schedules import Schedule, WorkflowSchedule
 
 if TYPE_CHECKING:
+    from harvest_engine.runtime.deciding.cycle import Decision
     from harvest_engine.runtime.engine import Engine
     from harvest_engine.store.rows import CommandRecord
-    from harvest_engine.store.txn_protocol import WriteTxn
 
 log = logging.getLogger("harvest_engine.serving")
 
@@ -66,10 +72,21 @@ def apply_pending(engine: Engine, *, decide: bool = False) -> int:
     With `decide` (the serving loop), a signal's run is decided in the
     signal's own transaction (`apply_one`).
     """
+    return apply_batch(engine, decide=decide)[0]
+
+
+def apply_batch(engine: Engine, *, decide: bool = False) -> tuple[int, bool]:
+    """`apply_pending`, and whether every command taken left the run loop nothing to do.
+
+    True when each one's transaction also decided the run it made due and
+    left that run parked having made nothing new (`rests`): the
+    serving loop then has no pass to make for them.
+    """
     pending = engine.store.pending_commands(APPLY_BATCH)
+    settled = True
     for command in pending:
-        apply_one(engine, command, decide=decide)
-    return len(pending)
+        settled = apply_one(engine, command, decide=decide) and settled
+    return len(pending), settled
 
 
 def purge_applied(engine: Engine) -> int:
@@ -84,31 +101,45 @@ def purge_applied(engine: Engine) -> int:
         )
 
 
-def apply_one(engine: Engine, command: CommandRecord, *, decide: bool = False) -> None:
+def apply_one(engine: Engine, command: CommandRecord, *, decide: bool = False) -> bool:
     """Run one command and write its reply in the same transaction.
 
     A storage failure propagates and rolls everything back: the command
     stays queued and is applied by a later round. With `decide`, a signal
-    that was staged is followed by its run's decision in a savepoint of the
-    same transaction (`signal_decision`): one commit, and one wake of the
-    client, carry both the reply and what the signal unblocked.
+    that was staged, or a run the command started, is followed by that
+    run's decision in a savepoint of the same transaction
+    (`signal_decision`): one commit, and one wake of the client, carry both
+    the reply and what the command made due, and the serving loop has no
+    second transaction to run for it (where a signal that follows a start
+    would wait behind it).
+
+    Returns whether that decision left its run resting (`rests`): nothing
+    for the serving loop; False otherwise.
     """
     unblocked: str | None = None
+    decision: Decision | None = None
     try:
+        record: wire.Command | None = None
+        unread: Exception | None = None
+        try:
+            record = wire.command(command.kind, command.args)
+        except Exception as exc:  # noqa: BLE001 - the command's reply, once claimed
+            unread = exc
         with engine.store.write_together() as txn:
-            if not txn.claim_command(command.id):
-                return  # applied meanwhile, or another serving worker is applying it
-            record: wire.Command | None = None
+            hold = signalled(record) if decide else ()
+            if not txn.claim_command(command.id, hold):
+                return False  # applied meanwhile, or another worker is applying it
             try:
-                record = wire.command(command.kind, command.args)
-                if decide:
-                    hold_signalled(txn, record)
+                if record is None:
+                    raise unread or ValueError(f"unreadable command {command.kind!r}")
                 with carrying(wire.command_headers(command.args)):
                     value = run(engine, record)
                 reply = wire.ok_reply(record, value)
                 touched = _touched(value, record)
                 if decide:
-                    unblocked = signalled_run(record, value, touched)
+                    unblocked = signalled_run(record, value, touched) or started_run(
+                        engine, record, value, touched
+                    )
             except engine.store.storage_errors:
                 raise
             except Exception as exc:  # noqa: BLE001 - every other failure is the command's reply
@@ -117,11 +148,36 @@ def apply_one(engine: Engine, command: CommandRecord, *, decide: bool = False) -
                 touched = _text(named) or _text(getattr(exc, "exec_id", None))
             txn.finish_command(command.id, reply, touched, engine.clock.now())
             if unblocked is not None:
-                signal_decision(engine, unblocked)
+                decision = signal_decision(engine, unblocked)
     except BaseException:
         if unblocked is not None:
             engine.cache.evict(unblocked)  # its decision did not commit
         raise
+    return decision is not None and rests(decision)
+
+
+def rests(decision: Decision) -> bool:
+    """Whether a decision left its run parked with nothing new for the serving loop.
+
+    It recorded nothing (a first decision that parks on a signal at once: no
+    task, timer or child was made, no run was woken) and waits on no timer,
+    mutex or other run. A decision that recorded something may have made
+    work elsewhere (a child to start, a parent to wake): not resting. The
+    serving loop, its wake dropped, still reads its next due time again
+    before it sleeps (a new run's deadline counts).
+    """
+    return not (
+        decision.state is not None
+        or decision.progressed
+        or decision.events
+        or decision.claimed
+        or decision.waiting_timer
+        or decision.waiting_mutex is not None
+        or decision.waiting_workflows
+        or decision.awaits_external
+        or decision.inputs_left
+        or decision.stuck
+    )
 
 
 def signalled_run(record: wire.Command, value: Any, touched: str | None) -> str | None:
@@ -137,18 +193,42 @@ def signalled_run(record: wire.Command, value: Any, touched: str | None) -> str 
     return None
 
 
-def hold_signalled(txn: WriteTxn, record: wire.Command) -> None:
-    """Lock and keep the row of the run a signal names, before the signal reads it.
+def started_run(
+    engine: Engine, record: wire.Command, value: Any, touched: str | None
+) -> str | None:
+    """The run a start command created just now (its first decision is due), or None.
+
+    Not a run it attached to (no decision is due there), nor a held start
+    (debounce, batch: its run does not exist yet).
+    """
+    match record:
+        case wire.StartWorkflow():
+            fresh = True
+        case wire.StartWorkflowWithReusePolicy() | wire.StartWorkflowWithOptions():
+            fresh = bool(getattr(value, "started_fresh", False))
+        case wire.SignalWithStartCommand():
+            # Fresh or attached, the signal it staged makes a decision due.
+            return touched if getattr(value, "signal_delivered", False) else None
+        case _:
+            return None
+    if not fresh or held_starts.holds(engine, record.name):
+        return None
+    return touched
+
+
+def signalled(record: wire.Command | None) -> tuple[str, ...]:
+    """The run a signal command names, for its claim to lock and keep (`claim_command`'s hold).
 
     On a shared store the signal's check and the decision that follows it
-    then read the row from the transaction's memory (one round trip for
-    both instead of one each); a single writer takes nothing.
+    then read the row from the transaction's memory, and the lock travels
+    with the claim: one round trip for the three instead of one each.
     """
     if isinstance(record, wire.SendSignal | wire.SendSignalIdempotent):
-        txn.lock_runs([record.exec_id])
+        return (record.exec_id,)
+    return ()
 
 
-def signal_decision(engine: Engine, exec_id: str) -> None:
+def signal_decision(engine: Engine, exec_id: str) -> Decision | None:
     """Decide a signalled run in a savepoint of the command's transaction.
 
     The serving loop would decide it next, after a commit, a wake and a
@@ -156,14 +236,15 @@ def signal_decision(engine: Engine, exec_id: str) -> None:
     stays its own (rolled back to its savepoint, left flagged for the loop);
     tasks it schedules stay PENDING for the loop's next pass to claim. A
     storage failure propagates: nothing of the transaction commits and the
-    command is applied again later.
+    command is applied again later. Returns the decision (None when it failed).
     """
     try:
-        engine.decider.decide(exec_id, engine.clock.now())
+        return engine.decider.decide(exec_id, engine.clock.now())
     except engine.store.storage_errors:
         raise
     except HarvestError as exc:
         log.debug("decision of %s after its signal: %s", exec_id, exc)
+        return None
 
 
 def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one return per kind

@@ -247,8 +247,9 @@ class Server:
         purge_at = 0.0
         while not self.stopping:
             self.commit.clear()
+            quiet = not self.wake.is_set()
             try:
-                applied = commands.apply_pending(self.driver.engine, decide=True)
+                applied, settled = commands.apply_batch(self.driver.engine, decide=True)
                 failures = 0
             except HarvestError as exc:  # storage: the commands stay queued
                 failures += 1
@@ -259,7 +260,10 @@ class Server:
                 )
                 continue
             if applied:
-                self.wake.set()  # the run loop drives what the commands changed
+                if settled and quiet:  # runs decided, parked with no work: no pass
+                    self.wake.clear()  # (drops their calls' wakes): the process idles
+                else:
+                    self.wake.set()  # the run loop drives what the commands changed
                 await asyncio.sleep(0)
                 if loop.time() >= purge_at:
                     purge_at = loop.time() + commands.PURGE_EVERY

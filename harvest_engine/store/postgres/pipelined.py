@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg import pq
 
-from harvest_engine.store.sql.pipeline_sync import synced
+from harvest_engine.store.sql import pipeline_sync
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -108,12 +108,10 @@ def settled(
     conn: Conn, sql: str, args: tuple[object, ...] | dict[str, object] | None = None
 ) -> psycopg.Cursor[tuple[Any, ...]]:
     """Run one statement and wait for its result, so its `rowcount` is known."""
-    with synced(conn):
-        cursor = conn.execute(sql, args)
+    cursor: psycopg.Cursor[tuple[Any, ...]] = pipeline_sync.settled(conn, sql, args)
     return cursor
 
 
 def sync(conn: Conn) -> None:
-    """Wait for every queued statement's result (their errors raise here)."""
-    with synced(conn):
-        pass
+    """Wait for every queued statement's result (their errors raise here): one round trip."""
+    pipeline_sync.sync(conn)

@@ -16,7 +16,7 @@ import psycopg
 
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
-from harvest_engine.store.postgres import deferred
+from harvest_engine.store.postgres import batch_locks, deferred
 from harvest_engine.store.postgres.notify import (
     DONE_CHANNEL,
     FINISH_COMMAND,
@@ -108,6 +108,10 @@ class PostgresWriteTxn(
 
     def _purging(self) -> None:
         pass  # the purged runs are locked (SKIP LOCKED): no decision holds one
+
+    def _command_holds(self, row_id: int, exec_ids: Sequence[str]) -> None:
+        for exec_id in exec_ids:  # queued behind the claim: one round trip for both
+            batch_locks.lock_for_command(self._conn, self.memory, row_id, exec_id)
 
     def finish_command(
         self, row_id: int, reply: str, exec_id: str | None, now: datetime

@@ -19,7 +19,7 @@ from harvest_engine.timestamps import from_micros, micros
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from harvest_engine.store.sql.executes import Executes
+    from harvest_engine.store.sql.executes import Executes, Rows
 
 INSERT = (
     "INSERT INTO harvest_commands (command_id, kind, args, submitted_at) "
@@ -127,9 +127,13 @@ class Commands:
             for row in rows
         ]
 
-    def claim(self, conn: Executes, row_id: int) -> bool:
-        """Whether the command row is still waiting, and now this transaction's to apply."""
-        return conn.execute(self._claim, (row_id,)).fetchone() is not None
+    def claim(self, conn: Executes, row_id: int) -> Rows:
+        """Take the command row: a row in the cursor when it was still waiting, now this transaction's.
+
+        Not fetched here: on Postgres's pipelined connection the statement
+        waits in the pipeline until a read, so one that follows travels with it.
+        """
+        return conn.execute(self._claim, (row_id,))
 
     def finish(
         self,

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.sql.pipeline_sync import synced
+from harvest_engine.store.sql.pipeline_sync import settled
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -56,9 +56,7 @@ def _executed(conn: Any, sql: str, args: Any) -> Any:
 
 def _pipeline_settled(conn: Any, sql: str, args: Any) -> Any:
     # In a pipelined transaction the row count is known only once answered.
-    with synced(conn):
-        cursor = conn.execute(sql, args)
-    return cursor
+    return settled(conn, sql, args)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,3 +46,30 @@ def synced(conn: Any) -> Iterator[None]:
     flush_output(conn)
     with conn.pipeline():
         yield
+
+
+def sync(conn: Any) -> None:
+    """Wait for the answers of every statement queued so far: one Sync, one round trip.
+
+    A nested pipeline (`synced`) syncs twice when statements wait: on
+    entering, and again on leaving with nothing more to send. The open
+    pipeline's own `sync()` (psycopg's ``Pipeline.sync``; the connection
+    keeps it as ``_pipeline``) sends one; a connection not in pipeline
+    mode takes the nested pipeline as before.
+    """
+    flush_output(conn)
+    pipeline = getattr(conn, "_pipeline", None)
+    if pipeline is None:
+        with conn.pipeline():
+            return
+    pipeline.sync()
+
+
+def settled(conn: Any, sql: str, args: Any) -> Any:
+    """Run one statement and wait for its answer (its row count), with one Sync in a pipeline."""
+    if getattr(conn, "_pipeline", None) is None:
+        with synced(conn):
+            return conn.execute(sql, args)
+    cursor = conn.execute(sql, args)
+    sync(conn)
+    return cursor

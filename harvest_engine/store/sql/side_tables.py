@@ -131,6 +131,10 @@ class SideTables(ABC):
         """Flag a RUNNING run for a decision (a mutex it waits for came free)."""
 
     @abstractmethod
+    def _command_holds(self, row_id: int, exec_ids: Sequence[str]) -> None:
+        """Lock the runs client command `row_id` is about to change (`claim_command`'s `hold`)."""
+
+    @abstractmethod
     def _purging(self) -> None:
         """Runs are about to go unfollowed one by one."""
 
@@ -256,8 +260,11 @@ class SideTables(ABC):
 
     # -- client commands (serving) ------------------------------------------------
 
-    def claim_command(self, row_id: int) -> bool:
-        return self._side.commands.claim(self._side_conn(), row_id)
+    def claim_command(self, row_id: int, hold: Sequence[str] = ()) -> bool:
+        claimed = self._side.commands.claim(self._side_conn(), row_id)
+        if hold:
+            self._command_holds(row_id, hold)  # its read brings the claim's answer
+        return claimed.fetchone() is not None
 
     def finish_command(
         self, row_id: int, reply: str, exec_id: str | None, now: datetime

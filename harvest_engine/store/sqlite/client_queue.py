@@ -8,19 +8,24 @@ mid-write leaves its command wholly queued or absent.
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import NotAHarvestDatabase
 from harvest_engine.store.sql.commands import SQLITE_COMMANDS
 from harvest_engine.store.sqlite import lock, readonly
-from harvest_engine.store.sqlite.connection import ClosedConnection, connect
+from harvest_engine.store.sqlite.connection import (
+    BUSY_TIMEOUT_MS,
+    ClosedConnection,
+    connect,
+)
 from harvest_engine.store.sqlite.faults import guard_public_methods
 from harvest_engine.store.sqlite.migrations import table_names
 from harvest_engine.store.sqlite.schema import SCHEMA_VERSION
 from harvest_engine.timestamps import micros
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Callable
     from datetime import datetime
     from pathlib import Path
@@ -36,6 +41,13 @@ if TYPE_CHECKING:
 # before queueing it would; a retry under its id queues it again. Saved:
 # one fsync on every client round trip. A withdrawal is synced (`withdraw`).
 QUEUE_SYNCHRONOUS = "NORMAL"
+
+# While the serving process holds the write lock (a decision commits), the
+# client's BEGIN IMMEDIATE waits in steps of its own: SQLite's busy handler
+# sleeps a whole millisecond first, then 2, 5, ... ms, though the server's
+# transactions last a fraction of one. The steps grow to LOCK_STEP_CAP.
+LOCK_STEP_FIRST = 0.00005
+LOCK_STEP_CAP = 0.001
 
 
 @guard_public_methods()
@@ -127,7 +139,7 @@ class CommandQueue:
     def _short(self, write: Callable[[sqlite3.Connection], bool]) -> bool:
         """`write` in one short transaction of its own: wholly done or not at all."""
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
+        begin_immediate(conn)
         try:
             done = write(conn)
         except BaseException:
@@ -140,3 +152,27 @@ class CommandQueue:
         """Close the connection (safe to call twice)."""
         self._conn.close()
         self._conn = ClosedConnection(self.path)  # type: ignore[assignment]
+
+
+def begin_immediate(conn: sqlite3.Connection) -> None:
+    """BEGIN IMMEDIATE, waiting for another writer in steps of LOCK_STEP_FIRST up to LOCK_STEP_CAP.
+
+    Gives up after the connection's usual BUSY_TIMEOUT_MS with SQLite's own
+    busy error, as its handler would.
+    """
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        step = LOCK_STEP_FIRST
+        give_up = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                busy = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+                if not busy or time.monotonic() >= give_up:
+                    raise
+            time.sleep(step)
+            step = min(step * 2, LOCK_STEP_CAP)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

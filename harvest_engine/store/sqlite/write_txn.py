@@ -98,6 +98,9 @@ class SqliteWriteTxn(
     def _purging(self) -> None:
         self._runs.clear()  # rows go without being followed one by one
 
+    def _command_holds(self, row_id: int, exec_ids: Sequence[str]) -> None:
+        del row_id, exec_ids  # the only writer holds every run
+
     # -- runs ---------------------------------------------------------------
 
     def lock_runs(self, exec_ids: Sequence[str], **_: object) -> set[str]:

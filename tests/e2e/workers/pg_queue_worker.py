@@ -2,7 +2,7 @@
 
     pg_queue_worker.py DSN WORKER_ID [--lease SECONDS]
 
-Registers the queue "pool" (concurrency 2) and `pooled`, a workflow whose
+Registers the queue "pool" (concurrency 2, one run per worker) and `pooled`, a workflow whose
 one activity records its body's start and end (by the database's clock) in
 `test_intervals`, then serves until a `harvest_test_stop` table
 exists. Prints ``ready`` once connected.
@@ -26,7 +26,10 @@ from harvest_engine import (
 )
 from harvest_engine import workflow as workflow_decorator
 
-POOL = Queue("pool", concurrency=2)
+# One run per worker: the two slots are always two workers' (a worker whose
+# run ends admits the next itself, in the same commit, so without it one
+# worker that started first could hold both slots for the whole test).
+POOL = Queue("pool", concurrency=2, worker_concurrency=1)
 BODY_SECONDS = 0.2
 DSN = sys.argv[1] if len(sys.argv) > 1 else ""
 WORKER = sys.argv[2] if len(sys.argv) > 2 else "test"
