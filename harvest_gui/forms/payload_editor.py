@@ -210,6 +210,12 @@ class PayloadEditor(QWidget):
             other.setSizePolicy(shown, shown)
         # A minimum holds even when ignored: the raw box's only while it shows.
         self.raw.setMinimumHeight(RAW_MIN_HEIGHT if page is self.raw else 0)
+        # Room the form has to spare goes to the raw box, never under the fields.
+        fields = page is self.fields_page
+        self.setSizePolicy(
+            QSizePolicy.Policy.Preferred,
+            QSizePolicy.Policy.Maximum if fields else QSizePolicy.Policy.Preferred,
+        )
         self.stack.setCurrentWidget(page)
         self.stack.updateGeometry()
 

@@ -60,6 +60,9 @@ def test_typed_fields_take_their_own_height_not_the_raw_boxs(qtbot: Any) -> None
     assert editor.field_mode
     assert editor.stack.sizeHint().height() == fields
     assert editor.stack.height() <= fields + 2
+    host.resize(host.width(), 400)  # room to spare never goes under the fields
+    qtbot.waitUntil(lambda: host.height() == 400)
+    assert editor.height() <= editor.sizeHint().height()
     editor.raw_toggle.setChecked(True)  # the raw box is back at its own height
     qtbot.waitUntil(lambda: editor.stack.height() >= editor.raw.minimumHeight())
     editor.raw_toggle.setChecked(False)
