@@ -37,6 +37,10 @@ from harvest_gui.theme import error_style
 
 RAW_MIN_HEIGHT = 56
 """The raw JSON box's least height: three lines."""
+RAW_MAX_HEIGHT = 150
+"""The raw JSON box's greatest height."""
+QWIDGETSIZE_MAX = 16_777_215
+"""Qt's "no maximum" for a widget's size."""
 
 
 class PayloadEditor(QWidget):
@@ -67,7 +71,7 @@ class PayloadEditor(QWidget):
         self.raw.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.raw.setTabChangesFocus(True)
         self.raw.setMinimumHeight(RAW_MIN_HEIGHT)
-        self.raw.setMaximumHeight(150)
+        self.raw.setMaximumHeight(RAW_MAX_HEIGHT)
         self.raw.textChanged.connect(self.on_changed)
         self.fields_page = QWidget()
         self.fields_layout = QFormLayout(self.fields_page)
@@ -75,6 +79,7 @@ class PayloadEditor(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.raw)
         self.stack.addWidget(self.fields_page)
+        self._show_page(self.raw)
         self.raw_toggle = QCheckBox("Raw JSON")
         self.raw_toggle.setObjectName(f"{name}RawToggle")
         self.raw_toggle.setToolTip(
@@ -90,6 +95,9 @@ class PayloadEditor(QWidget):
         self.template_button.hide()
         self.status = NoteLabel()
         self.status.setObjectName(f"{name}Status")
+        # No taller than it needs (the raw box stops at its maximum): room a
+        # form has to spare never opens a gap under the fields or the box.
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.raw_toggle)
@@ -210,12 +218,11 @@ class PayloadEditor(QWidget):
             other.setSizePolicy(shown, shown)
         # A minimum holds even when ignored: the raw box's only while it shows.
         self.raw.setMinimumHeight(RAW_MIN_HEIGHT if page is self.raw else 0)
-        # Room the form has to spare goes to the raw box, never under the fields.
-        fields = page is self.fields_page
-        self.setSizePolicy(
-            QSizePolicy.Policy.Preferred,
-            QSizePolicy.Policy.Maximum if fields else QSizePolicy.Policy.Preferred,
+        # The stack sizes to the raw box's hint (192 px), past the box's maximum.
+        self.stack.setMaximumHeight(
+            RAW_MAX_HEIGHT if page is self.raw else QWIDGETSIZE_MAX
         )
+
         self.stack.setCurrentWidget(page)
         self.stack.updateGeometry()
 

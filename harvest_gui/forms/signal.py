@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
 from harvest_gui.forms.commands import send_signal, workflow_info
+from harvest_gui.forms.note_label import NoteLabel
 from harvest_gui.forms.payload_editor import PayloadEditor
 from harvest_gui.forms.run_form import RunActionDialog
 from harvest_gui.inspect.formatting import json_text
@@ -48,7 +49,11 @@ class SignalDialog(RunActionDialog):
         self.key.setObjectName("signalKeyEdit")
         self.key.setAccessibleName("Idempotency key")
         self.key.setPlaceholderText("optional: a second send with this key is dropped")
+        self.closed_note = NoteLabel()
+        self.closed_note.setObjectName("closedRunNote")
         self.add_run_rows()
+        self.form.addRow("", self.closed_note)
+        self._show_closed()
         self.form.addRow("&Name", self.name)
         self.form.addRow("&Payload", self.payload)
         self.form.addRow("Idempotency &key", self.key)
@@ -58,8 +63,19 @@ class SignalDialog(RunActionDialog):
         self.check_writable()
         self.refresh_submit()
 
+    def _show_closed(self) -> None:
+        """A closed run takes no signal (the engine refuses it): say so, and Send stays off."""
+        closed = self.target.closed
+        self.closed_note.setText(
+            f"This run is closed ({self.target.state}): it takes no signals."
+            if closed
+            else ""
+        )
+        self.closed_note.setVisible(closed)
+
     def on_run_changed(self) -> None:
         """Suggest the new run's signal names; what was typed in the name stays."""
+        self._show_closed()
         typed = self.name.currentText()
         self.types = {}
         self.last_payloads = {}
@@ -106,8 +122,12 @@ class SignalDialog(RunActionDialog):
         self.refresh_submit()
 
     def can_submit(self) -> bool:
-        """A name and a valid payload."""
-        return bool(self.name.currentText().strip()) and self.payload.valid
+        """A name and a valid payload, for a run still open."""
+        return (
+            bool(self.name.currentText().strip())
+            and self.payload.valid
+            and not self.target.closed
+        )
 
     def submit(self) -> Any:
         """Stage the signal."""

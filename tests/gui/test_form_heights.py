@@ -67,3 +67,16 @@ def test_typed_fields_take_their_own_height_not_the_raw_boxs(qtbot: Any) -> None
     qtbot.waitUntil(lambda: editor.stack.height() >= editor.raw.minimumHeight())
     editor.raw_toggle.setChecked(False)
     assert editor.stack.sizeHint().height() == fields
+
+
+def test_the_raw_box_leaves_no_gap_under_it(qtbot: Any) -> None:
+    host = QWidget()
+    qtbot.addWidget(host)
+    editor = PayloadEditor("payload")
+    QVBoxLayout(host).addWidget(editor)
+    host.resize(480, 500)  # room to spare
+    host.show()
+    qtbot.waitExposed(host)
+    assert not editor.field_mode
+    # The stack's hint is the box's (192 px), past the box's maximum (150 px).
+    assert editor.stack.height() == editor.raw.height() == editor.raw.maximumHeight()
