@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QComboBox, QWidget
-
 from harvest_gui.forms.bulk import BulkRunsDialog
 from harvest_gui.forms.commands import signal_many, workflow_info
 from harvest_gui.forms.payload_editor import PayloadEditor
+from harvest_gui.forms.signal import signal_name_box
 from harvest_gui.inspect import formatting
 from harvest_gui.inspect.signal_names import signal_types_in_code, signals_in_code
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
     from harvest_engine import ExecutionFilter
 
 
@@ -42,15 +43,7 @@ class BulkSignalDialog(BulkRunsDialog):
     def add_fields(self, takes_reason: bool) -> None:
         """The signal's name (suggested from the runs' code) and its payload."""
         self.types: dict[str, Any] = {}
-        self.name = QComboBox()
-        self.name.setObjectName("signalNameCombo")
-        self.name.setAccessibleName("Signal name")
-        self.name.setEditable(True)
-        self.name.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.name.addItems(self._suggestions())
-        line_edit = self.name.lineEdit()
-        if line_edit is not None:  # always: an editable combo has its line edit
-            line_edit.setPlaceholderText("signal name")
+        self.name = signal_name_box(self._suggestions())
         self.payload = PayloadEditor("signalPayload", blank_is_null=False)
         self.form.addRow("&Name", self.name)
         self.form.addRow("&Payload", self.payload)

@@ -14,6 +14,20 @@ from harvest_gui.inspect.formatting import json_text
 from harvest_gui.inspect.signal_names import signal_types_in_code, suggest_signals
 
 
+def signal_name_box(names: list[str]) -> QComboBox:
+    """The signal's name: typed, or picked from `names` (the suggestions)."""
+    box = QComboBox()
+    box.setObjectName("signalNameCombo")
+    box.setAccessibleName("Signal name")
+    box.setEditable(True)
+    box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+    box.addItems(names)
+    line_edit = box.lineEdit()
+    if line_edit is not None:  # always: an editable combo has its line edit
+        line_edit.setPlaceholderText("signal name")
+    return box
+
+
 class SignalDialog(RunActionDialog):
     """Stage a signal for one run.
 
@@ -33,17 +47,7 @@ class SignalDialog(RunActionDialog):
         self.types: dict[str, Any] = {}
         self.last_payloads: dict[str, Any] = {}
         self.run_label = self.run_line
-        self.name = QComboBox()
-        self.name.setObjectName("signalNameCombo")
-        self.name.setAccessibleName("Signal name")
-        self.name.setEditable(True)
-        self.name.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.name.addItems(self._suggestions())
-        line_edit = self.name.lineEdit()
-        if (
-            line_edit is not None
-        ):  # always: setEditable(True) above gave the combo its line edit
-            line_edit.setPlaceholderText("signal name")
+        self.name = signal_name_box(self._suggestions())
         self.payload = PayloadEditor("signalPayload", blank_is_null=False)
         self.key = QLineEdit()
         self.key.setObjectName("signalKeyEdit")
