@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any
-
-import psycopg
 
 from harvest_engine import (
     PostgresRuntime,
@@ -16,8 +13,13 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.store.postgres import schema as pg_schema
-from harvest_engine.store.postgres.migrations import VERSION_TABLE
 from harvest_engine.store.sqlite.migrations import STEPS
+from tests.schema_versions import (
+    postgres_database_at,
+    postgres_version,
+    sqlite_file_at,
+    sqlite_version,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,18 +36,9 @@ async def says(ctx: WorkflowContext, _: Any) -> str:
     return "ok"
 
 
-def _v4_file(path: Path) -> None:
-    conn = sqlite3.connect(path)
-    for step in STEPS[:4]:
-        step(conn)
-    conn.execute("PRAGMA user_version = 4")
-    conn.commit()
-    conn.close()
-
-
 async def test_a_version_4_file_gains_progress_on_open(tmp_path: Path) -> None:
     path = tmp_path / "v4.db"
-    _v4_file(path)
+    sqlite_file_at(path, 4)
     with SqliteReader.open(path) as reader:  # an old file still lists and describes
         assert reader.list_executions().executions == []
     with SqliteRuntime.open(path) as rt:
@@ -58,11 +51,7 @@ async def test_a_version_4_file_gains_progress_on_open(tmp_path: Path) -> None:
         assert [v async for v in _first(rt.read_stream(exec_id, "s"))] == [(0, "a")]
         detail = rt.describe(exec_id)
         assert (detail.summary, detail.current_details) == ("s1", "busy")
-    conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(
-        STEPS
-    )  # and later steps
-    conn.close()
+    assert sqlite_version(path) == len(STEPS)  # and later steps
 
 
 async def _first(stream: Any) -> Any:
@@ -74,15 +63,8 @@ async def _first(stream: Any) -> Any:
 async def test_a_version_1_postgres_database_gains_progress(
     pg_server: PostgresServer,
 ) -> None:
-    dsn = pg_server.create_database()
+    dsn = postgres_database_at(pg_server, 1)
     try:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(
-                f"CREATE TABLE {VERSION_TABLE} (version INTEGER PRIMARY KEY, "
-                "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-            )
-            conn.execute(pg_schema.MIGRATIONS[0].encode())
-            conn.execute(f"INSERT INTO {VERSION_TABLE} (version) VALUES (1)")
         with PostgresRuntime.connect(dsn) as rt:
             rt.register_workflow(says)
             exec_id = rt.start_workflow_with_options(
@@ -91,9 +73,7 @@ async def test_a_version_1_postgres_database_gains_progress(
             await rt.run_until_blocked(exec_id)
             assert rt.events(exec_id) == {"k": 1}
             assert rt.describe(exec_id).details == "d1"
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            row = conn.execute(f"SELECT MAX(version) FROM {VERSION_TABLE}").fetchone()
-        assert row is not None
-        assert row[0] == pg_schema.SCHEMA_VERSION  # progress and every later step
+        # progress and every later step
+        assert postgres_version(dsn) == pg_schema.SCHEMA_VERSION
     finally:
         pg_server.drop_database(dsn)

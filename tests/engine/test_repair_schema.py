@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any
-
-import psycopg
 
 from harvest_engine import (
     ExecutionFilter,
@@ -16,8 +13,13 @@ from harvest_engine import (
     workflow,
 )
 from harvest_engine.store.postgres import schema as pg_schema
-from harvest_engine.store.postgres.migrations import VERSION_TABLE
 from harvest_engine.store.sqlite.migrations import STEPS
+from tests.schema_versions import (
+    postgres_database_at,
+    postgres_version,
+    sqlite_file_at,
+    sqlite_version,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,12 +35,7 @@ async def waits(ctx: WorkflowContext, _: Any) -> Any:
 
 async def test_a_version_5_file_gains_pause_and_reset_on_open(tmp_path: Path) -> None:
     path = tmp_path / "v5.db"
-    conn = sqlite3.connect(path)
-    for step in STEPS[:5]:
-        step(conn)
-    conn.execute("PRAGMA user_version = 5")
-    conn.commit()
-    conn.close()
+    sqlite_file_at(path, 5)
     with SqliteReader.open(path) as reader:  # an old file still lists, paused or not
         assert reader.list_executions(ExecutionFilter().paused()).executions == []
     with SqliteRuntime.open(path) as rt:
@@ -50,35 +47,20 @@ async def test_a_version_5_file_gains_pause_and_reset_on_open(tmp_path: Path) ->
         rt.unpause(exec_id)
         new = rt.reset(exec_id, reason="after the migration")
         assert rt.describe(new).reset_from == exec_id
-    conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(STEPS)
-    conn.close()
+    assert sqlite_version(path) == len(STEPS)
 
 
 async def test_a_version_2_postgres_database_gains_pause_and_reset(
     pg_server: PostgresServer,
 ) -> None:
-    dsn = pg_server.create_database()
+    dsn = postgres_database_at(pg_server, 2)
     try:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(
-                f"CREATE TABLE {VERSION_TABLE} (version INTEGER PRIMARY KEY, "
-                "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-            )
-            for version, step in enumerate(pg_schema.MIGRATIONS[:2], 1):
-                conn.execute(step.encode())
-                conn.execute(
-                    f"INSERT INTO {VERSION_TABLE} (version) VALUES ({version})"
-                )
         with PostgresRuntime.connect(dsn) as rt:
             rt.register_workflow(waits)
             exec_id = rt.start_workflow("waits", None)
             await rt.run_until_blocked(exec_id)
             rt.pause(exec_id, "after the migration")
             assert rt.describe(exec_id).paused
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            row = conn.execute(f"SELECT MAX(version) FROM {VERSION_TABLE}").fetchone()
-        assert row is not None
-        assert row[0] == pg_schema.SCHEMA_VERSION  # every later step too
+        assert postgres_version(dsn) == pg_schema.SCHEMA_VERSION  # every later step too
     finally:
         pg_server.drop_database(dsn)

@@ -9,7 +9,6 @@ decision, never waiting on that row.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +21,14 @@ from harvest_engine import (
     WorkflowContext,
     workflow,
 )
-from harvest_engine.store.postgres import schema as pg_schema
-from harvest_engine.store.postgres.migrations import VERSION_TABLE
-from harvest_engine.store.sqlite.migrations import STEPS
+from harvest_engine.store.postgres.schema import SCHEMA_VERSION as PG_VERSION
+from harvest_engine.store.sqlite.schema import SCHEMA_VERSION as SQLITE_VERSION
+from tests.schema_versions import (
+    postgres_database_at,
+    postgres_version,
+    sqlite_file_at,
+    sqlite_version,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -140,55 +144,33 @@ def _flag_and_links(dsn: str, exec_id: str) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
+async def _a_watcher_woken_by_the_end(rt: SqliteRuntime, value: int) -> None:
+    """A watcher waits without being due, and its target's end wakes it with `value`."""
+    _register(rt)
+    watched = rt.start_workflow("target", 1)
+    waiter = rt.start_workflow("watcher", str(watched))
+    await rt.run_until_idle()
+    assert rt.next_wakeup() is None
+    rt.send_signal(watched, "go", value)
+    await rt.run_until_idle()
+    assert rt.outcome(waiter) == ExecutionOutcome.Completed(output=value)
+
+
 async def test_a_version_9_file_gains_run_watchers_on_open(tmp_path: Path) -> None:
     path = tmp_path / "v9.db"
-    conn = sqlite3.connect(path)
-    for step in STEPS[:9]:
-        step(conn)
-    conn.execute("PRAGMA user_version = 9")
-    conn.commit()
-    conn.close()
+    sqlite_file_at(path, 9)
     with SqliteRuntime.open(path) as rt:
-        _register(rt)
-        watched = rt.start_workflow("target", 1)
-        waiter = rt.start_workflow("watcher", str(watched))
-        await rt.run_until_idle()
-        assert rt.next_wakeup() is None
-        rt.send_signal(watched, "go", 9)
-        await rt.run_until_idle()
-        assert rt.outcome(waiter) == ExecutionOutcome.Completed(output=9)
-    conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(STEPS) == 10
-    conn.close()
+        await _a_watcher_woken_by_the_end(rt, 9)
+    assert sqlite_version(path) == SQLITE_VERSION == 10
 
 
 async def test_a_version_6_postgres_database_gains_run_watchers(
     pg_server: PostgresServer,
 ) -> None:
-    dsn = pg_server.create_database()
+    dsn = postgres_database_at(pg_server, 6)
     try:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(
-                f"CREATE TABLE {VERSION_TABLE} (version INTEGER PRIMARY KEY, "
-                "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-            )
-            for version, step in enumerate(pg_schema.MIGRATIONS[:6], 1):
-                conn.execute(step.encode())
-                conn.execute(
-                    f"INSERT INTO {VERSION_TABLE} (version) VALUES ({version})"
-                )
         with PostgresRuntime.connect(dsn) as rt:
-            _register(rt)
-            watched = rt.start_workflow("target", 1)
-            waiter = rt.start_workflow("watcher", str(watched))
-            await rt.run_until_idle()
-            assert rt.next_wakeup() is None
-            rt.send_signal(watched, "go", 6)
-            await rt.run_until_idle()
-            assert rt.outcome(waiter) == ExecutionOutcome.Completed(output=6)
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            row = conn.execute(f"SELECT MAX(version) FROM {VERSION_TABLE}").fetchone()
-        assert row is not None
-        assert row[0] == pg_schema.SCHEMA_VERSION == 7
+            await _a_watcher_woken_by_the_end(rt, 6)
+        assert postgres_version(dsn) == PG_VERSION == 7
     finally:
         pg_server.drop_database(dsn)
