@@ -30,6 +30,7 @@ from harvest_gui.forms.commands import (
     runtime_of,
 )
 from harvest_gui.forms.error_text import describe_error
+from harvest_gui.forms.note_label import NoteLabel
 from harvest_gui.forms.pending_command import PendingCommand
 from harvest_gui.theme import error_style
 
@@ -68,15 +69,11 @@ class ActionDialog(QDialog):
         self.busy = False
         self.disabled_reason: str | None = None
         self.form = QFormLayout()
-        self.notice = QLabel()
+        self.notice = NoteLabel()
         self.notice.setObjectName("formNotice")
-        self.notice.setTextFormat(Qt.TextFormat.PlainText)
-        self.notice.setWordWrap(True)
         self.notice.hide()
-        self.error_label = QLabel()
+        self.error_label = NoteLabel()
         self.error_label.setObjectName("formError")
-        self.error_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet(error_style())
         self.error_label.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse

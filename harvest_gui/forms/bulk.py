@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QLabel,
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from harvest_gui.forms.base import ActionDialog
 from harvest_gui.forms.commands import act_on_many
+from harvest_gui.forms.note_label import NoteLabel
 from harvest_gui.inspect import formatting
 
 if TYPE_CHECKING:
@@ -175,10 +175,8 @@ class BulkRunsDialog(ActionDialog):
         self.action = action
         self.submit_not_default()
         self.runs, self.complete = matching(session, flt, action)
-        self.headline = QLabel()
+        self.headline = NoteLabel()
         self.headline.setObjectName("bulkHeadline")
-        self.headline.setTextFormat(Qt.TextFormat.PlainText)
-        self.headline.setWordWrap(True)
         self.names = QPlainTextEdit()
         self.names.setObjectName("bulkRuns")
         self.names.setAccessibleName("The runs this acts on")

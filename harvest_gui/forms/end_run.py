@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import QCheckBox, QLineEdit, QWidget
 
 from harvest_gui.forms.commands import end_run
+from harvest_gui.forms.note_label import NoteLabel
 from harvest_gui.forms.run_form import RunActionDialog, read_target
 
 TEXTS = {
@@ -70,14 +70,10 @@ class EndRunDialog(RunActionDialog):
         self.confirm = QCheckBox(confirm)
         self.confirm.setObjectName("confirmCheck")
         self.confirm.toggled.connect(lambda _c: self.refresh_submit())
-        self.explain = QLabel(explain)
+        self.explain = NoteLabel(explain)
         self.explain.setObjectName("endRunExplain")
-        self.explain.setTextFormat(Qt.TextFormat.PlainText)
-        self.explain.setWordWrap(True)
-        self.closed_note = QLabel()
+        self.closed_note = NoteLabel()
         self.closed_note.setObjectName("closedRunNote")
-        self.closed_note.setTextFormat(Qt.TextFormat.PlainText)
-        self.closed_note.setWordWrap(True)
         self.form.addRow(self.explain)
         self.add_run_rows()
         self.form.addRow("", self.closed_note)

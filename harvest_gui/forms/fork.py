@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QSpinBox, QWidget
 
 from harvest_gui.forms.commands import fork_run
+from harvest_gui.forms.note_label import NoteLabel
 from harvest_gui.forms.run_form import RunActionDialog
 
 
@@ -45,14 +46,12 @@ class ForkDialog(RunActionDialog):
         self.steps = steps
         self.steps_of = exec_id
         """The run `steps` were read from (a retarget reads the new run's)."""
-        self.explain = QLabel(
+        self.explain = NoteLabel(
             "Start a new run that keeps the results of the steps before the chosen one "
             "without running them, and runs the chosen step and what follows with "
             "today's code. The run you fork from is left as it is."
         )
         self.explain.setObjectName("forkExplain")
-        self.explain.setTextFormat(Qt.TextFormat.PlainText)
-        self.explain.setWordWrap(True)
         self.from_step = QSpinBox()
         self.from_step.setObjectName("forkFromStep")
         self.from_step.setAccessibleName("From step")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
 
 from harvest_engine import HarvestError
+from harvest_gui.forms.note_label import NoteLabel
 
 if TYPE_CHECKING:
     from harvest_engine import HarvestClient
@@ -32,10 +33,8 @@ class PendingCommand(QWidget):
         self.spinner.setRange(0, 0)  # no range: Qt's busy animation
         self.spinner.setTextVisible(False)
         self.spinner.setMaximumWidth(60)
-        self.label = QLabel()
+        self.label = NoteLabel()
         self.label.setObjectName("commandStatus")
-        self.label.setTextFormat(Qt.TextFormat.PlainText)
-        self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.withdraw_button = QPushButton("Withdraw")
         self.withdraw_button.setObjectName("withdrawCommand")

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QLabel,
     QLineEdit,
     QSpinBox,
     QWidget,
 )
 
 from harvest_gui.forms.commands import reset_run
+from harvest_gui.forms.note_label import NoteLabel
 from harvest_gui.forms.run_form import RunActionDialog
 from harvest_gui.inspect import formatting
 from harvest_gui.inspect.reset_points import point_text
@@ -51,24 +50,20 @@ class ResetDialog(RunActionDialog):
             session, exec_id, "Reset run", "&Reset run", "resetRunDialog", parent
         )
         self.submit_not_default()
-        self.explain = QLabel(
+        self.explain = NoteLabel(
             "Start the run again from an event with today's code: its history up to the "
             "event is kept, what follows is decided anew. A run still running ends "
             "TERMINATED; the new run keeps the workflow id."
         )
         self.explain.setObjectName("resetExplain")
-        self.explain.setTextFormat(Qt.TextFormat.PlainText)
-        self.explain.setWordWrap(True)
         self.to_event = QSpinBox()
         self.to_event.setObjectName("resetToEvent")
         self.to_event.setAccessibleName("Reset to event")
         self.to_event.setRange(0, 2_000_000_000)
         self.to_event.setSpecialValueText(DEFAULT_POINT)
         self.to_event.setValue(to_event or 0)
-        self.point_note = QLabel()
+        self.point_note = NoteLabel()
         self.point_note.setObjectName("resetPointNote")
-        self.point_note.setTextFormat(Qt.TextFormat.PlainText)
-        self.point_note.setWordWrap(True)
         self.point_ok = True
         self.events: list[Any] = []
         self.events_of = ""

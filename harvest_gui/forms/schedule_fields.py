@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from harvest_engine import Overlap
 from harvest_gui.forms.commands import workflow_infos
+from harvest_gui.forms.note_label import NoteLabel
 from harvest_gui.forms.payload_editor import PayloadEditor
 
 if TYPE_CHECKING:
@@ -83,10 +84,8 @@ class ScheduleEditorFields:
         self.interval.setObjectName("intervalEdit")
         self.interval.setAccessibleName("Interval")
         self.interval.setPlaceholderText("15m, 1h, 90s ...")
-        self.spec_status = QLabel()
+        self.spec_status = NoteLabel()
         self.spec_status.setObjectName("specStatus")
-        self.spec_status.setTextFormat(Qt.TextFormat.PlainText)
-        self.spec_status.setWordWrap(True)
         self.preview = QListWidget()
         self.preview.setObjectName("nextFiresList")
         self.preview.setAccessibleName("Next five fire times")
@@ -96,10 +95,8 @@ class ScheduleEditorFields:
         # No sideways scroll bar over the fifth line: a line too long is cut with "…".
         self.preview.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.preview.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.replace_note = QLabel()
+        self.replace_note = NoteLabel()
         self.replace_note.setObjectName("replaceNote")
-        self.replace_note.setTextFormat(Qt.TextFormat.PlainText)
-        self.replace_note.setWordWrap(True)
         self.replace_note.setStyleSheet("color: #e65100;")
         self.replace_note.hide()
         self.input = PayloadEditor("scheduleInput")
@@ -113,10 +110,8 @@ class ScheduleEditorFields:
             self.overlap.setItemData(
                 index, OVERLAP_HELP[policy], Qt.ItemDataRole.ToolTipRole
             )
-        self.overlap_help = QLabel()
+        self.overlap_help = NoteLabel()
         self.overlap_help.setObjectName("overlapHelp")
-        self.overlap_help.setTextFormat(Qt.TextFormat.PlainText)
-        self.overlap_help.setWordWrap(True)
         self.overlap_help.setStyleSheet("color: palette(mid);")
         self.overlap.currentIndexChanged.connect(self.on_overlap_changed)
         self.max_active = QSpinBox()
