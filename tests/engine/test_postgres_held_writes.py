@@ -10,42 +10,26 @@ undoes the block alone: what was written before it travels before it.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
 
-from harvest_engine import ManualClock, PostgresRuntime, WorkflowContext, workflow
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
-from harvest_engine.store.postgres.store import PostgresStore
 from harvest_engine.store.rows import AttemptRecord
-from tests.engine.test_postgres_pipeline import new_task
+from tests.engine.parked_postgres import AT, new_task, open_parked, store_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-AT = datetime(2030, 1, 1, tzinfo=UTC)
-
-
-@workflow
-async def parked(ctx: WorkflowContext, _: Any) -> Any:
-    return await ctx.wait_for_signal("go")
+    from harvest_engine import PostgresRuntime
 
 
 @pytest.fixture
 def rt(pg_dsn: str) -> Iterator[PostgresRuntime]:
-    runtime = PostgresRuntime.connect(pg_dsn, clock=ManualClock())
-    runtime.register_workflow(parked)
-    yield runtime
-    runtime.close()
-
-
-def store_of(rt: PostgresRuntime) -> PostgresStore:
-    store = rt.store
-    assert isinstance(store, PostgresStore)
-    return store
+    with open_parked(pg_dsn) as runtime:
+        yield runtime
 
 
 def count(dsn: str, table: str) -> int:

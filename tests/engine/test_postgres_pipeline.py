@@ -10,7 +10,7 @@ only once its commit is visible to every other connection.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -20,37 +20,19 @@ from harvest_engine import (
     HarvestError,
     ManualClock,
     PostgresRuntime,
-    WorkflowContext,
-    workflow,
 )
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
-from harvest_engine.store.postgres.store import PostgresStore
-from harvest_engine.store.rows import NewTask
+from tests.engine.parked_postgres import AT, new_task, open_parked, store_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-AT = datetime(2030, 1, 1, tzinfo=UTC)
-
-
-@workflow
-async def parked(ctx: WorkflowContext, _: Any) -> Any:
-    return await ctx.wait_for_signal("go")
-
 
 @pytest.fixture
 def rt(pg_dsn: str) -> Iterator[PostgresRuntime]:
-    runtime = PostgresRuntime.connect(pg_dsn, clock=ManualClock())
-    runtime.register_workflow(parked)
-    yield runtime
-    runtime.close()
-
-
-def store_of(rt: PostgresRuntime) -> PostgresStore:
-    store = rt.store
-    assert isinstance(store, PostgresStore)
-    return store
+    with open_parked(pg_dsn) as runtime:
+        yield runtime
 
 
 def raw(dsn: str, sql: str, *args: Any) -> list[Any]:
@@ -222,22 +204,6 @@ def test_signals_and_timers_staged_after_the_decisions_lock_are_read_in_the_same
         assert [t.timer_id for t in txn.due_timers(quiet, AT)] == ["t1"]
         assert txn.lock_for_decision(busy)
         assert [s.name for s in txn.staged_signals(busy, 10)] == ["go"]
-
-
-def new_task(exec_id: str, activity_id: int) -> NewTask:
-    return NewTask(
-        exec_id=exec_id,
-        activity_id=activity_id,
-        activity_name="shout",
-        input='"hi"',
-        queue="default",
-        max_attempts=3,
-        ready_at=AT + timedelta(microseconds=7),
-        retry_policy='{"max_attempts": 3}',
-        start_to_close=1.25,
-        schedule_to_close_at=AT + timedelta(minutes=5),
-        idempotency_key=f"{exec_id}:{activity_id}",
-    )
 
 
 def test_a_claimed_task_inserted_without_an_answer_is_the_row_the_server_stores(
