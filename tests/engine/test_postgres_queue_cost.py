@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from psycopg import pq
+
 from harvest_engine import PostgresRuntime, Queue, StartOptions
 from tests.engine.test_postgres_statement_cost import (
     add_one,
+    sent_messages,
     three_steps,
     traced_passes,
 )
@@ -60,3 +63,57 @@ def test_a_queued_run_costs_few_round_trips_and_commits_on_postgres(
     assert (sent["Execute"] + sent["Query"]) / RUNS <= STATEMENTS_PER_RUN, sent
     assert (sent["Sync"] + sent["Flush"]) / RUNS <= ROUND_TRIPS_PER_RUN, sent
     assert commits / RUNS <= COMMITS_PER_RUN, commits
+
+
+ENQUEUES = 10
+# Per start into a queue this process registered: BEGIN, the run's row with
+# its WorkflowStarted event, its ENQUEUED state, its wait, the wake notice
+# and COMMIT, all in the commit's round trip (measured: 6 statements, 1
+# round trip; before, 8 and 3: the queue's row was read to check it, and the
+# event's append was counted in a round trip of its own before the commit).
+STATEMENTS_PER_ENQUEUE = 6
+ROUND_TRIPS_PER_ENQUEUE = 1
+
+
+def test_a_start_into_a_registered_queue_is_one_round_trip_on_postgres(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    trace = tmp_path / "libpq.trace"
+    rt = PostgresRuntime.connect(pg_dsn)
+    try:
+        rt.register_workflow(three_steps)
+        rt.register_queue(Queue("q", concurrency=4))
+        pgconn = rt.store.connection.pgconn  # type: ignore[attr-defined]
+        with trace.open("w") as out:
+            pgconn.trace(out.fileno())
+            pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            try:
+                runs = [
+                    rt.start_workflow_with_options(
+                        "three_steps", i, StartOptions(queue="q")
+                    ).exec_id
+                    for i in range(ENQUEUES)
+                ]
+            finally:
+                pgconn.untrace()
+        assert [rt.describe(r).state for r in runs] == ["ENQUEUED"] * ENQUEUES
+        assert [e.type for e in rt.load_history(runs[0])] == ["WorkflowStarted"]
+    finally:
+        rt.close()
+    sent = sent_messages(trace)
+    statements = sent["Execute"] + sent["Query"]
+    assert statements / ENQUEUES <= STATEMENTS_PER_ENQUEUE, sent
+    assert _waits(trace) / ENQUEUES <= ROUND_TRIPS_PER_ENQUEUE, sent
+
+
+def _waits(trace: Path) -> int:
+    """The worker's waits for the server: a Sync or a Flush (a commit's Sync + Flush is one)."""
+    kinds = [
+        parts[2]
+        for parts in (line.split("\t") for line in trace.read_text().splitlines())
+        if len(parts) > 2 and parts[0] == "F"
+    ]
+    return sum(
+        kind == "Sync" or (kind == "Flush" and (i == 0 or kinds[i - 1] != "Sync"))
+        for i, kind in enumerate(kinds)
+    )

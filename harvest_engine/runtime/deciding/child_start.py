@@ -83,7 +83,7 @@ def admissible(
     try:
         queue = enqueue.queue_of(registry, name, flow)
         if queue is not None:
-            enqueue.check(txn, queue, flow)
+            enqueue.check(txn, queue, flow, registry)
         enqueue.check_quota(registry, txn, name, now)
     except _QUEUE_REFUSALS as exc:
         return None, queue_refusal(attrs, exc)

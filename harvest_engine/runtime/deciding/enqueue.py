@@ -80,25 +80,38 @@ def check_quota(registry: Registry, txn: WriteTxn, name: str, now: datetime) -> 
     flow.set_quota(key, start, used + 1)
 
 
-def check(txn: WriteTxn, queue: str, flow: FlowStart | None) -> None:
+def check(
+    txn: WriteTxn,
+    queue: str,
+    flow: FlowStart | None,
+    registry: Registry | None = None,
+) -> None:
     """Refuse a start into `queue` before anything is written.
+
+    A plain start (no priority, no dedup id) into a queue this process
+    registered (`registry`) reads nothing: its row was committed before
+    `register_queue` returned and queue rows are never deleted, so the read
+    could only find it (on Postgres it was a round trip of every enqueue).
 
     Raises:
         UnknownQueue: no queue of that name is stored.
         InvalidFlowOption: a priority on a queue made without ``priority=True``.
         DuplicateEnqueue: the dedup id's run is still ENQUEUED or RUNNING.
     """
+    priority = 0 if flow is None else flow.priority
+    dedup_id = None if flow is None else flow.dedup_id
+    if not priority and dedup_id is None and registry is not None:
+        if queue in registry.queues:
+            return
     tables = txn.flow()
     row = tables.queue(queue)
     if row is None:
         raise UnknownQueue(queue=queue)
-    priority = 0 if flow is None else flow.priority
     if priority and not row.priority:
         raise InvalidFlowOption(
             option="StartOptions.priority",
             why=f"queue {queue!r} was registered without priority=True",
         )
-    dedup_id = None if flow is None else flow.dedup_id
     if dedup_id is not None:
         holder = tables.dedup_holder(queue, dedup_id)
         if holder is not None:
@@ -126,7 +139,7 @@ def enqueue(
     Raises:
         UnknownQueue, InvalidFlowOption, DuplicateEnqueue: as `check`.
     """
-    check(txn, queue, flow)
+    check(txn, queue, flow, registry)
     tables = txn.flow()
     own = registry.workflow_queue(new.workflow_name)
     delay = 0.0 if flow is None else flow.delay_seconds

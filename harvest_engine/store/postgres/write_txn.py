@@ -60,6 +60,18 @@ def _notifying_end(sql: str, fields: dict[str, Any]) -> str:
     )
 
 
+_INSERT_RUN = (
+    "WITH run AS (INSERT INTO harvest_executions (exec_id, workflow_name, "
+    "workflow_id, state, attempt, input, memo, search_attributes, parent_exec_id, "
+    "parent_close_policy, predecessor, started_at, deadline, retry_policy, "
+    "not_before, next_seq, needs_decision, history_bytes) VALUES "
+    "(%s, %s, %s, 'RUNNING', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 2, 1, %s)) "
+    "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
+    "VALUES (%s, 1, %s, %s, %s)"
+)
+"""A new run's row (next seq 2) and its WorkflowStarted event, as one statement."""
+
+
 class PostgresWriteTxn(
     RowLocks, SignalsAndTimers, TaskTable, SideTables, ProgressWrites, ShapingTables
 ):
@@ -144,17 +156,29 @@ class PostgresWriteTxn(
         return POSTGRES_READS.runs_of_key(self._conn, workflow_name, workflow_id)
 
     def insert_execution(self, new: NewExecution, started: HistoryEvent) -> None:
+        """The run's row and its first event in one statement (`_INSERT_RUN`).
+
+        Nothing to count before the commit: the row is new in this
+        statement, so no other append can have moved its next seq, and a
+        run already there fails the insert (and the transaction).
+        """
+        if started.seq != 1:
+            raise HarvestInternalError(
+                f"event seq {started.seq} does not start run {new.exec_id}"
+            )
         if new.parent_exec_id is not None:
             self.memory.quiet.pop(new.parent_exec_id, None)  # a running child now
-        self._conn.execute(
-            "INSERT INTO harvest_executions (exec_id, workflow_name, workflow_id, state, "
-            "attempt, input, memo, search_attributes, parent_exec_id, parent_close_policy, "
-            "predecessor, started_at, deadline, retry_policy, not_before, next_seq, "
-            "needs_decision) VALUES "
-            "(%s, %s, %s, 'RUNNING', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, 1)",
-            new_run_values(new, micros(started.at)),
+        event: Stored = (
+            1,
+            started.type,
+            micros(started.at),
+            payloads.dumps(started.attrs),
         )
-        self.append_events(new.exec_id, [started])
+        self._conn.execute(
+            _INSERT_RUN,
+            (*new_run_values(new, event[2]), len(event[3]), new.exec_id, *event[1:]),
+        )
+        self.memory.tail(new.exec_id, [event])
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
         if not fields:
