@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from harvest_engine.store.postgres.arrays import Ints, Texts
 from harvest_engine.store.postgres.txn_memory import Quiet
 from harvest_engine.store.sql import columns
 from harvest_engine.store.sql.dialect import POSTGRES
@@ -114,7 +115,7 @@ def lock_runs(
     task_ids: Sequence[int],
 ) -> set[str]:
     """Lock a batch's runs (and tasks), keep their rows in `memory`; the runs not taken."""
-    ids = [e for e in dict.fromkeys(exec_ids) if e not in memory.rows]
+    ids = Texts(e for e in dict.fromkeys(exec_ids) if e not in memory.rows)
     if not ids:
         return memory.skipped & set(exec_ids)
     if deciding_at is not None:
@@ -148,7 +149,7 @@ def lock_runs(
         tasks = conn.execute(
             "SELECT id, exec_id FROM harvest_tasks WHERE id = ANY(%s) "
             "ORDER BY id FOR UPDATE",
-            (list(task_ids),),
+            (Ints(task_ids),),
         )
     rows = conn.execute(ROWS_AND_FLAGS, (ids,))
     found = rows.fetchall()

@@ -35,6 +35,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from harvest_engine.store.postgres.arrays import Ints, Texts
 from harvest_engine.store.postgres.notify import DONE_CHANNEL
 from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.run_rows import Assignments
@@ -270,19 +271,15 @@ def _statement(
     if len(tasks) == 1:
         args["task"] = tasks[0]
     elif tasks:
-        args["tasks"] = tasks
+        args["tasks"] = Ints(tasks)
     for i, row in enumerate(attempts):
         for j, value in enumerate(row):
             args[f"a{i}_{j}"] = value
     for i, row in enumerate(claimed):
         for j, value in enumerate(row):
             args[f"t{i}_{j}"] = value
-    args.update(
-        seqs=[e[0] for e in events],
-        types=[e[1] for e in events],
-        ats=[e[2] for e in events],
-        attrs=[e[3] for e in events],
-    )
+    seqs, types, ats, attrs = zip(*events, strict=True)
+    args.update(seqs=Ints(seqs), types=Texts(types), ats=Ints(ats), attrs=Texts(attrs))
     return sql, args
 
 

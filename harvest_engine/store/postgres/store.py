@@ -28,6 +28,7 @@ from harvest_engine.errors import (
     StorageError,
 )
 from harvest_engine.store.postgres import heartbeat, leases, notify, pipelined
+from harvest_engine.store.postgres.arrays import Ints
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import BOUNDARY, guard_public_methods
 from harvest_engine.store.postgres.migrations import migrate
@@ -348,7 +349,7 @@ class PostgresStore(StoreReads):
                 .execute(
                     "SELECT id FROM harvest_tasks WHERE id = ANY(%s) "
                     "AND status = 'RUNNING' AND worker_id = %s",
-                    (list(task_ids), self.worker_id),
+                    (Ints(task_ids), self.worker_id),
                 )
                 .fetchall()
             )

@@ -1,0 +1,59 @@
+"""Array parameters the hot statements bind, dumped in one call instead of psycopg's per-list upgrade.
+
+psycopg dumps a plain `list` by inspecting it first (its element type, the
+dumper for that, an upgraded dumper cached by both): some thirty Python
+calls per list, and a held append (`deferred`) binds four lists. A list
+built as `Ints` or `Texts` is known to hold ints or str (no None): its
+dumper writes the array literal at once. The statement casts the parameter
+(``%s::bigint[]``) or compares it with a column (``= ANY(%s)``), so the
+literal goes untyped and the server reads it as that type.
+
+A codec connection (`codec_connection`) rebuilds the payload lists as plain
+lists it encodes: those take psycopg's own path, as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.adapt import Dumper
+
+if TYPE_CHECKING:
+    from psycopg.abc import AdaptContext
+
+
+class Ints(list[int]):
+    """A list of ints bound as one array parameter."""
+
+
+class Texts(list[str]):
+    """A list of str bound as one array parameter (no None)."""
+
+
+class _IntsDumper(Dumper):
+    oid = 0  # untyped: the statement's cast or column says which integer
+
+    def dump(self, obj: Any) -> bytes:
+        return ("{" + ",".join(map(str, map(int, obj))) + "}").encode()
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class _TextsDumper(Dumper):
+    oid = 0
+
+    def __init__(self, cls: type, context: AdaptContext | None = None) -> None:
+        super().__init__(cls, context)
+        conn = self.connection
+        # The connection's client encoding, as psycopg's own str dumper does.
+        self._encoding = "utf-8" if conn is None else conn.info.encoding
+
+    def dump(self, obj: Any) -> bytes:
+        return ("{" + ",".join(map(_quoted, obj)) + "}").encode(self._encoding)
+
+
+psycopg.adapters.register_dumper(Ints, _IntsDumper)
+psycopg.adapters.register_dumper(Texts, _TextsDumper)
