@@ -237,6 +237,10 @@ class WriteTxn(ShapingTxn, ProgressTxn, Protocol):
         """Set columns of the run's row (state, output, error, flags, ...)."""
         ...
 
+    def admit_runs(self, admitted: Sequence[tuple[str, datetime | None]]) -> None:
+        """Flip admitted (locked) ENQUEUED runs RUNNING, due for a decision, with their deadlines."""
+        ...
+
     def seal(
         self,
         exec_id: str,

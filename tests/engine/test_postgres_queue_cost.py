@@ -117,3 +117,56 @@ def _waits(trace: Path) -> int:
         kind == "Sync" or (kind == "Flush" and (i == 0 or kinds[i - 1] != "Sync"))
         for i, kind in enumerate(kinds)
     )
+
+
+def executed(trace: Path) -> list[str]:
+    """The text of each statement the worker ran, in order (named ones by their Parse)."""
+    texts: dict[str, str] = {}
+    ran: list[str] = []
+    bound = ""
+    for line in trace.read_text().splitlines():
+        parts = line.split("\t")
+        if len(parts) < 4 or parts[0] != "F":
+            continue
+        fields = parts[3].split('"')
+        if parts[2] == "Parse":
+            texts[fields[1]] = fields[3] if len(fields) > 3 else ""
+        elif parts[2] == "Bind":
+            bound = texts.get(fields[3], "") if len(fields) > 3 else ""
+        elif parts[2] == "Execute":
+            ran.append(bound)
+    return ran
+
+
+def test_an_admission_flips_its_runs_running_in_one_statement_on_postgres(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    trace = tmp_path / "libpq.trace"
+    rt = PostgresRuntime.connect(pg_dsn)
+    try:
+        rt.settings.group_commit_seconds = 60.0
+        rt.register_activity(add_one)
+        rt.register_workflow(three_steps)
+        rt.register_queue(Queue("q", concurrency=8))
+        runs = [
+            str(
+                rt.start_workflow_with_options(
+                    "three_steps", i, StartOptions(queue="q")
+                ).exec_id
+            )
+            for i in range(8)
+        ]
+        # Every statement parsed where it runs: the trace shows each one's text.
+        rt.store.connection.prepare_threshold = None  # type: ignore[attr-defined]
+        traced_passes(rt, pg_dsn, runs, trace, passes=50)
+    finally:
+        rt.close()
+    # Setting a run's state: the batch's statement, or update_execution's
+    # (one a run, its state bound).
+    flips = [
+        sql
+        for sql in executed(trace)
+        if "SET state = 'RUNNING'" in sql
+        or sql.startswith("WITH moved AS (UPDATE harvest_executions SET state")
+    ]
+    assert len(flips) == 1, flips

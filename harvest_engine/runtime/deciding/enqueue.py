@@ -100,9 +100,9 @@ def check(
     """
     priority = 0 if flow is None else flow.priority
     dedup_id = None if flow is None else flow.dedup_id
-    if not priority and dedup_id is None and registry is not None:
-        if queue in registry.queues:
-            return
+    plain = not priority and dedup_id is None
+    if plain and registry is not None and queue in registry.queues:
+        return
     tables = txn.flow()
     row = tables.queue(queue)
     if row is None:
@@ -132,7 +132,7 @@ def enqueue(
 ) -> None:
     """Make the just-inserted run wait ENQUEUED in `queue`.
 
-    Its deadline counts from its admission (`admission._run_admitted`): it
+    Its deadline counts from its admission (`admission._deadline`): it
     is cleared here, or with `keep_deadline` (a child's own
     execution_timeout) moved on by the time the run waited.
 

@@ -209,10 +209,13 @@ def admit_queue(
             also.take()
     locked = tables.lock_enqueued([w.exec_id for w in picked], wait=wait)
     tables.admit([w.exec_id for w in picked if w.exec_id in locked], now)
-    for wait_row in picked:
-        run = locked.get(wait_row.exec_id)
-        if run is not None:
-            _run_admitted(registry, txn, wait_row, run, now)
+    txn.admit_runs(
+        [
+            (w.exec_id, _deadline(registry, w, locked[w.exec_id], now))
+            for w in picked
+            if w.exec_id in locked
+        ]
+    )
     limiter.save()
     for other in others.values():
         if other is not None:
@@ -259,24 +262,17 @@ def _workflow_limiter(
     return known[name], False
 
 
-def _run_admitted(
-    registry: Registry,
-    txn: WriteTxn,
-    wait: WaitRow,
-    locked: LockedRun,
-    now: datetime,
-) -> None:
-    """Flip an admitted run RUNNING, due for its first decision; its deadline starts now.
+def _deadline(
+    registry: Registry, wait: WaitRow, locked: LockedRun, now: datetime
+) -> datetime | None:
+    """An admitted run's deadline, which starts now (`WriteTxn.admit_runs` flips it RUNNING).
 
     A run that kept its deadline while it waited (a child with its own
     execution_timeout) has it moved on by the wait; else the workflow's.
     """
-    deadline = None
     info = registry.workflows.get(locked.workflow_name)
     if locked.deadline is not None:
-        deadline = locked.deadline + (now - wait.enqueued_at)
-    elif info is not None and info.execution_timeout is not None:
-        deadline = now + info.execution_timeout
-    txn.update_execution(
-        wait.exec_id, state="RUNNING", needs_decision=1, deadline=deadline
-    )
+        return locked.deadline + (now - wait.enqueued_at)
+    if info is not None and info.execution_timeout is not None:
+        return now + info.execution_timeout
+    return None

@@ -27,6 +27,10 @@ class Ints(list[int]):
     """A list of ints bound as one array parameter."""
 
 
+class MaybeInts(list[int | None]):
+    """A list of ints or None bound as one array parameter."""
+
+
 class Texts(list[str]):
     """A list of str bound as one array parameter (no None)."""
 
@@ -56,4 +60,16 @@ class _TextsDumper(Dumper):
 
 
 psycopg.adapters.register_dumper(Ints, _IntsDumper)
+
+
+class _MaybeIntsDumper(Dumper):
+    oid = 0
+
+    def dump(self, obj: Any) -> bytes:
+        return (
+            "{" + ",".join("NULL" if v is None else str(int(v)) for v in obj) + "}"
+        ).encode()
+
+
 psycopg.adapters.register_dumper(Texts, _TextsDumper)
+psycopg.adapters.register_dumper(MaybeInts, _MaybeIntsDumper)

@@ -344,16 +344,12 @@ class PostgresStore(StoreReads):
     def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
         """Which of these tasks this worker still holds (RUNNING under its lease)."""
         with self._lock:
-            rows = (
-                self._live()
-                .execute(
-                    "SELECT id FROM harvest_tasks WHERE id = ANY(%s) "
-                    "AND status = 'RUNNING' AND worker_id = %s",
-                    (Ints(task_ids), self.worker_id),
-                )
-                .fetchall()
+            rows = self._live().execute(
+                "SELECT id FROM harvest_tasks WHERE id = ANY(%s) "
+                "AND status = 'RUNNING' AND worker_id = %s",
+                (Ints(task_ids), self.worker_id),
             )
-        return {int(r[0]) for r in rows}
+            return {int(r[0]) for r in rows.fetchall()}
 
     def save_heartbeat(self, task_id: int, details: str) -> None:
         # On the lease connection: a heartbeat from a body's thread never waits

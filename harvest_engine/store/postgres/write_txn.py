@@ -17,6 +17,7 @@ import psycopg
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres import batch_locks, deferred
+from harvest_engine.store.postgres.arrays import MaybeInts, Texts
 from harvest_engine.store.postgres.notify import (
     DONE_CHANNEL,
     FINISH_COMMAND,
@@ -70,6 +71,17 @@ _INSERT_RUN = (
     "VALUES (%s, 1, %s, %s, %s)"
 )
 """A new run's row (next seq 2) and its WorkflowStarted event, as one statement."""
+
+
+_ADMIT_RUNS = (
+    "WITH moved AS (UPDATE harvest_executions e SET state = 'RUNNING', "
+    "needs_decision = 1, deadline = a.deadline "
+    "FROM unnest(%s::text[], %s::bigint[]) AS a(exec_id, deadline) "
+    "WHERE e.exec_id = a.exec_id RETURNING e.exec_id) "
+    f"SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM moved"
+)
+"""Admitted runs RUNNING with their deadlines; a state change notifies, as
+`update_execution`'s (`_notifying_end`)."""
 
 
 class PostgresWriteTxn(
@@ -189,6 +201,23 @@ class PostgresWriteTxn(
         self.memory.changed(exec_id, fields)
         if fields.get("state") == "RUNNING":
             self.memory.forget_children()  # a child back to RUNNING (not known whose)
+
+    def admit_runs(self, admitted: Sequence[tuple[str, datetime | None]]) -> None:
+        """One statement for the batch (`_ADMIT_RUNS`), not one per run."""
+        if not admitted:
+            return
+        self._conn.execute(
+            _ADMIT_RUNS,
+            (
+                Texts(exec_id for exec_id, _ in admitted),
+                MaybeInts(None if d is None else micros(d) for _, d in admitted),
+            ),
+        )
+        for exec_id, deadline in admitted:
+            self.memory.changed(
+                exec_id, {"state": "RUNNING", "needs_decision": 1, "deadline": deadline}
+            )
+        self.memory.forget_children()  # a child back to RUNNING (not known whose)
 
     def seal(
         self,

@@ -176,6 +176,12 @@ class SqliteWriteTxn(
         )
         self._runs.changed(exec_id, fields)
 
+    def admit_runs(self, admitted: Sequence[tuple[str, datetime | None]]) -> None:
+        for exec_id, deadline in admitted:
+            self.update_execution(
+                exec_id, state="RUNNING", needs_decision=1, deadline=deadline
+            )
+
     def seal(
         self,
         exec_id: str,
