@@ -124,6 +124,22 @@ class DurableStore(Protocol):
         """Which of these tasks are still RUNNING (claimed, not yet recorded or dropped)."""
         ...
 
+    def read_pass_ahead(
+        self, now: datetime, carried: Sequence[int], flow: bool
+    ) -> None:
+        """Read a serving pass's reads at its start, where each costs a round trip.
+
+        The held starts and schedules due, the runs needing a decision, the
+        ready tasks, which of `carried` are still claimed, and with `flow`
+        what waits in queues: each later read takes its answer until the
+        next commit (Postgres, store/postgres/ahead.py); a no-op elsewhere.
+        """
+        ...
+
+    def read_due_ahead(self, now: datetime, skip: Sequence[str], flow: bool) -> None:
+        """As `read_pass_ahead`, for `earliest_due(now, skip_schedules=skip)` and the queues."""
+        ...
+
     def execution(self, exec_id: str) -> ExecutionRecord | None:
         """A run's row, outside any transaction."""
         ...

@@ -232,9 +232,10 @@ class Driver:
         Flow control adds the next rate token, start delay or schedule_to_start
         of the work waiting in queues (`Gatekeeper.next_due`).
         """
-        due = self.store.earliest_due(
-            self.clock.now(), skip_schedules=self.code_waits.names()
-        )
+        now, skip = self.clock.now(), self.code_waits.names()
+        if self.gatekeeper.in_use():  # two reads: one round trip (read_due_ahead)
+            self.store.read_due_ahead(now, skip, flow=True)
+        due = self.store.earliest_due(now, skip_schedules=skip)
         flow = self.gatekeeper.next_due()
         if flow is None:
             return due
@@ -278,7 +279,14 @@ class Driver:
         return RunState.WaitingTimer()
 
     def fire_schedules(self, at: datetime) -> tuple[bool, HarvestError | None]:
-        """Fire the due schedules and held starts at `at`; (whether a run started, the first error)."""
+        """Fire the due schedules and held starts at `at`; (whether a run started, the first error).
+
+        A pass begins here: its reads go first, together, as of `at`
+        (`DurableStore.read_pass_ahead`; each later read of the pass takes
+        its answer unless something was committed meanwhile).
+        """
+        carried = self.group.carried_ids if self.settings.group_commit else []
+        self.store.read_pass_ahead(at, carried, self.gatekeeper.in_use())
         released, held_error = held_starts.release_due(
             self.engine, at, self.code_waits.held
         )

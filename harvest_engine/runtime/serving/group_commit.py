@@ -65,6 +65,11 @@ class GroupCommit(BodyRounds):
         return progressed or bool(self._carried), errors
 
     @property
+    def carried_ids(self) -> list[int]:
+        """The carried claims' task ids, as `take_carried(None)` checks them."""
+        return [t.id for t in self._carried]
+
+    @property
     def has_carried(self) -> bool:
         """Whether claims wait for the next pass (the serving loop starts one for them)."""
         return bool(self._carried)

@@ -17,18 +17,20 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harvest_engine import payloads
+from harvest_engine.store.postgres.arrays import Ints
 from harvest_engine.store.rows import AttemptRecord
 from harvest_engine.store.sql import columns
 from harvest_engine.store.sql.wakeups import NOT_PAUSED_TASK
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from datetime import datetime
 
     import psycopg
 
     from harvest_engine.store.rows import TaskRecord
+    from harvest_engine.store.sql.executes import Executes
 
 log = logging.getLogger("harvest_engine.postgres")
 
@@ -130,9 +132,7 @@ def _record_lost(
     )
 
 
-def ready_tasks(
-    conn: psycopg.Connection[tuple[Any, ...]], exec_id: str | None, now: datetime
-) -> list[TaskRecord]:
+def ready_tasks(conn: Executes, exec_id: str | None, now: datetime) -> list[TaskRecord]:
     """Tasks to claim: PENDING and due, or RUNNING under a lease that expired (a dead worker's)."""
     sql = (
         f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE "
@@ -146,6 +146,25 @@ def ready_tasks(
         args += (exec_id,)
     rows = conn.execute(sql + " ORDER BY ready_at, id", args).fetchall()
     return [columns.task_from_row(row) for row in rows]
+
+
+def expired(conn: Executes) -> list[TaskRecord]:
+    """RUNNING tasks whose worker stopped renewing (any live worker may retake them)."""
+    rows = conn.execute(
+        f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'RUNNING' "
+        "AND lease_expires_at < clock_timestamp() ORDER BY id"
+    ).fetchall()
+    return [columns.task_from_row(row) for row in rows]
+
+
+def still_claimed(conn: Executes, task_ids: Sequence[int], worker_id: str) -> set[int]:
+    """Which of these tasks `worker_id` still holds (RUNNING under its lease)."""
+    rows = conn.execute(
+        "SELECT id FROM harvest_tasks WHERE id = ANY(%s) "
+        "AND status = 'RUNNING' AND worker_id = %s",
+        (Ints(task_ids), worker_id),
+    ).fetchall()
+    return {int(r[0]) for r in rows}
 
 
 def renew(

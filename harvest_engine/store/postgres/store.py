@@ -28,13 +28,13 @@ from harvest_engine.errors import (
     StorageError,
 )
 from harvest_engine.store.postgres import heartbeat, leases, notify, pipelined
-from harvest_engine.store.postgres.arrays import Ints
+from harvest_engine.store.postgres.ahead import MISSING, AheadReads, Reads
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import BOUNDARY, guard_public_methods
 from harvest_engine.store.postgres.migrations import migrate
 from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
-from harvest_engine.store.sql import columns, listing
+from harvest_engine.store.sql import listing
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
 from harvest_engine.store.sql.commit_listeners import CommitListeners
 from harvest_engine.store.sql.dialect import POSTGRES
@@ -68,9 +68,10 @@ def default_worker_id() -> str:
 
 
 @guard_public_methods(
-    skip=("write", "write_together", "connection", "connect"), bases=(StoreReads,)
+    skip=("write", "write_together", "connection", "connect"),
+    bases=(AheadReads, StoreReads),
 )
-class PostgresStore(StoreReads):
+class PostgresStore(AheadReads):
     """The DurableStore on Postgres; any number of them, in any processes, share one database."""
 
     boundary = BOUNDARY
@@ -243,6 +244,7 @@ class PostgresStore(StoreReads):
                 for listener in self.commit_listeners.fns:
                     listener()
             finally:
+                self.ahead.forget()  # a commit (or one that may have landed) moved things
                 self._in_txn = False
                 self._txn_thread = 0
                 self._outer = None
@@ -343,13 +345,18 @@ class PostgresStore(StoreReads):
 
     def claimed_task_ids(self, task_ids: Sequence[int]) -> set[int]:
         """Which of these tasks this worker still holds (RUNNING under its lease)."""
+        got = self.ahead.take(("carried", tuple(task_ids)))
+        if got is not MISSING:
+            return set(got)
         with self._lock:
-            rows = self._live().execute(
-                "SELECT id FROM harvest_tasks WHERE id = ANY(%s) "
-                "AND status = 'RUNNING' AND worker_id = %s",
-                (Ints(task_ids), self.worker_id),
-            )
-            return {int(r[0]) for r in rows.fetchall()}
+            return leases.still_claimed(self._live(), task_ids, self.worker_id)
+
+    def _own_pass_reads(self, now: datetime, carried: Sequence[int]) -> Reads:
+        ids, me = tuple(carried), self.worker_id
+        reads: Reads = {("carried", ids): lambda c: leases.still_claimed(c, ids, me)}
+        if not self._released_claims:
+            reads["ready"] = lambda c: leases.ready_tasks(c, None, now)
+        return reads if ids else {k: v for k, v in reads.items() if k == "ready"}
 
     def save_heartbeat(self, task_id: int, details: str) -> None:
         # On the lease connection: a heartbeat from a body's thread never waits
@@ -365,15 +372,7 @@ class PostgresStore(StoreReads):
     def expired_leases(self) -> list[TaskRecord]:
         """RUNNING tasks whose worker stopped renewing: any live worker may retake them."""
         with self._lock:
-            rows = (
-                self._live()
-                .execute(
-                    f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE status = 'RUNNING' "
-                    "AND lease_expires_at < clock_timestamp() ORDER BY id"
-                )
-                .fetchall()
-            )
-        return [columns.task_from_row(row) for row in rows]
+            return leases.expired(self._live())
 
     # -- reads outside a transaction (the shared ones: StoreReads) -------------
 
@@ -386,6 +385,9 @@ class PostgresStore(StoreReads):
         if self._released_claims:
             with self.write():
                 pass  # puts the released claims back to PENDING first
+        got = MISSING if exec_id is not None else self.ahead.take("ready", now)
+        if got is not MISSING:
+            return list(got)
         with self._lock:
             return leases.ready_tasks(self._live(), exec_id, now)
 

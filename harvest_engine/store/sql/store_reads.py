@@ -117,11 +117,8 @@ class StoreReads(ABC):
             return self._sql.reads.describe(conn, exec_id)
 
     def runs_needing_decision(self, now: datetime) -> list[str]:
-        at = micros(now)
         with self._reading() as conn:
-            sql = self._sql.runs_needing_decision
-            rows = conn.execute(sql, (at, at, at, at)).fetchall()
-        return [r[0] for r in rows]
+            return needing_decision(conn, self._sql, now)
 
     def running_exec_ids(self) -> list[str]:
         """Every RUNNING run, oldest first."""
@@ -142,12 +139,8 @@ class StoreReads(ABC):
         The schedules and held starts of `skip_schedules` (their code is
         missing) do not count.
         """
-        sql = self._sql
-        statement = sql.due
-        if skip_schedules:
-            statement = due_statement(sql.dialect, sql.due_sources, len(skip_schedules))
         with self._reading() as conn:
-            return earliest_due(conn, statement, now, skip_schedules)
+            return due_at(conn, self._sql, now, skip_schedules)
 
     def pending_commands(self, limit: int) -> list[CommandRecord]:
         """Client commands not applied yet, in arrival order."""
@@ -254,3 +247,20 @@ class StoreReads(ABC):
         """Every stored circuit breaker, by activity name."""
         with self._reading() as conn:
             return shaping.list_breakers(conn, self._sql.shaping)
+
+
+def needing_decision(conn: Executes, sql: StoreSql, now: datetime) -> list[str]:
+    """The RUNNING runs with work due at `now`, oldest first (`runs_needing_decision`)."""
+    at = micros(now)
+    rows = conn.execute(sql.runs_needing_decision, (at, at, at, at)).fetchall()
+    return [r[0] for r in rows]
+
+
+def due_at(
+    conn: Executes, sql: StoreSql, now: datetime, skip: Sequence[str] = ()
+) -> datetime | None:
+    """The earliest due time over every source (`earliest_due`), but `skip`'s schedules."""
+    statement = sql.due
+    if skip:
+        statement = due_statement(sql.dialect, sql.due_sources, len(skip))
+    return earliest_due(conn, statement, now, skip)

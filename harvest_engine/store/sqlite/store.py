@@ -319,6 +319,14 @@ class SqliteStore(StoreReads):
         """Which of these tasks are still RUNNING (claimed and neither recorded nor dropped)."""
         return verified_reads.claimed_task_ids(self._conn, task_ids)
 
+    def read_pass_ahead(
+        self, now: datetime, carried: Sequence[int], flow: bool
+    ) -> None:
+        """Nothing: a read is no round trip here (the file is this process's)."""
+
+    def read_due_ahead(self, now: datetime, skip: Sequence[str], flow: bool) -> None:
+        """Nothing, as `read_pass_ahead`."""
+
     def save_heartbeat(self, task_id: int, details: str) -> None:
         with self.write():
             self._conn.execute(
