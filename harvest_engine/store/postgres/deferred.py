@@ -15,7 +15,9 @@ What is held: the DELETE of a task the transaction locked (`held_tasks`), an
 attempt's log row, a claimed task's new row (its id reserved ahead), an
 append whose fields are `needs_decision` and `panic_count` at most (no
 client or flow read in the transaction looks at them), and a run's end
-(`SEAL`), which goes after the run's other held writes. (The flow tables,
+(`SEAL`), which goes after the run's other held writes, in the same
+statement as the run's held append when there is one (its row's end set by
+the append's own UPDATE: one statement a run's end, not two). (The flow tables,
 store/sql/flow.py, keep the connection `txn.flow()` gave them, which sent
 what was held then; what their later reads count is never held.) The
 guards stay: the run's row moves only if its next seq is the first
@@ -206,9 +208,15 @@ def _send(
         if piece.seal is None:
             by_run.setdefault(piece.exec_id, []).append(piece)
             continue
+        own = by_run.pop(piece.exec_id, [])
         for exec_id, run_pieces in by_run.items():
             _send_run(conn, memory, exec_id, run_pieces)
         by_run = {}
+        if any(p.events for p in own) and not any(p.claimed for p in own):
+            # The run's last writes and its end: one statement (`_text`'s seal).
+            _send_run(conn, memory, piece.exec_id, own, seal=piece.seal)
+            continue
+        _send_run(conn, memory, piece.exec_id, own)
         conn.execute(SEAL, piece.seal)
     for exec_id, run_pieces in by_run.items():
         _send_run(conn, memory, exec_id, run_pieces)
@@ -219,8 +227,9 @@ def _send_run(
     memory: Memory,
     exec_id: str,
     run_pieces: list[Piece],
+    seal: dict[str, Any] | None = None,
 ) -> None:
-    """One run's held writes (no end among them): one statement if they append events."""
+    """One run's held writes: one statement if they append events (with `seal`, the run's end too)."""
     if not run_pieces:
         return
     tasks = [p.task for p in run_pieces if p.task is not None]
@@ -239,13 +248,18 @@ def _send_run(
     fields: dict[str, Any] = {}
     for piece in run_pieces:
         fields.update(piece.fields)
-    sql, args = _statement(exec_id, tasks, attempts, claimed, events, fields)
+    if seal is not None:
+        fields.pop("needs_decision", None)  # the end clears it
+    sql, args = _statement(exec_id, tasks, attempts, claimed, events, fields, seal)
     args["size"] = sum(p.size for p in run_pieces)
     cursor = conn.execute(sql, args)
-    memory.count_append(cursor, exec_id, events[0][0], len(events), tuple(tasks))
+    # With the end, the statement returns the run's one notice row if its
+    # row moved, and the events went in with it: the row is what is counted.
+    count = len(events) if seal is None else 1
+    memory.count_append(cursor, exec_id, events[0][0], count, tuple(tasks))
 
 
-_SHAPES: dict[tuple[int, int, int, tuple[str, ...]], str] = {}
+_SHAPES: dict[tuple[int, int, int, tuple[str, ...], bool], str] = {}
 
 
 def _statement(
@@ -255,6 +269,7 @@ def _statement(
     claimed: list[tuple[Any, ...]],
     events: list[Stored],
     fields: dict[str, Any],
+    seal: dict[str, Any] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The one statement of a run's pieces, and its arguments (its text cached by shape)."""
     first = events[0][0]
@@ -262,11 +277,13 @@ def _statement(
         if event[0] != first + offset:
             raise ValueError(f"held events of {exec_id} are not contiguous")
     _, values = _assignments(fields)  # refuses an unknown column
-    shape = (len(tasks), len(attempts), len(claimed), tuple(fields))
+    shape = (len(tasks), len(attempts), len(claimed), tuple(fields), seal is not None)
     sql = _SHAPES.get(shape)
     if sql is None:
         sql = _SHAPES[shape] = _text(*shape)
     args: dict[str, Any] = {f"f{i}": v for i, v in enumerate(values)}
+    if seal is not None:
+        args.update(seal)  # state, closed, output, error (and id, the run's)
     args.update(id=exec_id, first=first, end=first + len(events))
     if len(tasks) == 1:
         args["task"] = tasks[0]
@@ -288,13 +305,17 @@ def _named(prefix: str) -> Callable[[int], str]:
     return lambda j: f"%({prefix}_{j})s"
 
 
-def _text(tasks: int, attempts: int, claimed: int, names: tuple[str, ...]) -> str:
+def _text(
+    tasks: int, attempts: int, claimed: int, names: tuple[str, ...], seal: bool
+) -> str:
     ctes: list[str] = []
-    guard = ""
+    guard = others = ""
     if tasks:
         which = "id = %(task)s" if tasks == 1 else "id = ANY(%(tasks)s::bigint[])"
         ctes.append(f"gone AS (DELETE FROM harvest_tasks WHERE {which} RETURNING id)")
         guard = f" AND (SELECT COUNT(*) FROM gone) = {tasks}"
+        # Rows two parts of one statement change are changed by one only.
+        others = f" AND NOT ({which})"
     if attempts:
         rows = ", ".join(
             "(" + ", ".join(f"%(a{i}_{j})s" for j in range(8)) + ")"
@@ -310,17 +331,48 @@ def _text(tasks: int, attempts: int, claimed: int, names: tuple[str, ...]) -> st
             f"made AS (INSERT INTO harvest_tasks ({_TASK_COLUMNS}) VALUES {rows})"
         )
     sets = "".join(f", {name} = %(f{i})s" for i, name in enumerate(names))
+    if seal:
+        sets += _SEAL_SETS
     ctes.append(
         "moved AS (UPDATE harvest_executions SET next_seq = %(end)s, "
         f"history_bytes = history_bytes + %(size)s{sets} "
         f"WHERE exec_id = %(id)s AND next_seq = %(first)s{guard} RETURNING exec_id)"
     )
     # The events as arrays (unnest): a payload codec finds their attrs there.
-    return (
-        "WITH "
-        + ", ".join(ctes)
-        + " INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
+    insert = (
+        "INSERT INTO harvest_events (exec_id, seq, type, at, attrs) "
         "SELECT moved.exec_id, e.seq, e.type, e.at, e.attrs FROM moved, "
         "unnest(%(seqs)s::integer[], %(types)s::text[], %(ats)s::bigint[], "
         "%(attrs)s::text[]) AS e(seq, type, at, attrs)"
     )
+    if not seal:
+        return "WITH " + ", ".join(ctes) + " " + insert
+    ctes.append(f"added AS ({insert})")
+    ctes += [cte.format(others=others) for cte in _SEAL_CTES]
+    return (
+        "WITH "
+        + ", ".join(ctes)
+        + f" SELECT pg_notify('{DONE_CHANNEL}', exec_id) FROM moved"
+    )
+
+
+_SEAL_SETS = (
+    ", state = %(state)s, closed_at = %(closed)s, output = %(output)s, "
+    "error = %(error)s, needs_decision = 0"
+)
+"""SEAL's columns of the run's row, set by the append's own UPDATE of it."""
+_SEAL_CTES = (
+    "tasks AS (DELETE FROM harvest_tasks WHERE exec_id = %(id)s{others})",
+    "timers AS (DELETE FROM harvest_timers WHERE exec_id = %(id)s)",
+    "dropped AS (DELETE FROM harvest_signals WHERE exec_id = %(id)s "
+    "AND idempotency_key IS NULL)",
+    "kept AS (UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %(id)s "
+    "AND delivered = 0 AND idempotency_key IS NOT NULL)",
+    "watchers AS (DELETE FROM harvest_run_watchers WHERE exec_id = %(id)s "
+    "RETURNING watcher)",
+    "woken AS (UPDATE harvest_executions SET needs_decision = 1 "
+    "WHERE exec_id IN (SELECT watcher FROM watchers) AND state = 'RUNNING' "
+    "AND exec_id <> %(id)s)",
+)
+"""The rest of SEAL, after a run's last append (its tasks but the ones the
+statement deletes itself, its timers, signals and watchers), as SEAL's."""
