@@ -35,6 +35,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from harvest_engine.store.postgres.held_signals import HeldSignal
 from harvest_engine.store.postgres.notify import DONE_CHANNEL
 from harvest_engine.store.sql.dialect import POSTGRES
 from harvest_engine.store.sql.run_rows import Assignments
@@ -112,6 +113,7 @@ class Piece:
     attempt: tuple[Any, ...] | None = None
     claimed: tuple[Any, ...] | None = None  # a new claimed task's values (CLAIMED_TASK)
     seal: dict[str, Any] | None = None  # the run's end (SEAL's arguments): sent last
+    signal: HeldSignal | None = None  # a staged signal (held_signals): sent alone
     events: list[Stored] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)
     size: int = 0
@@ -133,6 +135,9 @@ class Held:
     pending: list[Piece] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)  # outermost first
     clock: itertools.count[int] = field(default_factory=itertools.count)
+    # Held signals by provisional id, and the pieces of those a decision took in.
+    signals: dict[int, HeldSignal] = field(default_factory=dict)
+    taken: list[Piece] = field(default_factory=list)
 
     def now(self) -> int:
         """A new tick: pieces and blocks are ordered by it."""
@@ -150,10 +155,42 @@ class Held:
         return block
 
     def close_block(self, block: Block, *, failed: bool) -> None:
-        """A joined write ended; if it failed, its pieces not sent are dropped."""
+        """A joined write ended; if it failed, its pieces not sent are dropped.
+
+        A held signal it took in is given back (staged again), unless the
+        block staged it too.
+        """
         self.blocks.remove(block)
         if failed:
             self.pending = [p for p in self.pending if p.born < block.opened]
+            back = [p for p in self.taken if _consumed_at(p) > block.opened]
+            self.taken = [p for p in self.taken if p not in back]
+            for piece in back:
+                if piece.born < block.opened and piece.signal is not None:
+                    piece.signal.consumed = None
+                    self.pending.append(piece)
+            self.pending.sort(key=lambda p: p.born)
+
+    def hold_signal(self, exec_id: str, values: tuple[Any, ...]) -> int:
+        """Hold a staged signal (STAGE's `values`); its provisional id (negative)."""
+        born = self.now()
+        signal = HeldSignal(-1 - born, values)
+        self.signals[signal.provisional] = signal
+        self.pending.append(Piece(exec_id, born, signal=signal))
+        return signal.provisional
+
+    def set_aside_taken(self) -> None:
+        """Move the held signals a decision took in out of the pieces to send."""
+        taken = [p for p in self.pending if _consumed_at(p) >= 0]
+        if taken:
+            self.taken.extend(taken)
+            self.pending = [p for p in self.pending if _consumed_at(p) < 0]
+
+
+def _consumed_at(piece: Piece) -> int:
+    """When a decision took the piece's held signal in; -1: not taken (or not a signal)."""
+    signal = piece.signal
+    return -1 if signal is None or signal.consumed is None else signal.consumed
 
 
 class Memory(Protocol):
@@ -202,6 +239,11 @@ def _send(
     """
     by_run: dict[str, list[Piece]] = {}
     for piece in pieces:
+        if piece.signal is not None:
+            # After the run's earlier writes (its flag then outlives theirs).
+            _send_run(conn, memory, piece.exec_id, by_run.pop(piece.exec_id, []))
+            piece.signal.send(conn)
+            continue
         if piece.seal is None:
             by_run.setdefault(piece.exec_id, []).append(piece)
             continue

@@ -116,8 +116,16 @@ class PostgresWriteTxn(
     def finish_command(
         self, row_id: int, reply: str, exec_id: str | None, now: datetime
     ) -> None:
-        """Mark a command applied and notify its waiting client (at the commit)."""
-        self._conn.execute(FINISH_COMMAND, (micros(now), reply, exec_id, row_id))
+        """Mark a command applied and notify its waiting client (at the commit).
+
+        The command's row is no run's: the runs' held writes (a signal it
+        staged, say) need not go first, so the decision that follows may
+        still take that signal in without it ever being sent
+        (held_signals). Inside a joined write (none applies a command) the
+        block's savepoint must precede it, so it goes the usual way.
+        """
+        conn = self._conn if self.memory.held.blocks else self._raw
+        conn.execute(FINISH_COMMAND, (micros(now), reply, exec_id, row_id))
 
     # -- runs ---------------------------------------------------------------
 
