@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from harvest_engine.store.rows import (
         AttemptKey,
         AttemptRecord,
+        CommandRecord,
         ExecutionRecord,
         LedgerEntry,
         NewExecution,
@@ -337,6 +338,12 @@ class WriteTxn(ShapingTxn, ProgressTxn, Protocol):
         command will change: a shared store locks them as `lock_runs` does,
         in the claim's round trip (a single writer takes nothing).
         """
+        ...
+
+    def claim_command_row(
+        self, row_id: int, hold: Sequence[str] = ()
+    ) -> CommandRecord | None:
+        """`claim_command` by a row id a notice named, the row read with it (None: not taken)."""
         ...
 
     def finish_command(
