@@ -13,6 +13,7 @@ the runs again (after the rollback) to say which append failed and why.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -22,7 +23,17 @@ from harvest_engine.errors import HarvestInternalError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harvest_engine.store.postgres.txn_memory import Append
+
+@dataclass(frozen=True)
+class Append:
+    """One `append_events` statement whose rows are counted before the commit."""
+
+    cursor: psycopg.Cursor[tuple[Any, ...]]
+    exec_id: str
+    first: int
+    count: int
+    tasks: tuple[int, ...] = ()  # held tasks its statement deletes (`deferred`)
+
 
 _MARK = "harvest: appends landed "
 

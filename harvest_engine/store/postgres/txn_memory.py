@@ -40,6 +40,7 @@ from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.postgres import appends_check, deferred, pipelined
+from harvest_engine.store.postgres.appends_check import Append
 from harvest_engine.store.postgres.deferred import Held, Stored
 from harvest_engine.store.records import StagedSignal
 from harvest_engine.store.rows import AttemptKey, ExecutionRecord
@@ -51,17 +52,6 @@ if TYPE_CHECKING:
 _TIMES = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 # Columns of the row a held ExecutionRecord does not carry.
 _UNRECORDED = frozenset({"needs_decision", "reset_from", "reset_to", "forked_from"})
-
-
-@dataclass(frozen=True)
-class Append:
-    """One `append_events` statement whose rows are counted before the commit."""
-
-    cursor: psycopg.Cursor[tuple[Any, ...]]
-    exec_id: str
-    first: int
-    count: int
-    tasks: tuple[int, ...] = ()  # held tasks its statement deletes (`deferred`)
 
 
 class Quiet(NamedTuple):
