@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine.runtime.deciding import decide
 from harvest_engine.runtime.flow import admission
-from harvest_engine.runtime.serving import commands
+from harvest_engine.runtime.serving import command_calls
 from harvest_engine.runtime.talking import talk
 from harvest_engine.store.sql.flow import FlowTables
 from harvest_engine.store.sqlite import write_txn_signals
@@ -59,14 +59,14 @@ def _drop_staged_signal() -> tuple[Any, str, Callable[..., Any]]:
 
 
 def _apply_twice() -> tuple[Any, str, Callable[..., Any]]:
-    real = commands.run
+    real = command_calls.run
 
     def run(engine: Any, record: Any) -> Any:
         if record.KIND == "send_signal":
             real(engine, record)
         return real(engine, record)
 
-    return commands, "run", run
+    return command_calls, "run", run
 
 
 def _admit_past_concurrency() -> tuple[Any, str, Callable[..., Any]]:

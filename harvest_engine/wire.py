@@ -290,6 +290,17 @@ HEADERS_KEY = "headers"
 """The arguments' key of the headers a command carries (interceptors); no record's field."""
 
 
+def signalled_run(record: Command | None) -> str | None:
+    """The run a signal command names: its applier locks it with the command's claim.
+
+    The client names it in its notice too (Postgres), so that claim and lock
+    travel before the command's row is read.
+    """
+    if isinstance(record, SendSignal | SendSignalIdempotent):
+        return record.exec_id
+    return None
+
+
 def command_headers(text: str) -> dict[str, str] | None:
     """The headers a queued row's arguments carry, or None (most rows: no parse)."""
     if '"headers"' not in text:

@@ -105,7 +105,9 @@ class CommandRoundTrip:
             nonlocal queued
             if queued:
                 return False
-            fresh = self._queue.submit(command_id, kind, text, datetime.now(UTC))
+            fresh = self._queue.submit(
+                command_id, kind, text, datetime.now(UTC), wire.signalled_run(command)
+            )
             queued = True
             return fresh
 

@@ -11,6 +11,13 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 
+CommandHint = tuple[int, str]
+"""A command row a client's notice named, and the run it signals ("" for none)."""
+
+MAX_HINTS = 1024
+"""Named rows kept for the applier; past these it reads the queue instead."""
+
+
 class Waker:
     """The in-process wake of a serving loop; safe to call from any thread, served or not.
 
@@ -28,6 +35,9 @@ class Waker:
         self._events: tuple[asyncio.Event, ...] = ()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._guard = threading.Lock()
+        # The command rows the applier's wakes named, and whether one named none.
+        self._hints: list[CommandHint] = []
+        self._unnamed = True
 
     def attach(self, *also: asyncio.Event) -> asyncio.Event:
         """Bind to the running loop (the serving loop's); raise if one is bound already.
@@ -40,6 +50,7 @@ class Waker:
             self._loop = asyncio.get_running_loop()
             event = asyncio.Event()
             self._events = (event, *also)
+            self._hints, self._unnamed = [], True  # a new loop reads the queue first
             return event
 
     def detach(self) -> None:
@@ -56,14 +67,34 @@ class Waker:
         """Wake the serving loop and its command applier (another process committed)."""
         self._set(everyone=True)
 
-    def wake_commands(self) -> None:
+    def wake_commands(self, hint: CommandHint | None = None) -> None:
         """Wake only the command applier (a client queued a command).
 
         The applier wakes the run loop after it applied what came; the run
         loop woken at once too would read its lists on the same connection
-        before the command's transaction.
+        before the command's transaction. A `hint` names the row queued (and
+        the run it signals): the applier claims it without reading the queue.
         """
+        with self._guard:
+            if not self._events:
+                pass  # nobody serves: the next serving loop reads the queue
+            elif hint is None or len(self._hints) >= MAX_HINTS:
+                self._unnamed = True
+            else:
+                self._hints.append(hint)
         self._set(everyone=True, loop_too=False)
+
+    def command_hints(self) -> list[CommandHint] | None:
+        """The rows named since the last call, in order; None: read the queue.
+
+        None when some wake named no row (a client of an older harvest, a
+        process that just started listening, a wake for another reason):
+        only the queue then says what waits.
+        """
+        with self._guard:
+            hints, self._hints = self._hints, []
+            unnamed, self._unnamed = self._unnamed, False
+        return None if unnamed or not hints else hints
 
     def _set(self, *, everyone: bool, loop_too: bool = True) -> None:
         self.wakes += 1

@@ -1,15 +1,15 @@
 """WriteTxn: the operations inside one write transaction, in engine terms.
 
-The runtime opens a transaction with `store.write()` and calls these
-methods inside it, so one decision is one transaction (STYLE §12).
-`JoinedWriteFailed` and `RunBusy` are how a transaction asks its caller to
-run it again.
+The runtime opens a transaction with `store.write()` and calls these methods
+inside it, so one decision is one transaction (STYLE §12); `JoinedWriteFailed`
+and `RunBusy` are how a transaction asks its caller to run it again.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from harvest_engine.store.txn_flow import FlowTxn
 from harvest_engine.store.txn_progress import ProgressTxn
 from harvest_engine.store.txn_shaping import ShapingTxn
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from harvest_engine.store.rows import (
         AttemptKey,
         AttemptRecord,
+        CommandRecord,
         ExecutionRecord,
         LedgerEntry,
         NewExecution,
@@ -58,7 +59,7 @@ class RunBusy(Exception):  # noqa: N818 - a signal to stand back, not a failure
         self.exec_id = exec_id
 
 
-class WriteTxn(ShapingTxn, ProgressTxn, Protocol):
+class WriteTxn(ShapingTxn, ProgressTxn, FlowTxn, Protocol):
     """The operations available inside one write transaction."""
 
     def lock_for_decision(self, exec_id: str) -> bool:
@@ -237,10 +238,6 @@ class WriteTxn(ShapingTxn, ProgressTxn, Protocol):
         """Set columns of the run's row (state, output, error, flags, ...)."""
         ...
 
-    def admit_runs(self, admitted: Sequence[tuple[str, datetime | None]]) -> None:
-        """Flip admitted (locked) ENQUEUED runs RUNNING, due for a decision, with their deadlines."""
-        ...
-
     def seal(
         self,
         exec_id: str,
@@ -341,6 +338,12 @@ class WriteTxn(ShapingTxn, ProgressTxn, Protocol):
         command will change: a shared store locks them as `lock_runs` does,
         in the claim's round trip (a single writer takes nothing).
         """
+        ...
+
+    def claim_command_row(
+        self, row_id: int, hold: Sequence[str] = ()
+    ) -> CommandRecord | None:
+        """`claim_command` by a row id a notice named, the row read with it (None: not taken)."""
         ...
 
     def finish_command(

@@ -33,14 +33,15 @@ if TYPE_CHECKING:
 
 RUNS = 20
 # Per run, every run queued before the passes, the passes' own reads included
-# (measured: 8.2 statements, 3.0 round trips; before the held writes, a
-# completion's task delete, attempt and append sent with its run's next
-# decision as one statement, the run's end held too, and a decision's
-# savepoint sent only if the decision sends a statement
-# (store/postgres/deferred.py), 24.0; before the batch locks and the open
-# savepoints, at 190d3af, 37.4 and 16.0).
+# (measured: 8.4 statements, 2.5 round trips; before the appends' check went
+# with the COMMIT instead of a round trip of its own (appends_check.py), 8.2
+# and 3.0; before the held writes, a completion's task delete, attempt and
+# append sent with its run's next decision as one statement, the run's end
+# held too, and a decision's savepoint sent only if the decision sends a
+# statement (store/postgres/deferred.py), 24.0; before the batch locks and
+# the open savepoints, at 190d3af, 37.4 and 16.0).
 STATEMENTS_PER_RUN = 9
-ROUND_TRIPS_PER_RUN = 4
+ROUND_TRIPS_PER_RUN = 2.5
 
 
 @activity

@@ -44,13 +44,15 @@ if TYPE_CHECKING:
 
 # Applying one signal command and the decision it unblocks on Postgres, the
 # worker connection's messages, the pending-commands read included (measured:
-# 16 statements, 5 round trips, now and then 6: the pending read, the claim
-# with the run's lock, the signal's insert, the appends' check, the commit;
-# before sig3 8-9, the claim and the lock apart and every check two syncs;
-# the command alone and then a pass deciding the run took 23 and 16, the
-# serving loop's own reads besides).
-SIGNAL_STATEMENTS = 16
-SIGNAL_ROUND_TRIPS = 6
+# 11 statements, 4 round trips: the pending read, the claim with the run's
+# lock, the reply, the commit with the appends' check; before the held signal
+# (held_signals.py: the decision takes it in, no row is written) and the
+# check sent with the COMMIT (appends_check.py), 16 and 5-6; before sig3 8-9
+# round trips, the claim and the lock apart and every check two syncs; the
+# command alone and then a pass deciding the run took 23 and 16, the serving
+# loop's own reads besides).
+SIGNAL_STATEMENTS = 11
+SIGNAL_ROUND_TRIPS = 4
 
 
 @workflow

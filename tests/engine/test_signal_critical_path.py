@@ -49,8 +49,14 @@ def _heard(event: threading.Event, seconds: float = 5.0) -> bool:
 
 def test_a_clients_command_notice_calls_on_command_not_on_wake(pg_dsn: str) -> None:
     woke, commanded = threading.Event(), threading.Event()
+    named: list[notify.CommandHint | None] = []
+
+    def on_command(hint: notify.CommandHint | None) -> None:
+        named.append(hint)
+        commanded.set()
+
     # The serving runtime's way: its Peers name the applier's wake.
-    peers = notify.Peers(on_command=commanded.set)
+    peers = notify.Peers(on_command=on_command)
     listener = notify.Listener(pg_dsn, "me", woke.set).told(peers)
     try:
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
@@ -58,6 +64,7 @@ def test_a_clients_command_notice_calls_on_command_not_on_wake(pg_dsn: str) -> N
                 "SELECT pg_notify(%s, %s)", (notify.CHANNEL, notify.COMMAND_NOTICE)
             )
             assert _heard(commanded)
+            assert named == [None]  # an older client's notice names no row
             time.sleep(0.1)
             assert not woke.is_set()
             conn.execute("SELECT pg_notify(%s, 'another worker')", (notify.CHANNEL,))

@@ -82,9 +82,9 @@ def test_the_trace_does_not_depend_on_hash_randomization() -> None:
 
 def test_a_broken_rule_is_found() -> None:
     """The harness bites: a signal command applied twice fails an invariant at once."""
-    from harvest_engine.runtime.serving import commands
+    from harvest_engine.runtime.serving import command_calls
 
-    real = commands.run
+    real = command_calls.run
 
     def twice(engine: object, record: object) -> object:
         if getattr(record, "KIND", "") == "send_signal":
@@ -93,7 +93,7 @@ def test_a_broken_rule_is_found() -> None:
 
     _quiet()
     mp = pytest.MonkeyPatch()
-    mp.setattr(commands, "run", twice)
+    mp.setattr(command_calls, "run", twice)
     try:
         found = [s for s in range(5) if not Simulation(default_workload(), s).run().ok]
     finally:

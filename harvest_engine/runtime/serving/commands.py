@@ -2,7 +2,7 @@
 
 A client in another process queues a row (kind, JSON args: a `wire`
 record). The serving loop applies pending rows in arrival order; each
-command (`run`, one case per record) runs the same
+command (`command_calls.run`, one case per record) runs the same
 runtime call an in-process caller would make, inside one transaction that
 also writes the reply row, so a kill -9 of either side never applies a
 command twice or loses it. The call's own writes join
@@ -13,34 +13,22 @@ changes and commits only the reply carrying its typed error.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine import wire, wire_repairs
-from harvest_engine.calls import (
-    SignalWithStart,
-    StartOptions,
-    UpdateWithStart,
-    WorkflowIdReusePolicy,
-)
+from harvest_engine import wire
 from harvest_engine.errors import HarvestError
 from harvest_engine.interceptors import carrying
-from harvest_engine.runtime.operating import operate
-from harvest_engine.runtime.repairing import commands as repairs
-from harvest_engine.runtime.talking import (
-    held_starts,
-    hooked,
-    queries,
-    talk,
-    updates,
-)
-from harvest_engine.runtime.talking.update_with_start import update_with_start
-from harvest_engine.schedules import Schedule, WorkflowSchedule
+from harvest_engine.runtime.serving import command_calls
+from harvest_engine.runtime.talking import held_starts
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from harvest_engine.runtime.deciding.cycle import Decision
     from harvest_engine.runtime.engine import Engine
     from harvest_engine.store.rows import CommandRecord
+    from harvest_engine.store.txn_protocol import WriteTxn
 
 log = logging.getLogger("harvest_engine.serving")
 
@@ -80,8 +68,17 @@ def apply_batch(engine: Engine, *, decide: bool = False) -> tuple[int, bool]:
 
     True when each one's transaction also decided the run it made due and
     left that run parked having made nothing new (`rests`): the
-    serving loop then has no pass to make for them.
+    serving loop then has no pass to make for them. The serving loop
+    (`decide`) first takes the rows clients' notices named, if every wake
+    since its last look named one (Postgres): it claims each without
+    reading the queue (`apply_named`); otherwise it reads the queue.
     """
+    named = engine.waker.command_hints() if decide else None
+    if named is not None:
+        settled = True
+        for row_id, run in named:
+            settled = apply_named(engine, row_id, run) and settled
+        return len(named), settled
     pending = engine.store.pending_commands(APPLY_BATCH)
     settled = True
     for command in pending:
@@ -116,24 +113,58 @@ def apply_one(engine: Engine, command: CommandRecord, *, decide: bool = False) -
     Returns whether that decision left its run resting (`rests`): nothing
     for the serving loop; False otherwise.
     """
+    read = _read(command)
+    hold = signalled(read[0]) if decide else ()
+
+    def claim(txn: WriteTxn) -> CommandRecord | None:
+        return command if txn.claim_command(command.id, hold) else None
+
+    return _apply(engine, claim, decide=decide, read=read)
+
+
+def apply_named(engine: Engine, row_id: int, run: str) -> bool:
+    """`apply_one` (deciding) of the row a client's notice named, claimed before it is read.
+
+    The claim reads the row and locks `run` (the run the client said the
+    command signals) in one round trip. A row another worker took, or
+    applied, is skipped (False).
+    """
+
+    def claim(txn: WriteTxn) -> CommandRecord | None:
+        return txn.claim_command_row(row_id, (run,) if run else ())
+
+    return _apply(engine, claim, decide=True)
+
+
+def _read(command: CommandRecord) -> tuple[wire.Command | None, Exception | None]:
+    """The command's record, or why it cannot be read (its reply, once claimed)."""
+    try:
+        return wire.command(command.kind, command.args), None
+    except Exception as exc:  # noqa: BLE001 - the command's reply, once claimed
+        return None, exc
+
+
+def _apply(
+    engine: Engine,
+    claim: Callable[[WriteTxn], CommandRecord | None],
+    *,
+    decide: bool,
+    read: tuple[wire.Command | None, Exception | None] | None = None,
+) -> bool:
+    """Claim a command in a new transaction, run it, reply, decide what it unblocked."""
     unblocked: str | None = None
     decision: Decision | None = None
     try:
-        record: wire.Command | None = None
-        unread: Exception | None = None
-        try:
-            record = wire.command(command.kind, command.args)
-        except Exception as exc:  # noqa: BLE001 - the command's reply, once claimed
-            unread = exc
         with engine.store.write_together() as txn:
-            hold = signalled(record) if decide else ()
-            if not txn.claim_command(command.id, hold):
+            command = claim(txn)
+            if command is None:
                 return False  # applied meanwhile, or another worker is applying it
+            record, unread = read or _read(command)
             try:
                 if record is None:
                     raise unread or ValueError(f"unreadable command {command.kind!r}")
                 with carrying(wire.command_headers(command.args)):
-                    value = run(engine, record)
+                    value = command_calls.run(engine, record)
                 reply = wire.ok_reply(record, value)
                 touched = _touched(value, record)
                 if decide:
@@ -223,9 +254,8 @@ def signalled(record: wire.Command | None) -> tuple[str, ...]:
     then read the row from the transaction's memory, and the lock travels
     with the claim: one round trip for the three instead of one each.
     """
-    if isinstance(record, wire.SendSignal | wire.SendSignalIdempotent):
-        return (record.exec_id,)
-    return ()
+    run = wire.signalled_run(record)
+    return () if run is None else (run,)
 
 
 def signal_decision(engine: Engine, exec_id: str) -> Decision | None:
@@ -245,128 +275,6 @@ def signal_decision(engine: Engine, exec_id: str) -> Decision | None:
     except HarvestError as exc:
         log.debug("decision of %s after its signal: %s", exec_id, exc)
         return None
-
-
-def run(engine: Engine, record: wire.Command) -> Any:  # noqa: PLR0911 - one return per kind
-    """The runtime call a command record asks for, as an in-process caller makes it."""
-    if isinstance(record, wire_repairs.REPAIR_COMMANDS):
-        return repairs.run(engine, record)
-    match record:
-        case wire.StartWorkflow():
-            return talk.start_workflow(engine, record.name, record.input)
-        case wire.StartWorkflowWithId():
-            return talk.start_workflow_with_id(
-                engine, record.name, record.workflow_id, record.input
-            )
-        case wire.StartWorkflowWithReusePolicy():
-            return talk.start_workflow_with_reuse_policy(
-                engine,
-                record.name,
-                record.workflow_id,
-                record.input,
-                WorkflowIdReusePolicy.coerce(record.reuse_policy),
-            )
-        case wire.StartWorkflowWithOptions():
-            options = StartOptions(
-                workflow_id=record.workflow_id,
-                memo=record.memo,
-                search_attributes=record.search_attributes or {},
-                reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
-                summary=record.summary,
-                details=record.details,
-                queue=record.queue,
-                priority=record.priority,
-                partition_key=record.partition_key,
-                dedup_id=record.dedup_id,
-                start_delay=record.start_delay,
-            )
-            return talk.start_workflow_with_options(
-                engine, record.name, record.input, options
-            )
-        case wire.SignalWithStartCommand():
-            return talk.signal_with_start(
-                engine,
-                SignalWithStart(
-                    workflow_name=record.workflow_name,
-                    workflow_id=record.workflow_id,
-                    input=record.input,
-                    reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
-                    signal_name=record.signal_name,
-                    signal_payload=record.signal_payload,
-                    idempotency_key=record.idempotency_key,
-                ),
-            )
-        case wire.SendSignal():
-            return talk.send_signal(engine, record.exec_id, record.name, record.payload)
-        case wire.SendSignalIdempotent():
-            return talk.send_signal_idempotent(
-                engine, record.exec_id, record.name, record.payload, record.key
-            )
-        case wire.SendSignalByWorkflowId():
-            return talk.send_signal_by_workflow_id(
-                engine,
-                record.workflow_name,
-                record.workflow_id,
-                record.name,
-                record.payload,
-                record.key,
-            )
-        case wire.Cancel():
-            return operate.cancel(engine, record.exec_id, record.reason or "")
-        case wire.Terminate():
-            return operate.terminate(engine, record.exec_id, record.reason or "")
-        case wire.Query():
-            snapshot = queries.take_snapshot(engine, engine.require(record.exec_id))
-            hooks = engine.registry.interceptors.query
-            return queries.hooked_answer(
-                hooks, snapshot, engine.clock, record.name, record.arg
-            )
-        case wire.Update():
-            exec_id = engine.require(record.exec_id)
-            return updates.run_update(engine, exec_id, record.name, record.arg)
-        case wire.UpsertSchedule():
-            return operate.upsert_schedule(
-                engine,
-                WorkflowSchedule(
-                    record.workflow_name,
-                    Schedule.from_json(record.schedule),
-                    input=record.input,
-                    max_active_runs=record.max_active_runs,
-                    overlap=record.overlap,
-                ),
-            )
-        case wire.PauseSchedule():
-            return operate.pause_schedule(engine, record.workflow_name)
-        case wire.ResumeSchedule():
-            return operate.resume_schedule(engine, record.workflow_name)
-        case wire.DeleteSchedule():
-            return operate.delete_schedule(engine, record.workflow_name)
-        case wire.TriggerSchedule():
-            return operate.trigger_schedule(engine, record.workflow_name)
-        case wire.BackfillSchedule():
-            return operate.backfill_schedule(
-                engine,
-                record.workflow_name,
-                datetime.fromisoformat(record.start),
-                datetime.fromisoformat(record.end),
-            )
-        case wire.UpdateWithStartCommand():
-            request = UpdateWithStart(
-                workflow_name=record.workflow_name,
-                workflow_id=record.workflow_id,
-                input=record.input,
-                update_name=record.update_name,
-                update_arg=record.update_arg,
-                reuse_policy=WorkflowIdReusePolicy.coerce(record.reuse_policy),
-            )
-            return hooked.start(
-                engine,
-                request.workflow_name,
-                request.workflow_id,
-                request.input,
-                lambda: update_with_start(engine, request),
-            )
-    raise ValueError(f"unknown client command {record.KIND!r}")
 
 
 def _touched(value: Any, record: wire.Command) -> str | None:

@@ -37,7 +37,7 @@ from harvest_engine.store.sql.wakeups import PANIC_BACKOFF
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harvest_engine.store.postgres.deferred import Stored
+    from harvest_engine.store.postgres.held_sql import Stored
     from harvest_engine.store.postgres.txn_memory import TxnMemory
     from harvest_engine.store.rows import ExecutionRecord
 

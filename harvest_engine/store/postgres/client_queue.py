@@ -32,11 +32,14 @@ if TYPE_CHECKING:
     from harvest_engine.store.postgres.client_notices import Watch
 
 
-# The insert and the notice are one autocommit statement (one round trip).
+# The insert and the notice are one autocommit statement (one round trip);
+# the notice names the row and the run the command signals (or nothing), so
+# the serving worker claims it without reading the queue first.
 _SUBMIT = (
     "WITH queued AS ("
     + POSTGRES_COMMANDS.insert
-    + f" RETURNING 1) SELECT pg_notify('harvest_wake', '{COMMAND_NOTICE}') FROM queued"
+    + f" RETURNING id) SELECT pg_notify('harvest_wake', '{COMMAND_NOTICE}:' || id "
+    "|| ':' || %s) FROM queued"
 )
 
 
@@ -49,12 +52,13 @@ _SUBMIT = (
 QUEUE_SYNCHRONOUS_COMMIT = "off"
 
 
-def submit(
+def submit(  # noqa: PLR0913 - the row's four values, and the run it signals
     conn: psycopg.Connection[tuple[Any, ...]],
     command_id: str,
     kind: str,
     args: str,
     now: datetime,
+    run: str | None = None,
 ) -> bool:
     """Queue one command and wake the serving workers: one statement, wholly done or not.
 
@@ -65,7 +69,9 @@ def submit(
     Raises:
         ValueError: the id names a different command (nothing is queued).
     """
-    row = conn.execute(_SUBMIT, (command_id, kind, args, micros(now))).fetchone()
+    row = conn.execute(
+        _SUBMIT, (command_id, kind, args, micros(now), run or "")
+    ).fetchone()
     if row is not None:
         return True
     POSTGRES_COMMANDS.refuse_held(conn, command_id, kind, args)
@@ -125,14 +131,24 @@ class PostgresCommandQueue:
         """
         return self._notices.watch(key)
 
-    def submit(self, command_id: str, kind: str, args: str, now: datetime) -> bool:
+    def submit(
+        self,
+        command_id: str,
+        kind: str,
+        args: str,
+        now: datetime,
+        run: str | None = None,
+    ) -> bool:
         """Queue one command and wake the serving workers; False when its id was queued already.
+
+        `run`: the run the command signals, named in the notice (the worker
+        locks it with the claim).
 
         Raises:
             ValueError: the id names a different command (nothing is queued).
         """
         try:
-            return submit(self._conn, command_id, kind, args, now)
+            return submit(self._conn, command_id, kind, args, now, run)
         except psycopg.Error as exc:
             self._fail(exc)
 

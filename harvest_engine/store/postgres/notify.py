@@ -141,7 +141,7 @@ class Peers:
     (`on_command`: the serving worker's applier alone).
     """
 
-    def __init__(self, on_command: Wake | None = None) -> None:
+    def __init__(self, on_command: OnCommand | None = None) -> None:
         self.heard_at = -math.inf
         self.on_command = on_command
 
@@ -150,11 +150,22 @@ class Peers:
         return time.monotonic() - self.heard_at < within
 
 
-Wake = Callable[[], None]
-"""What a notice calls (from the listener's thread)."""
-
 COMMAND_NOTICE = "command"
-"""The payload of a client's notice that it queued a command (client_queue.py)."""
+"""How a client's notice that it queued a command begins (client_queue.py):
+then ":<row id>:<the run it signals, or nothing>" (older clients: nothing)."""
+
+CommandHint = tuple[int, str]
+"""The command row a notice named, and the run it signals ("" for none)."""
+
+OnCommand = Callable[[CommandHint | None], None]
+"""What a client's command notice calls (from the listener's thread)."""
+
+
+def read_command_notice(payload: str) -> CommandHint | None:
+    """The row and run a command notice names; None when it names none (or is unreadable)."""
+    _, _, rest = payload.partition(":")
+    row_id, sep, run = rest.partition(":")
+    return (int(row_id), run) if sep and row_id.isdigit() else None
 
 
 class Listener:
@@ -174,12 +185,12 @@ class Listener:
         worker_id: str,
         on_wake: Callable[[], None],
         on_cancel: OnCancel | None = None,
-        on_command: Callable[[], None] | None = None,
+        on_command: OnCommand | None = None,
     ) -> None:
         self._dsn = dsn
         self._me = worker_id
         self._on_wake = on_wake
-        self._on_command = on_command or on_wake
+        self._on_command = on_command
         self._on_cancel = on_cancel
         self._stop = threading.Event()
         self._peers: Peers | None = None
@@ -215,9 +226,8 @@ class Listener:
                 for notice in self._conn.notifies(timeout=STOP_CHECK):
                     if notice.channel == CANCEL_CHANNEL:
                         self._cancelled(notice.payload)
-                    elif notice.payload == COMMAND_NOTICE:
-                        self._on_command()
-                        self._poke()
+                    elif notice.payload.startswith(COMMAND_NOTICE):
+                        self._commanded(read_command_notice(notice.payload))
                     elif notice.payload != self._me:
                         if self._peers is not None:
                             self._peers.heard_at = time.monotonic()
@@ -234,9 +244,22 @@ class Listener:
                 try:
                     self._conn = self._listen(again=True)
                     self._on_wake()
+                    self._commanded(None)  # lost notices: the applier reads the queue
                     self._poke()
                 except Exception as exc:  # noqa: BLE001 - retried with the next backoff
                     log.warning("LISTEN reconnect failed (%s); retrying", exc)
+
+    def _commanded(self, hint: CommandHint | None) -> None:
+        """A client queued a command (`hint`: its row and run, if the notice named them).
+
+        The applier alone is woken (`on_command`), which needs no commit
+        watch's read to know; without one here, a commit like another's.
+        """
+        if self._on_command is None:
+            self._on_wake()
+            self._poke()
+        else:
+            self._on_command(hint)
 
     def _poke(self) -> None:
         for watch in list(self.watches):

@@ -233,7 +233,7 @@ class PostgresStore(AheadReads):
                 # Released with the next write; a no-op for rows the rollback undid.
                 self._released_claims.update(txn.claimed)
                 self._rolled_back(txn, exc)
-                typed = BOUNDARY.translate(exc, self.path)
+                typed = memory.why(exc, conn) or BOUNDARY.translate(exc, self.path)
                 if typed is exc:
                     raise
                 raise typed from exc

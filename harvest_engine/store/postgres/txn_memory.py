@@ -39,8 +39,10 @@ import psycopg
 from harvest_engine import payloads
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
-from harvest_engine.store.postgres import deferred, pipelined
-from harvest_engine.store.postgres.deferred import Held, Stored
+from harvest_engine.store.postgres import appends_check, deferred, pipelined
+from harvest_engine.store.postgres.appends_check import Append
+from harvest_engine.store.postgres.deferred import Held
+from harvest_engine.store.postgres.held_sql import Stored
 from harvest_engine.store.records import StagedSignal
 from harvest_engine.store.rows import AttemptKey, ExecutionRecord
 from harvest_engine.timestamps import from_micros, micros
@@ -51,17 +53,6 @@ if TYPE_CHECKING:
 _TIMES = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 # Columns of the row a held ExecutionRecord does not carry.
 _UNRECORDED = frozenset({"needs_decision", "reset_from", "reset_to", "forked_from"})
-
-
-@dataclass(frozen=True)
-class Append:
-    """One `append_events` statement whose rows are counted before the commit."""
-
-    cursor: psycopg.Cursor[tuple[Any, ...]]
-    exec_id: str
-    first: int
-    count: int
-    tasks: tuple[int, ...] = ()  # held tasks its statement deletes (`deferred`)
 
 
 class Quiet(NamedTuple):
@@ -221,11 +212,24 @@ class TxnMemory:
         """Send the held writes (and the open blocks' savepoints) now."""
         deferred.send(conn, self)
 
+    def why(
+        self, exc: BaseException, conn: psycopg.Connection[tuple[Any, ...]]
+    ) -> HarvestInternalError | None:
+        """Which append failed, when `exc` is the commit's appends check failing."""
+        return appends_check.diagnosis(exc, conn, self.appends)
+
     def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-        """Raise (so the transaction rolls back) if an append wrote fewer events than given."""
+        """Fail the transaction (before or at its commit) if an append wrote fewer events than given.
+
+        Appends alone are checked by the server in the commit's round trip
+        (`appends_check`); statements counted ahead (held task deletes
+        without an append) are awaited here, with the appends.
+        """
         if self.held.waiting:
             deferred.send(conn, self)
-        if not self.appends and not self.counted:
+        if not self.counted:
+            if self.appends:
+                appends_check.send(conn, self.appends)
             return
         pipelined.sync(conn)
         for cursor, count, what in self.counted:

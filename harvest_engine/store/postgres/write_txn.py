@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.events import HistoryEvent
-    from harvest_engine.store.postgres.deferred import Stored
+    from harvest_engine.store.postgres.held_sql import Stored
     from harvest_engine.store.rows import ExecutionRecord, NewExecution
 
 _assignments = Assignments(POSTGRES)
@@ -140,8 +140,16 @@ class PostgresWriteTxn(
     def finish_command(
         self, row_id: int, reply: str, exec_id: str | None, now: datetime
     ) -> None:
-        """Mark a command applied and notify its waiting client (at the commit)."""
-        self._conn.execute(FINISH_COMMAND, (micros(now), reply, exec_id, row_id))
+        """Mark a command applied and notify its waiting client (at the commit).
+
+        The command's row is no run's: the runs' held writes (a signal it
+        staged, say) need not go first, so the decision that follows may
+        still take that signal in without it ever being sent
+        (held_signals). Inside a joined write (none applies a command) the
+        block's savepoint must precede it, so it goes the usual way.
+        """
+        conn = self._conn if self.memory.held.blocks else self._raw
+        conn.execute(FINISH_COMMAND, (micros(now), reply, exec_id, row_id))
 
     # -- runs ---------------------------------------------------------------
 
@@ -233,7 +241,7 @@ class PostgresWriteTxn(
         for task_id in [t for t, run in locked.items() if run == exec_id]:
             del locked[task_id]  # deleted with the run's end
         # One statement for the run's row, its tasks, timers, signals and
-        # watchers (deferred.SEAL), held to travel after the run's other held writes:
+        # watchers (held_sql.SEAL), held to travel after the run's other held writes:
         # a decision that ends its run then sends nothing, so takes no savepoint.
         held = self.memory.held
         held.pending.append(

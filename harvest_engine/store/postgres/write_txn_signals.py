@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harvest_engine.store.postgres.held_signals import STAGE as _STAGE
+from harvest_engine.store.postgres.held_signals import row_ids
 from harvest_engine.store.postgres.txn_memory import NOISY
 from harvest_engine.store.postgres.txn_state import TxnState
 from harvest_engine.store.records import StagedSignal
@@ -22,12 +24,6 @@ if TYPE_CHECKING:
 
     from harvest_engine.store.records import TimerRow
 
-_STAGE = (
-    "INSERT INTO harvest_signals (exec_id, name, payload, idempotency_key, "
-    "received_at) VALUES (%s, %s, %s, %s, %s) "
-    "ON CONFLICT (exec_id, idempotency_key) WHERE idempotency_key IS NOT NULL "
-    "DO NOTHING RETURNING id"
-)
 # The headers row is written by the statement that inserts its signal, naming
 # the id it got: a concurrent sender's signal can never take its place.
 _STAGE_WITH_HEADERS = (
@@ -36,6 +32,15 @@ _STAGE_WITH_HEADERS = (
     "SELECT exec_id, 'signal', id::text, %s FROM staged "
     "ON CONFLICT (exec_id, kind, ref) DO UPDATE SET headers = excluded.headers) "
     "SELECT id FROM staged"
+)
+
+# A delivered signal leaves, unless its idempotency key must be kept (then
+# it stays, delivered): one statement.
+_DELIVERED = (
+    "WITH dropped AS (DELETE FROM harvest_signals WHERE exec_id = %s "
+    "AND id = ANY(%s) AND idempotency_key IS NULL) "
+    "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %s AND id = ANY(%s) "
+    "AND idempotency_key IS NOT NULL"
 )
 
 # Links a watcher to the targets still live, each row share-locked so a seal
@@ -74,15 +79,11 @@ class SignalsAndTimers(TxnState):
         known = self.memory.signals.get(exec_id)
         if known is not None:
             known[:] = [k for k in known if k[0].signal_id not in ids]
-        self._conn.execute(
-            "DELETE FROM harvest_signals WHERE exec_id = %s AND id = ANY(%s) "
-            "AND idempotency_key IS NULL",
-            (exec_id, ids),
-        )
-        self._conn.execute(
-            "UPDATE harvest_signals SET delivered = 1 WHERE exec_id = %s AND id = ANY(%s)",
-            (exec_id, ids),
-        )
+        held = self.memory.held
+        rows = row_ids(held.signals, ids, held.now())
+        held.set_aside_taken()  # a held signal taken in is never sent
+        if rows:
+            self._conn.execute(_DELIVERED, (exec_id, rows, exec_id, rows))
 
     def stage_signal(
         self,
@@ -97,6 +98,17 @@ class SignalsAndTimers(TxnState):
         known = self.memory.signals.pop(exec_id, [] if quiet else None)
         self.memory.staged(exec_id)
         args = (exec_id, name, payload, key, micros(at))
+        if key is None and headers is None:
+            # Held (held_signals): its run's decision in this transaction
+            # may take it in before any statement would send it.
+            held = self.memory.held.hold_signal(exec_id, args)
+            if known is not None:
+                staged = StagedSignal(
+                    held, name, stored_json(payload), key, from_micros(micros(at))
+                )
+                known.append((staged, len(payload)))
+                self.memory.signals[exec_id] = known
+            return True
         if headers is None:
             row = self._conn.execute(_STAGE, args).fetchone()
         else:

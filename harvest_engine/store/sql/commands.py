@@ -10,13 +10,14 @@ waiting client hears of its reply are each store's own (SQLite's short
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine.store.rows import CommandRecord
 from harvest_engine.store.sql.dialect import POSTGRES, SQLITE, Dialect
 from harvest_engine.timestamps import from_micros, micros
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
     from harvest_engine.store.sql.executes import Executes, Rows
@@ -42,6 +43,17 @@ def refuse_other(
         )
 
 
+def command_record(row: Sequence[Any]) -> CommandRecord:
+    """A command row as `pending` and `claim_row` select it."""
+    return CommandRecord(
+        id=row[0],
+        command_id=row[1],
+        kind=row[2],
+        args=row[3],
+        submitted_at=from_micros(row[4]),
+    )
+
+
 class Commands:
     """The command-queue statements in one dialect, rendered once when built."""
 
@@ -61,6 +73,13 @@ class Commands:
         # Many serving workers on Postgres: each command is applied by one.
         self._claim = (
             r("SELECT 1 FROM harvest_commands WHERE id = ? AND applied_at IS NULL")
+            + dialect.skip_locked
+        )
+        self._claim_row = (
+            r(
+                "SELECT id, command_id, kind, args, submitted_at FROM harvest_commands "
+                "WHERE id = ? AND applied_at IS NULL"
+            )
             + dialect.skip_locked
         )
         self.finish_sql = r(
@@ -116,16 +135,11 @@ class Commands:
     def pending(self, conn: Executes, limit: int) -> list[CommandRecord]:
         """Unapplied commands, oldest first (the partial index holds only these)."""
         rows = conn.execute(self._pending, (limit,)).fetchall()
-        return [
-            CommandRecord(
-                id=row[0],
-                command_id=row[1],
-                kind=row[2],
-                args=row[3],
-                submitted_at=from_micros(row[4]),
-            )
-            for row in rows
-        ]
+        return [command_record(row) for row in rows]
+
+    def claim_row(self, conn: Executes, row_id: int) -> Rows:
+        """`claim`, the cursor's row the command's own (`command_record` reads it)."""
+        return conn.execute(self._claim_row, (row_id,))
 
     def claim(self, conn: Executes, row_id: int) -> Rows:
         """Take the command row: a row in the cursor when it was still waiting, now this transaction's.

@@ -15,7 +15,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
-from harvest_engine.store.sql.commands import POSTGRES_COMMANDS, SQLITE_COMMANDS
+from harvest_engine.store.sql.commands import (
+    POSTGRES_COMMANDS,
+    SQLITE_COMMANDS,
+    command_record,
+)
 from harvest_engine.store.sql.dialect import POSTGRES, SQLITE, Dialect
 from harvest_engine.store.sql.flow import FlowTables
 from harvest_engine.store.sql.flow_sql import flow_sql
@@ -30,7 +34,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from harvest_engine.store.operations import ScheduleRow
-    from harvest_engine.store.rows import LedgerEntry
+    from harvest_engine.store.rows import CommandRecord, LedgerEntry
     from harvest_engine.store.sql.commands import Commands
     from harvest_engine.store.sql.executes import Executes
     from harvest_engine.store.sql.retention import Retention
@@ -265,6 +269,15 @@ class SideTables(ABC):
         if hold:
             self._command_holds(row_id, hold)  # its read brings the claim's answer
         return claimed.fetchone() is not None
+
+    def claim_command_row(
+        self, row_id: int, hold: Sequence[str] = ()
+    ) -> CommandRecord | None:
+        claimed = self._side.commands.claim_row(self._side_conn(), row_id)
+        if hold:
+            self._command_holds(row_id, hold)  # its read brings the claim's answer
+        row = claimed.fetchone()
+        return None if row is None else command_record(row)
 
     def finish_command(
         self, row_id: int, reply: str, exec_id: str | None, now: datetime

@@ -85,16 +85,25 @@ class CommandQueue:
         conn.execute(f"PRAGMA synchronous = {QUEUE_SYNCHRONOUS}")
         return cls(str(path), conn)
 
-    def submit(self, command_id: str, kind: str, args: str, now: datetime) -> bool:
+    def submit(
+        self,
+        command_id: str,
+        kind: str,
+        args: str,
+        now: datetime,
+        run: str | None = None,
+    ) -> bool:
         """Queue one command (one short transaction); False when its id was queued already.
 
         The row is wholly queued or absent. A command id already queued (a
         retry) queues nothing: the row stays the first call's, so the command
-        is applied once.
+        is applied once. `run` (the run it signals) is for a Postgres worker's
+        notice: a file has one applier, which reads its queue.
 
         Raises:
             ValueError: the id names a different command (nothing is queued).
         """
+        del run
 
         def queue(conn: sqlite3.Connection) -> bool:
             cursor = conn.execute(
