@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import collections
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import psycopg
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 _TIMES = frozenset({"started_at", "closed_at", "deadline", "not_before"})
+_ROW_FIELDS = frozenset(f.name for f in fields(ExecutionRecord))
 # Columns of the row a held ExecutionRecord does not carry.
 _UNRECORDED = frozenset({"needs_decision", "reset_from", "reset_to", "forked_from"})
 
@@ -162,7 +163,7 @@ class TxnMemory:
         if end:
             values["next_seq"] = end
             values["history_bytes"] = row.history_bytes + size
-        self.rows[exec_id] = replace(row, **values)
+        self.rows[exec_id] = _moved(row, values)
 
     def staged(self, exec_id: str) -> None:
         """A signal was staged on the run: it has staged signals now, nothing else changed."""
@@ -254,3 +255,13 @@ class TxnMemory:
                 f"event seq {append.first} does not continue run {append.exec_id} "
                 f"(next was {row[0]})"
             )
+
+
+def _moved(row: ExecutionRecord, values: dict[str, Any]) -> ExecutionRecord:
+    """`dataclasses.replace(row, **values)` without running __init__ again (every held append)."""
+    unknown = values.keys() - _ROW_FIELDS
+    if unknown:
+        raise TypeError(f"ExecutionRecord has no field {sorted(unknown)}")
+    moved = object.__new__(ExecutionRecord)
+    moved.__dict__.update(row.__dict__, **values)
+    return moved
