@@ -43,6 +43,7 @@ MAX_HEADER_CHARS = 1024
 # Where headers are stored, by the kind of call that carried them.
 START = "start"
 ACTIVITY = "activity"
+SIGNAL = "signal"
 
 
 def checked_headers(headers: Mapping[str, str] | None) -> Headers:

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from harvest_engine.store.rows import CommandHint
 
-CommandHint = tuple[int, str]
-"""A command row a client's notice named, and the run it signals ("" for none)."""
 
 MAX_HINTS = 1024
 """Named rows kept for the applier; past these it reads the queue instead."""

@@ -138,6 +138,10 @@ class CommandRecord:
     submitted_at: datetime
 
 
+CommandHint = tuple[int, str]
+"""A command row a client's notice named, and the run it signals ("" for none)."""
+
+
 @dataclass(frozen=True)
 class LedgerEntry:
     """One LLM call to write with an activity's completion."""

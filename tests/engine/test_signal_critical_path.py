@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
     import pytest
 
+    from harvest_engine.store.rows import CommandHint
+
 
 async def test_wake_commands_sets_only_the_appliers_event() -> None:
     waker = Waker()
@@ -49,9 +51,9 @@ def _heard(event: threading.Event, seconds: float = 5.0) -> bool:
 
 def test_a_clients_command_notice_calls_on_command_not_on_wake(pg_dsn: str) -> None:
     woke, commanded = threading.Event(), threading.Event()
-    named: list[notify.CommandHint | None] = []
+    named: list[CommandHint | None] = []
 
-    def on_command(hint: notify.CommandHint | None) -> None:
+    def on_command(hint: CommandHint | None) -> None:
         named.append(hint)
         commanded.set()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -10,9 +11,11 @@ import psycopg
 import pytest
 
 from harvest_engine import (
+    ApplicationError,
     ExecutionOutcome,
     HistoryCaps,
     PostgresRuntime,
+    RetryPolicy,
     RunState,
     SqliteRuntime,
     WorkflowContext,
@@ -181,3 +184,34 @@ async def test_a_signal_handed_to_a_successor_keeps_its_headers(
         await rt.run_until_blocked(successor)
         assert stamp.seen[-1] == [{"who": "A"}]
         assert rt.outcome(successor) == ExecutionOutcome.Completed(output=["a", "last"])
+
+
+@workflow(retry=RetryPolicy(max_attempts=2, initial_interval="1ms"))
+async def fails_first(ctx: WorkflowContext, _: Any) -> Any:
+    got = await ctx.wait_for_signal("item")
+    if ctx.info().attempt == 1:
+        raise ApplicationError("the first attempt fails")
+    return got
+
+
+async def test_a_signal_a_retry_takes_over_keeps_its_headers(
+    databases: Databases, db_path: Path
+) -> None:
+    # The byte cap stops the failing decision's intake after the big first
+    # signal: "b" is still staged when the run fails, and is staged again on
+    # the retry's run with its header row.
+    stamp = Stamp("A")
+    with _stamped(databases, db_path, stamp) as rt:
+        rt.register_workflow(fails_first)
+        rt.set_history_caps(HistoryCaps(max_events=None, max_bytes=200))
+        first = rt.start_workflow("fails_first", None)
+        for item in ("x" * 300, "b"):
+            rt.send_signal(first, "item", item)
+        await rt.run_until_blocked(first)
+        retry = rt.successor(first)
+        assert retry is not None
+        stamp.who = ""
+        stamp.seen.clear()
+        await asyncio.sleep(0.01)  # the retry's backoff
+        await rt.run_until_blocked(retry)
+        assert stamp.seen[0] == [{"who": "A"}]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from harvest_engine import payloads
 from harvest_engine.authoring import RetryPolicy
+from harvest_engine.interceptors import SIGNAL
 from harvest_engine.runtime.deciding import enqueue
 from harvest_engine.runtime.deciding.runs import start_run
 from harvest_engine.states import ErrorInfo, ExecutionId
@@ -110,10 +111,13 @@ def _copy_signals(
                 event.at,
             )
     for signal in txn.staged_signals(failed, -1):
+        # Its headers go with it (a trace links the retry's decision to its sender).
+        headers = txn.headers(failed, SIGNAL, str(signal.signal_id))
         txn.stage_signal(
             retry,
             signal.name,
             payloads.dumps(signal.payload.value),
             signal.idempotency_key,
             signal.received_at,
+            headers,
         )

@@ -68,14 +68,20 @@ def diagnosis(
     ):
         return None
     try:
-        return _diagnosis(conn, appends)
+        return explain(conn, appends)
     except psycopg.Error:
         return None
 
 
-def _diagnosis(
+def explain(
     conn: psycopg.Connection[tuple[Any, ...]], appends: Sequence[Append]
 ) -> HarvestInternalError:
+    """Why `appends` (which did not all land) failed, from their runs' next seq now.
+
+    After a rollback every run is as before the transaction; inside it, pass
+    only the appends that wrote nothing (a run's earlier landed append moved
+    its next seq).
+    """
     seen: set[str] = set()
     for append in appends:
         if append.exec_id in seen:

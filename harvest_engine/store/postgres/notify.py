@@ -2,8 +2,10 @@
 
 Every write transaction of a store ends with ``pg_notify('harvest_wake',
 worker_id)`` (delivered at commit, dropped on rollback), and a client's
-queued command notifies too. A serving worker listens on its own connection
-in a daemon thread and wakes its loop for every notice but its own.
+queued command notifies too, naming its row and the run it signals
+(``command:<id>:<run>``), so the applier claims it without reading the
+queue. A serving worker listens on its own connection in a daemon thread
+and wakes its loop for every notice but its own.
 
 Attempt cancels travel on ``harvest_cancel``: the transaction that cancels
 claimed attempts notifies their (exec id, activity id, attempt) keys, and every
@@ -30,7 +32,7 @@ import psycopg
 
 from harvest_engine.store.postgres.connection import connect, reconnect
 from harvest_engine.store.postgres.notice_watch import NoticeWatch
-from harvest_engine.store.rows import AttemptKey
+from harvest_engine.store.rows import AttemptKey, CommandHint
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
 
 log = logging.getLogger("harvest_engine.postgres")
@@ -154,11 +156,13 @@ COMMAND_NOTICE = "command"
 """How a client's notice that it queued a command begins (client_queue.py):
 then ":<row id>:<the run it signals, or nothing>" (older clients: nothing)."""
 
-CommandHint = tuple[int, str]
-"""The command row a notice named, and the run it signals ("" for none)."""
-
 OnCommand = Callable[[CommandHint | None], None]
 """What a client's command notice calls (from the listener's thread)."""
+
+
+def is_command_notice(payload: str) -> bool:
+    """Whether a wake notice is a client's command (not a worker's commit)."""
+    return payload == COMMAND_NOTICE or payload.startswith(f"{COMMAND_NOTICE}:")
 
 
 def read_command_notice(payload: str) -> CommandHint | None:
@@ -226,7 +230,7 @@ class Listener:
                 for notice in self._conn.notifies(timeout=STOP_CHECK):
                     if notice.channel == CANCEL_CHANNEL:
                         self._cancelled(notice.payload)
-                    elif notice.payload.startswith(COMMAND_NOTICE):
+                    elif is_command_notice(notice.payload):
                         self._commanded(read_command_notice(notice.payload))
                     elif notice.payload != self._me:
                         if self._peers is not None:

@@ -236,25 +236,9 @@ class TxnMemory:
         for cursor, count, what in self.counted:
             if cursor.rowcount != count:
                 raise HarvestInternalError(f"{what} changed {cursor.rowcount} rows")
-        for append in self.appends:
-            if append.cursor.rowcount == append.count:
-                continue
-            row = conn.execute(
-                "SELECT next_seq FROM harvest_executions WHERE exec_id = %s",
-                (append.exec_id,),
-            ).fetchone()
-            if row is None:
-                raise HarvestInternalError(
-                    f"append_events to unknown run {append.exec_id}"
-                )
-            if append.tasks and row[0] == append.first:
-                raise HarvestInternalError(
-                    f"tasks {list(append.tasks)} of run {append.exec_id} were gone"
-                )
-            raise HarvestInternalError(
-                f"event seq {append.first} does not continue run {append.exec_id} "
-                f"(next was {row[0]})"
-            )
+        failed = [a for a in self.appends if a.cursor.rowcount != a.count]
+        if failed:
+            raise appends_check.explain(conn, failed)
 
 
 def _moved(row: ExecutionRecord, values: dict[str, Any]) -> ExecutionRecord:
