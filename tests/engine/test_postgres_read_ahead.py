@@ -121,3 +121,17 @@ def test_a_queued_run_is_served_with_its_pass_reads_ahead(pg_dsn: str) -> None:
         assert [rt.outcome(r.exec_id).output for r in runs] == [3, 4, 5, 6, 7]
     finally:
         rt.close()
+
+
+def test_the_queues_waits_read_ahead_serve_the_admission_and_the_next_due_time(
+    pg_dsn: str,
+) -> None:
+    rt = open_parked(pg_dsn)
+    try:
+        store = store_of(rt)
+        store.read_pass_ahead(rt.clock.now(), [], flow=True)
+        answers = [store.ahead.take("waiting") for _ in range(3)]
+        assert answers[:2] == [([], []), ([], [])]
+        assert answers[2] is ahead.MISSING
+    finally:
+        rt.close()

@@ -116,22 +116,30 @@ class ReadAhead:
     """The answers read ahead, by key, each with the time it was read as of."""
 
     def __init__(self) -> None:
-        self._answers: dict[object, tuple[float, datetime | None, object]] = {}
+        # key -> (read at, as of, answer, takes left)
+        self._answers: dict[object, tuple[float, datetime | None, object, int]] = {}
 
     def forget(self) -> None:
         """Something was committed: no answer read before it holds."""
         self._answers.clear()
+
+    def holds(self, key: object) -> bool:
+        """Whether an answer for `key` is there to take (fresh, not all taken)."""
+        got = self._answers.get(key)
+        return got is not None and time.monotonic() - got[0] <= FRESH_FOR
 
     def take(self, key: object, now: datetime | None = None) -> Any:
         """The answer for `key` read ahead as of `now` or a little before, or MISSING."""
         got = self._answers.pop(key, None)
         if got is None:
             return MISSING
-        read_at, as_of, answer = got
+        read_at, as_of, answer, takes = got
         if time.monotonic() - read_at > FRESH_FOR:
             return MISSING
         if now is not None and (as_of is None or now < as_of):
             return MISSING
+        if takes > 1:
+            self._answers[key] = (read_at, as_of, answer, takes - 1)
         return answer
 
     def read(
@@ -139,9 +147,17 @@ class ReadAhead:
         conn: Any,  # a psycopg connection (`_reading`'s)
         now: datetime | None,
         reads: Reads,
+        *,
+        takes: dict[object, int] | None = None,
+        keep: bool = False,
     ) -> None:
-        """Run `reads` in one round trip and keep their answers (on an error: none)."""
-        self._answers.clear()
+        """Run `reads` in one round trip and keep their answers (on an error: none).
+
+        `takes`: how many reads take a key's answer (default one); `keep`:
+        the answers read before stay (else they go: a new pass begins).
+        """
+        if not keep:
+            self._answers.clear()
         sending: dict[object, _Sending] = {}
         try:
             with conn.pipeline():
@@ -159,7 +175,7 @@ class ReadAhead:
                 answer = reads[key](_Answering(sent.sent))
             except _Differs:
                 continue
-            self._answers[key] = (at, now, answer)
+            self._answers[key] = (at, now, answer, (takes or {}).get(key, 1))
 
 
 class AheadReads(StoreReads):
@@ -196,12 +212,15 @@ class AheadReads(StoreReads):
         reads = self.pass_reads(now, flow)
         reads.update(self._own_pass_reads(now, carried))
         with self._reading() as conn:
-            self.ahead.read(conn, now, reads)
+            # The queues' waits: for the pass's admission, then for the
+            # serving loop's next due time (nothing committed in between).
+            self.ahead.read(conn, now, reads, takes={"waiting": 2})
 
     def read_due_ahead(self, now: datetime, skip: Sequence[str], flow: bool) -> None:
-        """The next due time's reads in one round trip."""
+        """The next due time's reads in one round trip (the queues' waits if not read yet)."""
+        reads = self.due_reads(now, skip, flow and not self.ahead.holds("waiting"))
         with self._reading() as conn:
-            self.ahead.read(conn, now, self.due_reads(now, skip, flow))
+            self.ahead.read(conn, now, reads, keep=True)
 
     @abstractmethod
     def _own_pass_reads(self, now: datetime, carried: Sequence[int]) -> Reads:
