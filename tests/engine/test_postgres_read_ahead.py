@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from psycopg import pq
 
@@ -133,5 +133,31 @@ def test_the_queues_waits_read_ahead_serve_the_admission_and_the_next_due_time(
         answers = [store.ahead.take("waiting") for _ in range(3)]
         assert answers[:2] == [([], []), ([], [])]
         assert answers[2] is ahead.MISSING
+    finally:
+        rt.close()
+
+
+def test_a_read_that_fails_ahead_gets_no_answer_and_the_others_do(pg_dsn: str) -> None:
+    def fails_first(conn: Any) -> object:
+        conn.execute("SELECT 1")
+        raise ValueError("a read's own bug, met when it reads for itself")
+
+    def fails_on_its_rows(conn: Any) -> object:
+        if conn.execute("SELECT 3").fetchall():
+            raise ValueError("a damaged row, met when it reads for itself")
+        return []
+
+    rt = open_parked(pg_dsn)
+    try:
+        store = store_of(rt)
+        reads = {
+            "first": fails_first,
+            "fine": lambda conn: conn.execute("SELECT 2").fetchall(),
+            "rows": fails_on_its_rows,
+        }
+        store.ahead.read(store.connection, None, reads)
+        assert store.ahead.take("fine") == [(2,)]
+        assert store.ahead.take("first") is ahead.MISSING
+        assert store.ahead.take("rows") is ahead.MISSING
     finally:
         rt.close()
