@@ -9,6 +9,7 @@ both stores share (store/sql/side_tables.py).
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from harvest_engine.events import HistoryEvent
     from harvest_engine.store.postgres.held_sql import Stored
     from harvest_engine.store.rows import ExecutionRecord, NewExecution
+    from harvest_engine.store.sql.flow import ReadBehind
 
 _assignments = Assignments(POSTGRES)
 
@@ -110,6 +112,11 @@ class PostgresWriteTxn(
 
     def _flow_worker(self) -> str:
         return self.worker_id  # a queue's worker_concurrency counts per worker
+
+    def _flow_read_behind(self) -> ReadBehind:
+        # The admitted runs' rows travel behind their lock: their first
+        # decisions, in this transaction, lock and read nothing more.
+        return functools.partial(batch_locks.read_behind, self._raw, self.memory)
 
     @contextmanager
     def _log_savepoint(self) -> Iterator[None]:

@@ -10,6 +10,7 @@ same free slot (never check-then-act); SQLite's one writer holds the file.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,13 +39,26 @@ class _Counted:
     candidates: list[WaitRow]
 
 
+ReadBehind = Callable[[Sequence[str]], Callable[[set[str]], None]]
+"""Send reads of runs behind their lock; the returned call keeps those the lock took."""
+
+
 class FlowTables:
     """The flow-control reads and writes of one open write transaction."""
 
-    def __init__(self, sql: FlowSql, conn: Executes, worker_id: str) -> None:
+    def __init__(
+        self,
+        sql: FlowSql,
+        conn: Executes,
+        worker_id: str,
+        read_behind: ReadBehind | None = None,
+    ) -> None:
         self._sql = sql
         self._conn = conn
         self.worker_id = worker_id
+        # A pipelined store's reads of the runs `lock_enqueued` locks, sent
+        # behind the lock (their decisions then read nothing); None elsewhere.
+        self._read_behind = read_behind
         # What `open_admission` read, by queue, for the admission that follows.
         self._counted: dict[str, _Counted] = {}
 
@@ -243,10 +257,14 @@ class FlowTables:
             return {}
         sql = self._sql.lock_enqueued if wait else self._sql.try_lock_enqueued
         ids, args = self._sql.dialect.in_list(sorted(exec_ids))
+        locked = self._conn.execute(sql.format(ids=ids), args)
+        keep = None if self._read_behind is None else self._read_behind(exec_ids)
         found = {}
-        for row in self._conn.execute(sql.format(ids=ids), args).fetchall():
+        for row in locked.fetchall():
             deadline = None if row[2] is None else from_micros(int(row[2]))
             found[str(row[0])] = LockedRun(str(row[1]), deadline)
+        if keep is not None:
+            keep(set(found))
         return found
 
     def admit(self, exec_ids: list[str], now: datetime) -> None:

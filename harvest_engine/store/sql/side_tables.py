@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from harvest_engine.store.rows import CommandRecord, LedgerEntry
     from harvest_engine.store.sql.commands import Commands
     from harvest_engine.store.sql.executes import Executes
+    from harvest_engine.store.sql.flow import ReadBehind
     from harvest_engine.store.sql.retention import Retention
     from harvest_engine.store.sql.schedules import Schedules
 
@@ -146,9 +147,18 @@ class SideTables(ABC):
         """The worker id a queue's admissions are counted under (one writer: "local")."""
         return "local"
 
+    def _flow_read_behind(self) -> ReadBehind | None:
+        """What reads the runs an admission locks, behind the lock (none: read later)."""
+        return None
+
     def flow(self) -> FlowTables:
         """The flow-control tables of this transaction (queues, waits, waiting tasks)."""
-        return FlowTables(self._side.flow, self._side_conn(), self._flow_worker())
+        return FlowTables(
+            self._side.flow,
+            self._side_conn(),
+            self._flow_worker(),
+            self._flow_read_behind(),
+        )
 
     # -- the LLM ledger ------------------------------------------------------
 
