@@ -15,47 +15,19 @@ from typing import TYPE_CHECKING
 
 from psycopg import pq
 
-from harvest_engine import PostgresRuntime, Queue, StartOptions
-from tests.engine.test_postgres_queue_cost import executed
-from tests.engine.test_postgres_statement_cost import (
-    add_one,
-    sent_messages,
-    three_steps,
-    traced_passes,
-)
+from harvest_engine import PostgresRuntime
+from tests.engine.test_postgres_queue_cost import executed, queued_runs
+from tests.engine.test_postgres_statement_cost import sent_messages, traced_passes
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
-
-
-def _queued(rt: PostgresRuntime, runs: int, concurrency: int) -> list[str]:
-    rt.register_activity(add_one)
-    rt.register_workflow(three_steps)
-    rt.register_queue(Queue("q", concurrency=concurrency))
-    return [
-        str(
-            rt.start_workflow_with_options(
-                "three_steps", i, StartOptions(queue="q")
-            ).exec_id
-        )
-        for i in range(runs)
-    ]
-
-
-def _runtime(pg_dsn: str) -> Iterator[PostgresRuntime]:
-    rt = PostgresRuntime.connect(pg_dsn)
-    try:
-        yield rt
-    finally:
-        rt.close()
 
 
 def test_the_runs_an_admission_locks_are_read_behind_the_lock(
     pg_dsn: str, tmp_path: Path
 ) -> None:
-    for rt in _runtime(pg_dsn):
-        (exec_id,) = _queued(rt, 1, concurrency=1)
+    with PostgresRuntime.connect(pg_dsn) as rt:
+        (exec_id,) = queued_runs(rt, 1, concurrency=1)
         store = rt.store
         trace = tmp_path / "libpq.trace"
         with store.write() as txn:  # type: ignore[attr-defined]
@@ -84,9 +56,9 @@ def test_one_admitted_run_is_read_by_its_id_not_by_an_array(
     pg_dsn: str, tmp_path: Path
 ) -> None:
     trace = tmp_path / "libpq.trace"
-    for rt in _runtime(pg_dsn):
+    with PostgresRuntime.connect(pg_dsn) as rt:
         rt.settings.group_commit_seconds = 60.0
-        runs = _queued(rt, 4, concurrency=1)
+        runs = queued_runs(rt, 4, concurrency=1)
         # Every statement parsed where it runs: the trace shows each one's text.
         rt.store.connection.prepare_threshold = None  # type: ignore[attr-defined]
         traced_passes(rt, pg_dsn, runs, trace, passes=100)

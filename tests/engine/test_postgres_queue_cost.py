@@ -35,6 +35,21 @@ ROUND_TRIPS_PER_RUN = 12
 COMMITS_PER_RUN = 1.1
 
 
+def queued_runs(rt: PostgresRuntime, runs: int, concurrency: int) -> list[str]:
+    """Register the 3-activity workflow and queue "q" of `concurrency`; start `runs` into it."""
+    rt.register_activity(add_one)
+    rt.register_workflow(three_steps)
+    rt.register_queue(Queue("q", concurrency=concurrency))
+    return [
+        str(
+            rt.start_workflow_with_options(
+                "three_steps", i, StartOptions(queue="q")
+            ).exec_id
+        )
+        for i in range(runs)
+    ]
+
+
 def test_a_queued_run_costs_few_round_trips_and_commits_on_postgres(
     pg_dsn: str, tmp_path: Path
 ) -> None:
@@ -42,17 +57,7 @@ def test_a_queued_run_costs_few_round_trips_and_commits_on_postgres(
     rt = PostgresRuntime.connect(pg_dsn)
     try:
         rt.settings.group_commit_seconds = 60.0  # never cut by load
-        rt.register_activity(add_one)
-        rt.register_workflow(three_steps)
-        rt.register_queue(Queue("q", concurrency=4))
-        runs = [
-            str(
-                rt.start_workflow_with_options(
-                    "three_steps", i, StartOptions(queue="q")
-                ).exec_id
-            )
-            for i in range(RUNS)
-        ]
+        runs = queued_runs(rt, RUNS, concurrency=4)
         sent = traced_passes(rt, pg_dsn, runs, trace, passes=200)
     finally:
         rt.close()
@@ -145,17 +150,7 @@ def test_an_admission_flips_its_runs_running_in_one_statement_on_postgres(
     rt = PostgresRuntime.connect(pg_dsn)
     try:
         rt.settings.group_commit_seconds = 60.0
-        rt.register_activity(add_one)
-        rt.register_workflow(three_steps)
-        rt.register_queue(Queue("q", concurrency=8))
-        runs = [
-            str(
-                rt.start_workflow_with_options(
-                    "three_steps", i, StartOptions(queue="q")
-                ).exec_id
-            )
-            for i in range(8)
-        ]
+        runs = queued_runs(rt, 8, concurrency=8)
         # Every statement parsed where it runs: the trace shows each one's text.
         rt.store.connection.prepare_threshold = None  # type: ignore[attr-defined]
         traced_passes(rt, pg_dsn, runs, trace, passes=50)
