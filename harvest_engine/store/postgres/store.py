@@ -34,6 +34,7 @@ from harvest_engine.store.postgres.faults import BOUNDARY, guard_public_methods
 from harvest_engine.store.postgres.migrations import migrate
 from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
+from harvest_engine.store.postgres.young_tables import YoungTables
 from harvest_engine.store.sql import listing
 from harvest_engine.store.sql.commands import POSTGRES_COMMANDS
 from harvest_engine.store.sql.commit_listeners import CommitListeners
@@ -59,6 +60,10 @@ _SQL = StoreSql(
     POSTGRES_SCHEDULES,
     POSTGRES_COMMANDS,
     (leases.DUE_SOURCE,),
+)
+_REQUEUE_MINE = (
+    "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL, worker_id = NULL, "
+    "lease_expires_at = NULL WHERE status = 'RUNNING' AND worker_id = %s"
 )
 
 
@@ -112,6 +117,7 @@ class PostgresStore(AheadReads):
         self._cancels = notify.CancelListeners()
         self.closed = False
         self._renewer = leases.Renewer(self.renew_leases, lease)
+        self._young = YoungTables()
 
     @classmethod
     def connect(
@@ -239,6 +245,7 @@ class PostgresStore(AheadReads):
                 raise typed from exc
             else:
                 self._released_claims.clear()
+                self._young.after_commit(conn, memory.started)
                 for attempts, reason in memory.announced:  # before its own NOTIFY
                     self._cancels(attempts, reason)
                 for listener in self.commit_listeners.fns:
@@ -294,22 +301,13 @@ class PostgresStore(AheadReads):
 
     def _apply_released_claims(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         if self._released_claims:
-            conn.execute(
-                "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL, "
-                "worker_id = NULL, lease_expires_at = NULL "
-                "WHERE status = 'RUNNING' AND worker_id = %s AND id = ANY(%s)",
-                (self.worker_id, list(self._released_claims)),
-            )
+            released = (self.worker_id, list(self._released_claims))
+            conn.execute(_REQUEUE_MINE + " AND id = ANY(%s)", released)
 
     def requeue_claimed_tasks(self) -> None:
         """Put this worker's claimed tasks back to PENDING (its own unfinished bodies only)."""
         with self.write():
-            self._conn.execute(
-                "UPDATE harvest_tasks SET status = 'PENDING', claimed_at = NULL, "
-                "worker_id = NULL, lease_expires_at = NULL "
-                "WHERE status = 'RUNNING' AND worker_id = %s",
-                (self.worker_id,),
-            )
+            self._conn.execute(_REQUEUE_MINE, (self.worker_id,))
 
     def beat_serving(self) -> None:
         """Record this worker's heartbeat in harvest_meta (the server's clock; the latest wins)."""

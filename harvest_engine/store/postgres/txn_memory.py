@@ -104,6 +104,8 @@ class TxnMemory:
     held: Held = field(default_factory=Held)
     # Attempt cancels announced, told to this process's listeners at the commit.
     announced: list[tuple[list[AttemptKey], str]] = field(default_factory=list)
+    # Runs inserted (the store's YoungTables counts them at the commit).
+    started: int = 0
 
     def next_task_id(self, conn: psycopg.Connection[tuple[Any, ...]]) -> int:
         """A fresh task id (a block of TASK_ID_BLOCK is reserved when none is left)."""

@@ -206,6 +206,7 @@ class PostgresWriteTxn(
             (*new_run_values(new, event[2]), len(event[3]), new.exec_id, *event[1:]),
         )
         self.memory.tail(new.exec_id, [event])
+        self.memory.started += 1
 
     def update_execution(self, exec_id: str, **fields: Any) -> None:
         if not fields:
