@@ -26,9 +26,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Append:
-    """One `append_events` statement whose rows are counted before the commit."""
+    """One held append, checked before the commit (its statement may carry other runs')."""
 
-    cursor: psycopg.Cursor[tuple[Any, ...]]
     exec_id: str
     first: int
     count: int
@@ -78,9 +77,7 @@ def explain(
 ) -> HarvestInternalError:
     """Why `appends` (which did not all land) failed, from their runs' next seq now.
 
-    After a rollback every run is as before the transaction; inside it, pass
-    only the appends that wrote nothing (a run's earlier landed append moved
-    its next seq).
+    Read after the rollback: every run is as before the transaction.
     """
     seen: set[str] = set()
     for append in appends:

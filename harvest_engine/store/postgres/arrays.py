@@ -35,6 +35,14 @@ class Texts(list[str]):
     """A list of str bound as one array parameter (no None)."""
 
 
+class MaybeTexts(list[str | None]):
+    """A list of str or None bound as one array parameter."""
+
+
+class MaybeFloats(list[float | None]):
+    """A list of floats (or ints) or None bound as one array parameter."""
+
+
 class _IntsDumper(Dumper):
     oid = 0  # untyped: the statement's cast or column says which integer
 
@@ -44,6 +52,22 @@ class _IntsDumper(Dumper):
 
 def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _texts(items: list[str]) -> str:
+    """The array literal of `items`, escaped in one pass over them all.
+
+    Joined by NUL (no Postgres text holds one): the separators are the only
+    NULs unless an item has its own, and then each is quoted alone (the
+    server refuses that item, as it would have anyway).
+    """
+    if not items:
+        return "{}"
+    joined = "\x00".join(items)
+    if joined.count("\x00") != len(items) - 1:
+        return "{" + ",".join(map(_quoted, items)) + "}"
+    escaped = joined.replace("\\", "\\\\").replace('"', '\\"')
+    return '{"' + escaped.replace("\x00", '","') + '"}'
 
 
 class _TextsDumper(Dumper):
@@ -56,7 +80,21 @@ class _TextsDumper(Dumper):
         self._encoding = "utf-8" if conn is None else conn.info.encoding
 
     def dump(self, obj: Any) -> bytes:
-        return ("{" + ",".join(map(_quoted, obj)) + "}").encode(self._encoding)
+        return _texts(obj).encode(self._encoding)
+
+
+class _MaybeTextsDumper(_TextsDumper):
+    def dump(self, obj: Any) -> bytes:
+        items = ["NULL" if v is None else _quoted(v) for v in obj]
+        return ("{" + ",".join(items) + "}").encode(self._encoding)
+
+
+class _MaybeFloatsDumper(Dumper):
+    oid = 0
+
+    def dump(self, obj: Any) -> bytes:
+        items = ["NULL" if v is None else repr(float(v)) for v in obj]
+        return ("{" + ",".join(items) + "}").encode()
 
 
 psycopg.adapters.register_dumper(Ints, _IntsDumper)
@@ -66,10 +104,11 @@ class _MaybeIntsDumper(Dumper):
     oid = 0
 
     def dump(self, obj: Any) -> bytes:
-        return (
-            "{" + ",".join("NULL" if v is None else str(int(v)) for v in obj) + "}"
-        ).encode()
+        items = ["NULL" if v is None else str(int(v)) for v in obj]
+        return ("{" + ",".join(items) + "}").encode()
 
 
 psycopg.adapters.register_dumper(Texts, _TextsDumper)
 psycopg.adapters.register_dumper(MaybeInts, _MaybeIntsDumper)
+psycopg.adapters.register_dumper(MaybeTexts, _MaybeTextsDumper)
+psycopg.adapters.register_dumper(MaybeFloats, _MaybeFloatsDumper)

@@ -25,6 +25,10 @@ event's and every held task was still there (the statement's events are
 counted before the commit: a task gone or a seq moved fails the
 transaction, as the separate statements' counts did).
 
+Several runs' writes sent together go as ONE statement (`held_batch`): a
+pass's completions and decisions of its runs, and runs' ends that follow
+one another, are one statement each, not one a run.
+
 Savepoints: a joined write's (a decision's) SAVEPOINT is held too, and sent
 only before the block's first statement, after the pieces written before
 the block: a decision whose writes are all held sends none, and if it fails
@@ -37,15 +41,18 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harvest_engine.store.postgres import held_sql
+from harvest_engine.store.postgres import held_batch, held_sql
+from harvest_engine.store.postgres.codec_connection import CodecPgConnection
 from harvest_engine.store.postgres.held_signals import HeldSignal
 from harvest_engine.store.postgres.held_sql import ATTEMPT, CLAIMED_TASK, SEAL, Stored
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import psycopg
 
 
-HELD_FIELDS = frozenset({"needs_decision", "panic_count"})
+HELD_FIELDS = held_batch.HELD_FIELDS
 """An append that sets no other field of the run's row may wait for the next statement."""
 
 
@@ -146,19 +153,14 @@ class Memory(Protocol):
     counted: list[tuple[psycopg.Cursor[tuple[Any, ...]], int, str]]
 
     def count_append(
-        self,
-        cursor: psycopg.Cursor[tuple[Any, ...]],
-        exec_id: str,
-        first: int,
-        count: int,
-        tasks: tuple[int, ...],
+        self, exec_id: str, first: int, count: int, tasks: tuple[int, ...]
     ) -> None:
         """Count an append's statement before the commit."""
         ...
 
 
 def send(conn: psycopg.Connection[tuple[Any, ...]], memory: Memory) -> None:
-    """Send the held pieces, one statement per run, and the open blocks' savepoints.
+    """Send the held pieces (few statements: `_send`) and the open blocks' savepoints.
 
     A piece written before a block's savepoint travels before it: a block's
     rollback undoes only what the block wrote.
@@ -175,18 +177,27 @@ def send(conn: psycopg.Connection[tuple[Any, ...]], memory: Memory) -> None:
     _send(conn, memory, pieces)
 
 
+_End = tuple[str, list[Piece], dict[str, Any]]
+"""A run's end (SEAL's arguments) with its run's pieces held before it."""
+
+
 def _send(
     conn: psycopg.Connection[tuple[Any, ...]], memory: Memory, pieces: list[Piece]
 ) -> None:
-    """The pieces in order, one statement per run between runs' ends.
+    """The pieces in order: the runs' writes between runs' ends as one statement.
 
     A run's end also flags the runs watching it, so it is a barrier: every
     piece held before it (of any run) goes first, every later one after.
+    Runs' ends one after the other (each after only its own run's pieces)
+    travel together (`held_batch`: the flag a run of them gets from
+    another is cleared by its own end either way).
     """
     by_run: dict[str, list[Piece]] = {}
+    ends: list[_End] = []  # runs' ends not sent, before every by_run piece
     for piece in pieces:
         if piece.signal is not None:
             # After the run's earlier writes (its flag then outlives theirs).
+            _send_ends(conn, memory, ends)
             _send_run(conn, memory, piece.exec_id, by_run.pop(piece.exec_id, []))
             piece.signal.send(conn)
             continue
@@ -194,17 +205,74 @@ def _send(
             by_run.setdefault(piece.exec_id, []).append(piece)
             continue
         own = by_run.pop(piece.exec_id, [])
-        for exec_id, run_pieces in by_run.items():
-            _send_run(conn, memory, exec_id, run_pieces)
-        by_run = {}
-        if any(p.events for p in own) and not any(p.claimed for p in own):
-            # The run's last writes and its end: one statement (`_text`'s seal).
-            _send_run(conn, memory, piece.exec_id, own, seal=piece.seal)
-            continue
-        _send_run(conn, memory, piece.exec_id, own)
-        conn.execute(SEAL, piece.seal)
+        if by_run:
+            _send_ends(conn, memory, ends)
+            _send_runs(conn, memory, by_run)
+            by_run = {}
+        ends.append((piece.exec_id, own, piece.seal))
+    _send_ends(conn, memory, ends)
+    _send_runs(conn, memory, by_run)
+
+
+def _batched(conn: psycopg.Connection[tuple[Any, ...]]) -> bool:
+    """Whether runs' writes may travel as one statement (a codec encodes each run's own)."""
+    return not isinstance(conn, CodecPgConnection)
+
+
+def _send_runs(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    memory: Memory,
+    by_run: dict[str, list[Piece]],
+) -> None:
+    """Runs' writes (none ends its run): those that append as one statement, the rest alone."""
+    batch: list[tuple[str, list[Piece], None]] = []
+    if len(by_run) > 1 and _batched(conn):
+        batch = [(e, p, None) for e, p in by_run.items() if held_batch.eligible(p)]
+    if len(batch) > 1:
+        _send_batch(conn, memory, batch)
+        sent = {exec_id for exec_id, _, _ in batch}
+        by_run = {e: p for e, p in by_run.items() if e not in sent}
     for exec_id, run_pieces in by_run.items():
         _send_run(conn, memory, exec_id, run_pieces)
+
+
+def _send_ends(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    memory: Memory,
+    ends: list[_End],
+) -> None:
+    """Runs' ends in order, each with its run's last writes; as one statement when they all can."""
+    if (
+        len(ends) > 1
+        and _batched(conn)
+        and all(_one_statement(own) and held_batch.eligible(own) for _, own, _ in ends)
+    ):
+        _send_batch(conn, memory, ends)
+    else:
+        for exec_id, own, seal in ends:
+            if _one_statement(own):
+                # The run's last writes and its end: one statement (`_text`'s seal).
+                _send_run(conn, memory, exec_id, own, seal=seal)
+                continue
+            _send_run(conn, memory, exec_id, own)
+            conn.execute(SEAL, seal)
+    ends.clear()
+
+
+def _one_statement(own: list[Piece]) -> bool:
+    """Whether a run's last writes and its end go as one statement (they append, claim nothing)."""
+    return any(p.events for p in own) and not any(p.claimed for p in own)
+
+
+def _send_batch(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    memory: Memory,
+    groups: Sequence[held_batch.Group],
+) -> None:
+    sql, args, appends = held_batch.statement(groups)
+    conn.execute(sql, args)
+    for exec_id, first, count, tasks in appends:
+        memory.count_append(exec_id, first, count, tasks)
 
 
 def _send_run(
@@ -239,5 +307,5 @@ def _send_run(
         exec_id, tasks, attempts, claimed, events, fields, seal
     )
     args["size"] = sum(p.size for p in run_pieces)
-    cursor = conn.execute(sql, args)
-    memory.count_append(cursor, exec_id, events[0][0], len(events), tuple(tasks))
+    conn.execute(sql, args)
+    memory.count_append(exec_id, events[0][0], len(events), tuple(tasks))

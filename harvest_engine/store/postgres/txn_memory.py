@@ -127,15 +127,10 @@ class TxnMemory:
             self.tails[exec_id] = list(rows)
 
     def count_append(
-        self,
-        cursor: psycopg.Cursor[tuple[Any, ...]],
-        exec_id: str,
-        first: int,
-        count: int,
-        tasks: tuple[int, ...],
+        self, exec_id: str, first: int, count: int, tasks: tuple[int, ...]
     ) -> None:
-        """Count a held append's statement (with the held tasks it deletes) before the commit."""
-        self.appends.append(Append(cursor, exec_id, first, count, tasks))
+        """Count a held append (with the held tasks it deletes) before the commit."""
+        self.appends.append(Append(exec_id, first, count, tasks))
 
     def events_after(self, exec_id: str, after_seq: int) -> list[HistoryEvent] | None:
         """The run's events after `after_seq` when this transaction wrote all of them; else None."""
@@ -224,23 +219,21 @@ class TxnMemory:
     def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         """Fail the transaction (before or at its commit) if an append wrote fewer events than given.
 
-        Appends alone are checked by the server in the commit's round trip
-        (`appends_check`); statements counted ahead (held task deletes
-        without an append) are awaited here, with the appends.
+        The appends are checked by the server (`appends_check`), in the
+        commit's round trip; statements counted ahead (held task deletes
+        without an append) are awaited here, after the appends' check (a
+        failing check fails the sync; `why` says which append failed).
         """
         if self.held.waiting:
             deferred.send(conn, self)
+        if self.appends:
+            appends_check.send(conn, self.appends)
         if not self.counted:
-            if self.appends:
-                appends_check.send(conn, self.appends)
             return
         pipelined.sync(conn)
         for cursor, count, what in self.counted:
             if cursor.rowcount != count:
                 raise HarvestInternalError(f"{what} changed {cursor.rowcount} rows")
-        failed = [a for a in self.appends if a.cursor.rowcount != a.count]
-        if failed:
-            raise appends_check.explain(conn, failed)
 
 
 def _moved(row: ExecutionRecord, values: dict[str, Any]) -> ExecutionRecord:
