@@ -5,6 +5,7 @@ deletes, attempts, claimed tasks and appends travel together, and so do
 runs' ends that follow one another. The guards stay per run (a task gone
 fails the transaction with nothing written, for every run of it), and a
 run's end still flags the runs watching it, except those it ends itself.
+The commit's wake notice goes with the appends' check (appends_check.py).
 """
 
 from __future__ import annotations
@@ -173,3 +174,30 @@ def test_runs_ending_one_after_another_are_one_statement(
         "Completed",
         "Ended",
     ]
+
+
+def test_the_commits_wake_notice_travels_with_the_appends_check(
+    rt: PostgresRuntime, pg_dsn: str
+) -> None:
+    run = str(rt.start_workflow("parked"))
+    store = store_of(rt)
+    sent: list[str] = []
+    real: Callable[..., object] = store.connection.execute
+
+    def counted(sql: object, *args: object, **kwargs: object) -> object:
+        sent.append(str(sql))
+        return real(sql, *args, **kwargs)
+
+    with psycopg.connect(pg_dsn, autocommit=True) as listener:
+        listener.execute("LISTEN harvest_wake")
+        store.connection.execute = counted  # type: ignore[method-assign]
+        try:
+            with store.write() as txn:
+                txn.append_events(run, [event(2, "Held")], needs_decision=1)
+        finally:
+            del store.connection.execute
+        heard = [n.payload for n in listener.notifies(timeout=5, stop_after=1)]
+    assert heard == [store.worker_id]
+    wakes = [sql for sql in sent if "pg_notify('harvest_wake'" in sql]
+    assert len(wakes) == 1, sent
+    assert "appends landed" in wakes[0]  # the check's own statement

@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 
 RUNS = 20
 # Per run, every run queued before the passes, the passes' own reads included
-# (measured: 3.7 statements, 2.1 round trips; before a pass's runs' held
-# writes went as one statement (store/postgres/held_batch.py), 7.45 and 2.1;
+# (measured: 3.5 statements, 2.1 round trips; before the commit's wake
+# notice went with the appends' check (appends_check.CHECK_WAKING), 3.7;
+# before a pass's runs' held writes went as one statement
+# (store/postgres/held_batch.py), 7.45 and 2.1;
 # before that, 8.4 and 2.5; before the appends' check went
 # with the COMMIT instead of a round trip of its own (appends_check.py), 8.2
 # and 3.0; before the held writes, a completion's task delete, attempt and

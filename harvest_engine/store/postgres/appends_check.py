@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from harvest_engine.errors import HarvestInternalError
+from harvest_engine.store.postgres.arrays import Ints, Texts
+from harvest_engine.store.postgres.notify import CHANNEL
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -38,18 +40,36 @@ _MARK = "harvest: appends landed "
 
 # The failing cast depends on the count (a row value), so the planner cannot
 # fold it into a constant and fail a transaction whose appends did land.
-CHECK = (
-    "SELECT CAST(CASE WHEN count(*) = %s THEN '0' ELSE "
-    f"'{_MARK}' || count(*) END AS integer) "
+_FROM = (
     "FROM harvest_executions e JOIN unnest(%s::text[], %s::integer[]) "
     "AS x(id, seq_end) ON e.exec_id = x.id AND e.next_seq = x.seq_end"
 )
+CHECK = (
+    "SELECT CAST(CASE WHEN count(*) = %s THEN '0' ELSE "
+    f"'{_MARK}' || count(*) END AS integer) " + _FROM
+)
+CHECK_WAKING = (
+    "SELECT CAST(CASE WHEN count(*) = %s THEN '0' ELSE "
+    f"'{_MARK}' || count(*) END AS integer), pg_notify('{CHANNEL}', %s) " + _FROM
+)
+"""CHECK with the commit's wake notice (`notify.NOTIFY`'s): one statement, not two."""
 
 
-def send(conn: psycopg.Connection[tuple[Any, ...]], appends: Sequence[Append]) -> None:
-    """Queue the check of `appends` (its answer is not awaited: the COMMIT's is)."""
+def send(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    appends: Sequence[Append],
+    wake: str | None = None,
+) -> None:
+    """Queue the check of `appends` (its answer is not awaited: the COMMIT's is).
+
+    With `wake` (a worker id) it also sends the commit's wake notice.
+    """
     ends = {a.exec_id: a.first + a.count for a in appends}  # each run's last
-    conn.execute(CHECK, (len(ends), list(ends), list(ends.values())))
+    ids, seq_ends = Texts(ends), Ints(ends.values())
+    if wake is None:
+        conn.execute(CHECK, (len(ends), ids, seq_ends))
+    else:
+        conn.execute(CHECK_WAKING, (len(ends), wake, ids, seq_ends))
 
 
 def diagnosis(

@@ -85,6 +85,8 @@ class _TextsDumper(Dumper):
 
 class _MaybeTextsDumper(_TextsDumper):
     def dump(self, obj: Any) -> bytes:
+        if None not in obj:
+            return _texts(obj).encode(self._encoding)
         items = ["NULL" if v is None else _quoted(v) for v in obj]
         return ("{" + ",".join(items) + "}").encode(self._encoding)
 

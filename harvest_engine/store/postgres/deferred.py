@@ -38,6 +38,7 @@ its pieces are dropped with nothing to undo on the server.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -91,10 +92,12 @@ class Held:
     # Held signals by provisional id, and the pieces of those a decision took in.
     signals: dict[int, HeldSignal] = field(default_factory=dict)
     taken: list[Piece] = field(default_factory=list)
+    # A new tick: pieces and blocks are ordered by it (the clock's own
+    # __next__: a tick a held write, called without a method of ours).
+    now: Callable[[], int] = field(init=False)
 
-    def now(self) -> int:
-        """A new tick: pieces and blocks are ordered by it."""
-        return next(self.clock)
+    def __post_init__(self) -> None:
+        self.now = self.clock.__next__
 
     @property
     def waiting(self) -> bool:

@@ -228,8 +228,8 @@ class PostgresStore(AheadReads):
             self._outer = txn
 
             def before_commit() -> None:
-                txn.memory.verify(conn)
-                conn.execute(notify.NOTIFY, (self.worker_id,))
+                if not txn.memory.verify(conn, wake=self.worker_id):
+                    conn.execute(notify.NOTIFY, (self.worker_id,))
 
             try:
                 with pipelined.transaction(conn, before_commit):

@@ -216,8 +216,13 @@ class TxnMemory:
         """Which append failed, when `exc` is the commit's appends check failing."""
         return appends_check.diagnosis(exc, conn, self.appends)
 
-    def verify(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    def verify(
+        self, conn: psycopg.Connection[tuple[Any, ...]], wake: str | None = None
+    ) -> bool:
         """Fail the transaction (before or at its commit) if an append wrote fewer events than given.
+
+        With `wake` (a worker id), the commit's wake notice goes with the
+        appends' check when there is one; whether it went.
 
         The appends are checked by the server (`appends_check`), in the
         commit's round trip; statements counted ahead (held task deletes
@@ -227,13 +232,13 @@ class TxnMemory:
         if self.held.waiting:
             deferred.send(conn, self)
         if self.appends:
-            appends_check.send(conn, self.appends)
-        if not self.counted:
-            return
-        pipelined.sync(conn)
-        for cursor, count, what in self.counted:
-            if cursor.rowcount != count:
-                raise HarvestInternalError(f"{what} changed {cursor.rowcount} rows")
+            appends_check.send(conn, self.appends, wake)
+        if self.counted:
+            pipelined.sync(conn)
+            for cursor, count, what in self.counted:
+                if cursor.rowcount != count:
+                    raise HarvestInternalError(f"{what} changed {cursor.rowcount} rows")
+        return bool(self.appends) and wake is not None
 
 
 def _moved(row: ExecutionRecord, values: dict[str, Any]) -> ExecutionRecord:

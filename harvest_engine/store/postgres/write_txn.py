@@ -312,7 +312,9 @@ class PostgresWriteTxn(
                 "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
                 exec_id,
             )
-        _assignments(fields)  # refuses an unknown column
+        held_only = fields.keys() <= deferred.HELD_FIELDS
+        if not held_only:
+            _assignments(fields)  # refuses an unknown column
         first = events[0].seq
         stored: list[Stored] = []
         for offset, event in enumerate(events):
@@ -331,7 +333,7 @@ class PostgresWriteTxn(
         )
         self.memory.tail(exec_id, stored)
         self.memory.changed(exec_id, fields, first + len(events), size)
-        if not fields.keys() <= deferred.HELD_FIELDS:
+        if not held_only:
             # Sent now, with the run's held writes (counted before the commit).
             deferred.send(self._raw, self.memory)
         if "state" in fields or "successor" in fields:
