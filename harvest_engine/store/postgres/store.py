@@ -16,7 +16,7 @@ import os
 import socket
 import threading
 import uuid
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -31,6 +31,7 @@ from harvest_engine.store.postgres import heartbeat, leases, notify, pipelined
 from harvest_engine.store.postgres.ahead import MISSING, AheadReads, Reads
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import BOUNDARY, guard_public_methods
+from harvest_engine.store.postgres.joined_write import Depth, JoinedWrite
 from harvest_engine.store.postgres.migrations import migrate
 from harvest_engine.store.postgres.txn_memory import TxnMemory
 from harvest_engine.store.postgres.write_txn import PostgresWriteTxn
@@ -108,7 +109,7 @@ class PostgresStore(AheadReads):
         self._joinable = False
         self._outer: PostgresWriteTxn | None = None
         self._task_ids: collections.deque[int] = collections.deque()
-        self._depth = 0
+        self._depth = Depth()
         self._rollback_listeners: list[Callable[[BaseException], None]] = []
         self.commit_listeners = CommitListeners()
         self.add_commit_listener = self.commit_listeners.add
@@ -189,36 +190,22 @@ class PostgresStore(AheadReads):
             self._lease_conn = reconnect(self.dsn, self._codec)
         return self._lease_conn
 
-    @contextmanager
-    def write(self) -> Iterator[PostgresWriteTxn]:
+    def write(self) -> AbstractContextManager[PostgresWriteTxn]:
         """One write transaction; a psycopg failure rolls it back and arrives typed.
 
         It runs in pipeline mode (`pipelined`): writes travel without waiting
         for their answers, and it returns once the COMMIT is answered. Inside
-        `write_together` a write on the same thread is a savepoint: its error
-        undoes only its own changes.
+        `write_together` a write on the same thread is a savepoint
+        (`JoinedWrite`): its error undoes only its own changes.
         """
         if self._in_txn and self._txn_thread == threading.get_ident():
             if not self._joinable or self._outer is None:
                 raise HarvestInternalError("nested write transaction")
-            joined = PostgresWriteTxn(
-                self._conn,
-                self.worker_id,
-                self.lease,
-                self._outer.memory,
-                self._outer.claimed,
-            )
-            self._depth += 1
-            try:
-                with joined.memory.block(self._conn, f"harvest_{self._depth}"):
-                    yield joined
-            except BaseException:
-                for undo in reversed(joined.undo):
-                    undo()
-                raise
-            finally:
-                self._depth -= 1
-            return
+            return JoinedWrite(self._conn, self._outer, self._depth)
+        return self._write()
+
+    @contextmanager
+    def _write(self) -> Iterator[PostgresWriteTxn]:
         with self._lock:
             conn = self._live_or_typed()
             memory = TxnMemory(task_ids=self._task_ids)

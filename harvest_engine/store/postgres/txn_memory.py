@@ -30,9 +30,8 @@ undone); a transaction that fails is thrown away with all of it.
 from __future__ import annotations
 
 import collections
-from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import psycopg
 
@@ -41,19 +40,21 @@ from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.postgres import appends_check, deferred, pipelined
 from harvest_engine.store.postgres.appends_check import Append
-from harvest_engine.store.postgres.deferred import Held
+from harvest_engine.store.postgres.deferred import Block, Held
 from harvest_engine.store.postgres.held_sql import Stored
 from harvest_engine.store.records import StagedSignal
 from harvest_engine.store.rows import AttemptKey, ExecutionRecord
 from harvest_engine.timestamps import from_micros, micros
 
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
 _TIMES = frozenset({"started_at", "closed_at", "deadline", "not_before"})
 _ROW_FIELDS = frozenset(f.name for f in fields(ExecutionRecord))
 # Columns of the row a held ExecutionRecord does not carry.
 _UNRECORDED = frozenset({"needs_decision", "reset_from", "reset_to", "forked_from"})
+
+
+Mark = tuple[Block, tuple[int, int, int]]
+"""A joined write's block, and how many appends, counted statements and
+announced cancels the transaction had before it."""
 
 
 class Quiet(NamedTuple):
@@ -183,28 +184,31 @@ class TxnMemory:
         self.rows.clear()
         self.signals.clear()
 
-    @contextmanager
-    def block(
-        self, conn: psycopg.Connection[tuple[Any, ...]], name: str
-    ) -> Iterator[None]:
-        """A joined write: its SAVEPOINT `name` waits for its first statement (`deferred`).
-
-        If it fails, what it sent is rolled back, its held writes are
-        dropped, and nothing it wrote is checked at the commit.
-        """
+    def open_block(self, name: str) -> Mark:
+        """A joined write begins: its SAVEPOINT `name` waits for its first statement (`deferred`)."""
         checks = (len(self.appends), len(self.counted), len(self.announced))
-        block = self.held.open_block(name)
+        return self.held.open_block(name), checks
+
+    def close_block(
+        self, conn: psycopg.Connection[tuple[Any, ...]], mark: Mark, *, failed: bool
+    ) -> None:
+        """A joined write ended; if it failed, what it sent is rolled back.
+
+        Its held writes are dropped then, and nothing it wrote is checked
+        at the commit.
+        """
+        block, checks = mark
+        self.held.close_block(block, failed=failed)
+        if not failed:
+            return
         try:
-            yield
-        except BaseException:
-            self.held.close_block(block, failed=True)
             if block.sent:
                 pipelined.roll_back_to(conn, block.name)
-            del self.appends[checks[0] :], self.counted[checks[1] :]
-            del self.announced[checks[2] :]
+        finally:
+            appends, counted, announced = checks
+            del self.appends[appends:], self.counted[counted:]
+            del self.announced[announced:]
             self.forget()
-            raise
-        self.held.close_block(block, failed=False)
 
     def flush(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         """Send the held writes (and the open blocks' savepoints) now."""
