@@ -10,7 +10,8 @@ The commit's wake notice goes with the appends' check (appends_check.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
@@ -20,7 +21,7 @@ from tests.engine.parked_postgres import AT, new_task, open_parked, store_of
 from tests.engine.test_postgres_held_writes import attempt, count, event
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
     from harvest_engine import PostgresRuntime
     from harvest_engine.store.postgres.store import PostgresStore
@@ -43,20 +44,27 @@ def _claimed(rt: PostgresRuntime, runs: list[str]) -> list[int]:
         return [txn.add_claimed_task(new_task(r, 1), AT).id for r in runs]
 
 
+@contextmanager
+def statements_sent() -> Iterator[list[str]]:
+    """The text of every statement any psycopg cursor runs meanwhile (kept cursors too)."""
+    sent: list[str] = []
+    real = psycopg.Cursor.execute
+
+    def counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return real(self, query, *args, **kwargs)
+
+    psycopg.Cursor.execute = counted  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        psycopg.Cursor.execute = real  # type: ignore[method-assign]
+
+
 def _flushed(store: PostgresStore, txn: PostgresWriteTxn) -> list[str]:
     """Send the transaction's held writes now; the statements that carried them."""
-    sent: list[str] = []
-    real: Callable[..., object] = store.connection.execute
-
-    def counted(sql: object, *args: object, **kwargs: object) -> object:
-        sent.append(str(sql))
-        return real(sql, *args, **kwargs)
-
-    store.connection.execute = counted  # type: ignore[method-assign]
-    try:
+    with statements_sent() as sent:
         txn.memory.flush(store.connection)
-    finally:
-        del store.connection.execute
     return sent
 
 
@@ -181,21 +189,10 @@ def test_the_commits_wake_notice_travels_with_the_appends_check(
 ) -> None:
     run = str(rt.start_workflow("parked"))
     store = store_of(rt)
-    sent: list[str] = []
-    real: Callable[..., object] = store.connection.execute
-
-    def counted(sql: object, *args: object, **kwargs: object) -> object:
-        sent.append(str(sql))
-        return real(sql, *args, **kwargs)
-
     with psycopg.connect(pg_dsn, autocommit=True) as listener:
         listener.execute("LISTEN harvest_wake")
-        store.connection.execute = counted  # type: ignore[method-assign]
-        try:
-            with store.write() as txn:
-                txn.append_events(run, [event(2, "Held")], needs_decision=1)
-        finally:
-            del store.connection.execute
+        with statements_sent() as sent, store.write() as txn:
+            txn.append_events(run, [event(2, "Held")], needs_decision=1)
         heard = [n.payload for n in listener.notifies(timeout=5, stop_after=1)]
     assert heard == [store.worker_id]
     wakes = [sql for sql in sent if "pg_notify('harvest_wake'" in sql]

@@ -15,6 +15,7 @@ import pytest
 
 from harvest_engine.errors import HarvestInternalError
 from tests.engine.parked_postgres import AT, new_task, open_parked, store_of
+from tests.engine.test_postgres_held_batch import statements_sent
 from tests.engine.test_postgres_held_writes import attempt, count, event
 
 if TYPE_CHECKING:
@@ -67,18 +68,8 @@ def test_a_runs_last_completion_and_its_end_are_one_statement(
         txn.append_events(exec_id, [event(2, "Completed")], needs_decision=1)
         txn.append_events(exec_id, [event(3, "WorkflowCompleted")], needs_decision=0)
         txn.seal(exec_id, "COMPLETED", closed_at=AT, output='"done"')
-        sent: list[str] = []
-        real = store.connection.execute
-
-        def counted(sql: object, *args: object, **kwargs: object) -> object:
-            sent.append(str(sql))
-            return real(sql, *args, **kwargs)  # type: ignore[arg-type]
-
-        store.connection.execute = counted  # type: ignore[method-assign]
-        try:
+        with statements_sent() as sent:  # kept cursors' statements too
             txn.memory.flush(store.connection)
-        finally:
-            del store.connection.execute
     assert len(sent) == 1, sent  # the append, the attempt, the task and the end
     assert [e.type for e in rt.load_history(exec_id)] == [
         "WorkflowStarted",

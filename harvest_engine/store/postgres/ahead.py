@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from harvest_engine.store.postgres.cursors import Cursors
 from harvest_engine.store.sql import shaping
 from harvest_engine.store.sql.flow_reads import FlowReads
 from harvest_engine.store.sql.store_reads import StoreReads, due_at, needing_decision
@@ -75,14 +76,24 @@ class _NoRows:
 
 
 class _Sending:
-    """Sends each statement (pipelined) and keeps its cursor, per read; answers nothing."""
+    """Sends each statement (pipelined) and keeps its cursor, per read; answers nothing.
 
-    def __init__(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-        self.conn = conn
+    Each statement of a read has its own cursor, kept across passes
+    (`Cursors`): its rows are read within the same `ReadAhead.read`.
+    """
+
+    def __init__(
+        self, conn: psycopg.Connection[tuple[Any, ...]], cursors: Cursors, key: object
+    ) -> None:
+        self.conn, self.cursors = conn, cursors
+        self.site = key[0] if isinstance(key, tuple) else key  # not a key's ids
         self.sent: list[tuple[str, Any, psycopg.Cursor[tuple[Any, ...]]]] = []
 
     def execute(self, sql: Any, params: Any = None, /) -> _NoRows:
-        self.sent.append((sql, params, self.conn.execute(sql, params)))
+        site = (self.site, len(self.sent))
+        self.sent.append(
+            (sql, params, self.cursors.execute(self.conn, site, sql, params))
+        )
         return _NoRows()
 
     def cursor(self) -> Any:
@@ -118,6 +129,8 @@ class ReadAhead:
     def __init__(self) -> None:
         # key -> (read at, as of, answer, takes left)
         self._answers: dict[object, tuple[float, datetime | None, object, int]] = {}
+        # The store's cursors by call site (its write transactions' too).
+        self.cursors = Cursors()
 
     def forget(self) -> None:
         """Something was committed: no answer read before it holds."""
@@ -162,7 +175,7 @@ class ReadAhead:
         try:
             with conn.pipeline():
                 for key, read in reads.items():
-                    sending[key] = _Sending(conn)
+                    sending[key] = _Sending(conn, self.cursors, key)
                     try:
                         read(sending[key])
                     except Exception:  # noqa: BLE001 - that read asks for itself

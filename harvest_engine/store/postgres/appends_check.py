@@ -20,6 +20,7 @@ import psycopg
 
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres.arrays import Ints, Texts
+from harvest_engine.store.postgres.cursors import Cursors
 from harvest_engine.store.postgres.notify import CHANNEL
 
 if TYPE_CHECKING:
@@ -59,17 +60,21 @@ def send(
     conn: psycopg.Connection[tuple[Any, ...]],
     appends: Sequence[Append],
     wake: str | None = None,
+    cursors: Cursors | None = None,
 ) -> None:
     """Queue the check of `appends` (its answer is not awaited: the COMMIT's is).
 
-    With `wake` (a worker id) it also sends the commit's wake notice.
+    With `wake` (a worker id) it also sends the commit's wake notice;
+    `cursors`: on its kept cursor (its result is never read).
     """
+    cursors = cursors or Cursors()
     ends = {a.exec_id: a.first + a.count for a in appends}  # each run's last
     ids, seq_ends = Texts(ends), Ints(ends.values())
     if wake is None:
-        conn.execute(CHECK, (len(ends), ids, seq_ends))
+        cursors.execute(conn, "check", CHECK, (len(ends), ids, seq_ends))
     else:
-        conn.execute(CHECK_WAKING, (len(ends), wake, ids, seq_ends))
+        args = (len(ends), wake, ids, seq_ends)
+        cursors.execute(conn, "check and wake", CHECK_WAKING, args)
 
 
 def diagnosis(

@@ -100,6 +100,21 @@ _STILL_NEEDS = (
 )
 
 
+_DECIDE_ONE, _DECIDE_MANY = (
+    f"SELECT exec_id FROM harvest_executions e WHERE {which} "
+    f"AND ({_STILL_NEEDS}) FOR UPDATE SKIP LOCKED"
+    # One run by `exec_id = ...` (its generic plan kept: see SHORT_HISTORY).
+    for which in ("exec_id = %(id)s", "exec_id = ANY(%(ids)s)")
+)
+_LOCK_RUNS = (
+    "SELECT 1 FROM harvest_executions WHERE exec_id = ANY(%s) "
+    'ORDER BY exec_id COLLATE "C" FOR UPDATE'
+)
+_LOCK_TASKS = (
+    "SELECT id, exec_id FROM harvest_tasks WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
+)
+
+
 def split(row: tuple[Any, ...]) -> tuple[ExecutionRecord, Quiet]:
     """A run's record and flags from a row of its columns and FLAGS."""
     n = len(Quiet._fields)
@@ -126,11 +141,10 @@ def lock_runs(
     if not ids:
         return memory.skipped & set(exec_ids)
     if deciding_at is not None:
-        # One run by `exec_id = ...` (its generic plan kept: see SHORT_HISTORY).
-        which = "exec_id = %(id)s" if len(ids) == 1 else "exec_id = ANY(%(ids)s)"
-        locked = conn.execute(
-            f"SELECT exec_id FROM harvest_executions e WHERE {which} "
-            f"AND ({_STILL_NEEDS}) FOR UPDATE SKIP LOCKED",
+        locked = memory.cursors.execute(
+            conn,
+            ("decide", len(ids) == 1),
+            _DECIDE_ONE if len(ids) == 1 else _DECIDE_MANY,
             {"ids": ids, "id": ids[0], "now": deciding_at},
         )
         keep = read_behind(conn, memory, ids)
@@ -139,19 +153,12 @@ def lock_runs(
         memory.skipped.difference_update(taken)
         memory.skipped.update(e for e in ids if e not in taken)
         return memory.skipped & set(exec_ids)
-    conn.execute(
-        "SELECT 1 FROM harvest_executions WHERE exec_id = ANY(%s) "
-        'ORDER BY exec_id COLLATE "C" FOR UPDATE',
-        (ids,),
-    )
+    cursors = memory.cursors
+    cursors.execute(conn, "lock", _LOCK_RUNS, (ids,))
     tasks = None
     if task_ids:
-        tasks = conn.execute(
-            "SELECT id, exec_id FROM harvest_tasks WHERE id = ANY(%s) "
-            "ORDER BY id FOR UPDATE",
-            (Ints(task_ids),),
-        )
-    rows = conn.execute(ROWS_AND_FLAGS, (ids,))
+        tasks = cursors.execute(conn, "lock tasks", _LOCK_TASKS, (Ints(task_ids),))
+    rows = cursors.execute(conn, "lock rows", ROWS_AND_FLAGS, (ids,))
     found = rows.fetchall()
     for exec_id in ids:
         memory.rows[exec_id] = None  # no such run, unless read below

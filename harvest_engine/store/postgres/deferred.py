@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 
     import psycopg
 
+    from harvest_engine.store.postgres.cursors import Cursors
+
 
 HELD_FIELDS = held_batch.HELD_FIELDS
 """An append that sets no other field of the run's row may wait for the next statement."""
@@ -154,6 +156,7 @@ class Memory(Protocol):
 
     held: Held
     counted: list[tuple[psycopg.Cursor[tuple[Any, ...]], int, str]]
+    cursors: Cursors
 
     def count_append(
         self, exec_id: str, first: int, count: int, tasks: tuple[int, ...]
@@ -273,7 +276,7 @@ def _send_batch(
     groups: Sequence[held_batch.Group],
 ) -> None:
     sql, args, appends = held_batch.statement(groups)
-    conn.execute(sql, args)
+    memory.cursors.execute(conn, "batch", sql, args)  # its result is never read
     for exec_id, first, count, tasks in appends:
         memory.count_append(exec_id, first, count, tasks)
 
@@ -310,5 +313,5 @@ def _send_run(
         exec_id, tasks, attempts, claimed, events, fields, seal
     )
     args["size"] = sum(p.size for p in run_pieces)
-    conn.execute(sql, args)
+    memory.cursors.execute(conn, "run", sql, args)  # its result is never read
     memory.count_append(exec_id, events[0][0], len(events), tuple(tasks))

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg import pq
 
+from harvest_engine.store.postgres.cursors import Cursors
 from harvest_engine.store.sql import pipeline_sync
 
 if TYPE_CHECKING:
@@ -41,17 +42,20 @@ Conn = psycopg.Connection[tuple[Any, ...]]
 
 
 @contextmanager
-def transaction(conn: Conn, before_commit: Callable[[], None]) -> Iterator[None]:
+def transaction(
+    conn: Conn, before_commit: Callable[[], None], cursors: Cursors | None = None
+) -> Iterator[None]:
     """BEGIN ... COMMIT in pipeline mode; `before_commit()` runs last inside it.
 
     Returns only once the server has answered the COMMIT; any error of the
     block, of a queued statement or of the commit rolls everything back and
-    propagates.
+    propagates. `cursors`: BEGIN and COMMIT on their kept cursors.
     """
+    cursors = cursors or Cursors()
     committed = False
     try:
         with conn.pipeline():
-            conn.execute("BEGIN", prepare=False)
+            cursors.execute(conn, "begin", "BEGIN", prepare=False)
             try:
                 yield
                 before_commit()
@@ -60,7 +64,7 @@ def transaction(conn: Conn, before_commit: Callable[[], None]) -> Iterator[None]
                 # failed (the pipeline is aborted), then repeated below.
                 conn.execute("ROLLBACK", prepare=False)
                 raise
-            commit = conn.execute("COMMIT", prepare=False)
+            commit = cursors.execute(conn, "commit", "COMMIT", prepare=False)
         # A COMMIT of a transaction that failed (a savepoint could not undo
         # an error, say) rolls back and says so: never report that as done.
         if commit.statusmessage != "COMMIT":

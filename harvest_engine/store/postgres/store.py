@@ -208,7 +208,7 @@ class PostgresStore(AheadReads):
     def _write(self) -> Iterator[PostgresWriteTxn]:
         with self._lock:
             conn = self._live_or_typed()
-            memory = TxnMemory(task_ids=self._task_ids)
+            memory = TxnMemory(task_ids=self._task_ids, cursors=self.ahead.cursors)
             txn = PostgresWriteTxn(conn, self.worker_id, self.lease, memory)
             self._in_txn = True
             self._txn_thread = threading.get_ident()
@@ -219,7 +219,7 @@ class PostgresStore(AheadReads):
                     conn.execute(notify.NOTIFY, (self.worker_id,))
 
             try:
-                with pipelined.transaction(conn, before_commit):
+                with pipelined.transaction(conn, before_commit, memory.cursors):
                     self._apply_released_claims(conn)
                     yield txn
             except BaseException as exc:

@@ -40,6 +40,7 @@ from harvest_engine.errors import HarvestInternalError
 from harvest_engine.events import HistoryEvent
 from harvest_engine.store.postgres import appends_check, deferred, pipelined
 from harvest_engine.store.postgres.appends_check import Append
+from harvest_engine.store.postgres.cursors import Cursors
 from harvest_engine.store.postgres.deferred import Block, Held
 from harvest_engine.store.postgres.held_sql import Stored
 from harvest_engine.store.records import StagedSignal
@@ -107,6 +108,9 @@ class TxnMemory:
     announced: list[tuple[list[AttemptKey], str]] = field(default_factory=list)
     # Runs inserted (the store's YoungTables counts them at the commit).
     started: int = 0
+    # The store's kept cursors (`cursors`), for the statements whose result
+    # is read before their site runs again.
+    cursors: Cursors = field(default_factory=Cursors)
 
     def next_task_id(self, conn: psycopg.Connection[tuple[Any, ...]]) -> int:
         """A fresh task id (a block of TASK_ID_BLOCK is reserved when none is left)."""
@@ -236,7 +240,7 @@ class TxnMemory:
         if self.held.waiting:
             deferred.send(conn, self)
         if self.appends:
-            appends_check.send(conn, self.appends, wake)
+            appends_check.send(conn, self.appends, wake, self.cursors)
         if self.counted:
             pipelined.sync(conn)
             for cursor, count, what in self.counted:
