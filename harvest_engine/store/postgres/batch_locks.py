@@ -115,10 +115,12 @@ _LOCK_TASKS = (
 )
 
 
+_FLAGS = len(Quiet._fields)
+
+
 def split(row: tuple[Any, ...]) -> tuple[ExecutionRecord, Quiet]:
     """A run's record and flags from a row of its columns and FLAGS."""
-    n = len(Quiet._fields)
-    return columns.execution_from_row(row[:-n]), Quiet(*(bool(v) for v in row[-n:]))
+    return columns.execution_from_row(row[:-_FLAGS]), Quiet(*map(bool, row[-_FLAGS:]))
 
 
 def hold(memory: TxnMemory, row: tuple[Any, ...]) -> None:

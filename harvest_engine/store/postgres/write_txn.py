@@ -306,7 +306,12 @@ class PostgresWriteTxn(
         if not events:
             self.update_execution(exec_id, **fields)
             return
-        if not self._waits_for(exec_id) and exec_id not in self.memory.rows:
+        deciding = self._deciding  # `_waits_for`, inlined: every append asks
+        if (
+            deciding is not None
+            and deciding != exec_id
+            and exec_id not in self.memory.rows
+        ):
             # Another run's row, in a decision: taken NOWAIT (RunBusy if held).
             self._lock_row(
                 "SELECT 1 FROM harvest_executions WHERE exec_id = %s FOR UPDATE",
@@ -317,16 +322,16 @@ class PostgresWriteTxn(
             _assignments(fields)  # refuses an unknown column
         first = events[0].seq
         stored: list[Stored] = []
+        size = 0
         for offset, event in enumerate(events):
             if event.seq != first + offset:
                 raise HarvestInternalError(
                     f"event seq {event.seq} does not continue run {exec_id} "
                     f"(next is {first + offset})"
                 )
-            stored.append(
-                (event.seq, event.type, micros(event.at), payloads.dumps(event.attrs))
-            )
-        size = sum(len(e[3]) for e in stored)
+            attrs = payloads.dumps(event.attrs)
+            size += len(attrs)
+            stored.append((event.seq, event.type, micros(event.at), attrs))
         held = self.memory.held
         held.pending.append(
             deferred.Piece(exec_id, held.now(), events=stored, fields=fields, size=size)

@@ -7,7 +7,7 @@ a lease (leases.py) under the transaction's worker.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.postgres import deferred, leases
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 _EXPEDITE_LOCAL = expedite_local_sql(POSTGRES)
 
 
-def _task_values(task: NewTask) -> tuple[object, ...]:
+def _task_values(task: NewTask) -> tuple[Any, ...]:
+    ready = micros(task.ready_at)
     return (
         task.exec_id,
         task.activity_id,
@@ -38,8 +39,8 @@ def _task_values(task: NewTask) -> tuple[object, ...]:
         task.input,
         task.queue,
         task.max_attempts,
-        micros(task.ready_at),
-        micros(task.ready_at),
+        ready,
+        ready,
         task.retry_policy,
         task.start_to_close,
         opt_micros(task.schedule_to_close_at),
@@ -119,13 +120,13 @@ class TaskTable(TxnState):
                 "RUNNING",
                 1,  # the column's default: a new task's first attempt
                 task.max_attempts,
-                micros(task.ready_at),
-                micros(task.ready_at),
+                values[6],  # ready_at (micros, as stored)
+                values[7],  # scheduled_at
                 None,
                 None,
                 task.retry_policy,
                 None if task.start_to_close is None else float(task.start_to_close),
-                opt_micros(task.schedule_to_close_at),
+                values[10],  # schedule_to_close_at
                 task.idempotency_key,
                 int(task.local),
             )
