@@ -66,8 +66,11 @@ def _texts(items: list[str]) -> str:
     joined = "\x00".join(items)
     if joined.count("\x00") != len(items) - 1:
         return "{" + ",".join(map(_quoted, items)) + "}"
-    escaped = joined.replace("\\", "\\\\").replace('"', '\\"')
-    return '{"' + escaped.replace("\x00", '","') + '"}'
+    if "\\" in joined:
+        joined = joined.replace("\\", "\\\\")
+    if '"' in joined:
+        joined = joined.replace('"', '\\"')
+    return '{"' + joined.replace("\x00", '","') + '"}'
 
 
 class _TextsDumper(Dumper):

@@ -208,13 +208,8 @@ def statement(
 
     Each append: its run, first seq, event count and the held tasks it deletes.
     """
-    ids: list[str] = []
-    firsts: list[int] = []
-    ends: list[int] = []
-    sizes: list[int] = []
-    ntasks: list[int] = []
-    nds: list[int | None] = []
-    pcs: list[int | None] = []
+    # Each run's row: id, first seq, end seq, size, held tasks, needs_decision, panic_count.
+    runs: list[tuple[str, int, int, int, int, int | None, int | None]] = []
     tasks: list[int] = []
     attempts: list[tuple[Any, ...]] = []
     claimed: list[tuple[Any, ...]] = []
@@ -251,14 +246,18 @@ def statement(
             if piece.fields:
                 fields.update(piece.fields)
         evs += [exec_id] * (end - first)
-        ids.append(exec_id)
-        firsts.append(first)
-        ends.append(end)
-        sizes.append(size)
-        ntasks.append(len(own))
         tasks += own
-        nds.append(fields.get("needs_decision"))
-        pcs.append(fields.get("panic_count"))
+        runs.append(
+            (
+                exec_id,
+                first,
+                end,
+                size,
+                len(own),
+                fields.get("needs_decision"),
+                fields.get("panic_count"),
+            )
+        )
         appends.append((exec_id, first, end - first, tuple(own)))
         if seal is not None:
             seals.append(seal)
@@ -270,6 +269,7 @@ def statement(
     if sql is None:
         sql = _SHAPES[shape] = _text(*shape)
     seqs, types, ats, attrs = zip(*events, strict=True)
+    ids, firsts, ends, sizes, ntasks, nds, pcs = zip(*runs, strict=True)
     args: dict[str, Any] = {
         "ids": Texts(ids),
         "firsts": Ints(firsts),

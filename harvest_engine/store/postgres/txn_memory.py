@@ -157,15 +157,22 @@ class TxnMemory:
         row = self.rows.get(exec_id)
         if row is None:
             return
-        values: dict[str, Any] = {
-            k: (None if v is None else from_micros(micros(v))) if k in _TIMES else v
-            for k, v in fields.items()
-            if k not in _UNRECORDED
-        }
+        values: dict[str, Any] = {}
+        for k, v in fields.items():  # a loop: no comprehension call an append
+            if k in _TIMES:
+                values[k] = None if v is None else from_micros(micros(v))
+            elif k not in _UNRECORDED:
+                values[k] = v
         if end:
             values["next_seq"] = end
             values["history_bytes"] = row.history_bytes + size
-        self.rows[exec_id] = _moved(row, values)
+        if not _ROW_FIELDS.issuperset(values):
+            unknown = sorted(values.keys() - _ROW_FIELDS)
+            raise TypeError(f"ExecutionRecord has no field {unknown}")
+        # `dataclasses.replace(row, **values)` without running __init__ again.
+        moved = object.__new__(ExecutionRecord)
+        moved.__dict__.update(row.__dict__, **values)
+        self.rows[exec_id] = moved
 
     def staged(self, exec_id: str) -> None:
         """A signal was staged on the run: it has staged signals now, nothing else changed."""
@@ -247,13 +254,3 @@ class TxnMemory:
                 if cursor.rowcount != count:
                     raise HarvestInternalError(f"{what} changed {cursor.rowcount} rows")
         return bool(self.appends) and wake is not None
-
-
-def _moved(row: ExecutionRecord, values: dict[str, Any]) -> ExecutionRecord:
-    """`dataclasses.replace(row, **values)` without running __init__ again (every held append)."""
-    unknown = values.keys() - _ROW_FIELDS
-    if unknown:
-        raise TypeError(f"ExecutionRecord has no field {sorted(unknown)}")
-    moved = object.__new__(ExecutionRecord)
-    moved.__dict__.update(row.__dict__, **values)
-    return moved
