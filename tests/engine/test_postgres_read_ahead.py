@@ -16,7 +16,8 @@ from psycopg import pq
 
 from harvest_engine import PostgresRuntime, Queue, StartOptions
 from harvest_engine.store.postgres import ahead
-from tests.engine.parked_postgres import open_parked, store_of
+from tests.engine.parked_postgres import new_task, open_parked, store_of
+from tests.engine.test_postgres_held_batch import statements_sent
 from tests.engine.test_postgres_queue_cost import executed
 from tests.engine.test_postgres_statement_cost import add_one, three_steps
 
@@ -159,5 +160,34 @@ def test_a_read_that_fails_ahead_gets_no_answer_and_the_others_do(pg_dsn: str) -
         assert store.ahead.take("fine") == [(2,)]
         assert store.ahead.take("first") is ahead.MISSING
         assert store.ahead.take("rows") is ahead.MISSING
+    finally:
+        rt.close()
+
+
+def test_the_ready_tasks_and_the_carried_claims_are_one_read(pg_dsn: str) -> None:
+    rt = open_parked(pg_dsn)
+    try:
+        store = store_of(rt)
+        mine, theirs, ready = (str(rt.start_workflow("parked", None)) for _ in range(3))
+        now = rt.clock.now()
+        with store.write() as txn:
+            kept = txn.add_claimed_task(new_task(mine, 1), now).id
+            gone = txn.add_claimed_task(new_task(mine, 2), now).id
+            other = txn.add_claimed_task(new_task(theirs, 1), now).id
+            waiting = txn.add_task(new_task(ready, 1))
+            txn.update_execution(theirs, needs_decision=0)
+        with store.write() as txn:  # another worker's claim, one claim gone
+            txn.delete_task(gone)
+        store.connection.execute(
+            "UPDATE harvest_tasks SET worker_id = 'elsewhere' WHERE id = %s", (other,)
+        )
+        later = now + timedelta(minutes=1)
+        with statements_sent() as sent:
+            store.read_pass_ahead(later, [kept, gone, other], flow=False)
+        assert len([sql for sql in sent if "harvest_tasks" in sql]) == 1, sent
+        with statements_sent() as asked:
+            assert store.claimed_task_ids([kept, gone, other]) == {kept}
+            assert [t.id for t in store.ready_tasks(None, later)] == [waiting]
+        assert asked == []  # both answered from the one read
     finally:
         rt.close()

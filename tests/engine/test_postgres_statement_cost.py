@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 RUNS = 20
 # Per run, every run queued before the passes, the passes' own reads included
-# (measured: 3.5 statements, 2.1 round trips; before the commit's wake
+# (measured: 3.4 statements, 2.1 round trips; before the commit's wake
 # notice went with the appends' check (appends_check.CHECK_WAKING), 3.7;
 # before a pass's runs' held writes went as one statement
 # (store/postgres/held_batch.py), 7.45 and 2.1;

@@ -57,6 +57,10 @@ Reads = dict[object, "Callable[[Any], object]"]
 """Reads by the key their answer is taken by; each runs on any connection it is given."""
 
 
+class Answers(dict[object, object]):
+    """A read's answers to several keys (one statement read for them all)."""
+
+
 class _NoRows:
     """The answer of a statement sent ahead, during the first run of a read: nothing yet."""
 
@@ -188,7 +192,9 @@ class ReadAhead:
                 answer = reads[key](_Answering(sent.sent))
             except Exception:  # noqa: BLE001 - it reads again, and meets it there
                 continue
-            self._answers[key] = (at, now, answer, (takes or {}).get(key, 1))
+            parts = answer if isinstance(answer, Answers) else {key: answer}
+            for part, value in parts.items():
+                self._answers[part] = (at, now, value, (takes or {}).get(part, 1))
 
 
 class AheadReads(StoreReads):

@@ -132,14 +132,38 @@ def _record_lost(
     )
 
 
+_READY = (
+    f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE "
+    "((status = 'PENDING' AND ready_at <= %s) OR "
+    "(status = 'RUNNING' AND lease_expires_at < clock_timestamp()))" + NOT_PAUSED_TASK
+)
+_STILL_CLAIMED = (
+    "FROM harvest_tasks WHERE id = ANY(%s) AND status = 'RUNNING' AND worker_id = %s"
+)
+# Both of a pass's reads of its own tasks as one statement: the ready tasks
+# (mine false, in their order) and which carried claims are still this
+# worker's (mine true: only their ids are read).
+_READY_AND_CLAIMED = (
+    f"SELECT * FROM ({_READY.replace('SELECT ', 'SELECT false AS mine, ', 1)} "
+    f"UNION ALL SELECT true, {columns.TASK_COLUMNS} {_STILL_CLAIMED}) u "
+    "ORDER BY mine, ready_at, id"
+)
+
+
+def ready_and_claimed(
+    conn: Executes, task_ids: Sequence[int], worker_id: str, now: datetime
+) -> tuple[list[TaskRecord], set[int]]:
+    """`ready_tasks(conn, None, now)` and `still_claimed(conn, task_ids, worker_id)`, in one read."""
+    rows = conn.execute(
+        _READY_AND_CLAIMED, (micros(now), Ints(task_ids), worker_id)
+    ).fetchall()
+    ready = [columns.task_from_row(row[1:]) for row in rows if not row[0]]
+    return ready, {int(row[1]) for row in rows if row[0]}
+
+
 def ready_tasks(conn: Executes, exec_id: str | None, now: datetime) -> list[TaskRecord]:
     """Tasks to claim: PENDING and due, or RUNNING under a lease that expired (a dead worker's)."""
-    sql = (
-        f"SELECT {columns.TASK_COLUMNS} FROM harvest_tasks WHERE "
-        "((status = 'PENDING' AND ready_at <= %s) OR "
-        "(status = 'RUNNING' AND lease_expires_at < clock_timestamp()))"
-        + NOT_PAUSED_TASK
-    )
+    sql = _READY
     args: tuple[Any, ...] = (micros(now),)
     if exec_id is not None:
         sql += " AND exec_id = %s"
@@ -160,9 +184,7 @@ def expired(conn: Executes) -> list[TaskRecord]:
 def still_claimed(conn: Executes, task_ids: Sequence[int], worker_id: str) -> set[int]:
     """Which of these tasks `worker_id` still holds (RUNNING under its lease)."""
     rows = conn.execute(
-        "SELECT id FROM harvest_tasks WHERE id = ANY(%s) "
-        "AND status = 'RUNNING' AND worker_id = %s",
-        (Ints(task_ids), worker_id),
+        f"SELECT id {_STILL_CLAIMED}", (Ints(task_ids), worker_id)
     ).fetchall()
     return {int(r[0]) for r in rows}
 

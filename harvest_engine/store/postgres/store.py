@@ -28,7 +28,7 @@ from harvest_engine.errors import (
     StorageError,
 )
 from harvest_engine.store.postgres import heartbeat, leases, notify, pipelined
-from harvest_engine.store.postgres.ahead import MISSING, AheadReads, Reads
+from harvest_engine.store.postgres.ahead import MISSING, AheadReads, Answers, Reads
 from harvest_engine.store.postgres.connection import connect, reconnect, redact
 from harvest_engine.store.postgres.faults import BOUNDARY, guard_public_methods
 from harvest_engine.store.postgres.joined_write import Depth, JoinedWrite
@@ -338,10 +338,16 @@ class PostgresStore(AheadReads):
 
     def _own_pass_reads(self, now: datetime, carried: Sequence[int]) -> Reads:
         ids, me = tuple(carried), self.worker_id
-        reads: Reads = {("carried", ids): lambda c: leases.still_claimed(c, ids, me)}
-        if not self._released_claims:
-            reads["ready"] = lambda c: leases.ready_tasks(c, None, now)
-        return reads if ids else {k: v for k, v in reads.items() if k == "ready"}
+        if self._released_claims:  # the ready tasks are read after they go back
+            return {("carried", ids): lambda c: leases.still_claimed(c, ids, me)}
+        if not ids:
+            return {"ready": lambda c: leases.ready_tasks(c, None, now)}
+
+        def both(c: Any) -> Answers:
+            ready, mine = leases.ready_and_claimed(c, ids, me, now)
+            return Answers({"ready": ready, ("carried", ids): mine})
+
+        return {"own tasks": both}
 
     def save_heartbeat(self, task_id: int, details: str) -> None:
         # On the lease connection: a heartbeat from a body's thread never waits
