@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.attempt_cancel import AttemptCancel
+from harvest_engine.body_threads import run_in_thread
 from harvest_engine.errors import (
     ActivityCancelled,
     ApplicationError,
@@ -239,7 +240,7 @@ async def run_attempt(
                 if context is None
                 else functools.partial(context.run, body, *args)
             )
-            value = await loop.run_in_executor(None, call)
+            value = await run_in_thread(loop, call)
             if budget is not None and time.monotonic() - started > budget:
                 return _timed_out(budget)
     except asyncio.CancelledError:

@@ -1,0 +1,81 @@
+"""A plain body's thread hand-off (body_threads.py): the loop's executor, one hop back."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from typing import Any
+
+import pytest
+
+from harvest_engine.activity import run_attempt
+from harvest_engine.body_threads import run_in_thread
+
+
+def test_a_plain_body_runs_in_the_default_executor_without_run_in_executor() -> None:
+    seen: list[str] = []
+
+    def body(x: int) -> int:
+        seen.append(threading.current_thread().name)
+        return x + 1
+
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+
+        def refused(*_: Any) -> Any:
+            raise AssertionError("run_in_executor chains two futures per body")
+
+        loop.run_in_executor = refused  # type: ignore[method-assign]
+        result = await run_attempt(body, (1,), budget=None)
+        executor = loop._default_executor  # type: ignore[attr-defined]
+        return result, executor
+
+    result, executor = asyncio.run(main())
+    assert result.ok
+    assert result.output == 2
+    assert isinstance(executor, concurrent.futures.ThreadPoolExecutor)
+    assert seen
+    assert seen[0].startswith("asyncio")
+    assert seen[0] != "MainThread"
+
+
+def test_a_body_error_and_a_cancel_while_queued_arrive_as_before() -> None:
+    ran: list[int] = []
+    gate = threading.Event()
+
+    def boom() -> None:
+        raise ValueError("bad")
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=1))
+        with pytest.raises(ValueError, match="bad"):
+            await run_in_thread(loop, boom)
+        busy = run_in_thread(loop, gate.wait)  # holds the only thread
+        queued = run_in_thread(loop, lambda: ran.append(1))
+        queued.cancel()
+        gate.set()
+        await busy
+
+    asyncio.run(main())  # waits for the executor's threads at its end
+    assert ran == []
+
+
+def test_a_default_executor_of_its_own_class_keeps_the_chained_path() -> None:
+    submitted: list[Any] = []
+
+    class Counted(concurrent.futures.ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            submitted.append(fn)
+            return super().submit(fn, *args, **kwargs)
+
+    def seven() -> int:
+        return 7
+
+    async def main() -> int:
+        asyncio.get_running_loop().set_default_executor(Counted())
+        return await run_in_thread(asyncio.get_running_loop(), seven)
+
+    assert asyncio.run(main()) == 7
+    assert submitted == [seven]  # handed as run_in_executor hands it
