@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from harvest_engine.store.sqlite.decision_marks import write_marks
 from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
@@ -19,7 +19,32 @@ from harvest_engine.store.txn_protocol import JoinedWriteFailed
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from harvest_engine.store.sqlite.transactions import WriteTransactions
+    from harvest_engine.store.sqlite.run_cache import RunCache
+
+
+class Writes(Protocol):
+    """What a scope reads and changes of its `WriteTransactions` (transactions.py)."""
+
+    conn: sqlite3.Connection
+    lock: threading.Lock
+    _runs: RunCache
+    _marks: set[str]
+    _txns: list[SqliteWriteTxn]
+    _depth: int
+    _in_txn: bool
+    _txn_thread: int
+
+    def failed(self, txn: SqliteWriteTxn, exc: BaseException) -> BaseException:
+        """Roll back after `exc`; the error to raise."""
+
+    def committed(self, txn: SqliteWriteTxn) -> None:
+        """Keep the committed rows, tell the listeners."""
+
+    def ended(self) -> None:
+        """No transaction is open any more."""
+
+    def apply_released_claims(self) -> None:
+        """The claims given back, PENDING again."""
 
 
 class Transaction:
@@ -27,7 +52,7 @@ class Transaction:
 
     __slots__ = ("_txn", "_writes")
 
-    def __init__(self, writes: WriteTransactions) -> None:
+    def __init__(self, writes: Writes) -> None:
         self._writes = writes
 
     def __enter__(self) -> SqliteWriteTxn:
@@ -95,7 +120,7 @@ class Savepoint:
 
     __slots__ = ("_name", "_txn", "_writes")
 
-    def __init__(self, writes: WriteTransactions) -> None:
+    def __init__(self, writes: Writes) -> None:
         self._writes = writes
 
     def __enter__(self) -> SqliteWriteTxn:
@@ -153,7 +178,7 @@ class JoinedBare:
 
     __slots__ = ("_txn", "_writes")
 
-    def __init__(self, writes: WriteTransactions) -> None:
+    def __init__(self, writes: Writes) -> None:
         self._writes = writes
 
     def __enter__(self) -> SqliteWriteTxn:
