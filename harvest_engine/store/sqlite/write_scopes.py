@@ -153,8 +153,10 @@ class Savepoint:
                 conn.execute(f"RELEASE {name}")
                 # Released into the enclosing transaction: if that rolls back,
                 # so must the memory this savepoint's work changed.
-                writes._txns[-1].undo.extend(txn.undo)
-                writes._txns[-1].announced.extend(txn.announced)
+                if txn.undo:
+                    writes._txns[-1].undo.extend(txn.undo)
+                if txn.announced:
+                    writes._txns[-1].announced.extend(txn.announced)
                 return
             # The rows read since may hold what the rollback undid.
             writes._runs.clear()
@@ -198,7 +200,9 @@ class JoinedBare:
         writes, txn = self._writes, self._txn
         writes._txns.pop()
         if kind is None:
-            writes._txns[-1].undo.extend(txn.undo)
-            writes._txns[-1].announced.extend(txn.announced)
+            if txn.undo:
+                writes._txns[-1].undo.extend(txn.undo)
+            if txn.announced:
+                writes._txns[-1].announced.extend(txn.announced)
         elif issubclass(kind, Exception):
             raise JoinedWriteFailed from exc
