@@ -36,8 +36,12 @@ RUNS = 48
 # Python calls per queued run, its start included, driven by poll_once
 # (measured on main at 70f7c33, before issue 26's lean pass: 2,372; 2,160
 # with a plain body's result handed back in one hop (body_threads.py) and
-# the transactions and joined writes as plain objects (write_scopes.py)).
-CALLS_PER_RUN = 2_200
+# the transactions and joined writes as plain objects (write_scopes.py);
+# 2,067 once a batch of many runs' decisions took no savepoints).
+CALLS_PER_RUN = 2_100
+# Statements per queued run, starts included (measured at 70f7c33: 53.6, of
+# them 8 SAVEPOINT and RELEASE, one pair per decision; 45.4 without them).
+STATEMENTS_PER_RUN = 46
 
 
 @activity
@@ -90,9 +94,14 @@ def _served(db_path: Path) -> tuple[float, collections.Counter[str]]:
     return calls / RUNS, seen
 
 
-def test_a_queued_run_stays_under_its_python_call_budget(db_path: Path) -> None:
-    per_run, _ = _served(db_path)
+def test_a_queued_run_stays_under_its_python_call_and_statement_budgets(
+    db_path: Path,
+) -> None:
+    per_run, seen = _served(db_path)
     assert per_run <= CALLS_PER_RUN, (
         f"a queued 3-step run made {per_run:.0f} Python calls (budget "
         f"{CALLS_PER_RUN}): profile `python -m bench.flow_counts`"
     )
+    assert sum(seen.values()) / RUNS <= STATEMENTS_PER_RUN, seen
+    # A batch of many runs' decisions goes without savepoints (commit_batches).
+    assert seen["SAVEPOINT"] == seen["RELEASE"] == 0, seen

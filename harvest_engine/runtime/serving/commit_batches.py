@@ -1,5 +1,8 @@
 """Many runs' writes in one commit, each decision in a savepoint of its own.
 
+(Or none, first: a run alone, and any batch of a store with `bare_batches`;
+a decision that fails then rolls the batch back, which runs again with them.)
+
 The batching the group commit pass builds on (`group_commit`, `bodies`):
 take runs a few at a time into one transaction, within a size and a time
 budget, and forget what a batch touched when its commit fails. It also
@@ -73,6 +76,9 @@ class CommitBatches:
         self._commits = 0
         self._decided_at: dict[str, int] = {}
         self._passes = 0
+        # A store whose batches may go without savepoints and be redone with
+        # them when a decision fails (SQLite: no other worker to stand back for).
+        self._bare_first = bool(getattr(store, "bare_batches", False))
 
     async def _in_batches(
         self,
@@ -117,6 +123,8 @@ class CommitBatches:
         decided: list[Decision] = []
         while pending:
             taken: list[str] = []
+            # What a redo with savepoints starts again from (`_in_batch`).
+            before = list(pending) if self._bare_first else None
 
             def work(txn: WriteTxn, taken: list[str] = taken) -> list[Decision]:
                 decisions: list[Decision] = []
@@ -140,7 +148,16 @@ class CommitBatches:
                     decisions += after(txn, decisions, taken)
                 return decisions
 
-            decided += self._in_batch(taken, work, carry=carry)
+            def again(
+                taken: list[str] = taken, before: list[str] | None = before
+            ) -> None:
+                pending.clear()
+                pending.extend(before or ())
+                taken.clear()
+
+            decided += self._in_batch(
+                taken, work, carry=carry, redo=None if before is None else again
+            )
             if pending:
                 await asyncio.sleep(0)
         return decided
@@ -213,6 +230,7 @@ class CommitBatches:
         *,
         carry: bool = True,
         alone: bool = False,
+        redo: Callable[[], None] | None = None,
     ) -> list[Decision]:
         """Run `work` in one batch; on a failed commit forget what it touched, then raise.
 
@@ -221,16 +239,21 @@ class CommitBatches:
         one run's work (its completions and its decision), whose decision
         then takes no savepoint; if it fails, everything rolled back and the
         batch runs again with savepoints, so the completions commit without
-        the failed decision, as in any batch (`JoinedWriteFailed`).
+        the failed decision, as in any batch (`JoinedWriteFailed`). `redo`
+        does the same for a batch of many runs (a store's `bare_batches`):
+        it puts back what `work` took before the batch runs again.
         """
+        bare = alone or redo is not None
         try:
-            with self.store.write_together(savepoints=not alone) as txn:
+            with self.store.write_together(savepoints=not bare) as txn:
                 decisions = work(txn)
         except JoinedWriteFailed:
             for exec_id in exec_ids:
                 self.cache.evict(exec_id)
-            if not alone:
+            if not bare:
                 raise
+            if redo is not None:
+                redo()
             return self._in_batch(exec_ids, work, carry=carry)
         except BaseException:
             for exec_id in exec_ids:
