@@ -27,20 +27,72 @@ T = TypeVar("T")
 _UNKNOWN = object()
 
 
-def run_in_thread(
-    loop: asyncio.AbstractEventLoop, call: Callable[[], T]
-) -> asyncio.Future[T]:
-    """`loop.run_in_executor(None, call)`, settled from the worker thread directly."""
+def executor_of(
+    loop: asyncio.AbstractEventLoop,
+) -> concurrent.futures.ThreadPoolExecutor | None:
+    """The loop's default executor (made as run_in_executor makes it); None: not a plain pool."""
     executor = getattr(loop, "_default_executor", _UNKNOWN)
     if executor is None:
         # What run_in_executor would make (asyncio/base_events.py), made here.
         executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="asyncio")
         loop.set_default_executor(executor)
     if type(executor) is not concurrent.futures.ThreadPoolExecutor:
+        return None
+    return executor
+
+
+def run_in_thread(
+    loop: asyncio.AbstractEventLoop, call: Callable[[], T]
+) -> asyncio.Future[T]:
+    """`loop.run_in_executor(None, call)`, settled from the worker thread directly."""
+    executor = executor_of(loop)
+    if executor is None:
         return loop.run_in_executor(None, call)
     future: asyncio.Future[T] = loop.create_future()
     executor.submit(_run, loop, future, call)
     return future
+
+
+class Submitted:
+    """A call handed to a thread by `submit`; `dropped` before it starts: it never runs."""
+
+    __slots__ = ("dropped",)
+
+    def __init__(self) -> None:
+        self.dropped = False
+
+
+def submit(
+    executor: concurrent.futures.ThreadPoolExecutor,
+    loop: asyncio.AbstractEventLoop,
+    call: Callable[[], Any],
+    then: Callable[[Any, BaseException | None], None],
+) -> Submitted:
+    """Run `call` in a thread of `executor`, then `then(value, error)` on the loop.
+
+    No future at all: the thread schedules `then` itself (one loop callback
+    per call), which a pass of many plain bodies reads its outcomes from
+    (runtime/serving/plain_bodies.py). Unless the loop closed meanwhile.
+    """
+    submitted = Submitted()
+    executor.submit(_call_then, loop, submitted, call, then)
+    return submitted
+
+
+def _call_then(
+    loop: asyncio.AbstractEventLoop,
+    submitted: Submitted,
+    call: Callable[[], Any],
+    then: Callable[[Any, BaseException | None], None],
+) -> None:
+    if submitted.dropped:
+        return
+    try:
+        value = call()
+    except BaseException as exc:  # noqa: BLE001 - every outcome goes to the loop
+        _hand_back(loop, then, None, exc)
+    else:
+        _hand_back(loop, then, value, None)
 
 
 def _run(
@@ -61,12 +113,12 @@ def _run(
 
 def _hand_back(
     loop: asyncio.AbstractEventLoop,
-    settle: Callable[[asyncio.Future[Any], Any], None],
-    future: asyncio.Future[Any],
-    outcome: Any,
+    settle: Callable[[Any, Any], None],
+    first: Any,
+    second: Any,
 ) -> None:
     try:
-        loop.call_soon_threadsafe(settle, future, outcome)
+        loop.call_soon_threadsafe(settle, first, second)
     except RuntimeError:  # the loop closed meanwhile: nobody awaits the outcome
         return
 

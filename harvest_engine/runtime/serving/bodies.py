@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from harvest_engine.errors import HarvestError
-from harvest_engine.runtime.serving import eager
+from harvest_engine.runtime.serving import eager, plain_bodies
 from harvest_engine.runtime.serving.commit_batches import CommitBatches
 
 if TYPE_CHECKING:
@@ -124,6 +124,18 @@ class BodyRounds(CommitBatches):
 
         def start(exec_id: str) -> None:
             task = queues[exec_id].popleft()
+            try:  # a plain body: a thread and a callback, no task (plain_bodies.py)
+                plain = plain_bodies.start(self.tasks, task, now)
+            except HarvestError as exc:
+                errors.append(exc)
+                early.append((exec_id, None))
+                return
+            if plain is not None:
+                if plain.done() and not plain.cancelled() and not plain.exception():
+                    early.append((exec_id, plain.result()))
+                else:
+                    running[cast("asyncio.Future[Finished | None]", plain)] = exec_id
+                return
             started = eager.start(self._execute(task, now, errors))
             if started.task is None:
                 early.append((exec_id, started.value))
@@ -178,6 +190,9 @@ class BodyRounds(CommitBatches):
         self, task: TaskRecord, now: Now, errors: list[HarvestError]
     ) -> Finished | None:
         try:
+            plain = plain_bodies.start(self.tasks, task, now)
+            if plain is not None:
+                return await plain
             return await self.tasks.execute(task, now)
         except HarvestError as exc:
             errors.append(exc)
