@@ -79,3 +79,57 @@ def test_a_default_executor_of_its_own_class_keeps_the_chained_path() -> None:
 
     assert asyncio.run(main()) == 7
     assert submitted == [seven]  # handed as run_in_executor hands it
+
+
+def test_a_pass_runs_its_plain_bodies_in_threads_with_no_task_each(
+    tmp_path: Any,
+) -> None:
+    from harvest_engine import (
+        ActivityContext,
+        SqliteRuntime,
+        WorkflowContext,
+        activity,
+        workflow,
+    )
+
+    threads: set[str] = set()
+
+    @activity
+    def plain_step(ctx: ActivityContext, x: int) -> int:
+        threads.add(threading.current_thread().name)
+        return x + 1
+
+    @workflow
+    async def two_plain_steps(ctx: WorkflowContext, x: int) -> int:
+        for _ in range(2):
+            x = await ctx.execute_activity(plain_step, x)
+        return x
+
+    rt = SqliteRuntime.open(tmp_path / "plain.db")
+    rt.register_workflow(two_plain_steps)
+    rt.register_activity(plain_step)
+    made: list[Any] = []
+
+    async def drive() -> None:
+        loop = asyncio.get_running_loop()
+
+        def factory(loop: Any, coro: Any, **kwargs: Any) -> Any:
+            made.append(coro)
+            return asyncio.Task(coro, loop=loop, **kwargs)
+
+        loop.set_task_factory(factory)
+        for _ in range(10):
+            await rt.poll_once()
+
+    try:
+        runs = [rt.start_workflow("two_plain_steps", i) for i in range(6)]
+        asyncio.run(drive())
+        outputs = [rt.outcome(r).output for r in runs]
+    finally:
+        rt.close()
+    assert outputs == [i + 2 for i in range(6)]
+    assert threads
+    assert "MainThread" not in threads
+    # Twelve bodies ran in the passes; none of them needed a task of its own.
+    assert not [c for c in made if "_rest" in getattr(c, "__qualname__", "")]
+    assert len(made) < 12, [getattr(c, "__qualname__", c) for c in made]

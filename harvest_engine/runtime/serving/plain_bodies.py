@@ -24,18 +24,24 @@ from harvest_engine.activity import cancelled_result, is_coroutine_body, plain_o
 from harvest_engine.runtime.serving.tasks import Finished
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from harvest_engine.runtime.serving.tasks import Clock, Prepared, TaskRunner
     from harvest_engine.store.rows import TaskRecord
 
 
 def start(
-    runner: TaskRunner, task: TaskRecord, clock: Clock
+    runner: TaskRunner,
+    task: TaskRecord,
+    clock: Clock,
+    on_end: Callable[[], None] | None = None,
 ) -> asyncio.Future[Finished] | None:
     """Start the attempt of a plain body in a thread; None for the others (`execute` runs them).
 
     The others: an unknown activity, a coroutine body, a local activity, an
     attempt through interceptors' hooks, a loop whose default executor is
-    not a thread pool. Raises what `TaskRunner.prepare` raises.
+    not a thread pool. Raises what `TaskRunner.prepare` raises. `on_end` is
+    called at once when the outcome is set (the pass's `BodyEnds`).
     """
     registry = runner.registry
     activity = registry.activities.get(task.activity_name)
@@ -56,6 +62,7 @@ def start(
         ready.set_result(prepared)
         return ready
     done = _Attempt(runner, prepared, loop)
+    done.on_end = on_end
     cancel = done.prepared.cancel
     early = done.prepared.early
     if early is None and cancel.reason is not None:
@@ -76,11 +83,7 @@ def start(
                 value, error, time.monotonic() - began, budget, cancel
             )
         except BaseException as exc:  # noqa: BLE001 - raised where the pass reads it
-            done.stop()
-            if isinstance(exc, asyncio.CancelledError):
-                super(_Attempt, done).cancel()
-            else:
-                done.set_exception(exc)
+            done.fail(exc)
             return
         done.end(result, clock)
 
@@ -100,6 +103,8 @@ class _Attempt(asyncio.Future[Finished]):
         self.prepared = prepared
         self.timer: asyncio.TimerHandle | None = None
         self.submitted: body_threads.Submitted | None = None
+        self.on_end: Callable[[], None] | None = None
+        """Told at once when the attempt's outcome is set (the pass's `BodyEnds`)."""
 
     def stop(self) -> None:
         """The body ended or is given up: its timer goes, the attempt is finished."""
@@ -114,8 +119,20 @@ class _Attempt(asyncio.Future[Finished]):
             finished = self.runner.conclude(self.prepared, result, clock)
         except BaseException as exc:  # noqa: BLE001 - raised where the pass reads it
             self.set_exception(exc)
-            return
-        self.set_result(finished)
+        else:
+            self.set_result(finished)
+        if self.on_end is not None:
+            self.on_end()
+
+    def fail(self, exc: BaseException) -> None:
+        """The outcome could not be read: raised where the pass reads it."""
+        self.stop()
+        if isinstance(exc, asyncio.CancelledError):
+            super().cancel()
+        else:
+            self.set_exception(exc)
+        if self.on_end is not None:
+            self.on_end()
 
     def cancel(self, msg: Any | None = None) -> bool:
         """Give the attempt up: a body not started yet never runs (one running ends unread)."""
