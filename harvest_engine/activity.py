@@ -6,13 +6,13 @@ import asyncio
 import functools
 import inspect
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.attempt_cancel import AttemptCancel
 from harvest_engine.body_threads import run_in_thread
+from harvest_engine.clock import monotonic
 from harvest_engine.errors import (
     ActivityCancelled,
     ApplicationError,
@@ -234,7 +234,7 @@ async def run_attempt(
         if is_coroutine_body(body):
             value = await cancel.run(body(*args))
         else:
-            started = time.monotonic()
+            started = monotonic()
             call = (
                 functools.partial(body, *args)
                 if context is None
@@ -244,9 +244,7 @@ async def run_attempt(
                 value = await run_in_thread(loop, call)
             except Exception as exc:  # noqa: BLE001 - the body's failure, as plain_outcome reads it
                 return plain_outcome(None, exc, 0.0, budget, cancel)
-            return plain_outcome(
-                value, None, time.monotonic() - started, budget, cancel
-            )
+            return plain_outcome(value, None, monotonic() - started, budget, cancel)
     except asyncio.CancelledError:
         if cancel.reason is None:
             raise  # not ours: the pass itself is being cancelled

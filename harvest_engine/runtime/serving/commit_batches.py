@@ -16,11 +16,11 @@ import asyncio
 import collections
 import itertools
 import logging
-import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from harvest_engine.clock import monotonic
 from harvest_engine.errors import HarvestError, Stuck
 from harvest_engine.store.txn_protocol import JoinedWriteFailed
 
@@ -130,7 +130,7 @@ class CommitBatches:
                 decisions: list[Decision] = []
                 locked: set[str] = set()
                 left_out: set[str] = set()
-                deadline = time.monotonic() + budget
+                deadline = monotonic() + budget
                 while pending and len(taken) < size:
                     if pending[0] not in locked:
                         ahead = min(step, size - len(taken))
@@ -142,7 +142,7 @@ class CommitBatches:
                         continue  # another worker holds it, or decided it
                     taken.append(exec_id)
                     decisions += per_run(txn, exec_id)
-                    if time.monotonic() >= deadline:
+                    if monotonic() >= deadline:
                         break
                 if after is not None:
                     decisions += after(txn, decisions, taken)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import time
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import body_threads
 from harvest_engine.activity import cancelled_result, is_coroutine_body, plain_outcome
+from harvest_engine.clock import monotonic
 from harvest_engine.runtime.serving.tasks import Finished
 
 if TYPE_CHECKING:
@@ -73,15 +73,13 @@ def start(
     budget = done.prepared.budget
     if budget is not None:
         done.timer = loop.call_later(budget, cancel.time_out, budget)
-    began = time.monotonic()
+    began = monotonic()
 
     def then(value: Any, error: BaseException | None) -> None:
         if done.done():
             return  # given up on while the body ran: finished then
         try:
-            result = plain_outcome(
-                value, error, time.monotonic() - began, budget, cancel
-            )
+            result = plain_outcome(value, error, monotonic() - began, budget, cancel)
         except BaseException as exc:  # noqa: BLE001 - raised where the pass reads it
             done.fail(exc)
             return
