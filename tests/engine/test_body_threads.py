@@ -133,3 +133,57 @@ def test_a_pass_runs_its_plain_bodies_in_threads_with_no_task_each(
     # Twelve bodies ran in the passes; none of them needed a task of its own.
     assert not [c for c in made if "_rest" in getattr(c, "__qualname__", "")]
     assert len(made) < 12, [getattr(c, "__qualname__", c) for c in made]
+
+
+def test_a_plain_attempt_given_up_while_queued_never_runs_and_is_finished() -> None:
+    from types import SimpleNamespace
+
+    from harvest_engine.attempt_cancel import AttemptCancel
+    from harvest_engine.runtime.serving import plain_bodies
+
+    gate = threading.Event()
+    ran: list[str] = []
+    finished: list[str] = []
+
+    def holds(name: str) -> str:
+        gate.wait()
+        return name
+
+    def runs(name: str) -> str:
+        ran.append(name)
+        return name
+
+    bodies = {"holds": holds, "runs": runs}
+    runner: Any = SimpleNamespace(
+        registry=SimpleNamespace(
+            activities={n: SimpleNamespace(body=b) for n, b in bodies.items()},
+            interceptors=SimpleNamespace(activity=()),
+        ),
+        attempts=SimpleNamespace(finish=finished.append),
+        prepare=lambda task, clock: SimpleNamespace(
+            claimed=task.activity_name,
+            cancel=AttemptCancel(),
+            early=None,
+            budget=None,
+            args=(task.activity_name,),
+        ),
+        conclude=lambda prepared, result, clock: result.output,
+    )
+
+    def task(name: str) -> Any:
+        return SimpleNamespace(activity_name=name, local=False)
+
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=1))
+        busy = plain_bodies.start(runner, task("holds"), lambda: None)
+        queued = plain_bodies.start(runner, task("runs"), lambda: None)
+        assert busy is not None
+        assert queued is not None
+        queued.cancel()  # the pass gave it up before a thread took it
+        gate.set()
+        return await busy
+
+    assert asyncio.run(main()) == "holds"
+    assert ran == []
+    assert sorted(finished) == ["holds", "runs"]

@@ -86,7 +86,10 @@ def start(
         done.end(result, clock)
 
     body = functools.partial(activity.body, *done.prepared.args)
-    done.submitted = body_threads.submit(executor, loop, body, then)
+    try:
+        done.submitted = body_threads.submit(executor, loop, body, then)
+    except Exception as exc:  # noqa: BLE001 - no thread took it (a pool shut down): a failed attempt
+        done.end(plain_outcome(None, exc, 0.0, budget, cancel), clock)
     return done
 
 
