@@ -13,11 +13,11 @@ read for it ever.
 from __future__ import annotations
 
 import functools
+import time
 from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from harvest_engine.clock import monotonic
 from harvest_engine.runtime.flow import gates
 from harvest_engine.runtime.flow.admission import Admission, admit_queue
 
@@ -105,7 +105,7 @@ class Gatekeeper:
                 got = admit_queue(registry, txn, queue, now)
             self._admitted(got)
             self._note(queue, len(got.admitted), got.held, got.token, runs=True)
-            self._looked[queue] = (marks, monotonic() + RECHECK_EVERY)
+            self._looked[queue] = (marks, time.monotonic() + RECHECK_EVERY)
             moved = moved or bool(got.admitted)
         for gate, waiting in self._by_gate(tasks).items():
             with store.write() as txn:
@@ -151,7 +151,7 @@ class Gatekeeper:
                 continue  # another worker admits into it now
             self._admitted(got)
             self._note(queue, len(got.admitted), got.held, got.token, runs=True)
-            self._looked[queue] = (marks, monotonic() + RECHECK_EVERY)
+            self._looked[queue] = (marks, time.monotonic() + RECHECK_EVERY)
             txn.on_rollback(functools.partial(self._forget_queue, queue))
             admitted += [w.exec_id for w in got.admitted]
         return admitted
@@ -206,7 +206,9 @@ class Gatekeeper:
         if self._held.get(queue) != _SLOT:
             return False
         looked = self._looked.get(queue)
-        return looked is not None and looked[0] == marks and monotonic() < looked[1]
+        return (
+            looked is not None and looked[0] == marks and time.monotonic() < looked[1]
+        )
 
     def _sweep_due(self) -> bool:
         """Whether to sweep waiting rows of ended runs now (every SWEEP_EVERY seconds).
@@ -214,7 +216,7 @@ class Gatekeeper:
         Ends the start and the cancel know of drop their row at once; a sweep
         catches any other (a run sealed by a path that does not look at queues).
         """
-        at = monotonic()
+        at = time.monotonic()
         if at < self._next_sweep:
             return False
         self._next_sweep = at + SWEEP_EVERY
