@@ -1,7 +1,8 @@
 """Many runs' writes in one commit, each decision in a savepoint of its own.
 
-(Or none, first: a run alone, and any batch of a store with `bare_batches`;
-a decision that fails then rolls the batch back, which runs again with them.)
+A run alone, and every batch of a store with `bare_batches` (SQLite), take
+none at first: a decision that fails then rolls the whole batch back, and
+the batch runs again with them.
 
 The batching the group commit pass builds on (`group_commit`, `bodies`):
 take runs a few at a time into one transaction, within a size and a time
