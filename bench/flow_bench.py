@@ -1,11 +1,14 @@
 """Flow control: harvest's queues beside DBOS's on the same workload, SQLite and Postgres.
 
-    PEERS_PYTHON=.venv-peers/bin/python .venv/bin/python -m bench.flow_bench [RUNS]
+    PEERS_PYTHON=.venv-peers/bin/python .venv/bin/python -m bench.flow_bench [RUNS] [REPS]
 
 Workloads (RUNS defaults to 1,000), each engine in one process working its own queue,
 timed from the first enqueue to the last run's end:
 - `concurrency`: RUNS workflows of three sequential steps (x + 1) on a queue of
-  concurrency 8;
+  concurrency 8, REPS times (default 3) for each engine, the two engines taking
+  turns (harvest, DBOS, harvest, ...) so that a slow minute of this shared
+  machine falls on both; the row gives each engine's median and the ratio of
+  the medians, then every turn's pair;
 - `rate`: RATE_RUNS such workflows on a queue limited to RATE per second (harvest
   spaces admissions evenly; DBOS's limiter counts a sliding window);
 - `admission`: harvest alone, in process: a queue of concurrency 1 of one-step
@@ -51,6 +54,7 @@ PEERS_PYTHON = Path(
     os.environ.get("PEERS_PYTHON", HERE.parent / ".venv-peers" / "bin" / "python")
 )
 RUNS = 1000
+REPS = 3
 CONCURRENCY = 8
 RATE = 100
 RATE_RUNS = 200
@@ -169,16 +173,32 @@ def dbos_queue(target: str, runs: int, *extra: str) -> dict[str, Any] | None:
     return result
 
 
-def _ratio(ours: dict[str, Any], theirs: dict[str, Any] | None) -> str:
-    if theirs is None:
-        return "DBOS: skipped (no peers venv)"
+def _taking_turns(where: Any, runs: int, reps: int) -> str:
+    """The concurrency row: REPS runs of each engine, alternating; medians and each pair."""
+    ours: list[float] = []
+    theirs: list[float] = []
+    for rep in range(reps):
+        queue = Queue("q8", concurrency=CONCURRENCY)
+        ours.append(harvest_queue(where(f"h8_{rep}"), runs, queue)["runs_per_sec"])
+        dbos = dbos_queue(where(f"d8_{rep}"), runs, "--concurrency", str(CONCURRENCY))
+        if dbos is not None:
+            theirs.append(dbos["runs_per_sec"])
+    median = statistics.median(ours)
+    if not theirs:
+        return (
+            f"harvest {median} runs/s (median of {reps}); DBOS: skipped (no peers venv)"
+        )
+    pairs = ", ".join(
+        f"{h:.0f}/{d:.0f}=x{h / d:.1f}" for h, d in zip(ours, theirs, strict=True)
+    )
     return (
-        f"DBOS {theirs['runs_per_sec']} runs/s ({theirs['seconds']} s), "
-        f"x{ours['runs_per_sec'] / theirs['runs_per_sec']:.1f}"
+        f"harvest {median} runs/s, DBOS {statistics.median(theirs)} runs/s "
+        f"(medians of {reps}), x{median / statistics.median(theirs):.1f}; "
+        f"turns: {pairs}"
     )
 
 
-def run(runs: int = RUNS) -> list[tuple[str, str]]:
+def run(runs: int = RUNS, reps: int = REPS) -> list[tuple[str, str]]:
     """The rows of RESULTS.md's flow-control section."""
     rows: list[tuple[str, str]] = []
     bindir = postgres_bin()
@@ -191,18 +211,11 @@ def run(runs: int = RUNS) -> list[tuple[str, str]]:
             if server is not None:
                 stores.append(("Postgres", lambda _name: server.fresh_database()))
             for store, where in stores:
-                ours = harvest_queue(
-                    where("h8"), runs, Queue("q8", concurrency=CONCURRENCY)
-                )
-                theirs = dbos_queue(
-                    where("d8"), runs, "--concurrency", str(CONCURRENCY)
-                )
                 rows.append(
                     (
                         f"{store}: {runs} enqueued 3-step runs, queue concurrency "
                         f"{CONCURRENCY}",
-                        f"harvest {ours['runs_per_sec']} runs/s ({ours['seconds']} s); "
-                        + _ratio(ours, theirs),
+                        _taking_turns(where, runs, reps),
                     )
                 )
                 ours = harvest_queue(
@@ -237,8 +250,9 @@ def run(runs: int = RUNS) -> list[tuple[str, str]]:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else RUNS
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else REPS
     load = os.getloadavg()[0]
-    for name, result in run(runs):
+    for name, result in run(runs, reps):
         print(f"| {name} | {result} |", flush=True)
     print(f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}", flush=True)
 

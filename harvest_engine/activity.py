@@ -6,12 +6,13 @@ import asyncio
 import functools
 import inspect
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harvest_engine import payloads
 from harvest_engine.attempt_cancel import AttemptCancel
+from harvest_engine.body_threads import run_in_thread
+from harvest_engine.clock import monotonic
 from harvest_engine.errors import (
     ActivityCancelled,
     ApplicationError,
@@ -230,18 +231,20 @@ async def run_attempt(
     loop = asyncio.get_running_loop()
     timer = None if budget is None else loop.call_later(budget, cancel.time_out, budget)
     try:
-        if _is_coroutine_function(body):
+        if is_coroutine_body(body):
             value = await cancel.run(body(*args))
         else:
-            started = time.monotonic()
+            started = monotonic()
             call = (
                 functools.partial(body, *args)
                 if context is None
                 else functools.partial(context.run, body, *args)
             )
-            value = await loop.run_in_executor(None, call)
-            if budget is not None and time.monotonic() - started > budget:
-                return _timed_out(budget)
+            try:
+                value = await run_in_thread(loop, call)
+            except Exception as exc:  # noqa: BLE001 - the body's failure, as plain_outcome reads it
+                return plain_outcome(None, exc, 0.0, budget, cancel)
+            return plain_outcome(value, None, monotonic() - started, budget, cancel)
     except asyncio.CancelledError:
         if cancel.reason is None:
             raise  # not ours: the pass itself is being cancelled
@@ -253,6 +256,37 @@ async def run_attempt(
     finally:
         if timer is not None:
             timer.cancel()
+    if cancel.timed_out:
+        return _timed_out(budget or 0.0)
+    return checked_output(value)
+
+
+def plain_outcome(
+    value: Any,
+    error: BaseException | None,
+    elapsed: float,
+    budget: float | None,
+    cancel: AttemptCancel,
+) -> AttemptResult:
+    """A plain body's attempt from what its thread gave: its value, or the error it raised.
+
+    `run_attempt` awaits the thread and reads its outcome here; a pass
+    running many plain bodies reads it here from a callback instead
+    (runtime/serving/plain_bodies.py), so the two agree. A body that ran
+    past its budget is timed out; raised once cancelled it ends cancelled.
+    An error that is no `Exception` (a `CancelledError` of the body's own,
+    a `KeyboardInterrupt`) is raised again, as it would leave an await.
+    """
+    if error is not None:
+        if not isinstance(error, Exception):
+            if isinstance(error, asyncio.CancelledError) and cancel.reason is not None:
+                return _ended_by(cancel, budget)
+            raise error
+        if cancel.reason is not None:
+            return _ended_by(cancel, budget)
+        return AttemptResult(ok=False, error=error_info(error))
+    if budget is not None and elapsed > budget:
+        return _timed_out(budget)
     if cancel.timed_out:
         return _timed_out(budget or 0.0)
     return checked_output(value)
@@ -277,7 +311,7 @@ def _ended_by(cancel: AttemptCancel, budget: float | None) -> AttemptResult:
     return cancelled_result(cancel.reason or "cancelled")
 
 
-def _is_coroutine_function(body: Callable[..., Any]) -> bool:
+def is_coroutine_body(body: Callable[..., Any]) -> bool:
     """`inspect.iscoroutinefunction`, remembered per body (it is asked every attempt)."""
     try:
         return _coroutine_function(body)

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime
 from typing import Protocol
 
 from harvest_engine.durations import Duration, to_timedelta
+
+monotonic = getattr(time.monotonic, "__wrapped__", time.monotonic)
+"""`time.monotonic` itself, not the wrapper workflow/loop.py puts in its place
+(it refuses the call inside workflow code): the engine's own reads of it, a
+few per run in a pass, cost no second call."""
 
 
 class Clock(Protocol):

@@ -34,6 +34,10 @@ class HistoryCaps:
                 raise ValueError(f"HistoryCaps.{name} must be a positive int or None")
 
 
+_DEFAULT_CAPS = HistoryCaps()
+"""The caps a runtime starts with (read at every start, made once)."""
+
+
 @dataclass(frozen=True)
 class WorkflowLogPolicy:
     """Store `ctx.log` lines; at most `max_lines` per run (None: no limit), then one marker."""
@@ -124,7 +128,7 @@ class Settings:
         byte advice is recorded, and none is counted).
         """
         cap = self.caps.max_bytes
-        default = HistoryCaps().max_bytes
+        default = _DEFAULT_CAPS.max_bytes
         if cap is None or default is None or cap >= default:
             return None
         return max(1, cap * 4 // 5)

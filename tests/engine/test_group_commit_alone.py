@@ -5,12 +5,14 @@ share; a run driven alone shares its commits with nobody, so its decision
 skips the SAVEPOINT and RELEASE statements. If that decision fails, the
 whole transaction rolls back and runs again with savepoints: the
 completion still commits without the failed decision, as in any batch.
+On SQLite (the only writer: no decision stands back for another worker) a
+batch of many runs goes the same way, bare first, redone with savepoints.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -175,3 +177,48 @@ def test_a_bare_batch_that_fails_whole_is_reported_as_a_request_to_redo(
         assert store.execution(exec_id).panic_count == 0  # type: ignore[union-attr]
     finally:
         rt.close()
+
+
+async def test_a_pass_over_many_runs_decides_them_without_savepoints_on_sqlite(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    rt = runtime(tmp_path / "many.db", clock)
+    try:
+        runs = [rt.start_workflow("two_bumps", i) for i in range(4)]
+        with statements(rt) as seen:
+            for _ in range(10):
+                await rt.poll_once()
+        outputs = [rt.outcome(r).output for r in runs]
+    finally:
+        rt.close()
+    assert outputs == [i + 2 for i in range(4)]
+    # Each commit held several runs' decisions, none in a savepoint of its own.
+    assert seen.count("COMMIT") < 3 * len(runs)
+    assert not [sql for sql in seen if sql.startswith(("SAVEPOINT", "RELEASE"))]
+
+
+async def test_a_failing_decision_in_a_many_run_batch_is_redone_with_savepoints(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    BUG["armed"] = True
+    rt = runtime(tmp_path / "redo-many.db", clock)
+    try:
+        good = [rt.start_workflow("two_bumps", i) for i in range(3)]
+        bad = rt.start_workflow("bug_after_a_bump", 10)
+        with statements(rt) as seen:
+            for _ in range(10):
+                with suppress(WorkflowPanicked):
+                    await rt.poll_once()
+        outputs = [rt.outcome(r).output for r in good]
+        bad_row = rt.store.execution(str(bad))
+    finally:
+        rt.close()
+        BUG["armed"] = True
+    # The bare batch rolled back whole and ran again with savepoints: the good
+    # runs' work committed, the failing decision alone was rolled back.
+    assert "ROLLBACK" in seen
+    assert any(sql.startswith("SAVEPOINT") for sql in seen)
+    assert outputs == [i + 2 for i in range(3)]
+    assert bad_row is not None
+    assert bad_row.state == "RUNNING"
+    assert bad_row.panic_count >= 1

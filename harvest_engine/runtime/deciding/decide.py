@@ -206,7 +206,8 @@ class Decider(Outcomes):
         finally:
             instance.effects = None
             instance.drive_now = None
-        self._check_violation(instance)
+        if instance.violation is not None:
+            raise Panic(instance.violation)
         if instance.rejection is not None:
             raise instance.rejection
         if instance.halted is not None:
@@ -348,11 +349,6 @@ class Decider(Outcomes):
                 return
             instance.deliver(cycle.event(*answer))
             cycle.take(instance.flush(cycle.next_seq, cycle.now))
-
-    @staticmethod
-    def _check_violation(instance: WorkflowInstance) -> None:
-        if instance.violation is not None:
-            raise Panic(instance.violation)
 
 
 def _past(row: ExecutionRecord, now: datetime) -> bool:

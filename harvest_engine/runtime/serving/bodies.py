@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from harvest_engine.errors import HarvestError
-from harvest_engine.runtime.serving import eager
+from harvest_engine.runtime.serving import eager, plain_bodies
+from harvest_engine.runtime.serving.body_ends import BodyEnds
 from harvest_engine.runtime.serving.commit_batches import CommitBatches
 
 if TYPE_CHECKING:
@@ -121,13 +122,27 @@ class BodyRounds(CommitBatches):
         # Bodies that finished in their first step (runtime/serving/eager.py): no
         # task was made for them; they count against `limit` until flushed.
         early: list[tuple[str, Finished | None]] = []
+        ends = BodyEnds(asyncio.get_running_loop())
 
         def start(exec_id: str) -> None:
             task = queues[exec_id].popleft()
+            try:  # a plain body: a thread and a callback, no task (plain_bodies.py)
+                plain = plain_bodies.start(self.tasks, task, now, ends)
+            except HarvestError as exc:
+                errors.append(exc)
+                early.append((exec_id, None))
+                return
+            if plain is not None:
+                if plain.done() and not plain.cancelled() and not plain.exception():
+                    early.append((exec_id, plain.result()))
+                else:
+                    running[cast("asyncio.Future[Finished | None]", plain)] = exec_id
+                return
             started = eager.start(self._execute(task, now, errors))
             if started.task is None:
                 early.append((exec_id, started.value))
             else:
+                started.task.add_done_callback(ends)
                 running[started.task] = exec_id
 
         while waiting and len(running) + len(early) < limit:
@@ -138,10 +153,7 @@ class BodyRounds(CommitBatches):
                 await asyncio.sleep(0)
                 done = {f for f in running if f.done()}
             else:
-                done, _ = await asyncio.wait(
-                    running, return_when=asyncio.FIRST_COMPLETED
-                )
-                done |= await self._window(running, done)
+                done = await ends.first(running, self.settings.record_window_seconds)
             ended = early[:] + [(running.pop(f), f.result()) for f in done]
             early.clear()
             ended.sort(key=lambda item: order[item[0]])
@@ -157,27 +169,13 @@ class BodyRounds(CommitBatches):
                 start(waiting.popleft())
         return decided
 
-    async def _window(
-        self,
-        running: dict[asyncio.Future[Finished | None], str],
-        done: set[asyncio.Future[Finished | None]],
-    ) -> set[asyncio.Future[Finished | None]]:
-        """The bodies still running that finish within the record window (group commit).
-
-        Bodies in threads finish a little apart: recording the first alone
-        and the rest a moment later costs two commits where one would do.
-        """
-        window = self.settings.record_window_seconds
-        rest = [f for f in running if f not in done]
-        if window <= 0 or not rest:
-            return set()
-        more, _ = await asyncio.wait(rest, timeout=window)
-        return more
-
     async def _execute(
         self, task: TaskRecord, now: Now, errors: list[HarvestError]
     ) -> Finished | None:
         try:
+            plain = plain_bodies.start(self.tasks, task, now)
+            if plain is not None:
+                return await plain
             return await self.tasks.execute(task, now)
         except HarvestError as exc:
             errors.append(exc)

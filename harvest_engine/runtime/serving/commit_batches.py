@@ -1,5 +1,9 @@
 """Many runs' writes in one commit, each decision in a savepoint of its own.
 
+A run alone, and every batch of a store with `bare_batches` (SQLite), take
+none at first: a decision that fails then rolls the whole batch back, and
+the batch runs again with them.
+
 The batching the group commit pass builds on (`group_commit`, `bodies`):
 take runs a few at a time into one transaction, within a size and a time
 budget, and forget what a batch touched when its commit fails. It also
@@ -13,11 +17,11 @@ import asyncio
 import collections
 import itertools
 import logging
-import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from harvest_engine.clock import monotonic
 from harvest_engine.errors import HarvestError, Stuck
 from harvest_engine.store.txn_protocol import JoinedWriteFailed
 
@@ -73,6 +77,9 @@ class CommitBatches:
         self._commits = 0
         self._decided_at: dict[str, int] = {}
         self._passes = 0
+        # A store whose batches may go without savepoints and be redone with
+        # them when a decision fails (SQLite: no other worker to stand back for).
+        self._bare_first = bool(getattr(store, "bare_batches", False))
 
     async def _in_batches(
         self,
@@ -117,12 +124,14 @@ class CommitBatches:
         decided: list[Decision] = []
         while pending:
             taken: list[str] = []
+            # What a redo with savepoints starts again from (`_in_batch`).
+            before = list(pending) if self._bare_first else None
 
             def work(txn: WriteTxn, taken: list[str] = taken) -> list[Decision]:
                 decisions: list[Decision] = []
                 locked: set[str] = set()
                 left_out: set[str] = set()
-                deadline = time.monotonic() + budget
+                deadline = monotonic() + budget
                 while pending and len(taken) < size:
                     if pending[0] not in locked:
                         ahead = min(step, size - len(taken))
@@ -134,13 +143,22 @@ class CommitBatches:
                         continue  # another worker holds it, or decided it
                     taken.append(exec_id)
                     decisions += per_run(txn, exec_id)
-                    if time.monotonic() >= deadline:
+                    if monotonic() >= deadline:
                         break
                 if after is not None:
                     decisions += after(txn, decisions, taken)
                 return decisions
 
-            decided += self._in_batch(taken, work, carry=carry)
+            def again(
+                taken: list[str] = taken, before: list[str] | None = before
+            ) -> None:
+                pending.clear()
+                pending.extend(before or ())
+                taken.clear()
+
+            decided += self._in_batch(
+                taken, work, carry=carry, redo=None if before is None else again
+            )
             if pending:
                 await asyncio.sleep(0)
         return decided
@@ -213,6 +231,7 @@ class CommitBatches:
         *,
         carry: bool = True,
         alone: bool = False,
+        redo: Callable[[], None] | None = None,
     ) -> list[Decision]:
         """Run `work` in one batch; on a failed commit forget what it touched, then raise.
 
@@ -221,16 +240,21 @@ class CommitBatches:
         one run's work (its completions and its decision), whose decision
         then takes no savepoint; if it fails, everything rolled back and the
         batch runs again with savepoints, so the completions commit without
-        the failed decision, as in any batch (`JoinedWriteFailed`).
+        the failed decision, as in any batch (`JoinedWriteFailed`). `redo`
+        does the same for a batch of many runs (a store's `bare_batches`):
+        it puts back what `work` took before the batch runs again.
         """
+        bare = alone or redo is not None
         try:
-            with self.store.write_together(savepoints=not alone) as txn:
+            with self.store.write_together(savepoints=not bare) as txn:
                 decisions = work(txn)
         except JoinedWriteFailed:
             for exec_id in exec_ids:
                 self.cache.evict(exec_id)
-            if not alone:
+            if not bare:
                 raise
+            if redo is not None:
+                redo()
             return self._in_batch(exec_ids, work, carry=carry)
         except BaseException:
             for exec_id in exec_ids:

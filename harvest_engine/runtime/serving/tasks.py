@@ -18,24 +18,27 @@ from harvest_engine.activity import (
     ActivityRunInfo,
     AttemptResult,
     error_info,
-    wrong_shape,
 )
-from harvest_engine.authoring import RetryPolicy
+from harvest_engine.attempt_cancel import AttemptCancel
 from harvest_engine.errors import UnknownActivity
 from harvest_engine.events import HistoryEvent
-from harvest_engine.ledger import LlmCall
 from harvest_engine.runtime.attempts import RunningAttempts
 from harvest_engine.runtime.deciding import local_activities
 from harvest_engine.runtime.flow import gates
 from harvest_engine.runtime.registry import RegisteredActivity
 from harvest_engine.runtime.serving import breakers, intercepted_attempts
+from harvest_engine.runtime.serving.attempt_rules import (
+    budget_of,
+    ledger_entry,
+    retry_at,
+    split_ledger,
+)
 from harvest_engine.runtime.serving.run_names import RunNames
 from harvest_engine.states import ErrorInfo
-from harvest_engine.store.rows import AttemptRecord, LedgerEntry, TaskRecord
+from harvest_engine.store.rows import AttemptRecord, TaskRecord
 from harvest_engine.tracebacks import log_failed_attempt
 
 if TYPE_CHECKING:
-    from harvest_engine.attempt_cancel import AttemptCancel
     from harvest_engine.runtime.registry import Registry
     from harvest_engine.store.protocol import DurableStore
     from harvest_engine.store.txn_protocol import WriteTxn
@@ -56,6 +59,22 @@ class Finished:
     """Whether the attempt was its circuit breaker's probe (breakers.py)."""
     not_before: datetime | None = None
     """The earliest retry of an attempt its open breaker refused."""
+
+
+@dataclass(slots=True)
+class Prepared:
+    """An attempt about to run its body (`TaskRunner.prepare`)."""
+
+    claimed: TaskRecord
+    activity: RegisteredActivity
+    started: datetime
+    budget: float | None
+    probe: bool
+    cancel: AttemptCancel
+    ctx: ActivityContext
+    args: tuple[Any, ...]
+    early: AttemptResult | None = None
+    """The outcome when the arguments did not convert: the body does not run."""
 
 
 class TaskRunner:
@@ -94,9 +113,36 @@ class TaskRunner:
 
     async def execute(self, claimed: TaskRecord, clock: Clock) -> Finished:
         """Run the body of a claimed task outside any transaction; its unrecorded outcome."""
+        prepared = self.prepare(claimed, clock)
+        if isinstance(prepared, Finished):
+            return prepared
+        try:
+            result = prepared.early
+            if result is None:
+                result = await intercepted_attempts.attempt(
+                    self.registry,
+                    self.store,
+                    claimed,
+                    lambda: self.names.of(claimed.exec_id),
+                    (prepared.activity, prepared.args),
+                    (prepared.budget, prepared.cancel),
+                    prepared.started,
+                )
+        finally:
+            self.attempts.finish(claimed)
+        return self.conclude(prepared, result, clock)
+
+    def prepare(self, claimed: TaskRecord, clock: Clock) -> Prepared | Finished:
+        """Everything before an attempt's body: its budget, its breaker's turn, its context.
+
+        A `Finished` when the body does not run (no budget left, an open
+        breaker); otherwise the attempt is started (`RunningAttempts`) and
+        the caller finishes it once the body has run (`execute`, or
+        plain_bodies.py for a plain body of a pass).
+        """
         activity = self.activity(claimed)
         started = clock()
-        budget = _budget(claimed, activity, started)
+        budget = budget_of(claimed, activity, started)
         if claimed.local:
             budget = local_activities.budget(
                 claimed, self.store.execution(claimed.exec_id), started
@@ -125,30 +171,37 @@ class TaskRunner:
         cancel = self.attempts.start(claimed)
         try:
             ctx = self._context(claimed, cancel)
-            try:
-                args = self._args(activity, claimed, ctx)
-            except Exception as exc:  # noqa: BLE001 - e.g. an input that does not fit its dataclass
-                # Fails like the body raising it, so the claimed task never stays RUNNING.
-                result = AttemptResult(ok=False, error=error_info(exc))
-            else:
-                result = await intercepted_attempts.attempt(
-                    self.registry,
-                    self.store,
-                    claimed,
-                    lambda: self.names.of(claimed.exec_id),
-                    (activity, args),
-                    (budget, cancel),
-                    started,
-                )
-        finally:
+        except BaseException:
             self.attempts.finish(claimed)
-        if result.ok and activity.mode == "ledger":
-            result = _split_ledger(result)
-        elif result.ok and activity.mode == "context" and ctx.llm_calls:
-            result = AttemptResult(
-                ok=True, output=result.output, llm_calls=list(ctx.llm_calls)
+            raise
+        try:
+            args = self._args(activity, claimed, ctx)
+        except Exception as exc:  # noqa: BLE001 - e.g. an input that does not fit its dataclass
+            # Fails like the body raising it, so the claimed task never stays RUNNING.
+            early = AttemptResult(ok=False, error=error_info(exc))
+            return Prepared(
+                claimed, activity, started, budget, probe, cancel, ctx, (), early
             )
-        return Finished(claimed, activity, result, started, clock(), probe=probe)
+        return Prepared(claimed, activity, started, budget, probe, cancel, ctx, args)
+
+    @staticmethod
+    def conclude(prepared: Prepared, result: AttemptResult, clock: Clock) -> Finished:
+        """The attempt's outcome once its body ran (and `RunningAttempts` finished it)."""
+        activity = prepared.activity
+        if result.ok and activity.mode == "ledger":
+            result = split_ledger(result)
+        elif result.ok and activity.mode == "context" and prepared.ctx.llm_calls:
+            result = AttemptResult(
+                ok=True, output=result.output, llm_calls=list(prepared.ctx.llm_calls)
+            )
+        return Finished(
+            prepared.claimed,
+            activity,
+            result,
+            prepared.started,
+            clock(),
+            probe=prepared.probe,
+        )
 
     def record(self, finished: Finished, txn: WriteTxn | None = None) -> bool:
         """Write an attempt's outcome in its own transaction, or in `txn` (a batch's).
@@ -243,7 +296,7 @@ class TaskRunner:
             if result.ok
             else (result.error or ErrorInfo(type="Error", message="failed"))
         )
-        ready_at = None if error is None else _retry_at(task, error, ended)
+        ready_at = None if error is None else retry_at(task, error, ended)
         wait = breakers.not_before(error, finished.not_before)
         if ready_at is not None and wait is not None and ready_at < wait:
             # A refused attempt's retry waits for the cooldown, within its budget.
@@ -301,7 +354,9 @@ class TaskRunner:
         if ready_at is not None:
             return False  # rescheduled: nothing for the run to decide yet
         if error is None:
-            txn.add_ledger([_ledger(task, call, ended) for call in result.llm_calls])
+            txn.add_ledger(
+                [ledger_entry(task, call, ended) for call in result.llm_calls]
+            )
             event = HistoryEvent(
                 seq=row.next_seq,
                 type="ActivityCompleted",
@@ -327,62 +382,6 @@ class TaskRunner:
             )
         txn.append_events(task.exec_id, [event], needs_decision=1)
         return True
-
-
-def _budget(
-    task: TaskRecord, activity: RegisteredActivity, now: datetime
-) -> float | None:
-    """Seconds this attempt may run: start_to_close, bounded by schedule_to_close."""
-    budget = task.start_to_close
-    if task.schedule_to_close_at is not None:
-        left = (task.schedule_to_close_at - now).total_seconds()
-        budget = left if budget is None else min(budget, left)
-    del activity
-    return budget
-
-
-def _retry_at(task: TaskRecord, error: ErrorInfo, ended: datetime) -> datetime | None:
-    """When the next attempt runs, or None when this failure is final."""
-    if task.retry_policy is None:
-        return None
-    policy = RetryPolicy.from_json(payloads.loads(task.retry_policy))
-    if not policy.retries(task.attempt, error.type, error.non_retryable):
-        return None
-    ready_at = ended + policy.backoff(task.attempt)
-    if task.schedule_to_close_at is not None and ready_at >= task.schedule_to_close_at:
-        return None
-    return ready_at
-
-
-LEDGER_SHAPE = "a ledger body returns (output, [LlmCall, ...])"
-
-
-def _split_ledger(result: AttemptResult) -> AttemptResult:
-    value = result.output
-    if (
-        not isinstance(value, (list, tuple))
-        or len(value) != 2
-        or not isinstance(value[1], (list, tuple))
-    ):
-        return wrong_shape(LEDGER_SHAPE)
-    try:
-        calls = [c if isinstance(c, LlmCall) else LlmCall(**c) for c in value[1]]
-    except TypeError as exc:
-        return wrong_shape(f"{LEDGER_SHAPE}: {exc}")
-    return AttemptResult(ok=True, output=value[0], llm_calls=calls)
-
-
-def _ledger(task: TaskRecord, call: LlmCall, at: datetime) -> LedgerEntry:
-    return LedgerEntry(
-        exec_id=task.exec_id,
-        activity=task.activity_name,
-        attempt=task.attempt,
-        model=call.model,
-        input_tokens=call.input_tokens,
-        output_tokens=call.output_tokens,
-        latency=call.latency,
-        recorded_at=at,
-    )
 
 
 __all__ = ["Finished", "TaskRunner", "timedelta"]

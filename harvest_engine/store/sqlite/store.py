@@ -93,6 +93,11 @@ class SqliteStore(StoreReads):
         DatabaseCorrupt,
     )
     boundary = BOUNDARY
+    bare_batches = True
+    """A batch of many runs' decisions takes no savepoints, and is redone with
+    them when one fails (runtime/serving/commit_batches.py): the only writer
+    never stands back for another worker, so a decision fails only with a bug
+    or a fault, and the SAVEPOINT and RELEASE of every decision are saved."""
 
     def __init__(
         self,

@@ -11,25 +11,24 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from harvest_engine.errors import HarvestInternalError
 from harvest_engine.store.sql.commit_listeners import CommitListeners
-from harvest_engine.store.sqlite.decision_marks import write_marks
 from harvest_engine.store.sqlite.faults import TRANSLATED, translate
 from harvest_engine.store.sqlite.run_cache import RunCache
-from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
+from harvest_engine.store.sqlite.write_scopes import JoinedBare, Savepoint, Transaction
 from harvest_engine.store.sqlite.write_txn_signals import (
     signal_headers_written,
     watchers_written,
 )
-from harvest_engine.store.txn_protocol import JoinedWriteFailed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from harvest_engine.store.rows import AttemptKey
+    from harvest_engine.store.sqlite.write_txn import SqliteWriteTxn
 
 
 class WriteTransactions:
@@ -67,8 +66,7 @@ class WriteTransactions:
         self._bare = False  # joined writes take no savepoint (write_together)
         self._depth = 0
 
-    @contextmanager
-    def write(self) -> Iterator[SqliteWriteTxn]:
+    def write(self) -> AbstractContextManager[SqliteWriteTxn]:
         """One write transaction: BEGIN IMMEDIATE, the body, COMMIT; ROLLBACK on any error.
 
         The one place a write fails: a driver or OS error from the body or
@@ -83,46 +81,32 @@ class WriteTransactions:
         if self._in_txn and self._txn_thread == threading.get_ident():
             if not self._joinable:
                 raise HarvestInternalError("nested write transaction")
-            # A plain generator, not a second context manager: every
-            # decision of a batch takes one.
-            if self._bare:
-                yield from self._joined_bare()
-            else:
-                yield from self._savepoint()
-            return
-        with self.lock:
-            runs = self._runs
-            txn = SqliteWriteTxn(self.conn, runs, self._marks)
-            self._txns.append(txn)
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                self._in_txn = True
-                self._txn_thread = threading.get_ident()
-                runs.begin(self.conn)  # the last commit's rows, if still current
-                self._apply_released_claims()
-                yield txn
-                write_marks(self.conn, self._marks)
-                runs.before_commit(self.conn)
-                self.conn.execute("COMMIT")
-            except BaseException as exc:
-                runs.clear()
-                self._rolled_back(txn, exc)
-                self._marks.clear()
-                typed = translate(exc, self.path)
-                if typed is exc:
-                    raise
-                raise typed from exc
-            else:
-                runs.committed(self.conn)
-                self.released_claims.clear()
-                if txn.announced:
-                    self._announce(txn.announced)
-                for listener in self.commit_listeners.fns:
-                    listener()
-            finally:
-                self._in_txn = False
-                self._txn_thread = 0
-                self._txns.clear()
+            # A small object, not a generator's context manager: every
+            # decision of a batch takes one (write_scopes.py).
+            return JoinedBare(self) if self._bare else Savepoint(self)
+        return Transaction(self)
+
+    def failed(self, txn: SqliteWriteTxn, exc: BaseException) -> BaseException:
+        """Roll the transaction back after `exc`; the error to raise (translated)."""
+        self._runs.clear()
+        self._rolled_back(txn, exc)
+        self._marks.clear()
+        return translate(exc, self.path)
+
+    def committed(self, txn: SqliteWriteTxn) -> None:
+        """The transaction committed: keep its rows, tell the listeners."""
+        self._runs.committed(self.conn)
+        self.released_claims.clear()
+        if txn.announced:
+            self._announce(txn.announced)
+        for listener in self.commit_listeners.fns:
+            listener()
+
+    def ended(self) -> None:
+        """The transaction ended, committed or not: no transaction is open."""
+        self._in_txn = False
+        self._txn_thread = 0
+        self._txns.clear()
 
     def _rolled_back(self, txn: SqliteWriteTxn, exc: BaseException) -> None:
         # SQLite may already have rolled back (a full disk, an I/O error):
@@ -150,7 +134,8 @@ class WriteTransactions:
             for listener in self._cancel_listeners:
                 listener(attempts, reason)
 
-    def _apply_released_claims(self) -> None:
+    def apply_released_claims(self) -> None:
+        """Put the claims given back since the last commit to PENDING (a transaction's first write)."""
         if self.released_claims:
             marks = ",".join("?" * len(self.released_claims))
             self.conn.execute(
@@ -172,7 +157,7 @@ class WriteTransactions:
         decision), joined writes take none, which saves the SAVEPOINT and
         RELEASE statements of every commit; a joined write that fails then
         rolls the whole transaction back and raises `JoinedWriteFailed`, and
-        the caller runs it again with savepoints (`_joined_bare`).
+        the caller runs it again with savepoints (joined_writes.py).
         """
         with self.write() as txn:
             joined = self._joinable  # already inside one: stay joinable after
@@ -185,56 +170,3 @@ class WriteTransactions:
             finally:
                 self._joinable = joined
                 self._bare = bare
-
-    def _joined_bare(self) -> Iterator[SqliteWriteTxn]:
-        """A joined write with no savepoint: its failure fails the whole transaction.
-
-        What the write did cannot be undone alone, so any error becomes
-        `JoinedWriteFailed`, which no handler between here and the batch
-        catches: the transaction rolls back and the batch is run again with
-        savepoints, where the error is handled as it always was.
-        """
-        if not self.conn.in_transaction:
-            raise sqlite3.OperationalError("the joined transaction was rolled back")
-        txn = SqliteWriteTxn(self.conn, self._runs, self._marks)
-        self._txns.append(txn)
-        try:
-            yield txn
-        except Exception as exc:
-            raise JoinedWriteFailed from exc
-        finally:
-            self._txns.pop()
-        self._txns[-1].undo.extend(txn.undo)
-        self._txns[-1].announced.extend(txn.announced)
-
-    def _savepoint(self) -> Iterator[SqliteWriteTxn]:
-        if not self.conn.in_transaction:
-            # SQLite rolled the whole transaction back (a full disk, an I/O
-            # error): a write now would run outside it, in autocommit.
-            raise sqlite3.OperationalError("the joined transaction was rolled back")
-        self._depth += 1
-        name = f"harvest_joined_{self._depth}"
-        self.conn.execute(f"SAVEPOINT {name}")
-        txn = SqliteWriteTxn(self.conn, self._runs, self._marks)
-        self._txns.append(txn)
-        try:
-            yield txn
-        except BaseException:
-            self._txns.pop()
-            # The rows read since may hold what the rollback undid.
-            self._runs.clear()
-            if self.conn.in_transaction:
-                self.conn.execute(f"ROLLBACK TO {name}")
-                self.conn.execute(f"RELEASE {name}")
-            for undo in reversed(txn.undo):
-                undo()
-            raise
-        else:
-            self._txns.pop()
-            self.conn.execute(f"RELEASE {name}")
-            # Released into the enclosing transaction: if that rolls back, so
-            # must the memory this savepoint's work changed.
-            self._txns[-1].undo.extend(txn.undo)
-            self._txns[-1].announced.extend(txn.announced)
-        finally:
-            self._depth -= 1

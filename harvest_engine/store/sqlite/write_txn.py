@@ -253,8 +253,17 @@ class SqliteWriteTxn(
             self.update_execution(exec_id, **fields)
             return
         # A completion's mark waits for the commit: the decision that follows
-        # in this transaction usually sets the flag back (decision_marks).
-        fields = self._flag_fields(exec_id, fields, defer=True)
+        # in this transaction usually sets the flag back (decision_marks;
+        # `_flag_fields` inlined: every append passes the flag).
+        marks = self._marks
+        if marks is not None and "needs_decision" in fields:
+            if len(fields) == 1 and fields["needs_decision"] == 1:
+                if exec_id not in marks:
+                    marks.add(exec_id)
+                    self.undo.append(lambda: marks.discard(exec_id))
+                fields = {}
+            elif exec_id in marks:
+                self._flag_written(exec_id)
         assignments, values = _assignments(fields) if fields else ("", [])
         first = events[0].seq
         encoded = []
