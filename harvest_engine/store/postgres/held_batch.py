@@ -17,8 +17,9 @@ transaction fails at the appends check (`appends_check`), as before.
 run's end as `held_sql`'s one-run form sets it): their tasks, timers,
 signals and watchers go, and the runs watching them are flagged, except
 the statement's own runs, which it ends (the flag an ended run gets is
-cleared by its own end, whichever came first). Runs whose writes are
-neither all held fields nor events (`eligible`) go the one-run way.
+cleared by its own end, whichever came first). A run whose writes append
+nothing or set a field not held (`eligible`), and every run on a codec's
+connection (it encodes one run's statement), goes the one-run way.
 """
 
 from __future__ import annotations
