@@ -12,7 +12,7 @@ import asyncio
 import time
 
 import psycopg
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from harvest_engine import PostgresRuntime
 from harvest_engine.store.postgres.young_tables import FLOOR
@@ -102,8 +102,13 @@ def _cost(dsn: str) -> str:
     return str(row[0])
 
 
-def test_harvest_sessions_price_index_reads_low_unless_the_dsn_says_otherwise(
+def test_harvest_sessions_price_index_reads_low_unless_someone_chose_the_cost(
     pg_dsn: str,
 ) -> None:
     assert _cost(pg_dsn) == "1.1"
+    # The DSN's options win, and so does the database's own setting.
     assert _cost(make_conninfo(pg_dsn, options="-c random_page_cost=2.5")) == "2.5"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        name = conninfo_to_dict(pg_dsn)["dbname"]
+        conn.execute(f'ALTER DATABASE "{name}" SET random_page_cost = 3')
+    assert _cost(pg_dsn) == "3"

@@ -27,9 +27,14 @@ CONNECT_TIMEOUT = 10
 # the default random_page_cost of 4 (a spinning disk's), the planner reads
 # whole tables instead of their indexes: every pass then scans every run and
 # every event, O(runs) a statement (a 1,000-run queue spent half its server
-# time so). 1.1 prices an index read as on an SSD; the DSN's own `options`
-# come after, so a setting the user gives wins.
-SESSION_OPTIONS = "-c random_page_cost=1.1"
+# time so). A session prices an index read as on an SSD (1.1) unless someone
+# chose the cost: the server's configuration, ALTER DATABASE or ROLE, or the
+# DSN's `options` (any source but the built-in default) wins. A SET after
+# connecting, not a startup option: poolers such as PgBouncer refuse those.
+_INDEX_READS = (
+    "UPDATE pg_settings SET setting = '1.1' "
+    "WHERE name = 'random_page_cost' AND source = 'default'"
+)
 
 
 def redact(dsn: str) -> str:
@@ -46,22 +51,20 @@ def redact(dsn: str) -> str:
     return make_conninfo("", **params)
 
 
-def session_options(dsn: str) -> str:
-    """The startup `options` of harvest's sessions: SESSION_OPTIONS, then the DSN's own."""
-    own = conninfo_to_dict(dsn).get("options")
-    return f"{SESSION_OPTIONS} {own}" if own else SESSION_OPTIONS
-
-
 def _open(dsn: str, codec: PayloadCodec | None) -> psycopg.Connection[tuple[Any, ...]]:
-    """psycopg.connect, through CodecPgConnection when there is a codec."""
-    options = session_options(dsn)
+    """psycopg.connect, through CodecPgConnection when there is a codec; then `_INDEX_READS`."""
     if codec is None:
-        return psycopg.connect(
-            dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT, options=options
+        conn = psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    else:
+        conn = open_codec_connection(
+            dsn, codec, autocommit=True, connect_timeout=CONNECT_TIMEOUT
         )
-    return open_codec_connection(
-        dsn, codec, autocommit=True, connect_timeout=CONNECT_TIMEOUT, options=options
-    )
+    try:
+        conn.execute(_INDEX_READS)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def reconnect(
