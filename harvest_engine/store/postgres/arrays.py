@@ -20,6 +20,8 @@ import psycopg
 from psycopg.adapt import Dumper
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from psycopg.abc import AdaptContext
 
 
@@ -94,26 +96,21 @@ class _MaybeTextsDumper(_TextsDumper):
         return ("{" + ",".join(items) + "}").encode(self._encoding)
 
 
-class _MaybeFloatsDumper(Dumper):
-    oid = 0
+def _numbers(literal: Callable[[Any], str]) -> type[Dumper]:
+    """A dumper of a list of numbers or None, each written by `literal`."""
 
-    def dump(self, obj: Any) -> bytes:
-        items = ["NULL" if v is None else repr(float(v)) for v in obj]
-        return ("{" + ",".join(items) + "}").encode()
+    class _NumbersDumper(Dumper):
+        oid = 0
+
+        def dump(self, obj: Any) -> bytes:
+            items = ["NULL" if v is None else literal(v) for v in obj]
+            return ("{" + ",".join(items) + "}").encode()
+
+    return _NumbersDumper
 
 
 psycopg.adapters.register_dumper(Ints, _IntsDumper)
-
-
-class _MaybeIntsDumper(Dumper):
-    oid = 0
-
-    def dump(self, obj: Any) -> bytes:
-        items = ["NULL" if v is None else str(int(v)) for v in obj]
-        return ("{" + ",".join(items) + "}").encode()
-
-
 psycopg.adapters.register_dumper(Texts, _TextsDumper)
-psycopg.adapters.register_dumper(MaybeInts, _MaybeIntsDumper)
+psycopg.adapters.register_dumper(MaybeInts, _numbers(lambda v: str(int(v))))
 psycopg.adapters.register_dumper(MaybeTexts, _MaybeTextsDumper)
-psycopg.adapters.register_dumper(MaybeFloats, _MaybeFloatsDumper)
+psycopg.adapters.register_dumper(MaybeFloats, _numbers(lambda v: repr(float(v))))
