@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import TYPE_CHECKING
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from harvest_engine import PostgresRuntime
-from harvest_engine.store.postgres.young_tables import FLOOR
+from harvest_engine.store.postgres.young_tables import FLOOR, YoungTables
 from tests.engine.test_postgres_queue_cost import queued_runs
+
+if TYPE_CHECKING:
+    import pytest
 
 RUNS = 600
 SERVED = 40
@@ -84,6 +88,17 @@ def test_a_store_analyzes_the_tables_once_its_runs_outgrow_their_statistics(
         assert _known_runs(pg_dsn) == FLOOR  # the next at twice as many
         rt.start_workflow("three_steps", 0)
         assert _known_runs(pg_dsn) == 2 * FLOOR
+
+
+def test_statistics_that_cannot_be_gathered_never_fail_the_write_before_them(
+    pg_dsn: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    young = YoungTables()
+    conn = psycopg.connect(pg_dsn, autocommit=True)
+    conn.close()  # the ANALYZE after this commit fails
+    young.after_commit(conn, FLOOR)
+    assert "could not analyze harvest's tables" in caplog.text
+    assert young.inserted == 0  # counted again from here, not retried at once
 
 
 def _known_runs(dsn: str) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 
 import psycopg
 
-log = logging.getLogger("harvest_engine.store")
+log = logging.getLogger("harvest_engine.postgres")
 
 FLOOR = 200
 """Runs inserted before the first ANALYZE (smaller tables are read whole, cheaply)."""
