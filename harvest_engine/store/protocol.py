@@ -85,6 +85,9 @@ class DurableStore(Protocol):
     boundary: Boundary
     """Which failures are this store's driver's own and the typed error each stands for."""
 
+    bare_batches: bool
+    """Whether a batch of many runs' decisions may go without savepoints, redone with them if one fails."""
+
     def add_rollback_listener(self, fn: Callable[[BaseException], None]) -> None:
         """Call `fn(error)` after any write transaction that storage failed is rolled back.
 

@@ -79,7 +79,7 @@ class CommitBatches:
         self._passes = 0
         # A store whose batches may go without savepoints and be redone with
         # them when a decision fails (SQLite: no other worker to stand back for).
-        self._bare_first = bool(getattr(store, "bare_batches", False))
+        self._bare_first = store.bare_batches
 
     async def _in_batches(
         self,

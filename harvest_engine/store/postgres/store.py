@@ -81,6 +81,7 @@ class PostgresStore(AheadReads):
     """The DurableStore on Postgres; any number of them, in any processes, share one database."""
 
     boundary = BOUNDARY
+    bare_batches = False  # a decision stands back for another worker's lock
     storage_errors: tuple[type[Exception], ...] = (
         psycopg.Error,
         StorageError,

@@ -110,6 +110,7 @@ class SimulatedStore:
         self.crashed = False
         self.storage_errors = inner.storage_errors
         self.boundary = inner.boundary
+        self.bare_batches = inner.bare_batches
         self._depth = 0
 
     # -- the fault points ---------------------------------------------------------
