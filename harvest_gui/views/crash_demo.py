@@ -182,11 +182,12 @@ class CrashDemoView(CrashDemoScript, QWidget):
         self.stage = self.steps.count()
         self.stage_label.setText(f"Stage {self.stage} of {STAGES}")
 
-    async def gate(self) -> None:
+    async def gate(self, *, thaw: bool = True) -> None:
         """Let a person read the stage: rest, or hold while paused until Step.
 
         A worker that still runs is frozen (SIGSTOP) while the demo waits, so
-        what the stage describes is still true when it goes on.
+        what the stage describes is still true when it goes on; `thaw=False`
+        leaves it frozen (the stage before its kill).
         """
         paused = self.pause_button.isChecked()
         if not paused and not self.rest_seconds():
@@ -203,7 +204,7 @@ class CrashDemoView(CrashDemoScript, QWidget):
             else:
                 await asyncio.sleep(self.rest_seconds())
         finally:
-            if frozen:
+            if frozen and thaw:
                 self._freeze_worker(False)
 
     def _freeze_worker(self, freeze: bool) -> bool:

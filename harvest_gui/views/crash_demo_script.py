@@ -60,7 +60,7 @@ class CrashDemoScript:
         def say(self, text: str) -> None:
             """Narrate one step (CrashDemoView)."""
 
-        async def gate(self) -> None:
+        async def gate(self, *, thaw: bool = True) -> None:
             """Rest after a stage, or hold it while paused (CrashDemoView)."""
 
         def refresh_views(self) -> None:
@@ -89,7 +89,11 @@ class CrashDemoScript:
             "pack_parcel is RUNNING in the worker: its claim is committed. prepare_order has "
             "completed, and its result is in the history."
         )
-        await self.gate()
+        # The worker stays frozen from here to the kill: what the read below
+        # sees is what the kill meets (thawed, a body whose time ran out while
+        # it was held would finish first on a busy machine).
+        await self.gate(thaw=False)
+        os.kill(self.worker.pid, signal.SIGSTOP)
         self.result.killed_mid_activity = self._task_status(reader) == "RUNNING"
         os.kill(self.worker.pid, signal.SIGKILL)
         await self._until(

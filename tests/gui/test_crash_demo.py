@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -74,13 +75,27 @@ def test_a_paused_demo_holds_at_each_of_its_seven_stages_until_step(
     assert view.pause_button.text() == "&Continue"
     assert view.step_button.isEnabled()
     held: list[tuple[int, str]] = []
+    # A busy machine: from stage 3 on, the window takes 0.3 s to read the task.
+    read_task = view._task_status
+    slow = False
+
+    def slow_read(session: Any) -> str | None:
+        if slow:
+            time.sleep(0.3)
+        return read_task(session)
+
+    view._task_status = slow_read  # type: ignore[method-assign]
 
     async def body() -> None:
+        nonlocal slow
         task = view.start()
         for stage in range(1, 7):
             await async_wait_until(lambda s=stage: view.steps.count() == s, 30)
-            await asyncio.sleep(1.0)  # held: nothing moves on by itself
+            # Held: nothing moves on by itself. Stage 3 is held past the end of
+            # pack_parcel's 1.5 s: its body would finish the moment it thawed.
+            await asyncio.sleep(2.0 if stage == 3 else 1.0)
             held.append((view.steps.count(), view.stage_label.text()))
+            slow = stage == 3
             qtbot.mouseClick(view.step_button, Qt.MouseButton.LeftButton)
         await asyncio.wait_for(task, 60)
 
@@ -92,8 +107,9 @@ def test_a_paused_demo_holds_at_each_of_its_seven_stages_until_step(
     assert view.pause_button.text() == "&Pause"
     assert not view.pause_button.isChecked()
     assert not view.step_button.isEnabled()
-    # Held at stage 3 for a second with a 1.5 s step: the worker was frozen, so the
-    # SIGKILL still came mid-activity and the stranded task was seen.
+    # Held at stage 3 past the 1.5 s step and read slowly: the worker stayed
+    # frozen into the kill, so the SIGKILL still came mid-activity and the
+    # stranded task was seen.
     assert view.result.killed_mid_activity
     assert view.result.stranded_seen
     assert view.result.completed
